@@ -1,0 +1,3 @@
+from kdump.cli import main
+
+main()

@@ -1,0 +1,298 @@
+"""Record batches as they lie in a .log file: magic v2 (DefaultRecordBatch) and the legacy
+magic v0/v1 shallow messages (AbstractLegacyRecordBatch), and Kafka's way of walking them
+(FileLogInputStream).
+
+v2 header, all big-endian::
+
+     0 base_offset int64 | 8 batch_length int32 | 12 partition_leader_epoch int32
+    16 magic int8 | 17 crc uint32 (CRC-32C of [21, end)) | 21 attributes int16
+    23 last_offset_delta int32 | 27 base_timestamp int64 | 35 max_timestamp int64
+    43 producer_id int64 | 51 producer_epoch int16 | 53 base_sequence int32 | 57 records_count int32
+
+Legacy message: offset int64, size int32, crc uint32 (CRC-32 of [16, end)), magic int8,
+attributes int8, [timestamp int64, v1 only], key_length int32, key, value_length int32, value.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from kdump.crc import Buffer, crc32, crc32c
+from kdump.errors import CorruptBatchError
+
+LOG_OVERHEAD = 12
+"""offset int64 + size int32, the part of every batch its size field does not count."""
+HEADER_SIZE_UP_TO_MAGIC = 17
+RECORD_OVERHEAD_V0 = 14
+RECORD_OVERHEAD_V1 = 22
+
+V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+RECORD_BATCH_OVERHEAD = V2_HEADER.size
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = CRC_OFFSET + 4
+LOG_HEADER = struct.Struct(">qi")
+MAGIC_OFFSET = 16
+LEGACY_HEADER_V0 = struct.Struct(">qiIbb")
+LEGACY_HEADER_V1 = struct.Struct(">qiIbbq")
+LEGACY_CRC_START = LOG_OVERHEAD + 4
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_BIT = 0x08
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40
+
+NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1
+TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+NO_TIMESTAMP = -1
+NO_SEQUENCE = -1
+INT32_MAX = 2**31 - 1
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence: sequences wrap to 0, never to a negative number."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    if sequence < decrement:
+        return INT32_MAX - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+class RecordBatch(NamedTuple):
+    """A magic v2 batch header; fields as in DefaultRecordBatch, plus its file position."""
+
+    position: int
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def end(self) -> int:
+        return self.position + self.batch_length + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def count(self) -> int | None:
+        return self.records_count
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_BIT else CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_BIT)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_BIT)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_BIT else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    def compute_checksum(self, buf: Buffer) -> int:
+        view = memoryview(buf)
+        return crc32c(view[self.position + ATTRIBUTES_OFFSET : self.end])
+
+    def is_valid(self, buf: Buffer) -> bool:
+        return self.batch_length + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD and (
+            self.compute_checksum(buf) == self.crc
+        )
+
+
+class LegacyRecordBatch(NamedTuple):
+    """A magic v0/v1 shallow message: a plain message, or a wrapper around compressed ones.
+
+    ``base_offset`` is the first inner offset of a compressed wrapper (Kafka decompresses to
+    learn it) and the message's own offset otherwise.
+    """
+
+    position: int
+    offset: int
+    message_size: int
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: int
+    base_offset: int
+
+    @property
+    def size(self) -> int:
+        return self.message_size + LOG_OVERHEAD
+
+    @property
+    def end(self) -> int:
+        return self.position + self.message_size + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.offset
+
+    @property
+    def next_offset(self) -> int:
+        return self.offset + 1
+
+    @property
+    def count(self) -> int | None:
+        return None
+
+    records_count = count
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        if self.magic == 0:
+            return NO_TIMESTAMP_TYPE
+        return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_BIT else CREATE_TIME
+
+    @property
+    def max_timestamp(self) -> int:
+        return self.timestamp
+
+    @property
+    def is_transactional(self) -> bool:
+        return False
+
+    @property
+    def is_control(self) -> bool:
+        return False
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return None
+
+    producer_id = producer_epoch = base_sequence = last_sequence = property(lambda self: -1)
+    partition_leader_epoch = property(lambda self: -1)
+
+    def compute_checksum(self, buf: Buffer) -> int:
+        return crc32(memoryview(buf)[self.position + LEGACY_CRC_START : self.end])
+
+    def is_valid(self, buf: Buffer) -> bool:
+        return self.compute_checksum(buf) == self.crc
+
+
+Batch = RecordBatch | LegacyRecordBatch
+
+_new = tuple.__new__
+
+
+def read_batch(
+    buf: Buffer, position: int, end: int, path: str = "<bytes>", max_size: int | None = None
+) -> Batch | None:
+    """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
+
+    Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
+    below 14 is corruption, a batch running past ``end`` ends the iteration.
+    """
+    if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+        return None
+    offset, size = LOG_HEADER.unpack_from(buf, position)
+    magic = buf[position + MAGIC_OFFSET]
+    if size < RECORD_OVERHEAD_V0:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} is below the minimum record overhead (14)"
+        )
+    if max_size is not None and size > max_size:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} exceeds the maximum message size {max_size}"
+        )
+    if position + LOG_OVERHEAD + size > end:
+        return None
+    if magic == 2:
+        if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+            raise CorruptBatchError(
+                path, position, f"v2 batch size {size} is below the batch header size (49)"
+            )
+        return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
+    if magic in (0, 1):
+        return _legacy_batch(buf, position, magic, size, path)
+    raise CorruptBatchError(path, position, f"unknown magic {magic} (offset {offset})")
+
+
+def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
+    if magic == 1 and size < RECORD_OVERHEAD_V1:
+        raise CorruptBatchError(
+            path, position, f"v1 message size {size} is below the minimum (22)"
+        )
+    if magic == 0:
+        offset, _, crc, _, attributes = LEGACY_HEADER_V0.unpack_from(buf, position)
+        timestamp = NO_TIMESTAMP
+    else:
+        offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
+    base_offset = offset
+    if attributes & COMPRESSION_MASK:
+        from kdump.format.records import legacy_wrapper_base_offset
+
+        base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
+    return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
+
+
+def iter_batches(
+    buf: Buffer,
+    path: str = "<bytes>",
+    start: int = 0,
+    end: int | None = None,
+    max_size: int | None = None,
+) -> Iterator[Batch]:
+    """Every batch from ``start`` to ``end`` in file order, shallow (headers only)."""
+    end = len(buf) if end is None else end
+    position = start
+    v2_unpack = V2_HEADER.unpack_from
+    while position + HEADER_SIZE_UP_TO_MAGIC < end:
+        if position + RECORD_BATCH_OVERHEAD <= end and buf[position + MAGIC_OFFSET] == 2:
+            fields = v2_unpack(buf, position)
+            size = fields[1]
+            if (
+                size + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD
+                and position + LOG_OVERHEAD + size <= end
+                and (max_size is None or size <= max_size)
+            ):
+                yield _new(RecordBatch, (position, *fields))
+                position += size + LOG_OVERHEAD
+                continue
+        batch = read_batch(buf, position, end, path, max_size)
+        if batch is None:
+            return
+        yield batch
+        position = batch.end
