@@ -252,9 +252,7 @@ def read_batch(
 
 def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
     if magic == 1 and size < RECORD_OVERHEAD_V1:
-        raise CorruptBatchError(
-            path, position, f"v1 message size {size} is below the minimum (22)"
-        )
+        raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
     if magic == 0:
         offset, _, crc, _, attributes = LEGACY_HEADER_V0.unpack_from(buf, position)
         timestamp = NO_TIMESTAMP

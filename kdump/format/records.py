@@ -190,9 +190,7 @@ def _decode_record(
     return record, end
 
 
-def _payload(
-    buf: Buffer, batch: Batch, start: int, path: str, max_batch_bytes: int
-) -> bytes:
+def _payload(buf: Buffer, batch: Batch, start: int, path: str, max_batch_bytes: int) -> bytes:
     raw = memoryview(buf)[start : batch.end]
     try:
         return decompress(batch.compression, raw, max_batch_bytes)
@@ -383,4 +381,3 @@ __all__ = [
     "end_transaction_marker",
     "iter_records",
 ]
-
