@@ -86,6 +86,7 @@ TIMESTAMP_TYPE_BIT = 0x08
 TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
 CONTROL_TYPES = {"ABORT": 0, "COMMIT": 1}
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")  # attribute bit 3
 
 # Magic v2 header (DefaultRecordBatch): positions derived from the field layout.
 V2_BASE_OFFSET = struct.Struct(">q")
@@ -237,12 +238,18 @@ def sample_headers(rng: random.Random, n: int) -> tuple[Header, ...]:
     return (("trace-id", trace), ("source", b"kdump-fixtures"))
 
 
-def sample_records(rng: random.Random, clock: Clock, count: int, first_n: int) -> tuple[Record, ...]:
-    """count records; some null keys, some headers, now and then a late timestamp."""
+def sample_records(
+    rng: random.Random, clock: Clock, count: int, first_n: int
+) -> tuple[Record, ...]:
+    """count records; some null keys, some headers, now and then a late timestamp.
+
+    A late record's timestamp is below the newest so far; an even-sized batch always ends
+    with one, so its maxTimestamp belongs to a record before the last.
+    """
     records = []
     for n in range(first_n, first_n + count):
-        if rng.random() < 0.15:
-            timestamp = clock.now - rng.randint(1, 30)  # late: maxTimestamp != last record's
+        if rng.random() < 0.15 or (n == first_n + count - 1 and count % 2 == 0):
+            timestamp = clock.now - rng.randint(1, 30)
         else:
             timestamp = clock.advance(rng.randint(1, 20))
         key = None if rng.random() < 0.25 else f"key-{n % 17}".encode()
@@ -483,9 +490,17 @@ def check(label: str, got: object, want: object) -> None:
         raise SystemExit(f"kafka-python reads {label}={got!r}, fixture spec says {want!r}")
 
 
+def check_records(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
+    check("record count", len(got), len(want))
+    for i, (got_record, want_record) in enumerate(zip(got, want, strict=True)):
+        for name, value in got_record.items():
+            check(f"records[{i}].{name}", value, want_record[name])
+
+
 def check_v2(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
     batch = DefaultRecordBatch(data)
     check("crc_valid", batch.validate_crc(), crc_valid)
+    check("timestamp_type", batch.timestamp_type, TIMESTAMP_TYPES.index(want["timestamp_type"]))
     for label, got in (
         ("base_offset", batch.base_offset), ("last_offset", batch.last_offset),
         ("compression", batch.compression_type), ("crc", batch.crc),
@@ -503,8 +518,7 @@ def check_v2(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
          "value": hex_or_none(r.value), "headers": [[k, hex_or_none(v)] for k, v in r.headers]}
         for r in batch
     ]
-    fields = ("offset", "timestamp", "key", "value", "headers")
-    check("records", records, [{f: r[f] for f in fields} for r in want["records"]])
+    check_records(records, want["records"])
 
 
 def check_legacy(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
@@ -512,16 +526,17 @@ def check_legacy(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
     check("crc_valid", batch.validate_crc(), crc_valid)
     check("offset", batch.base_offset, want["last_offset"])  # kafka-python: wrapper offset
     check("compression", batch.compression_type, CODECS[want["compression"]])
+    kind = batch.timestamp_type
+    check("timestamp_type", "NoTimestampType" if kind is None else TIMESTAMP_TYPES[kind],
+          want["timestamp_type"])
     check("size", batch.size_in_bytes, want["size"])
-    records = [
-        {"offset": r.offset, "timestamp": NO_TIMESTAMP if r.timestamp is None else r.timestamp,
-         "key": hex_or_none(r.key), "value": hex_or_none(r.value), "crc": r.checksum,
-         "valid": r.validate_crc()}
-        for r in batch
-    ]
-    fields = ("offset", "timestamp", "key", "value", "crc")
-    check("records", records, [{**{f: r[f] for f in fields}, "valid": True}
-                               for r in want["records"]])
+    records = []
+    for r in batch:
+        check(f"inner message {r.offset} crc_valid", r.validate_crc(), True)
+        records.append(
+            {"offset": r.offset, "timestamp": NO_TIMESTAMP if r.timestamp is None else r.timestamp,
+             "key": hex_or_none(r.key), "value": hex_or_none(r.value), "crc": r.checksum})
+    check_records(records, want["records"])
 
 
 def cross_check(fixture: Fixture) -> None:
@@ -547,7 +562,9 @@ def build_batch(spec: BatchSpec, offset: int) -> BuiltBatch:
     return build_v2(spec, offset) if isinstance(spec, V2Batch) else build_legacy(spec, offset)
 
 
-def build_segment(specs: Sequence[BatchSpec], base_offset: int) -> tuple[bytes, list[dict[str, Any]]]:
+def build_segment(
+    specs: Sequence[BatchSpec], base_offset: int
+) -> tuple[bytes, list[dict[str, Any]]]:
     """Lay batches end to end; each batch starts at the offset after the previous one."""
     data, batches, offset = bytearray(), [], base_offset
     for spec in specs:
@@ -616,12 +633,13 @@ def make_v0() -> Fixture:
 
 def make_v1() -> Fixture:
     clock = Clock()
-    late = legacy_records_run(clock, "gzip", 3)
-    late = (*late[:1], Record(late[0].timestamp - 50, b"late", b"late inner message"), *late[1:])
+    gzip_run = legacy_records_run(clock, "gzip", 3)
+    late = Record(gzip_run[0].timestamp - 50, b"late", b"late inner message")
+    with_late = (gzip_run[0], late, *gzip_run[1:])
     specs = [
         plain(1, clock, b"v1-key-0", b"v1 plain message"),
         plain(1, clock, None, b"v1 plain message, null key"),
-        LegacyBatch(1, late, "gzip"),
+        LegacyBatch(1, with_late, "gzip"),
         LegacyBatch(1, legacy_records_run(clock, "snappy", 4), "snappy"),
         LegacyBatch(1, legacy_records_run(clock, "lz4", 3), "lz4"),
         LegacyBatch(1, legacy_records_run(clock, "append", 3), "gzip",
@@ -815,28 +833,80 @@ def expected_document(fixtures: Sequence[Fixture]) -> dict[str, Any]:
     }
 
 
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def is_flat(value: Any) -> bool:
+    items = value.values() if isinstance(value, dict) else value
+    return not isinstance(value, (dict, list)) or not any(
+        isinstance(item, (dict, list)) for item in items)
+
+
+def format_json(value: Any, depth: int = 0, inline_items: bool = False) -> str:
+    """Indented JSON, but one line per record and per flat list, to keep the file small."""
+    if is_flat(value):
+        return compact_json(value)
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        opening, closing = "{", "}"
+        lines = [f"{pad}{compact_json(k)}: {format_json(v, depth + 1, k == 'records')}"
+                 for k, v in value.items()]
+    else:
+        opening, closing = "[", "]"
+        lines = [pad + (compact_json(v) if inline_items else format_json(v, depth + 1))
+                 for v in value]
+    return opening + "\n" + ",\n".join(lines) + "\n" + " " * depth + closing
+
+
+EXPECTED_NOTES = (
+    "- Keys are `<dir>/<log>`; each log has `size`, `sha256`, `batches`, `truncated_tail`"
+    " (position and length of the partial batch at the end, or null) and `corruption`"
+    " (the flipped bit, or null).",
+    "- A batch has `position`, `base_offset`, `last_offset`, `magic`, `compression`, `crc`"
+    " (as stored, unsigned), `timestamp_type`, `max_timestamp`, producer fields,"
+    " `last_sequence`, `is_transactional`, `is_control`, `partition_leader_epoch`, `size`,"
+    " `record_count`, `patched` (fields this script set in the builder's bytes) and"
+    " `records`; v2 batches also `base_timestamp`.",
+    "- A record has `offset`, `timestamp` (as a reader reports it), `key`, `value` (hex,"
+    " null for null), `headers` (`[key, value-hex-or-null]`); v2 records also `sequence`,"
+    " control records `control`; legacy records also `crc`, and inside a LogAppendTime"
+    " wrapper `stored_timestamp` (the inner message's own CreateTime).",
+    "- Legacy (v0/v1) batches are the shallow messages: `base_offset` is the first inner"
+    " offset, `last_offset` the wrapper's offset; producer fields, sequences and"
+    " `partition_leader_epoch` are -1 as in Kafka's AbstractLegacyRecordBatch; v0"
+    " timestamps are -1 (`NoTimestampType`).",
+    "- `badcrc-0` batches carry `crc_valid`; the corrupt one also `computed_crc`, and its"
+    " record lists the value as it is in the file (after the flip).",
+)
+
+
 def readme(fixtures: Sequence[Fixture]) -> str:
+    pins = " ".join(f"{name}=={version}" for name, version in package_versions().items())
     lines = [
         "# Generated fixtures",
         "",
         "Made by `scripts/make_fixtures.py` with kafka-python's record builders as an",
         "independent encoder; `expected.json` describes every batch from the builders' inputs",
-        "and returned metadata (see the script's docstring for the fields kafka-python leaves",
-        "to the broker and how they are patched). Do not edit by hand. Regenerate from the",
-        "repository root with:",
+        "and returned metadata, never from parsing the bytes back (the script's docstring",
+        "lists the fields kafka-python leaves to the broker and how they are patched).",
+        "Do not edit by hand. Regenerate from the repository root with:",
         "",
         "```",
+        f"pip install {pins} crc32c",
         REGEN_COMMAND,
         "```",
         "",
-        "Bytes are reproducible with: "
-        + ", ".join(f"{k}=={v}" for k, v in package_versions().items()) + ".",
+        "The bytes are reproducible with exactly these versions (other codec versions may",
+        "compress differently); the script replaces this whole directory.",
         "",
         "| directory | log | bytes | how |",
         "| --- | --- | --- | --- |",
-    ]
-    lines += [
-        f"| `{f.name}` | `{f.log_name}` | {len(f.data)} | {f.how} |" for f in fixtures
+        *(f"| `{f.name}` | `{f.log_name}` | {len(f.data)} | {f.how} |" for f in fixtures),
+        "",
+        "## expected.json",
+        "",
+        *EXPECTED_NOTES,
     ]
     return "\n".join(lines) + "\n"
 
@@ -854,7 +924,7 @@ def write_fixtures(out: Path, fixtures: Sequence[Fixture]) -> None:
     for fixture in fixtures:
         (out / fixture.name).mkdir()
         (out / fixture.relative_path).write_bytes(fixture.data)
-    document = json.dumps(expected_document(fixtures), indent=1, ensure_ascii=False)
+    document = format_json(expected_document(fixtures))
     (out / "expected.json").write_text(document + "\n", encoding="utf-8")
     (out / "README.md").write_text(readme(fixtures), encoding="utf-8")
 
