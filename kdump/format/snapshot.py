@@ -85,25 +85,33 @@ def parse_producer_snapshot(
     view = memoryview(buf)
     if len(view) < SNAPSHOT_HEADER.size:
         raise FormatError(
-            path, 0, f"producer snapshot of {len(view)} bytes is shorter than its header"
+            path,
+            0,
+            f"Snapshot failed schema validation: {len(view)} bytes are shorter than the header",
         )
     version, crc, count = SNAPSHOT_HEADER.unpack_from(view, 0)
     if version != PRODUCER_SNAPSHOT_VERSION:
-        raise FormatError(path, 0, f"snapshot contained an unknown file version {version}")
+        raise FormatError(
+            path,
+            0,
+            "Snapshot failed schema validation: Snapshot contained an unknown file version "
+            f"{version}",
+        )
     computed = crc32c(view[CRC_START:])
     if check_crc and crc != computed:
         raise SnapshotCrcError(
             path,
             2,
-            f"snapshot is corrupt (CRC is no longer valid): stored crc {crc}, "
-            f"computed crc {computed}",
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "
+            f"Computed crc: {computed}",
         )
     expected = SNAPSHOT_HEADER.size + max(count, 0) * PRODUCER_ENTRY.size
     if count < 0 or expected != len(view):
         raise FormatError(
             path,
             SNAPSHOT_HEADER.size - 4,
-            f"snapshot claims {count} producers ({expected} bytes) but holds {len(view)} bytes",
+            f"Snapshot failed schema validation: {count} producers need {expected} bytes, "
+            f"the file has {len(view)}",
         )
     producers = tuple(
         ProducerSnapshotEntry(

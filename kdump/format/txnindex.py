@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 from kdump.crc import Buffer
 
-ABORTED_TXN = struct.Struct(">hqqqq")
+ABORTED_TXN = struct.Struct(">bxqqqq")
+"""AbortedTxn.version() reads only the first byte of the int16 version field, signed."""
 CURRENT_VERSION = 0
 
 

@@ -1,0 +1,405 @@
+"""kafka-dump-log.sh, transcribed: the same lines, in the same order, on the same stream.
+
+Follows DumpLogSegments (Kafka 4.x, tools module). Where Kafka would die with a stack trace,
+kdump prints one line naming the file and byte position and goes on with the next file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from kdump.errors import FormatError, InputError, KdumpError
+from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.records import (
+    ABORT,
+    COMMIT,
+    Record,
+    control_record_key,
+    end_transaction_marker,
+)
+from kdump.format.snapshot import parse_producer_snapshot
+from kdump.render.describe import (
+    Decoder,
+    compression,
+    java_bool,
+    optional_long,
+    string_decoder,
+    timestamp_type,
+)
+from kdump.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    FileRecords,
+    base_offset_of,
+    open_buffer,
+    open_offset_index,
+    open_time_index,
+    open_txn_index,
+)
+
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+CHECKPOINT_SUFFIX = ".checkpoint"
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+OUT, ERR = "out", "err"
+
+
+class Line(NamedTuple):
+    stream: str
+    text: str
+
+
+@dataclass(frozen=True)
+class DumpOptions:
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT32_MAX
+    skip_record_metadata: bool = False
+    key_decoder: Decoder = string_decoder
+    value_decoder: Decoder = string_decoder
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+
+    @property
+    def deep(self) -> bool:
+        return self.deep_iteration or self.print_data_log
+
+
+Pairs = dict[str, dict[int, int]]
+PairLists = dict[str, list[tuple[int, int]]]
+
+
+@dataclass
+class DumpProblems:
+    """What DumpLogSegments collects while dumping and reports on stderr at the end.
+
+    Keys are absolute paths, as Kafka's getAbsolutePath gives them.
+    """
+
+    index_mismatches: Pairs = field(default_factory=dict)
+    time_index_mismatches: PairLists = field(default_factory=dict)
+    out_of_order_timestamps: PairLists = field(default_factory=dict)
+    shallow_offsets_not_found: PairLists = field(default_factory=dict)
+    non_consecutive: Pairs = field(default_factory=dict)
+    failures: int = 0
+    trailing_bytes: int = 0
+    invalid_batches: int = 0
+
+    @property
+    def found(self) -> bool:
+        return bool(
+            self.failures
+            or self.trailing_bytes
+            or self.invalid_batches
+            or self.index_mismatches
+            or self.time_index_mismatches
+            or self.out_of_order_timestamps
+            or self.shallow_offsets_not_found
+            or self.non_consecutive
+        )
+
+
+def _abs(path: str) -> str:
+    return os.path.join(os.getcwd(), path) if not os.path.isabs(path) else path
+
+
+def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
+    table.setdefault(_abs(path), []).append(pair)
+
+
+def _put(table: Pairs, path: str, key: int, value: int) -> None:
+    table.setdefault(_abs(path), {})[key] = value
+
+
+def java_string_hash(text: str) -> int:
+    """java.lang.String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap holding ``keys`` inserted in this order.
+
+    Buckets are ``spread(hash) & (capacity - 1)``; capacity starts at 16 and doubles past a 0.75
+    load; iteration runs bucket by bucket, insertion order within one.
+    """
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
+
+
+def batch_line(batch: Batch, position: int, valid: bool) -> str:
+    """DumpLogSegments.printBatchLevel."""
+    if batch.magic >= 2:
+        head = (
+            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} "
+            f"count: {batch.count} baseSequence: {batch.base_sequence} "
+            f"lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
+            f"producerEpoch: {batch.producer_epoch} "
+            f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
+            f"isTransactional: {java_bool(batch.is_transactional)} "
+            f"isControl: {java_bool(batch.is_control)} "
+            f"deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
+        )
+    else:
+        head = f"offset: {batch.last_offset}"
+    return (
+        f"{head} position: {position} {timestamp_type(batch.timestamp_type)}: "
+        f"{batch.max_timestamp} size: {batch.size} magic: {batch.magic} "
+        f"compresscodec: {compression(batch.compression)} crc: {batch.crc} "
+        f"isvalid: {java_bool(valid)}"
+    )
+
+
+def _control_text(record: Record) -> str:
+    key = control_record_key(record)
+    if key is None:
+        return " controlType: UNKNOWN(-1)"
+    if key.type in (ABORT, COMMIT):
+        marker = end_transaction_marker(record)
+        epoch = "?" if marker is None else marker.coordinator_epoch
+        return f" endTxnMarker: {key.type_name} coordinatorEpoch: {epoch}"
+    return f" controlType: {key.type_name}({key.type})"
+
+
+def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
+    """One record of a deep iteration: metadata, then content (DumpLogSegments.dumpBatchRecords).
+
+    Kafka always ends the record with a newline, so a record with nothing to show is an empty line.
+    """
+    parts = []
+    prefix = "| "
+    if not opts.skip_record_metadata:
+        parts.append(
+            f"| offset: {record.offset} {timestamp_type(batch.timestamp_type)}: "
+            f"{record.timestamp} keySize: {record.key_size} valueSize: {record.value_size}"
+        )
+        if batch.magic >= 2:
+            keys = ",".join(record.header_keys)
+            parts.append(f" sequence: {record.sequence} headerKeys: [{keys}]")
+        else:
+            parts.append(f" isValid: {java_bool(bool(record.is_valid))} crc: {record.crc}")
+        if batch.is_control:
+            parts.append(_control_text(record))
+        prefix = " "
+    if opts.print_data_log and not batch.is_control:
+        if record.key is not None:
+            parts.append(f"{prefix}key: {opts.key_decoder(record.key)}")
+            prefix = " "
+        if record.value is not None:
+            parts.append(f"{prefix}payload: {opts.value_decoder(record.value)}")
+    return "".join(parts)
+
+
+def _log_header(path: str) -> str:
+    name = os.path.basename(path)
+    if name == "bootstrap.checkpoint":
+        return "KRaft bootstrap snapshot"
+    if name.endswith(CHECKPOINT_SUFFIX):
+        match = _SNAPSHOT_NAME.match(name)
+        if match is None:
+            raise InputError(path, "KRaft snapshot name is not <20-digit offset>-<10-digit epoch>")
+        return f"Snapshot end offset: {int(match[1])}, epoch: {int(match[2])}"
+    return f"Log starting offset: {base_offset_of(path)}"
+
+
+def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    yield Line(OUT, _log_header(path))
+    log = FileRecords(path)
+    end = min(log.size, opts.max_bytes)
+    valid_bytes = 0
+    last_offset = -1
+    for batch in log.batches(0, end):
+        valid = log.is_valid(batch)
+        problems.invalid_batches += not valid
+        yield Line(OUT, batch_line(batch, valid_bytes, valid))
+        if opts.deep:
+            for record in log.records(batch, opts.max_batch_bytes):
+                # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
+                if last_offset != -1 and record.offset != last_offset + 1:
+                    _put(problems.non_consecutive, path, last_offset, record.offset)
+                last_offset = record.offset
+                yield Line(OUT, record_line(record, batch, opts))
+        valid_bytes += batch.size
+    trailing = end - valid_bytes
+    if trailing > 0 and opts.max_bytes == INT32_MAX:
+        problems.trailing_bytes += trailing
+        yield Line(OUT, f"Found {trailing} invalid bytes at the end of {os.path.basename(path)}")
+
+
+def _log_beside(path: str) -> FileRecords:
+    base = os.path.basename(path).split(".", 1)[0]
+    return FileRecords(os.path.join(os.path.dirname(path), base + LOG_SUFFIX))
+
+
+def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -> Batch:
+    end = min(log.size, position + max_size)
+    batch = next(log.batches(position, end), None)
+    if batch is None:
+        raise KdumpError(f"{path}: no batch of {log.path} starts at position {position}")
+    return batch
+
+
+def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    log = _log_beside(path)
+    index = open_offset_index(path)
+    if index.entries == 0:
+        yield Line(OUT, f"{path} is empty.")
+        return
+    if opts.index_sanity_check:
+        yield from _sanity(path, index.sanity_check())
+        return
+    for i in range(index.entries_before_first_zero_entry()):
+        entry = index.entry(i)
+        batch = _first_batch_at(log, entry.position, opts.max_message_size, path)
+        if batch.last_offset != entry.offset:
+            _put(problems.index_mismatches, path, entry.offset, batch.last_offset)
+        if not opts.verify_index_only:
+            yield Line(OUT, f"offset: {entry.offset} position: {entry.position}")
+
+
+def _sanity(path: str, failure: str | None) -> Iterator[Line]:
+    if failure is not None:
+        raise KdumpError(f"{path}: sanity check failed: {failure}")
+    yield Line(OUT, f"{path} passed sanity check.")
+
+
+def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    log = _log_beside(path)
+    base = os.path.basename(path).split(".", 1)[0]
+    index_path = os.path.join(os.path.dirname(path), base + INDEX_SUFFIX)
+    index = open_offset_index(index_path, base_offset_of(path))
+    time_index = open_time_index(path)
+    if opts.index_sanity_check:
+        yield from _sanity(path, time_index.sanity_check())
+        return
+    prev_timestamp = NO_TIMESTAMP
+    for i in range(time_index.entries_before_first_zero_entry()):
+        entry = time_index.entry(i)
+        position = index.lookup(entry.offset).position
+        batch = next((b for b in log.batches(position) if b.last_offset >= entry.offset), None)
+        if batch is None:
+            _note(problems.shallow_offsets_not_found, path, (entry.offset, -1))
+        elif batch.last_offset != entry.offset:
+            _note(problems.shallow_offsets_not_found, path, (entry.offset, batch.last_offset))
+        else:
+            max_ts = max((r.timestamp for r in log.records(batch)), default=NO_TIMESTAMP)
+            if max_ts != entry.timestamp:
+                _note(problems.time_index_mismatches, path, (entry.timestamp, max_ts))
+            if prev_timestamp >= entry.timestamp:
+                _note(problems.out_of_order_timestamps, path, (entry.timestamp, prev_timestamp))
+        if not opts.verify_index_only:
+            yield Line(OUT, f"timestamp: {entry.timestamp} offset: {entry.offset}")
+        prev_timestamp = entry.timestamp
+
+
+def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    for t in open_txn_index(path):
+        yield Line(
+            OUT,
+            f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+            f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}",
+        )
+
+
+def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    try:
+        snapshot = parse_producer_snapshot(open_buffer(path), path)
+    except FormatError as e:
+        # DumpLogSegments prints a CorruptSnapshotException's message alone and goes on.
+        problems.failures += 1
+        yield Line(ERR, e.reason)
+        return
+    for e in snapshot.producers:
+        text = (
+            f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
+            f"coordinatorEpoch: {e.coordinator_epoch} "
+            f"currentTxnFirstOffset: {optional_long(e.open_transaction)} "
+            f"lastTimestamp: {e.last_timestamp}"
+        )
+        meta = e.batch_metadata
+        if meta is not None:
+            text += (
+                f" firstSequence: {meta.first_seq} lastSequence: {meta.last_seq} "
+                f"lastOffset: {meta.last_offset} offsetDelta: {meta.offset_delta} "
+                f"timestamp: {meta.timestamp}"
+            )
+        yield Line(OUT, text)
+
+
+DUMPERS = {
+    LOG_SUFFIX: _dump_log,
+    CHECKPOINT_SUFFIX: _dump_log,
+    INDEX_SUFFIX: _dump_index,
+    TIME_INDEX_SUFFIX: _dump_time_index,
+    TXN_INDEX_SUFFIX: _dump_txn_index,
+    SNAPSHOT_SUFFIX: _dump_snapshot,
+}
+
+
+def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    """The lines for one file; a KdumpError ends this file with one line on stderr."""
+    yield Line(OUT, f"Dumping {path}")
+    name = os.path.basename(path)
+    dumper = DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
+    if dumper is None:
+        yield Line(ERR, f"Ignoring unknown file {path}")
+        return
+    try:
+        yield from dumper(path, opts, problems)
+    except KdumpError as e:
+        problems.failures += 1
+        yield Line(ERR, f"kdump: {e}")
+
+
+def _in_java_order(table: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for path in java_hashmap_order(list(table)):
+        yield path, table[path]
+
+
+def summary_lines(problems: DumpProblems) -> Iterator[Line]:
+    """The problem summaries DumpLogSegments prints on stderr after all files."""
+    for path, pairs in _in_java_order(problems.index_mismatches):
+        yield Line(ERR, f"Mismatches in :{path}")
+        for index_offset in sorted(pairs, reverse=True):
+            yield Line(ERR, f"  Index offset: {index_offset}, log offset: {pairs[index_offset]}")
+    for path, found in _in_java_order(problems.time_index_mismatches):
+        yield Line(ERR, f"Found timestamp mismatch in :{path}")
+        for index_ts, log_ts in found:
+            yield Line(ERR, f"  Index timestamp: {index_ts}, log timestamp: {log_ts}")
+    for path, found in _in_java_order(problems.out_of_order_timestamps):
+        yield Line(ERR, f"Found out of order timestamp in :{path}")
+        for index_ts, prev in found:
+            yield Line(ERR, f"  Index timestamp: {index_ts}, Previously indexed timestamp: {prev}")
+    for _, found in _in_java_order(problems.shallow_offsets_not_found):
+        yield Line(ERR, "The following indexed offsets are not found in the log.")
+        for indexed, log_offset in found:
+            yield Line(ERR, f"Indexed offset: {indexed}, found log offset: {log_offset}")
+    for path, pairs in _in_java_order(problems.non_consecutive):
+        yield Line(ERR, f"Non-consecutive offsets in {path}")
+        for first in sorted(pairs):
+            yield Line(ERR, f"  {first} is followed by {pairs[first]}")
+
+
+def dump_files(paths: list[str], opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    for path in paths:
+        yield from dump_file(path, opts, problems)
+    yield from summary_lines(problems)
