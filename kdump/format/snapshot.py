@@ -19,6 +19,7 @@ SNAPSHOT_HEADER = struct.Struct(">hIi")
 PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")
 PRODUCER_SNAPSHOT_VERSION = 1
 CRC_START = 6
+SCHEMA_FAILED = "Snapshot failed schema validation"
 
 
 class SnapshotCrcError(FormatError):
@@ -110,8 +111,7 @@ def parse_producer_snapshot(
         raise FormatError(
             path,
             SNAPSHOT_HEADER.size - 4,
-            f"Snapshot failed schema validation: {count} producers need {expected} bytes, "
-            f"the file has {len(view)}",
+            f"{SCHEMA_FAILED}: {count} producers need {expected} bytes, the file has {len(view)}",
         )
     producers = tuple(
         ProducerSnapshotEntry(
