@@ -91,6 +91,7 @@ class DumpProblems:
     shallow_offsets_not_found: PairLists = field(default_factory=dict)
     non_consecutive: Pairs = field(default_factory=dict)
     failures: int = 0
+    unreadable: int = 0
     trailing_bytes: int = 0
     invalid_batches: int = 0
 
@@ -364,9 +365,12 @@ def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
         yield Line(ERR, f"Ignoring unknown file {path}")
         return
     try:
+        if not os.path.isfile(path):
+            raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
         yield from dumper(path, opts, problems)
     except KdumpError as e:
         problems.failures += 1
+        problems.unreadable += isinstance(e, InputError)
         yield Line(ERR, f"kdump: {e}")
 
 

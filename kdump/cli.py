@@ -1,0 +1,252 @@
+"""The command line: options in, one library call, a renderer, an exit code. Nothing else."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from kdump import __version__
+from kdump.errors import ExitCode, KdumpError
+from kdump.format.batch import INT32_MAX
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.render.describe import DECODERS
+from kdump.render.dumplog import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    ERR,
+    DumpOptions,
+    DumpProblems,
+    Line,
+    dump_files,
+)
+from kdump.render.jsonl import dump_file_objects, to_json
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _decoder_choice(value: str | None) -> str:
+    if value is None:
+        return "string"
+    if value not in DECODERS:
+        raise click.BadParameter(f"unknown decoder {value!r}; use one of string, hex, base64")
+    return value
+
+
+def dump_options(f: F) -> F:
+    """kafka-dump-log.sh's options, shared by ``kdump --files`` and ``kdump dump``."""
+    options = [
+        click.option("--print-data-log", is_flag=True, help="Print keys and values (deep)."),
+        click.option("--deep-iteration", is_flag=True, help="Decode every record."),
+        click.option("--verify-index-only", is_flag=True, help="Check index entries, print none."),
+        click.option(
+            "--index-sanity-check", is_flag=True, help="Run the broker's startup index check."
+        ),
+        click.option(
+            "--max-message-size",
+            type=click.IntRange(min=0),
+            default=DEFAULT_MAX_MESSAGE_SIZE,
+            show_default=True,
+            help="Largest batch an index entry may point at.",
+        ),
+        click.option(
+            "--max-bytes",
+            type=click.IntRange(min=0),
+            default=INT32_MAX,
+            show_default=True,
+            help="Read at most this many bytes of each .log.",
+        ),
+        click.option(
+            "--max-batch-bytes",
+            type=click.IntRange(min=1),
+            default=DEFAULT_MAX_BATCH_BYTES,
+            show_default=True,
+            help="Largest decompressed batch accepted.",
+        ),
+        click.option(
+            "--skip-record-metadata", is_flag=True, help="Omit record metadata in deep output."
+        ),
+        click.option(
+            "--key-decoder-class",
+            "--key-decoder",
+            "key_decoder",
+            default=None,
+            help="string (Kafka's StringDecoder), hex or base64. Implies --print-data-log.",
+        ),
+        click.option(
+            "--value-decoder-class",
+            "--value-decoder",
+            "value_decoder",
+            default=None,
+            help="string, hex or base64. Implies --print-data-log.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _options(**kw: Any) -> DumpOptions:
+    decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
+    return DumpOptions(
+        print_data_log=kw["print_data_log"] or decoders_given,
+        deep_iteration=kw["deep_iteration"],
+        verify_index_only=kw["verify_index_only"],
+        index_sanity_check=kw["index_sanity_check"],
+        max_message_size=kw["max_message_size"],
+        max_bytes=kw["max_bytes"],
+        max_batch_bytes=kw["max_batch_bytes"],
+        skip_record_metadata=kw["skip_record_metadata"],
+        key_decoder=DECODERS[_decoder_choice(kw["key_decoder"])],
+        value_decoder=DECODERS[_decoder_choice(kw["value_decoder"])],
+    )
+
+
+@contextmanager
+def _pipe_safe() -> Iterator[None]:
+    """`kdump ... | head`: a reader that goes away ends the output quietly."""
+    try:
+        yield
+    except BrokenPipeError:
+        _quiet_pipe()
+
+
+def _write_lines(lines: Iterator[Line]) -> None:
+    with _pipe_safe():
+        _emit(lines)
+
+
+def _emit(lines: Iterator[Line]) -> None:
+    out, err = sys.stdout, sys.stderr
+    for stream, text in lines:
+        if stream == ERR:
+            out.flush()
+            err.write(text + "\n")
+            err.flush()
+        else:
+            out.write(text + "\n")
+    out.flush()
+
+
+def _dump_exit(problems: DumpProblems) -> int:
+    if problems.unreadable:
+        return ExitCode.BAD_INPUT
+    return ExitCode.ERRORS if problems.found else ExitCode.OK
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--files",
+    default=None,
+    help="Comma-separated segment files to dump, as kafka-dump-log.sh takes them.",
+)
+@dump_options
+@click.option("--traceback", is_flag=True, hidden=True, help="Show Python tracebacks.")
+@click.version_option(__version__, prog_name="kdump")
+@click.pass_context
+def cli(ctx: click.Context, files: str | None, traceback: bool, **kw: Any) -> None:
+    """Dump, verify and repair Apache Kafka log segments, without a JVM."""
+    ctx.obj = {"traceback": traceback}
+    if ctx.invoked_subcommand is not None:
+        return
+    if files is None:
+        click.echo(ctx.get_help())
+        ctx.exit(ExitCode.BAD_INPUT)
+    paths = [p for p in files.split(",") if p]
+    problems = DumpProblems()
+    _write_lines(dump_files(paths, _options(**kw), problems))
+    ctx.exit(_dump_exit(problems))
+
+
+def _expand(patterns: tuple[str, ...]) -> list[str]:
+    paths: list[str] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
+        for path in matches:
+            if os.path.isdir(path):
+                paths.extend(sorted(str(p) for p in _segment_files(path)))
+            else:
+                paths.append(path)
+    return paths
+
+
+def _segment_files(directory: str) -> list[str]:
+    suffixes = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+    return [
+        os.path.join(directory, name)
+        for name in sorted(os.listdir(directory))
+        if name.endswith(suffixes)
+    ]
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "jsonl"]),
+    default="text",
+    show_default=True,
+    help="kafka-dump-log text, or JSON Lines.",
+)
+@dump_options
+@click.pass_context
+def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> None:
+    """Dump segment files (globs and partition directories welcome)."""
+    paths = _expand(files)
+    opts = _options(**kw)
+    problems = DumpProblems()
+    if fmt == "text":
+        _write_lines(dump_files(paths, opts, problems))
+    else:
+        with _pipe_safe():
+            out = sys.stdout
+            for path in paths:
+                for obj in dump_file_objects(path, opts, problems):
+                    out.write(to_json(obj) + "\n")
+            out.flush()
+    ctx.exit(_dump_exit(problems))
+
+
+def main() -> None:
+    """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
+    traceback = "--traceback" in sys.argv
+    try:
+        code = cli.main(standalone_mode=False)
+    except click.exceptions.Exit as e:
+        _exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        _exit(ExitCode.BAD_INPUT)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        _exit(ExitCode.BAD_INPUT)
+    except BrokenPipeError:
+        _quiet_pipe()
+    except KdumpError as e:
+        if traceback:
+            raise
+        click.echo(f"kdump: {e}", err=True)
+        _exit(e.exit_code)
+    _exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def _quiet_pipe() -> None:
+    # Python flushes stdout at exit; pointing it at /dev/null keeps `kdump ... | head` quiet.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(ExitCode.OK)
+
+
+def _exit(code: int | None) -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_pipe()
+    sys.exit(code or 0)

@@ -1,0 +1,189 @@
+"""JSON Lines: one object per batch, record, index entry or problem, with kdump's stable keys."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from kdump.errors import FormatError, InputError, KdumpError
+from kdump.format.batch import Batch
+from kdump.format.index import OffsetPosition
+from kdump.format.records import Record, control_record_key, end_transaction_marker
+from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.timeindex import TimestampOffset
+from kdump.render.describe import Decoder, compression, timestamp_type
+from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems
+from kdump.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    FileRecords,
+    open_buffer,
+    open_offset_index,
+    open_time_index,
+    open_txn_index,
+)
+
+Obj = dict[str, Any]
+
+
+def batch_object(path: str, batch: Batch, valid: bool) -> Obj:
+    return {
+        "type": "batch",
+        "file": path,
+        "position": batch.position,
+        "base_offset": batch.base_offset,
+        "last_offset": batch.last_offset,
+        "count": batch.count,
+        "magic": batch.magic,
+        "compression": compression(batch.compression),
+        "crc": batch.crc,
+        "is_valid": valid,
+        "timestamp_type": timestamp_type(batch.timestamp_type),
+        "max_timestamp": batch.max_timestamp,
+        "producer_id": batch.producer_id,
+        "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence,
+        "last_sequence": batch.last_sequence,
+        "partition_leader_epoch": batch.partition_leader_epoch,
+        "is_transactional": batch.is_transactional,
+        "is_control": batch.is_control,
+        "delete_horizon_ms": batch.delete_horizon_ms,
+        "size": batch.size,
+    }
+
+
+def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
+    return None if data is None else decoder(data)
+
+
+def record_object(
+    record: Record, batch: Batch, key_decoder: Decoder, value_decoder: Decoder
+) -> Obj:
+    obj: Obj = {
+        "type": "record",
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestamp_type": timestamp_type(batch.timestamp_type),
+        "key_size": record.key_size,
+        "value_size": record.value_size,
+        "sequence": record.sequence,
+        "header_keys": record.header_keys,
+        "headers": [[h.key, _decoded(h.value, value_decoder)] for h in record.headers],
+        "key": _decoded(record.key, key_decoder),
+        "value": _decoded(record.value, value_decoder),
+    }
+    if record.crc is not None:
+        obj.update(crc=record.crc, is_valid=record.is_valid)
+    if batch.is_control:
+        key, marker = control_record_key(record), end_transaction_marker(record)
+        obj["control_type"] = key.type_name if key else None
+        if marker is not None and key is not None and key.type in (0, 1):
+            obj["coordinator_epoch"] = marker.coordinator_epoch
+    return obj
+
+
+def index_entry_object(path: str, entry: OffsetPosition) -> Obj:
+    return {"type": "index_entry", "file": path, "offset": entry.offset, "position": entry.position}
+
+
+def time_index_entry_object(path: str, entry: TimestampOffset) -> Obj:
+    return {
+        "type": "time_index_entry",
+        "file": path,
+        "timestamp": entry.timestamp,
+        "offset": entry.offset,
+    }
+
+
+def error_object(path: str, error: KdumpError) -> Obj:
+    position = error.position if isinstance(error, FormatError) else None
+    reason = error.reason if isinstance(error, FormatError) else str(error)
+    return {"type": "error", "file": path, "position": position, "message": reason}
+
+
+def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    log = FileRecords(path)
+    end = min(log.size, opts.max_bytes)
+    valid_bytes = 0
+    for batch in log.batches(0, end):
+        valid = log.is_valid(batch)
+        problems.invalid_batches += not valid
+        yield batch_object(path, batch, valid)
+        if opts.deep:
+            for record in log.records(batch, opts.max_batch_bytes):
+                yield record_object(record, batch, opts.key_decoder, opts.value_decoder)
+        valid_bytes = batch.end
+    if end - valid_bytes > 0:
+        problems.trailing_bytes += end - valid_bytes
+        yield {
+            "type": "truncated_tail",
+            "file": path,
+            "position": valid_bytes,
+            "bytes": end - valid_bytes,
+        }
+
+
+def _index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    index = open_offset_index(path)
+    for i in range(index.entries_before_first_zero_entry()):
+        yield index_entry_object(path, index.entry(i))
+
+
+def _time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    index = open_time_index(path)
+    for i in range(index.entries_before_first_zero_entry()):
+        yield time_index_entry_object(path, index.entry(i))
+
+
+def _txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    for t in open_txn_index(path):
+        yield {"type": "aborted_txn", "file": path, **t._asdict()}
+
+
+def _snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    snapshot = parse_producer_snapshot(open_buffer(path), path)
+    for e in snapshot.producers:
+        meta = e.batch_metadata
+        yield {
+            "type": "producer",
+            "file": path,
+            **e._asdict(),
+            "current_txn_first_offset": e.open_transaction,
+            "batch_metadata": None if meta is None else meta._asdict(),
+        }
+
+
+JSON_DUMPERS = {
+    LOG_SUFFIX: _log,
+    CHECKPOINT_SUFFIX: _log,
+    INDEX_SUFFIX: _index,
+    TIME_INDEX_SUFFIX: _time_index,
+    TXN_INDEX_SUFFIX: _txn_index,
+    SNAPSHOT_SUFFIX: _snapshot,
+}
+
+
+def dump_file_objects(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    name = os.path.basename(path)
+    dumper = JSON_DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
+    if dumper is None:
+        problems.failures += 1
+        yield {"type": "error", "file": path, "position": None, "message": "unknown file type"}
+        return
+    try:
+        if not os.path.isfile(path):
+            raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
+        yield from dumper(path, opts, problems)
+    except KdumpError as e:
+        problems.failures += 1
+        problems.unreadable += isinstance(e, InputError)
+        yield error_object(path, e)
+
+
+def to_json(obj: Obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
