@@ -1,0 +1,1 @@
+"""Checks: generators of typed findings over segments, partitions and log directories."""
