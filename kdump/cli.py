@@ -250,3 +250,20 @@ def _exit(code: int | None) -> None:
     except BrokenPipeError:
         _quiet_pipe()
     sys.exit(code or 0)
+
+
+def _register_commands() -> None:
+    """Commands that live in kdump/commands/, one module each (keep this list sorted)."""
+    import importlib
+
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"kdump.commands.{name}")
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+COMMAND_MODULES: list[str] = [
+    # one line per module in kdump/commands/, each exporting COMMANDS: list[click.Command]
+]
+
+_register_commands()

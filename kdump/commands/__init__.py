@@ -1,0 +1,1 @@
+"""Click commands beyond dump, one module each; cli.py registers them."""
