@@ -106,28 +106,45 @@ class AbstractIndex(Generic[E]):
     def entry_offset(self, i: int) -> int:
         raise NotImplementedError
 
-    def _compare(self, i: int, target: int) -> int:
+    def _compare(self, i: int, target: int, probes: list[int] | None = None) -> int:
+        if probes is not None:
+            probes.append(i)
         k = self.key(self.entry(i))
         return (k > target) - (k < target)
 
     def slot_for(
-        self, target: int, search: SearchType = SearchType.FLOOR, entries: int | None = None
+        self,
+        target: int,
+        search: SearchType = SearchType.FLOOR,
+        entries: int | None = None,
+        probes: list[int] | None = None,
     ) -> int:
-        """AbstractIndex.indexSlotRangeFor over the first ``entries`` entries (default: all)."""
+        """AbstractIndex.indexSlotRangeFor over the first ``entries`` entries (default: all).
+
+        ``probes``, when given, receives every slot compared, in order (for ``kdump lookup``).
+        """
         n = self.entries if entries is None else entries
         if n == 0:
             return -1
         first_hot = max(0, n - 1 - 8192 // self.entry_size)
-        if self._compare(first_hot, target) < 0:
-            return self._binary_search(target, search, first_hot, n - 1, n)
-        if self._compare(0, target) > 0:
+        if self._compare(first_hot, target, probes) < 0:
+            return self._binary_search(target, search, first_hot, n - 1, n, probes)
+        if self._compare(0, target, probes) > 0:
             return -1 if search is SearchType.FLOOR else 0
-        return self._binary_search(target, search, 0, first_hot, n)
+        return self._binary_search(target, search, 0, first_hot, n, probes)
 
-    def _binary_search(self, target: int, search: SearchType, lo: int, hi: int, n: int) -> int:
+    def _binary_search(
+        self,
+        target: int,
+        search: SearchType,
+        lo: int,
+        hi: int,
+        n: int,
+        probes: list[int] | None = None,
+    ) -> int:
         while lo < hi:
             mid = (lo + hi + 1) >> 1
-            c = self._compare(mid, target)
+            c = self._compare(mid, target, probes)
             if c > 0:
                 hi = mid - 1
             elif c < 0:
