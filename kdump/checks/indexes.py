@@ -1,0 +1,269 @@
+"""Checks of a segment's .index and .timeindex against what the log scan learned."""
+
+from __future__ import annotations
+
+from array import array
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan
+from kdump.checks.options import VerifyOptions
+from kdump.checks.sink import FindingSink
+from kdump.format.index import AbstractIndex, OffsetIndex
+from kdump.format.timeindex import TimeIndex
+
+REBUILD = "kdump rebuild-index {log}"
+TRIM = "kdump trim-index {log}"
+
+
+def _add(sink: FindingSink, index: AbstractIndex, code: str, sev: Severity, msg: str, **kw) -> None:  # type: ignore[no-untyped-def]
+    sink.add(Finding(code, sev, index.path, msg, **kw))
+
+
+def _layout_checks(
+    index: AbstractIndex,  # type: ignore[type-arg]
+    prefix: str,
+    sink: FindingSink,
+    options: VerifyOptions,
+    is_active: bool,
+    log_path: str,
+) -> None:
+    """Size, alignment, preallocated tail and the broker's own sanity check."""
+    size = index.file_size
+    if not index.is_aligned:
+        _add(
+            sink,
+            index,
+            f"{prefix}_MISALIGNED",
+            Severity.WARNING,
+            f"{size} bytes is not a multiple of the {index.entry_size}-byte entry size",
+            position=size - size % index.entry_size,
+            fix=REBUILD.format(log=log_path),
+        )
+    if size > options.max_index_size:
+        _add(
+            sink,
+            index,
+            "INDEX_OVERSIZE" if prefix == "INDEX" else "TIMEINDEX_OVERSIZE",
+            Severity.WARNING,
+            f"{size} bytes, more than log.index.size.max.bytes {options.max_index_size}",
+        )
+    tail = index.zero_tail_entries
+    if tail:
+        used = index.used_entries
+        what = (
+            "the active segment's preallocated space (the broker keeps it while it appends)"
+            if is_active
+            else "left by an unclean shutdown: a clean one trims it"
+        )
+        _add(
+            sink,
+            index,
+            f"{prefix}_PREALLOCATED",
+            Severity.INFO if is_active else Severity.WARNING,
+            f"{tail * index.entry_size} zero-filled bytes after {used} entries: {what}",
+            position=used * index.entry_size,
+            fix=None if is_active else TRIM.format(log=log_path),
+        )
+    failure = index.sanity_check()
+    if failure is not None:
+        only_prealloc = tail and is_active and _passes_when_trimmed(index)
+        _add(
+            sink,
+            index,
+            f"{prefix}_SANITY_CHECK_FAILS",
+            Severity.INFO if only_prealloc else Severity.WARNING,
+            (
+                "the broker's startup check fails only because of the preallocated space; "
+                "it recovers the active segment after an unclean stop: "
+                if only_prealloc
+                else "the broker's startup check would reject it and rebuild the index: "
+            )
+            + failure,
+            fix=None if only_prealloc else REBUILD.format(log=log_path),
+        )
+
+
+def _passes_when_trimmed(index: AbstractIndex) -> bool:  # type: ignore[type-arg]
+    trimmed = type(index)(
+        memoryview(index.buf)[: index.used_entries * index.entry_size],
+        index.base_offset,
+        index.path,
+    )
+    return trimmed.sanity_check() is None
+
+
+def check_offset_index(
+    index: OffsetIndex,
+    scan: LogScan,
+    sink: FindingSink,
+    options: VerifyOptions,
+    is_active: bool,
+) -> None:
+    log_path = scan.path
+    fix = REBUILD.format(log=log_path)
+    _layout_checks(index, "INDEX", sink, options, is_active, log_path)
+    used = index.used_entries
+    prev_offset = prev_position = None
+    multi: list[tuple[int, int]] = []
+    last_log_offset = scan.last_offset
+    for i in range(used):
+        offset, position = index.entry(i)
+        where = {"offset": offset, "position": i * index.entry_size}
+        if prev_offset is not None and (offset <= prev_offset or position <= prev_position):  # type: ignore[operator]
+            _add(
+                sink,
+                index,
+                "INDEX_NOT_MONOTONIC",
+                Severity.ERROR,
+                f"entry {i} ({offset}, {position}) does not follow ({prev_offset}, "
+                f"{prev_position}): lookups may land on the wrong batch",
+                fix=fix,
+                **where,
+            )
+        prev_offset, prev_position = offset, position
+        if offset < index.base_offset or (last_log_offset is not None and offset > last_log_offset):
+            _add(
+                sink,
+                index,
+                "INDEX_OFFSET_OUT_OF_RANGE",
+                Severity.ERROR,
+                f"entry {i} offset {offset} is outside the log's offsets "
+                f"[{index.base_offset}, {last_log_offset}]",
+                fix=fix,
+                **where,
+            )
+            continue
+        if position < 0 or position >= scan.valid_bytes:
+            _add(
+                sink,
+                index,
+                "INDEX_POSITION_BEYOND_LOG",
+                Severity.ERROR,
+                f"entry {i} position {position} is beyond the log's {scan.valid_bytes} "
+                "readable bytes",
+                fix=fix,
+                **where,
+            )
+            continue
+        b = scan.batch_at(position)
+        if b is None:
+            _add(
+                sink,
+                index,
+                "INDEX_POSITION_NOT_BATCH_BOUNDARY",
+                Severity.ERROR,
+                f"entry {i} position {position} is not the start of a batch",
+                fix=fix,
+                **where,
+            )
+            continue
+        if b > 0 and scan.last_offsets[b - 1] >= offset:
+            _add(
+                sink,
+                index,
+                "INDEX_UNSAFE_ENTRY",
+                Severity.ERROR,
+                f"entry {i} ({offset}, {position}): the batch before position {position} "
+                f"already ends at offset {scan.last_offsets[b - 1]}, so a lookup of offset "
+                f"{offset} would start past it and miss data",
+                fix=fix,
+                **where,
+            )
+        elif scan.last_offsets[b] != offset:
+            multi.append((offset, position))
+    if multi:
+        o, p = multi[0]
+        _add(
+            sink,
+            index,
+            "INDEX_MULTI_BATCH_ENTRY",
+            Severity.INFO,
+            f"{len(multi)} of {used} entries map an append's last offset to its first batch "
+            f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
+            "as mismatches",
+            offset=o,
+        )
+
+
+def check_time_index(
+    index: TimeIndex,
+    scan: LogScan,
+    sink: FindingSink,
+    options: VerifyOptions,
+    is_active: bool,
+) -> None:
+    log_path = scan.path
+    fix = REBUILD.format(log=log_path)
+    _layout_checks(index, "TIMEINDEX", sink, options, is_active, log_path)
+    used = index.used_entries
+    prev_ts = prev_offset = None
+    running_max = _prefix_max(scan) if used else array("q")
+    for i in range(used):
+        timestamp, offset = index.entry(i)
+        where = {"offset": offset, "position": i * index.entry_size}
+        if prev_ts is not None and (timestamp <= prev_ts or offset < prev_offset):  # type: ignore[operator]
+            _add(
+                sink,
+                index,
+                "TIMEINDEX_NOT_MONOTONIC",
+                Severity.ERROR,
+                f"entry {i} ({timestamp}, {offset}) does not follow ({prev_ts}, {prev_offset}): "
+                "timestamps must rise and offsets never fall",
+                fix=fix,
+                **where,
+            )
+        prev_ts, prev_offset = timestamp, offset
+        b = scan.batch_holding(offset)
+        if b is None:
+            _add(
+                sink,
+                index,
+                "TIMEINDEX_OFFSET_NOT_FOUND",
+                Severity.ERROR,
+                f"entry {i} ({timestamp}, {offset}): no batch of the segment holds offset {offset}",
+                fix=fix,
+                **where,
+            )
+            continue
+        if scan.max_timestamps[b] != timestamp:
+            _add(
+                sink,
+                index,
+                "TIMEINDEX_TIMESTAMP_MISMATCH",
+                Severity.ERROR,
+                f"entry {i} ({timestamp}, {offset}): the batch holding offset {offset} has "
+                f"max timestamp {scan.max_timestamps[b]}",
+                fix=fix,
+                **where,
+            )
+        elif running_max[b] > timestamp:
+            _add(
+                sink,
+                index,
+                "TIMEINDEX_BEHIND_MAX",
+                Severity.ERROR,
+                f"entry {i} ({timestamp}, {offset}): an earlier batch already has timestamp "
+                f"{running_max[b]}, so lookups by time would skip it",
+                fix=fix,
+                **where,
+            )
+    largest = scan.max_timestamp
+    if not is_active and used and largest >= 0 and index.entry(used - 1).timestamp != largest:
+        _add(
+            sink,
+            index,
+            "TIMEINDEX_MISSING_FINAL_ENTRY",
+            Severity.WARNING,
+            f"the closed segment's largest timestamp is {largest} but its last time index "
+            f"entry says {index.entry(used - 1).timestamp}: the broker takes that entry as "
+            "the segment's largest timestamp",
+            fix=fix,
+        )
+
+
+def _prefix_max(scan: LogScan) -> array[int]:
+    out, m = array("q"), -1
+    for ts in scan.max_timestamps:
+        m = max(m, ts)
+        out.append(m)
+    return out

@@ -1,0 +1,338 @@
+"""Checks of a .log file, in the single pass that also gathers what the index checks need.
+
+The pass keeps, per batch, its position, base offset, last offset and max timestamp in compact
+arrays, so the offset index, time index and transaction index are checked without reading the
+log again.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
+from kdump.checks.sink import FindingSink
+from kdump.crc import crc32c
+from kdump.errors import CorruptBatchError, KdumpError
+from kdump.format.batch import (
+    ATTRIBUTES_OFFSET,
+    HEADER_SIZE_UP_TO_MAGIC,
+    INT32_MAX,
+    LOG_APPEND_TIME,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    V2_HEADER,
+    Batch,
+    RecordBatch,
+    read_batch,
+)
+from kdump.segment import FileRecords
+
+RECOVER = "kdump recover {dir}"
+
+
+@dataclass
+class LogScan:
+    """What one pass over a .log learned; arrays are indexed by batch number."""
+
+    path: str
+    base_offset: int
+    size: int
+    positions: array = field(default_factory=lambda: array("q"))
+    base_offsets: array = field(default_factory=lambda: array("q"))
+    last_offsets: array = field(default_factory=lambda: array("q"))
+    max_timestamps: array = field(default_factory=lambda: array("q"))
+    valid_bytes: int = 0
+    """End of the last whole batch: where iteration stopped."""
+    first_invalid: int | None = None
+    """Position of the first batch the broker's recovery would truncate at."""
+    epoch_starts: list[tuple[int, int]] = field(default_factory=list)
+    """(partition leader epoch, first offset) wherever the epoch changes between batches."""
+    records: int = 0
+    gaps: int = 0
+    legacy_batches: int = 0
+
+    @property
+    def batches(self) -> int:
+        return len(self.positions)
+
+    @property
+    def last_offset(self) -> int | None:
+        return self.last_offsets[-1] if self.positions else None
+
+    @property
+    def first_offset(self) -> int | None:
+        return self.base_offsets[0] if self.positions else None
+
+    @property
+    def max_timestamp(self) -> int:
+        return max(self.max_timestamps, default=NO_TIMESTAMP)
+
+    def batch_at(self, position: int) -> int | None:
+        """The number of the batch starting exactly at ``position``, if one does."""
+        i = bisect.bisect_left(self.positions, position)
+        return i if i < len(self.positions) and self.positions[i] == position else None
+
+    def batch_holding(self, offset: int) -> int | None:
+        """The number of the first batch whose last offset is ≥ ``offset``, if it holds it."""
+        i = bisect.bisect_left(self.last_offsets, offset)
+        if i < len(self.positions) and self.base_offsets[i] <= offset:
+            return i
+        return None
+
+    def end_of(self, i: int) -> int:
+        return self.positions[i + 1] if i + 1 < len(self.positions) else self.valid_bytes
+
+
+class _State:
+    """Running values of the scan that the slow path needs."""
+
+    def __init__(self, scan: LogScan, sink: FindingSink, directory: str) -> None:
+        self.scan, self.sink, self.directory = scan, sink, directory
+        self.prev_last: int | None = None
+        self.first_gap: tuple[int, int] | None = None
+
+    def finding(self, code: str, severity: Severity, message: str, **kw: int | None) -> None:
+        fix = RECOVER.format(dir=self.directory) if severity is Severity.ERROR else None
+        self.sink.add(Finding(code, severity, self.scan.path, message, fix=fix, **kw))  # type: ignore[arg-type]
+
+    def invalid(self, position: int) -> None:
+        if self.scan.first_invalid is None:
+            self.scan.first_invalid = position
+
+
+def _offset_anomalies(st: _State, position: int, base: int, last: int) -> None:
+    """The slow path of the offset checks, taken only when a quick test fails."""
+    seg_base = st.scan.base_offset
+    if base < seg_base:
+        st.finding(
+            "LOG_OFFSET_BELOW_BASE",
+            Severity.ERROR,
+            f"batch at offset {base} lies below the segment's base offset {seg_base}",
+            offset=base,
+            position=position,
+        )
+    if last - seg_base > INT32_MAX:
+        st.finding(
+            "LOG_OFFSET_OVERFLOW",
+            Severity.ERROR,
+            f"offset {last} is more than 2^31-1 past the base offset {seg_base}: "
+            "index entries cannot address it",
+            offset=last,
+            position=position,
+        )
+    if last < base:
+        st.finding(
+            "LOG_OFFSET_NOT_INCREASING",
+            Severity.ERROR,
+            f"batch's last offset {last} is below its base offset {base}",
+            offset=base,
+            position=position,
+        )
+    prev = st.prev_last
+    if prev is not None:
+        if base <= prev:
+            st.finding(
+                "LOG_OFFSET_NOT_INCREASING",
+                Severity.ERROR,
+                f"batch starts at offset {base}, not above the previous batch's last offset {prev}",
+                offset=base,
+                position=position,
+            )
+        elif base > prev + 1:
+            st.scan.gaps += 1
+            if st.first_gap is None:
+                st.first_gap = (prev, base)
+
+
+def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
+    st.invalid(batch.position)
+    st.finding(
+        "LOG_CRC_MISMATCH",
+        Severity.ERROR,
+        f"batch at offset {batch.base_offset}: stored crc {batch.crc}, computed {computed}",
+        offset=batch.base_offset,
+        position=batch.position,
+    )
+
+
+def scan_log(
+    log: FileRecords, base_offset: int, options: VerifyOptions, sink: FindingSink, directory: str
+) -> LogScan:
+    """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep."""
+    scan = LogScan(log.path, base_offset, log.size)
+    st = _State(scan, sink, directory)
+    buf, view, end = log.buf, memoryview(log.buf), log.size
+    unpack = V2_HEADER.unpack_from
+    positions, bases, lasts, maxts = (
+        scan.positions,
+        scan.base_offsets,
+        scan.last_offsets,
+        scan.max_timestamps,
+    )
+    seg_base, prev_last, pos, epoch = base_offset, None, 0, None
+    epochs = scan.epoch_starts
+    deep = options.deep
+    while pos + HEADER_SIZE_UP_TO_MAGIC < end:
+        if pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2:
+            fields = unpack(buf, pos)
+            size = fields[1] + LOG_OVERHEAD
+            if size >= RECORD_BATCH_OVERHEAD and pos + size <= end:
+                base = fields[0]
+                last = base + fields[6]
+                if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != fields[4]:
+                    batch = RecordBatch(pos, *fields)
+                    _crc_mismatch(st, batch, batch.compute_checksum(buf))
+                if (
+                    prev_last is None
+                    or base != prev_last + 1
+                    or base < seg_base
+                    or last - seg_base > INT32_MAX
+                    or last < base
+                ):
+                    st.prev_last = prev_last
+                    _offset_anomalies(st, pos, base, last)
+                positions.append(pos)
+                bases.append(base)
+                lasts.append(last)
+                maxts.append(fields[8])
+                if fields[2] != epoch:
+                    epoch = fields[2]
+                    epochs.append((epoch, base))
+                if deep:
+                    _deep_checks(st, log, RecordBatch(pos, *fields), options)
+                prev_last = last
+                pos += size
+                continue
+        try:
+            batch = read_batch(buf, pos, end, log.path)
+        except CorruptBatchError as e:
+            st.invalid(pos)
+            code = "LOG_UNKNOWN_MAGIC" if "unknown magic" in e.reason else "LOG_CORRUPT_BATCH"
+            st.finding(
+                code, Severity.ERROR, f"{e.reason}; nothing after it can be read", position=pos
+            )
+            scan.valid_bytes = pos
+            break
+        if batch is None:
+            break
+        scan.legacy_batches += 1
+        if not batch.is_valid(buf):
+            _crc_mismatch(st, batch, batch.compute_checksum(buf))
+        st.prev_last = prev_last
+        _offset_anomalies(st, pos, batch.base_offset, batch.last_offset)
+        positions.append(pos)
+        bases.append(batch.base_offset)
+        lasts.append(batch.last_offset)
+        maxts.append(batch.max_timestamp)
+        if deep:
+            _deep_checks(st, log, batch, options)
+        prev_last = batch.last_offset
+        pos = batch.end
+    if not scan.valid_bytes:
+        scan.valid_bytes = pos
+    _tail_and_size(st, options)
+    return scan
+
+
+def _tail_and_size(st: _State, options: VerifyOptions) -> None:
+    scan = st.scan
+    if st.first_gap is not None:
+        a, b = st.first_gap
+        st.finding(
+            "LOG_OFFSET_GAP",
+            Severity.INFO,
+            f"{scan.gaps} gap(s) between batch offsets, first {a} -> {b} (normal after compaction)",
+            offset=b,
+        )
+    stopped_at = scan.valid_bytes
+    if stopped_at < scan.size and scan.first_invalid != stopped_at:
+        st.invalid(stopped_at)
+        st.finding(
+            "LOG_TRUNCATED_TAIL",
+            Severity.ERROR,
+            f"{scan.size - stopped_at} bytes after the last whole batch are a torn, partial batch",
+            position=stopped_at,
+        )
+    if scan.size > options.segment_bytes:
+        st.sink.add(
+            Finding(
+                "LOG_SEGMENT_OVERSIZE",
+                Severity.WARNING,
+                scan.path,
+                f"{scan.size} bytes, more than segment.bytes {options.segment_bytes}",
+            )
+        )
+
+
+def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOptions) -> None:
+    """Decode every record: counts, offsets inside the batch, max timestamp."""
+    count, max_ts = 0, NO_TIMESTAMP
+    try:
+        for record in log.records(batch, options.max_batch_bytes):
+            count += 1
+            max_ts = max(max_ts, record.timestamp)
+            if not batch.base_offset <= record.offset <= batch.last_offset:
+                st.finding(
+                    "LOG_RECORD_OFFSET_OUT_OF_BATCH",
+                    Severity.ERROR,
+                    f"record offset {record.offset} outside its batch "
+                    f"[{batch.base_offset}, {batch.last_offset}]",
+                    offset=record.offset,
+                    position=batch.position,
+                )
+            if record.is_valid is False:
+                _crc_mismatch_inner(st, batch, record.offset)
+    except KdumpError as e:
+        st.invalid(batch.position)
+        st.finding(
+            "LOG_CORRUPT_RECORD",
+            Severity.ERROR,
+            e.reason if hasattr(e, "reason") else str(e),
+            offset=batch.base_offset,
+            position=batch.position,
+        )
+        return
+    st.scan.records += count
+    expected = batch.records_count
+    if expected is not None and count != expected:
+        st.finding(
+            "LOG_RECORD_COUNT_MISMATCH",
+            Severity.ERROR,
+            f"batch says {expected} records, holds {count}",
+            offset=batch.base_offset,
+            position=batch.position,
+        )
+    stamped = batch.magic >= 1 and batch.timestamp_type != LOG_APPEND_TIME
+    if stamped and count and max_ts > batch.max_timestamp:
+        st.finding(
+            "LOG_MAX_TIMESTAMP_MISMATCH",
+            Severity.ERROR,
+            f"a record has timestamp {max_ts}, above the batch's max timestamp "
+            f"{batch.max_timestamp}",
+            offset=batch.base_offset,
+            position=batch.position,
+        )
+    elif stamped and count and max_ts < batch.max_timestamp and batch.magic >= 2:
+        st.finding(
+            "LOG_MAX_TIMESTAMP_MISMATCH",
+            Severity.INFO,
+            f"records' largest timestamp {max_ts} is below the batch's max timestamp "
+            f"{batch.max_timestamp} (records removed by compaction keep the batch's)",
+            offset=batch.base_offset,
+            position=batch.position,
+        )
+
+
+def _crc_mismatch_inner(st: _State, batch: Batch, offset: int) -> None:
+    st.finding(
+        "LOG_CRC_MISMATCH",
+        Severity.ERROR,
+        f"inner message at offset {offset} of the wrapper has a bad crc",
+        offset=offset,
+        position=batch.position,
+    )

@@ -1,0 +1,351 @@
+"""Checks of one partition directory: each segment, then what holds across segments."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
+from kdump.checks.log import LogScan, scan_log
+from kdump.checks.options import VerifyOptions
+from kdump.checks.sink import FindingSink
+from kdump.checks.txn import check_snapshot, check_txn_index
+from kdump.errors import KdumpError
+from kdump.format.checkpoint import (
+    LEADER_EPOCH_CHECKPOINT,
+    PARTITION_METADATA,
+    EpochEntry,
+    parse_leader_epoch_checkpoint,
+    parse_partition_metadata,
+)
+from kdump.segment import (
+    LEFTOVER_SUFFIXES,
+    SNAPSHOT_SUFFIX,
+    LogSegment,
+    list_segments,
+)
+
+PARTITION_DIR = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
+)
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    m = PARTITION_DIR.match(name)
+    return (m["topic"], int(m["partition"])) if m else None
+
+
+@dataclass
+class PartitionSummary:
+    path: str
+    topic: str | None
+    partition: int | None
+    segments: int = 0
+    bytes: int = 0
+    batches: int = 0
+    records: int | None = None
+    first_offset: int | None = None
+    last_offset: int | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    errors: int = 0
+    warnings: int = 0
+    infos: int = 0
+    startup: list[str] = field(default_factory=list)
+
+    @property
+    def log_end_offset(self) -> int | None:
+        return None if self.last_offset is None else self.last_offset + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class PartitionReport:
+    path: str
+    findings: list[Finding]
+    summary: PartitionSummary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary.to_dict(),
+        }
+
+
+def _read_text(path: Path) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read(1 << 20)
+
+
+def verify_segment(
+    segment: LogSegment, options: VerifyOptions, is_active: bool, sink: FindingSink | None = None
+) -> list[Finding]:
+    """The log, index, time index and txn index checks of one segment."""
+    own = sink or FindingSink(options.max_findings_per_code)
+    _check_segment(segment, options, is_active, own)
+    return own.close() if sink is None else []
+
+
+def _check_segment(
+    segment: LogSegment, options: VerifyOptions, is_active: bool, sink: FindingSink
+) -> LogScan | None:
+    log_path = segment.log_path
+    if not log_path.exists():
+        for p in (segment.index_path, segment.time_index_path, segment.txn_index_path):
+            if p.exists():
+                sink.add(
+                    Finding(
+                        "INDEX_ORPHAN",
+                        Severity.WARNING,
+                        str(p),
+                        f"no {log_path.name} beside it; the broker deletes such index files",
+                        fix=f"rm {p}",
+                    )
+                )
+        return None
+    directory = str(segment.directory)
+    scan = scan_log(segment.log(), segment.base_offset, options, sink, directory)
+    index, time_index = segment.offset_index(), segment.time_index()
+    fix = REBUILD.format(log=scan.path)
+    if index is not None:
+        check_offset_index(index, scan, sink, options, is_active)
+    elif scan.size:
+        sink.add(
+            Finding(
+                "INDEX_MISSING",
+                Severity.WARNING,
+                str(segment.index_path),
+                "the log has data but no offset index: the broker rebuilds both indexes at startup",
+                fix=fix,
+            )
+        )
+    if time_index is not None:
+        check_time_index(time_index, scan, sink, options, is_active)
+    elif index is not None and scan.size and scan.max_timestamp >= 0:
+        sink.add(
+            Finding(
+                "TIMEINDEX_MISSING",
+                Severity.WARNING,
+                str(segment.time_index_path),
+                "the log has timestamps but no time index: the broker starts an empty one "
+                "and lookups by time skip this segment",
+                fix=fix,
+            )
+        )
+    txn_index = segment.txn_index()
+    if txn_index is not None:
+        check_txn_index(txn_index, scan, sink)
+    return scan
+
+
+def _startup(
+    summary: PartitionSummary, findings: list[Finding], scans: dict[int, LogScan]
+) -> list[str]:
+    rebuild = {
+        os.path.basename(f.path).split(".", 1)[0]
+        for f in findings
+        if f.code in ("INDEX_MISSING", "INDEX_SANITY_CHECK_FAILS", "TIMEINDEX_SANITY_CHECK_FAILS")
+        and f.severity is not Severity.INFO
+    }
+    out = []
+    if rebuild:
+        out.append(f"rebuilds the indexes of {len(rebuild)} segment(s)")
+    truncations = [s for s in scans.values() if s.first_invalid is not None]
+    for s in truncations:
+        out.append(
+            f"truncates {os.path.basename(s.path)} at position {s.first_invalid} "
+            f"({s.size - s.first_invalid} bytes) if it recovers that segment"
+        )
+    return out
+
+
+def _check_leftovers(directory: Path, sink: FindingSink) -> None:
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if entry.name.endswith(LEFTOVER_SUFFIXES):
+            sink.add(
+                Finding(
+                    "PARTITION_LEFTOVER_FILE",
+                    Severity.WARNING,
+                    entry.path,
+                    "left by a delete, compaction or swap that did not finish; the broker "
+                    "completes or removes it at startup",
+                )
+            )
+
+
+def _check_segment_order(
+    segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink
+) -> None:
+    prev: LogScan | None = None
+    for seg in segments:
+        scan = scans.get(seg.base_offset)
+        if scan is None or scan.last_offset is None:
+            continue
+        if prev is not None and prev.last_offset is not None:
+            first = scan.first_offset
+            assert first is not None
+            if seg.base_offset <= prev.last_offset or first <= prev.last_offset:
+                sink.add(
+                    Finding(
+                        "PARTITION_SEGMENT_OVERLAP",
+                        Severity.ERROR,
+                        scan.path,
+                        f"segment starts at offset {first} (base {seg.base_offset}), not above "
+                        f"the previous segment's last offset {prev.last_offset}",
+                        offset=first,
+                    )
+                )
+            elif first > prev.last_offset + 1:
+                sink.add(
+                    Finding(
+                        "PARTITION_OFFSET_GAP",
+                        Severity.INFO,
+                        scan.path,
+                        f"offsets {prev.last_offset + 1}..{first - 1} lie in no segment "
+                        "(normal after compaction or deletion)",
+                        offset=prev.last_offset + 1,
+                    )
+                )
+        prev = scan
+
+
+def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: FindingSink) -> None:
+    path = directory / LEADER_EPOCH_CHECKPOINT
+    if not path.exists():
+        return
+    try:
+        entries = parse_leader_epoch_checkpoint(_read_text(path), str(path))
+    except KdumpError as e:
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), str(e)))
+        return
+    for problem in leader_epoch_problems(entries, _observed_epochs(scans)):
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), problem))
+
+
+def _observed_epochs(scans: dict[int, LogScan]) -> list[tuple[int, int]]:
+    observed: list[tuple[int, int]] = []
+    for base in sorted(scans):
+        for epoch, offset in scans[base].epoch_starts:
+            if epoch >= 0 and (not observed or observed[-1][0] != epoch):
+                observed.append((epoch, offset))
+    return observed
+
+
+def leader_epoch_problems(entries: list[EpochEntry], observed: list[tuple[int, int]]) -> list[str]:
+    """Where the checkpoint and the batches' partitionLeaderEpoch disagree."""
+    problems = []
+    for a, b in itertools.pairwise(entries):
+        if b.epoch <= a.epoch or b.start_offset < a.start_offset:
+            problems.append(f"entries {tuple(a)} then {tuple(b)} do not both increase")
+    starts = {e.epoch: e.start_offset for e in entries}
+    for i, (epoch, offset) in enumerate(observed):
+        if i and epoch < observed[i - 1][0]:
+            problems.append(
+                f"batches go back from epoch {observed[i - 1][0]} to {epoch} at offset {offset}"
+            )
+        if epoch not in starts:
+            problems.append(
+                f"batches from offset {offset} carry epoch {epoch}, which the checkpoint lacks"
+            )
+        elif i == 0 and starts[epoch] > offset:
+            problems.append(
+                f"epoch {epoch} starts at {starts[epoch]} in the checkpoint, but a batch at "
+                f"offset {offset} already carries it"
+            )
+        elif i and starts[epoch] != offset:
+            problems.append(
+                f"epoch {epoch} starts at {starts[epoch]} in the checkpoint, at offset {offset} "
+                "in the log"
+            )
+    return problems
+
+
+def _check_partition_metadata(directory: Path, sink: FindingSink) -> None:
+    path = directory / PARTITION_METADATA
+    if not path.exists():
+        return
+    try:
+        parse_partition_metadata(_read_text(path), str(path))
+    except KdumpError as e:
+        sink.add(
+            Finding(
+                "PARTITION_METADATA_CORRUPT",
+                Severity.WARNING,
+                str(path),
+                f"{getattr(e, 'reason', e)}; the broker refuses to load a partition whose "
+                "topic id it cannot read",
+            )
+        )
+
+
+def verify_partition(
+    directory: str | os.PathLike[str],
+    options: VerifyOptions,
+    only: set[int] | None = None,
+) -> PartitionReport:
+    """Every check of one partition directory (``only``: just these segments' own checks)."""
+    d = Path(directory)
+    sink = FindingSink(options.max_findings_per_code)
+    segments = list_segments(d)
+    active = segments[-1].base_offset if segments else None
+    scans: dict[int, LogScan] = {}
+    for seg in segments:
+        if only is not None and seg.base_offset not in only:
+            continue
+        try:
+            scan = _check_segment(seg, options, seg.base_offset == active, sink)
+        except KdumpError as e:
+            sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, getattr(e, "path", str(d)), str(e)))
+            continue
+        if scan is not None:
+            scans[seg.base_offset] = scan
+    if only is None:
+        for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
+            check_snapshot(str(snapshot), sink)
+        _check_segment_order(segments, scans, sink)
+        _check_leftovers(d, sink)
+        _check_leader_epochs(d, scans, sink)
+        _check_partition_metadata(d, sink)
+    findings = sink.close()
+    summary = _summarise(d, segments, scans, findings, options)
+    return PartitionReport(str(d), findings, summary)
+
+
+def _summarise(
+    d: Path,
+    segments: list[LogSegment],
+    scans: dict[int, LogScan],
+    findings: list[Finding],
+    options: VerifyOptions,
+) -> PartitionSummary:
+    parsed = parse_partition_dir(d.name)
+    s = PartitionSummary(str(d), *(parsed or (None, None)))
+    s.segments = len(segments)
+    ordered = [scans[b] for b in sorted(scans)]
+    s.bytes = sum(x.size for x in ordered)
+    s.batches = sum(x.batches for x in ordered)
+    s.records = sum(x.records for x in ordered) if options.deep else None
+    with_data = [x for x in ordered if x.batches]
+    if with_data:
+        s.first_offset = with_data[0].first_offset
+        s.last_offset = with_data[-1].last_offset
+        stamps = [t for x in with_data for t in (min(x.max_timestamps), x.max_timestamp) if t >= 0]
+        if stamps:
+            s.first_timestamp, s.last_timestamp = min(stamps), max(stamps)
+    for f in findings:
+        if f.severity is Severity.ERROR:
+            s.errors += 1
+        elif f.severity is Severity.WARNING:
+            s.warnings += 1
+        else:
+            s.infos += 1
+    s.startup = _startup(s, findings, scans)
+    return s

@@ -1,0 +1,43 @@
+"""Collects findings for one file, capping repeats of one code so a shredded file stays readable."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kdump.checks.findings import Finding, Severity
+
+
+class FindingSink:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.findings: list[Finding] = []
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._first: dict[tuple[str, str], Finding] = {}
+
+    def add(self, finding: Finding) -> None:
+        key = (finding.code, finding.path)
+        self._counts[key] += 1
+        if self._counts[key] <= self.cap:
+            self.findings.append(finding)
+            self._first.setdefault(key, finding)
+
+    def close(self) -> list[Finding]:
+        """The findings, plus one per capped code saying how many more there were."""
+        out = list(self.findings)
+        for (code, path), n in self._counts.items():
+            if n > self.cap:
+                first = self._first[(code, path)]
+                out.append(
+                    Finding(
+                        code,
+                        first.severity,
+                        path,
+                        f"{n - self.cap} more {code} findings in this file not listed",
+                        fix=first.fix,
+                    )
+                )
+        return out
+
+
+def worst(findings: list[Finding]) -> Severity | None:
+    return max((f.severity for f in findings), key=lambda s: s.rank, default=None)

@@ -1,0 +1,94 @@
+"""Checks of a segment's .txnindex and of producer state .snapshot files."""
+
+from __future__ import annotations
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan
+from kdump.checks.sink import FindingSink
+from kdump.errors import KdumpError
+from kdump.format.snapshot import SnapshotCrcError, parse_producer_snapshot
+from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
+from kdump.segment import open_buffer
+
+
+def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: FindingSink) -> None:
+    path, size = index.path, index.file_size
+    if not index.is_aligned:
+        sink.add(
+            Finding(
+                "TXNINDEX_MISALIGNED",
+                Severity.WARNING,
+                path,
+                f"{size} bytes is not a multiple of the {index.entry_size}-byte entry size; "
+                "the broker rebuilds it",
+                position=size - size % index.entry_size,
+            )
+        )
+    prev_last = None
+    last_log = scan.last_offset if scan is not None else None
+    for i, txn in enumerate(index):
+        where = {"offset": txn.last_offset, "position": i * index.entry_size}
+        if txn.version > CURRENT_VERSION:
+            sink.add(
+                Finding(
+                    "TXNINDEX_CORRUPT",
+                    Severity.ERROR,
+                    path,
+                    f"entry {i} has version {txn.version}; the broker refuses versions above "
+                    f"{CURRENT_VERSION}",
+                    **where,
+                )
+            )
+        if prev_last is not None and txn.last_offset <= prev_last:
+            sink.add(
+                Finding(
+                    "TXNINDEX_NOT_MONOTONIC",
+                    Severity.ERROR,
+                    path,
+                    f"entry {i} ends at offset {txn.last_offset}, not after the previous entry's "
+                    f"{prev_last}: read-committed fetches may return aborted records",
+                    **where,
+                )
+            )
+        prev_last = txn.last_offset
+        out_of_segment = txn.last_offset < index.base_offset or (
+            last_log is not None and txn.last_offset > last_log
+        )
+        if out_of_segment or txn.first_offset > txn.last_offset:
+            sink.add(
+                Finding(
+                    "TXNINDEX_OUT_OF_RANGE",
+                    Severity.ERROR,
+                    path,
+                    f"entry {i} (producer {txn.producer_id}, offsets {txn.first_offset}.."
+                    f"{txn.last_offset}) does not end inside this segment "
+                    f"[{index.base_offset}, {last_log}]",
+                    **where,
+                )
+            )
+
+
+def check_snapshot(path: str, sink: FindingSink) -> None:
+    try:
+        parse_producer_snapshot(open_buffer(path), path)
+    except SnapshotCrcError as e:
+        sink.add(
+            Finding(
+                "SNAPSHOT_CRC_MISMATCH",
+                Severity.WARNING,
+                path,
+                f"{e.reason}; the broker discards it and rebuilds producer state from the log",
+                position=e.position,
+            )
+        )
+    except KdumpError as e:
+        sink.add(
+            Finding(
+                "SNAPSHOT_CORRUPT",
+                Severity.WARNING,
+                path,
+                f"{getattr(e, 'reason', e)}; the broker discards it and rebuilds producer "
+                "state from the log",
+                position=getattr(e, "position", None),
+            )
+        )
