@@ -224,7 +224,8 @@ def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: Findi
     try:
         entries = parse_leader_epoch_checkpoint(_read_text(path), str(path))
     except KdumpError as e:
-        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), str(e)))
+        reason = getattr(e, "reason", str(e))
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), reason))
         return
     for problem in leader_epoch_problems(entries, _observed_epochs(scans)):
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), problem))

@@ -37,6 +37,8 @@ def _lines(text: str, path: str, fields: int) -> list[list[str]]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if not text.strip():
+        return []  # CheckpointFile reads an empty file as no entries
     position = 0
 
     def fail(i: int, why: str) -> FormatError:

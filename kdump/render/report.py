@@ -1,0 +1,113 @@
+"""The verify report: rich tables on a terminal, plain columns on a pipe, JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import IO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.verify import VerifyResult
+
+STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def iso(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def summary_table(result: VerifyResult, terminal: bool) -> Table:
+    table = Table(
+        title="kdump verify",
+        box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
+        show_edge=terminal,
+    )
+    for name in ("partition", "segments", "bytes", "batches", "records", "offsets"):
+        table.add_column(name, justify="left" if name in ("partition", "offsets") else "right")
+    for name in ("first timestamp", "last timestamp", "errors", "warnings", "info"):
+        table.add_column(name, justify="right")
+    for report in result.reports:
+        s = report.summary
+        offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
+        table.add_row(
+            s.path,
+            str(s.segments),
+            str(s.bytes),
+            str(s.batches),
+            _or_dash(s.records),
+            offsets,
+            iso(s.first_timestamp),
+            iso(s.last_timestamp),
+            str(s.errors),
+            str(s.warnings),
+            str(s.infos),
+        )
+    return table
+
+
+def finding_line(f: Finding) -> str:
+    where = f.path
+    if f.position is not None:
+        where += f":{f.position}"
+    extra = f" offset {f.offset}" if f.offset is not None else ""
+    fix = f" [fix: {f.fix}]" if f.fix else ""
+    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{fix}"
+
+
+def render_text(
+    result: VerifyResult, out: IO[str], terminal: bool, quiet: bool, min_severity: Severity
+) -> None:
+    console = Console(
+        file=out,
+        force_terminal=terminal,
+        no_color=not terminal,
+        width=None if terminal else 200,
+        soft_wrap=not terminal,
+    )
+    if not quiet:
+        console.print(summary_table(result, terminal))
+        for report in result.reports:
+            if report.summary.startup:
+                console.print(
+                    f"{report.path}: at startup the broker " + "; ".join(report.summary.startup),
+                    highlight=False,
+                )
+    shown = [f for f in result.findings if f.severity.rank >= min_severity.rank]
+    for f in shown:
+        line = finding_line(f)
+        console.print(
+            line, style=STYLES[f.severity] if terminal else None, highlight=False, markup=False
+        )
+    if not quiet:
+        counts = result.counts()
+        console.print(
+            f"{len(result.reports)} partition(s): {counts['error']} error(s), "
+            f"{counts['warning']} warning(s), {counts['info']} info",
+            highlight=False,
+        )
+
+
+def render_json(result: VerifyResult) -> str:
+    return json.dumps(
+        {"findings": [f.to_dict() for f in result.findings], "summary": result.summary()},
+        indent=2,
+    )
+
+
+def render_jsonl(result: VerifyResult) -> Iterator[str]:
+    for f in result.findings:
+        yield json.dumps(f.to_dict(), separators=(",", ":"))
