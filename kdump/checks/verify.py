@@ -35,6 +35,7 @@ __all__ = [
     "VerifyOptions",
     "VerifyResult",
     "discover",
+    "log_dir_findings",
     "verify_partition",
     "verify_paths",
     "verify_segment",
@@ -156,7 +157,7 @@ def _search(
     return log_dirs, partitions
 
 
-def _checkpoint_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[Finding]:
+def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[Finding]:
     ends = {
         (r.summary.topic, r.summary.partition): r.summary
         for r in reports
@@ -220,6 +221,6 @@ def verify_paths(
     for ld in log_dirs:
         reports = [run(t) for t in ld.partitions]
         result.reports.extend(reports)
-        result.log_dir_findings.extend(_checkpoint_findings(ld.path, reports))
+        result.log_dir_findings.extend(log_dir_findings(ld.path, reports))
     result.reports.extend(run(t) for t in loose)
     return result
