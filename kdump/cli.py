@@ -234,6 +234,20 @@ def main() -> None:
             raise
         click.echo(f"kdump: {e}", err=True)
         _exit(e.exit_code)
+    except OSError as e:
+        if traceback:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        click.echo(f"kdump: {where}{e.strerror or e}", err=True)
+        _exit(ExitCode.BAD_INPUT)
+    except Exception as e:  # the last line of defence: one line, never a traceback
+        if traceback:
+            raise
+        click.echo(
+            f"kdump: unexpected {type(e).__name__}: {e} (please report; --traceback shows where)",
+            err=True,
+        )
+        _exit(ExitCode.BAD_INPUT)
     _exit(code if isinstance(code, int) else ExitCode.OK)
 
 

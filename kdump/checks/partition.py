@@ -295,7 +295,11 @@ def verify_partition(
     """Every check of one partition directory (``only``: just these segments' own checks)."""
     d = Path(directory)
     sink = FindingSink(options.max_findings_per_code)
-    segments = list_segments(d)
+    try:
+        segments = list_segments(d)
+    except OSError as e:
+        sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(d), e.strerror or str(e)))
+        segments = []
     active = segments[-1].base_offset if segments else None
     scans: dict[int, LogScan] = {}
     for seg in segments:
@@ -303,8 +307,10 @@ def verify_partition(
             continue
         try:
             scan = _check_segment(seg, options, seg.base_offset == active, sink)
-        except KdumpError as e:
-            sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, getattr(e, "path", str(d)), str(e)))
+        except (KdumpError, OSError) as e:
+            path = getattr(e, "path", None) or getattr(e, "filename", None) or str(d)
+            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
+            sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(path), reason))
             continue
         if scan is not None:
             scans[seg.base_offset] = scan
