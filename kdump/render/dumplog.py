@@ -18,11 +18,14 @@ from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import (
     ABORT,
     COMMIT,
+    CONTROL_TYPE_NAMES,
     Record,
     control_record_key,
     end_transaction_marker,
 )
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.render.describe import (
     Decoder,
     compression,
@@ -178,7 +181,9 @@ def _control_text(record: Record) -> str:
         marker = end_transaction_marker(record)
         epoch = "?" if marker is None else marker.coordinator_epoch
         return f" endTxnMarker: {key.type_name} coordinatorEpoch: {epoch}"
-    return f" controlType: {key.type_name}({key.type})"
+    # ControlRecordType.toString() is the bare enum name, UNKNOWN for ids it does not know.
+    name = CONTROL_TYPE_NAMES.get(key.type, "UNKNOWN")
+    return f" controlType: {name}({key.type})"
 
 
 def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
@@ -313,7 +318,18 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
 
 
 def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
-    for t in open_txn_index(path):
+    entries = list(open_txn_index(path))
+    for i, t in enumerate(entries):
+        # TransactionIndex reads every entry before DumpLogSegments prints one, and AbortedTxn
+        # rejects a version above 0, so such a file prints no entry at all.
+        if t.version > TXN_INDEX_VERSION:
+            raise FormatError(
+                path,
+                i * ABORTED_TXN.size,
+                f"Unexpected aborted transaction version {t.version} in transaction index "
+                f"{_abs(path)}, current version is {TXN_INDEX_VERSION}",
+            )
+    for t in entries:
         yield Line(
             OUT,
             f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
@@ -356,8 +372,18 @@ DUMPERS = {
 }
 
 
+def java_file_path(path: str) -> str:
+    """``new File(path).toString()``: repeated '/' collapsed, a trailing '/' dropped.
+
+    DumpLogSegments prints and keys its summaries by File objects, never by the raw argument.
+    """
+    normal = re.sub("/+", "/", path)
+    return normal[:-1] if len(normal) > 1 and normal.endswith("/") else normal
+
+
 def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     """The lines for one file; a KdumpError ends this file with one line on stderr."""
+    path = java_file_path(path)
     yield Line(OUT, f"Dumping {path}")
     name = os.path.basename(path)
     dumper = DUMPERS.get(name[name.rfind(".") :] if "." in name else "")

@@ -118,7 +118,8 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
             for record in log.records(batch, opts.max_batch_bytes):
                 yield record_object(record, batch, opts.key_decoder, opts.value_decoder)
         valid_bytes = batch.end
-    if end - valid_bytes > 0:
+    # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.
+    if end == log.size and end - valid_bytes > 0:
         problems.trailing_bytes += end - valid_bytes
         yield {
             "type": "truncated_tail",
