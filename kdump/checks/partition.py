@@ -299,7 +299,7 @@ def verify_partition(
         segments = list_segments(d)
     except OSError as e:
         sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(d), e.strerror or str(e)))
-        segments = []
+        return PartitionReport(str(d), sink.close(), _summarise(d, [], {}, sink.close(), options))
     active = segments[-1].base_offset if segments else None
     scans: dict[int, LogScan] = {}
     for seg in segments:
