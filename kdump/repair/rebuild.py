@@ -1,0 +1,338 @@
+"""Kafka's ``LogSegment.recover``: rebuild a segment's offset index, time index and transaction
+index from its .log, and find where the log must be truncated (FORMAT.md §5 "Rebuild").
+
+Pure: a buffer (the memory-mapped .log) in, the bytes of the new index files out::
+
+    validBytes = 0; lastIndexEntry = 0; maxTs = -1; offsetOfMaxTs = -1
+    for batch in log batches (stop at the first invalid one):
+        if batch.maxTimestamp > maxTs: maxTs, offsetOfMaxTs = batch.maxTimestamp, batch.lastOffset
+        if validBytes - lastIndexEntry > indexIntervalBytes:
+            offsetIndex.append(batch.lastOffset, validBytes)
+            timeIndex.maybeAppend(maxTs, offsetOfMaxTs)
+            lastIndexEntry = validBytes
+        validBytes += batch.size
+        if batch.magic >= 2: updateProducerState(batch)      # the .txnindex
+    truncate the log to validBytes; trim the offset index
+    timeIndex.maybeAppend(maxTs, offsetOfMaxTs, skipFullCheck=true); trim the time index
+
+Where Kafka's index classes would throw (an index full before the segment ends, offsets that go
+back), the entry is refused and a finding says so; the rest of the rebuild goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kdump.checks.findings import Finding, Severity
+from kdump.crc import Buffer, crc32c
+from kdump.errors import CorruptBatchError
+from kdump.format.batch import (
+    ATTRIBUTES_OFFSET,
+    HEADER_SIZE_UP_TO_MAGIC,
+    INT32_MAX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    V2_HEADER,
+    Batch,
+    RecordBatch,
+    iter_batches,
+    read_batch,
+)
+from kdump.format.index import OffsetIndex
+from kdump.format.timeindex import TimeIndex
+from kdump.format.txnindex import AbortedTxn
+from kdump.repair.producer_state import ProducerStateTracker
+
+DEFAULT_INDEX_INTERVAL_BYTES = 4096
+DEFAULT_MAX_INDEX_SIZE = 10485760
+
+_OFFSET_ENTRY = OffsetIndex.entry_struct
+_TIME_ENTRY = TimeIndex.entry_struct
+# V2_HEADER fields, in DefaultRecordBatch order.
+_BASE_OFFSET, _LENGTH, _CRC, _LAST_DELTA, _MAX_TS, _PRODUCER_ID = 0, 1, 4, 6, 8, 9
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """The broker settings a rebuild depends on."""
+
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES
+    """index.interval.bytes (segment-level: index.interval.bytes)."""
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE
+    """log.index.size.max.bytes (segment.index.bytes)."""
+
+    @property
+    def max_offset_entries(self) -> int:
+        return self.max_index_size // _OFFSET_ENTRY.size
+
+    @property
+    def max_time_entries(self) -> int:
+        return self.max_index_size // _TIME_ENTRY.size
+
+
+class _OffsetIndexBuilder:
+    """OffsetIndex.append into a growing buffer: refuses when full or not increasing."""
+
+    def __init__(self, base_offset: int, max_entries: int) -> None:
+        self.base_offset, self.max_entries = base_offset, max_entries
+        self.data = bytearray()
+        self.entries = 0
+        self.last_offset = base_offset
+        self.refused_full = 0
+        self.refused_order: tuple[int, int] | None = None
+
+    def append(self, offset: int, position: int) -> None:
+        if self.entries >= self.max_entries:
+            self.refused_full += 1
+        elif self.entries == 0 or offset > self.last_offset:
+            self.data += _OFFSET_ENTRY.pack(offset - self.base_offset, position)
+            self.entries += 1
+            self.last_offset = offset
+        elif self.refused_order is None:
+            self.refused_order = (offset, position)
+
+
+class _TimeIndexBuilder:
+    """TimeIndex.maybeAppend: only a timestamp above the last one makes an entry; the last slot
+    is kept for the closing entry (isFull is entries >= maxEntries - 1)."""
+
+    def __init__(self, base_offset: int, max_entries: int) -> None:
+        self.base_offset, self.max_entries = base_offset, max_entries
+        self.data = bytearray()
+        self.entries = 0
+        self.last_timestamp = NO_TIMESTAMP
+        self.last_offset = base_offset
+        self.refused_full = 0
+        self.refused_order: tuple[int, int] | None = None
+
+    def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
+        if not skip_full_check and self.entries >= self.max_entries - 1:
+            self.refused_full += 1
+            return
+        if self.entries and offset < self.last_offset:
+            if self.refused_order is None:
+                self.refused_order = (timestamp, offset)
+            return
+        if timestamp > self.last_timestamp:
+            self.data += _TIME_ENTRY.pack(timestamp, offset - self.base_offset)
+            self.entries += 1
+            self.last_timestamp, self.last_offset = timestamp, offset
+
+
+@dataclass
+class RecoveredSegment:
+    """What LogSegment.recover makes of one .log."""
+
+    path: str
+    base_offset: int
+    log_size: int
+    valid_bytes: int = 0
+    """Where the log is truncated: the end of the last valid batch."""
+    index: bytes = b""
+    time_index: bytes = b""
+    aborted_txns: list[AbortedTxn] = field(default_factory=list)
+    batches: int = 0
+    max_timestamp: int = NO_TIMESTAMP
+    offset_of_max_timestamp: int = -1
+    stop: Finding | None = None
+    """Why the walk ended before the end of the file (invalid batch, torn tail, overflow)."""
+    findings: list[Finding] = field(default_factory=list)
+    """Refused index entries and producer-state surprises, as warnings or errors."""
+
+    @property
+    def truncated_bytes(self) -> int:
+        return self.log_size - self.valid_bytes
+
+    @property
+    def overflow(self) -> bool:
+        """Kafka throws LogSegmentOffsetOverflowException and splits the segment instead."""
+        return self.stop is not None and self.stop.code == "LOG_OFFSET_OVERFLOW"
+
+    @property
+    def index_entries(self) -> int:
+        return len(self.index) // _OFFSET_ENTRY.size
+
+    @property
+    def time_index_entries(self) -> int:
+        return len(self.time_index) // _TIME_ENTRY.size
+
+
+def recover_segment(
+    buf: Buffer,
+    base_offset: int,
+    path: str,
+    config: IndexConfig,
+    producers: ProducerStateTracker | None = None,
+    producer_state_from: int | None = None,
+) -> RecoveredSegment:
+    """Rebuild one segment's indexes as ``LogSegment.recover`` does.
+
+    ``producers`` carries the partition's producer state into this segment and out of it;
+    batches whose last offset is below ``producer_state_from`` (a snapshot's offset) leave it
+    alone.
+    """
+    end = len(buf)
+    view = memoryview(buf)
+    out = RecoveredSegment(path, base_offset, end)
+    index = _OffsetIndexBuilder(base_offset, config.max_offset_entries)
+    time_index = _TimeIndexBuilder(base_offset, config.max_time_entries)
+    interval = config.index_interval_bytes
+    unpack = V2_HEADER.unpack_from
+    state_from = -(2**63) if producer_state_from is None else producer_state_from
+    pos = last_index_entry = batches = 0
+    max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
+    while pos + HEADER_SIZE_UP_TO_MAGIC < end:
+        fast = pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2
+        if fast:
+            fields = unpack(buf, pos)
+            size = fields[_LENGTH] + LOG_OVERHEAD
+            fast = size >= RECORD_BATCH_OVERHEAD and pos + size <= end
+        if fast:
+            if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != fields[_CRC]:
+                out.stop = _invalid(path, pos, RecordBatch(pos, *fields), buf)
+                break
+            batch_max_ts = fields[_MAX_TS]
+            last = fields[_BASE_OFFSET] + fields[_LAST_DELTA]
+        else:
+            try:
+                batch = read_batch(buf, pos, end, path)
+            except CorruptBatchError as e:
+                unknown = "unknown magic" in e.reason
+                code = "LOG_UNKNOWN_MAGIC" if unknown else "LOG_CORRUPT_BATCH"
+                out.stop = _stop(code, path, pos, e.reason)
+                break
+            if batch is None:
+                break
+            if not batch.is_valid(buf):
+                out.stop = _invalid(path, pos, batch, buf)
+                break
+            batch_max_ts, last, size = batch.max_timestamp, batch.last_offset, batch.size
+        if not 0 <= last - base_offset <= INT32_MAX:
+            out.stop = _stop(
+                "LOG_OFFSET_OVERFLOW",
+                path,
+                pos,
+                f"offset {last} cannot be stored relative to base offset {base_offset}: Kafka "
+                "throws LogSegmentOffsetOverflowException and splits the segment",
+                offset=last,
+            )
+            break
+        if batch_max_ts > max_ts:
+            max_ts, offset_of_max_ts = batch_max_ts, last
+        if pos - last_index_entry > interval:
+            index.append(last, pos)
+            time_index.maybe_append(max_ts, offset_of_max_ts)
+            last_index_entry = pos
+        if fast and producers is not None and fields[_PRODUCER_ID] >= 0 and last >= state_from:
+            result = producers.update(buf, RecordBatch(pos, *fields), path)
+            if isinstance(result, AbortedTxn):
+                out.aborted_txns.append(result)
+            elif result is not None:
+                out.findings.append(result)
+        pos += size
+        batches += 1
+    out.valid_bytes, out.batches = pos, batches
+    out.max_timestamp, out.offset_of_max_timestamp = max_ts, offset_of_max_ts
+    if out.stop is None and pos < end:
+        out.stop = _stop(
+            "LOG_TRUNCATED_TAIL",
+            path,
+            pos,
+            f"{end - pos} bytes after the last whole batch are a torn, partial batch",
+        )
+    time_index.maybe_append(max_ts, offset_of_max_ts, skip_full_check=True)
+    out.index, out.time_index = bytes(index.data), bytes(time_index.data)
+    out.findings.extend(_refusals(path, index, time_index, config))
+    return out
+
+
+def _stop(code: str, path: str, position: int, message: str, offset: int | None = None) -> Finding:
+    return Finding(code, Severity.ERROR, path, message, offset=offset, position=position)
+
+
+def _invalid(path: str, position: int, batch: Batch, buf: Buffer) -> Finding:
+    return _stop(
+        "LOG_CRC_MISMATCH",
+        path,
+        position,
+        f"batch at offset {batch.base_offset}: stored crc {batch.crc}, "
+        f"computed {batch.compute_checksum(buf)}",
+        offset=batch.base_offset,
+    )
+
+
+def _refusals(
+    path: str, index: _OffsetIndexBuilder, time_index: _TimeIndexBuilder, config: IndexConfig
+) -> list[Finding]:
+    out = []
+    if index.refused_full:
+        out.append(
+            Finding(
+                "REPAIR_INDEX_FULL",
+                Severity.WARNING,
+                path,
+                f"the offset index filled its {index.max_entries} entries (max index size "
+                f"{config.max_index_size}); {index.refused_full} later entries left out, as "
+                "Kafka's OffsetIndex refuses them (the broker would have rolled the segment)",
+            )
+        )
+    if time_index.refused_full:
+        out.append(
+            Finding(
+                "REPAIR_TIMEINDEX_FULL",
+                Severity.WARNING,
+                path,
+                f"the time index filled its {time_index.max_entries - 1} entries before the "
+                f"closing one; {time_index.refused_full} later entries left out",
+            )
+        )
+    if index.refused_order is not None:
+        offset, position = index.refused_order
+        out.append(
+            Finding(
+                "LOG_OFFSET_NOT_INCREASING",
+                Severity.ERROR,
+                path,
+                f"index entry for offset {offset} refused: not above the last indexed offset "
+                "(Kafka's recovery throws InvalidOffsetException)",
+                offset=offset,
+                position=position,
+            )
+        )
+    if time_index.refused_order is not None:
+        timestamp, offset = time_index.refused_order
+        out.append(
+            Finding(
+                "LOG_OFFSET_NOT_INCREASING",
+                Severity.ERROR,
+                path,
+                f"time index entry ({timestamp}, {offset}) refused: its offset is below the "
+                "last entry's (Kafka's recovery throws InvalidOffsetException)",
+                offset=offset,
+            )
+        )
+    return out
+
+
+def largest_timestamp(buf: Buffer, path: str) -> tuple[int, int]:
+    """(max timestamp, first offset holding it) over the log's batches, headers only."""
+    max_ts, offset = NO_TIMESTAMP, -1
+    try:
+        for batch in iter_batches(buf, path):
+            if batch.max_timestamp > max_ts:
+                max_ts, offset = batch.max_timestamp, batch.last_offset
+    except CorruptBatchError:
+        pass
+    return max_ts, offset
+
+
+__all__ = [
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "DEFAULT_MAX_INDEX_SIZE",
+    "IndexConfig",
+    "RecoveredSegment",
+    "largest_timestamp",
+    "recover_segment",
+]
