@@ -1,0 +1,49 @@
+"""A tiny test-only writer of magic v2 batch bytes, written from FORMAT.md §2, for corruption
+tests that need a batch with an arbitrary (garbage, oversized) payload and a correct CRC."""
+
+from __future__ import annotations
+
+import struct
+
+import crc32c
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+def v2_batch(
+    base_offset: int,
+    payload: bytes,
+    codec: int = 0,
+    records_count: int = 1,
+    last_offset_delta: int = 0,
+    timestamp: int = 1700000000000,
+) -> bytes:
+    """Header fields around ``payload`` (the records, compressed or not), CRC-32C fixed."""
+    length = HEADER.size - 12 + len(payload)
+    header = bytearray(
+        HEADER.pack(
+            base_offset,
+            length,
+            0,
+            2,
+            0,
+            codec,
+            last_offset_delta,
+            timestamp,
+            timestamp,
+            -1,
+            -1,
+            -1,
+            records_count,
+        )
+    )
+    body = bytes(header[21:]) + payload
+    struct.pack_into(">I", header, 17, crc32c.crc32c(body))
+    return bytes(header) + payload
+
+
+def fix_crc(buf: bytearray, position: int) -> None:
+    """Recompute the CRC-32C of the v2 batch at ``position`` after patching its bytes."""
+    (length,) = struct.unpack_from(">i", buf, position + 8)
+    end = position + 12 + length
+    struct.pack_into(">I", buf, position + 17, crc32c.crc32c(bytes(buf[position + 21 : end])))
