@@ -278,6 +278,7 @@ def _register_commands() -> None:
 
 COMMAND_MODULES: list[str] = [
     # one line per module in kdump/commands/, each exporting COMMANDS: list[click.Command]
+    "lookup",
     "verify",
 ]
 

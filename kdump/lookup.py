@@ -226,6 +226,7 @@ class Scan:
     ``restarted`` holds the warning when the index position had to be given up for 0.
     """
 
+    segment: str
     start: Start
     position: int
     batches_scanned: int
@@ -316,8 +317,10 @@ class SegmentFiles:
             if found:
                 record = found if isinstance(found, Record) else None
                 valid = self.log.is_valid(batch)
-                return Scan(start, position, count, read, batch, valid, record, restarted)
-        return Scan(start, position, count, read, None, None, None, restarted)
+                return Scan(
+                    self.log_path, start, position, count, read, batch, valid, record, restarted
+                )
+        return Scan(self.log_path, start, position, count, read, None, None, None, restarted)
 
     def _bad_start(self, start: Start) -> str | None:
         where = (
@@ -558,7 +561,7 @@ class Lookup:
 
     @property
     def segment(self) -> str | None:
-        return self.segments[-1].log_path if self.scan is not None else None
+        return None if self.scan is None else self.scan.segment
 
     @property
     def batch(self) -> Batch | None:
@@ -618,7 +621,7 @@ def lookup_offset(log: PartitionLog, offset: int) -> Lookup:
         reason = (
             f"greatest base offset ≤ {offset}"
             if seg.base_offset <= offset
-            else "next segment: the read moves on (LocalLog.read)"
+            else "the read moves on to the next segment"
         )
         trail.warn(*seg.offset_index_warnings())
         scan = translate_offset(seg, offset)
@@ -642,8 +645,7 @@ def lookup_timestamp(log: PartitionLog, timestamp: int) -> Lookup:
     for seg in log.segments:
         largest = seg.largest_timestamp
         chosen = largest.timestamp >= timestamp
-        sign = "≥" if chosen else "<"
-        reason = f"largest timestamp {largest.timestamp} {sign} {timestamp}"
+        reason = f"largest timestamp {'≥' if chosen else '<'} {timestamp}"
         trail.steps.append(SegmentStep(seg.log_path, seg.base_offset, chosen, reason, largest))
         trail.warn(*seg.time_index_warnings())
         if not chosen:

@@ -1,0 +1,87 @@
+"""``kdump lookup``: find a message by offset or by timestamp as the broker does, and show how."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from kdump.errors import ExitCode
+from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp, parse_timestamp
+from kdump.render.dumplog import DumpOptions
+from kdump.render.jsonl import to_json
+from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
+
+PIPE_WIDTH = 120
+"""Width of the --explain tables when stdout is not a terminal (a terminal gives its own)."""
+
+
+def _timestamp(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@click.command("lookup")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--offset", type=int, default=None, help="Find the record at this offset.")
+@click.option(
+    "--timestamp",
+    callback=_timestamp,
+    default=None,
+    help="Find what ListOffsets answers for this time: epoch ms or ISO-8601 with a zone.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Dump-style lines, or one JSON object (always with every step).",
+)
+@click.option("--explain", is_flag=True, help="Show each step as a table (text format).")
+@click.option("--print-data-log", is_flag=True, help="Print the record's key and value.")
+@click.pass_context
+def lookup(
+    ctx: click.Context,
+    directory: str,
+    offset: int | None,
+    timestamp: int | None,
+    fmt: str,
+    explain: bool,
+    print_data_log: bool,
+) -> None:
+    """Find a message in partition DIRECTORY by --offset or --timestamp, as the broker does.
+
+    Exit code 0 when found, 1 when the broker would return nothing (OFFSET_OUT_OF_RANGE,
+    the log end, or no offset for the timestamp), 3 when DIRECTORY cannot be read.
+    """
+    if (offset is None) == (timestamp is None):
+        raise click.UsageError("give exactly one of --offset and --timestamp")
+    log = PartitionLog(directory)
+    if offset is not None:
+        result = lookup_offset(log, offset)
+    else:
+        assert timestamp is not None
+        result = lookup_timestamp(log, timestamp)
+    for warning in result.warnings:
+        click.echo(f"kdump: warning: {warning}", err=True)
+    if fmt == "json":
+        click.echo(to_json(lookup_object(result)))
+    else:
+        if explain:
+            console = Console(file=sys.stdout)
+            if not console.is_terminal:
+                console.width = PIPE_WIDTH
+            for table in explain_tables(result):
+                console.print(table)
+        for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
+            click.echo(line)
+    ctx.exit(ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS)
+
+
+COMMANDS: list[click.Command] = [lookup]
