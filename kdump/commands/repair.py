@@ -1,0 +1,150 @@
+"""`kdump rebuild-index`, `kdump trim-index`, `kdump recover`: the broker's index rebuild, index
+trim and log recovery, offline, atomically, keeping what they replace or cut.
+
+Exit codes: 0 done (or nothing to do), 2 a problem remains (an invalid batch rebuild-index stopped
+at, an offset overflow, new files that fail verify's checks), 3 a usage or I/O problem, or a
+refusal (a running broker's lock, a read-only file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from kdump.repair.apply import WriteOptions
+from kdump.repair.plan import (
+    PartitionTarget,
+    SegmentPlan,
+    plan_rebuild_index,
+    plan_recover,
+    plan_trim_index,
+    resolve_targets,
+)
+from kdump.repair.rebuild import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE, IndexConfig
+from kdump.repair.run import RunOptions, run_repair
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _emit(line: str, err: bool) -> None:
+    click.echo(line, err=err)
+
+
+def index_options(f: F) -> F:
+    f = click.option(
+        "--max-index-size",
+        type=click.IntRange(min=0),
+        default=DEFAULT_MAX_INDEX_SIZE,
+        show_default=True,
+        help="log.index.size.max.bytes: the offset index holds this // 8 entries.",
+    )(f)
+    return click.option(
+        "--index-interval-bytes",
+        type=click.IntRange(min=0),
+        default=DEFAULT_INDEX_INTERVAL_BYTES,
+        show_default=True,
+        help="index.interval.bytes the broker runs with.",
+    )(f)
+
+
+def write_options(f: F) -> F:
+    options = [
+        click.option("--dry-run", is_flag=True, help="Show what would change; write nothing."),
+        click.option(
+            "--output-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Write the new files under DIR/<partition>/; leave the originals untouched.",
+        ),
+        click.option(
+            "--backup-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Keep originals and cut bytes under DIR/<partition>/ instead of beside them.",
+        ),
+        click.option(
+            "--no-backup",
+            is_flag=True,
+            help="Do not keep replaced index files (cut log bytes are always kept).",
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Modify files even where a running broker holds the log dir's .lock.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _run(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    plan: Callable[[list[PartitionTarget]], Iterator[SegmentPlan]],
+    config: IndexConfig,
+    **kw: Any,
+) -> None:
+    if kw["output_dir"] is not None and kw["dry_run"]:
+        raise click.UsageError("--dry-run writes nothing: drop --output-dir")
+    if kw["no_backup"] and kw["backup_dir"] is not None:
+        raise click.UsageError("--no-backup and --backup-dir contradict each other")
+    targets = resolve_targets(list(paths))
+    options = RunOptions(
+        dry_run=kw["dry_run"],
+        write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
+        force=kw["force"],
+    )
+    result = run_repair(targets, plan(targets), options, config, _emit)
+    ctx.exit(result.exit_code)
+
+
+@click.command("rebuild-index")
+@click.argument("paths", nargs=-1, required=True)
+@index_options
+@write_options
+@click.pass_context
+def rebuild_index(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    index_interval_bytes: int,
+    max_index_size: int,
+    **kw: Any,
+) -> None:
+    """Rebuild .index, .timeindex (and .txnindex) from the log, byte for byte as Kafka's
+    LogSegment.recover does. PATH: a .log, a segment's files, a partition dir or a log dir."""
+    config = IndexConfig(index_interval_bytes, max_index_size)
+    _run(ctx, paths, lambda t: plan_rebuild_index(t, config), config, **kw)
+
+
+@click.command("trim-index")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--include-active", is_flag=True, help="Trim the active segment's indexes too.")
+@write_options
+@click.pass_context
+def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool, **kw: Any) -> None:
+    """Trim the zero-filled preallocated tail of closed segments' indexes, as a clean shutdown
+    does (trimToValidSize)."""
+    _run(ctx, paths, lambda t: plan_trim_index(t, include_active), IndexConfig(), **kw)
+
+
+@click.command("recover")
+@click.argument("paths", nargs=-1, required=True)
+@index_options
+@write_options
+@click.pass_context
+def recover(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    index_interval_bytes: int,
+    max_index_size: int,
+    **kw: Any,
+) -> None:
+    """Do what the broker's recovery does: cut each log at its first invalid batch (the cut
+    bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the indexes, trim."""
+    config = IndexConfig(index_interval_bytes, max_index_size)
+    _run(ctx, paths, lambda t: plan_recover(t, config), config, **kw)
+
+
+COMMANDS = [rebuild_index, trim_index, recover]

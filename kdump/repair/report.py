@@ -1,0 +1,81 @@
+"""Lines a repair prints: one per file (what changes, entries and bytes before and after, where a
+log is cut), the findings behind it, what was kept, and the re-check of the new files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kdump.checks.findings import Finding, Severity
+from kdump.render.report import finding_line
+from kdump.repair.apply import Written
+from kdump.repair.plan import LOG, FileChange, SegmentPlan
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _entries(change: FileChange) -> str:
+    before = change.old_entries
+    if before is None:
+        return "none"
+    used = change.old_used_entries
+    return f"{before} ({used} used)" if used is not None and used != before else str(before)
+
+
+def change_line(change: FileChange) -> str:
+    """``ACTION PATH: details`` for one planned file."""
+    action = change.action
+    if change.kind == LOG:
+        assert change.truncate_at is not None and change.old is not None
+        cut = change.old.size - change.truncate_at
+        detail = (
+            f"cut at position {change.truncate_at}: {_plural(cut, 'byte')} removed "
+            f"({change.old.size} -> {change.truncate_at} bytes)"
+        )
+    elif action == "unchanged":
+        detail = f"{_plural(change.new_entries or 0, 'entry')}, {change.new_size} bytes"
+        detail = detail.replace("entrys", "entries")
+    else:
+        old_size = "none" if change.old is None else str(change.old.size)
+        detail = (
+            f"{change.kind}: entries {_entries(change)} -> {change.new_entries}, "
+            f"bytes {old_size} -> {change.new_size}"
+        )
+    return f"{action:<9} {change.path}: {detail}"
+
+
+def plan_lines(plan: SegmentPlan) -> Iterator[str]:
+    if plan.skipped is not None:
+        yield f"{'skip':<9} {plan.segment.log_path}: {plan.skipped}"
+    for change in plan.changes:
+        yield change_line(change)
+    unresolved = plan.unresolved
+    for f in plan.findings:
+        fixed = f.severity is Severity.ERROR and f not in unresolved
+        yield finding_line(f) + (" [the cut above removes it]" if fixed else "")
+
+
+def kept_lines(written: list[Written]) -> Iterator[str]:
+    for w in written:
+        if w.backup is not None:
+            yield f"{'kept':<9} {w.backup}: the original {w.path.name}"
+        if w.cut is not None and w.change.truncate_at is not None and w.change.old is not None:
+            cut = w.change.old.size - w.change.truncate_at
+            yield (
+                f"{'kept':<9} {w.cut}: the {_plural(cut, 'byte')} cut from {w.path.name} at "
+                f"{w.change.truncate_at} (cat both to restore it)"
+            )
+
+
+def recheck_lines(findings: list[Finding], segments: int) -> Iterator[str]:
+    shown = [f for f in findings if f.severity.rank >= 1]
+    for f in shown:
+        yield finding_line(f)
+    errors = sum(1 for f in findings if f.severity.rank == 2)
+    warnings = sum(1 for f in findings if f.severity.rank == 1)
+    infos = len(findings) - errors - warnings
+    yield (
+        f"verify: new files of {_plural(segments, 'segment')} re-checked: "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+    )

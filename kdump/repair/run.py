@@ -1,0 +1,101 @@
+"""One repair run: plan each segment, show it, stage it, commit everything, re-check the new
+files with verify's checks, and say what is left to fix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kdump.checks.findings import Finding, Severity
+from kdump.errors import ExitCode
+from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.plan import PartitionTarget, SegmentPlan
+from kdump.repair.rebuild import IndexConfig
+from kdump.repair.recheck import recheck_segment
+from kdump.repair.report import kept_lines, plan_lines, recheck_lines
+
+Emit = Callable[[str, bool], None]
+"""emit(line, to_stderr)"""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    dry_run: bool = False
+    write: WriteOptions = field(default_factory=WriteOptions)
+    force: bool = False
+    """Go on when a log dir's .lock is held (a running broker), with a loud warning."""
+
+
+@dataclass
+class RunResult:
+    segments: int = 0
+    files: int = 0
+    """Files that change (or would, with --dry-run)."""
+    unresolved: list[Finding] = field(default_factory=list)
+    """Errors the run does not fix (an invalid batch rebuild-index stops at, an overflow...)."""
+    recheck: list[Finding] = field(default_factory=list)
+    written: list[Written] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        errors = self.unresolved + [f for f in self.recheck if f.severity is Severity.ERROR]
+        return ExitCode.ERRORS if errors else ExitCode.OK
+
+
+def run_repair(
+    targets: list[PartitionTarget],
+    plans: Iterable[SegmentPlan],
+    options: RunOptions,
+    config: IndexConfig,
+    emit: Emit,
+    hook: Hook | None = None,
+) -> RunResult:
+    """Apply ``plans`` (a lazy iterator: one segment in memory at a time)."""
+    result = RunResult()
+    write = options.write
+    if options.dry_run:
+        for plan in plans:
+            _show(plan, result, emit, all_files=False)
+        emit(
+            f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
+            "nothing was written",
+            False,
+        )
+        return result
+    staged: list[SegmentPlan] = []
+    with RepairSession(write, hook) as session:
+        if write.output_dir is None:
+            session.lock_log_dirs(
+                {t.log_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
+            )
+        for plan in plans:
+            to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
+            session.stage(plan, to_write)
+            if to_write:
+                staged.append(plan)
+        result.written = session.commit()
+    for line in kept_lines(result.written):
+        emit(line, False)
+    for plan in staged:
+        mine = [
+            w
+            for w in result.written
+            if w.change.path.parent == plan.segment.directory
+            and w.change.path.name.startswith(plan.segment.log_path.stem)
+        ]
+        result.recheck += recheck_segment(plan.segment, plan.is_active, mine, config)
+    if staged:
+        for line in recheck_lines(result.recheck, len(staged)):
+            emit(line, False)
+    where = f" under {write.output_dir}" if write.output_dir is not None else ""
+    emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+    return result
+
+
+def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list:  # type: ignore[type-arg]
+    result.segments += 1
+    result.files += len(plan.changed)
+    result.unresolved += plan.unresolved
+    for line in plan_lines(plan):
+        emit(line, False)
+    return list(plan.changes if all_files else plan.changed)
