@@ -1,0 +1,1 @@
+"""Kafka's message schemas, transcribed as data for :mod:`kdump.format.messages`."""
