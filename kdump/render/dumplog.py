@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.internal import MessageParser, content_text, decode_control_record
 from kdump.format.records import (
     ABORT,
     COMMIT,
@@ -24,6 +25,7 @@ from kdump.format.records import (
     end_transaction_marker,
 )
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.render.describe import (
@@ -71,6 +73,8 @@ class DumpOptions:
     key_decoder: Decoder = string_decoder
     value_decoder: Decoder = string_decoder
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    # --offsets-decoder and friends: replaces the key/value decoders when set.
+    message_parser: MessageParser | None = None
 
     @property
     def deep(self) -> bool:
@@ -181,6 +185,9 @@ def _control_text(record: Record) -> str:
         marker = end_transaction_marker(record)
         epoch = "?" if marker is None else marker.coordinator_epoch
         return f" endTxnMarker: {key.type_name} coordinatorEpoch: {epoch}"
+    decoded = decode_control_record(key.type, record)
+    if decoded is not None:
+        return decoded.text()
     # ControlRecordType.toString() is the bare enum name, UNKNOWN for ids it does not know.
     name = CONTROL_TYPE_NAMES.get(key.type, "UNKNOWN")
     return f" controlType: {name}({key.type})"
@@ -207,12 +214,27 @@ def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
             parts.append(_control_text(record))
         prefix = " "
     if opts.print_data_log and not batch.is_control:
-        if record.key is not None:
-            parts.append(f"{prefix}key: {opts.key_decoder(record.key)}")
+        key, value = record_content(record, opts)
+        if key is not None:
+            parts.append(f"{prefix}key: {key}")
             prefix = " "
-        if record.value is not None:
-            parts.append(f"{prefix}payload: {opts.value_decoder(record.value)}")
+        if value is not None:
+            parts.append(f"{prefix}payload: {value}")
     return "".join(parts)
+
+
+def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str | None]:
+    """The key and payload texts (None: not printed): the message parser's, or the decoders'."""
+    if opts.message_parser is not None:
+        key, value = opts.message_parser(record)
+        return (
+            None if key is None else content_text(key),
+            None if value is None else content_text(value),
+        )
+    return (
+        None if record.key is None else opts.key_decoder(record.key),
+        None if record.value is None else opts.value_decoder(record.value),
+    )
 
 
 def _log_header(path: str) -> str:
@@ -362,6 +384,21 @@ def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iter
         yield Line(OUT, text)
 
 
+def text_entry_line(entry: NamedTuple) -> str:
+    """``epoch: 0 startOffset: 0``: the entry's fields, camelCase as Kafka names them."""
+    return " ".join(
+        f"{re.sub(r'_([a-z])', lambda m: m[1].upper(), name)}: {value}"
+        for name, value in entry._asdict().items()
+        if value is not None
+    )
+
+
+def _dump_text_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    """Checkpoint files, partition.metadata, meta.properties (kdump's own; Kafka skips them)."""
+    for entry in text_file_entries(os.path.basename(path), bytes(open_buffer(path)), path):
+        yield Line(OUT, text_entry_line(entry))
+
+
 DUMPERS = {
     LOG_SUFFIX: _dump_log,
     CHECKPOINT_SUFFIX: _dump_log,
@@ -387,6 +424,8 @@ def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
     yield Line(OUT, f"Dumping {path}")
     name = os.path.basename(path)
     dumper = DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
+    if text_file_reader(name) is not None:
+        dumper = _dump_text_file
     if dumper is None:
         yield Line(ERR, f"Ignoring unknown file {path}")
         return
