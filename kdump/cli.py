@@ -15,6 +15,7 @@ from kdump import __version__
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.internal import MESSAGE_PARSERS, MessageParser
 from kdump.render.describe import DECODERS
 from kdump.render.dumplog import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -35,6 +36,13 @@ def _decoder_choice(value: str | None) -> str:
     if value not in DECODERS:
         raise click.BadParameter(f"unknown decoder {value!r}; use one of string, hex, base64")
     return value
+
+
+DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
+    ("offsets", "Decode __consumer_offsets keys and values as JSON."),
+    ("transaction-log", "Decode __transaction_state keys and values as JSON."),
+    ("cluster-metadata", "Decode __cluster_metadata records and KRaft snapshots as JSON."),
+)
 
 
 def dump_options(f: F) -> F:
@@ -84,16 +92,28 @@ def dump_options(f: F) -> F:
             default=None,
             help="string, hex or base64. Implies --print-data-log.",
         ),
+        *(
+            click.option(f"--{name}-decoder", is_flag=True, help=f"{what} Implies data printing.")
+            for name, what in DECODER_OPTIONS
+        ),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
+def _message_parser(kw: dict[str, Any]) -> MessageParser | None:
+    for name, _ in DECODER_OPTIONS:
+        if kw[f"{name.replace('-', '_')}_decoder"]:
+            return MESSAGE_PARSERS[name]
+    return None
+
+
 def _options(**kw: Any) -> DumpOptions:
+    parser = _message_parser(kw)
     decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
     return DumpOptions(
-        print_data_log=kw["print_data_log"] or decoders_given,
+        print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
         deep_iteration=kw["deep_iteration"],
         verify_index_only=kw["verify_index_only"],
         index_sanity_check=kw["index_sanity_check"],
@@ -103,6 +123,7 @@ def _options(**kw: Any) -> DumpOptions:
         skip_record_metadata=kw["skip_record_metadata"],
         key_decoder=DECODERS[_decoder_choice(kw["key_decoder"])],
         value_decoder=DECODERS[_decoder_choice(kw["value_decoder"])],
+        message_parser=parser,
     )
 
 
