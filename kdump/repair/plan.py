@@ -9,6 +9,7 @@ a time, in bounded memory.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from collections.abc import Iterator
@@ -162,7 +163,9 @@ def _mapped(path: Path) -> Iterator[Buffer]:
         yield buf
     finally:
         if isinstance(buf, mmap.mmap):
-            buf.close()
+            # A view may still be referenced (by an exception's traceback): freed with it.
+            with contextlib.suppress(BufferError):
+                buf.close()
 
 
 def _segments(target: PartitionTarget) -> tuple[list[LogSegment], list[Finding]]:

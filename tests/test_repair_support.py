@@ -1,0 +1,78 @@
+"""Helpers shared by the repair tests (no tests here): fixture copies laid out as a broker log
+dir, the console entry point run in-process, and a file-tree snapshot to compare states."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+from unittest import mock
+
+from click.testing import CliRunner
+from conftest import ORACLE
+
+from kdump.cli import main
+from kdump.format.batch import iter_batches
+from kdump.segment import open_buffer
+
+
+class Ran(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def run_kdump(args: Sequence[str]) -> Ran:
+    """``kdump ARGS`` through the console entry point, as a shell sees it."""
+    runner = CliRunner()
+    with runner.isolation() as (out, err, _), mock.patch.object(sys, "argv", ["kdump", *args]):
+        try:
+            main()
+        except SystemExit as e:
+            code = e.code
+        else:
+            code = 0
+    exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+    return Ran(exit_code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def copy_partition(name: str, root: Path) -> Path:
+    """fixtures/oracle/NAME copied to ROOT/logdir/NAME (a log dir with one partition)."""
+    log_dir = root / "logdir"
+    log_dir.mkdir(exist_ok=True)
+    return Path(shutil.copytree(ORACLE / name, log_dir / name))
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (relative name -> bytes)."""
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def batch_positions(log: Path) -> list[tuple[int, int]]:
+    """(start, end) of each batch of a .log."""
+    return [(b.position, b.end) for b in iter_batches(open_buffer(log), str(log))]
+
+
+def flip_byte(path: Path, position: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def damage(partition: Path) -> dict[str, int]:
+    """Flip a byte inside the fourth batch of the second segment and tear the last segment's
+    tail: what `recover` must cut (log name -> expected cut position)."""
+    logs = sorted(partition.glob("*.log"))
+    second, last = logs[1], logs[-1]
+    start, end = batch_positions(second)[3]
+    flip_byte(second, (start + end) // 2)
+    data = last.read_bytes()
+    last_start, _ = batch_positions(last)[-1]
+    last.write_bytes(data[: last_start + 30])
+    return {second.name: start, last.name: last_start}
