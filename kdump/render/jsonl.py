@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetPosition
+from kdump.format.internal import DELETE, MessageParser, decode_control_record
 from kdump.format.records import Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.timeindex import TimestampOffset
 from kdump.render.describe import Decoder, compression, timestamp_type
 from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems
@@ -62,7 +65,11 @@ def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
 
 
 def record_object(
-    record: Record, batch: Batch, key_decoder: Decoder, value_decoder: Decoder
+    record: Record,
+    batch: Batch,
+    key_decoder: Decoder,
+    value_decoder: Decoder,
+    parser: MessageParser | None = None,
 ) -> Obj:
     obj: Obj = {
         "type": "record",
@@ -77,6 +84,10 @@ def record_object(
         "key": _decoded(record.key, key_decoder),
         "value": _decoded(record.value, value_decoder),
     }
+    if parser is not None and not batch.is_control:
+        # Decoded JSON objects; error texts stay strings, a tombstone is null.
+        parsed_key, parsed_value = parser(record)
+        obj.update(key=parsed_key, value=None if parsed_value == DELETE else parsed_value)
     if record.crc is not None:
         obj.update(crc=record.crc, is_valid=record.is_valid)
     if batch.is_control:
@@ -84,6 +95,9 @@ def record_object(
         obj["control_type"] = key.type_name if key else None
         if marker is not None and key is not None and key.type in (0, 1):
             obj["coordinator_epoch"] = marker.coordinator_epoch
+        control = None if key is None else decode_control_record(key.type, record)
+        if control is not None:
+            obj["control"] = control.data if control.data is not None else control.error
     return obj
 
 
@@ -116,7 +130,9 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
         yield batch_object(path, batch, valid)
         if opts.deep:
             for record in log.records(batch, opts.max_batch_bytes):
-                yield record_object(record, batch, opts.key_decoder, opts.value_decoder)
+                yield record_object(
+                    record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
+                )
         valid_bytes = batch.end
     # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.
     if end == log.size and end - valid_bytes > 0:
@@ -159,6 +175,13 @@ def _snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
         }
 
 
+def _text_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    """One object per checkpoint entry, or the partition.metadata / meta.properties content."""
+    for entry in text_file_entries(os.path.basename(path), bytes(open_buffer(path)), path):
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(entry).__name__).lower()
+        yield {"type": kind, "file": path, **entry._asdict()}
+
+
 JSON_DUMPERS = {
     LOG_SUFFIX: _log,
     CHECKPOINT_SUFFIX: _log,
@@ -172,6 +195,8 @@ JSON_DUMPERS = {
 def dump_file_objects(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
     name = os.path.basename(path)
     dumper = JSON_DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
+    if text_file_reader(name) is not None:
+        dumper = _text_file
     if dumper is None:
         problems.failures += 1
         yield {"type": "error", "file": path, "position": None, "message": "unknown file type"}
