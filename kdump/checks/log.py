@@ -30,6 +30,7 @@ from kdump.format.batch import (
     RecordBatch,
     read_batch,
 )
+from kdump.format.compression import CodecError, decompress
 from kdump.segment import FileRecords
 
 RECOVER = "kdump recover {dir}"
@@ -289,6 +290,16 @@ def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOpti
                 _crc_mismatch_inner(st, batch, record.offset)
     except KdumpError as e:
         st.invalid(batch.position)
+        held = _records_held(log, batch, options)
+        if held is not None and held != batch.records_count:
+            st.finding(
+                "LOG_RECORD_COUNT_MISMATCH",
+                Severity.ERROR,
+                f"batch says {batch.records_count} records, holds {held}",
+                offset=batch.base_offset,
+                position=batch.position,
+            )
+            return
         st.finding(
             "LOG_CORRUPT_RECORD",
             Severity.ERROR,
@@ -326,6 +337,30 @@ def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOpti
             offset=batch.base_offset,
             position=batch.position,
         )
+
+
+def _records_held(log: FileRecords, batch: Batch, options: VerifyOptions) -> int | None:
+    """How many whole records a v2 batch's payload holds when they fill it exactly, else None.
+
+    Decoding stops after recordsCount records, so a wrong count shows up as bytes left over
+    or a record running past the end (Kafka: "Incorrect declared batch size"); counting the
+    records that do decode tells a miscounted batch from a damaged payload.
+    """
+    if not isinstance(batch, RecordBatch):
+        return None
+    payload = memoryview(log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]
+    try:
+        size = len(decompress(batch.compression, payload, options.max_batch_bytes))
+    except CodecError:
+        return None
+    held = used = 0
+    try:
+        for record in log.records(batch._replace(records_count=INT32_MAX), options.max_batch_bytes):
+            held += 1
+            used += record.size_in_bytes
+    except KdumpError:
+        pass
+    return held if used == size else None
 
 
 def _crc_mismatch_inner(st: _State, batch: Batch, offset: int) -> None:
