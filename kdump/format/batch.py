@@ -274,7 +274,9 @@ def iter_batches(
     max_size: int | None = None,
 ) -> Iterator[Batch]:
     """Every batch from ``start`` to ``end`` in file order, shallow (headers only)."""
-    end = len(buf) if end is None else end
+    end = len(buf) if end is None else min(end, len(buf))
+    if not 0 <= start <= len(buf):
+        raise CorruptBatchError(path, start, f"position {start} is outside the file")
     position = start
     v2_unpack = V2_HEADER.unpack_from
     while position + HEADER_SIZE_UP_TO_MAGIC < end:
