@@ -1,0 +1,166 @@
+"""Fuzz targets: each takes arbitrary bytes and may raise nothing but kdump's own KdumpError.
+
+Used by fuzz/run.py (coverage-guided, atheris) and tests/test_fuzz.py (hypothesis, bounded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import struct
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from kdump.errors import KdumpError
+from kdump.format.batch import iter_batches
+from kdump.format.checkpoint import (
+    parse_leader_epoch_checkpoint,
+    parse_offset_checkpoint,
+    parse_partition_metadata,
+)
+from kdump.format.index import OffsetIndex
+from kdump.format.records import control_record_key, end_transaction_marker, iter_records
+from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.timeindex import TimeIndex
+from kdump.format.txnindex import TransactionIndex
+
+LIMIT = 1 << 20
+
+
+def fuzz_log(data: bytes) -> None:
+    try:
+        for batch in iter_batches(data, "fuzz.log"):
+            batch.is_valid(data)
+            for record in iter_records(data, batch, "fuzz.log", LIMIT):
+                if batch.is_control:
+                    control_record_key(record)
+                    end_transaction_marker(record)
+    except KdumpError:
+        pass
+
+
+def _probe_index(index: OffsetIndex | TimeIndex, data: bytes) -> None:
+    used = index.used_entries
+    index.entries_before_first_zero_entry()
+    index.sanity_check()
+    for i in range(min(used, 64)):
+        index.entry(i)
+    target = struct.unpack(">q", (data[:8] + bytes(8))[:8])[0]
+    index.lookup(target)
+    index.lookup(target, used)
+    index.ceiling(target, used)
+
+
+def fuzz_index(data: bytes) -> None:
+    _probe_index(OffsetIndex(data, 1000, "fuzz.index"), data)
+
+
+def fuzz_time_index(data: bytes) -> None:
+    _probe_index(TimeIndex(data, 1000, "fuzz.timeindex"), data)
+
+
+def fuzz_txn_index(data: bytes) -> None:
+    index = TransactionIndex(data, 1000, "fuzz.txnindex")
+    list(index)
+    index.sanity_check()
+
+
+def fuzz_snapshot(data: bytes) -> None:
+    with contextlib.suppress(KdumpError):
+        parse_producer_snapshot(data, "fuzz.snapshot")
+
+
+def fuzz_checkpoints(data: bytes) -> None:
+    text = data.decode("utf-8", "replace")
+    for parse in (parse_offset_checkpoint, parse_leader_epoch_checkpoint, parse_partition_metadata):
+        with contextlib.suppress(KdumpError):
+            parse(text, "fuzz-checkpoint")  # type: ignore[operator]
+
+
+CLI_RUNS: list[list[str]] = [
+    ["--files", "{log},{index},{timeindex}", "--deep-iteration", "--print-data-log"],
+    ["dump", "{dir}", "--format", "jsonl", "--deep-iteration"],
+    ["verify", "{dir}", "--deep", "--format", "json"],
+]
+
+
+class CliBug(AssertionError):
+    """The CLI printed a traceback or its last-resort 'unexpected' line, or a bad exit code."""
+
+
+def run_cli(args: list[str]) -> tuple[int, str]:
+    from kdump.cli import main
+
+    err, out = io.StringIO(), io.StringIO()
+    saved = sys.argv, sys.stdout, sys.stderr
+    sys.argv, sys.stdout, sys.stderr = ["kdump", *args], out, err
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = int(e.code or 0)
+    finally:
+        sys.argv, sys.stdout, sys.stderr = saved
+    return code, err.getvalue()
+
+
+def fuzz_cli(data: bytes) -> None:
+    """The first bytes split the input into a .log, an .index and a .timeindex."""
+    cut1 = int.from_bytes(data[:2] or b"\x00", "big") % (len(data) + 1)
+    cut2 = cut1 + int.from_bytes(data[2:3] or b"\x00", "big") * 8 // 3
+    files = {"log": data[3:cut1], "index": data[cut1:cut2], "timeindex": data[cut2:]}
+    with tempfile.TemporaryDirectory() as tmp:
+        part = Path(tmp) / "fuzz-0"
+        part.mkdir()
+        paths = {}
+        for suffix, content in files.items():
+            paths[suffix] = str(part / f"{0:020d}.{suffix}")
+            Path(paths[suffix]).write_bytes(content)
+        for template in CLI_RUNS:
+            args = [a.format(dir=part, **paths) for a in template]
+            code, err = run_cli(args)
+            if code not in (0, 1, 2, 3) or "Traceback" in err or "kdump: unexpected" in err:
+                raise CliBug(f"kdump {' '.join(args)} -> {code}: {err[-2000:]}")
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "log": fuzz_log,
+    "index": fuzz_index,
+    "timeindex": fuzz_time_index,
+    "txnindex": fuzz_txn_index,
+    "snapshot": fuzz_snapshot,
+    "checkpoint": fuzz_checkpoints,
+    "cli": fuzz_cli,
+}
+
+SEED_SUFFIXES = {
+    "log": (".log",),
+    "index": (".index",),
+    "timeindex": (".timeindex",),
+    "txnindex": (".txnindex",),
+    "snapshot": (".snapshot",),
+    "checkpoint": ("checkpoint", "partition.metadata"),
+    "cli": (".log",),
+}
+
+
+def seeds(target: str, root: Path, max_size: int = 64 * 1024) -> list[bytes]:
+    """Fixture files for ``target``, small ones, plus any saved corpus entries."""
+    out = []
+    for base in (
+        root / "fixtures" / "oracle",
+        root / "fixtures" / "generated",
+        root / "fuzz" / "corpus" / target,
+    ):
+        if not base.exists():
+            continue
+        for dirpath, _, names in os.walk(base):
+            for name in sorted(names):
+                path = Path(dirpath) / name
+                wanted = base.name == target or name.endswith(SEED_SUFFIXES[target])
+                if wanted and 0 < path.stat().st_size <= max_size:
+                    out.append(path.read_bytes())
+    return out
