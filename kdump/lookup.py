@@ -72,7 +72,13 @@ def search_index(
     entries: int | None = None,
 ) -> IndexSearch:
     """FLOOR (the largest entry ≤ target: Kafka's lookup) or CEILING (the smallest entry ≥
-    target) over the first ``entries`` entries (default: all, as Kafka counts them)."""
+    target) over the first ``entries`` entries (default: all, as Kafka counts them).
+
+    Kafka's binarySearch never compares its lower bound inside the loop, so a CEILING whose
+    target equals the first entry of the range searched answers the entry after it
+    (AbstractIndex.indexSlotRangeFor; its FLOOR answers are right). The search did compare that
+    entry equal, so kdump answers it: the smallest entry ≥ target.
+    """
     slots: list[int] = []
     slot = index.slot_for(target, search, entries, slots)
     probes = []
@@ -80,6 +86,8 @@ def search_index(
         entry = index.entry(s)
         key = index.key(entry)
         probes.append(Probe(s, entry, (key > target) - (key < target)))
+    if search is SearchType.CEILING:
+        slot = next((p.slot for p in probes if p.comparison == 0), slot)
     n = index.entries if entries is None else entries
     return IndexSearch(
         index.path,
