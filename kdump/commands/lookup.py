@@ -57,8 +57,9 @@ def lookup(
 ) -> None:
     """Find a message in partition DIRECTORY by --offset or --timestamp, as the broker does.
 
-    Exit code 0 when found, 1 when the broker would return nothing (OFFSET_OUT_OF_RANGE,
-    the log end, or no offset for the timestamp), 3 when DIRECTORY cannot be read.
+    Exit code 0 when found (index warnings go to stderr), 1 when the broker would return
+    nothing (OFFSET_OUT_OF_RANGE, the log end, or no offset for the timestamp), 2 when a batch
+    on the way does not parse, 3 when DIRECTORY cannot be read.
     """
     if (offset is None) == (timestamp is None):
         raise click.UsageError("give exactly one of --offset and --timestamp")
