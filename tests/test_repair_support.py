@@ -41,7 +41,7 @@ def run_kdump(args: Sequence[str]) -> Ran:
 def copy_partition(name: str, root: Path) -> Path:
     """fixtures/oracle/NAME copied to ROOT/logdir/NAME (a log dir with one partition)."""
     log_dir = root / "logdir"
-    log_dir.mkdir(exist_ok=True)
+    log_dir.mkdir(parents=True, exist_ok=True)
     return Path(shutil.copytree(ORACLE / name, log_dir / name))
 
 

@@ -23,6 +23,7 @@ log) go to ``DIR/<partition dir name>/`` by the same temporary-file-and-rename r
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import stat
@@ -225,11 +226,13 @@ class RepairSession:
             raise RepairError(where, "read-only: nothing was changed")
 
     def _stage_content(self, change: FileChange, target: Path, mode: int) -> _Staged:
-        assert change.content is not None
+        content = change.content
+        assert content is not None
         temp = _temp_path(target)
-        staged = _Staged(Written(change, target), temp)
+        # Only the file's description is kept once it is staged: memory stays flat.
+        staged = _Staged(Written(dataclasses.replace(change, content=None), target), temp)
         self.staged.append(staged)
-        self._write_file(temp, mode, lambda fd: _write_all(fd, change.content or b""))
+        self._write_file(temp, mode, lambda fd: _write_all(fd, content))
         self.dirs.add(target.parent)
         self.hook("temp-written", temp)
         return staged

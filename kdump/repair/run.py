@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
-from kdump.errors import ExitCode
+from kdump.errors import ExitCode, KdumpError
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
 from kdump.repair.plan import PartitionTarget, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_segment
 from kdump.repair.report import kept_lines, plan_lines, recheck_lines
+from kdump.segment import LogSegment
 
 Emit = Callable[[str, bool], None]
 """emit(line, to_stderr)"""
@@ -62,7 +63,7 @@ def run_repair(
             False,
         )
         return result
-    staged: list[SegmentPlan] = []
+    staged: list[tuple[LogSegment, bool]] = []
     with RepairSession(write, hook) as session:
         if write.output_dir is None:
             session.lock_log_dirs(
@@ -72,18 +73,28 @@ def run_repair(
             to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
             session.stage(plan, to_write)
             if to_write:
-                staged.append(plan)
+                staged.append((plan.segment, plan.is_active))
         result.written = session.commit()
     for line in kept_lines(result.written):
         emit(line, False)
-    for plan in staged:
+    for segment, is_active in staged:
         mine = [
             w
             for w in result.written
-            if w.change.path.parent == plan.segment.directory
-            and w.change.path.name.startswith(plan.segment.log_path.stem)
+            if w.change.path.parent == segment.directory
+            and w.change.path.name.startswith(segment.log_path.stem)
         ]
-        result.recheck += recheck_segment(plan.segment, plan.is_active, mine, config)
+        try:
+            result.recheck += recheck_segment(segment, is_active, mine, config)
+        except (OSError, KdumpError) as e:
+            result.recheck.append(
+                Finding(
+                    "REPAIR_RECHECK_FAILED",
+                    Severity.ERROR,
+                    str(segment.log_path),
+                    f"the new files were written but could not be re-checked: {e}",
+                )
+            )
     if staged:
         for line in recheck_lines(result.recheck, len(staged)):
             emit(line, False)
