@@ -28,12 +28,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
+from kdump.checks.partition import parse_partition_dir
 from kdump.errors import FormatError, InputError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetIndex, OffsetPosition, SearchType
 from kdump.format.records import Record
+from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.timeindex import NO_TIMESTAMP, TimeIndex, TimestampOffset
-from kdump.segment import FileRecords, LogSegment, list_segments
+from kdump.segment import FileRecords, LogSegment, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 NO_PARTITION_LEADER_EPOCH = -1
@@ -454,35 +456,6 @@ def find_offset_by_timestamp(
 # -- the partition -----------------------------------------------------------------------------
 
 
-def read_log_start_offset(checkpoint: Path, topic: str, partition: int) -> int | None:
-    """The partition's line of a log-start-offset-checkpoint (FORMAT.md §1), or None."""
-    try:
-        lines = checkpoint.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise InputError(str(checkpoint), e.strerror or str(e)) from None
-    except UnicodeDecodeError:
-        raise InputError(str(checkpoint), "not a text checkpoint file") from None
-    if len(lines) < 2 or lines[0].strip() != "0" or not lines[1].strip().isdigit():
-        raise InputError(str(checkpoint), "line 1 must be version 0 and line 2 an entry count")
-    count = int(lines[1])
-    if len(lines) < 2 + count:
-        raise InputError(str(checkpoint), f"says {count} entries but has {len(lines) - 2}")
-    found = None
-    for n, line in enumerate(lines[2 : 2 + count], start=3):
-        parts = line.split()
-        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].lstrip("-").isdigit():
-            raise InputError(str(checkpoint), f"line {n} is not 'topic partition offset'")
-        if parts[0] == topic and int(parts[1]) == partition:
-            found = int(parts[2])
-    return found
-
-
-def topic_partition(directory: Path) -> tuple[str, int] | None:
-    """Kafka's parseTopicPartitionName for a plain ``<topic>-<partition>`` directory."""
-    topic, _, number = directory.name.rpartition("-")
-    return (topic, int(number)) if topic and number.isdigit() else None
-
-
 class PartitionLog:
     """A partition directory opened for lookups: segments by base offset and the log start."""
 
@@ -504,11 +477,15 @@ class PartitionLog:
 
     @cached_property
     def log_start_offset_checkpoint(self) -> int | None:
+        """This partition's entry in the log dir's log-start-offset-checkpoint (the last one
+        wins, as in Kafka's map), or None."""
         checkpoint = self.directory.parent / LOG_START_OFFSET_CHECKPOINT
-        tp = topic_partition(self.directory.resolve())
+        tp = parse_partition_dir(self.directory.resolve().name)
         if tp is None or not checkpoint.is_file():
             return None
-        return read_log_start_offset(checkpoint, *tp)
+        entries = read_offset_checkpoint(bytes(open_buffer(checkpoint)), str(checkpoint))
+        found = [e.offset for e in entries if (e.topic, e.partition) == tp]
+        return found[-1] if found else None
 
     @property
     def log_start_offset(self) -> int:

@@ -17,7 +17,7 @@ import pytest
 from conftest import GENERATED, ORACLE, oracle_files, oracle_manifest
 from test_golden import run_kdump
 
-from kdump.errors import InputError
+from kdump.errors import FormatError
 from kdump.format.batch import Batch
 from kdump.format.index import SearchType
 from kdump.format.records import Record
@@ -468,7 +468,7 @@ def test_checkpoint_for_another_partition_changes_nothing(tmp_path: Path) -> Non
 def test_malformed_checkpoint_is_bad_input(tmp_path: Path) -> None:
     copy = copy_partition("plain-0", tmp_path)
     (copy.parent / "log-start-offset-checkpoint").write_text("0\n2\nplain 0 5\n")
-    with pytest.raises(InputError, match="says 2 entries but has 1"):
+    with pytest.raises(FormatError, match=r"Expected \[2\] entries in checkpoint file"):
         _ = PartitionLog(copy).log_start_offset
 
 
