@@ -16,14 +16,15 @@ from pathlib import Path
 
 from kdump.errors import KdumpError
 from kdump.format.batch import iter_batches
-from kdump.format.checkpoint import (
-    parse_leader_epoch_checkpoint,
-    parse_offset_checkpoint,
-    parse_partition_metadata,
-)
 from kdump.format.index import OffsetIndex
 from kdump.format.records import control_record_key, end_transaction_marker, iter_records
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.textfiles import (
+    read_leader_epoch_checkpoint,
+    read_meta_properties,
+    read_offset_checkpoint,
+    read_partition_metadata,
+)
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 
@@ -74,10 +75,15 @@ def fuzz_snapshot(data: bytes) -> None:
 
 
 def fuzz_checkpoints(data: bytes) -> None:
-    text = data.decode("utf-8", "replace")
-    for parse in (parse_offset_checkpoint, parse_leader_epoch_checkpoint, parse_partition_metadata):
+    readers = (
+        read_offset_checkpoint,
+        read_leader_epoch_checkpoint,
+        read_partition_metadata,
+        read_meta_properties,
+    )
+    for read in readers:
         with contextlib.suppress(KdumpError):
-            parse(text, "fuzz-checkpoint")  # type: ignore[operator]
+            read(data, "fuzz-checkpoint")
 
 
 CLI_RUNS: list[list[str]] = [

@@ -239,7 +239,7 @@ def main() -> None:
     """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
     traceback = "--traceback" in sys.argv
     try:
-        code = cli.main(standalone_mode=False)
+        code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
         _exit(e.exit_code)
     except click.ClickException as e:
@@ -301,6 +301,7 @@ COMMAND_MODULES: list[str] = [
     # one line per module in kdump/commands/, each exporting COMMANDS: list[click.Command]
     "lookup",
     "repair",
+    "spark",
     "verify",
 ]
 

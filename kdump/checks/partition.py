@@ -20,9 +20,8 @@ from kdump.format.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     PARTITION_METADATA,
     EpochEntry,
-    parse_leader_epoch_checkpoint,
-    parse_partition_metadata,
 )
+from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
@@ -80,8 +79,8 @@ class PartitionReport:
         }
 
 
-def _read_text(path: Path) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
+def _read_small(path: Path) -> bytes:
+    with open(path, "rb") as f:
         return f.read(1 << 20)
 
 
@@ -222,7 +221,7 @@ def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: Findi
     if not path.exists():
         return
     try:
-        entries = parse_leader_epoch_checkpoint(_read_text(path), str(path))
+        entries = read_leader_epoch_checkpoint(_read_small(path), str(path))
     except KdumpError as e:
         reason = getattr(e, "reason", str(e))
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), reason))
@@ -274,7 +273,7 @@ def _check_partition_metadata(directory: Path, sink: FindingSink) -> None:
     if not path.exists():
         return
     try:
-        parse_partition_metadata(_read_text(path), str(path))
+        read_partition_metadata(_read_small(path), str(path))
     except KdumpError as e:
         sink.add(
             Finding(

@@ -25,8 +25,8 @@ from kdump.format.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
-    parse_offset_checkpoint,
 )
+from kdump.format.textfiles import read_offset_checkpoint
 from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "PartitionTarget",
     "VerifyOptions",
     "VerifyResult",
+    "collect_result",
     "discover",
     "log_dir_findings",
     "verify_partition",
@@ -168,8 +169,9 @@ def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[
         if not path.exists():
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                offsets = parse_offset_checkpoint(f.read(1 << 24), str(path))
+            with open(path, "rb") as f:
+                entries = read_offset_checkpoint(f.read(1 << 24), str(path))
+            offsets = {(e.topic, e.partition): e.offset for e in entries}
         except (KdumpError, OSError) as e:
             yield Finding(
                 "CHECKPOINT_CORRUPT",
@@ -206,7 +208,6 @@ def verify_paths(
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``on_partition(done, total, path)`` reports progress."""
     log_dirs, loose = discover(paths)
-    result = VerifyResult()
     total = sum(len(ld.partitions) for ld in log_dirs) + len(loose)
     done = 0
 
@@ -218,6 +219,19 @@ def verify_paths(
             on_partition(done, total, str(target.path))
         return report
 
+    return collect_result(log_dirs, loose, run)
+
+
+def collect_result(
+    log_dirs: list[LogDirTarget],
+    loose: list[PartitionTarget],
+    run: Callable[[PartitionTarget], PartitionReport],
+) -> VerifyResult:
+    """The reports in discovery order, each log dir's own findings after its partitions.
+
+    ``run`` verifies one partition here, or hands back a report verified elsewhere (Spark).
+    """
+    result = VerifyResult()
     for ld in log_dirs:
         reports = [run(t) for t in ld.partitions]
         result.reports.extend(reports)
