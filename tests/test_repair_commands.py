@@ -1,0 +1,238 @@
+"""trim-index on preallocated indexes, recover on each kind of damage, the limits Kafka's index
+classes impose, and the exit codes."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ORACLE, oracle_manifest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from test_repair_support import batch_positions, copy_partition, damage, run_kdump, tree
+
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import verify_segment
+from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.segment import LogSegment
+
+OFFSET = struct.Struct(">q")
+
+
+def codes(out: str) -> list[str]:
+    return [line.split()[1] for line in out.splitlines() if line.startswith(("error", "warning"))]
+
+
+# -- trim-index --------------------------------------------------------------------------------
+
+
+def test_trim_leaves_the_active_segment_alone(tmp_path: Path) -> None:
+    partition = copy_partition("activeprealloc-0", tmp_path)
+    before = tree(partition)
+    ran = run_kdump(["trim-index", str(partition)])
+    assert ran.code == 0
+    assert "skip      " in ran.out and "--include-active" in ran.out
+    assert tree(partition) == before
+
+
+def test_trim_include_active_keeps_the_entries_kafka_had_written(tmp_path: Path) -> None:
+    partition = copy_partition("activeprealloc-0", tmp_path)
+    live = oracle_manifest()["directories"]["activeprealloc-0"]["live_state_before_stop"]
+    index, time_index = (partition / f"00000000000000000225{s}" for s in (".index", ".timeindex"))
+    old_index, old_time = index.read_bytes(), time_index.read_bytes()
+    ran = run_kdump(["trim-index", "--include-active", str(partition)])
+    assert ran.code == 0, ran.out + ran.err
+    assert "entries 1310720 (2 used) -> 2, bytes 10485760 -> 16" in ran.out
+    assert "entries 873813 (2 used) -> 2, bytes 10485756 -> 24" in ran.out
+    assert index.read_bytes() == old_index[: 8 * live["offsetIndex.entries_in_memory_before_stop"]]
+    assert (
+        time_index.read_bytes() == old_time[: 12 * live["timeIndex.entries_in_memory_before_stop"]]
+    )
+    assert (partition / f"{index.name}.kdump-bak").read_bytes() == old_index
+    findings = verify_segment(LogSegment(partition, 225), VerifyOptions(), is_active=True)
+    assert not [f for f in findings if f.code.endswith("PREALLOCATED")]
+    assert not [f for f in findings if f.severity.rank >= 1]
+
+
+def test_trim_after_an_unclean_shutdown_restores_the_closed_segments(tmp_path: Path) -> None:
+    """A closed segment's indexes padded with zeros (as a crash leaves them): trim-index gives
+    back exactly what the clean broker had trimmed them to."""
+    partition = copy_partition("plain-0", tmp_path)
+    originals = {p.name: p.read_bytes() for p in partition.glob("*index")}
+    for p in partition.glob("*index"):
+        if p.name.startswith("00000000000000001256"):
+            continue  # the active segment
+        size = 10485760 if p.suffix == ".index" else 10485756
+        p.write_bytes(p.read_bytes() + bytes(size - p.stat().st_size))
+    ran = run_kdump(["verify", str(partition)])
+    assert "INDEX_PREALLOCATED" in ran.out
+    ran = run_kdump(["trim-index", "--no-backup", str(partition)])
+    assert ran.code == 0
+    assert {p.name: p.read_bytes() for p in partition.glob("*index")} == originals
+    assert "PREALLOCATED" not in run_kdump(["verify", str(partition)]).out
+
+
+def build_log(timestamps: list[int], base_offset: int = 0) -> bytes:
+    out = b""
+    offset = base_offset
+    for ts in timestamps:
+        builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+        builder.append(0, ts, b"k", b"v" * 40, [])
+        buf = bytearray(builder.build())
+        OFFSET.pack_into(buf, 0, offset)
+        out += bytes(buf)
+        offset += 1
+    return out
+
+
+@pytest.mark.parametrize(
+    ("timestamps", "kept"),
+    [([0, 0, 0], 1), ([5, 0, 3], 0), ([0, 7], 0)],
+)
+def test_trim_keeps_a_real_all_zero_time_index_entry(
+    timestamps: list[int], kept: int, tmp_path: Path
+) -> None:
+    """A time index entry (timestamp 0, base offset) is twelve zero bytes: it is kept when the
+    log says it is real (largest timestamp 0, first reached at the base offset)."""
+    partition = tmp_path / "logdir" / "t-0"
+    partition.mkdir(parents=True)
+    log = build_log(timestamps)
+    (partition / "00000000000000000000.log").write_bytes(log)
+    (partition / "00000000000000000000.index").write_bytes(bytes(80))
+    (partition / "00000000000000000000.timeindex").write_bytes(bytes(120))
+    (partition / "00000000000000000001.log").write_bytes(b"")  # makes segment 0 closed
+    ran = run_kdump(["trim-index", "--no-backup", str(partition)])
+    assert ran.code == 0
+    assert (partition / "00000000000000000000.index").read_bytes() == b""
+    trimmed = (partition / "00000000000000000000.timeindex").read_bytes()
+    assert trimmed == bytes(12 * kept)
+    rebuilt = recover_segment(log, 0, "log", IndexConfig())
+    if kept:  # what Kafka's own rebuild writes for this log
+        assert rebuilt.time_index == trimmed
+
+
+# -- recover ---------------------------------------------------------------------------------
+
+
+def test_recover_gives_kafkas_indexes_of_the_kept_prefix(tmp_path: Path) -> None:
+    partition = copy_partition("plain-0", tmp_path)
+    cuts = damage(partition)
+    ran = run_kdump(["recover", "--index-interval-bytes", "100", str(partition)])
+    assert ran.code == 0, ran.out + ran.err
+    for log, position in cuts.items():
+        prefix = (partition / log).read_bytes()
+        assert len(prefix) == position
+        clean = recover_segment(prefix, int(log[:20]), log, IndexConfig(100))
+        assert clean.stop is None
+        assert (partition / log.replace(".log", ".index")).read_bytes() == clean.index
+        assert (partition / log.replace(".log", ".timeindex")).read_bytes() == clean.time_index
+    assert run_kdump(["verify", "--index-interval-bytes", "100", str(partition)]).code == 0
+    again = run_kdump(["recover", "--index-interval-bytes", "100", str(partition)])
+    assert again.code == 0 and "0 file(s) of 6 segment(s) written" in again.out
+
+
+def test_recover_of_a_recovered_interval_matches_the_manifest(tmp_path: Path) -> None:
+    """An undamaged log loses nothing: recover writes Kafka's recoveredIndexBytes."""
+    partition = copy_partition("followerlive-0", tmp_path)
+    before = {p.name: p.read_bytes() for p in partition.glob("*.log")}
+    assert run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)]).code == 0
+    assert {p.name: p.read_bytes() for p in partition.glob("*.log")} == before
+    files = oracle_manifest()["files"]["followerlive-0"]
+    for name in before:
+        expected = files[name]["recoveredIndexBytes"]["index.interval.bytes=1024"]
+        assert (partition / name.replace(".log", ".index")).read_bytes().hex() == expected[
+            "indexHex"
+        ]
+
+
+def test_recover_cuts_at_a_corrupt_batch_header(tmp_path: Path) -> None:
+    partition = copy_partition("lz4-0", tmp_path)
+    log = sorted(partition.glob("*.log"))[0]
+    original = log.read_bytes()
+    start, _ = batch_positions(log)[5]
+    data = bytearray(original)
+    struct.pack_into(">i", data, start + 8, 3)  # size below the minimum (14)
+    log.write_bytes(bytes(data))
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.code == 0, ran.out + ran.err
+    assert f"LOG_CORRUPT_BATCH {log}:{start}" in ran.out
+    assert log.read_bytes() == original[:start]
+    assert (partition / f"{log.name}.kdump-cut-{start}").read_bytes() == bytes(data[start:])
+
+
+def test_recover_a_damaged_transactional_partition(tmp_path: Path) -> None:
+    """A cut in segment 63 drops its last abort (pid 2000 at 125); the txnindex of 63 is
+    rebuilt without it, and the later segments still get theirs."""
+    partition = copy_partition("txn-0", tmp_path)
+    log = partition / "00000000000000000063.log"
+    start = next(p for p, _ in batch_positions(log) if p == 4344)  # pid 2000's batch 122..124
+    data = bytearray(log.read_bytes())
+    data[start + 30] ^= 0xFF
+    log.write_bytes(bytes(data))
+    ran = run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)])
+    assert ran.code == 0, ran.out + ran.err
+    txn = (partition / "00000000000000000063.txnindex").read_bytes()
+    assert txn == (ORACLE / "txn-0" / "00000000000000000063.txnindex").read_bytes()[: 2 * 34]
+    assert run_kdump(["verify", "--index-interval-bytes", "1024", str(partition)]).code == 0
+
+
+def patch_base_offset(log: Path, batch: int, offset: int) -> int:
+    """The base offset is outside the CRC: the batch stays valid."""
+    start, _ = batch_positions(log)[batch]
+    data = bytearray(log.read_bytes())
+    OFFSET.pack_into(data, start, offset)
+    log.write_bytes(bytes(data))
+    return start
+
+
+def test_offset_overflow_is_left_alone(tmp_path: Path) -> None:
+    partition = copy_partition("plain-0", tmp_path)
+    log = partition / "00000000000000000000.log"
+    start = patch_base_offset(log, 4, 2**31 + 100)
+    before = tree(partition)
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.code == 2
+    assert f"LOG_OFFSET_OVERFLOW {log}:{start}" in ran.out
+    assert "kdump leaves it alone" in ran.out
+    assert tree(partition) == before
+
+
+def test_offsets_going_back_are_refused_by_the_index(tmp_path: Path) -> None:
+    partition = copy_partition("plain-0", tmp_path)
+    log = partition / "00000000000000000000.log"
+    patch_base_offset(log, 20, 5)
+    ran = run_kdump(["rebuild-index", "--index-interval-bytes", "100", "--dry-run", str(partition)])
+    assert ran.code == 2
+    assert "LOG_OFFSET_NOT_INCREASING" in codes(ran.out)
+    assert "InvalidOffsetException" in ran.out
+
+
+def test_a_full_index_refuses_entries_but_keeps_the_closing_time_entry(tmp_path: Path) -> None:
+    path = ORACLE / "plain-0" / "00000000000000000000.log"
+    log = path.read_bytes()
+    full = recover_segment(log, 0, str(path), IndexConfig(100))
+    small = recover_segment(log, 0, str(path), IndexConfig(100, max_index_size=24))
+    assert small.index == full.index[:24]
+    assert small.time_index == full.time_index[:12] + full.time_index[-12:]
+    assert [f.code for f in small.findings] == ["REPAIR_INDEX_FULL", "REPAIR_TIMEINDEX_FULL"]
+    partition = copy_partition("plain-0", tmp_path)
+    ran = run_kdump(
+        ["rebuild-index", "--index-interval-bytes", "100", "--max-index-size", "24", str(partition)]
+    )
+    assert ran.code == 0
+    assert "REPAIR_INDEX_FULL" in codes(ran.out)
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    partition = copy_partition("plain-0", tmp_path)
+    before = tree(tmp_path)
+    for args in (
+        ["recover", "--dry-run", "--output-dir", str(tmp_path / "o"), str(partition)],
+        ["recover", "--no-backup", "--backup-dir", str(tmp_path / "b"), str(partition)],
+        ["rebuild-index", "--index-interval-bytes", "-1", str(partition)],
+        ["rebuild-index"],
+    ):
+        ran: Any = run_kdump(args)
+        assert ran.code == 3, args
+    assert tree(tmp_path) == before
