@@ -1,0 +1,238 @@
+"""`kdump verify` as cron runs it: the installed console script in a subprocess, its output
+formats, --fail-on exit codes, --quiet, usage errors (exit 3), plain text on a pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES, ORACLE, REALFILES
+
+from kdump.checks.verify import VerifyOptions, verify_paths
+from kdump.cli import cli
+
+CORRUPT = FIXTURES / "corrupt"
+KDUMP = Path(sys.executable).with_name("kdump")
+FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix"}
+ANSI = "\x1b["
+
+CRC = CORRUPT / "log-crc-mismatch" / "txn-0"  # one error
+NO_INDEX = CORRUPT / "index-missing" / "txn-0"  # one warning
+LIVE = ORACLE / "followerlive-0"  # infos only
+CLEAN = ORACLE / "txn-0"  # nothing
+
+
+def kdump(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(KDUMP), "verify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+
+
+def test_console_script_is_installed() -> None:
+    assert KDUMP.exists(), "pip install -e '.[test]' into the venv first"
+
+
+# --- formats -------------------------------------------------------------------------------
+
+
+def test_json_has_findings_and_summary() -> None:
+    run = kdump("--format", "json", CRC, NO_INDEX)
+    assert run.returncode == 2
+    doc = json.loads(run.stdout)
+    assert set(doc) == {"findings", "summary"}
+    library = verify_paths([str(CRC), str(NO_INDEX)], VerifyOptions())
+    assert doc["findings"] == [f.to_dict() for f in library.findings]
+    summary = doc["summary"]
+    assert summary["partitions"] == 2
+    assert summary["findings"] == {"error": 1, "warning": 1, "info": 0}
+    assert summary["segments"] == 8
+    assert [p["path"] for p in summary["by_partition"]] == [str(CRC), str(NO_INDEX)]
+    for finding in doc["findings"]:
+        assert set(finding) == FINDING_KEYS
+
+
+def test_json_of_a_clean_partition_has_no_findings() -> None:
+    run = kdump("--format", "json", CLEAN)
+    assert run.returncode == 0
+    doc = json.loads(run.stdout)
+    assert doc["findings"] == []
+    assert doc["summary"]["by_partition"][0]["last_offset"] == 217
+    assert run.stderr == ""
+
+
+def test_jsonl_is_one_finding_per_line() -> None:
+    run = kdump("--format", "jsonl", "--deep", CRC, NO_INDEX, LIVE)
+    lines = run.stdout.splitlines()
+    findings = [json.loads(line) for line in lines]
+    library = verify_paths([str(CRC), str(NO_INDEX), str(LIVE)], VerifyOptions(deep=True))
+    assert len(lines) == len(library.findings) > 2
+    for line, finding in zip(findings, library.findings, strict=True):
+        assert set(line) == FINDING_KEYS
+        assert line == finding.to_dict()
+    crc = next(f for f in findings if f["code"] == "LOG_CRC_MISMATCH")
+    assert crc["severity"] == "error"
+    assert (crc["position"], crc["offset"]) == (2215, 30)
+    assert crc["fix"] is not None
+    assert run.returncode == 2
+
+
+def test_jsonl_of_a_clean_partition_is_empty() -> None:
+    run = kdump("--format", "jsonl", CLEAN)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
+def test_text_report_has_a_table_the_findings_and_totals() -> None:
+    run = kdump(CRC)
+    assert run.returncode == 2
+    out = run.stdout
+    assert "kdump verify" in out
+    assert "partition" in out and "segments" in out and "first timestamp" in out
+    assert str(CRC) in out
+    line = next(x for x in out.splitlines() if "LOG_CRC_MISMATCH" in x)
+    assert line.startswith("error")
+    assert f"{CRC}/00000000000000000000.log:2215 offset 30:" in line
+    assert "[fix: kdump " in line
+    assert out.splitlines()[-1] == "1 partition(s): 1 error(s), 0 warning(s), 0 info"
+    assert run.stderr == ""
+
+
+def test_text_on_a_pipe_is_plain() -> None:
+    """No colours and no progress bar when stdout and stderr are not terminals."""
+    run = kdump("--deep", CRC, NO_INDEX, LIVE)
+    assert ANSI not in run.stdout and ANSI not in run.stderr
+    assert run.stderr == ""
+
+
+def test_text_on_a_terminal_is_coloured() -> None:
+    """The same report on a terminal does carry ANSI styles: the pipe test can fail."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(KDUMP), "verify", str(CRC)],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"},
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert proc.wait(timeout=60) == 2
+    assert ANSI.encode() in out
+    assert b"LOG_CRC_MISMATCH" in out
+
+
+# --- exit codes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "on_error", "on_warning", "on_never"),
+    [
+        (CRC, 2, 2, 0),
+        (NO_INDEX, 0, 1, 0),
+        (LIVE, 0, 0, 0),
+        (CLEAN, 0, 0, 0),
+    ],
+    ids=["errors", "warnings", "infos", "clean"],
+)
+def test_fail_on(target: Path, on_error: int, on_warning: int, on_never: int) -> None:
+    def exit_code(*args: str) -> int:
+        result = CliRunner().invoke(cli, ["verify", "--quiet", *args, str(target)])
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        return result.exit_code
+
+    assert exit_code() == on_error  # the default is --fail-on error
+    assert exit_code("--fail-on", "error") == on_error
+    assert exit_code("--fail-on", "warning") == on_warning
+    assert exit_code("--fail-on", "never") == on_never
+
+
+def test_fail_on_in_the_installed_script() -> None:
+    assert kdump("--fail-on", "warning", NO_INDEX).returncode == 1
+    assert kdump("--fail-on", "never", CRC).returncode == 0
+
+
+def test_errors_win_over_warnings_across_paths() -> None:
+    assert kdump("--fail-on", "warning", NO_INDEX, CRC).returncode == 2
+
+
+def test_a_segment_file_verifies_only_that_segment() -> None:
+    run = kdump("--format", "json", CRC / "00000000000000000000.log")
+    doc = json.loads(run.stdout)
+    assert run.returncode == 2
+    assert {f["path"] for f in doc["findings"]} == {str(CRC / "00000000000000000000.log")}
+    clean = kdump("--format", "json", CRC / "00000000000000000063.log")
+    assert clean.returncode == 0
+    assert json.loads(clean.stdout)["findings"] == []
+
+
+# --- --quiet -------------------------------------------------------------------------------
+
+
+def test_quiet_prints_only_warnings_and_errors() -> None:
+    run = kdump("--quiet", CRC, NO_INDEX, LIVE)
+    lines = run.stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["error", "LOG_CRC_MISMATCH"],
+        ["warning", "INDEX_MISSING"],
+    ]
+    assert run.returncode == 2
+
+
+def test_quiet_on_a_healthy_partition_prints_nothing() -> None:
+    for target in (CLEAN, LIVE):
+        run = kdump("--quiet", target)
+        assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
+# --- usage and I/O problems: exit 3, one line, no traceback --------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        FIXTURES / "no-such-dir",
+        REALFILES / "segmentio__kafka-go",  # hex dumps, not a log dir
+        REALFILES / "SOURCES.md",  # a file that is not a segment
+    ],
+    ids=["missing", "not-kafka", "not-a-segment"],
+)
+def test_bad_path_exits_3_with_one_line(target: Path) -> None:
+    run = kdump(target)
+    assert run.returncode == 3
+    assert run.stdout == ""
+    assert run.stderr.startswith(f"kdump: {target}")
+    assert len(run.stderr.splitlines()) == 1
+    assert "Traceback" not in run.stderr
+
+
+def test_no_path_is_a_usage_error() -> None:
+    run = kdump()
+    assert run.returncode == 3  # click's usage error, in kdump's exit code
+    assert "Traceback" not in run.stderr
+
+
+def test_bad_option_value_is_a_usage_error() -> None:
+    run = kdump("--fail-on", "sometimes", CLEAN)
+    assert run.returncode == 3
+    assert "Traceback" not in run.stderr
