@@ -23,6 +23,7 @@ still reads as far as it can, as it does in Kafka. Errors carry the Java excepti
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ class Versions(NamedTuple):
 NONE = Versions(0, -1)
 
 
+@functools.lru_cache(maxsize=4096)
 def version_check(containing: Versions, possible: Versions, version: int) -> tuple[bool, Versions]:
     """VersionConditional: does the generated code take the "member" branch at ``version``?
 
@@ -137,19 +139,16 @@ class FieldSpec:
     zero_copy: bool = False
     fields: list[FieldSpec] = dataclass_field(default_factory=list)
     struct: StructSpec | None = None
+    json_name: str = dataclass_field(init=False)  # camelCaseName(): lowercase first letter
+    is_array: bool = dataclass_field(init=False)
+    element: str = dataclass_field(init=False)  # the array's element type, or the type
+    mandatory: Versions = dataclass_field(init=False)  # versions where it is not tagged
 
-    @property
-    def json_name(self) -> str:
-        """camelCaseName(): the schema name with a lowercase first letter."""
-        return self.name[:1].lower() + self.name[1:]
-
-    @property
-    def is_array(self) -> bool:
-        return self.type.startswith("[]")
-
-    @property
-    def element(self) -> str:
-        return self.type[2:] if self.is_array else self.type
+    def __post_init__(self) -> None:
+        self.json_name = self.name[:1].lower() + self.name[1:]
+        self.is_array = self.type.startswith("[]")
+        self.element = self.type[2:] if self.is_array else self.type
+        self.mandatory = self.versions.subtract(self.tagged) or self.versions
 
     @property
     def struct_type(self) -> str | None:
@@ -172,9 +171,13 @@ class StructSpec:
     fields: list[FieldSpec]
     parent_versions: Versions = NONE
 
-    @property
+    @functools.cached_property
     def current_versions(self) -> Versions:
         return self.parent_versions.intersect(self.versions)
+
+    @functools.cached_property
+    def tagged_fields(self) -> dict[int, FieldSpec]:
+        return {f.tag: f for f in self.fields if f.tag is not None and not f.tagged.empty}
 
 
 @dataclass(eq=False)
@@ -296,7 +299,12 @@ class Readable:
 
     def fixed(self, kind: str) -> Any:
         layout = FIXED[kind]
-        return layout.unpack(self.take(layout.size))[0]
+        end = self.position + layout.size
+        if end > self.end:
+            raise Underflow()
+        value = layout.unpack_from(self.data, self.position)[0]
+        self.position = end
+        return value
 
     def read_short(self) -> int:
         return int(self.fixed("int16"))
@@ -353,12 +361,11 @@ def _read_struct(spec: StructSpec, r: Readable, ctx: _Context) -> dict[str, Any]
     current = spec.current_versions
     out: dict[str, Any] = {}
     for f in spec.fields:
-        mandatory = f.versions.subtract(f.tagged) or f.versions
-        present, possible = version_check(mandatory, current, version)
+        present, possible = version_check(f.mandatory, current, version)
         out[f.json_name] = _read_field(f, r, ctx, possible) if present else default_value(f)
     flexible, flexible_current = version_check(ctx.flexible_versions, current, version)
     if flexible:
-        tags = {f.tag: f for f in spec.fields if not f.versions.intersect(f.tagged).empty}
+        tags = spec.tagged_fields
         for _ in range(r.read_unsigned_varint()):
             tag = r.read_unsigned_varint()
             size = r.read_unsigned_varint()
