@@ -198,7 +198,7 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
 
 
 def _segment_files(directory: str) -> list[str]:
-    suffixes = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+    suffixes = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
     return [
         os.path.join(directory, name)
         for name in sorted(os.listdir(directory))

@@ -989,3 +989,19 @@ def test_a_bad_record_does_not_stop_the_dump(tmp_path: Path) -> None:
     assert lines[6].endswith(
         "payload: Error at 2, skipping. Failed to deserialize record with type 2"
     )
+
+
+def test_kraft_snapshot_checkpoint_is_dumped_as_a_log(tmp_path: Path) -> None:
+    """A metadata snapshot, ``<end offset>-<epoch>.checkpoint``, found in a partition directory."""
+    partition = tmp_path / "__cluster_metadata-0"
+    partition.mkdir()
+    bootstrap = REPO / NOMANAZEEM / "bootstrap.checkpoint"
+    snapshot = partition / "00000000000000000008-0000000001.checkpoint"
+    snapshot.write_bytes(bootstrap.read_bytes())
+    ran = run_kdump(["dump", str(partition), "--cluster-metadata-decoder"])
+    lines = ran.stdout.splitlines()
+    assert (ran.exit_code, ran.stderr) == (0, "")
+    assert lines[:2] == [f"Dumping {snapshot}", "Snapshot end offset: 8, epoch: 1"]
+    assert lines[3].endswith('SnapshotHeader {"version":0,"lastContainedLogTimestamp":0}')
+    assert lines[-1].endswith('SnapshotFooter {"version":0}')
+    assert sum('"type":"FEATURE_LEVEL_RECORD"' in line for line in lines) == 6
