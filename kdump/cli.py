@@ -39,9 +39,9 @@ def _decoder_choice(value: str | None) -> str:
 
 
 DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
-    ("offsets", "Decode __consumer_offsets keys and values as JSON."),
-    ("transaction-log", "Decode __transaction_state keys and values as JSON."),
-    ("cluster-metadata", "Decode __cluster_metadata records and KRaft snapshots as JSON."),
+    ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
+    ("transaction-log", "Decode __transaction_state records as JSON. Implies --print-data-log."),
+    ("cluster-metadata", "Decode KRaft metadata logs and snapshots. Implies --print-data-log."),
 )
 
 
@@ -93,7 +93,7 @@ def dump_options(f: F) -> F:
             help="string, hex or base64. Implies --print-data-log.",
         ),
         *(
-            click.option(f"--{name}-decoder", is_flag=True, help=f"{what} Implies data printing.")
+            click.option(f"--{name}-decoder", is_flag=True, help=what)
             for name, what in DECODER_OPTIONS
         ),
     ]
