@@ -236,3 +236,28 @@ def test_usage_errors(tmp_path: Path) -> None:
         ran: Any = run_kdump(args)
         assert ran.code == 3, args
     assert tree(tmp_path) == before
+
+
+def test_new_files_failing_verify_replace_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify's index checks run on the staged files before the commit: a rebuild that came out
+    wrong (simulated: its offset index entries reversed) changes nothing."""
+    import kdump.repair.plan as plan_module
+
+    real = plan_module.recover_segment
+
+    def reversed_entries(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        entries = [out.index[i : i + 8] for i in range(0, len(out.index), 8)]
+        out.index = b"".join(reversed(entries))
+        return out
+
+    monkeypatch.setattr(plan_module, "recover_segment", reversed_entries)
+    partition = copy_partition("followerlive-0", tmp_path)
+    before = tree(partition)
+    ran = run_kdump(["rebuild-index", str(partition)])
+    assert ran.code == 2
+    assert "INDEX_NOT_MONOTONIC" in codes(ran.out)
+    assert "nothing was changed: the new files fail verify's checks" in ran.err
+    assert tree(partition) == before

@@ -72,6 +72,15 @@ class Written:
     """Logs: the file holding the bytes cut off."""
 
 
+@dataclass(frozen=True)
+class StagedFile:
+    """A new file written under a temporary name, waiting for the commit."""
+
+    change: FileChange
+    written_to: Path
+    final: Path
+
+
 @dataclass
 class _Staged:
     written: Written
@@ -167,9 +176,12 @@ class RepairSession:
 
     # -- staging -----------------------------------------------------------------------------
 
-    def stage(self, plan: SegmentPlan, changes: Iterable[FileChange] | None = None) -> None:
+    def stage(
+        self, plan: SegmentPlan, changes: Iterable[FileChange] | None = None
+    ) -> list[StagedFile]:
         """Write the plan's new files (``changes``, default: those that differ) to temporary
-        names, with backups and cut bytes."""
+        names, with backups and cut bytes; the files written, for checking."""
+        first = len(self.staged)
         for change in plan.changed if changes is None else changes:
             try:
                 self._stage_change(plan, change)
@@ -177,6 +189,11 @@ class RepairSession:
                 raise RepairError(
                     change.path, f"{_reason(e)} (while staging; nothing was changed)"
                 ) from None
+        return [
+            StagedFile(s.written.change, s.temp, s.written.path)
+            for s in self.staged[first:]
+            if s.temp is not None
+        ]
 
     def _out_dir(self, plan: SegmentPlan) -> Path:
         assert self.options.output_dir is not None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan
 from kdump.checks.verify import discover
 from kdump.crc import Buffer
 from kdump.errors import InputError, KdumpError
@@ -101,6 +102,8 @@ class SegmentPlan:
     findings: list[Finding] = field(default_factory=list)
     skipped: str | None = None
     """Why this segment is left alone, when it is."""
+    scan: LogScan | None = None
+    """The log's valid batches as the rebuild saw them: what the new indexes are checked with."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -157,7 +160,7 @@ def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
 
 
 @contextmanager
-def _mapped(path: Path) -> Iterator[Buffer]:
+def mapped(path: Path) -> Iterator[Buffer]:
     buf = open_buffer(path)
     try:
         yield buf
@@ -194,13 +197,13 @@ def _index_state(path: Path, cls: type[AbstractIndex], base: int) -> tuple[int, 
     """(whole entries, entries before the zero tail) of an existing index file."""
     if not path.exists():
         return None
-    with _mapped(path) as buf:
+    with mapped(path) as buf:
         index = cls(buf, base, str(path))
         return index.entries, index.used_entries
 
 
 def _same_bytes(path: Path, content: bytes) -> bool:
-    with _mapped(path) as buf:
+    with mapped(path) as buf:
         return len(buf) == len(content) and memoryview(buf) == content
 
 
@@ -253,7 +256,7 @@ def _producer_state_at(
             snapshots.append((offset, p))
     for offset, path in sorted(snapshots, reverse=True):
         try:
-            with _mapped(path) as buf:
+            with mapped(path) as buf:
                 snapshot = parse_producer_snapshot(buf, str(path))
         except KdumpError as e:
             findings.append(
@@ -284,13 +287,15 @@ def _rebuild_partition(
     )
     partition_findings += snapshot_findings
     for seg in segments[start : segments.index(last) + 1]:
-        with _mapped(seg.log_path) as buf:
+        wanted = seg in selected
+        with mapped(seg.log_path) as buf:
+            scan = LogScan(str(seg.log_path), seg.base_offset, len(buf)) if wanted else None
             recovered = recover_segment(
-                buf, seg.base_offset, str(seg.log_path), config, producers, state_from
+                buf, seg.base_offset, str(seg.log_path), config, producers, state_from, scan
             )
-        if seg not in selected:
+        if not wanted:
             continue
-        plan = SegmentPlan(seg, seg.base_offset == active, findings=partition_findings)
+        plan = SegmentPlan(seg, seg.base_offset == active, findings=partition_findings, scan=scan)
         partition_findings = []
         _fill_rebuild(plan, recovered, truncate)
         yield plan
@@ -347,7 +352,7 @@ def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:
         return None
     cls: type[AbstractIndex] = OffsetIndex if kind == OFFSET_INDEX else TimeIndex  # type: ignore[type-arg]
     size = ENTRY_SIZES[kind]
-    with _mapped(path) as buf:
+    with mapped(path) as buf:
         index = cls(buf, seg.base_offset, str(path))
         entries, used = index.entries, index.used_entries
         if kind == TIME_INDEX and used == 0 and entries and _zero_entry_is_real(seg):
@@ -370,7 +375,7 @@ def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:
 def _zero_entry_is_real(seg: LogSegment) -> bool:
     """An all-zero first time index entry is (timestamp 0, base offset): real when the segment's
     largest timestamp is 0 and is first reached at its base offset."""
-    with _mapped(seg.log_path) as buf:
+    with mapped(seg.log_path) as buf:
         max_ts, offset = largest_timestamp(buf, str(seg.log_path))
     return max_ts == 0 and offset == seg.base_offset
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan
 from kdump.crc import Buffer, crc32c
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import (
@@ -166,16 +167,26 @@ def recover_segment(
     config: IndexConfig,
     producers: ProducerStateTracker | None = None,
     producer_state_from: int | None = None,
+    scan: LogScan | None = None,
 ) -> RecoveredSegment:
     """Rebuild one segment's indexes as ``LogSegment.recover`` does.
 
     ``producers`` carries the partition's producer state into this segment and out of it;
     batches whose last offset is below ``producer_state_from`` (a snapshot's offset) leave it
-    alone.
+    alone. ``scan``, when given, receives every valid batch (what verify's index checks compare
+    the new indexes with), so checking them needs no second pass over the log.
     """
     end = len(buf)
     view = memoryview(buf)
     out = RecoveredSegment(path, base_offset, end)
+    keep = scan is not None
+    if scan is not None:
+        positions, bases, lasts, max_timestamps = (
+            scan.positions,
+            scan.base_offsets,
+            scan.last_offsets,
+            scan.max_timestamps,
+        )
     index = _OffsetIndexBuilder(base_offset, config.max_offset_entries)
     time_index = _TimeIndexBuilder(base_offset, config.max_time_entries)
     interval = config.index_interval_bytes
@@ -194,7 +205,8 @@ def recover_segment(
                 out.stop = _invalid(path, pos, RecordBatch(pos, *fields), buf)
                 break
             batch_max_ts = fields[_MAX_TS]
-            last = fields[_BASE_OFFSET] + fields[_LAST_DELTA]
+            first = fields[_BASE_OFFSET]
+            last = first + fields[_LAST_DELTA]
         else:
             try:
                 batch = read_batch(buf, pos, end, path)
@@ -208,7 +220,8 @@ def recover_segment(
             if not batch.is_valid(buf):
                 out.stop = _invalid(path, pos, batch, buf)
                 break
-            batch_max_ts, last, size = batch.max_timestamp, batch.last_offset, batch.size
+            batch_max_ts, first, last = batch.max_timestamp, batch.base_offset, batch.last_offset
+            size = batch.size
         if not 0 <= last - base_offset <= INT32_MAX:
             out.stop = _stop(
                 "LOG_OFFSET_OVERFLOW",
@@ -231,9 +244,16 @@ def recover_segment(
                 out.aborted_txns.append(result)
             elif result is not None:
                 out.findings.append(result)
+        if keep:
+            positions.append(pos)
+            bases.append(first)
+            lasts.append(last)
+            max_timestamps.append(batch_max_ts)
         pos += size
         batches += 1
     out.valid_bytes, out.batches = pos, batches
+    if scan is not None:
+        scan.valid_bytes = pos
     out.max_timestamp, out.offset_of_max_timestamp = max_ts, offset_of_max_ts
     if out.stop is None and pos < end:
         out.stop = _stop(

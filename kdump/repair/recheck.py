@@ -1,59 +1,61 @@
-"""After writing: run `kdump verify`'s checks on the segments whose files were written and keep
-the findings about those new files."""
+"""After writing: `kdump verify`'s index checks on the new files, before they replace anything.
+
+The files checked are the staged ones (written and fsynced, byte for byte what the real names
+will hold). They are compared with the log as the rebuild walked it (the ``LogScan`` the plan
+gathered in the same pass), so a rebuild costs one pass over the log, not two; trim-index, which
+does not read the log, scans it here. Findings name the real files.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import tempfile
-from pathlib import Path
-
 from kdump.checks.findings import Finding
+from kdump.checks.indexes import check_offset_index, check_time_index
+from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import verify_segment
-from kdump.repair.apply import Written
+from kdump.checks.sink import FindingSink
+from kdump.checks.txn import check_txn_index
+from kdump.format.index import OffsetIndex
+from kdump.format.timeindex import TimeIndex
+from kdump.format.txnindex import TransactionIndex
+from kdump.repair.apply import StagedFile
+from kdump.repair.plan import OFFSET_INDEX, TIME_INDEX, TXN_INDEX, SegmentPlan, mapped
 from kdump.repair.rebuild import IndexConfig
-from kdump.segment import LOG_SUFFIX, SEGMENT_SUFFIXES, LogSegment
+from kdump.segment import FileRecords
 
 
-def recheck_segment(
-    segment: LogSegment,
-    is_active: bool,
-    written: list[Written],
-    config: IndexConfig,
+def _scan(plan: SegmentPlan, options: VerifyOptions) -> LogScan:
+    if plan.scan is not None:
+        return plan.scan
+    seg = plan.segment
+    with mapped(seg.log_path) as buf:
+        ignored = FindingSink(options.max_findings_per_code)
+        return scan_log(
+            FileRecords(seg.log_path, buf), seg.base_offset, options, ignored, str(seg.directory)
+        )
+
+
+def recheck_staged(
+    plan: SegmentPlan, staged: list[StagedFile], config: IndexConfig
 ) -> list[Finding]:
-    """verify_segment's findings about the files in ``written``.
-
-    Written elsewhere (--output-dir), the segment is put together in a scratch directory of
-    symbolic links (new files where written, the originals otherwise) and the findings' paths are
-    mapped back.
-    """
+    """verify's offset, time and transaction index checks of the staged new index files."""
+    checked = [s for s in staged if s.change.kind in (OFFSET_INDEX, TIME_INDEX, TXN_INDEX)]
+    if not checked:
+        return []
     options = VerifyOptions(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
-    new_paths = {w.path for w in written}
-    if all(w.path.parent == segment.directory for w in written):
-        findings = verify_segment(segment, options, is_active)
-        return [f for f in findings if Path(f.path) in new_paths]
-    by_suffix = {w.path.name[20:]: w.path for w in written}
-    with tempfile.TemporaryDirectory(prefix="kdump-recheck-") as scratch:
-        back: dict[str, Path] = {}
-        for suffix in SEGMENT_SUFFIXES:
-            source = by_suffix.get(suffix, segment.path(suffix))
-            if not source.exists():
-                continue
-            link = Path(scratch) / segment.path(suffix).name
-            os.symlink(os.path.abspath(source), link)
-            back[str(link)] = source
-        if LOG_SUFFIX not in by_suffix and not segment.log_path.exists():
-            return []
-        findings = verify_segment(
-            LogSegment(Path(scratch), segment.base_offset), options, is_active
-        )
-    out = []
-    for f in findings:
-        real = back.get(f.path)
-        if real is not None and real in new_paths:
-            fix = f.fix.replace(scratch, str(segment.directory)) if f.fix else f.fix
-            out.append(dataclasses.replace(f, path=str(real), fix=fix))
-    return out
+    scan = _scan(plan, options)
+    sink = FindingSink(options.max_findings_per_code)
+    base = plan.segment.base_offset
+    for s in checked:
+        with mapped(s.written_to) as buf:
+            name = str(s.final)
+            if s.change.kind == OFFSET_INDEX:
+                check_offset_index(
+                    OffsetIndex(buf, base, name), scan, sink, options, plan.is_active
+                )
+            elif s.change.kind == TIME_INDEX:
+                check_time_index(TimeIndex(buf, base, name), scan, sink, options, plan.is_active)
+            else:
+                check_txn_index(TransactionIndex(buf, base, name), scan, sink)
+    return sink.close()

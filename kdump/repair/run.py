@@ -7,13 +7,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
-from kdump.errors import ExitCode, KdumpError
+from kdump.errors import ExitCode
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.plan import PartitionTarget, SegmentPlan
+from kdump.repair.plan import FileChange, PartitionTarget, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
-from kdump.repair.recheck import recheck_segment
+from kdump.repair.recheck import recheck_staged
 from kdump.repair.report import kept_lines, plan_lines, recheck_lines
-from kdump.segment import LogSegment
 
 Emit = Callable[[str, bool], None]
 """emit(line, to_stderr)"""
@@ -63,7 +62,7 @@ def run_repair(
             False,
         )
         return result
-    staged: list[tuple[LogSegment, bool]] = []
+    checked = 0
     with RepairSession(write, hook) as session:
         if write.output_dir is None:
             session.lock_log_dirs(
@@ -71,39 +70,25 @@ def run_repair(
             )
         for plan in plans:
             to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
-            session.stage(plan, to_write)
-            if to_write:
-                staged.append((plan.segment, plan.is_active))
+            staged = session.stage(plan, to_write)
+            if staged:
+                checked += 1
+                result.recheck += recheck_staged(plan, staged, config)
+        for line in recheck_lines(result.recheck, checked) if checked else ():
+            emit(line, False)
+        if any(f.severity is Severity.ERROR for f in result.recheck):
+            session.rollback()
+            emit("nothing was changed: the new files fail verify's checks (a kdump bug)", True)
+            return result
         result.written = session.commit()
     for line in kept_lines(result.written):
         emit(line, False)
-    for segment, is_active in staged:
-        mine = [
-            w
-            for w in result.written
-            if w.change.path.parent == segment.directory
-            and w.change.path.name.startswith(segment.log_path.stem)
-        ]
-        try:
-            result.recheck += recheck_segment(segment, is_active, mine, config)
-        except (OSError, KdumpError) as e:
-            result.recheck.append(
-                Finding(
-                    "REPAIR_RECHECK_FAILED",
-                    Severity.ERROR,
-                    str(segment.log_path),
-                    f"the new files were written but could not be re-checked: {e}",
-                )
-            )
-    if staged:
-        for line in recheck_lines(result.recheck, len(staged)):
-            emit(line, False)
     where = f" under {write.output_dir}" if write.output_dir is not None else ""
     emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
     return result
 
 
-def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list:  # type: ignore[type-arg]
+def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
     result.segments += 1
     result.files += len(plan.changed)
     result.unresolved += plan.unresolved
