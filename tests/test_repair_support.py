@@ -4,16 +4,13 @@ dir, the console entry point run in-process, and a file-tree snapshot to compare
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
-from unittest import mock
 
-from click.testing import CliRunner
 from conftest import ORACLE
+from test_golden import run_kdump as golden_run_kdump
 
-from kdump.cli import main
 from kdump.format.batch import iter_batches
 from kdump.segment import open_buffer
 
@@ -26,16 +23,8 @@ class Ran(NamedTuple):
 
 def run_kdump(args: Sequence[str]) -> Ran:
     """``kdump ARGS`` through the console entry point, as a shell sees it."""
-    runner = CliRunner()
-    with runner.isolation() as (out, err, _), mock.patch.object(sys, "argv", ["kdump", *args]):
-        try:
-            main()
-        except SystemExit as e:
-            code = e.code
-        else:
-            code = 0
-    exit_code = code if isinstance(code, int) else (0 if code is None else 1)
-    return Ran(exit_code, out.getvalue().decode(), err.getvalue().decode())
+    ran = golden_run_kdump(args)
+    return Ran(ran.exit_code, ran.stdout, ran.stderr)
 
 
 def copy_partition(name: str, root: Path) -> Path:
