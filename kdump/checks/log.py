@@ -8,13 +8,14 @@ log again.
 from __future__ import annotations
 
 import bisect
+import mmap
 from array import array
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.crc import crc32c
+from kdump.crc import Buffer, crc32c
 from kdump.errors import CorruptBatchError, KdumpError
 from kdump.format.batch import (
     ATTRIBUTES_OFFSET,
@@ -161,6 +162,22 @@ def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
     )
 
 
+RELEASE_BYTES = 32 * 1024 * 1024
+"""The scan hands the pages it has read back every this many bytes, so a process's memory stays
+flat in segment size: a memory-mapped file's pages count in its RSS until released."""
+
+
+def _release(buf: Buffer, start: int, upto: int) -> int:
+    """Drop the mapped pages of [start, upto) from this process (the mapping is read-only: a
+    later read faults them in again from the page cache); return where the next release starts."""
+    madvise = getattr(buf, "madvise", None)
+    stop = upto - upto % mmap.PAGESIZE
+    if madvise is None or stop <= start or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    madvise(mmap.MADV_DONTNEED, start, stop - start)
+    return stop
+
+
 def scan_log(
     log: FileRecords, base_offset: int, options: VerifyOptions, sink: FindingSink, directory: str
 ) -> LogScan:
@@ -178,7 +195,10 @@ def scan_log(
     seg_base, prev_last, pos, epoch = base_offset, None, 0, None
     epochs = scan.epoch_starts
     deep = options.deep
+    released, release_at = 0, RELEASE_BYTES
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
+        if pos >= release_at:
+            released, release_at = _release(buf, released, pos), pos + RELEASE_BYTES
         if pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2:
             fields = unpack(buf, pos)
             size = fields[1] + LOG_OVERHEAD
