@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.errors import ExitCode, KdumpError
-from kdump.repair.lock import LogDirLock, lock_log_dir
+from kdump.repair.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
 
 Hook = Callable[[str, Path], None]
@@ -164,10 +164,15 @@ class RepairSession:
         for log_dir in sorted(set(log_dirs)):
             try:
                 lock = lock_log_dir(log_dir)
-            except KdumpError as e:
+            except LockHeldError as e:
                 if not force:
                     raise
-                warn(f"WARNING: --force: {e}")
+                who = f"process {e.holder}" if e.holder else "another process"
+                warn(
+                    f"WARNING: --force: {e.path} is held by {who} (a running Kafka broker?); "
+                    f"modifying files under {log_dir} anyway. A running broker does not see "
+                    "these changes: it may overwrite them, serve stale data or fail"
+                )
                 continue
             except OSError as e:
                 raise RepairError(log_dir / ".lock", _reason(e)) from None

@@ -269,7 +269,7 @@ def _producer_state_at(
             )
             continue
         start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
-        return ProducerStateTracker.from_snapshot(snapshot, str(path)), offset, start, findings
+        return ProducerStateTracker.from_snapshot(snapshot), offset, start, findings
     return ProducerStateTracker(), None, 0, findings
 
 

@@ -47,13 +47,11 @@ class ProducerStateTracker:
     """ProducerStateEntry.currentTxnFirstOffset of every producer with an open transaction."""
     ongoing_txns: dict[int, int] = field(default_factory=dict)
     """ProducerStateManager.ongoingTxns: first offset -> producer id."""
-    source: str = "the partition's first segment"
-    """Where the state came from (a snapshot's path, or the partition's start)."""
 
     @classmethod
-    def from_snapshot(cls, snapshot: ProducerSnapshot, path: str) -> ProducerStateTracker:
+    def from_snapshot(cls, snapshot: ProducerSnapshot) -> ProducerStateTracker:
         """ProducerStateManager.loadFromSnapshot: open transactions become ongoing ones."""
-        tracker = cls(source=path)
+        tracker = cls()
         for entry in snapshot.producers:
             first = entry.open_transaction
             if first is not None:
