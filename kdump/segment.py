@@ -56,6 +56,31 @@ def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
+class ReleaseBehind:
+    """Unmaps the pages of a memory-mapped log a walk has passed (MADV_DONTNEED: they stay in
+    the page cache), so the process's resident memory stays flat over a segment of any size.
+
+    Use: ``release_at = release.window`` before the walk, then at each batch
+    ``if pos >= release_at: release_at = release.upto(pos)``.
+    """
+
+    window = 8 << 20
+
+    def __init__(self, buf: Buffer) -> None:
+        usable = isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+        self.buf = buf if usable else None
+        self.done = 0
+
+    def upto(self, position: int) -> int:
+        """Release everything before ``position`` (page-aligned); the next position to call at."""
+        if self.buf is not None:
+            end = position - position % mmap.PAGESIZE
+            if end > self.done:
+                self.buf.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)  # type: ignore[union-attr]
+                self.done = end
+        return position + self.window
+
+
 class FileRecords:
     """A .log file: its batches, read through a memory map."""
 

@@ -8,14 +8,13 @@ log again.
 from __future__ import annotations
 
 import bisect
-import mmap
 from array import array
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.crc import Buffer, crc32c
+from kdump.crc import crc32c
 from kdump.errors import CorruptBatchError, KdumpError
 from kdump.format.batch import (
     ATTRIBUTES_OFFSET,
@@ -32,7 +31,7 @@ from kdump.format.batch import (
     read_batch,
 )
 from kdump.format.compression import CodecError, decompress
-from kdump.segment import FileRecords
+from kdump.segment import FileRecords, ReleaseBehind
 
 RECOVER = "kdump recover {dir}"
 
@@ -162,22 +161,6 @@ def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
     )
 
 
-RELEASE_BYTES = 32 * 1024 * 1024
-"""The scan hands the pages it has read back every this many bytes, so a process's memory stays
-flat in segment size: a memory-mapped file's pages count in its RSS until released."""
-
-
-def _release(buf: Buffer, start: int, upto: int) -> int:
-    """Drop the mapped pages of [start, upto) from this process (the mapping is read-only: a
-    later read faults them in again from the page cache); return where the next release starts."""
-    madvise = getattr(buf, "madvise", None)
-    stop = upto - upto % mmap.PAGESIZE
-    if madvise is None or stop <= start or not hasattr(mmap, "MADV_DONTNEED"):
-        return start
-    madvise(mmap.MADV_DONTNEED, start, stop - start)
-    return stop
-
-
 def scan_log(
     log: FileRecords, base_offset: int, options: VerifyOptions, sink: FindingSink, directory: str
 ) -> LogScan:
@@ -195,10 +178,11 @@ def scan_log(
     seg_base, prev_last, pos, epoch = base_offset, None, 0, None
     epochs = scan.epoch_starts
     deep = options.deep
-    released, release_at = 0, RELEASE_BYTES
+    release = ReleaseBehind(buf)  # a memory-mapped file's pages count in RSS until released
+    release_at = release.window
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
         if pos >= release_at:
-            released, release_at = _release(buf, released, pos), pos + RELEASE_BYTES
+            release_at = release.upto(pos)
         if pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2:
             fields = unpack(buf, pos)
             size = fields[1] + LOG_OVERHEAD

@@ -21,7 +21,6 @@ back), the entry is refused and a finding says so; the rest of the rebuild goes 
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
@@ -46,6 +45,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import AbortedTxn
 from kdump.repair.producer_state import ProducerStateTracker
+from kdump.segment import ReleaseBehind
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_MAX_INDEX_SIZE = 10485760
@@ -123,27 +123,6 @@ class _TimeIndexBuilder:
             self.last_timestamp, self.last_offset = timestamp, offset
 
 
-class _ReleaseBehind:
-    """Unmaps the pages of a memory-mapped log the walk has passed (MADV_DONTNEED: they stay in
-    the page cache), so the process's resident memory stays flat over a segment of any size."""
-
-    window = 8 << 20
-
-    def __init__(self, buf: Buffer) -> None:
-        usable = isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
-        self.buf = buf if usable else None
-        self.done = 0
-
-    def upto(self, position: int) -> int:
-        """Release everything before ``position`` (page-aligned); the next position to call at."""
-        if self.buf is not None:
-            end = position - position % mmap.PAGESIZE
-            if end > self.done:
-                self.buf.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)  # type: ignore[union-attr]
-                self.done = end
-        return position + self.window
-
-
 @dataclass
 class RecoveredSegment:
     """What LogSegment.recover makes of one .log."""
@@ -216,7 +195,7 @@ def recover_segment(
     state_from = -(2**63) if producer_state_from is None else producer_state_from
     pos = last_index_entry = batches = 0
     max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
-    release = _ReleaseBehind(buf)
+    release = ReleaseBehind(buf)
     release_at = release.window
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
         if pos >= release_at:
