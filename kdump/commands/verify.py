@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import click
 
@@ -13,6 +14,8 @@ from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
 
@@ -47,34 +50,64 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[int, int, str], None] | No
         yield update
 
 
+def check_options(f: F) -> F:
+    """The options of `kdump verify`: checks, report format, --fail-on (shared with Spark)."""
+    options = [
+        click.option("--deep", is_flag=True, help="Decompress and decode every record too."),
+        click.option(
+            "--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True
+        ),
+        click.option(
+            "--max-index-size", type=click.IntRange(min=0), default=10485760, show_default=True
+        ),
+        click.option(
+            "--segment-bytes", type=click.IntRange(min=1), default=1073741824, show_default=True
+        ),
+        click.option(
+            "--max-batch-bytes",
+            type=click.IntRange(min=1),
+            default=DEFAULT_MAX_BATCH_BYTES,
+            show_default=True,
+            help="Largest decompressed batch accepted with --deep.",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["text", "json", "jsonl"]),
+            default="text",
+            show_default=True,
+        ),
+        click.option(
+            "--fail-on",
+            type=click.Choice(["error", "warning", "never"]),
+            default="error",
+            show_default=True,
+            help="Lowest severity that makes the exit code non-zero.",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors, no tables."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def print_result(result: VerifyResult, fmt: str, quiet: bool) -> None:
+    """The report on stdout: text (rich on a terminal), one JSON document, or JSON Lines."""
+    out = sys.stdout
+    if fmt == "json":
+        out.write(render_json(result) + "\n")
+    elif fmt == "jsonl":
+        for line in render_jsonl(result):
+            out.write(line + "\n")
+    else:
+        floor = Severity.WARNING if quiet else Severity.INFO
+        render_text(result, out, out.isatty(), quiet, floor)
+    out.flush()
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--deep", is_flag=True, help="Decompress and decode every record too.")
-@click.option("--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True)
-@click.option("--max-index-size", type=click.IntRange(min=0), default=10485760, show_default=True)
-@click.option("--segment-bytes", type=click.IntRange(min=1), default=1073741824, show_default=True)
-@click.option(
-    "--max-batch-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BATCH_BYTES,
-    show_default=True,
-    help="Largest decompressed batch accepted with --deep.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "jsonl"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning", "never"]),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit code non-zero.",
-)
-@click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors, no tables.")
+@check_options
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -102,16 +135,7 @@ def verify(
     )
     with progress_bar(fmt == "text" and not quiet and sys.stderr.isatty()) as on_partition:
         result = verify_paths(list(paths), options, on_partition)
-    out = sys.stdout
-    if fmt == "json":
-        out.write(render_json(result) + "\n")
-    elif fmt == "jsonl":
-        for line in render_jsonl(result):
-            out.write(line + "\n")
-    else:
-        floor = Severity.WARNING if quiet else Severity.INFO
-        render_text(result, out, out.isatty(), quiet, floor)
-    out.flush()
+    print_result(result, fmt, quiet)
     ctx.exit(exit_code(result, fail_on))
 
 
