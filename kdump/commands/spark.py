@@ -1,0 +1,207 @@
+"""`kdump spark verify|export`: the same checks and parsers, run on Apache Spark (extra `spark`).
+
+pyspark is imported only when a spark command runs, so `kdump` works without it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from kdump.checks.findings import Severity
+from kdump.checks.options import VerifyOptions
+from kdump.commands.verify import check_options, exit_code, print_result
+from kdump.errors import KdumpError
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.render.report import finding_line
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _require_pyspark() -> None:
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        raise KdumpError(
+            f"kdump spark needs pyspark and pyarrow ({e.name} is missing): "
+            "pip install 'kdump[spark]'"
+        ) from None
+
+
+def _conf_pairs(values: tuple[str, ...]) -> dict[str, str]:
+    conf = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--conf")
+        conf[key] = value
+    return conf
+
+
+def spark_options(f: F) -> F:
+    options = [
+        click.option(
+            "--master",
+            default=None,
+            help="Spark master URL (spark://host:7077, yarn, k8s://...); default local[*], "
+            "or spark-submit's.",
+        ),
+        click.option(
+            "--conf",
+            "conf",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="A Spark setting, as spark-submit --conf takes it (repeatable).",
+        ),
+        click.option(
+            "--overwrite", is_flag=True, help="Replace --output if it exists (default: refuse)."
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _spark_message(e: BaseException) -> str:
+    """One line out of a Spark error: the Java or Python exception's own message."""
+    java = getattr(e, "java_exception", None)
+    text = str(java.getMessage()) if java is not None else str(e)
+    if type(e).__name__ == "PythonException":  # a worker's traceback: its last line
+        text = text.split("JVM stacktrace:")[0]
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1] if lines else type(e).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+@contextmanager
+def _spark_errors() -> Iterator[None]:
+    """Spark's exceptions as one-line kdump errors (exit 3); --traceback shows the chain."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except (PySparkException, Py4JError) as e:
+        raise KdumpError(f"spark: {_spark_message(e)}") from e
+
+
+@contextmanager
+def _session(master: str | None, conf: tuple[str, ...]) -> Iterator[Any]:
+    _require_pyspark()
+    from kdump.spark.session import spark_session
+
+    settings = _conf_pairs(conf)
+    with _spark_errors(), spark_session(master, settings) as spark:
+        yield spark
+
+
+@click.group()
+def spark() -> None:
+    """Verify and export on Apache Spark; paths must be visible to every executor."""
+
+
+@spark.command("verify")
+@click.argument("paths", nargs=-1, required=True)
+@check_options
+@click.option("--output", "-o", default=None, help="Write the findings here (a directory).")
+@click.option(
+    "--output-format", type=click.Choice(["parquet", "json"]), default="parquet", show_default=True
+)
+@click.option(
+    "--tasks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Spark tasks to split the partitions into (default: 3 per core).",
+)
+@spark_options
+@click.pass_context
+def verify_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    quiet: bool,
+    output: str | None,
+    output_format: str,
+    tasks: int | None,
+    master: str | None,
+    conf: tuple[str, ...],
+    overwrite: bool,
+    **checks: Any,
+) -> None:
+    """`kdump verify` with the partitions verified on Spark executors; same report and exit
+    codes (0 clean, 1 warnings with --fail-on warning, 2 errors, 3 usage, I/O or Spark).
+    --output writes the findings as a DataFrame (code, severity, path, offset, position,
+    message, fix, partition_path)."""
+    options = VerifyOptions(**checks)
+    with _session(master, conf) as session:
+        from kdump.spark.job import finding_rows, verify_on_spark, write_findings
+        from kdump.spark.progress import stage_progress
+
+        shown = fmt == "text" and not quiet and sys.stderr.isatty()
+        with stage_progress(session, shown):
+            result = verify_on_spark(session, paths, options, tasks)
+            if output is not None:
+                write_findings(session, finding_rows(result), output, output_format, overwrite)
+    print_result(result, fmt, quiet)
+    ctx.exit(exit_code(result, fail_on))
+
+
+@spark.command("export")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--output", "-o", required=True, help="Directory for the Parquet files.")
+@click.option(
+    "--max-batch-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BATCH_BYTES,
+    show_default=True,
+    help="Largest decompressed batch accepted.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "never"]),
+    default="error",
+    show_default=True,
+    help="Lowest finding severity that makes the exit code non-zero.",
+)
+@spark_options
+@click.pass_context
+def export_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    output: str,
+    max_batch_bytes: int,
+    fail_on: str,
+    master: str | None,
+    conf: tuple[str, ...],
+    overwrite: bool,
+) -> None:
+    """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
+    segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
+    options = VerifyOptions(max_batch_bytes=max_batch_bytes)
+    with _session(master, conf) as session:
+        from kdump.spark.job import FINDINGS_DIR, export_on_spark
+        from kdump.spark.progress import stage_progress
+
+        with stage_progress(session, sys.stderr.isatty()):
+            result = export_on_spark(session, paths, output, options, overwrite)
+    checked = result.checked()
+    for f in checked.findings:
+        if f.severity.rank >= Severity.WARNING.rank:
+            click.echo(finding_line(f), err=True)
+    counts = checked.counts()
+    click.echo(
+        f"exported {result.records} record(s) from {result.segments} segment(s) to {output}; "
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info "
+        f"in {output}/{FINDINGS_DIR}"
+    )
+    ctx.exit(exit_code(checked, fail_on))
+
+
+COMMANDS = [spark]

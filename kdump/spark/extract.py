@@ -1,0 +1,183 @@
+"""Records of one segment as Arrow batches: the valid prefix, and the findings that cut it.
+
+The segment is first checked by the same pass as `kdump verify` (kdump.checks.log.scan_log);
+records are exported up to the first batch the broker's recovery would truncate at. A batch
+whose records do not decode ends the export too, and the deep form of the same pass names it.
+Used by `kdump spark export` (one Spark task per segment) and the "kafka-segments" data source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+import pyarrow as pa
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan, scan_log
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import parse_partition_dir
+from kdump.checks.sink import FindingSink
+from kdump.checks.verify import LogDirTarget, PartitionTarget, discover
+from kdump.errors import KdumpError
+from kdump.format.batch import TIMESTAMP_TYPE_NAMES, Batch, RecordBatch
+from kdump.format.records import Record
+from kdump.segment import FileRecords, list_segments
+from kdump.spark.schema import BATCH_LEVEL
+
+ROWS_PER_BATCH = 8192
+BYTES_PER_BATCH = 32 << 20
+"""Flush an Arrow batch at this many key+value bytes (binary columns address 2 GiB at most)."""
+
+_RECORD_FIELDS = {
+    name: Record._fields.index(name)
+    for name in ("offset", "timestamp", "key", "value", "headers", "sequence")
+}
+"""Record-level columns: where each lies in a decoded Record."""
+_SIZE = itemgetter(Record._fields.index("size_in_bytes"))
+
+
+@dataclass(frozen=True)
+class SegmentTask:
+    """One .log to export: what a Spark task needs, small and picklable."""
+
+    log_path: str
+    partition_path: str
+    topic: str | None
+    partition: int | None
+    segment: int
+
+
+def partition_targets(
+    log_dirs: list[LogDirTarget], loose: list[PartitionTarget]
+) -> list[PartitionTarget]:
+    """Every partition `discover` found, in the order `kdump verify` reports them."""
+    return [t for ld in log_dirs for t in ld.partitions] + loose
+
+
+def segment_tasks(paths: Sequence[str]) -> list[SegmentTask]:
+    """The .log files under ``paths`` (as `kdump verify` finds them), partition by partition."""
+    tasks = []
+    for target in partition_targets(*discover(list(paths))):
+        topic, partition = parse_partition_dir(target.path.name) or (None, None)
+        for seg in list_segments(target.path):
+            if target.only is not None and seg.base_offset not in target.only:
+                continue
+            if seg.log_path.exists():
+                tasks.append(
+                    SegmentTask(
+                        str(seg.log_path), str(target.path), topic, partition, seg.base_offset
+                    )
+                )
+    return tasks
+
+
+class SegmentExport:
+    """Iterate ``batches()`` for the Arrow batches; ``findings`` and ``records`` are complete
+    once it is exhausted."""
+
+    def __init__(
+        self,
+        task: SegmentTask,
+        schema: pa.Schema,
+        options: VerifyOptions | None = None,
+        rows_per_batch: int = ROWS_PER_BATCH,
+    ) -> None:
+        self.task = task
+        self.schema = schema
+        self.options = options or VerifyOptions()
+        self.rows_per_batch = rows_per_batch
+        self.findings: list[Finding] = []
+        self.records = 0
+        self.valid_bytes = 0
+        """Where the export stopped: the end of the last exported batch's valid prefix."""
+
+    def _scan(self, log: FileRecords, deep: bool) -> LogScan:
+        sink = FindingSink(self.options.max_findings_per_code)
+        options = replace(self.options, deep=deep)
+        scan = scan_log(log, self.task.segment, options, sink, self.task.partition_path)
+        self.findings = sink.close()
+        self.valid_bytes = scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
+        return scan
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        try:
+            log = FileRecords(self.task.log_path)
+        except KdumpError as e:
+            path = getattr(e, "path", self.task.log_path)
+            self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
+            return
+        self._scan(log, deep=False)
+        names = self.schema.names
+        decode = not set(names) <= BATCH_LEVEL
+        columns = _Columns(self.task, self.schema)
+        for batch in log.batches(0, self.valid_bytes):
+            try:
+                records = self._records(log, batch, decode)
+            except KdumpError:
+                # The deep pass of the same check names the batch and moves the valid end to it.
+                self._scan(log, deep=True)
+                break
+            self.records += columns.add(batch, records)
+            if columns.rows >= self.rows_per_batch or columns.bytes >= BYTES_PER_BATCH:
+                yield columns.flush()
+        if columns.rows:
+            yield columns.flush()
+
+    def _records(self, log: FileRecords, batch: Batch, decode: bool) -> list[Record] | int:
+        """The batch's records, or only their number when no record column is wanted."""
+        if decode or (not isinstance(batch, RecordBatch) and batch.compression):
+            records = list(log.records(batch, self.options.max_batch_bytes))
+            return records if decode else len(records)
+        if isinstance(batch, RecordBatch):
+            if batch.records_count < 0:
+                raise KdumpError(f"invalid record count {batch.records_count}")
+            return batch.records_count
+        return 1
+
+
+class _Columns:
+    """Python lists per wanted column, turned into one Arrow batch per flush."""
+
+    def __init__(self, task: SegmentTask, schema: pa.Schema) -> None:
+        self.task, self.schema = task, schema
+        self.names = schema.names
+        self.lists: list[list[Any]] = [[] for _ in self.names]
+        self.rows = 0
+        self.bytes = 0
+
+    def _batch_value(self, name: str, batch: Batch) -> Any:
+        task = self.task
+        if name in ("topic", "partition", "segment"):
+            return getattr(task, name)
+        if name == "batch_position":
+            return batch.position
+        if name == "timestamp_type":
+            return TIMESTAMP_TYPE_NAMES[batch.timestamp_type]
+        return getattr(batch, name)
+
+    def add(self, batch: Batch, records: list[Record] | int) -> int:
+        n = records if isinstance(records, int) else len(records)
+        for name, values in zip(self.names, self.lists, strict=True):
+            field = _RECORD_FIELDS.get(name)
+            if field is None:
+                values.extend(repeat(self._batch_value(name, batch), n))
+            else:
+                assert not isinstance(records, int)
+                values.extend(map(itemgetter(field), records))
+        if not isinstance(records, int):
+            self.bytes += sum(map(_SIZE, records))
+        self.rows += n
+        return n
+
+    def flush(self) -> pa.RecordBatch:
+        arrays = [
+            pa.array(values, type=field.type)
+            for values, field in zip(self.lists, self.schema, strict=True)
+        ]
+        self.lists = [[] for _ in self.names]
+        self.rows = self.bytes = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)

@@ -1,0 +1,209 @@
+"""The Spark jobs: `kdump spark verify` and `kdump spark export`.
+
+The driver lists partition directories and segments (kdump.checks.verify.discover); executors
+run the library's own checks and parsers on them; the driver assembles the result exactly as
+`kdump verify` does (kdump.checks.verify.collect_result). Paths are made absolute on the driver
+and must be visible to every executor (a shared or distributed file system).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pyarrow as pa
+from pyspark.accumulators import Accumulator, AccumulatorParam
+from pyspark.sql import DataFrame, SparkSession
+
+from kdump.checks.findings import Finding
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import PartitionReport
+from kdump.checks.verify import VerifyResult, collect_result, discover, verify_partition
+from kdump.errors import ExitCode, KdumpError
+from kdump.spark.extract import SegmentExport, SegmentTask, partition_targets, segment_tasks
+from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
+
+TASKS_PER_CORE = 3
+"""Verify packs partitions into this many Spark tasks per core: fewer, bigger tasks cost less
+scheduling and Python-worker overhead; a few per core still even out uneven partitions."""
+
+OUTPUT_FORMATS = ("parquet", "json")
+
+
+class RemoteError(KdumpError):
+    """A KdumpError an executor met, raised again on the driver with its text and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = ExitCode(exit_code)
+
+
+def absolute(paths: Sequence[str]) -> list[str]:
+    """Executors do not share the driver's working directory."""
+    return [os.path.abspath(p) for p in paths]
+
+
+def _verify_group(
+    options: VerifyOptions, group: list[tuple[int, str, set[int] | None]]
+) -> list[tuple[int, PartitionReport | tuple[str, int]]]:
+    out: list[tuple[int, PartitionReport | tuple[str, int]]] = []
+    for i, path, only in group:
+        try:
+            out.append((i, verify_partition(path, options, only)))
+        except KdumpError as e:
+            out.append((i, (str(e), int(e.exit_code))))
+    return out
+
+
+def verify_on_spark(
+    spark: SparkSession,
+    paths: Sequence[str],
+    options: VerifyOptions,
+    tasks: int | None = None,
+) -> VerifyResult:
+    """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
+    (default: TASKS_PER_CORE per core)."""
+    log_dirs, loose = discover(absolute(paths))
+    targets = partition_targets(log_dirs, loose)
+    sc = spark.sparkContext
+    slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
+    groups: list[list[tuple[int, str, set[int] | None]]] = [[] for _ in range(slices)]
+    for i, t in enumerate(targets):
+        groups[i % slices].append((i, str(t.path), t.only))
+    rdd = sc.parallelize(groups, slices).flatMap(partial(_verify_group, options))
+    reports: dict[int, PartitionReport] = {}
+    for i, value in rdd.collect():
+        if not isinstance(value, PartitionReport):
+            raise RemoteError(*value)
+        reports[i] = value
+    number = {id(t): i for i, t in enumerate(targets)}
+    return collect_result(log_dirs, loose, lambda t: reports[number[id(t)]])
+
+
+def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:
+    """FINDINGS_SCHEMA rows in the order of ``result.findings``."""
+    owned = [(f, r.path) for r in result.reports for f in r.findings]
+    owned += [(f, None) for f in result.log_dir_findings]
+    return [_row(f, partition_path) for f, partition_path in owned]
+
+
+def _row(f: Finding, partition_path: str | None) -> tuple[Any, ...]:
+    return (
+        f.code,
+        f.severity.value,
+        f.path,
+        f.offset,
+        f.position,
+        f.message,
+        f.fix,
+        partition_path,
+    )
+
+
+def write_findings(
+    spark: SparkSession,
+    rows: list[tuple[Any, ...]],
+    output: str,
+    output_format: str = "parquet",
+    overwrite: bool = False,
+) -> None:
+    """The findings as one file in ``output`` (their order kept), Parquet or JSON Lines."""
+    df = spark.createDataFrame(rows, FINDINGS_SCHEMA).coalesce(1)
+    _write(df, output, output_format, overwrite)
+
+
+def _write(df: DataFrame, output: str, output_format: str, overwrite: bool) -> None:
+    writer = df.write.mode("overwrite" if overwrite else "errorifexists")
+    if output_format == "json":
+        writer.option("ignoreNullFields", "false").json(output)
+    elif output_format == "parquet":
+        writer.parquet(output)
+    else:
+        raise KdumpError(f"unknown output format {output_format!r}; use parquet or json")
+
+
+class _MergeDicts(AccumulatorParam):  # type: ignore[type-arg]
+    """Accumulates {segment: outcome}; a retried task overwrites its own entry, never adds."""
+
+    def zero(self, value: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def addInPlace(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        a.update(b)
+        return a
+
+
+@dataclass
+class _ExportSegments:
+    """The mapInArrow function: each input row is a SegmentTask, the output its records."""
+
+    options: VerifyOptions
+    outcomes: Accumulator  # type: ignore[type-arg]
+    schema: pa.Schema = field(default_factory=lambda: arrow_schema(RECORD_SCHEMA))
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for row in batch.to_pylist():
+                task = SegmentTask(**row)
+                export = SegmentExport(task, self.schema, self.options)
+                yield from export.batches()
+                findings = [f.to_dict() for f in export.findings]
+                self.outcomes.add({task.log_path: (task.partition_path, export.records, findings)})
+
+
+@dataclass
+class ExportResult:
+    output: str
+    segments: int = 0
+    records: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    finding_rows: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def checked(self) -> VerifyResult:
+        """The findings as a VerifyResult, for its counts and `kdump verify`'s exit codes."""
+        return VerifyResult(log_dir_findings=self.findings)
+
+
+FINDINGS_DIR = "_findings"
+"""Export findings go to DIR/_findings; readers of DIR skip names that start with _."""
+
+
+def export_on_spark(
+    spark: SparkSession,
+    paths: Sequence[str],
+    output: str,
+    options: VerifyOptions | None = None,
+    overwrite: bool = False,
+) -> ExportResult:
+    """Every record of every segment under ``paths`` into Parquet at ``output``, one Spark task
+    per segment; a corrupt segment gives its valid prefix and its findings, never a failure."""
+    options = options or VerifyOptions()
+    tasks = segment_tasks(absolute(paths))
+    sc = spark.sparkContext
+    outcomes = sc.accumulator({}, _MergeDicts())
+    task_schema = (
+        "log_path string, partition_path string, topic string, partition int, segment long"
+    )
+    rows = [(t.log_path, t.partition_path, t.topic, t.partition, t.segment) for t in tasks]
+    # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
+    rdd = sc.parallelize(rows, max(1, len(rows)))
+    records = spark.createDataFrame(rdd, task_schema).mapInArrow(
+        _ExportSegments(options, outcomes), RECORD_SCHEMA
+    )
+    _write(records, output, "parquet", overwrite)
+    result = ExportResult(output, segments=len(tasks))
+    done: dict[str, Any] = outcomes.value
+    for t in tasks:
+        partition_path, count, findings = done[t.log_path]
+        result.records += count
+        for d in findings:
+            f = Finding.from_dict(d)
+            result.findings.append(f)
+            result.finding_rows.append(_row(f, partition_path))
+    write_findings(
+        spark, result.finding_rows, os.path.join(output, FINDINGS_DIR), "parquet", overwrite=True
+    )
+    return result

@@ -1,0 +1,96 @@
+"""The "kafka-segments" PySpark data source (Spark 4 Python Data Source API)::
+
+    from kdump.spark.source import register
+    register(spark)
+    df = spark.read.format("kafka-segments").load("/shared/kafka-logs")
+
+One input partition per segment (.log), read into Arrow batches by the same code as
+`kdump spark export`, with the schema of kdump.spark.schema.RECORD_SCHEMA.
+
+Options: ``path`` (what ``load()`` sets) or ``paths`` (a JSON list), both anything
+`kdump verify` accepts; ``mode`` PERMISSIVE (default: the valid prefix of a corrupt segment, as
+Spark's file readers do) or FAILFAST (fail naming the file and byte position);
+``max_batch_bytes`` (largest decompressed batch).
+
+Column pruning: Spark does not tell a Python data source which columns a query uses, but it
+passes a schema given with ``.schema(...)``. Ask for a subset of the columns that way; when all
+of them are batch-level (kdump.spark.schema.BATCH_LEVEL) records are counted, not decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from kdump.checks.findings import Severity
+from kdump.checks.options import VerifyOptions
+from kdump.errors import KdumpError
+from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
+from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
+
+NAME = "kafka-segments"
+MODES = ("PERMISSIVE", "FAILFAST")
+
+
+class KafkaSegmentsDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        return RECORD_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaSegmentsReader(dict(self.options), schema)
+
+
+class KafkaSegmentsReader(DataSourceReader):
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        requested_columns(schema)
+        self.schema = schema
+        self.paths = _paths(options)
+        mode = options.get("mode", "PERMISSIVE").upper()
+        if mode not in MODES:
+            raise KdumpError(f"{NAME}: mode {mode!r} is not one of {', '.join(MODES)}")
+        self.fail_fast = mode == "FAILFAST"
+        self.options = VerifyOptions()
+        if "max_batch_bytes" in options:
+            self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(task) for task in segment_tasks(self.paths)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        task = partition.value
+        if not isinstance(task, SegmentTask):  # Spark reads one empty partition when none
+            return
+        export = SegmentExport(task, arrow_schema(self.schema), self.options)
+        yield from export.batches()
+        if self.fail_fast:
+            cut = [f for f in export.findings if f.severity is Severity.ERROR]
+            if cut:
+                f = cut[0]
+                where = f.path if f.position is None else f"{f.path}:{f.position}"
+                raise KdumpError(f"{where}: {f.code}: {f.message}")
+
+
+def _paths(options: dict[str, str]) -> list[str]:
+    if "paths" in options:
+        paths = json.loads(options["paths"])
+    elif "path" in options:
+        paths = [options["path"]]
+    else:
+        raise KdumpError(f'{NAME}: give a path: spark.read.format("{NAME}").load(path)')
+    return [os.path.abspath(p) for p in paths]
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("kafka-segments")`` available in this session."""
+    spark.dataSource.register(KafkaSegmentsDataSource)
