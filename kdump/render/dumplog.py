@@ -43,6 +43,7 @@ from kdump.segment import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     FileRecords,
+    ReleaseBehind,
     base_offset_of,
     open_buffer,
     open_offset_index,
@@ -255,7 +256,11 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
     end = min(log.size, opts.max_bytes)
     valid_bytes = 0
     last_offset = -1
+    release = ReleaseBehind(log.buf)  # keeps RSS flat: a mapped page counts until released
+    release_at = release.window
     for batch in log.batches(0, end):
+        if valid_bytes >= release_at:
+            release_at = release.upto(valid_bytes)
         valid = log.is_valid(batch)
         problems.invalid_batches += not valid
         yield Line(OUT, batch_line(batch, valid_bytes, valid))

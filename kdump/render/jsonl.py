@@ -25,6 +25,7 @@ from kdump.segment import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     FileRecords,
+    ReleaseBehind,
     open_buffer,
     open_offset_index,
     open_time_index,
@@ -124,7 +125,11 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
     log = FileRecords(path)
     end = min(log.size, opts.max_bytes)
     valid_bytes = 0
+    release = ReleaseBehind(log.buf)  # keeps RSS flat: a mapped page counts until released
+    release_at = release.window
     for batch in log.batches(0, end):
+        if valid_bytes >= release_at:
+            release_at = release.upto(valid_bytes)
         valid = log.is_valid(batch)
         problems.invalid_batches += not valid
         yield batch_object(path, batch, valid)
