@@ -141,9 +141,11 @@ def verify_command(
     message, fix, partition_path)."""
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
-        from kdump.spark.job import finding_rows, verify_on_spark, write_findings
+        from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
         from kdump.spark.progress import stage_progress
 
+        if output is not None and not overwrite:
+            refuse_existing(session, output)
         shown = fmt == "text" and not quiet and sys.stderr.isatty()
         with stage_progress(session, shown):
             result = verify_on_spark(session, paths, options, tasks)

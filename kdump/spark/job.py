@@ -115,6 +115,15 @@ def write_findings(
     _write(df, output, output_format, overwrite)
 
 
+def refuse_existing(spark: SparkSession, output: str) -> None:
+    """Fail before any work when ``output`` exists (on whatever file system Hadoop sees)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(output)
+    if path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(path):
+        raise KdumpError(f"{output}: already exists; --overwrite replaces it")
+
+
 def _write(df: DataFrame, output: str, output_format: str, overwrite: bool) -> None:
     writer = df.write.mode("overwrite" if overwrite else "errorifexists")
     if output_format == "json":
@@ -181,6 +190,8 @@ def export_on_spark(
     """Every record of every segment under ``paths`` into Parquet at ``output``, one Spark task
     per segment; a corrupt segment gives its valid prefix and its findings, never a failure."""
     options = options or VerifyOptions()
+    if not overwrite:
+        refuse_existing(spark, output)
     tasks = segment_tasks(absolute(paths))
     sc = spark.sparkContext
     outcomes = sc.accumulator({}, _MergeDicts())
