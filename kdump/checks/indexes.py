@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from array import array
 
 from kdump.checks.findings import Finding, Severity
@@ -99,89 +100,113 @@ def check_offset_index(
     options: VerifyOptions,
     is_active: bool,
 ) -> None:
-    log_path = scan.path
-    fix = REBUILD.format(log=log_path)
-    _layout_checks(index, "INDEX", sink, options, is_active, log_path)
+    """Each used entry against the batches; a merge walk, with a slow path for anomalies."""
+    _layout_checks(index, "INDEX", sink, options, is_active, scan.path)
     used = index.used_entries
-    prev_offset = prev_position = None
-    multi: list[tuple[int, int]] = []
-    last_log_offset = scan.last_offset
-    for i in range(used):
-        offset, position = index.entry(i)
-        where = {"offset": offset, "position": i * index.entry_size}
-        if prev_offset is not None and (offset <= prev_offset or position <= prev_position):  # type: ignore[operator]
-            _add(
-                sink,
-                index,
-                "INDEX_NOT_MONOTONIC",
-                Severity.ERROR,
-                f"entry {i} ({offset}, {position}) does not follow ({prev_offset}, "
-                f"{prev_position}): lookups may land on the wrong batch",
-                fix=fix,
-                **where,
-            )
-        prev_offset, prev_position = offset, position
-        if offset < index.base_offset or (last_log_offset is not None and offset > last_log_offset):
-            _add(
-                sink,
-                index,
-                "INDEX_OFFSET_OUT_OF_RANGE",
-                Severity.ERROR,
-                f"entry {i} offset {offset} is outside the log's offsets "
-                f"[{index.base_offset}, {last_log_offset}]",
-                fix=fix,
-                **where,
-            )
-            continue
-        if position < 0 or position >= scan.valid_bytes:
-            _add(
-                sink,
-                index,
-                "INDEX_POSITION_BEYOND_LOG",
-                Severity.ERROR,
-                f"entry {i} position {position} is beyond the log's {scan.valid_bytes} "
-                "readable bytes",
-                fix=fix,
-                **where,
-            )
-            continue
-        b = scan.batch_at(position)
-        if b is None:
-            _add(
-                sink,
-                index,
-                "INDEX_POSITION_NOT_BATCH_BOUNDARY",
-                Severity.ERROR,
-                f"entry {i} position {position} is not the start of a batch",
-                fix=fix,
-                **where,
-            )
-            continue
-        if b > 0 and scan.last_offsets[b - 1] >= offset:
-            _add(
-                sink,
-                index,
-                "INDEX_UNSAFE_ENTRY",
-                Severity.ERROR,
-                f"entry {i} ({offset}, {position}): the batch before position {position} "
-                f"already ends at offset {scan.last_offsets[b - 1]}, so a lookup of offset "
-                f"{offset} would start past it and miss data",
-                fix=fix,
-                **where,
-            )
-        elif scan.last_offsets[b] != offset:
-            multi.append((offset, position))
-    if multi:
-        o, p = multi[0]
+    entries = struct.iter_unpack(">ii", memoryview(index.buf)[: used * index.entry_size])
+    positions, lasts, n = scan.positions, scan.last_offsets, scan.batches
+    base, valid_bytes = index.base_offset, scan.valid_bytes
+    last_log = scan.last_offset if scan.last_offset is not None else base - 1
+    multi, first_multi = 0, None
+    prev_o = prev_p = j = 0
+    for i, (rel, pos) in enumerate(entries):
+        o = base + rel
+        while j < n and positions[j] < pos:
+            j += 1
+        if (
+            (i and (o <= prev_o or pos <= prev_p))
+            or rel < 0
+            or o > last_log
+            or pos >= valid_bytes
+            or j == n
+            or positions[j] != pos
+            or (j and lasts[j - 1] >= o)
+        ):
+            _offset_entry_findings(index, scan, sink, i, o, pos, prev_o, prev_p)
+        elif lasts[j] != o:
+            multi += 1
+            first_multi = first_multi or (o, pos)
+        prev_o, prev_p = o, pos
+    if first_multi is not None:
+        o, p = first_multi
         _add(
             sink,
             index,
             "INDEX_MULTI_BATCH_ENTRY",
             Severity.INFO,
-            f"{len(multi)} of {used} entries map an append's last offset to its first batch "
+            f"{multi} of {used} entries map an append's last offset to its first batch "
             f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
             "as mismatches",
             offset=o,
+        )
+
+
+def _offset_entry_findings(
+    index: OffsetIndex,
+    scan: LogScan,
+    sink: FindingSink,
+    i: int,
+    offset: int,
+    position: int,
+    prev_offset: int,
+    prev_position: int,
+) -> None:
+    """The findings of one offset index entry the fast walk flagged."""
+    fix = REBUILD.format(log=scan.path)
+    where = {"offset": offset, "position": i * index.entry_size, "fix": fix}
+    if i and (offset <= prev_offset or position <= prev_position):
+        _add(
+            sink,
+            index,
+            "INDEX_NOT_MONOTONIC",
+            Severity.ERROR,
+            f"entry {i} ({offset}, {position}) does not follow ({prev_offset}, "
+            f"{prev_position}): lookups may land on the wrong batch",
+            **where,
+        )
+    last_log_offset = scan.last_offset
+    if offset < index.base_offset or (last_log_offset is not None and offset > last_log_offset):
+        _add(
+            sink,
+            index,
+            "INDEX_OFFSET_OUT_OF_RANGE",
+            Severity.ERROR,
+            f"entry {i} offset {offset} is outside the log's offsets "
+            f"[{index.base_offset}, {last_log_offset}]",
+            **where,
+        )
+        return
+    if position < 0 or position >= scan.valid_bytes:
+        _add(
+            sink,
+            index,
+            "INDEX_POSITION_BEYOND_LOG",
+            Severity.ERROR,
+            f"entry {i} position {position} is beyond the log's {scan.valid_bytes} readable bytes",
+            **where,
+        )
+        return
+    b = scan.batch_at(position)
+    if b is None:
+        _add(
+            sink,
+            index,
+            "INDEX_POSITION_NOT_BATCH_BOUNDARY",
+            Severity.ERROR,
+            f"entry {i} position {position} is not the start of a batch",
+            **where,
+        )
+        return
+    if b > 0 and scan.last_offsets[b - 1] >= offset:
+        _add(
+            sink,
+            index,
+            "INDEX_UNSAFE_ENTRY",
+            Severity.ERROR,
+            f"entry {i} ({offset}, {position}): the batch before position {position} "
+            f"already ends at offset {scan.last_offsets[b - 1]}, so a lookup of offset "
+            f"{offset} would start past it and miss data",
+            **where,
         )
 
 
@@ -192,61 +217,31 @@ def check_time_index(
     options: VerifyOptions,
     is_active: bool,
 ) -> None:
-    log_path = scan.path
-    fix = REBUILD.format(log=log_path)
-    _layout_checks(index, "TIMEINDEX", sink, options, is_active, log_path)
+    """Each used entry against the batch holding its offset; a merge walk like the above."""
+    _layout_checks(index, "TIMEINDEX", sink, options, is_active, scan.path)
     used = index.used_entries
-    prev_ts = prev_offset = None
-    running_max = _prefix_max(scan) if used else array("q")
-    for i in range(used):
-        timestamp, offset = index.entry(i)
-        where = {"offset": offset, "position": i * index.entry_size}
-        if prev_ts is not None and (timestamp <= prev_ts or offset < prev_offset):  # type: ignore[operator]
-            _add(
-                sink,
-                index,
-                "TIMEINDEX_NOT_MONOTONIC",
-                Severity.ERROR,
-                f"entry {i} ({timestamp}, {offset}) does not follow ({prev_ts}, {prev_offset}): "
-                "timestamps must rise and offsets never fall",
-                fix=fix,
-                **where,
-            )
-        prev_ts, prev_offset = timestamp, offset
-        b = scan.batch_holding(offset)
-        if b is None:
-            _add(
-                sink,
-                index,
-                "TIMEINDEX_OFFSET_NOT_FOUND",
-                Severity.ERROR,
-                f"entry {i} ({timestamp}, {offset}): no batch of the segment holds offset {offset}",
-                fix=fix,
-                **where,
-            )
-            continue
-        if scan.max_timestamps[b] != timestamp:
-            _add(
-                sink,
-                index,
-                "TIMEINDEX_TIMESTAMP_MISMATCH",
-                Severity.ERROR,
-                f"entry {i} ({timestamp}, {offset}): the batch holding offset {offset} has "
-                f"max timestamp {scan.max_timestamps[b]}",
-                fix=fix,
-                **where,
-            )
-        elif running_max[b] > timestamp:
-            _add(
-                sink,
-                index,
-                "TIMEINDEX_BEHIND_MAX",
-                Severity.ERROR,
-                f"entry {i} ({timestamp}, {offset}): an earlier batch already has timestamp "
-                f"{running_max[b]}, so lookups by time would skip it",
-                fix=fix,
-                **where,
-            )
+    entries = struct.iter_unpack(">qi", memoryview(index.buf)[: used * index.entry_size])
+    bases, lasts, maxts, n = scan.base_offsets, scan.last_offsets, scan.max_timestamps, scan.batches
+    base = index.base_offset
+    running_max: array[int] | None = None
+    prev_ts = prev_o = k = 0
+    before = -1  # the largest max timestamp of the batches before batch k
+    for i, (ts, rel) in enumerate(entries):
+        o = base + rel
+        while k < n and lasts[k] < o:
+            before = max(before, maxts[k])
+            k += 1
+        if (
+            (i and (ts <= prev_ts or o < prev_o))
+            or k == n
+            or bases[k] > o
+            or maxts[k] != ts
+            or before > ts
+        ):
+            if running_max is None:
+                running_max = _prefix_max(scan)
+            _time_entry_findings(index, scan, sink, running_max, i, ts, o, prev_ts, prev_o)
+        prev_ts, prev_o = ts, o
     largest = scan.max_timestamp
     if not is_active and used and largest >= 0 and index.entry(used - 1).timestamp != largest:
         _add(
@@ -257,7 +252,67 @@ def check_time_index(
             f"the closed segment's largest timestamp is {largest} but its last time index "
             f"entry says {index.entry(used - 1).timestamp}: the broker takes that entry as "
             "the segment's largest timestamp",
-            fix=fix,
+            fix=REBUILD.format(log=scan.path),
+        )
+
+
+def _time_entry_findings(
+    index: TimeIndex,
+    scan: LogScan,
+    sink: FindingSink,
+    running_max: array[int],
+    i: int,
+    timestamp: int,
+    offset: int,
+    prev_ts: int,
+    prev_offset: int,
+) -> None:
+    """The findings of one time index entry the fast walk flagged."""
+    where = {
+        "offset": offset,
+        "position": i * index.entry_size,
+        "fix": REBUILD.format(log=scan.path),
+    }
+    if i and (timestamp <= prev_ts or offset < prev_offset):
+        _add(
+            sink,
+            index,
+            "TIMEINDEX_NOT_MONOTONIC",
+            Severity.ERROR,
+            f"entry {i} ({timestamp}, {offset}) does not follow ({prev_ts}, {prev_offset}): "
+            "timestamps must rise and offsets never fall",
+            **where,
+        )
+    b = scan.batch_holding(offset)
+    if b is None:
+        _add(
+            sink,
+            index,
+            "TIMEINDEX_OFFSET_NOT_FOUND",
+            Severity.ERROR,
+            f"entry {i} ({timestamp}, {offset}): no batch of the segment holds offset {offset}",
+            **where,
+        )
+        return
+    if scan.max_timestamps[b] != timestamp:
+        _add(
+            sink,
+            index,
+            "TIMEINDEX_TIMESTAMP_MISMATCH",
+            Severity.ERROR,
+            f"entry {i} ({timestamp}, {offset}): the batch holding offset {offset} has "
+            f"max timestamp {scan.max_timestamps[b]}",
+            **where,
+        )
+    elif running_max[b] > timestamp:
+        _add(
+            sink,
+            index,
+            "TIMEINDEX_BEHIND_MAX",
+            Severity.ERROR,
+            f"entry {i} ({timestamp}, {offset}): an earlier batch already has timestamp "
+            f"{running_max[b]}, so lookups by time would skip it",
+            **where,
         )
 
 
