@@ -229,7 +229,8 @@ def check_time_index(
     for i, (ts, rel) in enumerate(entries):
         o = base + rel
         while k < n and lasts[k] < o:
-            before = max(before, maxts[k])
+            if maxts[k] > before:
+                before = maxts[k]
             k += 1
         if (
             (i and (ts <= prev_ts or o < prev_o))
