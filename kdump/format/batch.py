@@ -30,6 +30,8 @@ RECORD_OVERHEAD_V1 = 22
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 RECORD_BATCH_OVERHEAD = V2_HEADER.size
+MIN_V2_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
+"""The smallest batch_length of a v2 batch: its header after the length field."""
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = CRC_OFFSET + 4
 LOG_HEADER = struct.Struct(">qi")
@@ -129,13 +131,17 @@ class RecordBatch(NamedTuple):
         return increment_sequence(self.base_sequence, self.last_offset_delta)
 
     def compute_checksum(self, buf: Buffer) -> int:
-        view = memoryview(buf)
-        return crc32c(view[self.position + ATTRIBUTES_OFFSET : self.end])
+        position = self.position
+        end = position + LOG_OVERHEAD + self.batch_length
+        return crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET : end])
 
     def is_valid(self, buf: Buffer) -> bool:
-        return self.batch_length + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD and (
-            self.compute_checksum(buf) == self.crc
-        )
+        """DefaultRecordBatch.isValid: a whole header and a matching CRC-32C."""
+        position, batch_length = self.position, self.batch_length
+        if batch_length < MIN_V2_BATCH_LENGTH:
+            return False
+        end = position + LOG_OVERHEAD + batch_length
+        return crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET : end]) == self.crc
 
 
 class LegacyRecordBatch(NamedTuple):
@@ -273,23 +279,26 @@ def iter_batches(
     end: int | None = None,
     max_size: int | None = None,
 ) -> Iterator[Batch]:
-    """Every batch from ``start`` to ``end`` in file order, shallow (headers only)."""
+    """Every batch from ``start`` to ``end`` in file order, shallow (headers only).
+
+    Well-formed v2 batches take the loop's fast path (one unpack, one tuple); everything else,
+    including where the iteration stops, goes through read_batch.
+    """
     end = len(buf) if end is None else min(end, len(buf))
     if not 0 <= start <= len(buf):
         raise CorruptBatchError(path, start, f"position {start} is outside the file")
+    largest = INT32_MAX if max_size is None else max_size
+    last_v2_start = end - RECORD_BATCH_OVERHEAD  # a whole v2 header fits from here down
+    unpack = V2_HEADER.unpack_from
     position = start
-    v2_unpack = V2_HEADER.unpack_from
     while position + HEADER_SIZE_UP_TO_MAGIC < end:
-        if position + RECORD_BATCH_OVERHEAD <= end and buf[position + MAGIC_OFFSET] == 2:
-            fields = v2_unpack(buf, position)
-            size = fields[1]
-            if (
-                size + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD
-                and position + LOG_OVERHEAD + size <= end
-                and (max_size is None or size <= max_size)
-            ):
+        if position <= last_v2_start and buf[position + MAGIC_OFFSET] == 2:
+            fields = unpack(buf, position)
+            batch_length = fields[1]
+            following = position + LOG_OVERHEAD + batch_length
+            if MIN_V2_BATCH_LENGTH <= batch_length <= largest and following <= end:
                 yield _new(RecordBatch, (position, *fields))
-                position += size + LOG_OVERHEAD
+                position = following
                 continue
         batch = read_batch(buf, position, end, path, max_size)
         if batch is None:

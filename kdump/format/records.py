@@ -18,10 +18,10 @@ from kdump.crc import Buffer, crc32
 from kdump.errors import CorruptRecordError, DecompressionError
 from kdump.format.batch import (
     COMPRESSION_MASK,
+    INT32_MAX,
     LEGACY_CRC_START,
     LEGACY_HEADER_V0,
     LEGACY_HEADER_V1,
-    LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_SEQUENCE,
     NO_TIMESTAMP,
@@ -31,11 +31,11 @@ from kdump.format.batch import (
     Batch,
     LegacyRecordBatch,
     RecordBatch,
-    increment_sequence,
 )
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
 
 _INT32 = struct.Struct(">i")
+_new = tuple.__new__
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_MARKER = struct.Struct(">hi")
 
@@ -117,12 +117,13 @@ class _Malformed(Exception):
 
 
 def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
-    byte = data[pos]
-    if byte < 0x80:
-        return (byte >> 1) ^ -(byte & 1), pos + 1
-    raw, shift = byte & 0x7F, 7
-    pos += 1
-    for _ in range(max_bytes - 1):
+    """A zig-zag varint (``max_bytes`` 5) or varlong (10) at ``pos``; the value and the next pos.
+
+    The record decoder reads the one- and two-byte varints itself (with _ZIGZAG) and calls this
+    for the longer ones.
+    """
+    raw, shift = 0, 0
+    for _ in range(max_bytes):
         byte = data[pos]
         pos += 1
         raw |= (byte & 0x7F) << shift
@@ -130,6 +131,11 @@ def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
     raise _Malformed("varint is too long")
+
+
+_ZIGZAG = tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14))
+"""Every zig-zag varint of one or two bytes, by its 14-bit payload: ``_ZIGZAG[b]`` for the
+one-byte varint b < 0x80, ``_ZIGZAG[(b & 0x7F) | c << 7]`` for the bytes b >= 0x80, c < 0x80."""
 
 
 def _read(data: bytes, pos: int, size: int, end: int) -> bytes | None:
@@ -140,56 +146,32 @@ def _read(data: bytes, pos: int, size: int, end: int) -> bytes | None:
     return data[pos : pos + size]
 
 
-def _decode_record(
-    data: bytes, pos: int, batch: RecordBatch, log_append_time: bool
-) -> tuple[Record, int]:
-    length, body = _varint(data, pos, 5)
-    end = body + length
-    if length < 0 or end > len(data):
-        raise _Malformed(f"record length {length} runs past the batch")
-    attributes = data[body]
-    ts_delta, p = _varint(data, body + 1, 10)
-    offset_delta, p = _varint(data, p, 5)
-    key_size, p = _varint(data, p, 5)
-    key = _read(data, p, key_size, end)
-    p += max(key_size, 0)
-    value_size, p = _varint(data, p, 5)
-    value = _read(data, p, value_size, end)
-    p += max(value_size, 0)
-    header_count, p = _varint(data, p, 5)
-    if header_count < 0:
-        raise _Malformed(f"invalid number of record headers {header_count}")
+def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, ...], int]:
+    """``count`` record headers from ``p``: key length varint, UTF-8 key, value length, value."""
+    if count < 0:
+        raise _Malformed(f"invalid number of record headers {count}")
+    zigzag = _ZIGZAG
     headers = []
-    for _ in range(header_count):
-        hkey_size, p = _varint(data, p, 5)
-        if hkey_size < 0:
-            raise _Malformed(f"invalid negative header key size {hkey_size}")
-        hkey = _read(data, p, hkey_size, end)
-        p += hkey_size
-        hvalue_size, p = _varint(data, p, 5)
-        hvalue = _read(data, p, hvalue_size, end)
-        p += max(hvalue_size, 0)
-        headers.append(Header(hkey.decode("utf-8", "replace"), hvalue))  # type: ignore[union-attr]
-    if p != end:
-        raise _Malformed(f"expected to read {length} bytes in record payload, read {p - body}")
-    base_sequence = batch.base_sequence
-    sequence = (
-        NO_SEQUENCE
-        if base_sequence == NO_SEQUENCE
-        else increment_sequence(base_sequence, offset_delta)
-    )
-    timestamp = batch.max_timestamp if log_append_time else batch.base_timestamp + ts_delta
-    record = Record(
-        batch.base_offset + offset_delta,
-        timestamp,
-        key,
-        value,
-        tuple(headers),
-        sequence,
-        attributes,
-        end - pos,
-    )
-    return record, end
+    for _ in range(count):
+        b = data[p]
+        key_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
+        if key_size < 0:
+            raise _Malformed(f"invalid negative header key size {key_size}")
+        key = data[p : p + key_size]
+        p += key_size
+        if p > end:
+            raise _Malformed(f"field of {key_size} bytes runs past the record")
+        b = data[p]
+        value_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
+        if value_size < 0:
+            value = None
+        else:
+            value = data[p : p + value_size]
+            p += value_size
+            if p > end:
+                raise _Malformed(f"field of {value_size} bytes runs past the record")
+        headers.append(_new(Header, (key.decode("utf-8", "replace"), value)))
+    return tuple(headers), p
 
 
 def _payload(buf: Buffer, batch: Batch, start: int, path: str, max_batch_bytes: int) -> bytes:
@@ -206,29 +188,124 @@ def iter_v2_records(
     path: str = "<bytes>",
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
 ) -> Iterator[Record]:
-    """DefaultRecordBatch.iterator(): decompress when needed and decode each record."""
-    if batch.records_count < 0:
-        raise CorruptRecordError(
-            path, batch.position, f"invalid record count {batch.records_count} in v2 batch"
-        )
+    """DefaultRecordBatch.iterator(): decompress when needed and decode each record.
+
+    Records are decoded one at a time as the caller asks for them, with Kafka's checks.
+    """
+    count = batch.records_count
+    if count < 0:
+        raise CorruptRecordError(path, batch.position, f"invalid record count {count} in v2 batch")
     start = batch.position + RECORD_BATCH_OVERHEAD
     data = _payload(buf, batch, start, path, max_batch_bytes)
-    compressed = batch.compression != 0
-    log_append_time = batch.timestamp_type == LOG_APPEND_TIME
-    pos = 0
-    for i in range(batch.records_count):
-        try:
-            record, pos = _decode_record(data, pos, batch, log_append_time)
-        except (_Malformed, IndexError) as e:
-            where = batch.position if compressed else start + pos
-            reason = str(e) if isinstance(e, _Malformed) else "record runs past the batch"
-            raise CorruptRecordError(path, where, f"record {i} of batch: {reason}") from None
-        yield record
-    if pos != len(data):
-        where = batch.position if compressed else start + pos
-        raise CorruptRecordError(
-            path, where, f"{len(data) - pos} bytes left after {batch.records_count} records"
-        )
+    size = len(data)
+    base_offset, base_timestamp = batch.base_offset, batch.base_timestamp
+    # LogAppendTime: every record reports the batch's max timestamp
+    append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
+    base_sequence = batch.base_sequence
+    sequence_room = INT32_MAX - base_sequence  # offset deltas that add without wrapping
+    zigzag = _ZIGZAG
+    pos = i = 0
+    try:
+        # DefaultRecord.readFrom. Each varint is read inline (one byte, two bytes, else _varint):
+        # repeated on purpose, a function call per varint would double the decoding time
+        # (bench/bench_dump.py measures it).
+        for i in range(count):  # noqa: B007 (i names the record in the error below)
+            b = data[pos]
+            if b < 0x80:
+                length, p = zigzag[b], pos + 1
+            elif (c := data[pos + 1]) < 0x80:
+                length, p = zigzag[(b & 0x7F) | c << 7], pos + 2
+            else:
+                length, p = _varint(data, pos, 5)
+            end = p + length
+            if length < 0 or end > size:
+                raise _Malformed(f"record length {length} runs past the batch")
+            body = p
+            attributes = data[p]
+            b = data[p + 1]
+            if b < 0x80:
+                timestamp_delta, p = zigzag[b], p + 2
+            elif (c := data[p + 2]) < 0x80:
+                timestamp_delta, p = zigzag[(b & 0x7F) | c << 7], p + 3
+            else:
+                timestamp_delta, p = _varint(data, p + 1, 10)
+            b = data[p]
+            if b < 0x80:
+                offset_delta, p = zigzag[b], p + 1
+            elif (c := data[p + 1]) < 0x80:
+                offset_delta, p = zigzag[(b & 0x7F) | c << 7], p + 2
+            else:
+                offset_delta, p = _varint(data, p, 5)
+            b = data[p]
+            if b < 0x80:
+                key_size, p = zigzag[b], p + 1
+            elif (c := data[p + 1]) < 0x80:
+                key_size, p = zigzag[(b & 0x7F) | c << 7], p + 2
+            else:
+                key_size, p = _varint(data, p, 5)
+            if key_size < 0:
+                key = None
+            else:
+                key = data[p : p + key_size]
+                p += key_size
+                if p > end:
+                    raise _Malformed(f"field of {key_size} bytes runs past the record")
+            b = data[p]
+            if b < 0x80:
+                value_size, p = zigzag[b], p + 1
+            elif (c := data[p + 1]) < 0x80:
+                value_size, p = zigzag[(b & 0x7F) | c << 7], p + 2
+            else:
+                value_size, p = _varint(data, p, 5)
+            if value_size < 0:
+                value = None
+            else:
+                value = data[p : p + value_size]
+                p += value_size
+                if p > end:
+                    raise _Malformed(f"field of {value_size} bytes runs past the record")
+            b = data[p]
+            if b == 0:  # no header, the usual case
+                headers: tuple[Header, ...] = ()
+                p += 1
+            elif b < 0x80:
+                headers, p = _headers(data, p + 1, zigzag[b], end)
+            else:
+                header_count, p = _varint(data, p, 5)
+                headers, p = _headers(data, p, header_count, end)
+            if p != end:
+                raise _Malformed(
+                    f"expected to read {length} bytes in record payload, read {p - body}"
+                )
+            if base_sequence == NO_SEQUENCE:
+                sequence = NO_SEQUENCE
+            elif offset_delta <= sequence_room:
+                sequence = base_sequence + offset_delta
+            else:  # DefaultRecordBatch.incrementSequence wraps to 0
+                sequence = offset_delta - sequence_room - 1
+            yield _new(
+                Record,
+                (
+                    base_offset + offset_delta,
+                    base_timestamp + timestamp_delta if append_time is None else append_time,
+                    key,
+                    value,
+                    headers,
+                    sequence,
+                    attributes,
+                    end - pos,
+                    None,
+                    None,
+                ),
+            )
+            pos = end
+    except (_Malformed, IndexError) as e:
+        where = batch.position if batch.compression else start + pos
+        reason = str(e) if isinstance(e, _Malformed) else "record runs past the batch"
+        raise CorruptRecordError(path, where, f"record {i} of batch: {reason}") from None
+    if pos != size:
+        where = batch.position if batch.compression else start + pos
+        raise CorruptRecordError(path, where, f"{size - pos} bytes left after {count} records")
 
 
 class _LegacyMessage(NamedTuple):
