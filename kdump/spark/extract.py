@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kdump.checks.findings import Finding, Severity
@@ -140,44 +140,53 @@ class SegmentExport:
 
 
 class _Columns:
-    """Python lists per wanted column, turned into one Arrow batch per flush."""
+    """The batches and records since the last flush, turned into one Arrow batch per flush:
+    record columns by one transpose of the records, batch columns by one value per batch
+    repeated with Arrow's take (batches hold few records; per-row Python work dominated)."""
 
     def __init__(self, task: SegmentTask, schema: pa.Schema) -> None:
         self.task, self.schema = task, schema
-        self.names = schema.names
-        self.lists: list[list[Any]] = [[] for _ in self.names]
+        self.batches: list[Batch] = []
+        self.counts: list[int] = []
+        self.records: list[Record] = []
         self.rows = 0
         self.bytes = 0
 
-    def _batch_value(self, name: str, batch: Batch) -> Any:
-        task = self.task
-        if name in ("topic", "partition", "segment"):
-            return getattr(task, name)
-        if name == "batch_position":
-            return batch.position
-        if name == "timestamp_type":
-            return TIMESTAMP_TYPE_NAMES[batch.timestamp_type]
-        return getattr(batch, name)
-
     def add(self, batch: Batch, records: list[Record] | int) -> int:
-        n = records if isinstance(records, int) else len(records)
-        for name, values in zip(self.names, self.lists, strict=True):
-            field = _RECORD_FIELDS.get(name)
-            if field is None:
-                values.extend(repeat(self._batch_value(name, batch), n))
-            else:
-                assert not isinstance(records, int)
-                values.extend(map(itemgetter(field), records))
-        if not isinstance(records, int):
+        if isinstance(records, int):
+            n = records
+        else:
+            n = len(records)
+            self.records += records
             self.bytes += sum(map(_SIZE, records))
+        self.batches.append(batch)
+        self.counts.append(n)
         self.rows += n
         return n
 
+    def _batch_values(self, name: str) -> list[Any]:
+        if name in ("topic", "partition", "segment"):
+            return [getattr(self.task, name)]
+        if name == "batch_position":
+            return [b.position for b in self.batches]
+        if name == "timestamp_type":
+            return [TIMESTAMP_TYPE_NAMES[b.timestamp_type] for b in self.batches]
+        return [getattr(b, name) for b in self.batches]
+
     def flush(self) -> pa.RecordBatch:
-        arrays = [
-            pa.array(values, type=field.type)
-            for values, field in zip(self.lists, self.schema, strict=True)
-        ]
-        self.lists = [[] for _ in self.names]
+        fields = list(zip(*self.records, strict=True)) if self.records else None
+        per_batch = pa.array(np.repeat(np.arange(len(self.batches)), self.counts))
+        arrays = []
+        for f in self.schema:
+            column = _RECORD_FIELDS.get(f.name)
+            if column is not None:
+                arrays.append(pa.array(fields[column] if fields else [], type=f.type))
+                continue
+            values = self._batch_values(f.name)
+            if len(values) == 1:  # the same for the whole segment
+                arrays.append(pa.array(values * self.rows, type=f.type))
+            else:
+                arrays.append(pa.array(values, type=f.type).take(per_batch))
+        self.batches, self.counts, self.records = [], [], []
         self.rows = self.bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
