@@ -17,7 +17,13 @@ from pathlib import Path
 from kdump.errors import KdumpError
 from kdump.format.batch import iter_batches
 from kdump.format.index import OffsetIndex
-from kdump.format.records import control_record_key, end_transaction_marker, iter_records
+from kdump.format.internal import MESSAGE_PARSERS, decode_control_record
+from kdump.format.records import (
+    Record,
+    control_record_key,
+    end_transaction_marker,
+    iter_records,
+)
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import (
     read_leader_epoch_checkpoint,
@@ -86,6 +92,28 @@ def fuzz_checkpoints(data: bytes) -> None:
             read(data, "fuzz-checkpoint")
 
 
+def _record(data: bytes) -> Record:
+    """The first two bytes give the key length (0xFFFF: null key); the rest is the value."""
+    n = int.from_bytes(data[:2], "big") if len(data) >= 2 else 0
+    key = None if n == 0xFFFF else data[2 : 2 + n]
+    value = data[2 + (0 if key is None else len(key)) :] or None
+    return Record(0, 0, key, value, (), -1, 0, len(data))
+
+
+def fuzz_internal(data: bytes) -> None:
+    """The internal-topic decoders and KRaft control records report errors, never raise."""
+    record = _record(data)
+    for parse in MESSAGE_PARSERS.values():
+        parse(record)
+    for control_type in range(8):
+        decode_control_record(control_type, record)
+
+
+def internal_seed(key: bytes | None, value: bytes | None) -> bytes:
+    head = b"\xff\xff" if key is None else len(key).to_bytes(2, "big") + key
+    return head + (value or b"")
+
+
 CLI_RUNS: list[list[str]] = [
     ["--files", "{log},{index},{timeindex}", "--deep-iteration", "--print-data-log"],
     ["dump", "{dir}", "--format", "jsonl", "--deep-iteration"],
@@ -140,6 +168,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "snapshot": fuzz_snapshot,
     "checkpoint": fuzz_checkpoints,
     "cli": fuzz_cli,
+    "internal": fuzz_internal,
 }
 
 SEED_SUFFIXES = {
@@ -150,12 +179,28 @@ SEED_SUFFIXES = {
     "snapshot": (".snapshot",),
     "checkpoint": ("checkpoint", "partition.metadata"),
     "cli": (".log",),
+    "internal": (),
 }
+
+
+def _internal_seeds(root: Path, limit: int = 400) -> list[bytes]:
+    """Key/value pairs of genuine __consumer_offsets and __cluster_metadata records."""
+    out: list[bytes] = []
+    for pattern in ("__consumer_offsets-*/*.log", "__cluster_metadata-*/*.log"):
+        for path in sorted((root / "fixtures" / "realfiles").rglob(pattern)):
+            data = path.read_bytes()
+            with contextlib.suppress(KdumpError):
+                for batch in iter_batches(data, str(path)):
+                    for record in iter_records(data, batch, str(path), LIMIT):
+                        out.append(internal_seed(record.key, record.value))
+            if len(out) >= limit:
+                return out[:limit]
+    return out
 
 
 def seeds(target: str, root: Path, max_size: int = 64 * 1024) -> list[bytes]:
     """Fixture files for ``target``, small ones, plus any saved corpus entries."""
-    out = []
+    out = _internal_seeds(root) if target == "internal" else []
     for base in (
         root / "fixtures" / "oracle",
         root / "fixtures" / "generated",
