@@ -54,7 +54,7 @@ def test_both_paths_agree_on_random_bytes(seed: int) -> None:
 def test_both_paths_accept_every_buffer_kdump_passes() -> None:
     data = random.Random(42).randbytes(1000)
     expected = crc.crc32c_crcmod(data)
-    views = [bytearray(data), memoryview(data), memoryview(b"xx" + data)[2:]]
+    views: list[crc.Buffer] = [bytearray(data), memoryview(data), memoryview(b"xx" + data)[2:]]
     for view in views:
         assert crc.crc32c(view) == expected
         assert crc.crc32c_crcmod(view) == expected
