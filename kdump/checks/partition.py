@@ -181,10 +181,13 @@ def _check_leftovers(directory: Path, sink: FindingSink) -> None:
 
 
 def _check_segment_order(
-    segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink
+    segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink, unread: set[int]
 ) -> None:
     prev: LogScan | None = None
     for seg in segments:
+        if seg.base_offset in unread:
+            prev = None  # what lies between is unknown, not a gap
+            continue
         scan = scans.get(seg.base_offset)
         if scan is None or scan.last_offset is None:
             continue
@@ -301,6 +304,7 @@ def verify_partition(
         return PartitionReport(str(d), sink.close(), _summarise(d, [], {}, sink.close(), options))
     active = segments[-1].base_offset if segments else None
     scans: dict[int, LogScan] = {}
+    unread: set[int] = set()
     for seg in segments:
         if only is not None and seg.base_offset not in only:
             continue
@@ -310,13 +314,14 @@ def verify_partition(
             path = getattr(e, "path", None) or getattr(e, "filename", None) or str(d)
             reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
             sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(path), reason))
+            unread.add(seg.base_offset)
             continue
         if scan is not None:
             scans[seg.base_offset] = scan
     if only is None:
         for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
             check_snapshot(str(snapshot), sink)
-        _check_segment_order(segments, scans, sink)
+        _check_segment_order(segments, scans, sink, unread)
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)
         _check_partition_metadata(d, sink)
