@@ -6,10 +6,11 @@ falls back to ``crcmod``'s table implementation otherwise; both give the same va
 
 from __future__ import annotations
 
+import mmap
 import zlib
 from collections.abc import Callable
 
-Buffer = bytes | bytearray | memoryview
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 
 def _crcmod_crc32c() -> Callable[[Buffer], int]:

@@ -46,4 +46,5 @@ DECODERS: dict[str, Decoder] = {
     "base64": base64_decoder,
     "kafka.serializer.StringDecoder": string_decoder,
     "org.apache.kafka.tools.StringDecoder": string_decoder,
+    "org.apache.kafka.tools.api.StringDecoder": string_decoder,
 }
