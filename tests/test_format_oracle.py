@@ -31,7 +31,7 @@ def batch_fields(log: FileRecords, b: Any) -> dict[str, Any]:
         "position": b.position,
         "baseOffset": b.base_offset,
         "lastOffset": b.last_offset,
-        "count": b.count,
+        "count": b.count_or_null,
         "magic": b.magic,
         "compresscodec": codec_name(b.compression),
         "crc": b.crc,

@@ -50,6 +50,9 @@ NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1
 TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
 NO_TIMESTAMP = -1
 NO_SEQUENCE = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_PARTITION_LEADER_EPOCH = -1
 INT32_MAX = 2**31 - 1
 
 
@@ -101,7 +104,8 @@ class RecordBatch(NamedTuple):
         return self.base_offset + self.last_offset_delta + 1
 
     @property
-    def count(self) -> int | None:
+    def count_or_null(self) -> int | None:
+        """RecordBatch.countOrNull (not ``count``, which would shadow tuple.count)."""
         return self.records_count
 
     @property
@@ -177,10 +181,13 @@ class LegacyRecordBatch(NamedTuple):
         return self.offset + 1
 
     @property
-    def count(self) -> int | None:
+    def count_or_null(self) -> int | None:
+        """AbstractLegacyRecordBatch.countOrNull: a shallow message does not know its count."""
         return None
 
-    records_count = count
+    @property
+    def records_count(self) -> int | None:
+        return None
 
     @property
     def compression(self) -> int:
@@ -208,8 +215,26 @@ class LegacyRecordBatch(NamedTuple):
     def delete_horizon_ms(self) -> int | None:
         return None
 
-    producer_id = producer_epoch = base_sequence = last_sequence = property(lambda self: -1)
-    partition_leader_epoch = property(lambda self: -1)
+    # AbstractLegacyRecordBatch answers RecordBatch's "no value" constants for these.
+    @property
+    def producer_id(self) -> int:
+        return NO_PRODUCER_ID
+
+    @property
+    def producer_epoch(self) -> int:
+        return NO_PRODUCER_EPOCH
+
+    @property
+    def base_sequence(self) -> int:
+        return NO_SEQUENCE
+
+    @property
+    def last_sequence(self) -> int:
+        return NO_SEQUENCE
+
+    @property
+    def partition_leader_epoch(self) -> int:
+        return NO_PARTITION_LEADER_EPOCH
 
     def compute_checksum(self, buf: Buffer) -> int:
         return crc32(memoryview(buf)[self.position + LEGACY_CRC_START : self.end])

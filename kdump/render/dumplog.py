@@ -160,7 +160,7 @@ def batch_line(batch: Batch, position: int, valid: bool) -> str:
     if batch.magic >= 2:
         head = (
             f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} "
-            f"count: {batch.count} baseSequence: {batch.base_sequence} "
+            f"count: {batch.count_or_null} baseSequence: {batch.base_sequence} "
             f"lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
             f"producerEpoch: {batch.producer_epoch} "
             f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
@@ -372,14 +372,14 @@ def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iter
         problems.failures += 1
         yield Line(ERR, e.reason)
         return
-    for e in snapshot.producers:
+    for producer in snapshot.producers:
         text = (
-            f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
-            f"coordinatorEpoch: {e.coordinator_epoch} "
-            f"currentTxnFirstOffset: {optional_long(e.open_transaction)} "
-            f"lastTimestamp: {e.last_timestamp}"
+            f"producerId: {producer.producer_id} producerEpoch: {producer.producer_epoch} "
+            f"coordinatorEpoch: {producer.coordinator_epoch} "
+            f"currentTxnFirstOffset: {optional_long(producer.open_transaction)} "
+            f"lastTimestamp: {producer.last_timestamp}"
         )
-        meta = e.batch_metadata
+        meta = producer.batch_metadata
         if meta is not None:
             text += (
                 f" firstSequence: {meta.first_seq} lastSequence: {meta.last_seq} "

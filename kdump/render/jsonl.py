@@ -42,7 +42,7 @@ def batch_object(path: str, batch: Batch, valid: bool) -> Obj:
         "position": batch.position,
         "base_offset": batch.base_offset,
         "last_offset": batch.last_offset,
-        "count": batch.count,
+        "count": batch.count_or_null,
         "magic": batch.magic,
         "compression": compression(batch.compression),
         "crc": batch.crc,
