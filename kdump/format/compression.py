@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 
 import cramjam
 
@@ -94,7 +95,9 @@ def _snappy_raw(data: Buffer, limit: int) -> bytes:
     return bytes(cramjam.snappy.decompress_raw(data))
 
 
-def _grow_into(decompress_into, data: Buffer, limit: int) -> bytes:  # type: ignore[no-untyped-def]
+def _grow_into(
+    decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int
+) -> bytes:
     """Decompress into a buffer that doubles until the payload fits or passes ``limit``."""
     size = min(limit, max(64 * 1024, 8 * len(data)))
     while True:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import base64
 import functools
 import math
-import struct
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from decimal import Decimal
+from struct import Struct
 from typing import Any, NamedTuple
 
 Json = Any
@@ -110,14 +110,14 @@ def version_check(containing: Versions, possible: Versions, version: int) -> tup
 
 
 FIXED = {
-    "bool": struct.Struct(">?"),
-    "int8": struct.Struct(">b"),
-    "int16": struct.Struct(">h"),
-    "uint16": struct.Struct(">H"),
-    "int32": struct.Struct(">i"),
-    "uint32": struct.Struct(">I"),
-    "int64": struct.Struct(">q"),
-    "float64": struct.Struct(">d"),
+    "bool": Struct(">?"),
+    "int8": Struct(">b"),
+    "int16": Struct(">h"),
+    "uint16": Struct(">H"),
+    "int32": Struct(">i"),
+    "uint32": Struct(">I"),
+    "int64": Struct(">q"),
+    "float64": Struct(">d"),
 }
 UUID_SIZE = 16
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -369,18 +369,18 @@ def _read_struct(spec: StructSpec, r: Readable, ctx: _Context) -> dict[str, Any]
         for _ in range(r.read_unsigned_varint()):
             tag = r.read_unsigned_varint()
             size = r.read_unsigned_varint()
-            f = tags.get(tag)
-            if f is None:
+            tagged_field = tags.get(tag)
+            if tagged_field is None:
                 if size < 0:
                     raise MessageError(str(size))  # NegativeArraySizeException
                 r.read_array(size)
                 continue
             valid, possible = version_check(
-                f.versions.intersect(f.tagged), flexible_current, version
+                tagged_field.versions.intersect(tagged_field.tagged), flexible_current, version
             )
             if not valid:
                 raise MessageError(f"Tag {tag} is not valid for version {version}")
-            out[f.json_name] = _read_field(f, r, ctx, possible, tagged=True)
+            out[tagged_field.json_name] = _read_field(tagged_field, r, ctx, possible, tagged=True)
     return out
 
 

@@ -138,12 +138,12 @@ _ZIGZAG = tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14))
 one-byte varint b < 0x80, ``_ZIGZAG[(b & 0x7F) | c << 7]`` for the bytes b >= 0x80, c < 0x80."""
 
 
-def _read(data: bytes, pos: int, size: int, end: int) -> bytes | None:
+def _read(data: Buffer, pos: int, size: int, end: int) -> bytes | None:
     if size < 0:
         return None
     if pos + size > end:
         raise _Malformed(f"field of {size} bytes runs past the record")
-    return data[pos : pos + size]
+    return bytes(data[pos : pos + size])
 
 
 def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, ...], int]:
@@ -342,17 +342,15 @@ def _legacy_message(data: Buffer, pos: int, end: int) -> _LegacyMessage:
     if size < RECORD_OVERHEAD_V0 or msg_end > end:
         raise _Malformed(f"legacy message size {size} runs past its container")
     (key_size,) = _INT32.unpack_from(data, p)
-    key = _read(data, p + 4, key_size, msg_end)  # type: ignore[arg-type]
+    key = _read(data, p + 4, key_size, msg_end)
     p += 4 + max(key_size, 0)
     if p + 4 > msg_end:
         raise _Malformed("legacy message value length runs past the message")
     (value_size,) = _INT32.unpack_from(data, p)
-    value = _read(data, p + 4, value_size, msg_end)  # type: ignore[arg-type]
+    value = _read(data, p + 4, value_size, msg_end)
     if p + 4 + max(value_size, 0) != msg_end:
         raise _Malformed("legacy message key and value do not fill its size")
     computed = crc32(memoryview(data)[pos + LEGACY_CRC_START : msg_end])
-    key = None if key is None else bytes(key)
-    value = None if value is None else bytes(value)
     return _LegacyMessage(offset, size, crc, magic, attributes, timestamp, key, value, computed)
 
 
@@ -364,7 +362,8 @@ def _inner_messages(
         data = decompress(codec, wrapper.value or b"", max_batch_bytes)
     except CodecError as e:
         raise DecompressionError(path, position, str(e)) from None
-    inner, pos = [], 0
+    inner: list[_LegacyMessage] = []
+    pos = 0
     while pos < len(data):
         try:
             msg = _legacy_message(data, pos, len(data))
