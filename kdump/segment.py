@@ -67,8 +67,8 @@ class ReleaseBehind:
     window = 8 << 20
 
     def __init__(self, buf: Buffer) -> None:
-        usable = isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
-        self.buf = buf if usable else None
+        usable = hasattr(mmap, "MADV_DONTNEED")
+        self.buf = buf if usable and isinstance(buf, mmap.mmap) else None
         self.done = 0
 
     def upto(self, position: int) -> int:
@@ -76,7 +76,7 @@ class ReleaseBehind:
         if self.buf is not None:
             end = position - position % mmap.PAGESIZE
             if end > self.done:
-                self.buf.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)  # type: ignore[union-attr]
+                self.buf.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)
                 self.done = end
         return position + self.window
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from array import array
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
@@ -16,12 +17,22 @@ REBUILD = "kdump rebuild-index {log}"
 TRIM = "kdump trim-index {log}"
 
 
-def _add(sink: FindingSink, index: AbstractIndex, code: str, sev: Severity, msg: str, **kw) -> None:  # type: ignore[no-untyped-def]
-    sink.add(Finding(code, sev, index.path, msg, **kw))
+def _add(
+    sink: FindingSink,
+    index: AbstractIndex[Any],
+    code: str,
+    sev: Severity,
+    msg: str,
+    *,
+    offset: int | None = None,
+    position: int | None = None,
+    fix: str | None = None,
+) -> None:
+    sink.add(Finding(code, sev, index.path, msg, offset, position, fix))
 
 
 def _layout_checks(
-    index: AbstractIndex,  # type: ignore[type-arg]
+    index: AbstractIndex[Any],
     prefix: str,
     sink: FindingSink,
     options: VerifyOptions,
@@ -84,7 +95,7 @@ def _layout_checks(
         )
 
 
-def _passes_when_trimmed(index: AbstractIndex) -> bool:  # type: ignore[type-arg]
+def _passes_when_trimmed(index: AbstractIndex[Any]) -> bool:
     trimmed = type(index)(
         memoryview(index.buf)[: index.used_entries * index.entry_size],
         index.base_offset,
@@ -153,7 +164,7 @@ def _offset_entry_findings(
 ) -> None:
     """The findings of one offset index entry the fast walk flagged."""
     fix = REBUILD.format(log=scan.path)
-    where = {"offset": offset, "position": i * index.entry_size, "fix": fix}
+    at = i * index.entry_size
     if i and (offset <= prev_offset or position <= prev_position):
         _add(
             sink,
@@ -162,7 +173,9 @@ def _offset_entry_findings(
             Severity.ERROR,
             f"entry {i} ({offset}, {position}) does not follow ({prev_offset}, "
             f"{prev_position}): lookups may land on the wrong batch",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
     last_log_offset = scan.last_offset
     if offset < index.base_offset or (last_log_offset is not None and offset > last_log_offset):
@@ -173,7 +186,9 @@ def _offset_entry_findings(
             Severity.ERROR,
             f"entry {i} offset {offset} is outside the log's offsets "
             f"[{index.base_offset}, {last_log_offset}]",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
         return
     if position < 0 or position >= scan.valid_bytes:
@@ -183,7 +198,9 @@ def _offset_entry_findings(
             "INDEX_POSITION_BEYOND_LOG",
             Severity.ERROR,
             f"entry {i} position {position} is beyond the log's {scan.valid_bytes} readable bytes",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
         return
     b = scan.batch_at(position)
@@ -194,7 +211,9 @@ def _offset_entry_findings(
             "INDEX_POSITION_NOT_BATCH_BOUNDARY",
             Severity.ERROR,
             f"entry {i} position {position} is not the start of a batch",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
         return
     if b > 0 and scan.last_offsets[b - 1] >= offset:
@@ -206,7 +225,9 @@ def _offset_entry_findings(
             f"entry {i} ({offset}, {position}): the batch before position {position} "
             f"already ends at offset {scan.last_offsets[b - 1]}, so a lookup of offset "
             f"{offset} would start past it and miss data",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
 
 
@@ -269,11 +290,7 @@ def _time_entry_findings(
     prev_offset: int,
 ) -> None:
     """The findings of one time index entry the fast walk flagged."""
-    where = {
-        "offset": offset,
-        "position": i * index.entry_size,
-        "fix": REBUILD.format(log=scan.path),
-    }
+    at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
     if i and (timestamp <= prev_ts or offset < prev_offset):
         _add(
             sink,
@@ -282,7 +299,9 @@ def _time_entry_findings(
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}) does not follow ({prev_ts}, {prev_offset}): "
             "timestamps must rise and offsets never fall",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
     b = scan.batch_holding(offset)
     if b is None:
@@ -292,7 +311,9 @@ def _time_entry_findings(
             "TIMEINDEX_OFFSET_NOT_FOUND",
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}): no batch of the segment holds offset {offset}",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
         return
     if scan.max_timestamps[b] != timestamp:
@@ -303,7 +324,9 @@ def _time_entry_findings(
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}): the batch holding offset {offset} has "
             f"max timestamp {scan.max_timestamps[b]}",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
     elif running_max[b] > timestamp:
         _add(
@@ -313,7 +336,9 @@ def _time_entry_findings(
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}): an earlier batch already has timestamp "
             f"{running_max[b]}, so lookups by time would skip it",
-            **where,
+            offset=offset,
+            position=at,
+            fix=fix,
         )
 
 

@@ -97,9 +97,17 @@ class _State:
         self.prev_last: int | None = None
         self.first_gap: tuple[int, int] | None = None
 
-    def finding(self, code: str, severity: Severity, message: str, **kw: int | None) -> None:
+    def finding(
+        self,
+        code: str,
+        severity: Severity,
+        message: str,
+        *,
+        offset: int | None = None,
+        position: int | None = None,
+    ) -> None:
         fix = RECOVER.format(dir=self.directory) if severity is Severity.ERROR else None
-        self.sink.add(Finding(code, severity, self.scan.path, message, fix=fix, **kw))  # type: ignore[arg-type]
+        self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
 
     def invalid(self, position: int) -> None:
         if self.scan.first_invalid is None:
@@ -190,8 +198,8 @@ def scan_log(
                 base = fields[0]
                 last = base + fields[6]
                 if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != fields[4]:
-                    batch = RecordBatch(pos, *fields)
-                    _crc_mismatch(st, batch, batch.compute_checksum(buf))
+                    damaged = RecordBatch(pos, *fields)
+                    _crc_mismatch(st, damaged, damaged.compute_checksum(buf))
                 if (
                     prev_last is None
                     or base != prev_last + 1

@@ -157,12 +157,13 @@ def _startup(
     out = []
     if rebuild:
         out.append(f"rebuilds the indexes of {len(rebuild)} segment(s)")
-    truncations = [s for s in scans.values() if s.first_invalid is not None]
-    for s in truncations:
-        out.append(
-            f"truncates {os.path.basename(s.path)} at position {s.first_invalid} "
-            f"({s.size - s.first_invalid} bytes) if it recovers that segment"
-        )
+    for s in scans.values():
+        cut = s.first_invalid
+        if cut is not None:
+            out.append(
+                f"truncates {os.path.basename(s.path)} at position {cut} "
+                f"({s.size - cut} bytes) if it recovers that segment"
+            )
     return out
 
 

@@ -27,7 +27,7 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
     prev_last = None
     last_log = scan.last_offset if scan is not None else None
     for i, txn in enumerate(index):
-        where = {"offset": txn.last_offset, "position": i * index.entry_size}
+        offset, position = txn.last_offset, i * index.entry_size
         if txn.version > CURRENT_VERSION:
             sink.add(
                 Finding(
@@ -36,7 +36,8 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
                     path,
                     f"entry {i} has version {txn.version}; the broker refuses versions above "
                     f"{CURRENT_VERSION}",
-                    **where,
+                    offset=offset,
+                    position=position,
                 )
             )
         if prev_last is not None and txn.last_offset <= prev_last:
@@ -47,7 +48,8 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
                     path,
                     f"entry {i} ends at offset {txn.last_offset}, not after the previous entry's "
                     f"{prev_last}: read-committed fetches may return aborted records",
-                    **where,
+                    offset=offset,
+                    position=position,
                 )
             )
         prev_last = txn.last_offset
@@ -63,7 +65,8 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
                     f"entry {i} (producer {txn.producer_id}, offsets {txn.first_offset}.."
                     f"{txn.last_offset}) does not end inside this segment "
                     f"[{index.base_offset}, {last_log}]",
-                    **where,
+                    offset=offset,
+                    position=position,
                 )
             )
 

@@ -8,6 +8,7 @@ the broker, so a file left by an unclean stop ends in zero-filled entries.
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
@@ -44,7 +45,7 @@ def trailing_zero_bytes(buf: Buffer, start: int = 0) -> int:
     return len(view) - start
 
 
-class AbstractIndex(Generic[E]):
+class AbstractIndex(ABC, Generic[E]):
     """Entries of a fixed size over a buffer; Kafka's binary search and its warm-entry split."""
 
     entry_struct: struct.Struct
@@ -72,8 +73,8 @@ class AbstractIndex(Generic[E]):
     def is_aligned(self) -> bool:
         return len(self.buf) % self.entry_size == 0
 
-    def entry(self, i: int) -> E:
-        raise NotImplementedError
+    @abstractmethod
+    def entry(self, i: int) -> E: ...
 
     def key(self, entry: E) -> int:
         return entry[0]
@@ -103,8 +104,12 @@ class AbstractIndex(Generic[E]):
                 return i
         return used if used > 0 or self.entries == 0 else min(1, self.entries)
 
-    def entry_offset(self, i: int) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def entry_offset(self, i: int) -> int: ...
+
+    @abstractmethod
+    def sanity_check(self) -> str | None:
+        """AbstractIndex.sanityCheck: the CorruptIndexException text, or None when it passes."""
 
     def _compare(self, i: int, target: int, probes: list[int] | None = None) -> int:
         if probes is not None:

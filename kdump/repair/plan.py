@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
@@ -144,10 +145,12 @@ def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
         if key not in merged:
             order.append(key)
             merged[key] = None if t.only is None else set(t.only)
-        elif t.only is None or merged[key] is None:
+            continue
+        current = merged[key]
+        if t.only is None or current is None:
             merged[key] = None
         else:
-            merged[key] |= t.only  # type: ignore[operator]
+            current |= t.only
     targets = []
     for d in order:
         only = merged[d]
@@ -193,7 +196,7 @@ def _segments(target: PartitionTarget) -> tuple[list[LogSegment], list[Finding]]
     return with_log, findings
 
 
-def _index_state(path: Path, cls: type[AbstractIndex], base: int) -> tuple[int, int] | None:  # type: ignore[type-arg]
+def _index_state(path: Path, cls: type[AbstractIndex[Any]], base: int) -> tuple[int, int] | None:
     """(whole entries, entries before the zero tail) of an existing index file."""
     if not path.exists():
         return None
@@ -350,7 +353,7 @@ def plan_recover(targets: list[PartitionTarget], config: IndexConfig) -> Iterato
 def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:
     if not path.exists():
         return None
-    cls: type[AbstractIndex] = OffsetIndex if kind == OFFSET_INDEX else TimeIndex  # type: ignore[type-arg]
+    cls: type[AbstractIndex[Any]] = OffsetIndex if kind == OFFSET_INDEX else TimeIndex
     size = ENTRY_SIZES[kind]
     with mapped(path) as buf:
         index = cls(buf, seg.base_offset, str(path))
