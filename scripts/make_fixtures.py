@@ -338,8 +338,9 @@ def build_v2(spec: V2Batch, base_offset: int) -> BuiltBatch:
     builder = new_v2_builder(spec)
     metas = []
     for delta, record in enumerate(spec.records):
-        meta = builder.append(delta, record.timestamp, record.key, record.value,
-                              list(record.headers))
+        meta = builder.append(
+            delta, record.timestamp, record.key, record.value, list(record.headers)
+        )
         assert meta is not None, "builder refused an append"
         metas.append(meta)
     buf = bytearray(builder.build())
@@ -374,8 +375,12 @@ def build_v2(spec: V2Batch, base_offset: int) -> BuiltBatch:
 
 
 def control_batch(
-    producer_id: int, producer_epoch: int, marker: str, coordinator_epoch: int,
-    timestamp: int, partition_leader_epoch: int,
+    producer_id: int,
+    producer_epoch: int,
+    marker: str,
+    coordinator_epoch: int,
+    timestamp: int,
+    partition_leader_epoch: int,
 ) -> V2Batch:
     record = Record(
         timestamp,
@@ -383,8 +388,12 @@ def control_batch(
         END_TXN_MARKER_VALUE.pack(0, coordinator_epoch),
     )
     return V2Batch(
-        (record,), producer_id=producer_id, producer_epoch=producer_epoch,
-        base_sequence=NO_SEQUENCE, is_transactional=True, is_control=True,
+        (record,),
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=NO_SEQUENCE,
+        is_transactional=True,
+        is_control=True,
         partition_leader_epoch=partition_leader_epoch,
     )
 
@@ -502,20 +511,32 @@ def check_v2(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
     check("crc_valid", batch.validate_crc(), crc_valid)
     check("timestamp_type", batch.timestamp_type, TIMESTAMP_TYPES.index(want["timestamp_type"]))
     for label, got in (
-        ("base_offset", batch.base_offset), ("last_offset", batch.last_offset),
-        ("compression", batch.compression_type), ("crc", batch.crc),
-        ("max_timestamp", batch.max_timestamp), ("producer_id", batch.producer_id),
-        ("producer_epoch", batch.producer_epoch), ("base_sequence", batch.base_sequence),
-        ("last_sequence", batch.last_sequence), ("is_transactional", batch.is_transactional),
-        ("is_control", batch.is_control_batch), ("size", batch.size_in_bytes),
-        ("partition_leader_epoch", batch.leader_epoch), ("record_count", batch.records_count),
+        ("base_offset", batch.base_offset),
+        ("last_offset", batch.last_offset),
+        ("compression", batch.compression_type),
+        ("crc", batch.crc),
+        ("max_timestamp", batch.max_timestamp),
+        ("producer_id", batch.producer_id),
+        ("producer_epoch", batch.producer_epoch),
+        ("base_sequence", batch.base_sequence),
+        ("last_sequence", batch.last_sequence),
+        ("is_transactional", batch.is_transactional),
+        ("is_control", batch.is_control_batch),
+        ("size", batch.size_in_bytes),
+        ("partition_leader_epoch", batch.leader_epoch),
+        ("record_count", batch.records_count),
         ("base_timestamp", batch.first_timestamp),
     ):
         expected = CODECS[want[label]] if label == "compression" else want[label]
         check(label, got, expected)
     records = [
-        {"offset": r.offset, "timestamp": r.timestamp, "key": hex_or_none(r.key),
-         "value": hex_or_none(r.value), "headers": [[k, hex_or_none(v)] for k, v in r.headers]}
+        {
+            "offset": r.offset,
+            "timestamp": r.timestamp,
+            "key": hex_or_none(r.key),
+            "value": hex_or_none(r.value),
+            "headers": [[k, hex_or_none(v)] for k, v in r.headers],
+        }
         for r in batch
     ]
     check_records(records, want["records"])
@@ -527,15 +548,24 @@ def check_legacy(data: bytes, want: dict[str, Any], crc_valid: bool) -> None:
     check("offset", batch.base_offset, want["last_offset"])  # kafka-python: wrapper offset
     check("compression", batch.compression_type, CODECS[want["compression"]])
     kind = batch.timestamp_type
-    check("timestamp_type", "NoTimestampType" if kind is None else TIMESTAMP_TYPES[kind],
-          want["timestamp_type"])
+    check(
+        "timestamp_type",
+        "NoTimestampType" if kind is None else TIMESTAMP_TYPES[kind],
+        want["timestamp_type"],
+    )
     check("size", batch.size_in_bytes, want["size"])
     records = []
     for r in batch:
         check(f"inner message {r.offset} crc_valid", r.validate_crc(), True)
         records.append(
-            {"offset": r.offset, "timestamp": NO_TIMESTAMP if r.timestamp is None else r.timestamp,
-             "key": hex_or_none(r.key), "value": hex_or_none(r.value), "crc": r.checksum})
+            {
+                "offset": r.offset,
+                "timestamp": NO_TIMESTAMP if r.timestamp is None else r.timestamp,
+                "key": hex_or_none(r.key),
+                "value": hex_or_none(r.value),
+                "crc": r.checksum,
+            }
+        )
     check_records(records, want["records"])
 
 
@@ -544,7 +574,7 @@ def cross_check(fixture: Fixture) -> None:
     end = 0
     for want in fixture.batches:
         check("position", want["position"], end)
-        data = fixture.data[want["position"]:want["position"] + want["size"]]
+        data = fixture.data[want["position"] : want["position"] + want["size"]]
         crc_valid = want.get("crc_valid", True)
         if want["magic"] == 2:
             check_v2(data, want, crc_valid)
@@ -587,8 +617,9 @@ def segment_fixture(
 
 def make_snappy() -> Fixture:
     specs = codec_batches(seed=1, codecs=["snappy"] * 6, count_range=(5, 30))
-    return segment_fixture("snappy-0", "6 v2 batches of 5-30 records, snappy (xerial framing)",
-                           specs)
+    return segment_fixture(
+        "snappy-0", "6 v2 batches of 5-30 records, snappy (xerial framing)", specs
+    )
 
 
 def make_zstd() -> Fixture:
@@ -598,14 +629,18 @@ def make_zstd() -> Fixture:
 
 def make_gzip_lz4_mixed() -> Fixture:
     specs = codec_batches(seed=3, codecs=["none", "gzip", "lz4"] * 3, count_range=(5, 30))
-    return segment_fixture("gzip-lz4-mixed-0",
-                           "9 v2 batches of 5-30 records, codecs none/gzip/lz4 in turn", specs)
+    return segment_fixture(
+        "gzip-lz4-mixed-0", "9 v2 batches of 5-30 records, codecs none/gzip/lz4 in turn", specs
+    )
 
 
 def legacy_records_run(clock: Clock, prefix: str, count: int) -> tuple[Record, ...]:
     return tuple(
-        Record(clock.advance(7), f"{prefix}-k{i}".encode(),
-               f"{prefix} inner message {i}: ".encode() + b"abcabcabc" * 4)
+        Record(
+            clock.advance(7),
+            f"{prefix}-k{i}".encode(),
+            f"{prefix} inner message {i}: ".encode() + b"abcabcabc" * 4,
+        )
         for i in range(count)
     )
 
@@ -628,7 +663,9 @@ def make_v0() -> Fixture:
     return segment_fixture(
         "v0-0",
         "magic v0: plain messages and gzip, snappy, lz4 (Kafka's broken frame header "
-        "checksum) wrappers, absolute inner offsets", specs)
+        "checksum) wrappers, absolute inner offsets",
+        specs,
+    )
 
 
 def make_v1() -> Fixture:
@@ -642,14 +679,17 @@ def make_v1() -> Fixture:
         LegacyBatch(1, with_late, "gzip"),
         LegacyBatch(1, legacy_records_run(clock, "snappy", 4), "snappy"),
         LegacyBatch(1, legacy_records_run(clock, "lz4", 3), "lz4"),
-        LegacyBatch(1, legacy_records_run(clock, "append", 3), "gzip",
-                    log_append_time=clock.advance(1000)),
+        LegacyBatch(
+            1, legacy_records_run(clock, "append", 3), "gzip", log_append_time=clock.advance(1000)
+        ),
         plain(1, clock, b"v1-tombstone", None),
     ]
     return segment_fixture(
         "v1-0",
         "magic v1: plain CreateTime messages, gzip/snappy/lz4 CreateTime wrappers (relative "
-        "inner offsets), one gzip LogAppendTime wrapper", specs)
+        "inner offsets), one gzip LogAppendTime wrapper",
+        specs,
+    )
 
 
 HEADER_CASES: tuple[tuple[Header, ...], ...] = (
@@ -687,21 +727,38 @@ def make_headers() -> Fixture:
     return segment_fixture(
         "headers-0",
         "v2: header edge cases (duplicates, null value, empty and unicode keys), null/empty "
-        "keys and values, then both together in a gzip batch", specs)
+        "keys and values, then both together in a gzip batch",
+        specs,
+    )
 
 
 def producer_batch(
-    clock: Clock, count: int, producer: tuple[int, int, int], *,
-    transactional: bool = False, compression: str = "none", leader_epoch: int = 0,
+    clock: Clock,
+    count: int,
+    producer: tuple[int, int, int],
+    *,
+    transactional: bool = False,
+    compression: str = "none",
+    leader_epoch: int = 0,
 ) -> V2Batch:
     producer_id, producer_epoch, base_sequence = producer
     records = tuple(
-        Record(clock.advance(4), f"p{producer_id}-{i}".encode(),
-               f"producer {producer_id} seq {base_sequence}+{i} ".encode() * 3)
+        Record(
+            clock.advance(4),
+            f"p{producer_id}-{i}".encode(),
+            f"producer {producer_id} seq {base_sequence}+{i} ".encode() * 3,
+        )
         for i in range(count)
     )
-    return V2Batch(records, compression, producer_id, producer_epoch, base_sequence,
-                   is_transactional=transactional, partition_leader_epoch=leader_epoch)
+    return V2Batch(
+        records,
+        compression,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        is_transactional=transactional,
+        partition_leader_epoch=leader_epoch,
+    )
 
 
 def make_idempotent() -> Fixture:
@@ -712,8 +769,9 @@ def make_idempotent() -> Fixture:
         producer_batch(clock, 4, (2000, 1, 0), transactional=True, leader_epoch=4),
         producer_batch(clock, 2, (2000, 1, 4), transactional=True, leader_epoch=4),
         control_batch(2000, 1, "COMMIT", 7, clock.advance(10), 4),
-        producer_batch(clock, 3, (3000, 0, 0), transactional=True, compression="gzip",
-                       leader_epoch=5),
+        producer_batch(
+            clock, 3, (3000, 0, 0), transactional=True, compression="gzip", leader_epoch=5
+        ),
         control_batch(3000, 0, "ABORT", 8, clock.advance(10), 5),
         # lastSequence wraps past Int32.MAX_VALUE to 2 (DefaultRecordBatch.incrementSequence)
         producer_batch(clock, 6, (1000, 0, MAX_INT - 2), leader_epoch=5),
@@ -722,7 +780,9 @@ def make_idempotent() -> Fixture:
         "idempotent-0",
         "v2: idempotent batches, transactional batches (one gzip), a COMMIT and an ABORT "
         "control batch (control bit patched in), a sequence wrapping past 2^31-1, leader "
-        "epochs 4 and 5", specs)
+        "epochs 4 and 5",
+        specs,
+    )
 
 
 def plain_v2_batches(seed: int, count: int) -> list[V2Batch]:
@@ -733,11 +793,19 @@ def make_truncated() -> Fixture:
     specs = plain_v2_batches(seed=8, count=5)
     data, batches = build_segment(specs[:4], 0)
     tail_batch = build_batch(specs[4], batches[-1]["last_offset"] + 1)
-    tail = {"position": len(data), "length": 40, "full_batch_size": tail_batch.expected["size"],
-            "base_offset": tail_batch.expected["base_offset"]}
+    tail = {
+        "position": len(data),
+        "length": 40,
+        "full_batch_size": tail_batch.expected["size"],
+        "base_offset": tail_batch.expected["base_offset"],
+    }
     fixture = Fixture(
-        "truncated-0", "4 uncompressed v2 batches, then the first 40 bytes of a fifth",
-        0, data + tail_batch.data[:40], batches)
+        "truncated-0",
+        "4 uncompressed v2 batches, then the first 40 bytes of a fifth",
+        0,
+        data + tail_batch.data[:40],
+        batches,
+    )
     fixture.extra["truncated_tail"] = tail
     return fixture
 
@@ -757,12 +825,19 @@ def flip_last_value_bit(fixture: Fixture, index: int) -> dict[str, Any]:
     fixture.data = bytes(data)
     original = bytes.fromhex(record["value"])
     record["value"] = (original[:-1] + bytes([original[-1] ^ 0x01])).hex()
-    computed = calc_crc32c(fixture.data[batch["position"] + V2_ATTRIBUTES_AT:at + 2])
+    computed = calc_crc32c(fixture.data[batch["position"] + V2_ATTRIBUTES_AT : at + 2])
     batch["crc_valid"] = False
     batch["computed_crc"] = computed
-    return {"batch_index": index, "position": batch["position"], "byte_position": at,
-            "bit_mask": 1, "record_offset": record["offset"], "value_before_flip": original.hex(),
-            "stored_crc": batch["crc"], "computed_crc": computed}
+    return {
+        "batch_index": index,
+        "position": batch["position"],
+        "byte_position": at,
+        "bit_mask": 1,
+        "record_offset": record["offset"],
+        "value_before_flip": original.hex(),
+        "stored_crc": batch["crc"],
+        "computed_crc": computed,
+    }
 
 
 def make_badcrc() -> Fixture:
@@ -770,8 +845,11 @@ def make_badcrc() -> Fixture:
     last = specs[2].records[-1]
     specs[2] = V2Batch((*specs[2].records[:-1], Record(last.timestamp, last.key, last.value)))
     fixture = segment_fixture(
-        "badcrc-0", "5 uncompressed v2 batches; batch 2 has one value bit flipped, its stored "
-        "crc left as written", specs)
+        "badcrc-0",
+        "5 uncompressed v2 batches; batch 2 has one value bit flipped, its stored "
+        "crc left as written",
+        specs,
+    )
     for batch in fixture.batches:
         batch["crc_valid"] = True
     fixture.extra["corruption"] = flip_last_value_bit(fixture, 2)
@@ -796,13 +874,25 @@ def make_big() -> Fixture:
         specs.append(spec)
         n += len(spec.records)
     return segment_fixture(
-        "big-0", "base offset 1000: 300 uncompressed v2 batches of 1-10 records, strictly "
-        "increasing timestamps, leader epochs 0-2", specs, base_offset=1000)
+        "big-0",
+        "base offset 1000: 300 uncompressed v2 batches of 1-10 records, strictly "
+        "increasing timestamps, leader epochs 0-2",
+        specs,
+        base_offset=1000,
+    )
 
 
 FIXTURES: tuple[Callable[[], Fixture], ...] = (
-    make_snappy, make_zstd, make_gzip_lz4_mixed, make_v0, make_v1, make_headers,
-    make_idempotent, make_truncated, make_badcrc, make_big,
+    make_snappy,
+    make_zstd,
+    make_gzip_lz4_mixed,
+    make_v0,
+    make_v1,
+    make_headers,
+    make_idempotent,
+    make_truncated,
+    make_badcrc,
+    make_big,
 )
 
 
@@ -840,7 +930,8 @@ def compact_json(value: Any) -> str:
 def is_flat(value: Any) -> bool:
     items = value.values() if isinstance(value, dict) else value
     return not isinstance(value, (dict, list)) or not any(
-        isinstance(item, (dict, list)) for item in items)
+        isinstance(item, (dict, list)) for item in items
+    )
 
 
 def format_json(value: Any, depth: int = 0, inline_items: bool = False) -> str:
@@ -850,12 +941,15 @@ def format_json(value: Any, depth: int = 0, inline_items: bool = False) -> str:
     pad = " " * (depth + 1)
     if isinstance(value, dict):
         opening, closing = "{", "}"
-        lines = [f"{pad}{compact_json(k)}: {format_json(v, depth + 1, k == 'records')}"
-                 for k, v in value.items()]
+        lines = [
+            f"{pad}{compact_json(k)}: {format_json(v, depth + 1, k == 'records')}"
+            for k, v in value.items()
+        ]
     else:
         opening, closing = "[", "]"
-        lines = [pad + (compact_json(v) if inline_items else format_json(v, depth + 1))
-                 for v in value]
+        lines = [
+            pad + (compact_json(v) if inline_items else format_json(v, depth + 1)) for v in value
+        ]
     return opening + "\n" + ",\n".join(lines) + "\n" + " " * depth + closing
 
 
@@ -931,8 +1025,12 @@ def write_fixtures(out: Path, fixtures: Sequence[Fixture]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="output directory (default: fixtures/generated)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="output directory (default: fixtures/generated)",
+    )
     args = parser.parse_args(argv)
     pin_gzip_mtime()
     fixtures = [make() for make in FIXTURES]
@@ -940,8 +1038,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cross_check(fixture)
     write_fixtures(args.out, fixtures)
     for fixture in fixtures:
-        print(f"{fixture.relative_path}: {len(fixture.data)} bytes, "
-              f"{len(fixture.batches)} batches")
+        print(f"{fixture.relative_path}: {len(fixture.data)} bytes, {len(fixture.batches)} batches")
     return 0
 
 
