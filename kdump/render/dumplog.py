@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
@@ -423,16 +423,27 @@ def java_file_path(path: str) -> str:
     return normal[:-1] if len(normal) > 1 and normal.endswith("/") else normal
 
 
-def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
-    """The lines for one file; a KdumpError ends this file with one line on stderr."""
-    path = java_file_path(path)
-    yield Line(OUT, f"Dumping {path}")
+T = TypeVar("T")
+Dumper = Callable[[str, DumpOptions, DumpProblems], Iterator[T]]
+
+
+def dispatch(
+    path: str,
+    opts: DumpOptions,
+    problems: DumpProblems,
+    dumpers: Mapping[str, Dumper[T]],
+    text_dumper: Dumper[T],
+    unknown: Callable[[], T],
+    failed: Callable[[KdumpError], T],
+) -> Iterator[T]:
+    """Pick the dumper for a file by its suffix (or text-file name) and run it; a KdumpError
+    ends this file with ``failed(error)``, and the run goes on."""
     name = os.path.basename(path)
-    dumper = DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
+    dumper = dumpers.get(name[name.rfind(".") :] if "." in name else "")
     if text_file_reader(name) is not None:
-        dumper = _dump_text_file
+        dumper = text_dumper
     if dumper is None:
-        yield Line(ERR, f"Ignoring unknown file {path}")
+        yield unknown()
         return
     try:
         if not os.path.isfile(path):
@@ -441,7 +452,22 @@ def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
     except KdumpError as e:
         problems.failures += 1
         problems.unreadable += isinstance(e, InputError)
-        yield Line(ERR, f"kdump: {e}")
+        yield failed(e)
+
+
+def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    """The lines for one file; a KdumpError ends this file with one line on stderr."""
+    path = java_file_path(path)
+    yield Line(OUT, f"Dumping {path}")
+    yield from dispatch(
+        path,
+        opts,
+        problems,
+        DUMPERS,
+        _dump_text_file,
+        lambda: Line(ERR, f"Ignoring unknown file {path}"),
+        lambda e: Line(ERR, f"kdump: {e}"),
+    )
 
 
 def _in_java_order(table: dict[str, Any]) -> Iterator[tuple[str, Any]]:

@@ -8,16 +8,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kdump.errors import FormatError, InputError, KdumpError
+from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetPosition
 from kdump.format.internal import DELETE, MessageParser, decode_control_record
 from kdump.format.records import Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
-from kdump.format.textfiles import text_file_entries, text_file_reader
+from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.render.describe import Decoder, compression, timestamp_type
-from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems
+from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -198,22 +198,13 @@ JSON_DUMPERS = {
 
 
 def dump_file_objects(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
-    name = os.path.basename(path)
-    dumper = JSON_DUMPERS.get(name[name.rfind(".") :] if "." in name else "")
-    if text_file_reader(name) is not None:
-        dumper = _text_file
-    if dumper is None:
+    def unknown() -> Obj:
         problems.failures += 1
-        yield {"type": "error", "file": path, "position": None, "message": "unknown file type"}
-        return
-    try:
-        if not os.path.isfile(path):
-            raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
-        yield from dumper(path, opts, problems)
-    except KdumpError as e:
-        problems.failures += 1
-        problems.unreadable += isinstance(e, InputError)
-        yield error_object(path, e)
+        return {"type": "error", "file": path, "position": None, "message": "unknown file type"}
+
+    yield from dispatch(
+        path, opts, problems, JSON_DUMPERS, _text_file, unknown, lambda e: error_object(path, e)
+    )
 
 
 def to_json(obj: Obj) -> str:
