@@ -118,6 +118,10 @@ CLI_RUNS: list[list[str]] = [
     ["--files", "{log},{index},{timeindex}", "--deep-iteration", "--print-data-log"],
     ["dump", "{dir}", "--format", "jsonl", "--deep-iteration"],
     ["verify", "{dir}", "--deep", "--format", "json"],
+    ["lookup", "{dir}", "--offset", "3", "--format", "json"],
+    ["lookup", "{dir}", "--timestamp", "1700000000000", "--explain"],
+    ["rebuild-index", "{dir}", "--dry-run", "--index-interval-bytes", "100"],
+    ["recover", "{dir}", "--dry-run"],
 ]
 
 

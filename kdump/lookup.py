@@ -357,7 +357,7 @@ class SegmentFiles:
         closed segment; for the active segment also the batches after that entry (a broker
         keeps the true maximum in memory); read from the log when the time index cannot say."""
         checked = self.time_index
-        if not checked.usable or (checked.entries == 0 and self.log.size > 0):
+        if not checked.usable or not checked.entries:
             ts = _max_timestamp(self.log.batches())
             source = "log"
             if checked.usable and ts != NO_TIMESTAMP:
