@@ -87,7 +87,9 @@ def verify_on_spark(
 
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:
     """FINDINGS_SCHEMA rows in the order of ``result.findings``."""
-    owned = [(f, r.path) for r in result.reports for f in r.findings]
+    owned: list[tuple[Finding, str | None]] = [
+        (f, r.path) for r in result.reports for f in r.findings
+    ]
     owned += [(f, None) for f in result.log_dir_findings]
     return [_row(f, partition_path) for f, partition_path in owned]
 
