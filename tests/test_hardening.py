@@ -147,3 +147,12 @@ def test_unreadable_file_at_the_cli_is_one_line(
     err = capsys.readouterr().err
     assert exit_info.value.code == 3
     assert err.strip().splitlines()[-1] == f"kdump: {log}: Permission denied"
+
+
+def test_log_dirs_beside_partitions_are_found(tmp_path: Path) -> None:
+    outer = tmp_path / "outer"
+    shutil.copytree(ORACLE / "txn-0", outer / "txn-0")
+    shutil.copytree(ORACLE / "plain-0", outer / "inner" / "plain-0")
+    (outer / "inner" / "meta.properties").write_text("version=0\nbroker.id=0\n")
+    result = verify_paths([str(outer)], VerifyOptions())
+    assert sorted(Path(r.path).name for r in result.reports) == ["plain-0", "txn-0"]

@@ -143,14 +143,18 @@ def _search(
     seen.add(real)
     if _is_partition_dir(d):
         return [], [PartitionTarget(d)]
-    try:
-        if _is_log_dir(d):
-            return [LogDirTarget(d, _partitions_of(d))], []
-        children = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError as e:
-        raise InputError(str(d), e.strerror or str(e)) from None
     log_dirs: list[LogDirTarget] = []
     partitions: list[PartitionTarget] = []
+    try:
+        children = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+        if _is_log_dir(d):
+            log_dir = LogDirTarget(d, _partitions_of(d))
+            log_dirs.append(log_dir)
+            # a folder holding partitions may hold further log dirs beside them
+            owned = {p.path for p in log_dir.partitions}
+            children = [c for c in children if c not in owned]
+    except OSError as e:
+        raise InputError(str(d), e.strerror or str(e)) from None
     for child in children:
         a, b = _search(child, depth + 1, seen)
         log_dirs += a
