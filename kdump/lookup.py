@@ -30,15 +30,14 @@ from typing import Generic, NamedTuple, TypeVar
 
 from kdump.checks.partition import parse_partition_dir
 from kdump.errors import FormatError, InputError
-from kdump.format.batch import Batch
+from kdump.format.batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, Batch
 from kdump.format.index import OffsetIndex, OffsetPosition, SearchType
 from kdump.format.records import Record
 from kdump.format.textfiles import read_offset_checkpoint
-from kdump.format.timeindex import NO_TIMESTAMP, TimeIndex, TimestampOffset
+from kdump.format.timeindex import TimeIndex, TimestampOffset
 from kdump.segment import FileRecords, LogSegment, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-NO_PARTITION_LEADER_EPOCH = -1
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)

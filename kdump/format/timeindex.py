@@ -8,9 +8,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from kdump.format.batch import NO_TIMESTAMP
 from kdump.format.index import AbstractIndex, SearchType
-
-NO_TIMESTAMP = -1
 
 
 class TimestampOffset(NamedTuple):

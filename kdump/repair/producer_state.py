@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from kdump.checks.findings import Finding, Severity
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
-from kdump.format.batch import RecordBatch
+from kdump.format.batch import NO_PRODUCER_ID, RecordBatch
 from kdump.format.records import ABORT, COMMIT, control_record_key, iter_v2_records
 from kdump.format.snapshot import ProducerSnapshot
 from kdump.format.txnindex import ABORTED_TXN, CURRENT_VERSION, AbortedTxn
@@ -35,8 +35,6 @@ from kdump.format.txnindex import ABORTED_TXN, CURRENT_VERSION, AbortedTxn
 ABORTED_TXN_WRITE = struct.Struct(">hqqqq")
 """AbortedTxn.writeTo: the version is a whole int16 (the reader looks at its first byte only)."""
 assert ABORTED_TXN_WRITE.size == ABORTED_TXN.size
-
-NO_PRODUCER_ID = -1
 
 
 @dataclass
