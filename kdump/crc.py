@@ -10,6 +10,8 @@ import mmap
 import zlib
 from collections.abc import Callable
 
+from kdump import speedups
+
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 
@@ -30,6 +32,17 @@ def _fast_crc32c() -> Callable[[Buffer], int] | None:
 
 crc32c_crcmod: Callable[[Buffer], int] = _crcmod_crc32c()
 crc32c: Callable[[Buffer], int] = _fast_crc32c() or crc32c_crcmod
+
+
+def _crc32c_range_python(buf: Buffer, start: int, end: int) -> int:
+    return crc32c(memoryview(buf)[start:end])
+
+
+_native = speedups.native if speedups.hardware_crc else None
+crc32c_range: Callable[[Buffer, int, int], int] = (
+    _crc32c_range_python if _native is None else _native.crc32c
+)
+"""CRC-32C of ``buf[start:end]`` without slicing it: one C call where kdump's C code is built."""
 
 
 def crc32(data: Buffer) -> int:

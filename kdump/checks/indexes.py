@@ -6,6 +6,7 @@ import struct
 from array import array
 from typing import Any
 
+from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
@@ -14,6 +15,7 @@ from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.timeindex import TimeIndex
 
 REBUILD = "kdump rebuild-index {log}"
+_native = speedups.native
 TRIM = "kdump trim-index {log}"
 
 
@@ -114,10 +116,45 @@ def check_offset_index(
     """Each used entry against the batches; a merge walk, with a slow path for anomalies."""
     _layout_checks(index, "INDEX", sink, options, is_active, scan.path)
     used = index.used_entries
-    entries = struct.iter_unpack(">ii", memoryview(index.buf)[: used * index.entry_size])
-    positions, lasts, n = scan.positions, scan.last_offsets, scan.batches
     base, valid_bytes = index.base_offset, scan.valid_bytes
     last_log = scan.last_offset if scan.last_offset is not None else base - 1
+    if _native is not None:
+        flagged, multi, first = _native.offset_index_walk(
+            index.buf, used, base, scan.positions, scan.last_offsets, valid_bytes, last_log
+        )
+        for i in flagged:
+            o, pos = index.entry(i)
+            prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
+            _offset_entry_findings(index, scan, sink, i, o, pos, prev_o, prev_p)
+        first_multi = None if first < 0 else tuple(index.entry(first))
+    else:
+        multi, first_multi = _offset_walk(index, scan, sink, base, valid_bytes, last_log)
+    if first_multi is not None:
+        o, p = first_multi
+        _add(
+            sink,
+            index,
+            "INDEX_MULTI_BATCH_ENTRY",
+            Severity.INFO,
+            f"{multi} of {used} entries map an append's last offset to its first batch "
+            f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
+            "as mismatches",
+            offset=o,
+        )
+
+
+def _offset_walk(
+    index: OffsetIndex,
+    scan: LogScan,
+    sink: FindingSink,
+    base: int,
+    valid_bytes: int,
+    last_log: int,
+) -> tuple[int, tuple[int, int] | None]:
+    """The merge walk in Python: findings of flagged entries; multi-batch count and first."""
+    used = index.used_entries
+    entries = struct.iter_unpack(">ii", memoryview(index.buf)[: used * index.entry_size])
+    positions, lasts, n = scan.positions, scan.last_offsets, scan.batches
     multi, first_multi = 0, None
     prev_o = prev_p = j = 0
     for i, (rel, pos) in enumerate(entries):
@@ -138,18 +175,7 @@ def check_offset_index(
             multi += 1
             first_multi = first_multi or (o, pos)
         prev_o, prev_p = o, pos
-    if first_multi is not None:
-        o, p = first_multi
-        _add(
-            sink,
-            index,
-            "INDEX_MULTI_BATCH_ENTRY",
-            Severity.INFO,
-            f"{multi} of {used} entries map an append's last offset to its first batch "
-            f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
-            "as mismatches",
-            offset=o,
-        )
+    return multi, first_multi
 
 
 def _offset_entry_findings(
@@ -241,6 +267,29 @@ def check_time_index(
     """Each used entry against the batch holding its offset; a merge walk like the above."""
     _layout_checks(index, "TIMEINDEX", sink, options, is_active, scan.path)
     used = index.used_entries
+    if _native is not None:
+        flagged = _native.time_index_walk(
+            index.buf,
+            used,
+            index.base_offset,
+            scan.base_offsets,
+            scan.last_offsets,
+            scan.max_timestamps,
+        )
+        if flagged:
+            running_max = _prefix_max(scan)
+            for i in flagged:
+                ts, o = index.entry(i)
+                prev_ts, prev_o = index.entry(i - 1) if i else (0, 0)
+                _time_entry_findings(index, scan, sink, running_max, i, ts, o, prev_ts, prev_o)
+    else:
+        _time_walk(index, scan, sink)
+    _final_entry_check(index, scan, sink, is_active)
+
+
+def _time_walk(index: TimeIndex, scan: LogScan, sink: FindingSink) -> None:
+    """The merge walk in Python, with the findings of the entries it flags."""
+    used = index.used_entries
     entries = struct.iter_unpack(">qi", memoryview(index.buf)[: used * index.entry_size])
     bases, lasts, maxts, n = scan.base_offsets, scan.last_offsets, scan.max_timestamps, scan.batches
     base = index.base_offset
@@ -264,6 +313,10 @@ def check_time_index(
                 running_max = _prefix_max(scan)
             _time_entry_findings(index, scan, sink, running_max, i, ts, o, prev_ts, prev_o)
         prev_ts, prev_o = ts, o
+
+
+def _final_entry_check(index: TimeIndex, scan: LogScan, sink: FindingSink, is_active: bool) -> None:
+    used = index.used_entries
     largest = scan.max_timestamp
     if not is_active and used and largest >= 0 and index.entry(used - 1).timestamp != largest:
         _add(

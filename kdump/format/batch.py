@@ -19,7 +19,8 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from kdump.crc import Buffer, crc32, crc32c
+from kdump import speedups
+from kdump.crc import Buffer, crc32, crc32c_range
 from kdump.errors import CorruptBatchError
 
 LOG_OVERHEAD = 12
@@ -136,8 +137,9 @@ class RecordBatch(NamedTuple):
 
     def compute_checksum(self, buf: Buffer) -> int:
         position = self.position
-        end = position + LOG_OVERHEAD + self.batch_length
-        return crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET : end])
+        return crc32c_range(
+            buf, position + ATTRIBUTES_OFFSET, position + LOG_OVERHEAD + self.batch_length
+        )
 
     def is_valid(self, buf: Buffer) -> bool:
         """DefaultRecordBatch.isValid: a whole header and a matching CRC-32C."""
@@ -145,7 +147,7 @@ class RecordBatch(NamedTuple):
         if batch_length < MIN_V2_BATCH_LENGTH:
             return False
         end = position + LOG_OVERHEAD + batch_length
-        return crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET : end]) == self.crc
+        return crc32c_range(buf, position + ATTRIBUTES_OFFSET, end) == self.crc
 
 
 class LegacyRecordBatch(NamedTuple):
@@ -246,6 +248,9 @@ class LegacyRecordBatch(NamedTuple):
 Batch = RecordBatch | LegacyRecordBatch
 
 _new = tuple.__new__
+_native = speedups.native
+NATIVE_CHUNK = 256
+"""Batch headers per call into the C code: enough to pay for the call, few to hold."""
 
 
 def read_batch(
@@ -306,8 +311,9 @@ def iter_batches(
 ) -> Iterator[Batch]:
     """Every batch from ``start`` to ``end`` in file order, shallow (headers only).
 
-    Well-formed v2 batches take the loop's fast path (one unpack, one tuple); everything else,
-    including where the iteration stops, goes through read_batch.
+    Well-formed v2 batches take a fast path (kdump/_speedups.c's v2_batches, a few hundred
+    headers per call, else one unpack and one tuple each); everything else, including where
+    the iteration stops, goes through read_batch.
     """
     end = len(buf) if end is None else min(end, len(buf))
     if not 0 <= start <= len(buf):
@@ -315,8 +321,16 @@ def iter_batches(
     largest = INT32_MAX if max_size is None else max_size
     last_v2_start = end - RECORD_BATCH_OVERHEAD  # a whole v2 header fits from here down
     unpack = V2_HEADER.unpack_from
+    native = _native
     position = start
     while position + HEADER_SIZE_UP_TO_MAGIC < end:
+        if native is not None:
+            batches, position = native.v2_batches(
+                buf, position, end, largest, NATIVE_CHUNK, RecordBatch
+            )
+            yield from batches
+            if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+                return
         if position <= last_v2_start and buf[position + MAGIC_OFFSET] == 2:
             fields = unpack(buf, position)
             batch_length = fields[1]

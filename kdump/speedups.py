@@ -1,0 +1,29 @@
+"""kdump's optional C fast paths (kdump/_speedups.c), or None where they were not built.
+
+The pure-Python code in kdump.format and kdump.checks is the reference: the C functions do
+only the common, well-formed case and hand everything else back to it, so results are the
+same either way. ``KDUMP_PURE_PYTHON=1`` in the environment turns the C paths off.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("KDUMP_PURE_PYTHON"):
+        return None
+    try:
+        from kdump import _speedups
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        return None
+    return _speedups
+
+
+native = _load()
+"""The compiled module, or None."""
+
+hardware_crc = bool(native is not None and native.HARDWARE_CRC)
+"""Whether the C code computes CRC-32C in hardware; where it cannot, the ``crc32c`` package
+(which knows more processors) does the CRCs and the C scan of verify stays off."""
