@@ -55,6 +55,7 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_PARTITION_LEADER_EPOCH = -1
 INT32_MAX = 2**31 - 1
+_native = speedups.native
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -148,6 +149,11 @@ class RecordBatch(NamedTuple):
             return False
         end = position + LOG_OVERHEAD + batch_length
         return crc32c_range(buf, position + ATTRIBUTES_OFFSET, end) == self.crc
+
+
+_is_valid_python = RecordBatch.is_valid
+if _native is not None and speedups.hardware_crc:
+    _native.install_is_valid(RecordBatch)  # the same test in C: it runs once per batch
 
 
 class LegacyRecordBatch(NamedTuple):
@@ -248,7 +254,6 @@ class LegacyRecordBatch(NamedTuple):
 Batch = RecordBatch | LegacyRecordBatch
 
 _new = tuple.__new__
-_native = speedups.native
 NATIVE_CHUNK = 256
 """Batch headers per call into the C code: enough to pay for the call, few to hold."""
 

@@ -14,6 +14,7 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from kdump import speedups
 from kdump.crc import Buffer, crc32
 from kdump.errors import CorruptRecordError, DecompressionError
 from kdump.format.batch import (
@@ -34,6 +35,7 @@ from kdump.format.batch import (
 )
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
 
+_native = speedups.native
 _INT32 = struct.Struct(">i")
 _new = tuple.__new__
 _CONTROL_KEY = struct.Struct(">hh")
@@ -197,10 +199,52 @@ def iter_v2_records(
         raise CorruptRecordError(path, batch.position, f"invalid record count {count} in v2 batch")
     start = batch.position + RECORD_BATCH_OVERHEAD
     data = _payload(buf, batch, start, path, max_batch_bytes)
-    size = len(data)
-    base_offset, base_timestamp = batch.base_offset, batch.base_timestamp
     # LogAppendTime: every record reports the batch's max timestamp
     append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
+    if _native is not None:
+        decoded = _native.v2_records(
+            data,
+            count,
+            batch.base_offset,
+            batch.base_timestamp,
+            append_time,
+            batch.base_sequence,
+            Record,
+            Header,
+        )
+        if decoded is not None:  # None: something only the Python decoder below models
+            records, pos, error = decoded
+            yield from records
+            if error is not None:
+                i, reason = error
+                raise CorruptRecordError(
+                    path, _where(batch, start, pos), f"record {i} of batch: {reason}"
+                )
+            _check_all_read(path, batch, start, pos, len(data))
+            return
+    yield from _decode_v2(data, batch, start, path, append_time)
+
+
+def _where(batch: RecordBatch, start: int, pos: int) -> int:
+    """The file position of a fault ``pos`` bytes into the payload: the batch if compressed."""
+    return batch.position if batch.compression else start + pos
+
+
+def _check_all_read(path: str, batch: RecordBatch, start: int, pos: int, size: int) -> None:
+    """DefaultRecordBatch's iterator: bytes left after the last record are corruption."""
+    if pos != size:
+        raise CorruptRecordError(
+            path,
+            _where(batch, start, pos),
+            f"{size - pos} bytes left after {batch.records_count} records",
+        )
+
+
+def _decode_v2(
+    data: bytes, batch: RecordBatch, start: int, path: str, append_time: int | None
+) -> Iterator[Record]:
+    count, size = batch.records_count, len(data)
+    base_offset, base_timestamp = batch.base_offset, batch.base_timestamp
     base_sequence = batch.base_sequence
     sequence_room = INT32_MAX - base_sequence  # offset deltas that add without wrapping
     zigzag = _ZIGZAG
@@ -300,12 +344,11 @@ def iter_v2_records(
             )
             pos = end
     except (_Malformed, IndexError) as e:
-        where = batch.position if batch.compression else start + pos
         reason = str(e) if isinstance(e, _Malformed) else "record runs past the batch"
-        raise CorruptRecordError(path, where, f"record {i} of batch: {reason}") from None
-    if pos != size:
-        where = batch.position if batch.compression else start + pos
-        raise CorruptRecordError(path, where, f"{size - pos} bytes left after {count} records")
+        raise CorruptRecordError(
+            path, _where(batch, start, pos), f"record {i} of batch: {reason}"
+        ) from None
+    _check_all_read(path, batch, start, pos, size)
 
 
 class _LegacyMessage(NamedTuple):
