@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from batchbytes import v2_batch
 from conftest import FIXTURES, ORACLE, REALFILES, oracle_manifest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -450,3 +451,17 @@ def test_a_bit_flip_under_a_crc_is_a_crc_mismatch_of_that_batch(
         assert crc.offset == b["baseOffset"]
     # A v0/v1 wrapper's base offset is its first inner offset, learnt by decompressing (as
     # Kafka's baseOffset() does): a flip in the payload can make it anything.
+
+
+def test_a_last_offset_past_two_to_the_63_is_reported_not_raised(tmp_path: Path) -> None:
+    """base_offset + lastOffsetDelta wraps in Java's long; verify reports it as Kafka sees it."""
+    part = tmp_path / "topic-0"
+    part.mkdir()
+    first = v2_batch(0, b"", records_count=0)
+    wrapped = v2_batch(2**63 - 3, b"", records_count=0, last_offset_delta=9)
+    (part / "00000000000000000000.log").write_bytes(first + wrapped)
+    result = verify_paths([str(part)], VerifyOptions())
+    found = {(f.code, f.offset, f.position) for f in result.findings}
+    assert ("LOG_OFFSET_NOT_INCREASING", 2**63 - 3, len(first)) in found
+    assert ("LOG_OFFSET_OVERFLOW", 2**63 - 3, len(first)) in found
+    assert exit_code(result, "error") == ExitCode.ERRORS

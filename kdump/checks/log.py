@@ -35,6 +35,7 @@ from kdump.format.compression import CodecError, decompress
 from kdump.segment import FileRecords, ReleaseBehind
 
 RECOVER = "kdump recover {dir}"
+INT64_MAX = 2**63 - 1
 _native = speedups.native if speedups.hardware_crc else None
 NATIVE_CHUNK = 4096
 """Batches per call into the C scan: 128 KiB of columns at most."""
@@ -129,13 +130,14 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int) -> None:
             offset=base,
             position=position,
         )
-    if last - seg_base > INT32_MAX:
+    high = max(base, last)  # last is below base when base + lastOffsetDelta wrapped
+    if high - seg_base > INT32_MAX:
         st.finding(
             "LOG_OFFSET_OVERFLOW",
             Severity.ERROR,
-            f"offset {last} is more than 2^31-1 past the base offset {seg_base}: "
+            f"offset {high} is more than 2^31-1 past the base offset {seg_base}: "
             "index entries cannot address it",
-            offset=last,
+            offset=high,
             position=position,
         )
     if last < base:
@@ -211,6 +213,8 @@ def scan_log(
             if size >= RECORD_BATCH_OVERHEAD and pos + size <= end:
                 base = fields[0]
                 last = base + fields[6]
+                if last > INT64_MAX:  # Java's long wraps, and so does Kafka's lastOffset()
+                    last -= 1 << 64
                 if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != fields[4]:
                     damaged = RecordBatch(pos, *fields)
                     _crc_mismatch(st, damaged, damaged.compute_checksum(buf))

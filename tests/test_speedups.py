@@ -1,0 +1,412 @@
+"""The C fast paths (kdump/_speedups.c) against the pure-Python reference, on the same bytes.
+
+Every fixture, every damaged fixture and hypothesis-mutated segments are parsed, dumped and
+verified twice: with the C code and with ``pure_python()``, which turns every C path off and
+makes any call into the C module fail. Both runs must give the same batches, records, errors
+(type, file position, message) and findings.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import crc32c as crc32c_package
+import pytest
+from batchbytes import fix_crc, v2_batch
+from conftest import FIXTURES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kdump import speedups
+from kdump.checks.verify import VerifyOptions, verify_paths
+from kdump.crc import _crc32c_range_python, crc32c_crcmod
+from kdump.errors import KdumpError
+from kdump.format import batch as batch_module
+from kdump.format.batch import RecordBatch, iter_batches
+from kdump.format.records import Header, Record, iter_records
+
+native = speedups.native
+pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
+
+REPO = Path(__file__).resolve().parent.parent
+LOGS = sorted(FIXTURES.rglob("*.log"))
+PARTITION_GROUPS = [FIXTURES / name for name in ("oracle", "realfiles", "generated", "corrupt")]
+
+
+@contextmanager
+def pure_python() -> Iterator[None]:
+    """Every kdump module's C hooks off, and the C module itself made to fail if called."""
+    mp = pytest.MonkeyPatch()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("kdump") or name == "kdump._speedups":
+            continue
+        if hasattr(module, "_native"):
+            mp.setattr(module, "_native", None)
+        if hasattr(module, "crc32c_range"):
+            mp.setattr(module, "crc32c_range", _crc32c_range_python)
+    mp.setattr(RecordBatch, "is_valid", batch_module._is_valid_python)
+    assert native is not None
+
+    def called(*args: Any) -> Any:
+        raise AssertionError("the C code ran in pure_python()")
+
+    for name in dir(native):
+        if callable(getattr(native, name)) and not name.startswith("__"):
+            mp.setattr(native, name, called)
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
+def both(fn: Callable[[], Any]) -> tuple[Any, Any]:
+    with pure_python():
+        pure = fn()
+    return fn(), pure
+
+
+def outcome(fn: Callable[[], Any]) -> Any:
+    """What fn returns, or the KdumpError it raises, as comparable values."""
+    try:
+        return fn()
+    except KdumpError as e:
+        return ("error", type(e).__name__, str(e))
+
+
+def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
+    """Each batch with its CRC verdict and its records (or the error decoding them)."""
+    out: list[Any] = []
+
+    def walk() -> None:
+        for batch in iter_batches(buf, "seg.log"):
+            out.append((batch, batch.is_valid(buf), batch.compute_checksum(buf)))
+            if deep:
+                out.append(outcome(lambda b=batch: list(iter_records(buf, b, "seg.log"))))
+
+    out.append(outcome(walk))
+    return out
+
+
+def verify_all(paths: list[Path], deep: bool) -> tuple[list[Any], dict[str, Any]]:
+    result = verify_paths([str(p) for p in paths], VerifyOptions(deep=deep))
+    return [f for f in result.findings], result.summary()
+
+
+# --------------------------------------------------------------------------- CRC-32C
+
+
+@given(st.binary(max_size=40_000), st.integers(0, 64), st.integers(0, 64))
+@settings(max_examples=300, deadline=None)
+def test_crc32c_matches_the_package_and_crcmod(data: bytes, cut_front: int, cut_back: int) -> None:
+    assert native is not None
+    start, end = min(cut_front, len(data)), max(len(data) - cut_back, 0)
+    expected = crc32c_package.crc32c(data[start:end])
+    assert native.crc32c(data, start, end) == expected
+    assert crc32c_crcmod(data[start:end]) == expected
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 383, 384, 385, 1535, 1536, 3072, 12288, 24576])
+def test_crc32c_at_every_block_boundary(size: int) -> None:
+    assert native is not None
+    data = os.urandom(size + 3 * 8192 + 11)
+    for length in (size, size + 8192 * 3, size + 4096 * 3 + 1):
+        assert native.crc32c(data, 5, 5 + length) == crc32c_package.crc32c(data[5 : 5 + length])
+
+
+def test_crc32c_reads_slices_as_slicing_does() -> None:
+    assert native is not None
+    data = b"0123456789"
+    assert native.crc32c(data, 8, 100) == crc32c_package.crc32c(data[8:])
+    assert native.crc32c(data, 20, 30) == crc32c_package.crc32c(b"")
+    with pytest.raises(ValueError):
+        native.crc32c(data, -1, 5)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+def test_every_fixture_log_parses_the_same(log: Path) -> None:
+    data = log.read_bytes()
+    fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+
+
+@pytest.mark.parametrize("deep", [False, True])
+@pytest.mark.parametrize("group", PARTITION_GROUPS, ids=lambda p: p.name)
+def test_every_fixture_directory_verifies_the_same(group: Path, deep: bool) -> None:
+    fast, pure = both(lambda: verify_all([group], deep))
+    assert fast == pure
+    assert fast[0], "the fixtures hold findings: the comparison is not empty"
+
+
+# --------------------------------------------------------------------------- mutations
+
+SEGMENT = b"".join(
+    v2_batch(
+        10 * i,
+        b"".join(
+            bytes([len(body) * 2]) + body
+            for body in (
+                b"\x00" + bytes([2 * k]) + bytes([2 * k]) + b"\x06key\x0avalue\x00"
+                for k in range(10)
+            )
+        ),
+        records_count=10,
+        last_offset_delta=9,
+        timestamp=1_700_000_000_000 + i,
+    )
+    for i in range(6)
+)
+
+
+def test_the_mutation_base_is_a_clean_segment() -> None:
+    parsed = parse_all(SEGMENT)
+    assert len(parsed) == 13 and all(valid for _, valid, _ in parsed[0:12:2])
+    assert [len(r) for r in parsed[1:12:2]] == [10] * 6
+
+
+BATCH_SIZE = len(SEGMENT) // 6
+changed_byte = st.one_of(
+    st.integers(0, len(SEGMENT) - 1),
+    st.builds(lambda b, at: b * BATCH_SIZE + at, st.integers(0, 5), st.integers(0, 60)),  # headers
+)
+mutations = st.lists(st.tuples(changed_byte, st.integers(0, 255)), min_size=1, max_size=6)
+
+
+def damaged(changes: list[tuple[int, int]], recrc: bool) -> bytearray:
+    """SEGMENT with bytes changed; with ``recrc`` the CRCs made right again, as a broker with
+    a bug would write them, so the checks after the CRC's see the damage."""
+    data = bytearray(SEGMENT)
+    for at, value in changes:
+        data[at] = value
+    if recrc:
+        for position in range(0, len(data), len(SEGMENT) // 6):
+            (length,) = struct.unpack_from(">i", data, position + 8)
+            if length >= 49 and position + 12 + length <= len(data):
+                fix_crc(data, position)
+    return data
+
+
+@given(mutations, st.integers(0, len(SEGMENT)), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_damaged_segments_parse_the_same(
+    changes: list[tuple[int, int]], cut: int, recrc: bool
+) -> None:
+    data = damaged(changes, recrc)[: max(cut, 40)]
+    fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+
+
+T0 = 1_700_000_000_000
+
+
+def entry_lists(entry: st.SearchStrategy[tuple[int, int]]) -> st.SearchStrategy[Any]:
+    """Index entries near the batches' own values, in order or not."""
+    entries = st.lists(entry, max_size=8)
+    return st.one_of(entries, entries.map(sorted))
+
+
+# (relative offset, position): an offset inside batch b (7 is past the log), at or near its start
+offset_entries = entry_lists(
+    st.builds(
+        lambda b, inner, slip: (10 * b + inner, b * BATCH_SIZE + slip),
+        st.integers(-1, 7),
+        st.integers(0, 9),
+        st.sampled_from([0, 0, 0, 1, -1]),
+    )
+)
+# (timestamp, relative offset): batch b holds offsets 10b..10b+9, max timestamp T0 + b
+time_entries = entry_lists(
+    st.builds(
+        lambda b, inner, slip: (T0 + b + slip, 10 * b + inner),
+        st.integers(-1, 7),
+        st.integers(0, 9),
+        st.sampled_from([0, 0, 0, 1, -1]),
+    )
+)
+
+
+@given(mutations, offset_entries, time_entries, st.booleans())
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_damaged_partitions_verify_the_same(
+    tmp_path_factory: pytest.TempPathFactory,
+    changes: list[tuple[int, int]],
+    index: list[tuple[int, int]],
+    time_index: list[tuple[int, int]],
+    recrc: bool,
+) -> None:
+    part = tmp_path_factory.mktemp("bench") / "topic-0"
+    part.mkdir()
+    data = damaged(changes[1:], recrc)  # the first change is left out: some stay clean
+    (part / "00000000000000000000.log").write_bytes(data)
+    (part / "00000000000000000000.index").write_bytes(
+        b"".join(struct.pack(">ii", *entry) for entry in index)
+    )
+    (part / "00000000000000000000.timeindex").write_bytes(
+        b"".join(struct.pack(">qi", *entry) for entry in time_index)
+    )
+    for deep in (False, True):
+        fast, pure = both(lambda deep=deep: verify_all([part], deep))
+        assert fast == pure
+
+
+def patched(field: str, value: int, batch: int = 2) -> bytearray:
+    """SEGMENT with one header field of one batch set, the CRC made right again."""
+    at, fmt = {
+        "base_offset": (0, ">q"),
+        "partition_leader_epoch": (12, ">i"),
+        "last_offset_delta": (23, ">i"),
+        "max_timestamp": (35, ">q"),
+        "crc": (17, ">I"),
+    }[field]
+    data = bytearray(SEGMENT)
+    struct.pack_into(fmt, data, batch * BATCH_SIZE + at, value)
+    if field != "crc":
+        fix_crc(data, batch * BATCH_SIZE)
+    return data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        patched("last_offset_delta", -5),  # last offset below base
+        patched("base_offset", 25),  # overlaps the batch before
+        patched("base_offset", 21),  # starts inside the batch before
+        patched("base_offset", 40),  # a gap
+        patched("base_offset", -3, batch=0),  # below the segment's base offset
+        patched("base_offset", 2**31 + 5),  # past 2^31-1 from the segment's base offset
+        patched("last_offset_delta", 2**31 - 1),
+        patched("base_offset", 2**63 - 3),  # last offset past 2^63-1
+        patched("partition_leader_epoch", 7),  # a new leader epoch
+        patched("crc", 12345),
+        patched("max_timestamp", 0),
+    ],
+    ids=lambda data: hex(hash(bytes(data)) & 0xFFFF),
+)
+def test_each_case_the_c_scan_hands_back_verifies_the_same(tmp_path: Path, data: bytearray) -> None:
+    part = tmp_path / "topic-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(data)
+    (part / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", T0 + 2, 29))
+    for deep in (False, True):
+        fast, pure = both(lambda deep=deep: verify_all([part], deep))
+        assert fast == pure
+    assert fast[0] != both(lambda: verify_all([], False))[0]
+
+
+# --------------------------------------------------------------------------- hand-made records
+
+
+def record(body: bytes) -> bytes:
+    return varint(len(body)) + body
+
+
+def varint(value: int) -> bytes:
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    return bytes(out) + bytes([raw])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # timestamp delta as a ten-byte varlong: left to the Python decoder
+        b"\x00" + bytes([0xFF] * 9) + b"\x01" + b"\x00\x00\x00\x00",
+        # offset delta that takes the offset past 2^63-1
+        b"\x00\x00" + varint(2**33) + b"\x01\x01\x00",
+        # headers, a null header value, a key that is not UTF-8
+        b"\x00\x02\x02"
+        + varint(1)
+        + b"k"
+        + varint(-1)
+        + varint(2)
+        + varint(2)
+        + b"\xff\xfe"
+        + varint(-1),
+        # a header count that runs past the record
+        b"\x00\x00\x00\x01\x01" + varint(1000),
+        # a negative header key size, a negative header count
+        b"\x00\x00\x00\x01\x01" + varint(1) + varint(-3),
+        b"\x00\x00\x00\x01\x01" + varint(-2),
+        # a key longer than the record
+        b"\x00\x00\x00" + varint(50) + b"abc",
+        # five-byte varints with bits past 32
+        b"\x00\x00" + bytes([0xFF] * 4) + b"\x7f" + b"\x01\x01\x00",
+        b"\x00\x00\x00" + bytes([0xFF] * 5) + b"\x01\x01\x00",
+    ],
+)
+@pytest.mark.parametrize("base_offset", [0, 2**63 - 100])
+def test_unusual_records_decode_the_same(body: bytes, base_offset: int) -> None:
+    payload = record(body) + record(b"\x00\x02\x02\x01\x01\x00")
+    data = v2_batch(base_offset, payload, records_count=2, last_offset_delta=1)
+    fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+
+
+def test_v2_records_hands_back_what_it_does_not_model() -> None:
+    assert native is not None
+    ten_byte = record(b"\x00" + bytes([0xFF] * 9) + b"\x01" + b"\x00\x00\x00\x00")
+    assert native.v2_records(ten_byte, 1, 0, 0, None, -1, Record, Header) is None
+    plain = record(b"\x00\x02\x02\x01\x01\x00")
+    records, pos, error = native.v2_records(plain, 1, 5, 100, None, 7, Record, Header)  # type: ignore[misc]
+    assert (records, pos, error) == ([Record(6, 101, None, None, (), 8, 0, 7)], 7, None)
+
+
+def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
+    assert native is not None
+    from array import array
+
+    with pytest.raises(TypeError):
+        native.offset_index_walk(b"\0" * 8, 1, 0, array("i", [0]), array("q", [0]), 10, 0)
+    with pytest.raises(TypeError):
+        native.v2_batches(b"", 0, 0, 10, 10, int)
+    with pytest.raises(TypeError):
+        native.install_is_valid(str)
+    # a used count beyond the index is clamped to its entries
+    flagged, multi, first = native.offset_index_walk(
+        b"\0" * 8, 99, 0, array("q", [0]), array("q", [0]), 10, 0
+    )
+    assert (flagged, multi, first) == ([], 0, -1)
+
+
+# --------------------------------------------------------------------------- pure Python
+
+
+def test_the_suite_passes_without_the_c_code() -> None:
+    """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass."""
+    env = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
+    check = (
+        "import kdump.speedups as s, kdump.crc as c; assert s.native is None; print(c.crc32c_range)"
+    )
+    probe = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
+    assert probe.returncode == 0 and "_crc32c_range_python" in probe.stdout, probe.stderr
+    modules = [
+        "tests/test_format_oracle.py",
+        "tests/test_format_generated.py",
+        "tests/test_golden.py",
+        "tests/test_corruption_matrix.py",
+        "tests/test_verify.py",
+        "tests/test_repair_oracle.py",
+        "tests/test_lookup.py",
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *modules],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
