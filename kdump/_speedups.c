@@ -329,20 +329,35 @@ static PyObject *py_v2_batches(PyObject *self, PyObject *args)
     return Py_BuildValue("(Nn)", list, pos);
 }
 
-/* scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit)
- *   -> (next position, prev_last, positions, base_offsets, last_offsets, max_timestamps)
- * verify's one pass (kdump.checks.log.scan_log) over consecutive batches that need no finding:
- * well-formed v2, matching CRC, base offset right after the previous last offset, inside the
- * segment's 2^31-1 range, same partition leader epoch. Columns are native int64 bytes for
- * array('q').frombytes. Stops before the first batch at or after `stop`. */
+/* Which batches of producers scan_v2 leaves to the caller (kdump.repair's producer state). */
+enum { PRODUCERS_IGNORED = 0, PRODUCERS_TRANSACTIONAL = 1, PRODUCERS_ALL = 2 };
+
+static int producer_stop(const uint8_t *p, int mode)
+{
+    if (mode == PRODUCERS_IGNORED || be64s(p + 43) < 0)
+        return 0;
+    return mode == PRODUCERS_ALL || (be16s(p + 21) & 0x30) != 0; /* transactional, control */
+}
+
+/* scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit, producers)
+ *   -> (next position, prev_last, gaps, first gap or None,
+ *       positions, base_offsets, last_offsets, max_timestamps)
+ * The one pass of verify (kdump.checks.log.scan_log) and of recovery (kdump.repair.rebuild)
+ * over consecutive batches that need no finding: well-formed v2, matching CRC, base offset
+ * above the previous last offset (gaps are counted, the first one kept as (prev_last, base)),
+ * every offset within 2^31-1 of the segment's base offset, the same partition leader epoch,
+ * and no batch that `producers` (0, 1 transactional or control, 2 any) hands back. Columns are
+ * native int64 bytes for array('q').frombytes. Stops before the first batch at or after
+ * `stop`. */
 static PyObject *py_scan_v2(PyObject *self, PyObject *args)
 {
     PyObject *obj;
     Py_ssize_t start, stop, end, limit;
-    long long seg_base, prev_last, epoch;
+    long long seg_base, prev_last, epoch, first_gap_prev = 0, first_gap_base = 0;
+    int producers;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnnnLLLn", &obj, &start, &stop, &end, &seg_base, &prev_last,
-                          &epoch, &limit) ||
+    if (!PyArg_ParseTuple(args, "OnnnLLLni", &obj, &start, &stop, &end, &seg_base, &prev_last,
+                          &epoch, &limit, &producers) ||
         get_view(obj, &view) < 0)
         return NULL;
     if (end > view.len)
@@ -359,21 +374,24 @@ static PyObject *py_scan_v2(PyObject *self, PyObject *args)
     int64_t *positions = cols, *bases = cols + limit, *lasts = cols + 2 * limit,
             *maxts = cols + 3 * limit;
     const uint8_t *buf = view.buf;
-    Py_ssize_t pos = start < 0 ? end : start, n = 0;
+    Py_ssize_t pos = start < 0 ? end : start, n = 0, gaps = 0;
     while (n < limit && pos < stop) {
         Py_ssize_t size = v2_batch_size(buf, pos, end, INT32_MAX);
         if (size == 0)
             break;
         const uint8_t *p = buf + pos;
-        int64_t base = be64s(p), last, from_seg_base, next;
-        if (__builtin_add_overflow(base, (int64_t)be32s(p + 23), &last) ||
-            __builtin_add_overflow(prev_last, (int64_t)1, &next) || base != next ||
+        int64_t base = be64s(p), last, from_seg_base;
+        if (__builtin_add_overflow(base, (int64_t)be32s(p + 23), &last) || base <= prev_last ||
             base < seg_base || last < base ||
             __builtin_sub_overflow(last, (int64_t)seg_base, &from_seg_base) ||
-            from_seg_base > INT32_MAX || be32s(p + 12) != epoch)
+            from_seg_base > INT32_MAX || be32s(p + 12) != epoch || producer_stop(p, producers))
             break;
         if (crc32c(p + ATTRIBUTES_AT, (size_t)(size - ATTRIBUTES_AT)) != be32(p + CRC_AT))
             break;
+        if (base - 1 != prev_last && gaps++ == 0) {
+            first_gap_prev = prev_last;
+            first_gap_base = base;
+        }
         positions[n] = pos;
         bases[n] = base;
         lasts[n] = last;
@@ -384,9 +402,14 @@ static PyObject *py_scan_v2(PyObject *self, PyObject *args)
     }
     release_view(&view);
     Py_ssize_t bytes = n * (Py_ssize_t)sizeof(int64_t);
-    PyObject *result = Py_BuildValue("(nLy#y#y#y#)", pos, prev_last, (const char *)positions, bytes,
-                                     (const char *)bases, bytes, (const char *)lasts, bytes,
-                                     (const char *)maxts, bytes);
+    PyObject *first_gap = gaps ? Py_BuildValue("(LL)", first_gap_prev, first_gap_base)
+                               : (Py_INCREF(Py_None), Py_None);
+    PyObject *result =
+        first_gap == NULL
+            ? NULL
+            : Py_BuildValue("(nLnNy#y#y#y#)", pos, prev_last, gaps, first_gap,
+                            (const char *)positions, bytes, (const char *)bases, bytes,
+                            (const char *)lasts, bytes, (const char *)maxts, bytes);
     PyMem_Free(cols);
     return result;
 }
@@ -871,8 +894,9 @@ static PyMethodDef methods[] = {
     {"v2_batches", py_v2_batches, METH_VARARGS,
      "v2_batches(buf, start, end, max_size, limit, cls) -> (batches, next position)"},
     {"scan_v2", py_scan_v2, METH_VARARGS,
-     "scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit) -> "
-     "(next position, prev_last, positions, base_offsets, last_offsets, max_timestamps)"},
+     "scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit, producers) -> "
+     "(next position, prev_last, gaps, first gap, positions, base_offsets, last_offsets, "
+     "max_timestamps)"},
     {"offset_index_walk", py_offset_index_walk, METH_VARARGS,
      "offset_index_walk(index, used, base_offset, positions, last_offsets, valid_bytes, "
      "last_log) -> (flagged entries, multi-batch entries, first multi-batch entry)"},
@@ -898,7 +922,11 @@ PyMODINIT_FUNC PyInit__speedups(void)
     have_hw_crc = __builtin_cpu_supports("sse4.2") != 0;
 #endif
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "HARDWARE_CRC", have_hw_crc) < 0) {
+    if (m != NULL && (PyModule_AddIntConstant(m, "HARDWARE_CRC", have_hw_crc) < 0 ||
+                      PyModule_AddIntConstant(m, "PRODUCERS_IGNORED", PRODUCERS_IGNORED) < 0 ||
+                      PyModule_AddIntConstant(m, "PRODUCERS_TRANSACTIONAL",
+                                              PRODUCERS_TRANSACTIONAL) < 0 ||
+                      PyModule_AddIntConstant(m, "PRODUCERS_ALL", PRODUCERS_ALL) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

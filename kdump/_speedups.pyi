@@ -9,6 +9,11 @@ def install_is_valid(cls: type[tuple[Any, ...]], /) -> None: ...
 def v2_batches(
     buf: Buffer, start: int, end: int, max_size: int, limit: int, cls: type[tuple[Any, ...]], /
 ) -> tuple[list[Any], int]: ...
+
+PRODUCERS_IGNORED: int
+PRODUCERS_TRANSACTIONAL: int
+PRODUCERS_ALL: int
+
 def scan_v2(
     buf: Buffer,
     start: int,
@@ -18,8 +23,9 @@ def scan_v2(
     prev_last: int,
     epoch: int,
     limit: int,
+    producers: int,
     /,
-) -> tuple[int, int, bytes, bytes, bytes, bytes]: ...
+) -> tuple[int, int, int, tuple[int, int] | None, bytes, bytes, bytes, bytes]: ...
 def offset_index_walk(
     index: Buffer,
     used: int,

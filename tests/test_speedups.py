@@ -25,12 +25,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kdump import speedups
+from kdump.checks.log import LogScan
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import _crc32c_range_python, crc32c_crcmod
 from kdump.errors import KdumpError
 from kdump.format import batch as batch_module
 from kdump.format.batch import RecordBatch, iter_batches
 from kdump.format.records import Header, Record, iter_records
+from kdump.repair.producer_state import ProducerStateTracker
+from kdump.repair.rebuild import IndexConfig, recover_segment
 
 native = speedups.native
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
@@ -94,6 +97,14 @@ def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
     return out
 
 
+def recover(buf: bytes | bytearray, interval: int = 4096) -> Any:
+    """LogSegment.recover of one segment: the new indexes, txn index, findings, batch columns."""
+    scan = LogScan("seg.log", 0, len(buf))
+    producers = ProducerStateTracker()
+    recovered = recover_segment(buf, 0, "seg.log", IndexConfig(interval), producers, None, scan)
+    return recovered, producers, scan
+
+
 def verify_all(paths: list[Path], deep: bool) -> tuple[list[Any], dict[str, Any]]:
     result = verify_paths([str(p) for p in paths], VerifyOptions(deep=deep))
     return [f for f in result.findings], result.summary()
@@ -136,6 +147,14 @@ def test_crc32c_reads_slices_as_slicing_does() -> None:
 def test_every_fixture_log_parses_the_same(log: Path) -> None:
     data = log.read_bytes()
     fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+
+
+@pytest.mark.parametrize("interval", [1, 4096])
+@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+def test_every_fixture_log_recovers_the_same(log: Path, interval: int) -> None:
+    data = log.read_bytes()
+    fast, pure = both(lambda: recover(data, interval))
     assert fast == pure
 
 
@@ -202,6 +221,8 @@ def test_damaged_segments_parse_the_same(
 ) -> None:
     data = damaged(changes, recrc)[: max(cut, 40)]
     fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+    fast, pure = both(lambda: recover(data, 100))
     assert fast == pure
 
 

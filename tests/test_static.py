@@ -8,9 +8,11 @@ with its report as the failure message.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,47 @@ def test_ruff_format() -> None:
 def test_mypy() -> None:
     # [tool.mypy] in pyproject.toml excludes kdump/spark and kdump/commands/spark.py for now.
     assert_clean(run_tool("mypy", "kdump"))
+
+
+C_SOURCE = ROOT / "kdump" / "_speedups.c"
+
+
+def c_compiler() -> str:
+    found = shutil.which("cc") or shutil.which("gcc")
+    if found is None:
+        pytest.skip("no C compiler: kdump runs on its pure-Python code")
+    return found
+
+
+def test_c_code_compiles_without_warnings() -> None:
+    include = sysconfig.get_paths()["include"]
+    result = subprocess.run(
+        [
+            c_compiler(),
+            "-fsyntax-only",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-Wno-unused-parameter",
+            f"-I{include}",
+            str(C_SOURCE),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert_clean(result)
+
+
+def test_c_fast_paths_are_built_from_the_current_source() -> None:
+    """The build marks the extension optional, so a failed compile would pass unnoticed."""
+    c_compiler()
+    if os.environ.get("KDUMP_PURE_PYTHON"):
+        pytest.skip("KDUMP_PURE_PYTHON turns the C code off")
+    from kdump import speedups
+
+    assert speedups.native is not None, "kdump/_speedups.c did not build: pip install -v -e ."
+    built = Path(speedups.native.__file__)
+    assert built.stat().st_mtime >= C_SOURCE.stat().st_mtime, f"{built} is older than its source"

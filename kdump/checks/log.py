@@ -200,11 +200,13 @@ def scan_log(
             release_at = release.upto(pos)
         if native is not None and prev_last is not None and epoch is not None:
             # the C loop takes the run of batches that need no finding, up to the next release
-            pos, prev_last, *columns = native.scan_v2(
-                buf, pos, release_at, end, seg_base, prev_last, epoch, NATIVE_CHUNK
+            pos, prev_last, gaps, first_gap, *columns = native.scan_v2(
+                buf, pos, release_at, end, seg_base, prev_last, epoch, NATIVE_CHUNK, 0
             )
             for column, data in zip((positions, bases, lasts, maxts), columns, strict=True):
                 column.frombytes(data)
+            scan.gaps += gaps
+            st.first_gap = st.first_gap or first_gap
             if pos >= release_at or pos + HEADER_SIZE_UP_TO_MAGIC >= end:
                 continue
         if pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2:

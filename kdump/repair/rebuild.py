@@ -21,11 +21,13 @@ back), the entry is refused and a finding says so; the rest of the rebuild goes 
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
+from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
-from kdump.crc import Buffer, crc32c
+from kdump.crc import Buffer, crc32c_range
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import (
     ATTRIBUTES_OFFSET,
@@ -53,7 +55,9 @@ DEFAULT_MAX_INDEX_SIZE = 10485760
 _OFFSET_ENTRY = OffsetIndex.entry_struct
 _TIME_ENTRY = TimeIndex.entry_struct
 # V2_HEADER fields, in DefaultRecordBatch order.
-_BASE_OFFSET, _LENGTH, _CRC, _LAST_DELTA, _MAX_TS, _PRODUCER_ID = 0, 1, 4, 6, 8, 9
+_BASE_OFFSET, _LENGTH, _EPOCH, _CRC, _LAST_DELTA, _MAX_TS, _PRODUCER_ID = 0, 1, 2, 4, 6, 8, 9
+_native = speedups.native if speedups.hardware_crc else None
+NATIVE_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,28 @@ class _TimeIndexBuilder:
             self.last_timestamp, self.last_offset = timestamp, offset
 
 
+class _IndexWriter:
+    """LogSegment.recover's index appends: the largest timestamp so far, and an entry in both
+    indexes once more than index.interval.bytes have passed since the last one."""
+
+    def __init__(self, base_offset: int, config: IndexConfig) -> None:
+        self.index = _OffsetIndexBuilder(base_offset, config.max_offset_entries)
+        self.time_index = _TimeIndexBuilder(base_offset, config.max_time_entries)
+        self.interval = config.index_interval_bytes
+        self.max_ts, self.offset_of_max_ts, self.last_index_entry = NO_TIMESTAMP, -1, 0
+
+    def batch(self, position: int, last_offset: int, max_timestamp: int) -> None:
+        if max_timestamp > self.max_ts:
+            self.max_ts, self.offset_of_max_ts = max_timestamp, last_offset
+        if position - self.last_index_entry > self.interval:
+            self.index.append(last_offset, position)
+            self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts)
+            self.last_index_entry = position
+
+    def close(self) -> None:
+        self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts, skip_full_check=True)
+
+
 @dataclass
 class RecoveredSegment:
     """What LogSegment.recover makes of one .log."""
@@ -178,7 +204,6 @@ def recover_segment(
     the new indexes with), so checking them needs no second pass over the log.
     """
     end = len(buf)
-    view = memoryview(buf)
     out = RecoveredSegment(path, base_offset, end)
     keep = scan is not None
     if scan is not None:
@@ -188,30 +213,51 @@ def recover_segment(
             scan.last_offsets,
             scan.max_timestamps,
         )
-    index = _OffsetIndexBuilder(base_offset, config.max_offset_entries)
-    time_index = _TimeIndexBuilder(base_offset, config.max_time_entries)
-    interval = config.index_interval_bytes
+    writer = _IndexWriter(base_offset, config)
     unpack = V2_HEADER.unpack_from
     state_from = -(2**63) if producer_state_from is None else producer_state_from
-    pos = last_index_entry = batches = 0
-    max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
+    pos = batches = 0
     release = ReleaseBehind(buf)
     release_at = release.window
+    native, prev_last, epoch = _native, None, None
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
         if pos >= release_at:
             release_at = release.upto(pos)
+        if native is not None and prev_last is not None and epoch is not None:
+            # the C scan takes the run of batches that need no finding, up to the next release
+            if producers is None:
+                mode = native.PRODUCERS_IGNORED
+            elif producers.current_txn_first_offset:  # any producer batch may now matter
+                mode = native.PRODUCERS_ALL
+            else:
+                mode = native.PRODUCERS_TRANSACTIONAL
+            pos, prev_last, _, _, *columns = native.scan_v2(
+                buf, pos, release_at, end, base_offset, prev_last, epoch, NATIVE_CHUNK, mode
+            )
+            run_positions, _, run_lasts, run_max_ts = (array("q", c) for c in columns)
+            for batch_of_run in zip(run_positions, run_lasts, run_max_ts, strict=True):
+                writer.batch(*batch_of_run)
+            batches += len(run_positions)
+            if keep:
+                for column, data in zip(
+                    (positions, bases, lasts, max_timestamps), columns, strict=True
+                ):
+                    column.frombytes(data)
+            if pos >= release_at or pos + HEADER_SIZE_UP_TO_MAGIC >= end:
+                continue
         fast = pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2
         if fast:
             fields = unpack(buf, pos)
             size = fields[_LENGTH] + LOG_OVERHEAD
             fast = size >= RECORD_BATCH_OVERHEAD and pos + size <= end
         if fast:
-            if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != fields[_CRC]:
+            if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != fields[_CRC]:
                 out.stop = _invalid(path, pos, RecordBatch(pos, *fields), buf)
                 break
             batch_max_ts = fields[_MAX_TS]
             first = fields[_BASE_OFFSET]
             last = first + fields[_LAST_DELTA]
+            epoch = fields[_EPOCH]
         else:
             try:
                 batch = read_batch(buf, pos, end, path)
@@ -226,7 +272,7 @@ def recover_segment(
                 out.stop = _invalid(path, pos, batch, buf)
                 break
             batch_max_ts, first, last = batch.max_timestamp, batch.base_offset, batch.last_offset
-            size = batch.size
+            size, epoch = batch.size, None
         if not 0 <= last - base_offset <= INT32_MAX:
             out.stop = _stop(
                 "LOG_OFFSET_OVERFLOW",
@@ -237,12 +283,7 @@ def recover_segment(
                 offset=last,
             )
             break
-        if batch_max_ts > max_ts:
-            max_ts, offset_of_max_ts = batch_max_ts, last
-        if pos - last_index_entry > interval:
-            index.append(last, pos)
-            time_index.maybe_append(max_ts, offset_of_max_ts)
-            last_index_entry = pos
+        writer.batch(pos, last, batch_max_ts)
         if fast and producers is not None and fields[_PRODUCER_ID] >= 0 and last >= state_from:
             result = producers.update(buf, RecordBatch(pos, *fields), path)
             if isinstance(result, AbortedTxn):
@@ -256,10 +297,11 @@ def recover_segment(
             max_timestamps.append(batch_max_ts)
         pos += size
         batches += 1
+        prev_last = last
     out.valid_bytes, out.batches = pos, batches
     if scan is not None:
         scan.valid_bytes = pos
-    out.max_timestamp, out.offset_of_max_timestamp = max_ts, offset_of_max_ts
+    out.max_timestamp, out.offset_of_max_timestamp = writer.max_ts, writer.offset_of_max_ts
     if out.stop is None and pos < end:
         out.stop = _stop(
             "LOG_TRUNCATED_TAIL",
@@ -267,9 +309,9 @@ def recover_segment(
             pos,
             f"{end - pos} bytes after the last whole batch are a torn, partial batch",
         )
-    time_index.maybe_append(max_ts, offset_of_max_ts, skip_full_check=True)
-    out.index, out.time_index = bytes(index.data), bytes(time_index.data)
-    out.findings.extend(_refusals(path, index, time_index, config))
+    writer.close()
+    out.index, out.time_index = bytes(writer.index.data), bytes(writer.time_index.data)
+    out.findings.extend(_refusals(path, writer.index, writer.time_index, config))
     return out
 
 
