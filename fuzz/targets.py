@@ -14,6 +14,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from kdump import speedups
+from kdump.checks.indexes import check_offset_index, check_time_index
+from kdump.checks.log import LogScan, scan_log
+from kdump.checks.options import VerifyOptions
+from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
 from kdump.format.batch import iter_batches
 from kdump.format.index import OffsetIndex
@@ -33,6 +38,9 @@ from kdump.format.textfiles import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
+from kdump.repair.producer_state import ProducerStateTracker
+from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.segment import FileRecords
 
 LIMIT = 1 << 20
 
@@ -164,6 +172,57 @@ def fuzz_cli(data: bytes) -> None:
                 raise CliBug(f"kdump {' '.join(args)} -> {code}: {err[-2000:]}")
 
 
+class SpeedupsMismatch(AssertionError):
+    """The C fast paths and the pure-Python code disagree on the same bytes."""
+
+
+def _outcome(fn: Callable[[], object]) -> object:
+    try:
+        return fn()
+    except KdumpError as e:
+        return (type(e).__name__, str(e))
+
+
+def _everything(data: bytes) -> list[object]:
+    """What every C-accelerated path makes of ``data``: batches, records, verify's scan and
+    index checks (indexes cut from the same bytes), and LogSegment.recover."""
+    options = VerifyOptions(deep=False)
+    sink = FindingSink(options.max_findings_per_code)
+    out: list[object] = []
+
+    def parse() -> None:
+        for batch in iter_batches(data, "fuzz.log"):
+            out.append((batch, batch.is_valid(data)))
+            out.append(_outcome(lambda b=batch: list(iter_records(data, b, "fuzz.log", LIMIT))))
+
+    out.append(_outcome(parse))
+    scan = scan_log(FileRecords("fuzz.log", data), 0, options, sink, "fuzz")
+    third = len(data) // 3
+    check_offset_index(OffsetIndex(data[: third // 8 * 8], 0, "i"), scan, sink, options, False)
+    check_time_index(
+        TimeIndex(data[third : third + third // 12 * 12], 0, "t"), scan, sink, options, False
+    )
+    out += [scan, sink.findings]
+    recovered = LogScan("fuzz.log", 0, len(data))
+    producers = ProducerStateTracker()
+    out += [recover_segment(data, 0, "f", IndexConfig(64), producers, None, recovered), recovered]
+    return out
+
+
+def fuzz_speedups(data: bytes) -> None:
+    """The C fast paths (kdump/_speedups.c) against the pure-Python reference."""
+    if speedups.native is None:
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from purepython import pure_python
+
+    fast = _everything(data)
+    with pure_python():
+        pure = _everything(data)
+    if fast != pure:
+        raise SpeedupsMismatch(f"C and Python disagree:\n{fast}\n{pure}")
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "log": fuzz_log,
     "index": fuzz_index,
@@ -173,6 +232,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "checkpoint": fuzz_checkpoints,
     "cli": fuzz_cli,
     "internal": fuzz_internal,
+    "speedups": fuzz_speedups,
 }
 
 SEED_SUFFIXES = {
@@ -184,6 +244,7 @@ SEED_SUFFIXES = {
     "checkpoint": ("checkpoint", "partition.metadata"),
     "cli": (".log",),
     "internal": (),
+    "speedups": (".log",),
 }
 
 

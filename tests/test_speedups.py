@@ -12,8 +12,7 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,14 @@ from batchbytes import fix_crc, v2_batch
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from purepython import pure_python
 
 from kdump import speedups
 from kdump.checks.log import LogScan
 from kdump.checks.verify import VerifyOptions, verify_paths
-from kdump.crc import _crc32c_range_python, crc32c_crcmod
+from kdump.crc import crc32c_crcmod
 from kdump.errors import KdumpError
-from kdump.format import batch as batch_module
-from kdump.format.batch import RecordBatch, iter_batches
+from kdump.format.batch import iter_batches
 from kdump.format.records import Header, Record, iter_records
 from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
@@ -41,32 +40,6 @@ pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not bu
 REPO = Path(__file__).resolve().parent.parent
 LOGS = sorted(FIXTURES.rglob("*.log"))
 PARTITION_GROUPS = [FIXTURES / name for name in ("oracle", "realfiles", "generated", "corrupt")]
-
-
-@contextmanager
-def pure_python() -> Iterator[None]:
-    """Every kdump module's C hooks off, and the C module itself made to fail if called."""
-    mp = pytest.MonkeyPatch()
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("kdump") or name == "kdump._speedups":
-            continue
-        if hasattr(module, "_native"):
-            mp.setattr(module, "_native", None)
-        if hasattr(module, "crc32c_range"):
-            mp.setattr(module, "crc32c_range", _crc32c_range_python)
-    mp.setattr(RecordBatch, "is_valid", batch_module._is_valid_python)
-    assert native is not None
-
-    def called(*args: Any) -> Any:
-        raise AssertionError("the C code ran in pure_python()")
-
-    for name in dir(native):
-        if callable(getattr(native, name)) and not name.startswith("__"):
-            mp.setattr(native, name, called)
-    try:
-        yield
-    finally:
-        mp.undo()
 
 
 def both(fn: Callable[[], Any]) -> tuple[Any, Any]:
