@@ -47,6 +47,7 @@ from bench_dump import (
     template_batch,
 )
 
+from kdump import speedups
 from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.sink import FindingSink
@@ -204,7 +205,7 @@ def main() -> int:
     main_part = partition(args.size_mib, args.segment_mib, 16)
     small_part = partition(args.small_mib, args.segment_mib, 1)
     one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16)
-    print(f"Python {sys.version.split()[0]}")
+    print(f"Python {sys.version.split()[0]}; kdump's C fast paths: {speedups.describe()}")
 
     print(f"\n(a) verify of {main_part.relative_to(REPO)} (16 KiB batches)")
     logs = logs_of(main_part)

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump import __version__
+from kdump import __version__, speedups
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -167,7 +167,11 @@ def _dump_exit(problems: DumpProblems) -> int:
 )
 @dump_options
 @click.option("--traceback", is_flag=True, hidden=True, help="Show Python tracebacks.")
-@click.version_option(__version__, prog_name="kdump")
+@click.version_option(
+    __version__,
+    prog_name="kdump",
+    message=f"%(prog)s, version %(version)s; C fast paths {speedups.describe()}",
+)
 @click.pass_context
 def cli(ctx: click.Context, files: str | None, traceback: bool, **kw: Any) -> None:
     """Dump, verify and repair Apache Kafka log segments, without a JVM."""

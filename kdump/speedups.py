@@ -27,3 +27,12 @@ native = _load()
 hardware_crc = bool(native is not None and native.HARDWARE_CRC)
 """Whether the C code computes CRC-32C in hardware; where it cannot, the ``crc32c`` package
 (which knows more processors) does the CRCs and the C scan of verify stays off."""
+
+
+def describe() -> str:
+    """One line for reports and benchmarks: which code runs."""
+    if native is None:
+        why = "KDUMP_PURE_PYTHON is set" if os.environ.get("KDUMP_PURE_PYTHON") else "not built"
+        return f"off ({why}): pure Python"
+    crc = "hardware CRC-32C" if hardware_crc else "CRC-32C by the crc32c package"
+    return f"on ({crc})"
