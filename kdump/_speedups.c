@@ -429,8 +429,12 @@ static PyObject *batch_is_valid(PyObject *self, PyObject *buf)
         return NULL;
     if (length < MIN_V2_BATCH_LENGTH)
         Py_RETURN_FALSE;
+    if (position < 0 || position > PY_SSIZE_T_MAX / 2 || length > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "not a batch of a buffer: position or length");
+        return NULL;
+    }
     PyObject *crc = crc32c_of(buf, position + ATTRIBUTES_AT,
-                              (Py_ssize_t)(position + LOG_OVERHEAD + length));
+                              position + LOG_OVERHEAD + (Py_ssize_t)length);
     if (crc == NULL)
         return NULL;
     long long computed = PyLong_AsLongLong(crc);
