@@ -606,6 +606,74 @@ static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
     return flagged;
 }
 
+/* index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts,
+ *              offset_of_max_ts)
+ *   -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps, time_offsets)
+ * LogSegment.recover's index appends over a run of batches (kdump.repair.rebuild's
+ * _IndexWriter.batches): the running largest timestamp, and an entry wherever more than
+ * `interval` bytes have passed since the last one. Entries come back as native int64 columns. */
+static PyObject *py_index_points(PyObject *self, PyObject *args)
+{
+    PyObject *pos_obj, *lasts_obj, *maxts_obj;
+    long long interval, last_entry, max_ts, at_max;
+    Py_buffer pv, lv, mv;
+    const int64_t *positions, *lasts, *maxts;
+    Py_ssize_t n, n2, n3;
+    if (!PyArg_ParseTuple(args, "OOOLLLL", &pos_obj, &lasts_obj, &maxts_obj, &interval,
+                          &last_entry, &max_ts, &at_max) ||
+        get_column(pos_obj, &pv, &positions, &n) < 0)
+        return NULL;
+    if (get_column(lasts_obj, &lv, &lasts, &n2) < 0) {
+        PyBuffer_Release(&pv);
+        return NULL;
+    }
+    if (get_column(maxts_obj, &mv, &maxts, &n3) < 0) {
+        PyBuffer_Release(&pv);
+        PyBuffer_Release(&lv);
+        return NULL;
+    }
+    if (n2 < n)
+        n = n2;
+    if (n3 < n)
+        n = n3;
+    int64_t *out = PyMem_Malloc(sizeof(int64_t) * 4 * (size_t)(n ? n : 1));
+    PyObject *result = NULL;
+    if (out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t since;
+        if (maxts[i] > max_ts) {
+            max_ts = maxts[i];
+            at_max = lasts[i];
+        }
+        if (__builtin_sub_overflow(positions[i], (int64_t)last_entry, &since)) {
+            PyErr_SetString(PyExc_OverflowError, "position out of range");
+            goto done;
+        }
+        if (since > interval) {
+            out[k] = lasts[i];
+            out[n + k] = positions[i];
+            out[2 * n + k] = max_ts;
+            out[3 * n + k] = at_max;
+            last_entry = positions[i];
+            k++;
+        }
+    }
+    Py_ssize_t bytes = k * (Py_ssize_t)sizeof(int64_t);
+    result = Py_BuildValue("(LLLy#y#y#y#)", last_entry, max_ts, at_max, (const char *)out, bytes,
+                           (const char *)(out + n), bytes, (const char *)(out + 2 * n), bytes,
+                           (const char *)(out + 3 * n), bytes);
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&lv);
+    PyBuffer_Release(&mv);
+    return result;
+}
+
 /* ------------------------------------------------------------------ v2 records */
 
 /* Why decoding stopped; the Python decoder words the same cases the same way. */
@@ -907,6 +975,10 @@ static PyMethodDef methods[] = {
     {"time_index_walk", py_time_index_walk, METH_VARARGS,
      "time_index_walk(index, used, base_offset, base_offsets, last_offsets, max_timestamps) "
      "-> flagged entries"},
+    {"index_points", py_index_points, METH_VARARGS,
+     "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
+     "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "
+     "timestamps, time_offsets)"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls) -> None or (records, error)"},

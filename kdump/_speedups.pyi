@@ -56,3 +56,13 @@ def v2_records(
     header_cls: type[tuple[Any, ...]],
     /,
 ) -> tuple[list[Any], int, tuple[int, str] | None] | None: ...
+def index_points(
+    positions: Buffer,
+    last_offsets: Buffer,
+    max_timestamps: Buffer,
+    interval: int,
+    last_entry: int,
+    max_ts: int,
+    offset_of_max_ts: int,
+    /,
+) -> tuple[int, int, int, bytes, bytes, bytes, bytes]: ...

@@ -21,8 +21,12 @@ back), the entry is refused and a finding says so; the rest of the rebuild goes 
 
 from __future__ import annotations
 
+import operator
+import struct
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain, compress, repeat
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
@@ -99,6 +103,31 @@ class _OffsetIndexBuilder:
         elif self.refused_order is None:
             self.refused_order = (offset, position)
 
+    def extend(self, offsets: list[int], positions: list[int]) -> None:
+        """append() of each pair; pairs in order that fit go in as one block."""
+        n = len(offsets)
+        if (
+            n > 1
+            and self.entries + n <= self.max_entries
+            and (self.entries == 0 or offsets[0] > self.last_offset)
+            and all(map(operator.lt, offsets, offsets[1:]))
+        ):
+            relative = list(map(operator.sub, offsets, repeat(self.base_offset)))
+            self.data += _pack_entries(_OFFSET_ENTRY, relative, positions)
+            self.entries += n
+            self.last_offset = offsets[-1]
+        else:
+            for offset, position in zip(offsets, positions, strict=True):
+                self.append(offset, position)
+
+
+def _pack_entries(entry: struct.Struct, firsts: list[int], seconds: list[int]) -> bytes:
+    """Index entries (first, second) in entry's layout, one pack for all."""
+    layout = entry.format.lstrip(">")
+    return struct.pack(
+        ">" + layout * len(firsts), *chain.from_iterable(zip(firsts, seconds, strict=True))
+    )
+
 
 class _TimeIndexBuilder:
     """TimeIndex.maybeAppend: only a timestamp above the last one makes an entry; the last slot
@@ -126,6 +155,29 @@ class _TimeIndexBuilder:
             self.entries += 1
             self.last_timestamp, self.last_offset = timestamp, offset
 
+    def extend(self, timestamps: list[int], offsets: list[int]) -> None:
+        """maybe_append() of each pair; pairs in order that fit go in as one block."""
+        n = len(timestamps)
+        if not (
+            n > 1
+            and self.entries + n < self.max_entries
+            and (self.entries == 0 or offsets[0] >= self.last_offset)
+            and all(map(operator.le, offsets, offsets[1:]))
+            and all(map(operator.le, timestamps, timestamps[1:]))
+        ):
+            for timestamp, offset in zip(timestamps, offsets, strict=True):
+                self.maybe_append(timestamp, offset)
+            return
+        # rising timestamps, each entered once: the first pair of every new timestamp
+        rising = list(map(operator.gt, timestamps, [self.last_timestamp, *timestamps[:-1]]))
+        kept_timestamps = list(compress(timestamps, rising))
+        if kept_timestamps:
+            kept_offsets = list(compress(offsets, rising))
+            relative = list(map(operator.sub, kept_offsets, repeat(self.base_offset)))
+            self.data += _pack_entries(_TIME_ENTRY, kept_timestamps, relative)
+            self.entries += len(kept_timestamps)
+            self.last_timestamp, self.last_offset = kept_timestamps[-1], kept_offsets[-1]
+
 
 class _IndexWriter:
     """LogSegment.recover's index appends: the largest timestamp so far, and an entry in both
@@ -137,13 +189,42 @@ class _IndexWriter:
         self.interval = config.index_interval_bytes
         self.max_ts, self.offset_of_max_ts, self.last_index_entry = NO_TIMESTAMP, -1, 0
 
-    def batch(self, position: int, last_offset: int, max_timestamp: int) -> None:
-        if max_timestamp > self.max_ts:
-            self.max_ts, self.offset_of_max_ts = max_timestamp, last_offset
-        if position - self.last_index_entry > self.interval:
-            self.index.append(last_offset, position)
-            self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts)
-            self.last_index_entry = position
+    def batches(
+        self, positions: Iterable[int], last_offsets: Iterable[int], max_timestamps: Iterable[int]
+    ) -> None:
+        """Consecutive batches, in file order; their entries go to the builders together."""
+        max_ts, at_max, last_entry = self.max_ts, self.offset_of_max_ts, self.last_index_entry
+        interval = self.interval
+        offsets: list[int] = []
+        entry_positions: list[int] = []
+        timestamps: list[int] = []
+        time_offsets: list[int] = []
+        for position, last, batch_max_ts in zip(
+            positions, last_offsets, max_timestamps, strict=True
+        ):
+            if batch_max_ts > max_ts:
+                max_ts, at_max = batch_max_ts, last
+            if position - last_entry > interval:
+                offsets.append(last)
+                entry_positions.append(position)
+                timestamps.append(max_ts)
+                time_offsets.append(at_max)
+                last_entry = position
+        self.max_ts, self.offset_of_max_ts, self.last_index_entry = max_ts, at_max, last_entry
+        self.index.extend(offsets, entry_positions)
+        self.time_index.extend(timestamps, time_offsets)
+
+    def run(self, positions: bytes, last_offsets: bytes, max_timestamps: bytes) -> None:
+        """batches() over the int64 columns of the C scan, in C."""
+        assert _native is not None
+        columns = (memoryview(c).cast("q") for c in (positions, last_offsets, max_timestamps))
+        state = (self.last_index_entry, self.max_ts, self.offset_of_max_ts)
+        *state, offsets, at, timestamps, time_offsets = _native.index_points(
+            *columns, self.interval, *state
+        )
+        self.last_index_entry, self.max_ts, self.offset_of_max_ts = state
+        self.index.extend(array("q", offsets).tolist(), array("q", at).tolist())
+        self.time_index.extend(array("q", timestamps).tolist(), array("q", time_offsets).tolist())
 
     def close(self) -> None:
         self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts, skip_full_check=True)
@@ -234,10 +315,9 @@ def recover_segment(
             pos, prev_last, _, _, *columns = native.scan_v2(
                 buf, pos, release_at, end, base_offset, prev_last, epoch, NATIVE_CHUNK, mode
             )
-            run_positions, _, run_lasts, run_max_ts = (array("q", c) for c in columns)
-            for batch_of_run in zip(run_positions, run_lasts, run_max_ts, strict=True):
-                writer.batch(*batch_of_run)
-            batches += len(run_positions)
+            run_positions, _, run_lasts, run_max_ts = columns
+            writer.run(run_positions, run_lasts, run_max_ts)
+            batches += len(run_positions) // 8
             if keep:
                 for column, data in zip(
                     (positions, bases, lasts, max_timestamps), columns, strict=True
@@ -283,7 +363,7 @@ def recover_segment(
                 offset=last,
             )
             break
-        writer.batch(pos, last, batch_max_ts)
+        writer.batches((pos,), (last,), (batch_max_ts,))
         if fast and producers is not None and fields[_PRODUCER_ID] >= 0 and last >= state_from:
             result = producers.update(buf, RecordBatch(pos, *fields), path)
             if isinstance(result, AbortedTxn):
