@@ -480,6 +480,29 @@ static int get_column(PyObject *obj, Py_buffer *view, const int64_t **data, Py_s
     return 0;
 }
 
+/* get_column() of `count` objects; on failure none is held. *n is the shortest length. */
+static int get_columns(PyObject **objs, Py_buffer *views, const int64_t **data, int count,
+                       Py_ssize_t *n)
+{
+    for (int i = 0; i < count; i++) {
+        Py_ssize_t len;
+        if (get_column(objs[i], &views[i], &data[i], &len) < 0) {
+            while (i--)
+                PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        if (i == 0 || len < *n)
+            *n = len;
+    }
+    return 0;
+}
+
+static void release_columns(Py_buffer *views, int count)
+{
+    for (int i = 0; i < count; i++)
+        PyBuffer_Release(&views[i]);
+}
+
 static int append_index(PyObject *list, Py_ssize_t i)
 {
     PyObject *o = PyLong_FromSsize_t(i);
@@ -493,27 +516,20 @@ static int append_index(PyObject *list, Py_ssize_t i)
  * The fast test of kdump.checks.indexes.check_offset_index, entry by entry. */
 static PyObject *py_offset_index_walk(PyObject *self, PyObject *args)
 {
-    PyObject *index_obj, *positions_obj, *lasts_obj;
-    Py_ssize_t used;
+    PyObject *index_obj, *objs[2];
+    Py_ssize_t used, n;
     long long base, valid_bytes, last_log;
-    Py_buffer index, pv, lv;
-    const int64_t *positions, *lasts;
-    Py_ssize_t n, n2;
-    if (!PyArg_ParseTuple(args, "OnLOOLL", &index_obj, &used, &base, &positions_obj, &lasts_obj,
+    Py_buffer index, views[2];
+    const int64_t *cols[2];
+    if (!PyArg_ParseTuple(args, "OnLOOLL", &index_obj, &used, &base, &objs[0], &objs[1],
                           &valid_bytes, &last_log) ||
         get_view(index_obj, &index) < 0)
         return NULL;
-    if (get_column(positions_obj, &pv, &positions, &n) < 0) {
+    if (get_columns(objs, views, cols, 2, &n) < 0) {
         release_view(&index);
         return NULL;
     }
-    if (get_column(lasts_obj, &lv, &lasts, &n2) < 0) {
-        release_view(&index);
-        PyBuffer_Release(&pv);
-        return NULL;
-    }
-    if (n2 < n)
-        n = n2;
+    const int64_t *positions = cols[0], *lasts = cols[1];
     if (used < 0 || used > index.len / 8)
         used = used < 0 ? 0 : index.len / 8;
     PyObject *flagged = PyList_New(0);
@@ -537,8 +553,7 @@ static PyObject *py_offset_index_walk(PyObject *self, PyObject *args)
         prev_p = pos;
     }
     release_view(&index);
-    PyBuffer_Release(&pv);
-    PyBuffer_Release(&lv);
+    release_columns(views, 2);
     if (flagged == NULL)
         return NULL;
     return Py_BuildValue("(Nnn)", flagged, multi, first_multi);
@@ -549,35 +564,20 @@ static PyObject *py_offset_index_walk(PyObject *self, PyObject *args)
  * The fast test of kdump.checks.indexes.check_time_index, entry by entry. */
 static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
 {
-    PyObject *index_obj, *bases_obj, *lasts_obj, *maxts_obj;
-    Py_ssize_t used;
+    PyObject *index_obj, *objs[3];
+    Py_ssize_t used, n;
     long long base;
-    Py_buffer index, bv, lv, mv;
-    const int64_t *bases, *lasts, *maxts;
-    Py_ssize_t n, n2, n3;
-    if (!PyArg_ParseTuple(args, "OnLOOO", &index_obj, &used, &base, &bases_obj, &lasts_obj,
-                          &maxts_obj) ||
+    Py_buffer index, views[3];
+    const int64_t *cols[3];
+    if (!PyArg_ParseTuple(args, "OnLOOO", &index_obj, &used, &base, &objs[0], &objs[1],
+                          &objs[2]) ||
         get_view(index_obj, &index) < 0)
         return NULL;
-    if (get_column(bases_obj, &bv, &bases, &n) < 0) {
+    if (get_columns(objs, views, cols, 3, &n) < 0) {
         release_view(&index);
         return NULL;
     }
-    if (get_column(lasts_obj, &lv, &lasts, &n2) < 0) {
-        release_view(&index);
-        PyBuffer_Release(&bv);
-        return NULL;
-    }
-    if (get_column(maxts_obj, &mv, &maxts, &n3) < 0) {
-        release_view(&index);
-        PyBuffer_Release(&bv);
-        PyBuffer_Release(&lv);
-        return NULL;
-    }
-    if (n2 < n)
-        n = n2;
-    if (n3 < n)
-        n = n3;
+    const int64_t *bases = cols[0], *lasts = cols[1], *maxts = cols[2];
     if (used < 0 || used > index.len / 12)
         used = used < 0 ? 0 : index.len / 12;
     PyObject *flagged = PyList_New(0);
@@ -600,9 +600,7 @@ static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
         prev_o = o;
     }
     release_view(&index);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&lv);
-    PyBuffer_Release(&mv);
+    release_columns(views, 3);
     return flagged;
 }
 
@@ -614,28 +612,16 @@ static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
  * `interval` bytes have passed since the last one. Entries come back as native int64 columns. */
 static PyObject *py_index_points(PyObject *self, PyObject *args)
 {
-    PyObject *pos_obj, *lasts_obj, *maxts_obj;
+    PyObject *objs[3];
     long long interval, last_entry, max_ts, at_max;
-    Py_buffer pv, lv, mv;
-    const int64_t *positions, *lasts, *maxts;
-    Py_ssize_t n, n2, n3;
-    if (!PyArg_ParseTuple(args, "OOOLLLL", &pos_obj, &lasts_obj, &maxts_obj, &interval,
+    Py_buffer views[3];
+    const int64_t *cols[3];
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OOOLLLL", &objs[0], &objs[1], &objs[2], &interval,
                           &last_entry, &max_ts, &at_max) ||
-        get_column(pos_obj, &pv, &positions, &n) < 0)
+        get_columns(objs, views, cols, 3, &n) < 0)
         return NULL;
-    if (get_column(lasts_obj, &lv, &lasts, &n2) < 0) {
-        PyBuffer_Release(&pv);
-        return NULL;
-    }
-    if (get_column(maxts_obj, &mv, &maxts, &n3) < 0) {
-        PyBuffer_Release(&pv);
-        PyBuffer_Release(&lv);
-        return NULL;
-    }
-    if (n2 < n)
-        n = n2;
-    if (n3 < n)
-        n = n3;
+    const int64_t *positions = cols[0], *lasts = cols[1], *maxts = cols[2];
     int64_t *out = PyMem_Malloc(sizeof(int64_t) * 4 * (size_t)(n ? n : 1));
     PyObject *result = NULL;
     if (out == NULL) {
@@ -668,9 +654,7 @@ static PyObject *py_index_points(PyObject *self, PyObject *args)
                            (const char *)(out + 3 * n), bytes);
 done:
     PyMem_Free(out);
-    PyBuffer_Release(&pv);
-    PyBuffer_Release(&lv);
-    PyBuffer_Release(&mv);
+    release_columns(views, 3);
     return result;
 }
 
