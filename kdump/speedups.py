@@ -29,6 +29,15 @@ hardware_crc = bool(native is not None and native.HARDWARE_CRC)
 (which knows more processors) does the CRCs and the C scan of verify stays off."""
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def fits_int64(*values: int) -> bool:
+    """Whether values can cross into the C code, whose integers are int64. Beyond that (a
+    segment file named past 2^63-1, say) the Python code takes the whole case."""
+    return all(INT64_MIN <= v <= INT64_MAX for v in values)
+
+
 def describe() -> str:
     """One line for reports and benchmarks: which code runs."""
     if native is None:

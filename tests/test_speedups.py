@@ -70,11 +70,12 @@ def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
     return out
 
 
-def recover(buf: bytes | bytearray, interval: int = 4096) -> Any:
+def recover(buf: bytes | bytearray, interval: int = 4096, base_offset: int = 0) -> Any:
     """LogSegment.recover of one segment: the new indexes, txn index, findings, batch columns."""
-    scan = LogScan("seg.log", 0, len(buf))
+    scan = LogScan("seg.log", base_offset, len(buf))
     producers = ProducerStateTracker()
-    recovered = recover_segment(buf, 0, "seg.log", IndexConfig(interval), producers, None, scan)
+    config = IndexConfig(interval)
+    recovered = recover_segment(buf, base_offset, "seg.log", config, producers, None, scan)
     return recovered, producers, scan
 
 
@@ -406,3 +407,40 @@ def test_the_suite_passes_without_the_c_code() -> None:
         text=True,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("max_size", [10**30, -(10**30), 2**31, -1, 0, 100])
+def test_any_max_message_size_iterates_the_same(max_size: int) -> None:
+    """Limits past int64 reach the C walk clamped to what an int32 length can meet."""
+    fast, pure = both(lambda: outcome(lambda: list(iter_batches(SEGMENT, "s", max_size=max_size))))
+    assert fast == pure
+
+
+INT64_MAX = 2**63 - 1
+RECORDS = SEGMENT[61 : len(SEGMENT) // 6]  # the ten records of one batch of SEGMENT
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        ("99999999999999999999", 0),  # a base offset no int64 holds
+        (f"{INT64_MAX - 25:020d}", INT64_MAX - 25),  # the third batch's last offset wraps
+    ],
+)
+def test_offsets_at_the_end_of_int64_verify_and_recover_the_same(
+    tmp_path: Path, name: str, first: int
+) -> None:
+    part = tmp_path / "topic-0"
+    part.mkdir()
+    data = b"".join(
+        v2_batch(first + 10 * i, RECORDS, records_count=10, last_offset_delta=9) for i in range(3)
+    )
+    (part / f"{name}.log").write_bytes(data)
+    (part / f"{name}.index").write_bytes(struct.pack(">ii", 19, len(data) // 3))
+    (part / f"{name}.timeindex").write_bytes(struct.pack(">qi", T0, 19))
+    for deep in (False, True):
+        fast, pure = both(lambda deep=deep: verify_all([part], deep))
+        assert fast == pure
+    for interval in (1, 10**30, -(10**30)):
+        fast, pure = both(lambda i=interval: recover(data, i, int(name)))
+        assert fast == pure

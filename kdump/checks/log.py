@@ -194,11 +194,12 @@ def scan_log(
     deep = options.deep
     release = ReleaseBehind(buf)  # a memory-mapped file's pages count in RSS until released
     release_at = release.window
-    native = None if deep else _native
+    native = None if deep or not speedups.fits_int64(seg_base) else _native
+    fits = speedups.fits_int64
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
         if pos >= release_at:
             release_at = release.upto(pos)
-        if native is not None and prev_last is not None and epoch is not None:
+        if native is not None and prev_last is not None and epoch is not None and fits(prev_last):
             # the C loop takes the run of batches that need no finding, up to the next release
             pos, prev_last, gaps, first_gap, *columns = native.scan_v2(
                 buf, pos, release_at, end, seg_base, prev_last, epoch, NATIVE_CHUNK, 0

@@ -323,7 +323,8 @@ def iter_batches(
     end = len(buf) if end is None else min(end, len(buf))
     if not 0 <= start <= len(buf):
         raise CorruptBatchError(path, start, f"position {start} is outside the file")
-    largest = INT32_MAX if max_size is None else max_size
+    # batch lengths are int32: any limit outside [-1, 2^31-1] acts as its nearest end
+    largest = INT32_MAX if max_size is None else max(min(max_size, INT32_MAX), -1)
     last_v2_start = end - RECORD_BATCH_OVERHEAD  # a whole v2 header fits from here down
     unpack = V2_HEADER.unpack_from
     native = _native

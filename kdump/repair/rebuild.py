@@ -54,6 +54,7 @@ from kdump.repair.producer_state import ProducerStateTracker
 from kdump.segment import ReleaseBehind
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
+INT64_MAX = 2**63 - 1
 DEFAULT_MAX_INDEX_SIZE = 10485760
 
 _OFFSET_ENTRY = OffsetIndex.entry_struct
@@ -219,8 +220,9 @@ class _IndexWriter:
         assert _native is not None
         columns = (memoryview(c).cast("q") for c in (positions, last_offsets, max_timestamps))
         state = (self.last_index_entry, self.max_ts, self.offset_of_max_ts)
+        interval = max(min(self.interval, speedups.INT64_MAX), -1)  # the same test in int64
         *state, offsets, at, timestamps, time_offsets = _native.index_points(
-            *columns, self.interval, *state
+            *columns, interval, *state
         )
         self.last_index_entry, self.max_ts, self.offset_of_max_ts = state
         self.index.extend(array("q", offsets).tolist(), array("q", at).tolist())
@@ -300,11 +302,13 @@ def recover_segment(
     pos = batches = 0
     release = ReleaseBehind(buf)
     release_at = release.window
-    native, prev_last, epoch = _native, None, None
+    native, fits = _native if speedups.fits_int64(base_offset) else None, speedups.fits_int64
+    prev_last: int | None = None
+    epoch: int | None = None
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
         if pos >= release_at:
             release_at = release.upto(pos)
-        if native is not None and prev_last is not None and epoch is not None:
+        if native is not None and prev_last is not None and epoch is not None and fits(prev_last):
             # the C scan takes the run of batches that need no finding, up to the next release
             if producers is None:
                 mode = native.PRODUCERS_IGNORED
@@ -337,6 +341,8 @@ def recover_segment(
             batch_max_ts = fields[_MAX_TS]
             first = fields[_BASE_OFFSET]
             last = first + fields[_LAST_DELTA]
+            if last > INT64_MAX:  # Java's long wraps, and so does Kafka's lastOffset()
+                last -= 1 << 64
             epoch = fields[_EPOCH]
         else:
             try:
