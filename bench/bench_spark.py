@@ -254,7 +254,9 @@ def main() -> int:
     parser.add_argument("--skip-verify", action="store_true")
     parser.add_argument("--skip-processes", action="store_true")
     parser.add_argument("--skip-export", action="store_true")
+    parser.add_argument("--skip-deep", action="store_true", help="shallow verify only")
     args = parser.parse_args()
+    modes = (False,) if args.skip_deep else (False, True)
     print(f"{os.cpu_count()} cores; Spark master {MASTER}")
     verify_root = build_log_dir(
         f"spark-verify-{args.partitions}x{args.segments}x{args.segment_kib}k",
@@ -271,7 +273,7 @@ def main() -> int:
     spark = build_session(MASTER, {"spark.ui.enabled": "false"})
     try:
         spark.sparkContext.parallelize(range(4), 2).count()  # start the Python workers
-        for deep in (False, True):
+        for deep in modes:
             if not args.skip_verify:
                 counts = args.tasks if args.tasks is not None else [2, 24]
                 bench_verify(spark, verify_root, deep, args.runs, counts)
@@ -281,7 +283,7 @@ def main() -> int:
         spark.stop()
     if not args.skip_processes:
         print("\nend to end, one process each:")
-        for deep in (False, True):
+        for deep in modes:
             bench_processes(verify_root, deep)
     return 0
 

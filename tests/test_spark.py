@@ -391,3 +391,15 @@ def test_kdump_imports_no_pyspark() -> None:
     code = "import sys, kdump.cli; print('pyspark' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout == "False\n"
+
+
+def test_verify_tasks_are_balanced_by_bytes_of_log() -> None:
+    from kdump.spark.job import pack_by_size
+
+    items = ["a", "b", "c", "d", "e", "f", "g"]
+    sizes = [10, 9, 8, 7, 3, 2, 1]
+    groups = pack_by_size(items, sizes, 2)
+    assert sorted(x for g in groups for x in g) == items
+    totals = sorted(sum(sizes[items.index(x)] for x in g) for g in groups)
+    assert totals == [20, 20]
+    assert pack_by_size(["x"], [5], 3) == [["x"], [], []]

@@ -202,7 +202,15 @@ def scan_log(
         if native is not None and prev_last is not None and epoch is not None and fits(prev_last):
             # the C loop takes the run of batches that need no finding, up to the next release
             pos, prev_last, gaps, first_gap, *columns = native.scan_v2(
-                buf, pos, release_at, end, seg_base, prev_last, epoch, NATIVE_CHUNK, 0
+                buf,
+                pos,
+                release_at,
+                end,
+                seg_base,
+                prev_last,
+                epoch,
+                NATIVE_CHUNK,
+                native.PRODUCERS_IGNORED,
             )
             for column, data in zip((positions, bases, lasts, maxts), columns, strict=True):
                 column.frombytes(data)

@@ -8,12 +8,14 @@ and must be visible to every executor (a shared or distributed file system).
 
 from __future__ import annotations
 
+import heapq
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -28,9 +30,11 @@ from kdump.errors import ExitCode, KdumpError
 from kdump.spark.extract import SegmentExport, SegmentTask, partition_targets, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 
-TASKS_PER_CORE = 3
-"""Verify packs partitions into this many Spark tasks per core: fewer, bigger tasks cost less
-scheduling and Python-worker overhead; a few per core still even out uneven partitions."""
+TASKS_PER_CORE = 1
+"""Verify packs partitions into this many Spark tasks per core, balanced by bytes of log
+(pack_by_size): each task costs Spark tens of milliseconds, more than a shallow verify of
+hundreds of MiB takes with kdump's C paths (bench/bench_spark.py: 2 tasks on local[2] beat 6
+and 24, shallow and --deep)."""
 
 OUTPUT_FORMATS = ("parquet", "json")
 
@@ -60,6 +64,28 @@ def _verify_group(
     return out
 
 
+T = TypeVar("T")
+
+
+def pack_by_size(items: Sequence[T], sizes: Sequence[int], bins: int) -> list[list[T]]:
+    """``items`` in ``bins`` groups of about equal total size: largest first, each to the
+    group with the least so far (LPT scheduling, within 4/3 of the best)."""
+    groups: list[list[T]] = [[] for _ in range(bins)]
+    heap = [(0, b) for b in range(bins)]
+    for i in sorted(range(len(items)), key=lambda i: -sizes[i]):
+        total, b = heapq.heappop(heap)
+        groups[b].append(items[i])
+        heapq.heappush(heap, (total + sizes[i], b))
+    return groups
+
+
+def _log_bytes(partition: Path) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(partition) if e.name.endswith(".log"))
+    except OSError:  # unreadable here: the executor reports it
+        return 0
+
+
 def verify_on_spark(
     spark: SparkSession,
     paths: Sequence[str],
@@ -72,9 +98,8 @@ def verify_on_spark(
     targets = partition_targets(log_dirs, loose)
     sc = spark.sparkContext
     slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
-    groups: list[list[tuple[int, str, set[int] | None]]] = [[] for _ in range(slices)]
-    for i, t in enumerate(targets):
-        groups[i % slices].append((i, str(t.path), t.only))
+    jobs = [(i, str(t.path), t.only) for i, t in enumerate(targets)]
+    groups = pack_by_size(jobs, [_log_bytes(t.path) for t in targets], slices)
     rdd = sc.parallelize(groups, slices).flatMap(partial(_verify_group, options))
     reports: dict[int, PartitionReport] = {}
     for i, value in rdd.collect():
