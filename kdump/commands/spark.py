@@ -117,7 +117,7 @@ def spark() -> None:
     "--tasks",
     type=click.IntRange(min=1),
     default=None,
-    help="Spark tasks to split the partitions into (default: 3 per core).",
+    help="Spark tasks to split the partitions into (default: one per core, balanced by size).",
 )
 @spark_options
 @click.pass_context
