@@ -193,16 +193,11 @@ static PyObject *crc32c_of(PyObject *obj, Py_ssize_t start, Py_ssize_t end)
     Py_buffer view;
     if (get_view(obj, &view) < 0)
         return NULL;
-    if (end > view.len)
-        end = view.len;
-    if (start < 0) {
-        release_view(&view);
-        PyErr_SetString(PyExc_ValueError, "negative start");
-        return NULL;
-    }
-    if (start > end) /* as slicing does: nothing */
-        start = end;
-    uint32_t crc = crc32c((const uint8_t *)view.buf + start, (size_t)(end - start));
+    /* buf[start:end], as slicing reads it: negative ends count from the end, nothing when
+     * start is not before end */
+    Py_ssize_t length = PySlice_AdjustIndices(view.len, &start, &end, 1);
+    uint32_t crc = length > 0 ? crc32c((const uint8_t *)view.buf + start, (size_t)length)
+                              : crc32c((const uint8_t *)"", 0);
     release_view(&view);
     return PyLong_FromUnsignedLong(crc);
 }
@@ -364,8 +359,12 @@ static PyObject *py_scan_v2(PyObject *self, PyObject *args)
         end = view.len;
     if (stop > end)
         stop = end;
+    /* no more batches than whole headers fit before stop: the columns' size stays bounded */
+    Py_ssize_t room = stop > start && start >= 0 ? (stop - start) / V2_HEADER_SIZE + 1 : 0;
     if (limit < 0)
         limit = 0;
+    if (limit > room)
+        limit = room;
     int64_t *cols = PyMem_Malloc(sizeof(int64_t) * 4 * (size_t)(limit ? limit : 1));
     if (cols == NULL) {
         release_view(&view);
@@ -423,9 +422,13 @@ static PyObject *batch_is_valid(PyObject *self, PyObject *buf)
         return NULL;
     }
     Py_ssize_t position = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, 0));
+    if (position == -1 && PyErr_Occurred())
+        return NULL;
     long long length = PyLong_AsLongLong(PyTuple_GET_ITEM(self, 2));
+    if (length == -1 && PyErr_Occurred())
+        return NULL;
     long long stored = PyLong_AsLongLong(PyTuple_GET_ITEM(self, 5));
-    if (PyErr_Occurred())
+    if (stored == -1 && PyErr_Occurred())
         return NULL;
     if (length < MIN_V2_BATCH_LENGTH)
         Py_RETURN_FALSE;
@@ -470,9 +473,10 @@ static int get_column(PyObject *obj, Py_buffer *view, const int64_t **data, Py_s
     if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
         return -1;
     if (view->itemsize != 8 || view->format == NULL ||
-        (strcmp(view->format, "q") != 0 && strcmp(view->format, "l") != 0)) {
+        (strcmp(view->format, "q") != 0 && strcmp(view->format, "l") != 0) ||
+        (view->len > 0 && (uintptr_t)view->buf % sizeof(int64_t) != 0)) {
         PyBuffer_Release(view);
-        PyErr_SetString(PyExc_TypeError, "expected an array of signed 64-bit integers");
+        PyErr_SetString(PyExc_TypeError, "expected an aligned array of signed 64-bit integers");
         return -1;
     }
     *data = view->buf;
@@ -537,10 +541,15 @@ static PyObject *py_offset_index_walk(PyObject *self, PyObject *args)
     int64_t prev_o = 0, prev_p = 0;
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 8) {
-        int64_t rel = be32s(p), pos = be32s(p + 4), o = base + rel;
+        int64_t rel = be32s(p), pos = be32s(p + 4), o;
+        /* past int64, Python's offset is above every log offset: INT64_MAX acts the same,
+         * here and as the previous offset of the next entry */
+        int past_int64 = __builtin_add_overflow((int64_t)base, rel, &o);
+        if (past_int64)
+            o = INT64_MAX;
         while (j < n && positions[j] < pos)
             j++;
-        if ((i && (o <= prev_o || pos <= prev_p)) || rel < 0 || o > last_log ||
+        if (past_int64 || (i && (o <= prev_o || pos <= prev_p)) || rel < 0 || o > last_log ||
             pos >= valid_bytes || j == n || positions[j] != pos || (j && lasts[j - 1] >= o)) {
             if (append_index(flagged, i) < 0)
                 Py_CLEAR(flagged);
@@ -585,7 +594,11 @@ static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
     int64_t prev_ts = 0, prev_o = 0, before = -1;
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 12) {
-        int64_t ts = be64s(p), o = base + (int64_t)be32s(p + 8);
+        int64_t ts = be64s(p), o;
+        if (__builtin_add_overflow((int64_t)base, (int64_t)be32s(p + 8), &o)) {
+            o = INT64_MAX;
+            k = n; /* Python's walk passes every batch: this entry and all after are flagged */
+        }
         while (k < n && lasts[k] < o) {
             if (maxts[k] > before)
                 before = maxts[k];

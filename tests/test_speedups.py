@@ -25,12 +25,16 @@ from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump import speedups
+from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import LogScan
+from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
 from kdump.errors import KdumpError
 from kdump.format.batch import iter_batches
+from kdump.format.index import OffsetIndex
 from kdump.format.records import Header, Record, iter_records
+from kdump.format.timeindex import TimeIndex
 from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
 
@@ -105,13 +109,13 @@ def test_crc32c_at_every_block_boundary(size: int) -> None:
         assert native.crc32c(data, 5, 5 + length) == crc32c_package.crc32c(data[5 : 5 + length])
 
 
-def test_crc32c_reads_slices_as_slicing_does() -> None:
+@pytest.mark.parametrize(
+    ("start", "end"), [(8, 100), (20, 30), (-3, 10), (0, -2), (-20, -15), (5, 2)]
+)
+def test_crc32c_reads_slices_as_slicing_does(start: int, end: int) -> None:
     assert native is not None
     data = b"0123456789"
-    assert native.crc32c(data, 8, 100) == crc32c_package.crc32c(data[8:])
-    assert native.crc32c(data, 20, 30) == crc32c_package.crc32c(b"")
-    with pytest.raises(ValueError):
-        native.crc32c(data, -1, 5)
+    assert native.crc32c(data, start, end) == crc32c_package.crc32c(data[start:end])
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -444,3 +448,38 @@ def test_offsets_at_the_end_of_int64_verify_and_recover_the_same(
     for interval in (1, 10**30, -(10**30)):
         fast, pure = both(lambda i=interval: recover(data, i, int(name)))
         assert fast == pure
+
+
+def test_index_entries_past_int64_are_checked_the_same() -> None:
+    """base + relative offset past 2^63-1: Python's integers do not wrap, the C walks stop."""
+    base = INT64_MAX - 5
+    scan = LogScan("seg.log", base, 100)
+    for column, value in zip(
+        (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps),
+        (0, base, base + 10 - 2**64, 7),
+        strict=True,
+    ):
+        column.append(value)
+    scan.valid_bytes = 100
+    offset_index = OffsetIndex(struct.pack(">iiii", 10, 0, 1, 0), base, "i")
+    time_index = TimeIndex(struct.pack(">qiqi", 5, 10, 7, 0), base, "t")
+
+    def check() -> list[Any]:
+        sink, options = FindingSink(50), VerifyOptions()
+        check_offset_index(offset_index, scan, sink, options, False)
+        check_time_index(time_index, scan, sink, options, False)
+        return sink.findings
+
+    fast, pure = both(check)
+    assert fast == pure
+    assert {f.code for f in fast} >= {"INDEX_OFFSET_OUT_OF_RANGE", "TIMEINDEX_OFFSET_NOT_FOUND"}
+
+
+def test_scan_v2_bounds_its_columns_whatever_the_limit() -> None:
+    assert native is not None
+    batch = v2_batch(0, RECORDS, records_count=10, last_offset_delta=9)
+    for limit in (2**59, 2**62, -5):
+        pos, *_ = native.scan_v2(batch, 0, len(batch), len(batch), 0, -1, 0, limit, 0)
+        assert pos == (len(batch) if limit > 0 else 0)
+    with pytest.raises(TypeError):  # columns must be aligned int64 arrays
+        native.index_points(memoryview(bytes(17))[1:9].cast("q"), b"", b"", 1, 0, 0, 0)
