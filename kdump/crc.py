@@ -38,7 +38,7 @@ def _crc32c_range_python(buf: Buffer, start: int, end: int) -> int:
     return crc32c(memoryview(buf)[start:end])
 
 
-_native = speedups.native if speedups.hardware_crc else None
+_native = speedups.native_crc
 crc32c_range: Callable[[Buffer, int, int], int] = (
     _crc32c_range_python if _native is None else _native.crc32c
 )

@@ -28,6 +28,9 @@ hardware_crc = bool(native is not None and native.HARDWARE_CRC)
 """Whether the C code computes CRC-32C in hardware; where it cannot, the ``crc32c`` package
 (which knows more processors) does the CRCs and the C scan of verify stays off."""
 
+native_crc = native if hardware_crc else None
+"""The compiled module where its CRC-32C runs in hardware: for the paths that check CRCs."""
+
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

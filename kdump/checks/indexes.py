@@ -15,8 +15,8 @@ from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.timeindex import TimeIndex
 
 REBUILD = "kdump rebuild-index {log}"
-_native = speedups.native
 TRIM = "kdump trim-index {log}"
+_native = speedups.native
 
 
 def _add(

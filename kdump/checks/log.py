@@ -29,14 +29,14 @@ from kdump.format.batch import (
     V2_HEADER,
     Batch,
     RecordBatch,
+    java_long,
     read_batch,
 )
 from kdump.format.compression import CodecError, decompress
 from kdump.segment import FileRecords, ReleaseBehind
 
 RECOVER = "kdump recover {dir}"
-INT64_MAX = 2**63 - 1
-_native = speedups.native if speedups.hardware_crc else None
+_native = speedups.native_crc
 NATIVE_CHUNK = 4096
 """Batches per call into the C scan: 128 KiB of columns at most."""
 
@@ -223,9 +223,7 @@ def scan_log(
             size = fields[1] + LOG_OVERHEAD
             if size >= RECORD_BATCH_OVERHEAD and pos + size <= end:
                 base = fields[0]
-                last = base + fields[6]
-                if last > INT64_MAX:  # Java's long wraps, and so does Kafka's lastOffset()
-                    last -= 1 << 64
+                last = java_long(base + fields[6])
                 if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != fields[4]:
                     damaged = RecordBatch(pos, *fields)
                     _crc_mismatch(st, damaged, damaged.compute_checksum(buf))

@@ -55,7 +55,14 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_PARTITION_LEADER_EPOCH = -1
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 _native = speedups.native
+
+
+def java_long(value: int) -> int:
+    """``value`` wrapped to a signed 64-bit long, as Java's arithmetic wraps it: Kafka's
+    lastOffset() is baseOffset + lastOffsetDelta in a long."""
+    return value - (1 << 64) if value > INT64_MAX else value
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -99,7 +106,7 @@ class RecordBatch(NamedTuple):
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        return java_long(self.base_offset + self.last_offset_delta)
 
     @property
     def next_offset(self) -> int:
@@ -152,8 +159,8 @@ class RecordBatch(NamedTuple):
 
 
 _is_valid_python = RecordBatch.is_valid
-if _native is not None and speedups.hardware_crc:
-    _native.install_is_valid(RecordBatch)  # the same test in C: it runs once per batch
+if speedups.native_crc is not None:
+    speedups.native_crc.install_is_valid(RecordBatch)  # the same test in C: it runs once per batch
 
 
 class LegacyRecordBatch(NamedTuple):

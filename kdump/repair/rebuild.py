@@ -45,6 +45,7 @@ from kdump.format.batch import (
     Batch,
     RecordBatch,
     iter_batches,
+    java_long,
     read_batch,
 )
 from kdump.format.index import OffsetIndex
@@ -54,14 +55,13 @@ from kdump.repair.producer_state import ProducerStateTracker
 from kdump.segment import ReleaseBehind
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
-INT64_MAX = 2**63 - 1
 DEFAULT_MAX_INDEX_SIZE = 10485760
 
 _OFFSET_ENTRY = OffsetIndex.entry_struct
 _TIME_ENTRY = TimeIndex.entry_struct
 # V2_HEADER fields, in DefaultRecordBatch order.
 _BASE_OFFSET, _LENGTH, _EPOCH, _CRC, _LAST_DELTA, _MAX_TS, _PRODUCER_ID = 0, 1, 2, 4, 6, 8, 9
-_native = speedups.native if speedups.hardware_crc else None
+_native = speedups.native_crc
 NATIVE_CHUNK = 4096
 
 
@@ -302,7 +302,8 @@ def recover_segment(
     pos = batches = 0
     release = ReleaseBehind(buf)
     release_at = release.window
-    native, fits = _native if speedups.fits_int64(base_offset) else None, speedups.fits_int64
+    native = _native if speedups.fits_int64(base_offset) else None
+    fits = speedups.fits_int64
     prev_last: int | None = None
     epoch: int | None = None
     while pos + HEADER_SIZE_UP_TO_MAGIC < end:
@@ -340,9 +341,7 @@ def recover_segment(
                 break
             batch_max_ts = fields[_MAX_TS]
             first = fields[_BASE_OFFSET]
-            last = first + fields[_LAST_DELTA]
-            if last > INT64_MAX:  # Java's long wraps, and so does Kafka's lastOffset()
-                last -= 1 << 64
+            last = java_long(first + fields[_LAST_DELTA])
             epoch = fields[_EPOCH]
         else:
             try:
