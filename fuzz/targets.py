@@ -20,7 +20,6 @@ from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
-from kdump.format.batch import iter_batches
 from kdump.format.index import OffsetIndex
 from kdump.format.internal import MESSAGE_PARSERS, decode_control_record
 from kdump.format.records import (
@@ -38,6 +37,7 @@ from kdump.format.textfiles import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
+from kdump.format.walk import iter_batches
 from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.segment import FileRecords
@@ -211,7 +211,7 @@ def _everything(data: bytes) -> list[object]:
 
 def fuzz_speedups(data: bytes) -> None:
     """The C fast paths (kdump/_speedups.c) against the pure-Python reference."""
-    if speedups.native is None:
+    if not speedups.built():
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from purepython import pure_python

@@ -202,6 +202,22 @@ static PyObject *crc32c_of(PyObject *obj, Py_ssize_t start, Py_ssize_t end)
     return PyLong_FromUnsignedLong(crc);
 }
 
+static int hw_crc_usable; /* the processor has the instructions; have_hw_crc: they are used */
+
+static PyObject *py_hardware_crc(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(have_hw_crc);
+}
+
+static PyObject *py_set_hardware_crc(PyObject *self, PyObject *on)
+{
+    int was = have_hw_crc, want = PyObject_IsTrue(on);
+    if (want < 0)
+        return NULL;
+    have_hw_crc = want && hw_crc_usable;
+    return PyBool_FromLong(was);
+}
+
 /* METH_FASTCALL: this runs once per batch, and argument tuples would cost a fifth of it. */
 static PyObject *py_crc32c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -272,199 +288,6 @@ static Py_ssize_t v2_batch_size(const uint8_t *buf, Py_ssize_t pos, Py_ssize_t e
     return (Py_ssize_t)length + LOG_OVERHEAD;
 }
 
-static PyObject *new_record_batch(PyTypeObject *cls, Py_ssize_t pos, const v2_header *h)
-{
-    PyObject *t = new_tuple_of(cls, V2_FIELDS);
-    if (t == NULL)
-        return NULL;
-    const long long values[V2_FIELDS] = {
-        pos, h->base_offset, h->batch_length, h->partition_leader_epoch, h->magic, h->crc,
-        h->attributes, h->last_offset_delta, h->base_timestamp, h->max_timestamp,
-        h->producer_id, h->producer_epoch, h->base_sequence, h->records_count,
-    };
-    for (Py_ssize_t i = 0; i < V2_FIELDS; i++)
-        if (set_ll(t, i, values[i]) < 0) {
-            Py_DECREF(t);
-            return NULL;
-        }
-    return t;
-}
-
-/* v2_batches(buf, start, end, max_size, limit, cls) -> (list of cls, next position)
- * Up to `limit` consecutive well-formed v2 batch headers from `start`. */
-static PyObject *py_v2_batches(PyObject *self, PyObject *args)
-{
-    PyObject *obj, *cls;
-    Py_ssize_t start, end, limit;
-    long long max_size;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnnLnO", &obj, &start, &end, &max_size, &limit, &cls) ||
-        check_type(cls) < 0 || get_view(obj, &view) < 0)
-        return NULL;
-    if (end > view.len)
-        end = view.len;
-    PyObject *list = PyList_New(0);
-    const uint8_t *buf = view.buf;
-    Py_ssize_t pos = start < 0 ? end : start;
-    for (Py_ssize_t n = 0; list != NULL && n < limit && pos < end; n++) {
-        Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
-        if (size == 0)
-            break;
-        v2_header h;
-        read_v2_header(buf + pos, &h);
-        PyObject *batch = new_record_batch((PyTypeObject *)cls, pos, &h);
-        if (batch == NULL || PyList_Append(list, batch) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(batch);
-        pos += size;
-    }
-    release_view(&view);
-    if (list == NULL)
-        return NULL;
-    return Py_BuildValue("(Nn)", list, pos);
-}
-
-/* Which batches of producers scan_v2 leaves to the caller (kdump.repair's producer state). */
-enum { PRODUCERS_IGNORED = 0, PRODUCERS_TRANSACTIONAL = 1, PRODUCERS_ALL = 2 };
-
-static int producer_stop(const uint8_t *p, int mode)
-{
-    if (mode == PRODUCERS_IGNORED || be64s(p + 43) < 0)
-        return 0;
-    return mode == PRODUCERS_ALL || (be16s(p + 21) & 0x30) != 0; /* transactional, control */
-}
-
-/* scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit, producers)
- *   -> (next position, prev_last, gaps, first gap or None,
- *       positions, base_offsets, last_offsets, max_timestamps)
- * The one pass of verify (kdump.checks.log.scan_log) and of recovery (kdump.repair.rebuild)
- * over consecutive batches that need no finding: well-formed v2, matching CRC, base offset
- * above the previous last offset (gaps are counted, the first one kept as (prev_last, base)),
- * every offset within 2^31-1 of the segment's base offset, the same partition leader epoch,
- * and no batch that `producers` (0, 1 transactional or control, 2 any) hands back. Columns are
- * native int64 bytes for array('q').frombytes. Stops before the first batch at or after
- * `stop`. */
-static PyObject *py_scan_v2(PyObject *self, PyObject *args)
-{
-    PyObject *obj;
-    Py_ssize_t start, stop, end, limit;
-    long long seg_base, prev_last, epoch, first_gap_prev = 0, first_gap_base = 0;
-    int producers;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnnnLLLni", &obj, &start, &stop, &end, &seg_base, &prev_last,
-                          &epoch, &limit, &producers) ||
-        get_view(obj, &view) < 0)
-        return NULL;
-    if (end > view.len)
-        end = view.len;
-    if (stop > end)
-        stop = end;
-    /* no more batches than whole headers fit before stop: the columns' size stays bounded */
-    Py_ssize_t room = stop > start && start >= 0 ? (stop - start) / V2_HEADER_SIZE + 1 : 0;
-    if (limit < 0)
-        limit = 0;
-    if (limit > room)
-        limit = room;
-    int64_t *cols = PyMem_Malloc(sizeof(int64_t) * 4 * (size_t)(limit ? limit : 1));
-    if (cols == NULL) {
-        release_view(&view);
-        return PyErr_NoMemory();
-    }
-    int64_t *positions = cols, *bases = cols + limit, *lasts = cols + 2 * limit,
-            *maxts = cols + 3 * limit;
-    const uint8_t *buf = view.buf;
-    Py_ssize_t pos = start < 0 ? end : start, n = 0, gaps = 0;
-    while (n < limit && pos < stop) {
-        Py_ssize_t size = v2_batch_size(buf, pos, end, INT32_MAX);
-        if (size == 0)
-            break;
-        const uint8_t *p = buf + pos;
-        int64_t base = be64s(p), last, from_seg_base;
-        if (__builtin_add_overflow(base, (int64_t)be32s(p + 23), &last) || base <= prev_last ||
-            base < seg_base || last < base ||
-            __builtin_sub_overflow(last, (int64_t)seg_base, &from_seg_base) ||
-            from_seg_base > INT32_MAX || be32s(p + 12) != epoch || producer_stop(p, producers))
-            break;
-        if (crc32c(p + ATTRIBUTES_AT, (size_t)(size - ATTRIBUTES_AT)) != be32(p + CRC_AT))
-            break;
-        if (base - 1 != prev_last && gaps++ == 0) {
-            first_gap_prev = prev_last;
-            first_gap_base = base;
-        }
-        positions[n] = pos;
-        bases[n] = base;
-        lasts[n] = last;
-        maxts[n] = be64s(p + 35);
-        prev_last = last;
-        pos += size;
-        n++;
-    }
-    release_view(&view);
-    Py_ssize_t bytes = n * (Py_ssize_t)sizeof(int64_t);
-    PyObject *first_gap = gaps ? Py_BuildValue("(LL)", first_gap_prev, first_gap_base)
-                               : (Py_INCREF(Py_None), Py_None);
-    PyObject *result =
-        first_gap == NULL
-            ? NULL
-            : Py_BuildValue("(nLnNy#y#y#y#)", pos, prev_last, gaps, first_gap,
-                            (const char *)positions, bytes, (const char *)bases, bytes,
-                            (const char *)lasts, bytes, (const char *)maxts, bytes);
-    PyMem_Free(cols);
-    return result;
-}
-
-/* RecordBatch.is_valid(buf) in C, installed on the class by install_is_valid(): a whole
- * header and a matching CRC-32C, the Python method's exact test. */
-static PyObject *batch_is_valid(PyObject *self, PyObject *buf)
-{
-    if (!PyTuple_Check(self) || PyTuple_GET_SIZE(self) < V2_FIELDS) {
-        PyErr_SetString(PyExc_TypeError, "expected a RecordBatch");
-        return NULL;
-    }
-    Py_ssize_t position = PyLong_AsSsize_t(PyTuple_GET_ITEM(self, 0));
-    if (position == -1 && PyErr_Occurred())
-        return NULL;
-    long long length = PyLong_AsLongLong(PyTuple_GET_ITEM(self, 2));
-    if (length == -1 && PyErr_Occurred())
-        return NULL;
-    long long stored = PyLong_AsLongLong(PyTuple_GET_ITEM(self, 5));
-    if (stored == -1 && PyErr_Occurred())
-        return NULL;
-    if (length < MIN_V2_BATCH_LENGTH)
-        Py_RETURN_FALSE;
-    if (position < 0 || position > PY_SSIZE_T_MAX / 2 || length > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "not a batch of a buffer: position or length");
-        return NULL;
-    }
-    PyObject *crc = crc32c_of(buf, position + ATTRIBUTES_AT,
-                              position + LOG_OVERHEAD + (Py_ssize_t)length);
-    if (crc == NULL)
-        return NULL;
-    long long computed = PyLong_AsLongLong(crc);
-    Py_DECREF(crc);
-    return PyBool_FromLong(computed == stored);
-}
-
-static PyMethodDef is_valid_def = {
-    "is_valid", batch_is_valid, METH_O,
-    "DefaultRecordBatch.isValid: a whole header and a matching CRC-32C.",
-};
-
-/* install_is_valid(cls): cls.is_valid becomes batch_is_valid, as a method. */
-static PyObject *py_install_is_valid(PyObject *self, PyObject *cls)
-{
-    if (check_type(cls) < 0)
-        return NULL;
-    PyObject *descr = PyDescr_NewMethod((PyTypeObject *)cls, &is_valid_def);
-    if (descr == NULL)
-        return NULL;
-    int rc = PyObject_SetAttrString(cls, "is_valid", descr);
-    Py_DECREF(descr);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 /* ------------------------------------------------------------------ index merge walks */
 
 /* A read-only int64 column: an array('q') or any buffer of native int64s. */
@@ -513,6 +336,159 @@ static int append_index(PyObject *list, Py_ssize_t i)
     int rc = o == NULL ? -1 : PyList_Append(list, o);
     Py_XDECREF(o);
     return rc;
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+/* The columns of kdump.format.walk.COLUMNS, in that order (checked there at import). */
+#define WALK_COLUMNS 16
+static const char *const walk_column_names[WALK_COLUMNS] = {
+    "position",      "base_offset",       "last_offset",    "size",
+    "partition_leader_epoch", "magic",    "crc",            "attributes",
+    "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
+    "producer_epoch", "base_sequence",    "records_count",  "valid",
+};
+
+/* The run's columns, n values each, column after column, as one bytes object. */
+static PyObject *columns_bytes(const int64_t *cols, Py_ssize_t stride, Py_ssize_t n)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t));
+    if (out == NULL)
+        return NULL;
+    char *dst = PyBytes_AS_STRING(out);
+    for (int c = 0; c < WALK_COLUMNS; c++)
+        memcpy(dst + c * n * sizeof(int64_t), cols + c * stride, (size_t)n * sizeof(int64_t));
+    return out;
+}
+
+/* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid)
+ *   -> (n, columns, next position)
+ * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
+ * from `start` that start before `stop`, as int64 columns (columns_bytes). It stops, leaving
+ * the decision to the Python reference, at 17 bytes or fewer left, another magic, a
+ * batch_length below the header or above max_size, a batch running past `end`, and (with
+ * until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc. */
+static PyObject *py_walk_v2(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t start, stop, end, limit;
+    long long max_size;
+    int check_crc, until_invalid;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "OnnnLnpp", &obj, &start, &stop, &end, &max_size, &limit,
+                          &check_crc, &until_invalid) ||
+        get_view(obj, &view) < 0)
+        return NULL;
+    if (end > view.len)
+        end = view.len;
+    if (stop > end)
+        stop = end;
+    /* no more batches than whole headers fit before stop: the columns stay bounded */
+    Py_ssize_t room = stop > start && start >= 0 ? (stop - start) / V2_HEADER_SIZE + 1 : 0;
+    if (limit < 0)
+        limit = 0;
+    if (limit > room)
+        limit = room;
+    int64_t *cols = PyMem_Malloc(sizeof(int64_t) * WALK_COLUMNS * (size_t)(limit ? limit : 1));
+    if (cols == NULL) {
+        release_view(&view);
+        return PyErr_NoMemory();
+    }
+    const uint8_t *buf = view.buf;
+    Py_ssize_t pos = start < 0 ? end : start, n = 0;
+    while (n < limit && pos < stop) {
+        Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
+        if (size == 0)
+            break;
+        const uint8_t *p = buf + pos;
+        int64_t valid = -1;
+        if (check_crc) {
+            valid = crc32c(p + ATTRIBUTES_AT, (size_t)(size - ATTRIBUTES_AT)) == be32(p + CRC_AT);
+            if (!valid && until_invalid)
+                break;
+        }
+        v2_header h;
+        read_v2_header(p, &h);
+        const int64_t row[WALK_COLUMNS] = {
+            pos, h.base_offset, (int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)h.last_offset_delta),
+            size, h.partition_leader_epoch, h.magic, h.crc, h.attributes, h.last_offset_delta,
+            h.base_timestamp, h.max_timestamp, h.producer_id, h.producer_epoch, h.base_sequence,
+            h.records_count, valid,
+        };
+        for (int c = 0; c < WALK_COLUMNS; c++)
+            cols[c * limit + n] = row[c];
+        pos += size;
+        n++;
+    }
+    release_view(&view);
+    PyObject *data = columns_bytes(cols, limit, n);
+    PyMem_Free(cols);
+    if (data == NULL)
+        return NULL;
+    return Py_BuildValue("(nNn)", n, data, pos);
+}
+
+/* kdump.format.walk.Producers */
+enum { PRODUCERS_IGNORED = 0, PRODUCERS_TRANSACTIONAL = 1, PRODUCERS_ALL = 2 };
+
+/* flag_batches(base_offsets, last_offsets, epochs, magics, valids, producer_ids, attributes,
+ *              segment_base, has_prev, prev_last, epoch, producers)
+ *   -> (flagged indices, gaps, first gap or None, has_prev, prev_last, epoch)
+ * The C side of kdump.format.walk.flag_batches: which batches of a run need Python's closer
+ * look (a failed CRC, offsets not above the previous batch's, below the segment's base, past
+ * 2^31-1 from it or running backwards, a new partition leader epoch, a legacy message, a
+ * producer batch `producers` asks for); gaps between batches are counted for every batch. */
+static PyObject *py_flag_batches(PyObject *self, PyObject *args)
+{
+    PyObject *objs[7];
+    long long seg_base, prev_last, epoch, first_gap_prev = 0, first_gap_base = 0;
+    int has_prev, producers;
+    if (!PyArg_ParseTuple(args, "OOOOOOOLpLLi", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &objs[6], &seg_base, &has_prev, &prev_last, &epoch,
+                          &producers))
+        return NULL;
+    Py_buffer views[7];
+    const int64_t *col[7];
+    Py_ssize_t n = -1;
+    if (get_columns(objs, views, col, 7, &n) < 0)
+        return NULL;
+    PyObject *flagged = PyList_New(0);
+    Py_ssize_t gaps = 0;
+    for (Py_ssize_t i = 0; flagged != NULL && i < n; i++) {
+        int64_t base = col[0][i], last = col[1][i], from_seg_base;
+        int attention = col[4][i] == 0 || col[3][i] < 2 || col[2][i] != epoch || last < base ||
+                        base < seg_base ||
+                        __builtin_sub_overflow(last, (int64_t)seg_base, &from_seg_base) ||
+                        from_seg_base > INT32_MAX;
+        if (has_prev) {
+            if (base <= prev_last)
+                attention = 1;
+            else if (base - 1 != prev_last && gaps++ == 0) {
+                first_gap_prev = prev_last;
+                first_gap_base = base;
+            }
+        } else
+            attention = 1;
+        if (producers != PRODUCERS_IGNORED && col[5][i] >= 0 &&
+            (producers == PRODUCERS_ALL || (col[6][i] & 0x30) != 0))
+            attention = 1;
+        if (attention && append_index(flagged, i) < 0)
+            Py_CLEAR(flagged);
+        has_prev = 1;
+        prev_last = last;
+        epoch = col[2][i];
+    }
+    release_columns(views, 7);
+    if (flagged == NULL)
+        return NULL;
+    PyObject *first_gap = gaps ? Py_BuildValue("(LL)", first_gap_prev, first_gap_base)
+                               : (Py_INCREF(Py_None), Py_None);
+    if (first_gap == NULL) {
+        Py_DECREF(flagged);
+        return NULL;
+    }
+    return Py_BuildValue("(NnNNLL)", flagged, gaps, first_gap, PyBool_FromLong(has_prev),
+                         prev_last, epoch);
 }
 
 /* offset_index_walk(index, used, base_offset, positions, last_offsets, valid_bytes, last_log)
@@ -958,14 +934,17 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"crc32c", (PyCFunction)(void (*)(void))py_crc32c, METH_FASTCALL,
      "crc32c(buf, start=0, end=len(buf)) -> CRC-32C of buf[start:end]"},
-    {"install_is_valid", py_install_is_valid, METH_O,
-     "install_is_valid(cls): cls.is_valid(buf) runs in C"},
-    {"v2_batches", py_v2_batches, METH_VARARGS,
-     "v2_batches(buf, start, end, max_size, limit, cls) -> (batches, next position)"},
-    {"scan_v2", py_scan_v2, METH_VARARGS,
-     "scan_v2(buf, start, stop, end, segment_base, prev_last, epoch, limit, producers) -> "
-     "(next position, prev_last, gaps, first gap, positions, base_offsets, last_offsets, "
-     "max_timestamps)"},
+    {"hardware_crc", py_hardware_crc, METH_NOARGS,
+     "hardware_crc() -> whether CRC-32C runs on the processor's CRC instructions"},
+    {"set_hardware_crc", py_set_hardware_crc, METH_O,
+     "set_hardware_crc(on) -> the previous setting; off: the table-driven code (tests)"},
+    {"walk_v2", py_walk_v2, METH_VARARGS,
+     "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
+     "(n, columns, next position)"},
+    {"flag_batches", py_flag_batches, METH_VARARGS,
+     "flag_batches(base_offsets, last_offsets, epochs, magics, valids, producer_ids, "
+     "attributes, segment_base, has_prev, prev_last, epoch, producers) -> (flagged, gaps, "
+     "first gap, has_prev, prev_last, epoch)"},
     {"offset_index_walk", py_offset_index_walk, METH_VARARGS,
      "offset_index_walk(index, used, base_offset, positions, last_offsets, valid_bytes, "
      "last_log) -> (flagged entries, multi-batch entries, first multi-batch entry)"},
@@ -992,14 +971,20 @@ PyMODINIT_FUNC PyInit__speedups(void)
     crc_init();
 #ifdef HW_CRC_BUILT
     __builtin_cpu_init();
-    have_hw_crc = __builtin_cpu_supports("sse4.2") != 0;
+    hw_crc_usable = __builtin_cpu_supports("sse4.2") != 0;
 #endif
+    have_hw_crc = hw_crc_usable;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && (PyModule_AddIntConstant(m, "HARDWARE_CRC", have_hw_crc) < 0 ||
-                      PyModule_AddIntConstant(m, "PRODUCERS_IGNORED", PRODUCERS_IGNORED) < 0 ||
-                      PyModule_AddIntConstant(m, "PRODUCERS_TRANSACTIONAL",
-                                              PRODUCERS_TRANSACTIONAL) < 0 ||
-                      PyModule_AddIntConstant(m, "PRODUCERS_ALL", PRODUCERS_ALL) < 0)) {
+    PyObject *names = PyTuple_New(WALK_COLUMNS);
+    for (int c = 0; names != NULL && c < WALK_COLUMNS; c++) {
+        PyObject *name = PyUnicode_FromString(walk_column_names[c]);
+        if (name == NULL)
+            Py_CLEAR(names);
+        else
+            PyTuple_SET_ITEM(names, c, name);
+    }
+    if (m != NULL && (names == NULL || PyModule_AddObject(m, "WALK_COLUMNS", names) < 0)) {
+        Py_XDECREF(names);
         Py_DECREF(m);
         return NULL;
     }

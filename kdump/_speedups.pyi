@@ -2,30 +2,37 @@ from typing import Any
 
 from kdump.crc import Buffer
 
-HARDWARE_CRC: int
+WALK_COLUMNS: tuple[str, ...]
 
+def hardware_crc() -> bool: ...
+def set_hardware_crc(on: bool, /) -> bool: ...
 def crc32c(buf: Buffer, start: int = 0, end: int = ..., /) -> int: ...
-def install_is_valid(cls: type[tuple[Any, ...]], /) -> None: ...
-def v2_batches(
-    buf: Buffer, start: int, end: int, max_size: int, limit: int, cls: type[tuple[Any, ...]], /
-) -> tuple[list[Any], int]: ...
-
-PRODUCERS_IGNORED: int
-PRODUCERS_TRANSACTIONAL: int
-PRODUCERS_ALL: int
-
-def scan_v2(
+def walk_v2(
     buf: Buffer,
     start: int,
     stop: int,
     end: int,
+    max_size: int,
+    limit: int,
+    check_crc: bool,
+    until_invalid: bool,
+    /,
+) -> tuple[int, bytes, int]: ...
+def flag_batches(
+    base_offsets: Buffer,
+    last_offsets: Buffer,
+    epochs: Buffer,
+    magics: Buffer,
+    valids: Buffer,
+    producer_ids: Buffer,
+    attributes: Buffer,
     segment_base: int,
+    has_prev: bool,
     prev_last: int,
     epoch: int,
-    limit: int,
     producers: int,
     /,
-) -> tuple[int, int, int, tuple[int, int] | None, bytes, bytes, bytes, bytes]: ...
+) -> tuple[list[int], int, tuple[int, int] | None, bool, int, int]: ...
 def offset_index_walk(
     index: Buffer,
     used: int,

@@ -38,11 +38,12 @@ def _crc32c_range_python(buf: Buffer, start: int, end: int) -> int:
     return crc32c(memoryview(buf)[start:end])
 
 
-_native = speedups.native_crc
-crc32c_range: Callable[[Buffer, int, int], int] = (
-    _crc32c_range_python if _native is None else _native.crc32c
-)
-"""CRC-32C of ``buf[start:end]`` without slicing it: one C call where kdump's C code is built."""
+def crc32c_range(buf: Buffer, start: int, end: int) -> int:
+    """CRC-32C of ``buf[start:end]`` without slicing it: one C call where kdump's C code runs."""
+    native = speedups.native()
+    if native is None:
+        return _crc32c_range_python(buf, start, end)
+    return int(native.crc32c(buf, start, end))
 
 
 def crc32(data: Buffer) -> int:

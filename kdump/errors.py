@@ -34,6 +34,10 @@ class CorruptBatchError(FormatError):
     """A batch header that cannot be right (size below the minimum, unknown magic)."""
 
 
+class UnknownMagicError(CorruptBatchError):
+    """A batch whose magic byte is none Kafka knows (0, 1, 2)."""
+
+
 class CorruptRecordError(FormatError):
     """A record inside a batch that does not decode (bad varint, length past the end)."""
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from kdump.crc import Buffer
 from kdump.errors import InputError
-from kdump.format.batch import Batch, iter_batches
+from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.index import OffsetIndex
 from kdump.format.records import Record, iter_records
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
+from kdump.format.walk import LogWalk, Pager, iter_batches
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -56,31 +57,6 @@ def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
-class ReleaseBehind:
-    """Unmaps the pages of a memory-mapped log a walk has passed (MADV_DONTNEED: they stay in
-    the page cache), so the process's resident memory stays flat over a segment of any size.
-
-    Use: ``release_at = release.window`` before the walk, then at each batch
-    ``if pos >= release_at: release_at = release.upto(pos)``.
-    """
-
-    window = 8 << 20
-
-    def __init__(self, buf: Buffer) -> None:
-        usable = hasattr(mmap, "MADV_DONTNEED")
-        self.buf = buf if usable and isinstance(buf, mmap.mmap) else None
-        self.done = 0
-
-    def upto(self, position: int) -> int:
-        """Release everything before ``position`` (page-aligned); the next position to call at."""
-        if self.buf is not None:
-            end = position - position % mmap.PAGESIZE
-            if end > self.done:
-                self.buf.madvise(mmap.MADV_DONTNEED, self.done, end - self.done)
-                self.done = end
-        return position + self.window
-
-
 class FileRecords:
     """A .log file: its batches, read through a memory map."""
 
@@ -91,6 +67,28 @@ class FileRecords:
     @property
     def size(self) -> int:
         return len(self.buf)
+
+    def walk(
+        self,
+        start: int = 0,
+        end: int | None = None,
+        *,
+        max_size: int | None = None,
+        check_crc: bool = True,
+        until_invalid: bool = False,
+    ) -> LogWalk:
+        """The one walk over this log (kdump.format.walk), reading the mapping in windows and
+        handing back what it has passed, so memory stays flat."""
+        return LogWalk(
+            self.buf,
+            self.path,
+            start,
+            end,
+            max_size=max_size,
+            check_crc=check_crc,
+            until_invalid=until_invalid,
+            pager=Pager(self.buf),
+        )
 
     def batches(
         self, start: int = 0, end: int | None = None, max_size: int | None = None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,33 +10,24 @@ from typing import Any
 import pytest
 
 from kdump import speedups
-from kdump.crc import _crc32c_range_python
-from kdump.format import batch as batch_module
-from kdump.format.batch import RecordBatch
 
 
 @contextmanager
 def pure_python() -> Iterator[None]:
-    """Every kdump module's C hooks off, and the C module itself made to fail if called."""
+    """kdump's one switch off (speedups.pure_python), and the C module made to fail if any
+    code still reaches it past the switch."""
     mp = pytest.MonkeyPatch()
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("kdump") or name == "kdump._speedups":
-            continue
-        if hasattr(module, "_native"):
-            mp.setattr(module, "_native", None)
-        if hasattr(module, "crc32c_range"):
-            mp.setattr(module, "crc32c_range", _crc32c_range_python)
-    mp.setattr(RecordBatch, "is_valid", batch_module._is_valid_python)
-    native = speedups.native
-    assert native is not None
+    module = speedups._module
+    assert module is not None
 
     def called(*args: Any) -> Any:
         raise AssertionError("the C code ran in pure_python()")
 
-    for name in dir(native):
-        if callable(getattr(native, name)) and not name.startswith("__"):
-            mp.setattr(native, name, called)
+    for name in dir(module):
+        if callable(getattr(module, name)) and not name.startswith("__"):
+            mp.setattr(module, name, called)
     try:
-        yield
+        with speedups.pure_python():
+            yield
     finally:
         mp.undo()

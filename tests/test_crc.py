@@ -10,7 +10,8 @@ import pytest
 from conftest import ORACLE
 
 from kdump import crc
-from kdump.format.batch import ATTRIBUTES_OFFSET, RecordBatch, iter_batches
+from kdump.format.batch import ATTRIBUTES_OFFSET, RecordBatch
+from kdump.format.walk import iter_batches
 
 IMPLEMENTATIONS = {"crc32c": crc.crc32c, "crcmod": crc.crc32c_crcmod}
 

@@ -18,9 +18,9 @@ from conftest import ORACLE
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
 from kdump.errors import KdumpError
-from kdump.format.batch import iter_batches
 from kdump.format.records import iter_records
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.walk import iter_batches
 
 
 def zigzag(n: int) -> bytes:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from conftest import ORACLE
 from test_golden import run_kdump as golden_run_kdump
 
-from kdump.format.batch import iter_batches
+from kdump.format.walk import iter_batches
 from kdump.segment import open_buffer
 
 

@@ -31,14 +31,21 @@ from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
 from kdump.errors import KdumpError
-from kdump.format.batch import iter_batches
 from kdump.format.index import OffsetIndex
 from kdump.format.records import Header, Record, iter_records
 from kdump.format.timeindex import TimeIndex
+from kdump.format.walk import (
+    COLUMNS,
+    BatchRun,
+    LogWalk,
+    Producers,
+    flag_batches,
+    iter_batches,
+)
 from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
 
-native = speedups.native
+native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,9 +67,29 @@ def outcome(fn: Callable[[], Any]) -> Any:
         return ("error", type(e).__name__, str(e))
 
 
+def walk_all(buf: bytes | bytearray, **kw: Any) -> list[Any]:
+    """Every batch of the walk as a row of its columns, then the stop (error as text). How the
+    batches are grouped in runs is left out: the C walk hands legacy stretches to Python."""
+    walk = LogWalk(buf, "seg.log", **kw)
+    runs = [row for run in walk for row in zip(*run.columns(), strict=True)]
+    assert walk.stop is not None
+    stop = walk.stop._replace(error=None if walk.stop.error is None else str(walk.stop.error))
+    return [runs, stop]
+
+
+WALKS = [
+    {},
+    {"run_batches": 2},
+    {"until_invalid": True},
+    {"check_crc": False, "start": 0, "end": 500},
+    {"max_size": 600, "run_batches": 1},
+]
+
+
 def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
-    """Each batch with its CRC verdict and its records (or the error decoding them)."""
-    out: list[Any] = []
+    """Each batch with its CRC verdict and its records (or the error decoding them), and the
+    walk's columns and stop under several settings."""
+    out: list[Any] = [walk_all(buf, **kw) for kw in WALKS]
 
     def walk() -> None:
         for batch in iter_batches(buf, "seg.log"):
@@ -167,7 +194,7 @@ SEGMENT = b"".join(
 
 
 def test_the_mutation_base_is_a_clean_segment() -> None:
-    parsed = parse_all(SEGMENT)
+    parsed = parse_all(SEGMENT)[len(WALKS) :]
     assert len(parsed) == 13 and all(valid for _, valid, _ in parsed[0:12:2])
     assert [len(r) for r in parsed[1:12:2]] == [10] * 6
 
@@ -373,9 +400,9 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
     with pytest.raises(TypeError):
         native.offset_index_walk(b"\0" * 8, 1, 0, array("i", [0]), array("q", [0]), 10, 0)
     with pytest.raises(TypeError):
-        native.v2_batches(b"", 0, 0, 10, 10, int)
+        native.walk_v2("text", 0, 0, 10, 10, 10, True, False)
     with pytest.raises(TypeError):
-        native.install_is_valid(str)
+        native.flag_batches(*[array("i", [0])] * 7, 0, False, 0, 0, 0)
     # a used count beyond the index is clamped to its entries
     flagged, multi, first = native.offset_index_walk(
         b"\0" * 8, 99, 0, array("q", [0]), array("q", [0]), 10, 0
@@ -389,11 +416,9 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
 def test_the_suite_passes_without_the_c_code() -> None:
     """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass."""
     env = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
-    check = (
-        "import kdump.speedups as s, kdump.crc as c; assert s.native is None; print(c.crc32c_range)"
-    )
+    check = "import kdump.speedups as s; assert s.native() is None and not s.built(); print('ok')"
     probe = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
-    assert probe.returncode == 0 and "_crc32c_range_python" in probe.stdout, probe.stderr
+    assert probe.returncode == 0 and "ok" in probe.stdout, probe.stderr
     modules = [
         "tests/test_format_oracle.py",
         "tests/test_format_generated.py",
@@ -475,11 +500,68 @@ def test_index_entries_past_int64_are_checked_the_same() -> None:
     assert {f.code for f in fast} >= {"INDEX_OFFSET_OUT_OF_RANGE", "TIMEINDEX_OFFSET_NOT_FOUND"}
 
 
-def test_scan_v2_bounds_its_columns_whatever_the_limit() -> None:
+def test_walk_v2_bounds_its_columns_whatever_the_limit() -> None:
     assert native is not None
     batch = v2_batch(0, RECORDS, records_count=10, last_offset_delta=9)
     for limit in (2**59, 2**62, -5):
-        pos, *_ = native.scan_v2(batch, 0, len(batch), len(batch), 0, -1, 0, limit, 0)
-        assert pos == (len(batch) if limit > 0 else 0)
+        n, data, pos = native.walk_v2(batch, 0, len(batch), len(batch), 2**31 - 1, limit, 1, 0)
+        assert (n, pos) == ((1, len(batch)) if limit > 0 else (0, 0))
+        assert len(data) == n * 8 * len(COLUMNS)
     with pytest.raises(TypeError):  # columns must be aligned int64 arrays
         native.index_points(memoryview(bytes(17))[1:9].cast("q"), b"", b"", 1, 0, 0, 0)
+
+
+def test_the_c_module_was_built_from_these_columns() -> None:
+    assert native is not None
+    assert tuple(native.WALK_COLUMNS) == COLUMNS
+
+
+# --------------------------------------------------------------------------- software CRC
+
+
+def test_the_software_crc_is_the_hardware_crc() -> None:
+    """What a processor without CRC instructions runs: the C walk with the table-driven CRC."""
+    data = os.urandom(100_000)
+    with speedups.software_crc():
+        assert not native.hardware_crc()
+        soft = [native.crc32c(data, 0, n) for n in (0, 1, 9, 385, 24577, 100_000)]
+    assert soft == [crc32c_package.crc32c(data[:n]) for n in (0, 1, 9, 385, 24577, 100_000)]
+
+
+@pytest.mark.parametrize("group", PARTITION_GROUPS, ids=lambda p: p.name)
+def test_every_fixture_directory_verifies_the_same_with_the_software_crc(group: Path) -> None:
+    with speedups.software_crc():
+        soft = verify_all([group], False)
+    assert soft == verify_all([group], False)
+
+
+# --------------------------------------------------------------------------- flag_batches
+
+small = st.integers(-3, 40)
+row = st.tuples(
+    small,  # base offset
+    st.integers(-2, 12),  # last offset delta
+    st.sampled_from([0, 0, 1, 5]),  # partition leader epoch
+    st.sampled_from([2, 2, 1]),  # magic
+    st.sampled_from([1, 1, 0]),  # valid
+    st.sampled_from([-1, 7]),  # producer id
+    st.sampled_from([0, 0x10, 0x20]),  # attributes: plain, transactional, control
+)
+
+
+@given(st.lists(row, max_size=30), st.sampled_from(list(Producers)), st.booleans(), small)
+@settings(max_examples=300, deadline=None)
+def test_flag_batches_flags_the_same(
+    rows: list[tuple[int, ...]], producers: Producers, has_prev: bool, prev_last: int
+) -> None:
+    columns: dict[str, list[int]] = {name: [0] * len(rows) for name in COLUMNS}
+    for i, (base, delta, epoch, magic, valid, pid, attributes) in enumerate(rows):
+        columns["base_offset"][i], columns["last_offset"][i] = base, base + delta
+        columns["partition_leader_epoch"][i], columns["magic"][i] = epoch, magic
+        columns["valid"][i], columns["producer_id"][i] = valid, pid
+        columns["attributes"][i] = attributes
+    from array import array
+
+    run = BatchRun(len(rows), [array("q", columns[name]) for name in COLUMNS])
+    fast, pure = both(lambda: flag_batches(run, 2, has_prev, prev_last, 0, producers))
+    assert fast == pure

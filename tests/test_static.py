@@ -90,6 +90,6 @@ def test_c_fast_paths_are_built_from_the_current_source() -> None:
         pytest.skip("KDUMP_PURE_PYTHON turns the C code off")
     from kdump import speedups
 
-    assert speedups.native is not None, "kdump/_speedups.c did not build: pip install -v -e ."
-    built = Path(speedups.native.__file__)
+    assert speedups.built(), "kdump/_speedups.c did not build: pip install -v -e ."
+    built = Path(speedups.native().__file__)
     assert built.stat().st_mtime >= C_SOURCE.stat().st_mtime, f"{built} is older than its source"

@@ -27,7 +27,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.verify import exit_code
 from kdump.errors import ExitCode, InputError
-from kdump.segment import ReleaseBehind
+from kdump.format.walk import Pager
 
 REPO = FIXTURES.parent
 CORRUPT = FIXTURES / "corrupt"
@@ -266,10 +266,10 @@ def test_oracle_summary_matches_the_manifest(directory: str) -> None:
 def test_releasing_scanned_pages_changes_nothing(
     directory: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The scan drops the pages it has read every ReleaseBehind.window bytes (memory flat in
+    """The scan drops the pages it has read every Pager.window bytes (memory flat in
     segment size); releasing after every batch gives the same findings and summary, deep
     included."""
-    monkeypatch.setattr(ReleaseBehind, "window", 1)
+    monkeypatch.setattr(Pager, "window", 1)
     result = verify_paths([str(ORACLE / directory)], VerifyOptions(deep=True))
     want = oracle_result(directory, True)
     assert result.findings == want.findings

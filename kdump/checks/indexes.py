@@ -16,7 +16,6 @@ from kdump.format.timeindex import TimeIndex
 
 REBUILD = "kdump rebuild-index {log}"
 TRIM = "kdump trim-index {log}"
-_native = speedups.native
 
 
 def _add(
@@ -118,8 +117,9 @@ def check_offset_index(
     used = index.used_entries
     base, valid_bytes = index.base_offset, scan.valid_bytes
     last_log = scan.last_offset if scan.last_offset is not None else base - 1
-    if _native is not None and speedups.fits_int64(base, valid_bytes, last_log):
-        flagged, multi, first = _native.offset_index_walk(
+    native = speedups.native()
+    if native is not None and speedups.fits_int64(base, valid_bytes, last_log):
+        flagged, multi, first = native.offset_index_walk(
             index.buf, used, base, scan.positions, scan.last_offsets, valid_bytes, last_log
         )
         for i in flagged:
@@ -267,8 +267,9 @@ def check_time_index(
     """Each used entry against the batch holding its offset; a merge walk like the above."""
     _layout_checks(index, "TIMEINDEX", sink, options, is_active, scan.path)
     used = index.used_entries
-    if _native is not None and speedups.fits_int64(index.base_offset):
-        flagged = _native.time_index_walk(
+    native = speedups.native()
+    if native is not None and speedups.fits_int64(index.base_offset):
+        flagged = native.time_index_walk(
             index.buf,
             used,
             index.base_offset,

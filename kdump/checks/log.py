@@ -11,34 +11,30 @@ import bisect
 from array import array
 from dataclasses import dataclass, field
 
-from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.crc import crc32c_range
-from kdump.errors import CorruptBatchError, KdumpError
+from kdump.errors import KdumpError
 from kdump.format.batch import (
-    ATTRIBUTES_OFFSET,
-    HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     LOG_APPEND_TIME,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
-    V2_HEADER,
     Batch,
     RecordBatch,
-    java_long,
-    read_batch,
 )
 from kdump.format.compression import CodecError, decompress
-from kdump.segment import FileRecords, ReleaseBehind
+from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
+from kdump.segment import FileRecords
 
 RECOVER = "kdump recover {dir}"
-_native = speedups.native_crc
-NATIVE_CHUNK = 4096
-"""Batches per call into the C scan: 128 KiB of columns at most."""
+STOP_CODES = {
+    StopReason.TRUNCATED_TAIL: "LOG_TRUNCATED_TAIL",
+    StopReason.CORRUPT_BATCH: "LOG_CORRUPT_BATCH",
+    StopReason.UNKNOWN_MAGIC: "LOG_UNKNOWN_MAGIC",
+    StopReason.INVALID_BATCH: "LOG_CRC_MISMATCH",
+}
+"""The finding of each way a walk can end at damage."""
 
 
 @dataclass
@@ -97,9 +93,8 @@ class LogScan:
 class _State:
     """Running values of the scan that the slow path needs."""
 
-    def __init__(self, scan: LogScan, sink: FindingSink, directory: str) -> None:
-        self.scan, self.sink, self.directory = scan, sink, directory
-        self.prev_last: int | None = None
+    def __init__(self, scan: LogScan, sink: FindingSink, directory: str, log: FileRecords) -> None:
+        self.scan, self.sink, self.directory, self.buf = scan, sink, directory, log.buf
         self.first_gap: tuple[int, int] | None = None
 
     def finding(
@@ -119,8 +114,8 @@ class _State:
             self.scan.first_invalid = position
 
 
-def _offset_anomalies(st: _State, position: int, base: int, last: int) -> None:
-    """The slow path of the offset checks, taken only when a quick test fails."""
+def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int | None) -> None:
+    """The findings of a batch whose offsets ``flag_batches`` flagged (gaps are counted there)."""
     seg_base = st.scan.base_offset
     if base < seg_base:
         st.finding(
@@ -148,20 +143,14 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int) -> None:
             offset=base,
             position=position,
         )
-    prev = st.prev_last
-    if prev is not None:
-        if base <= prev:
-            st.finding(
-                "LOG_OFFSET_NOT_INCREASING",
-                Severity.ERROR,
-                f"batch starts at offset {base}, not above the previous batch's last offset {prev}",
-                offset=base,
-                position=position,
-            )
-        elif base > prev + 1:
-            st.scan.gaps += 1
-            if st.first_gap is None:
-                st.first_gap = (prev, base)
+    if prev is not None and base <= prev:
+        st.finding(
+            "LOG_OFFSET_NOT_INCREASING",
+            Severity.ERROR,
+            f"batch starts at offset {base}, not above the previous batch's last offset {prev}",
+            offset=base,
+            position=position,
+        )
 
 
 def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
@@ -180,103 +169,60 @@ def scan_log(
 ) -> LogScan:
     """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep."""
     scan = LogScan(log.path, base_offset, log.size)
-    st = _State(scan, sink, directory)
-    buf, end = log.buf, log.size
-    unpack = V2_HEADER.unpack_from
-    positions, bases, lasts, maxts = (
-        scan.positions,
-        scan.base_offsets,
-        scan.last_offsets,
-        scan.max_timestamps,
-    )
-    seg_base, prev_last, pos, epoch = base_offset, None, 0, None
-    epochs = scan.epoch_starts
-    deep = options.deep
-    release = ReleaseBehind(buf)  # a memory-mapped file's pages count in RSS until released
-    release_at = release.window
-    native = None if deep or not speedups.fits_int64(seg_base) else _native
-    fits = speedups.fits_int64
-    while pos + HEADER_SIZE_UP_TO_MAGIC < end:
-        if pos >= release_at:
-            release_at = release.upto(pos)
-        if native is not None and prev_last is not None and epoch is not None and fits(prev_last):
-            # the C loop takes the run of batches that need no finding, up to the next release
-            pos, prev_last, gaps, first_gap, *columns = native.scan_v2(
-                buf,
-                pos,
-                release_at,
-                end,
-                seg_base,
-                prev_last,
-                epoch,
-                NATIVE_CHUNK,
-                native.PRODUCERS_IGNORED,
-            )
-            for column, data in zip((positions, bases, lasts, maxts), columns, strict=True):
-                column.frombytes(data)
-            scan.gaps += gaps
-            st.first_gap = st.first_gap or first_gap
-            if pos >= release_at or pos + HEADER_SIZE_UP_TO_MAGIC >= end:
-                continue
-        if pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2:
-            fields = unpack(buf, pos)
-            size = fields[1] + LOG_OVERHEAD
-            if size >= RECORD_BATCH_OVERHEAD and pos + size <= end:
-                base = fields[0]
-                last = java_long(base + fields[6])
-                if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != fields[4]:
-                    damaged = RecordBatch(pos, *fields)
-                    _crc_mismatch(st, damaged, damaged.compute_checksum(buf))
-                if (
-                    prev_last is None
-                    or base != prev_last + 1
-                    or base < seg_base
-                    or last - seg_base > INT32_MAX
-                    or last < base
-                ):
-                    st.prev_last = prev_last
-                    _offset_anomalies(st, pos, base, last)
-                positions.append(pos)
-                bases.append(base)
-                lasts.append(last)
-                maxts.append(fields[8])
-                if fields[2] != epoch:
-                    epoch = fields[2]
-                    epochs.append((epoch, base))
-                if deep:
-                    _deep_checks(st, log, RecordBatch(pos, *fields), options)
-                prev_last = last
-                pos += size
-                continue
-        try:
-            batch = read_batch(buf, pos, end, log.path)
-        except CorruptBatchError as e:
-            st.invalid(pos)
-            code = "LOG_UNKNOWN_MAGIC" if "unknown magic" in e.reason else "LOG_CORRUPT_BATCH"
-            st.finding(
-                code, Severity.ERROR, f"{e.reason}; nothing after it can be read", position=pos
-            )
-            scan.valid_bytes = pos
-            break
-        if batch is None:
-            break
-        scan.legacy_batches += 1
-        if not batch.is_valid(buf):
-            _crc_mismatch(st, batch, batch.compute_checksum(buf))
-        st.prev_last = prev_last
-        _offset_anomalies(st, pos, batch.base_offset, batch.last_offset)
-        positions.append(pos)
-        bases.append(batch.base_offset)
-        lasts.append(batch.last_offset)
-        maxts.append(batch.max_timestamp)
-        if deep:
-            _deep_checks(st, log, batch, options)
-        prev_last = batch.last_offset
-        pos = batch.end
-    if not scan.valid_bytes:
-        scan.valid_bytes = pos
+    st = _State(scan, sink, directory, log)
+    columns = (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps)
+    walk = log.walk()
+    has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
+    for run in walk:
+        flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
+        for i in flags.flagged:
+            _attend(st, run, i, prev_last if i == 0 and has_prev else None, epoch)
+        scan.gaps += flags.gaps
+        st.first_gap = st.first_gap or flags.first_gap
+        for column, name in zip(columns, _KEPT, strict=True):
+            run.copy_column(name, column)
+        if options.deep:
+            for i in range(run.n):
+                _deep_checks(st, log, run.batch(i), options)
+        has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
+    stop = walk.stop
+    assert stop is not None
+    scan.valid_bytes = stop.position
+    if stop.error is not None:
+        st.invalid(stop.position)
+        code = (
+            "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
+        )
+        st.finding(
+            code,
+            Severity.ERROR,
+            f"{stop.error.reason}; nothing after it can be read",
+            position=stop.position,
+        )
     _tail_and_size(st, options)
     return scan
+
+
+_KEPT = ("position", "base_offset", "last_offset", "max_timestamp")
+"""The columns verify keeps per batch, for the index checks."""
+
+
+def _attend(
+    st: _State, run: BatchRun, i: int, carried_prev: int | None, carried_epoch: int
+) -> None:
+    """The findings of batch i of ``run``, which ``flag_batches`` flagged."""
+    position, base, last = run.position[i], run.base_offset[i], run.last_offset[i]
+    prev = run.last_offset[i - 1] if i else carried_prev
+    if run.magic[i] < 2:
+        st.scan.legacy_batches += 1
+    else:
+        before = run.partition_leader_epoch[i - 1] if i else carried_epoch
+        if run.partition_leader_epoch[i] != before:
+            st.scan.epoch_starts.append((run.partition_leader_epoch[i], base))
+    if run.valid[i] == 0:
+        batch = run.batch(i)
+        _crc_mismatch(st, batch, batch.compute_checksum(st.buf))
+    _offset_anomalies(st, position, base, last, prev)
 
 
 def _tail_and_size(st: _State, options: VerifyOptions) -> None:

@@ -16,12 +16,10 @@ attributes int8, [timestamp int64, v1 only], key_length int32, key, value_length
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
 from typing import NamedTuple
 
-from kdump import speedups
 from kdump.crc import Buffer, crc32, crc32c_range
-from kdump.errors import CorruptBatchError
+from kdump.errors import CorruptBatchError, UnknownMagicError
 
 LOG_OVERHEAD = 12
 """offset int64 + size int32, the part of every batch its size field does not count."""
@@ -56,7 +54,6 @@ NO_PRODUCER_EPOCH = -1
 NO_PARTITION_LEADER_EPOCH = -1
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
-_native = speedups.native
 
 
 def java_long(value: int) -> int:
@@ -158,11 +155,6 @@ class RecordBatch(NamedTuple):
         return crc32c_range(buf, position + ATTRIBUTES_OFFSET, end) == self.crc
 
 
-_is_valid_python = RecordBatch.is_valid
-if speedups.native_crc is not None:
-    speedups.native_crc.install_is_valid(RecordBatch)  # the same test in C: it runs once per batch
-
-
 class LegacyRecordBatch(NamedTuple):
     """A magic v0/v1 shallow message: a plain message, or a wrapper around compressed ones.
 
@@ -261,8 +253,6 @@ class LegacyRecordBatch(NamedTuple):
 Batch = RecordBatch | LegacyRecordBatch
 
 _new = tuple.__new__
-NATIVE_CHUNK = 256
-"""Batch headers per call into the C code: enough to pay for the call, few to hold."""
 
 
 def read_batch(
@@ -295,7 +285,7 @@ def read_batch(
         return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
     if magic in (0, 1):
         return _legacy_batch(buf, position, magic, size, path)
-    raise CorruptBatchError(path, position, f"unknown magic {magic} (offset {offset})")
+    raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
 
 
 def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
@@ -312,48 +302,3 @@ def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) 
 
         base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
-
-
-def iter_batches(
-    buf: Buffer,
-    path: str = "<bytes>",
-    start: int = 0,
-    end: int | None = None,
-    max_size: int | None = None,
-) -> Iterator[Batch]:
-    """Every batch from ``start`` to ``end`` in file order, shallow (headers only).
-
-    Well-formed v2 batches take a fast path (kdump/_speedups.c's v2_batches, a few hundred
-    headers per call, else one unpack and one tuple each); everything else, including where
-    the iteration stops, goes through read_batch.
-    """
-    end = len(buf) if end is None else min(end, len(buf))
-    if not 0 <= start <= len(buf):
-        raise CorruptBatchError(path, start, f"position {start} is outside the file")
-    # batch lengths are int32: any limit outside [-1, 2^31-1] acts as its nearest end
-    largest = INT32_MAX if max_size is None else max(min(max_size, INT32_MAX), -1)
-    last_v2_start = end - RECORD_BATCH_OVERHEAD  # a whole v2 header fits from here down
-    unpack = V2_HEADER.unpack_from
-    native = _native
-    position = start
-    while position + HEADER_SIZE_UP_TO_MAGIC < end:
-        if native is not None:
-            batches, position = native.v2_batches(
-                buf, position, end, largest, NATIVE_CHUNK, RecordBatch
-            )
-            yield from batches
-            if position + HEADER_SIZE_UP_TO_MAGIC >= end:
-                return
-        if position <= last_v2_start and buf[position + MAGIC_OFFSET] == 2:
-            fields = unpack(buf, position)
-            batch_length = fields[1]
-            following = position + LOG_OVERHEAD + batch_length
-            if MIN_V2_BATCH_LENGTH <= batch_length <= largest and following <= end:
-                yield _new(RecordBatch, (position, *fields))
-                position = following
-                continue
-        batch = read_batch(buf, position, end, path, max_size)
-        if batch is None:
-            return
-        yield batch
-        position = batch.end

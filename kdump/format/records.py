@@ -35,7 +35,6 @@ from kdump.format.batch import (
 )
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
 
-_native = speedups.native
 _INT32 = struct.Struct(">i")
 _new = tuple.__new__
 _CONTROL_KEY = struct.Struct(">hh")
@@ -201,8 +200,9 @@ def iter_v2_records(
     data = _payload(buf, batch, start, path, max_batch_bytes)
     # LogAppendTime: every record reports the batch's max timestamp
     append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
-    if _native is not None:
-        decoded = _native.v2_records(
+    native = speedups.native()
+    if native is not None:
+        decoded = native.v2_records(
             data,
             count,
             batch.base_offset,

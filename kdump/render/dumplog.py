@@ -28,6 +28,7 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
+from kdump.format.walk import StopReason
 from kdump.render.describe import (
     Decoder,
     compression,
@@ -43,7 +44,6 @@ from kdump.segment import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     FileRecords,
-    ReleaseBehind,
     base_offset_of,
     open_buffer,
     open_offset_index,
@@ -253,29 +253,32 @@ def _log_header(path: str) -> str:
 def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     yield Line(OUT, _log_header(path))
     log = FileRecords(path)
-    end = min(log.size, opts.max_bytes)
-    valid_bytes = 0
+    walk = log.walk(0, opts.max_bytes)
     last_offset = -1
-    release = ReleaseBehind(log.buf)  # keeps RSS flat: a mapped page counts until released
-    release_at = release.window
-    for batch in log.batches(0, end):
-        if valid_bytes >= release_at:
-            release_at = release.upto(valid_bytes)
-        valid = log.is_valid(batch)
-        problems.invalid_batches += not valid
-        yield Line(OUT, batch_line(batch, valid_bytes, valid))
-        if opts.deep:
-            for record in log.records(batch, opts.max_batch_bytes):
-                # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
-                if last_offset != -1 and record.offset != last_offset + 1:
-                    _put(problems.non_consecutive, path, last_offset, record.offset)
-                last_offset = record.offset
-                yield Line(OUT, record_line(record, batch, opts))
-        valid_bytes += batch.size
-    trailing = end - valid_bytes
-    if trailing > 0 and opts.max_bytes == INT32_MAX:
-        problems.trailing_bytes += trailing
-        yield Line(OUT, f"Found {trailing} invalid bytes at the end of {os.path.basename(path)}")
+    for run in walk:
+        for batch, valid in zip(run.batches(), run.valid, strict=True):
+            problems.invalid_batches += not valid
+            yield Line(OUT, batch_line(batch, batch.position, bool(valid)))
+            if opts.deep:
+                for record in log.records(batch, opts.max_batch_bytes):
+                    # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
+                    if last_offset != -1 and record.offset != last_offset + 1:
+                        _put(problems.non_consecutive, path, last_offset, record.offset)
+                    last_offset = record.offset
+                    yield Line(OUT, record_line(record, batch, opts))
+    stop = walk.stop
+    assert stop is not None
+    if stop.error is not None:
+        raise stop.error
+    # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
+    if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
+        problems.trailing_bytes += stop.remaining
+        yield Line(
+            OUT, f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}"
+        )
+
+
+_TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)
 
 
 def _log_beside(path: str) -> FileRecords:

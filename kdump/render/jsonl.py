@@ -16,6 +16,7 @@ from kdump.format.records import Record, control_record_key, end_transaction_mar
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
+from kdump.format.walk import StopReason
 from kdump.render.describe import Decoder, compression, timestamp_type
 from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
 from kdump.segment import (
@@ -25,7 +26,6 @@ from kdump.segment import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
     FileRecords,
-    ReleaseBehind,
     open_buffer,
     open_offset_index,
     open_time_index,
@@ -123,30 +123,28 @@ def error_object(path: str, error: KdumpError) -> Obj:
 
 def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
     log = FileRecords(path)
-    end = min(log.size, opts.max_bytes)
-    valid_bytes = 0
-    release = ReleaseBehind(log.buf)  # keeps RSS flat: a mapped page counts until released
-    release_at = release.window
-    for batch in log.batches(0, end):
-        if valid_bytes >= release_at:
-            release_at = release.upto(valid_bytes)
-        valid = log.is_valid(batch)
-        problems.invalid_batches += not valid
-        yield batch_object(path, batch, valid)
-        if opts.deep:
-            for record in log.records(batch, opts.max_batch_bytes):
-                yield record_object(
-                    record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
-                )
-        valid_bytes = batch.end
+    walk = log.walk(0, opts.max_bytes)
+    for run in walk:
+        for batch, valid in zip(run.batches(), run.valid, strict=True):
+            problems.invalid_batches += not valid
+            yield batch_object(path, batch, bool(valid))
+            if opts.deep:
+                for record in log.records(batch, opts.max_batch_bytes):
+                    yield record_object(
+                        record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
+                    )
+    stop = walk.stop
+    assert stop is not None
+    if stop.error is not None:
+        raise stop.error
     # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.
-    if end == log.size and end - valid_bytes > 0:
-        problems.trailing_bytes += end - valid_bytes
+    if stop.reason is StopReason.TRUNCATED_TAIL:
+        problems.trailing_bytes += stop.remaining
         yield {
             "type": "truncated_tail",
             "file": path,
-            "position": valid_bytes,
-            "bytes": end - valid_bytes,
+            "position": stop.position,
+            "bytes": stop.remaining,
         }
 
 

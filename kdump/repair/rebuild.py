@@ -24,45 +24,37 @@ from __future__ import annotations
 import operator
 import struct
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
-from kdump.crc import Buffer, crc32c_range
+from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
-from kdump.format.batch import (
-    ATTRIBUTES_OFFSET,
-    HEADER_SIZE_UP_TO_MAGIC,
-    INT32_MAX,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    V2_HEADER,
-    Batch,
-    RecordBatch,
-    iter_batches,
-    java_long,
-    read_batch,
-)
+from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch, RecordBatch, read_batch
 from kdump.format.index import OffsetIndex
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import AbortedTxn
+from kdump.format.walk import (
+    NO_EPOCH_YET,
+    BatchRun,
+    LogWalk,
+    Pager,
+    Producers,
+    Stop,
+    StopReason,
+    flag_batches,
+    iter_batches,
+)
 from kdump.repair.producer_state import ProducerStateTracker
-from kdump.segment import ReleaseBehind
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_MAX_INDEX_SIZE = 10485760
 
 _OFFSET_ENTRY = OffsetIndex.entry_struct
 _TIME_ENTRY = TimeIndex.entry_struct
-# V2_HEADER fields, in DefaultRecordBatch order.
-_BASE_OFFSET, _LENGTH, _EPOCH, _CRC, _LAST_DELTA, _MAX_TS, _PRODUCER_ID = 0, 1, 2, 4, 6, 8, 9
-_native = speedups.native_crc
-NATIVE_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -215,14 +207,16 @@ class _IndexWriter:
         self.index.extend(offsets, entry_positions)
         self.time_index.extend(timestamps, time_offsets)
 
-    def run(self, positions: bytes, last_offsets: bytes, max_timestamps: bytes) -> None:
-        """batches() over the int64 columns of the C scan, in C."""
-        assert _native is not None
-        columns = (memoryview(c).cast("q") for c in (positions, last_offsets, max_timestamps))
+    def run(
+        self, positions: Sequence[int], last_offsets: Sequence[int], max_timestamps: Sequence[int]
+    ) -> None:
+        """batches() over int64 columns, in C."""
+        native = speedups.native()
+        assert native is not None
         state = (self.last_index_entry, self.max_ts, self.offset_of_max_ts)
         interval = max(min(self.interval, speedups.INT64_MAX), -1)  # the same test in int64
-        *state, offsets, at, timestamps, time_offsets = _native.index_points(
-            *columns, interval, *state
+        *state, offsets, at, timestamps, time_offsets = native.index_points(
+            positions, last_offsets, max_timestamps, interval, *state
         )
         self.last_index_entry, self.max_ts, self.offset_of_max_ts = state
         self.index.extend(array("q", offsets).tolist(), array("q", at).tolist())
@@ -286,118 +280,160 @@ def recover_segment(
     alone. ``scan``, when given, receives every valid batch (what verify's index checks compare
     the new indexes with), so checking them needs no second pass over the log.
     """
-    end = len(buf)
-    out = RecoveredSegment(path, base_offset, end)
-    keep = scan is not None
-    if scan is not None:
-        positions, bases, lasts, max_timestamps = (
-            scan.positions,
-            scan.base_offsets,
-            scan.last_offsets,
-            scan.max_timestamps,
-        )
-    writer = _IndexWriter(base_offset, config)
-    unpack = V2_HEADER.unpack_from
-    state_from = -(2**63) if producer_state_from is None else producer_state_from
-    pos = batches = 0
-    release = ReleaseBehind(buf)
-    release_at = release.window
-    native = _native if speedups.fits_int64(base_offset) else None
-    fits = speedups.fits_int64
-    prev_last: int | None = None
-    epoch: int | None = None
-    while pos + HEADER_SIZE_UP_TO_MAGIC < end:
-        if pos >= release_at:
-            release_at = release.upto(pos)
-        if native is not None and prev_last is not None and epoch is not None and fits(prev_last):
-            # the C scan takes the run of batches that need no finding, up to the next release
-            if producers is None:
-                mode = native.PRODUCERS_IGNORED
-            elif producers.current_txn_first_offset:  # any producer batch may now matter
-                mode = native.PRODUCERS_ALL
-            else:
-                mode = native.PRODUCERS_TRANSACTIONAL
-            pos, prev_last, _, _, *columns = native.scan_v2(
-                buf, pos, release_at, end, base_offset, prev_last, epoch, NATIVE_CHUNK, mode
-            )
-            run_positions, _, run_lasts, run_max_ts = columns
-            writer.run(run_positions, run_lasts, run_max_ts)
-            batches += len(run_positions) // 8
-            if keep:
-                for column, data in zip(
-                    (positions, bases, lasts, max_timestamps), columns, strict=True
-                ):
-                    column.frombytes(data)
-            if pos >= release_at or pos + HEADER_SIZE_UP_TO_MAGIC >= end:
-                continue
-        fast = pos + RECORD_BATCH_OVERHEAD <= end and buf[pos + MAGIC_OFFSET] == 2
-        if fast:
-            fields = unpack(buf, pos)
-            size = fields[_LENGTH] + LOG_OVERHEAD
-            fast = size >= RECORD_BATCH_OVERHEAD and pos + size <= end
-        if fast:
-            if crc32c_range(buf, pos + ATTRIBUTES_OFFSET, pos + size) != fields[_CRC]:
-                out.stop = _invalid(path, pos, RecordBatch(pos, *fields), buf)
-                break
-            batch_max_ts = fields[_MAX_TS]
-            first = fields[_BASE_OFFSET]
-            last = java_long(first + fields[_LAST_DELTA])
-            epoch = fields[_EPOCH]
-        else:
-            try:
-                batch = read_batch(buf, pos, end, path)
-            except CorruptBatchError as e:
-                unknown = "unknown magic" in e.reason
-                code = "LOG_UNKNOWN_MAGIC" if unknown else "LOG_CORRUPT_BATCH"
-                out.stop = _stop(code, path, pos, e.reason)
-                break
-            if batch is None:
-                break
-            if not batch.is_valid(buf):
-                out.stop = _invalid(path, pos, batch, buf)
-                break
-            batch_max_ts, first, last = batch.max_timestamp, batch.base_offset, batch.last_offset
-            size, epoch = batch.size, None
-        if not 0 <= last - base_offset <= INT32_MAX:
-            out.stop = _stop(
-                "LOG_OFFSET_OVERFLOW",
-                path,
-                pos,
-                f"offset {last} cannot be stored relative to base offset {base_offset}: Kafka "
-                "throws LogSegmentOffsetOverflowException and splits the segment",
-                offset=last,
-            )
+    out = RecoveredSegment(path, base_offset, len(buf))
+    recovery = _Recovery(buf, base_offset, path, config, producers, producer_state_from, scan)
+    walk = LogWalk(buf, path, until_invalid=True, pager=Pager(buf))
+    for run in walk:
+        if not recovery.take(run, out):
             break
-        writer.batches((pos,), (last,), (batch_max_ts,))
-        if fast and producers is not None and fields[_PRODUCER_ID] >= 0 and last >= state_from:
-            result = producers.update(buf, RecordBatch(pos, *fields), path)
-            if isinstance(result, AbortedTxn):
-                out.aborted_txns.append(result)
-            elif result is not None:
-                out.findings.append(result)
-        if keep:
-            positions.append(pos)
-            bases.append(first)
-            lasts.append(last)
-            max_timestamps.append(batch_max_ts)
-        pos += size
-        batches += 1
-        prev_last = last
-    out.valid_bytes, out.batches = pos, batches
+    else:
+        out.stop = _walk_stop(walk.stop, buf, path)
+    out.valid_bytes, out.batches = recovery.valid_bytes, recovery.batches
     if scan is not None:
-        scan.valid_bytes = pos
+        scan.valid_bytes = out.valid_bytes
+    writer = recovery.writer
     out.max_timestamp, out.offset_of_max_timestamp = writer.max_ts, writer.offset_of_max_ts
-    if out.stop is None and pos < end:
-        out.stop = _stop(
-            "LOG_TRUNCATED_TAIL",
-            path,
-            pos,
-            f"{end - pos} bytes after the last whole batch are a torn, partial batch",
-        )
     writer.close()
     out.index, out.time_index = bytes(writer.index.data), bytes(writer.time_index.data)
     out.findings.extend(_refusals(path, writer.index, writer.time_index, config))
     return out
+
+
+class _Recovery:
+    """LogSegment.recover over the walk's runs: whole stretches of batches go to the index
+    writer at once; the batches ``flag_batches`` flags (offsets to check, producer batches the
+    transaction index needs) go one by one."""
+
+    def __init__(
+        self,
+        buf: Buffer,
+        base_offset: int,
+        path: str,
+        config: IndexConfig,
+        producers: ProducerStateTracker | None,
+        producer_state_from: int | None,
+        scan: LogScan | None,
+    ) -> None:
+        self.buf, self.base_offset, self.path = buf, base_offset, path
+        self.writer = _IndexWriter(base_offset, config)
+        self.producers = producers
+        self.state_from = -(2**63) if producer_state_from is None else producer_state_from
+        self.scan = scan
+        self.has_prev, self.prev_last, self.epoch = False, 0, NO_EPOCH_YET
+        self.valid_bytes = self.batches = 0
+        self.stop: Finding | None = None
+
+    def _mode(self) -> Producers:
+        if self.producers is None:
+            return Producers.IGNORED
+        if self.producers.current_txn_first_offset:  # any producer batch may now matter
+            return Producers.ALL
+        return Producers.TRANSACTIONAL
+
+    def take(self, run: BatchRun, out: RecoveredSegment) -> bool:
+        """Feed one run; False where recovery stops inside it (``out.stop`` says why)."""
+        done = 0
+        while done < run.n:
+            part = run.slice(done, run.n)
+            mode = self._mode()
+            flags = flag_batches(
+                part, self.base_offset, self.has_prev, self.prev_last, self.epoch, mode
+            )
+            start = 0
+            for i in flags.flagged:
+                self._bulk(part.slice(start, i))
+                if not self._one(part, i, out):
+                    return False
+                start = i + 1
+                if self._mode() is not mode:  # a transaction opened or closed: flag anew
+                    break
+            else:
+                self._bulk(part.slice(start, part.n))
+                return True
+            done += start
+        return True
+
+    def _bulk(self, part: BatchRun) -> None:
+        """Batches that need nothing but index entries."""
+        if not part.n:
+            return
+        if speedups.native() is not None and speedups.fits_int64(self.base_offset):
+            self.writer.run(part.position, part.last_offset, part.max_timestamp)
+        else:
+            self.writer.batches(part.position, part.last_offset, part.max_timestamp)
+        self._keep(part)
+        self._advance(part, part.n - 1)
+
+    def _one(self, part: BatchRun, i: int, out: RecoveredSegment) -> bool:
+        """A flagged batch: the offset overflow recovery stops at, then producer state."""
+        position, last = part.position[i], part.last_offset[i]
+        if not 0 <= last - self.base_offset <= INT32_MAX:
+            out.stop = _stop(
+                "LOG_OFFSET_OVERFLOW",
+                self.path,
+                position,
+                f"offset {last} cannot be stored relative to base offset {self.base_offset}: "
+                "Kafka throws LogSegmentOffsetOverflowException and splits the segment",
+                offset=last,
+            )
+            return False
+        self.writer.batches((position,), (last,), (part.max_timestamp[i],))
+        producers = self.producers
+        if (
+            producers is not None
+            and part.magic[i] >= 2
+            and part.producer_id[i] >= 0
+            and last >= self.state_from
+        ):
+            batch = part.batch(i)
+            assert isinstance(batch, RecordBatch)
+            result = producers.update(self.buf, batch, self.path)
+            if isinstance(result, AbortedTxn):
+                out.aborted_txns.append(result)
+            elif result is not None:
+                out.findings.append(result)
+        one = part.slice(i, i + 1)
+        self._keep(one)
+        self._advance(one, 0)
+        return True
+
+    def _keep(self, part: BatchRun) -> None:
+        scan = self.scan
+        if scan is not None and part.n:
+            for name, column in zip(
+                ("position", "base_offset", "last_offset", "max_timestamp"),
+                (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps),
+                strict=True,
+            ):
+                part.copy_column(name, column)
+
+    def _advance(self, part: BatchRun, last: int) -> None:
+        self.batches += last + 1
+        self.valid_bytes = part.position[last] + part.size[last]
+        self.has_prev, self.prev_last = True, part.last_offset[last]
+        self.epoch = part.partition_leader_epoch[last]
+
+
+def _walk_stop(stop: Stop | None, buf: Buffer, path: str) -> Finding | None:
+    """Why LogSegment.recover's walk ended before the end of the file, as a finding."""
+    if stop is None or stop.reason in (StopReason.END, StopReason.LIMIT):
+        return None
+    position = stop.position
+    if stop.reason is StopReason.INVALID_BATCH:
+        batch = read_batch(buf, position, len(buf), path)
+        assert batch is not None
+        return _invalid(path, position, batch, buf)
+    if stop.error is not None:
+        code = (
+            "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
+        )
+        return _stop(code, path, position, stop.error.reason)
+    return _stop(
+        "LOG_TRUNCATED_TAIL",
+        path,
+        position,
+        f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
+    )
 
 
 def _stop(code: str, path: str, position: int, message: str, offset: int | None = None) -> Finding:

@@ -1,0 +1,494 @@
+"""The one walk over a .log: batch headers as columns, in runs, and why the walk stopped.
+
+Every reader of a log (dump, JSON Lines, verify, recovery, lookup, Spark) asks this module for
+its batches. It alone decides what a batch is and where the walk ends, following Kafka's
+``FileLogInputStream.nextBatch``: 17 bytes or fewer left end the walk, a size below 14 (or
+below a magic's own minimum) is a corrupt batch, an unknown magic ends it, a batch running
+past the end of the range ends it. It alone chooses between the C scan (``kdump.speedups``)
+and the Python reference below, which take the same decisions (tests/test_speedups.py).
+
+A run is up to ``RUN_BATCHES`` consecutive batches, one int64 column per header field
+(``COLUMNS``). Legacy v0/v1 messages (AbstractLegacyRecordBatch) fill the same columns: their
+producer fields are Kafka's "none" constants, their records_count is -1 (countOrNull is null).
+"""
+
+from __future__ import annotations
+
+import mmap
+from array import array
+from collections.abc import Iterator, Sequence
+from enum import Enum, IntEnum
+from typing import NamedTuple
+
+from kdump import speedups
+from kdump.crc import Buffer
+from kdump.errors import CorruptBatchError, FormatError, UnknownMagicError
+from kdump.format.batch import (
+    CONTROL_BIT,
+    HEADER_SIZE_UP_TO_MAGIC,
+    INT32_MAX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    TRANSACTIONAL_BIT,
+    Batch,
+    LegacyRecordBatch,
+    RecordBatch,
+    java_long,
+    read_batch,
+)
+
+COLUMNS = (
+    "position",
+    "base_offset",
+    "last_offset",
+    "size",
+    "partition_leader_epoch",
+    "magic",
+    "crc",
+    "attributes",
+    "last_offset_delta",
+    "base_timestamp",
+    "max_timestamp",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "records_count",
+    "valid",
+)
+"""One int64 per batch each (int64: every header field fits, and C and array('q') share it).
+
+``size`` is the whole batch (``batch_length`` + 12); ``last_offset`` wraps as Java's long;
+``valid`` is 1 (CRC matches), 0 (it does not) or -1 (not checked)."""
+
+RUN_BATCHES = 4096
+"""Batches per run: 512 KiB of columns at most, and enough to pay for a call into C."""
+
+UNCHECKED = -1
+_NCOL = len(COLUMNS)
+_new = tuple.__new__
+
+
+class StopReason(str, Enum):
+    """Why a walk ended (Kafka's iteration ends at the first three without an exception)."""
+
+    END = "end"
+    """Every byte of the file was a whole batch."""
+    TRUNCATED_TAIL = "truncated_tail"
+    """Bytes at the end of the file that are not a whole batch (a torn write)."""
+    LIMIT = "limit"
+    """The range asked for (``--max-bytes``, a lookup's span) ended before the file."""
+    CORRUPT_BATCH = "corrupt_batch"
+    """A size no batch can have: below 14, below a v1/v2 header, above ``max_size``."""
+    UNKNOWN_MAGIC = "unknown_magic"
+    INVALID_BATCH = "invalid_batch"
+    """A batch whose CRC does not match, where the walk was asked to stop there (recovery)."""
+
+
+class Stop(NamedTuple):
+    reason: StopReason
+    position: int
+    """Where the walk stopped: the end of the last whole batch it gave (valid bytes)."""
+    remaining: int
+    """Bytes of the range after ``position``."""
+    error: FormatError | None = None
+    """For a corrupt batch or an unknown magic: Kafka's complaint, with file and position."""
+
+    @property
+    def is_damage(self) -> bool:
+        """Whether the walk ended at something the broker's recovery would truncate."""
+        return self.reason not in (StopReason.END, StopReason.LIMIT)
+
+
+class BatchRun:
+    """Consecutive batches as columns; ``run.base_offset[i]`` is batch i's base offset."""
+
+    __slots__ = ("n", *COLUMNS)
+
+    n: int
+    position: Sequence[int]
+    base_offset: Sequence[int]
+    last_offset: Sequence[int]
+    size: Sequence[int]
+    partition_leader_epoch: Sequence[int]
+    magic: Sequence[int]
+    crc: Sequence[int]
+    attributes: Sequence[int]
+    last_offset_delta: Sequence[int]
+    base_timestamp: Sequence[int]
+    max_timestamp: Sequence[int]
+    producer_id: Sequence[int]
+    producer_epoch: Sequence[int]
+    base_sequence: Sequence[int]
+    records_count: Sequence[int]
+    valid: Sequence[int]
+
+    def __init__(self, n: int, columns: Sequence[Sequence[int]]) -> None:
+        self.n = n
+        for name, column in zip(COLUMNS, columns, strict=True):
+            setattr(self, name, column)
+
+    @classmethod
+    def from_native(cls, n: int, data: bytes) -> BatchRun:
+        """The C scan's columns: one bytes object, column after column of n int64s."""
+        view = memoryview(data).cast("q")
+        return cls(n, [view[i * n : (i + 1) * n] for i in range(_NCOL)])
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def end(self) -> int:
+        """The position after the run's last batch."""
+        return self.position[-1] + self.size[-1]
+
+    def batch(self, i: int) -> Batch:
+        """Batch i as the header tuple the rest of kdump reads (RecordBatch, LegacyRecordBatch)."""
+        if self.magic[i] >= 2:
+            return _new(
+                RecordBatch,
+                (
+                    self.position[i],
+                    self.base_offset[i],
+                    self.size[i] - LOG_OVERHEAD,
+                    self.partition_leader_epoch[i],
+                    self.magic[i],
+                    self.crc[i],
+                    self.attributes[i],
+                    self.last_offset_delta[i],
+                    self.base_timestamp[i],
+                    self.max_timestamp[i],
+                    self.producer_id[i],
+                    self.producer_epoch[i],
+                    self.base_sequence[i],
+                    self.records_count[i],
+                ),
+            )
+        return _new(
+            LegacyRecordBatch,
+            (
+                self.position[i],
+                self.last_offset[i],
+                self.size[i] - LOG_OVERHEAD,
+                self.crc[i],
+                self.magic[i],
+                self.attributes[i],
+                self.max_timestamp[i],
+                self.base_offset[i],
+            ),
+        )
+
+    def batches(self) -> Iterator[Batch]:
+        return map(self.batch, range(self.n))
+
+    def columns(self) -> list[Sequence[int]]:
+        return [getattr(self, name) for name in COLUMNS]
+
+    def slice(self, start: int, stop: int) -> BatchRun:
+        """Batches ``start`` to ``stop`` (exclusive) of this run, as a run."""
+        if start == 0 and stop == self.n:
+            return self
+        columns = [memoryview(c)[start:stop] for c in self.columns()]  # type: ignore[arg-type]
+        return BatchRun(stop - start, columns)
+
+    def copy_column(self, name: str, into: array[int]) -> None:
+        """Append the column ``name`` to an array('q'), as one copy."""
+        column = getattr(self, name)
+        if isinstance(column, array):
+            into.extend(column)
+        else:
+            into.frombytes(column.cast("B"))
+
+
+class Pager:
+    """How a walk reads a memory-mapped log: it hands back the pages it has passed
+    (MADV_DONTNEED; they stay in the page cache), so resident memory stays flat over a segment
+    of any size. Runs end at window boundaries, where ``advance`` is called."""
+
+    window = 8 << 20
+
+    def __init__(self, buf: Buffer) -> None:
+        usable = hasattr(mmap, "MADV_DONTNEED") and isinstance(buf, mmap.mmap)
+        self.buf: mmap.mmap | None = buf if usable else None  # type: ignore[assignment]
+        self.released = 0
+
+    def advance(self, position: int) -> int:
+        """The walk has reached ``position``: release what lies before; the next boundary."""
+        buf = self.buf
+        if buf is not None:
+            end = position - position % mmap.PAGESIZE
+            if end > self.released:
+                buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
+                self.released = end
+        return position + self.window
+
+
+class LogWalk:
+    """Iterate for the runs; ``stop`` says why and where the walk ended, once it has.
+
+    ``start``/``end`` bound the range (``end`` beyond the file is the file's end); ``max_size``
+    refuses larger batches as corrupt (DumpLogSegments' --max-message-size); ``check_crc``
+    fills the ``valid`` column; ``until_invalid`` ends the walk before the first batch whose
+    CRC fails (LogSegment.recover). ``path`` names the file in errors.
+    """
+
+    def __init__(
+        self,
+        buf: Buffer,
+        path: str = "<bytes>",
+        start: int = 0,
+        end: int | None = None,
+        *,
+        max_size: int | None = None,
+        check_crc: bool = True,
+        until_invalid: bool = False,
+        run_batches: int = RUN_BATCHES,
+        pager: Pager | None = None,
+    ) -> None:
+        size = len(buf)
+        if not 0 <= start <= size:
+            raise CorruptBatchError(path, start, f"position {start} is outside the file")
+        self.buf, self.path, self.start = buf, path, start
+        self.end = size if end is None else max(start, min(end, size))
+        self.file_size = size
+        self.max_size = max_size
+        # batch lengths are int32: any limit outside [-1, 2^31-1] acts as its nearest end
+        self.largest = INT32_MAX if max_size is None else max(min(max_size, INT32_MAX), -1)
+        self.check_crc = check_crc or until_invalid
+        self.until_invalid = until_invalid
+        self.run_batches = max(1, run_batches)
+        self.pager = pager
+        self.stop: Stop | None = None
+
+    def __iter__(self) -> Iterator[BatchRun]:
+        position, end = self.start, self.end
+        pager = self.pager
+        boundary = pager.advance(position) if pager is not None else end
+        while self.stop is None:
+            if pager is not None and position >= boundary:
+                boundary = pager.advance(position)
+            limit = min(boundary, end)
+            native = speedups.native()
+            if native is not None:
+                n, data, position = native.walk_v2(
+                    self.buf, position, limit, end, self.largest, self.run_batches,
+                    self.check_crc, self.until_invalid,
+                )  # fmt: skip
+                if n:
+                    yield BatchRun.from_native(n, data)
+                if n == self.run_batches or limit <= position < end:
+                    continue
+                # the C scan stops where it needs Python: the batches up to the next one it
+                # takes (v2), or the end, here
+                run, position = self._python_run(position, limit, self.run_batches, True)
+            else:
+                run, position = self._python_run(position, limit, self.run_batches)
+            if run.n:
+                yield run
+        if pager is not None:
+            pager.advance(position)
+
+    def _python_run(
+        self, position: int, limit: int, most: int, until_v2: bool = False
+    ) -> tuple[BatchRun, int]:
+        """The reference: up to ``most`` batches starting before ``limit``, batch by batch, with
+        the decisions the C scan takes; sets ``stop`` where the walk ends. ``until_v2`` ends the
+        run before a v2 batch (after the first batch), for the C scan to take it."""
+        buf, end, path = self.buf, self.end, self.path
+        columns: list[array[int]] = [array("q") for _ in COLUMNS]
+        appends = [c.append for c in columns]
+        n, ended = 0, False
+        while n < most and position < limit:
+            if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+                ended = True
+                break
+            if until_v2 and n and buf[position + MAGIC_OFFSET] == 2:
+                break
+            try:
+                batch = read_batch(buf, position, end, path, self.max_size)
+            except UnknownMagicError as e:
+                self.stop = Stop(StopReason.UNKNOWN_MAGIC, position, end - position, e)
+                break
+            except CorruptBatchError as e:
+                self.stop = Stop(StopReason.CORRUPT_BATCH, position, end - position, e)
+                break
+            if batch is None:
+                ended = True
+                break
+            valid = int(batch.is_valid(buf)) if self.check_crc else UNCHECKED
+            if not valid and self.until_invalid:
+                self.stop = Stop(StopReason.INVALID_BATCH, position, end - position)
+                break
+            for append, value in zip(appends, _row(batch, valid), strict=True):
+                append(value)
+            n += 1
+            position = batch.end
+        if ended or (self.stop is None and position >= end):
+            self._finish(position)
+        return BatchRun(n, columns), position
+
+    def _finish(self, position: int) -> None:
+        """The range holds no further whole batch: an end, a torn tail or the range's limit."""
+        remaining = self.end - position
+        if self.end < self.file_size:
+            reason = StopReason.LIMIT
+        else:
+            reason = StopReason.TRUNCATED_TAIL if remaining else StopReason.END
+        self.stop = Stop(reason, position, remaining)
+
+    def batches(self) -> Iterator[Batch]:
+        """The batches one by one, as header tuples."""
+        for run in self:
+            yield from run.batches()
+
+
+class Producers(IntEnum):
+    """Which producer batches ``flag_batches`` flags: recovery's producer state needs them."""
+
+    IGNORED = 0
+    TRANSACTIONAL = 1
+    """Transactional or control batches of a producer (nothing is open)."""
+    ALL = 2
+    """Every batch with a producer id (a transaction is open)."""
+
+
+class Flags(NamedTuple):
+    """What ``flag_batches`` found in a run, and the state it carries to the next one."""
+
+    flagged: list[int]
+    gaps: int
+    first_gap: tuple[int, int] | None
+    """(previous last offset, next base offset) of the first gap."""
+    has_prev: bool
+    prev_last: int
+    epoch: int
+
+
+NO_EPOCH_YET: int = -(2**63)
+"""The epoch before the first batch: never a batch's (partition leader epochs are int32)."""
+
+
+def flag_batches(
+    run: BatchRun,
+    segment_base: int,
+    has_prev: bool = False,
+    prev_last: int = 0,
+    epoch: int = NO_EPOCH_YET,
+    producers: Producers = Producers.IGNORED,
+) -> Flags:
+    """The batches of ``run`` that need a closer look, by number, for verify and recovery: a
+    failed CRC; a base offset not above the previous batch's last offset, below the segment's
+    base offset, or a last offset below the base or more than 2^31-1 past the segment's base
+    (relative offsets overflow); a new partition leader epoch; a legacy message; a producer
+    batch ``producers`` asks for; the first batch of the segment. Gaps between batches (normal
+    after compaction) are counted, never flagged. Pass ``has_prev``, ``prev_last`` and ``epoch``
+    from the previous run's result."""
+    native = speedups.native()
+    if native is not None and speedups.fits_int64(segment_base, prev_last):
+        flagged, gaps, first_gap, has_prev, prev_last, epoch = native.flag_batches(
+            run.base_offset, run.last_offset, run.partition_leader_epoch, run.magic, run.valid,
+            run.producer_id, run.attributes, segment_base, has_prev, prev_last, epoch,
+            int(producers),
+        )  # fmt: skip
+        return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+    flagged = []
+    gaps, first_gap = 0, None
+    for i in range(run.n):
+        base, last = run.base_offset[i], run.last_offset[i]
+        attention = (
+            run.valid[i] == 0
+            or run.magic[i] < 2
+            or run.partition_leader_epoch[i] != epoch
+            or last < base
+            or base < segment_base
+            or last - segment_base > INT32_MAX
+            or not has_prev
+        )
+        if has_prev:
+            if base <= prev_last:
+                attention = True
+            elif base != prev_last + 1:
+                gaps += 1
+                first_gap = first_gap or (prev_last, base)
+        if producers and run.producer_id[i] >= 0:
+            transactional = run.attributes[i] & (TRANSACTIONAL_BIT | CONTROL_BIT)
+            attention = attention or producers is Producers.ALL or bool(transactional)
+        if attention:
+            flagged.append(i)
+        has_prev, prev_last, epoch = True, last, run.partition_leader_epoch[i]
+    return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+
+
+def iter_batches(
+    buf: Buffer,
+    path: str = "<bytes>",
+    start: int = 0,
+    end: int | None = None,
+    max_size: int | None = None,
+) -> Iterator[Batch]:
+    """Every batch from ``start`` to ``end`` in file order, as header tuples (no CRC check);
+    raises the walk's error where it ends at a corrupt batch or an unknown magic."""
+    walk = LogWalk(buf, path, start, end, max_size=max_size, check_crc=False)
+    yield from walk.batches()
+    if walk.stop is not None and walk.stop.error is not None:
+        raise walk.stop.error
+
+
+def _row(batch: Batch, valid: int) -> tuple[int, ...]:
+    if isinstance(batch, RecordBatch):
+        return (
+            batch.position,
+            batch.base_offset,
+            batch.last_offset,
+            batch.batch_length + LOG_OVERHEAD,
+            batch.partition_leader_epoch,
+            batch.magic,
+            batch.crc,
+            batch.attributes,
+            batch.last_offset_delta,
+            batch.base_timestamp,
+            batch.max_timestamp,
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.base_sequence,
+            batch.records_count,
+            valid,
+        )
+    return (
+        batch.position,
+        batch.base_offset,
+        batch.offset,
+        batch.message_size + LOG_OVERHEAD,
+        NO_PARTITION_LEADER_EPOCH,
+        batch.magic,
+        batch.crc,
+        batch.attributes,
+        java_long(batch.offset - batch.base_offset),
+        batch.timestamp,
+        batch.timestamp,
+        NO_PRODUCER_ID,
+        NO_PRODUCER_EPOCH,
+        NO_SEQUENCE,
+        -1,
+        valid,
+    )
+
+
+__all__ = [
+    "COLUMNS",
+    "BatchRun",
+    "Flags",
+    "LogWalk",
+    "Pager",
+    "Producers",
+    "Stop",
+    "StopReason",
+    "flag_batches",
+    "iter_batches",
+]
+
+if speedups.built() and tuple(speedups.native().WALK_COLUMNS) != COLUMNS:  # pragma: no cover
+    raise ImportError("kdump._speedups was built from another kdump/_speedups.c: reinstall kdump")
