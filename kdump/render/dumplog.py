@@ -29,14 +29,8 @@ from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import StopReason
-from kdump.render.describe import (
-    Decoder,
-    compression,
-    java_bool,
-    optional_long,
-    string_decoder,
-    timestamp_type,
-)
+from kdump.render.describe import Decoder, optional_long, string_decoder
+from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -155,27 +149,59 @@ def java_hashmap_order(keys: list[str]) -> list[str]:
     return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
+_BATCH_TAIL = (
+    "position: {position} {timestamp_type}: {max_timestamp} size: {size} magic: {magic} "
+    "compresscodec: {compression} crc: {crc} isvalid: {is_valid}"
+)
+BATCH_V2 = (
+    "baseOffset: {base_offset} lastOffset: {last_offset} count: {count} "
+    "baseSequence: {base_sequence} lastSequence: {last_sequence} producerId: {producer_id} "
+    "producerEpoch: {producer_epoch} partitionLeaderEpoch: {partition_leader_epoch} "
+    "isTransactional: {is_transactional} isControl: {is_control} "
+    "deleteHorizonMs: {delete_horizon_ms} " + _BATCH_TAIL
+)
+"""DumpLogSegments.printBatchLevel for a magic v2 batch (fields: kdump.render.fields)."""
+BATCH_LEGACY = "offset: {last_offset} " + _BATCH_TAIL
+"""... and for a legacy v0/v1 message: its offset is its last."""
+
+_RECORD_HEAD = (
+    "| offset: {offset} {timestamp_type}: {timestamp} keySize: {key_size} valueSize: {value_size}"
+)
+RECORD_V2 = _RECORD_HEAD + " sequence: {sequence} headerKeys: [{header_keys}]"
+"""DumpLogSegments.dumpBatchRecords' metadata of a v2 record."""
+RECORD_LEGACY = _RECORD_HEAD + " isValid: {record_is_valid} crc: {record_crc}"
+CONTROL = "{control}"
+"""A control record's type (and marker or KRaft record) after its metadata."""
+
+
 def batch_line(batch: Batch, position: int, valid: bool) -> str:
     """DumpLogSegments.printBatchLevel."""
-    if batch.magic >= 2:
-        head = (
-            f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} "
-            f"count: {batch.count_or_null} baseSequence: {batch.base_sequence} "
-            f"lastSequence: {batch.last_sequence} producerId: {batch.producer_id} "
-            f"producerEpoch: {batch.producer_epoch} "
-            f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
-            f"isTransactional: {java_bool(batch.is_transactional)} "
-            f"isControl: {java_bool(batch.is_control)} "
-            f"deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
-        )
-    else:
-        head = f"offset: {batch.last_offset}"
-    return (
-        f"{head} position: {position} {timestamp_type(batch.timestamp_type)}: "
-        f"{batch.max_timestamp} size: {batch.size} magic: {batch.magic} "
-        f"compresscodec: {compression(batch.compression)} crc: {batch.crc} "
-        f"isvalid: {java_bool(valid)}"
-    )
+    template = BATCH_V2 if batch.magic >= 2 else BATCH_LEGACY
+    return template.format_map(BatchFields(batch._replace(position=position), valid))
+
+
+def record_template(magic: int, is_control: bool, opts: DumpOptions) -> str:
+    """The record line's template: metadata (unless skipped), a control record's type, then
+    the key and payload with --print-data-log (never for control records)."""
+    parts = []
+    if not opts.skip_record_metadata:
+        parts.append(RECORD_V2 if magic >= 2 else RECORD_LEGACY)
+        if is_control:
+            parts.append(CONTROL)
+    if opts.print_data_log and not is_control:
+        parts.append("{content_first}" if opts.skip_record_metadata else "{content}")
+    return "".join(parts)
+
+
+class _TextRecordFields(RecordFields):
+    """The record fields plus ``control``, which only the text dump shows."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> str:
+        if name == "control":
+            return _control_text(self.record)
+        return super().__getitem__(name)
 
 
 def _control_text(record: Record) -> str:
@@ -199,29 +225,11 @@ def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
 
     Kafka always ends the record with a newline, so a record with nothing to show is an empty line.
     """
-    parts = []
-    prefix = "| "
-    if not opts.skip_record_metadata:
-        parts.append(
-            f"| offset: {record.offset} {timestamp_type(batch.timestamp_type)}: "
-            f"{record.timestamp} keySize: {record.key_size} valueSize: {record.value_size}"
-        )
-        if batch.magic >= 2:
-            keys = ",".join(record.header_keys)
-            parts.append(f" sequence: {record.sequence} headerKeys: [{keys}]")
-        else:
-            parts.append(f" isValid: {java_bool(bool(record.is_valid))} crc: {record.crc}")
-        if batch.is_control:
-            parts.append(_control_text(record))
-        prefix = " "
-    if opts.print_data_log and not batch.is_control:
-        key, value = record_content(record, opts)
-        if key is not None:
-            parts.append(f"{prefix}key: {key}")
-            prefix = " "
-        if value is not None:
-            parts.append(f"{prefix}payload: {value}")
-    return "".join(parts)
+    template = record_template(batch.magic, batch.is_control, opts)
+    ctx = RecordContext(
+        batch, opts.key_decoder, opts.value_decoder, lambda r: record_content(r, opts)
+    )
+    return template.format_map(_TextRecordFields(record, ctx))
 
 
 def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str | None]:

@@ -17,8 +17,9 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.format.walk import StopReason
-from kdump.render.describe import Decoder, compression, timestamp_type
+from kdump.render.describe import Decoder
 from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
+from kdump.render.fields import RecordContext, batch_values, json_template, record_values
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -35,34 +36,61 @@ from kdump.segment import (
 Obj = dict[str, Any]
 
 
+BATCH_KEYS = (
+    ("type", "type"),
+    ("file", "file"),
+    ("position", "position"),
+    ("base_offset", "base_offset"),
+    ("last_offset", "last_offset"),
+    ("count", "count"),
+    ("magic", "magic"),
+    ("compression", "compression"),
+    ("crc", "crc"),
+    ("is_valid", "is_valid"),
+    ("timestamp_type", "timestamp_type"),
+    ("max_timestamp", "max_timestamp"),
+    ("producer_id", "producer_id"),
+    ("producer_epoch", "producer_epoch"),
+    ("base_sequence", "base_sequence"),
+    ("last_sequence", "last_sequence"),
+    ("partition_leader_epoch", "partition_leader_epoch"),
+    ("is_transactional", "is_transactional"),
+    ("is_control", "is_control"),
+    ("delete_horizon_ms", "delete_horizon_ms"),
+    ("size", "size"),
+)
+"""A batch object's keys, in order, and the field (kdump.render.fields) each one holds."""
+
+RECORD_KEYS = (
+    ("type", "type"),
+    ("offset", "offset"),
+    ("timestamp", "timestamp"),
+    ("timestamp_type", "timestamp_type"),
+    ("key_size", "key_size"),
+    ("value_size", "value_size"),
+    ("sequence", "sequence"),
+    ("header_keys", "header_keys"),
+    ("headers", "headers"),
+    ("key", "key"),
+    ("value", "value"),
+)
+"""A record object's keys; legacy, control and decoded records add more (record_object)."""
+
+_BATCH_FIELDS = tuple(field for _, field in BATCH_KEYS[2:])
+_RECORD_FIELDS = tuple(field for _, field in RECORD_KEYS[1:])
+
+
+def batch_template(path: str) -> str:
+    """The batch object of one file's batches, as a template (the C renderer's)."""
+    return json_template(BATCH_KEYS, {"type": "batch", "file": path})
+
+
+RECORD_TEMPLATE = json_template(RECORD_KEYS, {"type": "record"})
+"""A v2 record's object, as a template (the C renderer's)."""
+
+
 def batch_object(path: str, batch: Batch, valid: bool) -> Obj:
-    return {
-        "type": "batch",
-        "file": path,
-        "position": batch.position,
-        "base_offset": batch.base_offset,
-        "last_offset": batch.last_offset,
-        "count": batch.count_or_null,
-        "magic": batch.magic,
-        "compression": compression(batch.compression),
-        "crc": batch.crc,
-        "is_valid": valid,
-        "timestamp_type": timestamp_type(batch.timestamp_type),
-        "max_timestamp": batch.max_timestamp,
-        "producer_id": batch.producer_id,
-        "producer_epoch": batch.producer_epoch,
-        "base_sequence": batch.base_sequence,
-        "last_sequence": batch.last_sequence,
-        "partition_leader_epoch": batch.partition_leader_epoch,
-        "is_transactional": batch.is_transactional,
-        "is_control": batch.is_control,
-        "delete_horizon_ms": batch.delete_horizon_ms,
-        "size": batch.size,
-    }
-
-
-def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
-    return None if data is None else decoder(data)
+    return {"type": "batch", "file": path, **batch_values(batch, valid, _BATCH_FIELDS)}
 
 
 def record_object(
@@ -72,19 +100,8 @@ def record_object(
     value_decoder: Decoder,
     parser: MessageParser | None = None,
 ) -> Obj:
-    obj: Obj = {
-        "type": "record",
-        "offset": record.offset,
-        "timestamp": record.timestamp,
-        "timestamp_type": timestamp_type(batch.timestamp_type),
-        "key_size": record.key_size,
-        "value_size": record.value_size,
-        "sequence": record.sequence,
-        "header_keys": record.header_keys,
-        "headers": [[h.key, _decoded(h.value, value_decoder)] for h in record.headers],
-        "key": _decoded(record.key, key_decoder),
-        "value": _decoded(record.value, value_decoder),
-    }
+    ctx = RecordContext(batch, key_decoder, value_decoder)
+    obj: Obj = {"type": "record", **record_values(record, ctx, _RECORD_FIELDS)}
     if parser is not None and not batch.is_control:
         # Decoded JSON objects; error texts stay strings, a tombstone is null.
         parsed_key, parsed_value = parser(record)

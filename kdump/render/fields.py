@@ -1,0 +1,178 @@
+"""Every value a dumped line shows, by name, and how it reads as text and as JSON.
+
+The line templates (``render/dumplog.py``: kafka-dump-log.sh's text; ``render/jsonl.py``: JSON
+Lines) are ``str.format_map`` strings that name these fields. The Python path fills them with
+``BatchFields``/``RecordFields``; the C renderer (``render_batches`` in kdump/_speedups.c) parses
+the same templates and renders the same names the same way (tests/test_speedups.py compares
+them). Text is Kafka's ``toString()`` (``true``, ``OptionalLong[5]``, ``CreateTime``); JSON is
+``json.dumps`` of the value (``true``, ``5``/``null``, ``"CreateTime"``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kdump.format.batch import Batch
+from kdump.format.records import Record
+from kdump.render.describe import (
+    Decoder,
+    compression,
+    java_bool,
+    optional_long,
+    timestamp_type,
+)
+
+_BATCH_VALUES: dict[str, Callable[[Batch, bool], Any]] = {
+    "position": lambda b, v: b.position,
+    "base_offset": lambda b, v: b.base_offset,
+    "last_offset": lambda b, v: b.last_offset,
+    "count": lambda b, v: b.count_or_null,
+    "base_sequence": lambda b, v: b.base_sequence,
+    "last_sequence": lambda b, v: b.last_sequence,
+    "producer_id": lambda b, v: b.producer_id,
+    "producer_epoch": lambda b, v: b.producer_epoch,
+    "partition_leader_epoch": lambda b, v: b.partition_leader_epoch,
+    "is_transactional": lambda b, v: b.is_transactional,
+    "is_control": lambda b, v: b.is_control,
+    "delete_horizon_ms": lambda b, v: b.delete_horizon_ms,
+    "timestamp_type": lambda b, v: timestamp_type(b.timestamp_type),
+    "max_timestamp": lambda b, v: b.max_timestamp,
+    "size": lambda b, v: b.size,
+    "magic": lambda b, v: b.magic,
+    "compression": lambda b, v: compression(b.compression),
+    "crc": lambda b, v: b.crc,
+    "is_valid": lambda b, v: v,
+}
+"""Each batch field's value, from the batch header and its CRC verdict."""
+
+_TEXT: dict[str, Callable[[Any], str]] = {
+    "delete_horizon_ms": optional_long,
+}
+"""Fields whose text is not ``str(value)`` (booleans print as Java's)."""
+
+
+def _text(name: str, value: Any) -> str:
+    special = _TEXT.get(name)
+    if special is not None:
+        return special(value)
+    if isinstance(value, bool):
+        return java_bool(value)
+    return str(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class BatchFields:
+    """``template.format_map(BatchFields(batch, valid))``: each field as text, or as JSON."""
+
+    __slots__ = ("batch", "json", "valid")
+
+    def __init__(self, batch: Batch, valid: bool, as_json: bool = False) -> None:
+        self.batch, self.valid, self.json = batch, valid, as_json
+
+    def __getitem__(self, name: str) -> str:
+        value = _BATCH_VALUES[name](self.batch, self.valid)
+        return _json(value) if self.json else _text(name, value)
+
+
+def batch_values(batch: Batch, valid: bool, names: tuple[str, ...]) -> dict[str, Any]:
+    """The values of these batch fields (for JSON objects built as dicts)."""
+    return {name: _BATCH_VALUES[name](batch, valid) for name in names}
+
+
+class RecordContext:
+    """What a record's fields need besides the record: its batch and the decoders."""
+
+    __slots__ = ("batch", "content", "key_decoder", "value_decoder")
+
+    def __init__(
+        self,
+        batch: Batch,
+        key_decoder: Decoder,
+        value_decoder: Decoder,
+        content: Callable[[Record], tuple[str | None, str | None]] | None = None,
+    ) -> None:
+        self.batch, self.key_decoder, self.value_decoder = batch, key_decoder, value_decoder
+        self.content = content
+        """The key and payload texts of the text dump (decoders, or a message parser)."""
+
+
+def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
+    return None if data is None else decoder(data)
+
+
+def _content(record: Record, ctx: RecordContext, prefix: str) -> str:
+    """`` key: K payload: V`` (each only when not null), the first part after ``prefix``."""
+    assert ctx.content is not None
+    key, value = ctx.content(record)
+    parts = []
+    if key is not None:
+        parts.append(f"{prefix}key: {key}")
+        prefix = " "
+    if value is not None:
+        parts.append(f"{prefix}payload: {value}")
+    return "".join(parts)
+
+
+_RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {
+    "offset": lambda r, c: r.offset,
+    "timestamp": lambda r, c: r.timestamp,
+    "timestamp_type": lambda r, c: timestamp_type(c.batch.timestamp_type),
+    "key_size": lambda r, c: r.key_size,
+    "value_size": lambda r, c: r.value_size,
+    "sequence": lambda r, c: r.sequence,
+    "header_keys": lambda r, c: r.header_keys,
+    "headers": lambda r, c: [[h.key, _decoded(h.value, c.value_decoder)] for h in r.headers],
+    "key": lambda r, c: _decoded(r.key, c.key_decoder),
+    "value": lambda r, c: _decoded(r.value, c.value_decoder),
+    "record_is_valid": lambda r, c: bool(r.is_valid),
+    "record_crc": lambda r, c: r.crc,
+}
+"""Each record field's value."""
+
+_RECORD_TEXT: dict[str, Callable[[Record, RecordContext], str]] = {
+    "header_keys": lambda r, c: ",".join(r.header_keys),
+    "content": lambda r, c: _content(r, c, " "),
+    "content_first": lambda r, c: _content(r, c, "| "),
+}
+"""Record fields whose text is not the text of their value."""
+
+
+class RecordFields:
+    """``template.format_map(RecordFields(record, ctx))``: each field as text, or as JSON."""
+
+    __slots__ = ("ctx", "json", "record")
+
+    def __init__(self, record: Record, ctx: RecordContext, as_json: bool = False) -> None:
+        self.record, self.ctx, self.json = record, ctx, as_json
+
+    def __getitem__(self, name: str) -> str:
+        if not self.json:
+            special = _RECORD_TEXT.get(name)
+            if special is not None:
+                return special(self.record, self.ctx)
+        value = _RECORD_VALUES[name](self.record, self.ctx)
+        return _json(value) if self.json else _text(name, value)
+
+
+def record_values(record: Record, ctx: RecordContext, names: tuple[str, ...]) -> dict[str, Any]:
+    """The values of these record fields (for JSON objects built as dicts)."""
+    return {name: _RECORD_VALUES[name](record, ctx) for name in names}
+
+
+def json_template(pairs: tuple[tuple[str, str], ...], constants: dict[str, Any]) -> str:
+    """A JSON object's template: ``{"key":{field},...}`` for each (key, field) pair, where a
+    field named in ``constants`` is written in as that value's JSON (the object's type, its
+    file's path), braces escaped for format_map."""
+    parts = []
+    for key, field in pairs:
+        if field in constants:
+            value = _json(constants[field]).replace("{", "{{").replace("}", "}}")
+        else:
+            value = "{" + field + "}"
+        parts.append(f"{_json(key)}:{value}")
+    return "{{" + ",".join(parts) + "}}"
