@@ -15,7 +15,8 @@ from kdump import __version__, speedups
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
-from kdump.format.internal import MESSAGE_PARSERS, MessageParser
+from kdump.format.internal import MessageParser, message_parser
+from kdump.releases import LATEST, RELEASES, Release
 from kdump.render.describe import DECODERS
 from kdump.render.dumplog import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -42,6 +43,14 @@ DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of prec
     ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
     ("transaction-log", "Decode __transaction_state records as JSON. Implies --print-data-log."),
     ("cluster-metadata", "Decode KRaft metadata logs and snapshots. Implies --print-data-log."),
+    (
+        "remote-log-metadata",
+        "Decode __remote_log_metadata records (tiered storage). Implies --print-data-log.",
+    ),
+    (
+        "share-group-state",
+        "Decode __share_group_state records as JSON. Implies --print-data-log.",
+    ),
 )
 
 
@@ -96,21 +105,29 @@ def dump_options(f: F) -> F:
             click.option(f"--{name}-decoder", is_flag=True, help=what)
             for name, what in DECODER_OPTIONS
         ),
+        click.option(
+            "--kafka-release",
+            type=click.Choice(RELEASES),
+            default=str(LATEST),
+            show_default=True,
+            help="Print as this Kafka release's kafka-dump-log.sh prints, where releases differ.",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
-def _message_parser(kw: dict[str, Any]) -> MessageParser | None:
+def _message_parser(kw: dict[str, Any], release: Release) -> MessageParser | None:
     for name, _ in DECODER_OPTIONS:
         if kw[f"{name.replace('-', '_')}_decoder"]:
-            return MESSAGE_PARSERS[name]
+            return message_parser(name, release)
     return None
 
 
 def _options(**kw: Any) -> DumpOptions:
-    parser = _message_parser(kw)
+    release = Release.parse(kw["kafka_release"])
+    parser = _message_parser(kw, release)
     decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
     return DumpOptions(
         print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
@@ -124,6 +141,7 @@ def _options(**kw: Any) -> DumpOptions:
         key_decoder=DECODERS[_decoder_choice(kw["key_decoder"])],
         value_decoder=DECODERS[_decoder_choice(kw["value_decoder"])],
         message_parser=parser,
+        release=release,
     )
 
 
