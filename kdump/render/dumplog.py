@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
+from kdump.decoders import apply_decoder
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -236,8 +237,10 @@ def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str |
             None if value is None else content_text(value),
         )
     return (
-        None if record.key is None else opts.key_decoder(record.key),
-        None if record.value is None else opts.value_decoder(record.value),
+        None if record.key is None else apply_decoder(opts.key_decoder, record.key, record.offset),
+        None
+        if record.value is None
+        else apply_decoder(opts.value_decoder, record.value, record.offset),
     )
 
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kdump.decoders import apply_decoder, json_of
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetPosition
@@ -16,7 +17,7 @@ from kdump.format.records import Record, control_record_key, end_transaction_mar
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
-from kdump.render.describe import Decoder, compression, timestamp_type
+from kdump.render.describe import DECODERS, Decoder, compression, string_decoder, timestamp_type
 from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
 from kdump.segment import (
     INDEX_SUFFIX,
@@ -61,8 +62,8 @@ def batch_object(path: str, batch: Batch, valid: bool) -> Obj:
     }
 
 
-def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
-    return None if data is None else decoder(data)
+def _decoded(data: bytes | None, decoder: Decoder, offset: int) -> Any:
+    return None if data is None else json_of(apply_decoder(decoder, data, offset))
 
 
 def record_object(
@@ -72,6 +73,8 @@ def record_object(
     value_decoder: Decoder,
     parser: MessageParser | None = None,
 ) -> Obj:
+    o = record.offset
+    header_decoder = value_decoder if value_decoder in DECODERS.values() else string_decoder
     obj: Obj = {
         "type": "record",
         "offset": record.offset,
@@ -81,9 +84,10 @@ def record_object(
         "value_size": record.value_size,
         "sequence": record.sequence,
         "header_keys": record.header_keys,
-        "headers": [[h.key, _decoded(h.value, value_decoder)] for h in record.headers],
-        "key": _decoded(record.key, key_decoder),
-        "value": _decoded(record.value, value_decoder),
+        # Header values are not framed as keys and values are: a plugin decoder sees only those.
+        "headers": [[h.key, _decoded(h.value, header_decoder, o)] for h in record.headers],
+        "key": _decoded(record.key, key_decoder, o),
+        "value": _decoded(record.value, value_decoder, o),
     }
     if parser is not None and not batch.is_control:
         # Decoded JSON objects; error texts stay strings, a tombstone is null; where the
