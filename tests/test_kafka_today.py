@@ -481,3 +481,17 @@ def test_decoders_keep_kafkas_precedence() -> None:
 def test_an_unknown_release_is_a_usage_error() -> None:
     ran = run_kdump(["--files", "x.log", "--kafka-release", "3.9"])
     assert ran.exit_code == 3 and "--kafka-release" in ran.stderr
+
+
+def test_internal_fixtures_are_what_the_script_writes() -> None:
+    """fixtures/internal/ is reproducible from scripts/make_internal_fixtures.py."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_internal_fixtures", REPO / "scripts" / "make_internal_fixtures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, data in module.FILES.items():
+        assert (INTERNAL / name).read_bytes() == data, name
