@@ -12,11 +12,13 @@ from typing import Any, TypeVar
 import click
 
 from kdump import __version__, speedups
+from kdump.decoders import DecoderLoadError, SchemaSource, load_decoder
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
-from kdump.format.internal import MESSAGE_PARSERS, MessageParser
-from kdump.render.describe import DECODERS
+from kdump.format.internal import MessageParser, message_parser
+from kdump.releases import LATEST, RELEASES, Release
+from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     DEFAULT_MAX_MESSAGE_SIZE,
     ERR,
@@ -30,18 +32,25 @@ from kdump.render.jsonl import dump_file_objects, to_json
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _decoder_choice(value: str | None) -> str:
-    if value is None:
-        return "string"
-    if value not in DECODERS:
-        raise click.BadParameter(f"unknown decoder {value!r}; use one of string, hex, base64")
-    return value
+def _decoder(value: str | None, option: str, schemas: SchemaSource | None) -> Decoder:
+    try:
+        return load_decoder("string" if value is None else value, schemas)
+    except DecoderLoadError as e:
+        raise click.BadParameter(str(e), param_hint=option) from None
 
 
 DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
     ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
     ("transaction-log", "Decode __transaction_state records as JSON. Implies --print-data-log."),
     ("cluster-metadata", "Decode KRaft metadata logs and snapshots. Implies --print-data-log."),
+    (
+        "remote-log-metadata",
+        "Decode __remote_log_metadata records (tiered storage). Implies --print-data-log.",
+    ),
+    (
+        "share-group-state",
+        "Decode __share_group_state records as JSON. Implies --print-data-log.",
+    ),
 )
 
 
@@ -83,18 +92,37 @@ def dump_options(f: F) -> F:
             "--key-decoder",
             "key_decoder",
             default=None,
-            help="string (Kafka's StringDecoder), hex or base64. Implies --print-data-log.",
+            help="string (Kafka's StringDecoder), hex, base64, schema-registry, module:function "
+            "or a kdump.decoders plugin. Implies --print-data-log.",
         ),
         click.option(
             "--value-decoder-class",
             "--value-decoder",
             "value_decoder",
             default=None,
-            help="string, hex or base64. Implies --print-data-log.",
+            help="As --key-decoder-class, for values. Implies --print-data-log.",
+        ),
+        click.option(
+            "--schema-dir",
+            type=click.Path(file_okay=False, exists=True),
+            default=None,
+            help="schema-registry decoder: <id>.avsc, <id>.proto or <id>.json schema files.",
+        ),
+        click.option(
+            "--schema-registry-url",
+            default=None,
+            help="schema-registry decoder: fetch GET <url>/schemas/ids/<id> (once per id).",
         ),
         *(
             click.option(f"--{name}-decoder", is_flag=True, help=what)
             for name, what in DECODER_OPTIONS
+        ),
+        click.option(
+            "--kafka-release",
+            type=click.Choice(RELEASES),
+            default=str(LATEST),
+            show_default=True,
+            help="Print as this Kafka release's kafka-dump-log.sh prints, where releases differ.",
         ),
     ]
     for option in reversed(options):
@@ -102,15 +130,19 @@ def dump_options(f: F) -> F:
     return f
 
 
-def _message_parser(kw: dict[str, Any]) -> MessageParser | None:
+def _message_parser(kw: dict[str, Any], release: Release) -> MessageParser | None:
     for name, _ in DECODER_OPTIONS:
         if kw[f"{name.replace('-', '_')}_decoder"]:
-            return MESSAGE_PARSERS[name]
+            return message_parser(name, release)
     return None
 
 
 def _options(**kw: Any) -> DumpOptions:
-    parser = _message_parser(kw)
+    release = Release.parse(kw["kafka_release"])
+    parser = _message_parser(kw, release)
+    schemas = None
+    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
+        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
     decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
     return DumpOptions(
         print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
@@ -121,9 +153,10 @@ def _options(**kw: Any) -> DumpOptions:
         max_bytes=kw["max_bytes"],
         max_batch_bytes=kw["max_batch_bytes"],
         skip_record_metadata=kw["skip_record_metadata"],
-        key_decoder=DECODERS[_decoder_choice(kw["key_decoder"])],
-        value_decoder=DECODERS[_decoder_choice(kw["value_decoder"])],
+        key_decoder=_decoder(kw["key_decoder"], "--key-decoder-class", schemas),
+        value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
         message_parser=parser,
+        release=release,
     )
 
 

@@ -78,6 +78,13 @@ KNOWN_DIFFERENCES: list[tuple[str, str]] = [
         "kdump reports such a batch as corrupt at its position.",
     ),
     (
+        "records newer than kdump's schemas",
+        "Kafka's generated readers read a metadata or remote-log-metadata record of an unknown "
+        "version with the newest layout they know; kdump refuses it with the words Kafka gives a "
+        "record that does not read ('Failed to deserialize record with type T') rather than "
+        "guess (issue 14). Coordinator records are refused by Kafka itself (UnknownRecordVersion).",
+    ),
+    (
         "time index verification reads lazily",
         "The Java tool reads every batch to the end of the log for each time index entry (the "
         "Scala one stopped at the match), so a corrupt batch after the match aborts it; kdump "
@@ -104,6 +111,11 @@ GZIP_844 = ORA + "gzip-0/00000000000000000844"
 HEADERS = GEN + "headers-0/00000000000000000000.log"
 TRUNCATED = GEN + "truncated-0/00000000000000000000.log"
 BADCRC = GEN + "badcrc-0/00000000000000000000.log"
+TIMEINDEX_NOT_FOUND = (
+    "fixtures/corrupt/timeindex-offset-not-found/txn-0/00000000000000000000.timeindex"
+)
+INTERNAL = "fixtures/internal/"
+SEGMENT = "00000000000000000000.log"
 
 
 class Case(NamedTuple):
@@ -219,6 +231,43 @@ CASES: list[Case] = [
     case("truncated-max-bytes", [TRUNCATED], "--max-bytes", "1661", exit_code=0),
     case("badcrc-deep", [BADCRC], "--deep-iteration", exit_code=2),
     case("unknown-file", [ORA + "README.md", TXN_186 + ".txnindex"]),
+    # Kafka 4.3 names the time index in this summary; 4.2 and older said "... in the log."
+    case("timeindex-not-found", [TIMEINDEX_NOT_FOUND], exit_code=2),
+    case("timeindex-not-found-4.2", [TIMEINDEX_NOT_FOUND], "--kafka-release", "4.2", exit_code=2),
+    # internal topics as Kafka 4.1-4.4 write them (fixtures/internal/README.md)
+    case("internal-offsets", [INTERNAL + "__consumer_offsets-0/" + SEGMENT], "--offsets-decoder"),
+    case(
+        "internal-transactions",
+        [INTERNAL + "__transaction_state-0/" + SEGMENT],
+        "--transaction-log-decoder",
+    ),
+    # Kafka 4.3 and older print the transaction state's id
+    case(
+        "internal-transactions-4.3",
+        [INTERNAL + "__transaction_state-0/" + SEGMENT],
+        "--transaction-log-decoder",
+        "--kafka-release",
+        "4.3",
+    ),
+    case(
+        "internal-share-group-state",
+        [INTERNAL + "__share_group_state-0/" + SEGMENT],
+        "--share-group-state-decoder",
+    ),
+    case(
+        "internal-remote-log-metadata",
+        [INTERNAL + "__remote_log_metadata-0/" + SEGMENT],
+        "--remote-log-metadata-decoder",
+        "--skip-record-metadata",
+    ),
+    case(
+        "internal-cluster-metadata",
+        [
+            INTERNAL + "__cluster_metadata-0/" + SEGMENT,
+            INTERNAL + "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint",
+        ],
+        "--cluster-metadata-decoder",
+    ),
 ]
 
 

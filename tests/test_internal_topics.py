@@ -32,11 +32,13 @@ from kdump.format.internal import (
     offsets_parser,
     parse_metadata_record,
     transaction_log_parser,
+    transaction_log_parser_for,
 )
 from kdump.format.messages import MessageError, Readable, Versions, jackson, version_check
 from kdump.format.records import Record, control_record_key
 from kdump.format.schemas import clients, metadata
 from kdump.format.textfiles import read_meta_properties, read_offset_checkpoint
+from kdump.releases import Release
 from kdump.segment import FileRecords
 
 # --- an encoder written from the schema files' layout rules -----------------------------------
@@ -365,13 +367,50 @@ def test_coordinator_errors_are_kafkas_texts(
 
 
 def test_transaction_log_v0_as_dump_log_segments_test_expects() -> None:
+    """Kafka up to 4.3 prints the state's id; 4.4 (the default) its TransactionState name."""
     value = i16(0) + i64(123) + i16(0) + i32(0) + i8(0) + array([]) + i64(0) + i64(0)
-    assert texts(transaction_log_parser(record(i16(0) + string("txnId"), value))) == (
+    old = transaction_log_parser_for(Release(4, 3))
+    assert texts(old(record(i16(0) + string("txnId"), value))) == (
         '{"type":"0","data":{"transactionalId":"txnId"}}',
         '{"version":"0","data":{"producerId":123,"producerEpoch":0,"transactionTimeoutMs":0,'
         '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":0,'
         '"transactionStartTimestampMs":0}}',
     )
+    assert texts(transaction_log_parser(record(i16(0) + string("txnId"), value)))[1] == (
+        '{"version":"0","data":{"producerId":123,"producerEpoch":0,"transactionTimeoutMs":0,'
+        '"transactionStatus":"Empty","transactionPartitions":[],'
+        '"transactionLastUpdateTimestampMs":0,"transactionStartTimestampMs":0}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "name"),
+    [
+        (0, "Empty"),
+        (1, "Ongoing"),
+        (2, "PrepareCommit"),
+        (3, "PrepareAbort"),
+        (4, "CompleteCommit"),
+        (5, "CompleteAbort"),
+        (6, "Dead"),
+        (7, "PrepareEpochFence"),
+    ],
+)
+def test_transaction_states_by_name_as_kafka_4_4_prints_them(status: int, name: str) -> None:
+    value = i16(0) + i64(1) + i16(0) + i32(60000) + i8(status) + array(None) + i64(2) + i64(-1)
+    _, payload = transaction_log_parser(record(i16(0) + string("t"), value))
+    assert isinstance(payload, dict) and payload["data"]["transactionStatus"] == name
+
+
+def test_unknown_transaction_state_is_kafkas_error() -> None:
+    value = i16(0) + i64(1) + i16(0) + i32(60000) + i8(9) + array(None) + i64(2) + i64(-1)
+    assert texts(transaction_log_parser(record(i16(0) + string("t"), value, offset=3))) == (
+        "Error at offset 3, skipping. Unknown transaction state id 9 from the transaction "
+        "status message",
+        None,
+    )
+    old = transaction_log_parser_for(Release(4, 3))(record(i16(0) + string("t"), value))
+    assert isinstance(old.value, dict) and old.value["data"]["transactionStatus"] == 9
 
 
 def test_transaction_log_v1_with_tagged_producer_ids() -> None:
@@ -394,7 +433,7 @@ def test_transaction_log_v1_with_tagged_producer_ids() -> None:
     )
     assert texts(transaction_log_parser(record(i16(0) + string("t"), value)))[1] == (
         '{"version":"1","data":{"producerId":12,"previousProducerId":11,"nextProducerId":10,'
-        '"producerEpoch":2,"transactionTimeoutMs":14,"transactionStatus":0,'
+        '"producerEpoch":2,"transactionTimeoutMs":14,"transactionStatus":"Empty",'
         '"transactionPartitions":[{"topic":"topic1","partitionIds":[0,1,2]},'
         '{"topic":"topic2","partitionIds":[3,4,5]}],"transactionLastUpdateTimestampMs":123,'
         '"transactionStartTimestampMs":13}}'
@@ -413,7 +452,7 @@ def test_transaction_log_null_partitions() -> None:
     _, payload = transaction_log_parser(record(i16(0) + string("t"), value))
     assert isinstance(payload, dict)
     assert payload["data"]["transactionPartitions"] is None
-    assert payload["data"]["transactionStatus"] == 4
+    assert payload["data"]["transactionStatus"] == "CompleteCommit"
 
 
 # --- __cluster_metadata -----------------------------------------------------------------------
@@ -525,10 +564,6 @@ def test_transaction_log_null_partitions() -> None:
             frame(9, 0, uuid(TOPIC_ID) + tags()),
             '{"type":"REMOVE_TOPIC_RECORD","version":0,"data":{"topicId":"@ID"}}',
         ),
-        (  # a type kdump has no schema for: its number, version and bytes
-            frame(99, 3, b"\x01\xab"),
-            '{"type":"UNKNOWN(99)","version":3,"hex":"01ab"}',
-        ),
     ],
     ids=[
         "topic",
@@ -544,7 +579,6 @@ def test_transaction_log_null_partitions() -> None:
         "producer-ids",
         "no-op",
         "remove-topic",
-        "unknown-type",
     ],
 )
 def test_metadata_records(value: bytes, expected: str) -> None:

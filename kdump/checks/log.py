@@ -21,9 +21,11 @@ from kdump.format.batch import (
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     Batch,
+    LegacyRecordBatch,
     RecordBatch,
 )
 from kdump.format.compression import CodecError, decompress
+from kdump.format.records import InvalidWrapperError, legacy_wrapper_error
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
 from kdump.segment import FileRecords
 
@@ -213,7 +215,8 @@ def _attend(
     """The findings of batch i of ``run``, which ``flag_batches`` flagged."""
     position, base, last = run.position[i], run.base_offset[i], run.last_offset[i]
     prev = run.last_offset[i - 1] if i else carried_prev
-    if run.magic[i] < 2:
+    legacy = run.magic[i] < 2
+    if legacy:
         st.scan.legacy_batches += 1
     else:
         before = run.partition_leader_epoch[i - 1] if i else carried_epoch
@@ -222,6 +225,10 @@ def _attend(
     if run.valid[i] == 0:
         batch = run.batch(i)
         _crc_mismatch(st, batch, batch.compute_checksum(st.buf))
+    if legacy:
+        refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path)
+        if refused is not None:
+            _legacy_wrapper_invalid(st, run.batch(i), refused)
     _offset_anomalies(st, position, base, last, prev)
 
 
@@ -258,10 +265,15 @@ def _tail_and_size(st: _State, options: VerifyOptions) -> None:
 def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOptions) -> None:
     """Decode every record: counts, offsets inside the batch, max timestamp."""
     count, max_ts = 0, NO_TIMESTAMP
+    # A v1 wrapper at offset 0 (librdkafka's produce format) keeps its inner offsets 0..n-1,
+    # past the wrapper's own: Kafka reads it so, and so does every consumer.
+    zero_wrapper = isinstance(batch, LegacyRecordBatch) and batch.offset == 0 and batch.magic == 1
     try:
         for record in log.records(batch, options.max_batch_bytes):
             count += 1
             max_ts = max(max_ts, record.timestamp)
+            if zero_wrapper:
+                continue
             if not batch.base_offset <= record.offset <= batch.last_offset:
                 st.finding(
                     "LOG_RECORD_OFFSET_OUT_OF_BATCH",
@@ -273,6 +285,8 @@ def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOpti
                 )
             if record.is_valid is False:
                 _crc_mismatch_inner(st, batch, record.offset)
+    except InvalidWrapperError:
+        return  # reported by the scan, deep or not
     except KdumpError as e:
         st.invalid(batch.position)
         held = _records_held(log, batch, options)
@@ -355,4 +369,23 @@ def _crc_mismatch_inner(st: _State, batch: Batch, offset: int) -> None:
         f"inner message at offset {offset} of the wrapper has a bad crc",
         offset=offset,
         position=batch.position,
+    )
+
+
+def _legacy_wrapper_invalid(st: _State, batch: Batch, error: KdumpError) -> None:
+    """A v0/v1 wrapper Kafka's deep iterator refuses: no consumer can read it, no broker serve it.
+
+    Recovery keeps it (the broker checks only the wrapper's CRC), so no repair is offered.
+    """
+    reason = error.reason if isinstance(error, InvalidWrapperError) else str(error)
+    st.sink.add(
+        Finding(
+            "LOG_LEGACY_WRAPPER_INVALID",
+            Severity.ERROR,
+            st.scan.path,
+            f"{reason} (Kafka refuses this compressed message set)",
+            batch.base_offset,
+            batch.position,
+            None,
+        )
     )

@@ -5,15 +5,23 @@
   the key message; the value is ``version int16`` then the value message, or null (a tombstone).
   Kafka prints ``{"type":"<record type>","data":{...}}`` for the key and
   ``{"version":"<version>","data":{...}}`` or ``<DELETE>`` for the value.
+- ``__share_group_state`` (``--share-group-state-decoder``): the same serde over the share
+  coordinator's records (ShareSnapshot, ShareUpdate), printed the same way.
 - ``__cluster_metadata`` and KRaft snapshots (``--cluster-metadata-decoder``): MetadataRecordSerde.
   The value is a frame ``frame_version uvarint (1), type uvarint, version uvarint`` then the
   record; Kafka prints no key and ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``.
+- ``__remote_log_metadata`` (``--remote-log-metadata-decoder``): RemoteLogMetadataSerde, the
+  same frame around the four remote-log records, printed as their Java ``toString()``.
 - KRaft control records (leader change, snapshot header/footer, KRaft version, voters), which
   DumpLogSegments.printControlRecord decodes in the record metadata whatever the decoder.
 
 A record that does not decode gives Kafka's own error text in place of the content, and the dump
 goes on. Where Kafka itself would stop the whole run (a coordinator record without a key, a
 control record that does not read), kdump prints the error on that record and goes on too.
+
+A record newer than kdump's schemas (an unknown type, a version above the newest) is never
+decoded by guessing: the text is Kafka's error, a :class:`KafkaText` whose ``jsonl`` (type,
+version and the bytes) JSON Lines shows in its place.
 """
 
 from __future__ import annotations
@@ -40,10 +48,42 @@ from kdump.format.records import (
     SNAPSHOT_HEADER,
     Record,
 )
-from kdump.format.schemas import clients, group_coordinator, metadata, transaction_coordinator
+from kdump.format.remote import describe_remote_log_metadata
+from kdump.format.schemas import (
+    clients,
+    group_coordinator,
+    metadata,
+    remote_log_metadata,
+    share_coordinator,
+    transaction_coordinator,
+)
+from kdump.releases import LATEST, Release
 
 Content = str | dict[str, Any]
 """What goes after ``key:`` or ``payload:``: a JSON object, or text (an error, ``<DELETE>``)."""
+
+Json = Any
+
+
+class KafkaText(str):
+    """What kafka-dump-log.sh prints for a record, and what JSON Lines shows in its place.
+
+    The text goes where Kafka prints it (after ``key:`` for the coordinator decoders, after
+    ``payload:`` for the metadata ones); ``jsonl`` is the (key, value) pair of the JSON Lines
+    record: for a record kdump does not decode, what it knows (type, version, layout, bytes)
+    and the text; for a remote-log-metadata record, its fields beside the toString().
+    """
+
+    jsonl: tuple[Json, Json]
+
+    def __new__(cls, text: str, key: Json, value: Json) -> KafkaText:
+        obj = super().__new__(cls, text)
+        obj.jsonl = (key, value)
+        return obj
+
+
+EARLY_ACCESS_4_0 = "kafka-4.0-early-access"
+"""The name JSON Lines gives a version 0 share-group value that reads only under 4.0's layout."""
 
 
 class ParsedRecord(NamedTuple):
@@ -67,11 +107,35 @@ def content_text(content: Content) -> str:
 
 
 class UnknownRecordType(Exception):
-    """CoordinatorLoader.UnknownRecordTypeException."""
+    """Deserializer.UnknownRecordTypeException."""
 
     def __init__(self, record_type: int) -> None:
         super().__init__(record_type)
         self.record_type = record_type
+
+
+class UnknownRecordVersion(MessageError):
+    """Deserializer.UnknownRecordVersionException: a value version outside the schema's.
+
+    ``key`` is the record's decoded key, which JSON Lines still shows.
+    """
+
+    def __init__(self, record_type: int, key: dict[str, Any], version: int, value: bytes) -> None:
+        super().__init__(f"Found an unknown record version {version} for {record_type} type")
+        self.record_type, self.key, self.version, self.value = record_type, key, version, value
+
+
+class EarlyAccessLayout(MessageError):
+    """A version 0 value that reads only under the layout Kafka 4.0's early access wrote.
+
+    The message is the error today's layout gave (Kafka's text); ``data`` the old layout's.
+    """
+
+    def __init__(
+        self, error: MessageError, record_type: int, key: dict[str, Any], data: dict[str, Any]
+    ) -> None:
+        super().__init__(str(error))
+        self.record_type, self.key, self.data = record_type, key, data
 
 
 def _read_version(r: Readable, name: str) -> int:
@@ -98,9 +162,18 @@ class CoordinatorRecord(NamedTuple):
 
 
 def deserialize_coordinator_record(
-    types: dict[int, tuple[MessageSpec, MessageSpec]], key: bytes, value: bytes | None
+    types: dict[int, tuple[MessageSpec, MessageSpec]],
+    key: bytes,
+    value: bytes | None,
+    early_access: dict[int, MessageSpec] | None = None,
 ) -> CoordinatorRecord:
-    """CoordinatorRecordSerde.deserialize, over the record types of one coordinator."""
+    """CoordinatorRecordSerde.deserialize, over the record types of one coordinator.
+
+    A value version outside the value schema's valid versions is refused, as Kafka refuses it
+    (UnknownRecordVersionException), instead of being read with the newest layout kdump knows.
+    ``early_access`` holds the layouts of version 0 values that changed without a version bump;
+    one is tried only when today's layout does not read (EarlyAccessLayout carries the data).
+    """
     key_reader = Readable(key)
     record_type = _read_version(key_reader, "key")
     if record_type not in types:
@@ -111,16 +184,43 @@ def deserialize_coordinator_record(
         return CoordinatorRecord(record_type, key_data, None, None)
     value_reader = Readable(value)
     version = _read_version(value_reader, "value")
-    return CoordinatorRecord(
-        record_type, key_data, version, _read_record(value_spec, value_reader, version, "value")
-    )
+    if version not in value_spec.valid_versions:
+        raise UnknownRecordVersion(record_type, key_data, version, value)
+    try:
+        data = _read_record(value_spec, value_reader, version, "value")
+    except MessageError as e:
+        old = (early_access or {}).get(record_type)
+        if old is None or version != 0:
+            raise
+        try:
+            early = read_message(old, Readable(value, 2), 0)
+        except MessageError:
+            raise e from None
+        raise EarlyAccessLayout(e, record_type, key_data, early) from None
+    return CoordinatorRecord(record_type, key_data, version, data)
+
+
+ValueJson = Callable[[MessageSpec, dict[str, Any], int], dict[str, Any]]
+
+
+def _value_bytes(value: bytes | None) -> Json:
+    """The facts of a value kdump does not decode: its version field and the bytes after it."""
+    if value is None:
+        return None
+    version = str(int.from_bytes(value[:2], "big", signed=True)) if len(value) >= 2 else None
+    return {"version": version, "hex": value[2:].hex() if version is not None else value.hex()}
 
 
 def _coordinator_parser(
     types: dict[int, tuple[MessageSpec, MessageSpec]],
-    value_json: Callable[[MessageSpec, dict[str, Any], int], dict[str, Any]] = to_json,
+    value_json: ValueJson = to_json,
+    early_access: dict[int, MessageSpec] | None = None,
 ) -> MessageParser:
     """DumpLogSegments.CoordinatorRecordMessageParser."""
+
+    def key_json(record_type: int, data: dict[str, Any]) -> dict[str, Any]:
+        key_spec = types[record_type][0]
+        return {"type": str(key_spec.api_key), "data": to_json(key_spec, data, 0)}
 
     def parse(record: Record) -> ParsedRecord:
         offset = record.offset
@@ -132,18 +232,31 @@ def _coordinator_parser(
                 None,
             )
         try:
-            r = deserialize_coordinator_record(types, record.key, record.value)
+            r = deserialize_coordinator_record(types, record.key, record.value, early_access)
+            key = key_json(r.record_type, r.key)
+            if r.value is None or r.value_version is None:
+                return ParsedRecord(key, DELETE)
+            data = value_json(types[r.record_type][1], r.value, r.value_version)
         except UnknownRecordType as e:
-            return ParsedRecord(
-                f"Unknown record type {e.record_type} at offset {offset}, skipping.", None
-            )
+            text = f"Unknown record type {e.record_type} at offset {offset}, skipping."
+            key_facts = {"error": text, "type": str(e.record_type), "hex": record.key[2:].hex()}
+            return ParsedRecord(KafkaText(text, key_facts, _value_bytes(record.value)), None)
+        except UnknownRecordVersion as e:
+            text = f"Error at offset {offset}, skipping. {e}"
+            value = {"error": text, "unknown_version": True, **_value_bytes(e.value)}
+            return ParsedRecord(KafkaText(text, key_json(e.record_type, e.key), value), None)
+        except EarlyAccessLayout as e:
+            text = f"Error at offset {offset}, skipping. {e}"
+            old = (early_access or {})[e.record_type]
+            value = {
+                "version": "0",
+                "layout": EARLY_ACCESS_4_0,
+                "data": to_json(old, e.data, 0),
+                "error": text,
+            }
+            return ParsedRecord(KafkaText(text, key_json(e.record_type, e.key), value), None)
         except MessageError as e:
             return ParsedRecord(f"Error at offset {offset}, skipping. {e}", None)
-        key_spec, value_spec = types[r.record_type]
-        key = {"type": str(key_spec.api_key), "data": to_json(key_spec, r.key, 0)}
-        if r.value is None or r.value_version is None:
-            return ParsedRecord(key, DELETE)
-        data = value_json(value_spec, r.value, r.value_version)
         return ParsedRecord(key, {"version": str(r.value_version), "data": data})
 
     return parse
@@ -174,11 +287,36 @@ def _replace_field(member: dict[str, Any], name: str, spec: MessageSpec) -> None
 
 
 offsets_parser: MessageParser = _coordinator_parser(
-    group_coordinator.COORDINATOR_RECORD_TYPES, _group_value_json
+    group_coordinator.COORDINATOR_RECORD_TYPES,
+    _group_value_json,
+    group_coordinator.EARLY_ACCESS_4_0_LAYOUTS,
 )
-transaction_log_parser: MessageParser = _coordinator_parser(
-    transaction_coordinator.COORDINATOR_RECORD_TYPES
+share_group_state_parser: MessageParser = _coordinator_parser(
+    share_coordinator.COORDINATOR_RECORD_TYPES
 )
+
+
+def _transaction_value_json(spec: MessageSpec, data: dict[str, Any], version: int) -> Json:
+    """Kafka 4.4's TransactionLogMessageParser prints the state by name (TransactionState)."""
+    out = to_json(spec, data, version)
+    status = out["transactionStatus"]
+    name = transaction_coordinator.TRANSACTION_STATES.get(status)
+    if name is None:
+        raise MessageError(
+            f"Unknown transaction state id {status} from the transaction status message"
+        )
+    out["transactionStatus"] = name
+    return out
+
+
+def transaction_log_parser_for(release: Release = LATEST) -> MessageParser:
+    return _coordinator_parser(
+        transaction_coordinator.COORDINATOR_RECORD_TYPES,
+        _transaction_value_json if release.names_transaction_states else to_json,
+    )
+
+
+transaction_log_parser: MessageParser = transaction_log_parser_for()
 
 
 class MetadataParseError(MessageError):
@@ -213,11 +351,26 @@ def _frame_short(r: Readable, entity: str) -> int:
     return value - 0x10000 if value & 0x8000 else value
 
 
-def parse_metadata_record(value: bytes | None) -> dict[str, Any]:
-    """MetadataRecordSerde.read, then the JSON DumpLogSegments prints.
+class UnknownMetadataRecord(MetadataParseError):
+    """A framed record kdump has no schema for (type) or no layout for (version).
 
-    A type id kdump has no schema for comes out as ``{"type":"UNKNOWN(id)","version":v,
-    "hex":"..."}`` (Kafka says "Unknown metadata id"), so newer records still show.
+    Kafka's texts: MetadataRecordType.fromId's UnsupportedVersionException, wrapped as
+    MetadataParseException(cause) (whose message is the cause's toString()); a read that
+    fails, "Failed to deserialize record with type T". ``facts`` is what JSON Lines shows.
+    """
+
+    def __init__(self, message: str, facts: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.facts = facts
+
+
+def read_framed(
+    value: bytes | None, types: dict[int, MessageSpec]
+) -> tuple[MessageSpec, int, dict[str, Any]]:
+    """AbstractApiMessageSerde.read: frame version, type and version, the message, no garbage.
+
+    A version above the schema's newest is not read with the newest layout kdump knows (which
+    Kafka's generated reader would do): it is refused as a read that fails.
     """
     r = Readable(value if value is not None else b"", 0, 0 if value is None else None)
     frame_version = _frame_short(r, "frame version")
@@ -233,16 +386,40 @@ def parse_metadata_record(value: bytes | None) -> dict[str, Any]:
         )
     api_key = _frame_short(r, "type")
     version = _frame_short(r, "version")
-    spec = metadata.METADATA_RECORD_TYPES.get(api_key)
+    spec = types.get(api_key)
     if spec is None:
-        rest = r.take(r.remaining)
-        return {"type": f"UNKNOWN({api_key})", "version": version, "hex": rest.hex()}
+        raise UnknownMetadataRecord(
+            "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id "
+            f"{api_key}",
+            {"type": api_key, "unknown_type": True, "version": version, "hex": _rest(r)},
+        )
+    failed = f"Failed to deserialize record with type {api_key}"
+    if version not in spec.valid_versions:
+        raise UnknownMetadataRecord(
+            failed,
+            {
+                "type": metadata_record_type_name(spec),
+                "version": version,
+                "unknown_version": True,
+                "hex": _rest(r),
+            },
+        )
     try:
         data = read_message(spec, r, version)
     except MessageError:
-        raise MetadataParseError(f"Failed to deserialize record with type {api_key}") from None
+        raise MetadataParseError(failed) from None
     if r.remaining > 0:
         raise MetadataParseError(f"Found {r.remaining} byte(s) of garbage after {api_key}")
+    return spec, version, data
+
+
+def _rest(r: Readable) -> str:
+    return r.take(r.remaining).hex()
+
+
+def parse_metadata_record(value: bytes | None) -> dict[str, Any]:
+    """MetadataRecordSerde.read, then the JSON DumpLogSegments prints."""
+    spec, version, data = read_framed(value, metadata.METADATA_RECORD_TYPES)
     return {
         "type": metadata_record_type_name(spec),
         "version": version,
@@ -254,14 +431,50 @@ def cluster_metadata_parser(record: Record) -> ParsedRecord:
     """DumpLogSegments.ClusterMetadataLogMessageParser: no key, the framed record as payload."""
     try:
         return ParsedRecord(None, parse_metadata_record(record.value))
+    except UnknownMetadataRecord as e:
+        text = f"Error at {record.offset}, skipping. {e}"
+        return ParsedRecord(None, KafkaText(text, None, {"error": text, **e.facts}))
     except MessageError as e:
         return ParsedRecord(None, f"Error at {record.offset}, skipping. {e}")
+
+
+def remote_log_metadata_parser(record: Record) -> ParsedRecord:
+    """DumpLogSegments.RemoteMetadataLogMessageParser: no key, the metadata's toString()."""
+    if record.value is None:
+        # record.value().remaining() on a null value: the JDK's helpful NullPointerException.
+        return ParsedRecord(
+            None,
+            f"Error at offset {record.offset}, skipping. Cannot invoke "
+            '"java.nio.ByteBuffer.remaining()" because the return value of '
+            '"org.apache.kafka.common.record.internal.Record.value()" is null',
+        )
+    try:
+        spec, version, data = read_framed(
+            record.value, remote_log_metadata.REMOTE_LOG_METADATA_RECORD_TYPES
+        )
+        text = describe_remote_log_metadata(spec, data)
+    except UnknownMetadataRecord as e:
+        text = f"Error at offset {record.offset}, skipping. {e}"
+        return ParsedRecord(None, KafkaText(text, None, {"error": text, **e.facts}))
+    except MessageError as e:
+        return ParsedRecord(None, f"Error at offset {record.offset}, skipping. {e}")
+    facts = {"type": spec.name, "version": version, "data": to_json(spec, data, version)}
+    return ParsedRecord(None, KafkaText(text, None, {**facts, "text": text}))
+
+
+def message_parser(name: str, release: Release = LATEST) -> MessageParser:
+    """The parser of a --<name>-decoder option, printing as ``release``'s tool prints."""
+    if name == "transaction-log":
+        return transaction_log_parser_for(release)
+    return MESSAGE_PARSERS[name]
 
 
 MESSAGE_PARSERS: dict[str, MessageParser] = {
     "offsets": offsets_parser,
     "transaction-log": transaction_log_parser,
     "cluster-metadata": cluster_metadata_parser,
+    "remote-log-metadata": remote_log_metadata_parser,
+    "share-group-state": share_group_state_parser,
 }
 
 

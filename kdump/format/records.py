@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer, crc32
-from kdump.errors import CorruptRecordError, DecompressionError
+from kdump.errors import CorruptRecordError, DecompressionError, KdumpError
 from kdump.format.batch import (
     COMPRESSION_MASK,
     INT32_MAX,
@@ -33,7 +33,7 @@ from kdump.format.batch import (
     LegacyRecordBatch,
     RecordBatch,
 )
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, ZSTD, CodecError, decompress
 
 _INT32 = struct.Struct(">i")
 _new = tuple.__new__
@@ -111,6 +111,14 @@ def end_transaction_marker(record: Record) -> EndTransactionMarker | None:
     if record.value is None or len(record.value) < _END_TXN_MARKER.size:
         return None
     return EndTransactionMarker(*_END_TXN_MARKER.unpack_from(record.value))
+
+
+class InvalidWrapperError(CorruptRecordError):
+    """A v0/v1 compressed wrapper Kafka's deep iterator refuses (InvalidRecordException).
+
+    The message is Kafka's own: AbstractLegacyRecordBatch.DeepRecordsIterator throws it, so
+    kafka-dump-log.sh stops on it, consumers fail on it and a broker cannot serve it.
+    """
 
 
 class _Malformed(Exception):
@@ -400,8 +408,15 @@ def _legacy_message(data: Buffer, pos: int, end: int) -> _LegacyMessage:
 def _inner_messages(
     wrapper: _LegacyMessage, path: str, position: int, max_batch_bytes: int
 ) -> list[_LegacyMessage]:
+    codec = wrapper.attributes & COMPRESSION_MASK
+    if codec == ZSTD:
+        # Checked before anything is decompressed; Kafka's message names the magic, not the codec.
+        raise InvalidWrapperError(
+            path,
+            position,
+            f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper.magic}",
+        )
     try:
-        codec = wrapper.attributes & COMPRESSION_MASK
         data = decompress(codec, wrapper.value or b"", max_batch_bytes)
     except CodecError as e:
         raise DecompressionError(path, position, str(e)) from None
@@ -423,10 +438,27 @@ def _inner_messages(
     return inner
 
 
-def _absolute_offsets(wrapper: _LegacyMessage, inner: list[_LegacyMessage]) -> list[int]:
-    if wrapper.magic == 0:
+def _absolute_offsets(
+    wrapper: _LegacyMessage, inner: list[_LegacyMessage], path: str, position: int
+) -> list[int]:
+    """DeepRecordsIterator's absolute offsets (FORMAT.md §3).
+
+    v0 inner offsets are absolute. v1 inner offsets are relative to the wrapper's, which is the
+    last inner message's, except that a wrapper offset of 0 (as some librdkafka versions and
+    kafka-python's builder write it) leaves the inner offsets as they are, and a nonzero wrapper
+    offset below the last relative offset is refused.
+    """
+    if wrapper.magic == 0 or wrapper.offset == 0:
         return [m.offset for m in inner]
     last = inner[-1].offset
+    if wrapper.offset < last:
+        raise InvalidWrapperError(
+            path,
+            position,
+            "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+            f"'{wrapper.offset}' is less than the last inner message offset '{last}' and it is "
+            "not zero.",
+        )
     return [wrapper.offset - last + m.offset for m in inner]
 
 
@@ -442,9 +474,32 @@ def legacy_wrapper_base_offset(buf: Buffer, position: int, path: str, offset: in
     try:
         wrapper = _legacy_message(buf, position, len(buf))
         inner = _inner_messages(wrapper, path, position, DEFAULT_MAX_BATCH_BYTES)
-    except (CorruptRecordError, DecompressionError, _Malformed, IndexError, struct.error):
+        return _absolute_offsets(wrapper, inner, path, position)[0]
+    except (KdumpError, _Malformed, IndexError, struct.error):
         return offset
-    return _absolute_offsets(wrapper, inner)[0]
+
+
+def legacy_wrapper_error(buf: Buffer, batch: Batch, path: str) -> KdumpError | None:
+    """Why Kafka's deep iterator would refuse this shallow message, if it would.
+
+    verify asks without --deep: such a wrapper cannot be served to a consumer. A payload that
+    does not decompress is left to the deep checks, as before.
+    """
+    if not isinstance(batch, LegacyRecordBatch) or not batch.attributes & COMPRESSION_MASK:
+        return None
+    try:
+        wrapper = _legacy_message(buf, batch.position, batch.end)
+        _absolute_offsets(
+            wrapper,
+            _inner_messages(wrapper, path, batch.position, DEFAULT_MAX_BATCH_BYTES),
+            path,
+            batch.position,
+        )
+    except InvalidWrapperError as e:
+        return e
+    except (KdumpError, _Malformed, IndexError, struct.error):
+        return None
+    return None
 
 
 def iter_legacy_records(
@@ -460,7 +515,8 @@ def iter_legacy_records(
         return
     inner = _inner_messages(wrapper, path, batch.position, max_batch_bytes)
     log_append = wrapper.magic == 1 and bool(wrapper.attributes & TIMESTAMP_TYPE_BIT)
-    for msg, offset in zip(inner, _absolute_offsets(wrapper, inner), strict=True):
+    offsets = _absolute_offsets(wrapper, inner, path, batch.position)
+    for msg, offset in zip(inner, offsets, strict=True):
         yield _legacy_record(msg, offset, wrapper.timestamp if log_append else msg.timestamp)
 
 
@@ -497,6 +553,7 @@ __all__ = [
     "ControlRecordKey",
     "EndTransactionMarker",
     "Header",
+    "InvalidWrapperError",
     "Record",
     "control_record_key",
     "end_transaction_marker",

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
+from kdump.decoders import apply_decoder
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -29,6 +30,7 @@ from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import StopReason
+from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.segment import (
@@ -70,6 +72,8 @@ class DumpOptions:
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     # --offsets-decoder and friends: replaces the key/value decoders when set.
     message_parser: MessageParser | None = None
+    # --kafka-release: whose kafka-dump-log.sh text to print where releases differ.
+    release: Release = LATEST
 
     @property
     def deep(self) -> bool:
@@ -241,8 +245,10 @@ def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str |
             None if value is None else content_text(value),
         )
     return (
-        None if record.key is None else opts.key_decoder(record.key),
-        None if record.value is None else opts.value_decoder(record.value),
+        None if record.key is None else apply_decoder(opts.key_decoder, record.key, record.offset),
+        None
+        if record.value is None
+        else apply_decoder(opts.value_decoder, record.value, record.offset),
     )
 
 
@@ -486,7 +492,7 @@ def _in_java_order(table: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield path, table[path]
 
 
-def summary_lines(problems: DumpProblems) -> Iterator[Line]:
+def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator[Line]:
     """The problem summaries DumpLogSegments prints on stderr after all files."""
     for path, pairs in _in_java_order(problems.index_mismatches):
         yield Line(ERR, f"Mismatches in :{path}")
@@ -500,8 +506,11 @@ def summary_lines(problems: DumpProblems) -> Iterator[Line]:
         yield Line(ERR, f"Found out of order timestamp in :{path}")
         for index_ts, prev in found:
             yield Line(ERR, f"  Index timestamp: {index_ts}, Previously indexed timestamp: {prev}")
-    for _, found in _in_java_order(problems.shallow_offsets_not_found):
-        yield Line(ERR, "The following indexed offsets are not found in the log.")
+    for path, found in _in_java_order(problems.shallow_offsets_not_found):
+        if release.names_file_of_unfound_offsets:
+            yield Line(ERR, f"The following indexed offsets are not found in :{path}")
+        else:
+            yield Line(ERR, "The following indexed offsets are not found in the log.")
         for indexed, log_offset in found:
             yield Line(ERR, f"Indexed offset: {indexed}, found log offset: {log_offset}")
     for path, pairs in _in_java_order(problems.non_consecutive):
@@ -513,4 +522,4 @@ def summary_lines(problems: DumpProblems) -> Iterator[Line]:
 def dump_files(paths: list[str], opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     for path in paths:
         yield from dump_file(path, opts, problems)
-    yield from summary_lines(problems)
+    yield from summary_lines(problems, opts.release)

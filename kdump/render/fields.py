@@ -14,13 +14,16 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from kdump.decoders import apply_decoder, json_of
 from kdump.format.batch import Batch
 from kdump.format.records import Record
 from kdump.render.describe import (
+    DECODERS,
     Decoder,
     compression,
     java_bool,
     optional_long,
+    string_decoder,
     timestamp_type,
 )
 
@@ -101,8 +104,15 @@ class RecordContext:
         """The key and payload texts of the text dump (decoders, or a message parser)."""
 
 
-def _decoded(data: bytes | None, decoder: Decoder) -> str | None:
-    return None if data is None else decoder(data)
+def _decoded(data: bytes | None, decoder: Decoder, offset: int) -> Any:
+    """A key's or value's JSON: the decoder's text, structured where the decoder gives more
+    (Schema Registry), Kafka's skipping line where it cannot decode."""
+    return None if data is None else json_of(apply_decoder(decoder, data, offset))
+
+
+def _header_decoder(decoder: Decoder) -> Decoder:
+    # Header values are not framed as keys and values are: a plugin decoder sees only those.
+    return decoder if decoder in DECODERS.values() else string_decoder
 
 
 def _content(record: Record, ctx: RecordContext, prefix: str) -> str:
@@ -126,9 +136,11 @@ _RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {
     "value_size": lambda r, c: r.value_size,
     "sequence": lambda r, c: r.sequence,
     "header_keys": lambda r, c: r.header_keys,
-    "headers": lambda r, c: [[h.key, _decoded(h.value, c.value_decoder)] for h in r.headers],
-    "key": lambda r, c: _decoded(r.key, c.key_decoder),
-    "value": lambda r, c: _decoded(r.value, c.value_decoder),
+    "headers": lambda r, c: [
+        [h.key, _decoded(h.value, _header_decoder(c.value_decoder), r.offset)] for h in r.headers
+    ],
+    "key": lambda r, c: _decoded(r.key, c.key_decoder, r.offset),
+    "value": lambda r, c: _decoded(r.value, c.value_decoder, r.offset),
     "record_is_valid": lambda r, c: bool(r.is_valid),
     "record_crc": lambda r, c: r.crc,
 }

@@ -11,7 +11,7 @@ from typing import Any
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetPosition
-from kdump.format.internal import DELETE, MessageParser, decode_control_record
+from kdump.format.internal import DELETE, KafkaText, MessageParser, decode_control_record
 from kdump.format.records import Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
@@ -103,9 +103,14 @@ def record_object(
     ctx = RecordContext(batch, key_decoder, value_decoder)
     obj: Obj = {"type": "record", **record_values(record, ctx, _RECORD_FIELDS)}
     if parser is not None and not batch.is_control:
-        # Decoded JSON objects; error texts stay strings, a tombstone is null.
+        # Decoded JSON objects; error texts stay strings, a tombstone is null; where the
+        # parser says more than Kafka's text (a newer record's type, version and bytes), that.
         parsed_key, parsed_value = parser(record)
-        obj.update(key=parsed_key, value=None if parsed_value == DELETE else parsed_value)
+        key_json, value_json = parsed_key, None if parsed_value == DELETE else parsed_value
+        for part in (parsed_key, parsed_value):
+            if isinstance(part, KafkaText):
+                key_json, value_json = part.jsonl
+        obj.update(key=key_json, value=value_json)
     if record.crc is not None:
         obj.update(crc=record.crc, is_valid=record.is_valid)
     if batch.is_control:

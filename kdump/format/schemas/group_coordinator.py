@@ -1,9 +1,11 @@
 """The group coordinator's records (__consumer_offsets): key and value schemas by record type.
 
 Transcribed from Apache Kafka's JSON message schemas in
-``group-coordinator/src/main/resources/common/message/`` at trunk commit e6d24211 (2024-12-27, 4.1.0-SNAPSHOT):
-the facts only (field names, types, versions, nullable and tagged versions, tags, defaults).
-Read by :mod:`kdump.format.messages`.
+``group-coordinator/src/main/resources/common/message/``: the facts only (field names, types,
+versions, nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`.
+First transcribed at trunk e6d24211 (2024-12-27); brought to today's schemas from the newest
+stored version of each file (trunk 2025-2026, see kdump/format/schemas/SOURCES.md for the commit
+each changed record comes from).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ OFFSET_COMMIT_VALUE = message(
         field("metadata", "string", "0+"),
         field("commitTimestamp", "int64", "0+"),
         field("expireTimestamp", "int64", "1", default="-1"),
+        field("topicId", "uuid", "4+", tagged="4+", tag=0),
     ],
 )
 
@@ -102,6 +105,8 @@ CONSUMER_GROUP_METADATA_VALUE = message(
     "ConsumerGroupMetadataValue", 3, "0", "0+",
     [
         field("Epoch", "int32", "0+"),
+        field("MetadataHash", "int64", "0+", tagged="0+", tag=0, default="0"),
+        field("CreationTimeMs", "int64", "0+", tagged="0+", tag=1, default="-1"),
     ],
 )
 
@@ -173,6 +178,7 @@ CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
     "ConsumerGroupTargetAssignmentMetadataValue", 6, "0", "0+",
     [
         field("AssignmentEpoch", "int32", "0+"),
+        field("AssignmentTimestamp", "int64", "0+", tagged="0+", tag=0, default="0"),
     ],
 )
 
@@ -219,6 +225,7 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
         struct("TopicPartitions", "0+", [
             field("TopicId", "uuid", "0+"),
             field("Partitions", "[]int32", "0+"),
+            field("AssignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0, default="null"),
         ]),
     ],
 )
@@ -277,6 +284,17 @@ SHARE_GROUP_METADATA_KEY = message(
 
 
 SHARE_GROUP_METADATA_VALUE = message(
+    "ShareGroupMetadataValue", 11, "0", "0+",
+    [
+        field("Epoch", "int32", "0+"),
+        field("MetadataHash", "int64", "0+"),
+    ],
+)
+
+
+# Kafka 4.0's early-access share groups wrote version 0 without MetadataHash (added untagged in
+# 2025, KIP-1101, the version staying 0): the layout bytes of that release were written in.
+SHARE_GROUP_METADATA_VALUE_4_0 = message(
     "ShareGroupMetadataValue", 11, "0", "0+",
     [
         field("Epoch", "int32", "0+"),
@@ -357,6 +375,29 @@ SHARE_GROUP_STATE_PARTITION_METADATA_KEY = message(
 SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = message(
     "ShareGroupStatePartitionMetadataValue", 15, "0", "0+",
     [
+        field("InitializingTopics", "[]TopicPartitionsInfo", "0+"),
+        field("InitializedTopics", "[]TopicPartitionsInfo", "0+"),
+        field("DeletingTopics", "[]TopicInfo", "0+"),
+    ],
+    common=[
+        struct("TopicPartitionsInfo", "0+", [
+            field("TopicId", "uuid", "0+"),
+            field("TopicName", "string", "0+"),
+            field("Partitions", "[]int32", "0+"),
+            field("CreateTimestamp", "int64", "0+"),
+        ]),
+        struct("TopicInfo", "0+", [
+            field("TopicId", "uuid", "0+"),
+            field("TopicName", "string", "0+"),
+        ]),
+    ],
+)
+
+
+# Kafka 4.0's early-access layout of version 0: no InitializingTopics, no CreateTimestamp.
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_4_0 = message(
+    "ShareGroupStatePartitionMetadataValue", 15, "0", "0+",
+    [
         field("InitializedTopics", "[]TopicPartitionsInfo", "0+"),
         field("DeletingTopics", "[]TopicInfo", "0+"),
     ],
@@ -405,6 +446,15 @@ STREAMS_GROUP_METADATA_VALUE = message(
     "StreamsGroupMetadataValue", 17, "0", "0+",
     [
         field("Epoch", "int32", "0+"),
+        field("MetadataHash", "int64", "0+"),
+        field("ValidatedTopologyEpoch", "int32", "0+", tagged="0+", tag=0, default="-1"),
+        field("AssignmentConfigs", "[]AssignmentConfig", "0+"),
+    ],
+    common=[
+        struct("AssignmentConfig", "0+", [
+            field("Key", "string", "0+"),
+            field("Value", "string", "0+"),
+        ]),
     ],
 )
 
@@ -581,6 +631,29 @@ STREAMS_GROUP_TOPOLOGY_VALUE = message(
 )
 
 
+STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_KEY = message(
+    "StreamsGroupTargetAssignmentResolvedTopicIdsKey", 24, "0", "none",
+    [
+        field("GroupId", "string", "0"),
+    ],
+)
+
+
+STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_VALUE = message(
+    "StreamsGroupTargetAssignmentResolvedTopicIdsValue", 24, "0", "0+",
+    [
+        field("AssignmentEpoch", "int32", "0+"),
+        field("ResolvedTopicIdsBySubtopology", "[]ResolvedTopicIds", "0+"),
+    ],
+    common=[
+        struct("ResolvedTopicIds", "0+", [
+            field("SubtopologyId", "string", "0+"),
+            field("TopicIds", "[]uuid", "0+"),
+        ]),
+    ],
+)
+
+
 COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     0: (LEGACY_OFFSET_COMMIT_KEY, LEGACY_OFFSET_COMMIT_VALUE),
     1: (OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
@@ -606,6 +679,14 @@ COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     21: (STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     22: (STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     23: (STREAMS_GROUP_TOPOLOGY_KEY, STREAMS_GROUP_TOPOLOGY_VALUE),
+    24: (STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_KEY, STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_VALUE),
+}
+
+# Version 0 values whose layout changed without a version bump: the layout Kafka 4.0's early
+# access wrote, tried only when today's layout does not read (see kdump.format.internal).
+EARLY_ACCESS_4_0_LAYOUTS: dict[int, MessageSpec] = {
+    11: SHARE_GROUP_METADATA_VALUE_4_0,
+    15: SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_4_0,
 }
 
 # fmt: on

@@ -1,9 +1,9 @@
 """KRaft metadata records (__cluster_metadata, snapshots) by type id.
 
 Transcribed from Apache Kafka's JSON message schemas in
-``metadata/src/main/resources/common/metadata/`` at trunk commit e6d24211 (2024-12-27, 4.1.0-SNAPSHOT):
-the facts only (field names, types, versions, nullable and tagged versions, tags, defaults).
-Read by :mod:`kdump.format.messages`.
+``metadata/src/main/resources/common/metadata/``: the facts only (field names, types, versions,
+nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`. See
+kdump/format/schemas/SOURCES.md for the commits.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kdump.format.messages import MessageSpec, field, message
 
 
 REGISTER_BROKER_RECORD = message(
-    "RegisterBrokerRecord", 0, "0-3", "0+",
+    "RegisterBrokerRecord", 0, "0-4", "0+",
     [
         field("BrokerId", "int32", "0+"),
         field("IsMigratingZkBroker", "bool", "2+", default="false"),
@@ -37,6 +37,7 @@ REGISTER_BROKER_RECORD = message(
         field("Fenced", "bool", "0+", default="true"),
         field("InControlledShutdown", "bool", "1+", default="false"),
         field("LogDirs", "[]uuid", "3+", tagged="3+", tag=0),
+        field("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tagged="4+", tag=1, default="null"),
     ],
 )
 
@@ -195,13 +196,14 @@ PRODUCER_IDS_RECORD = message(
 
 
 BROKER_REGISTRATION_CHANGE_RECORD = message(
-    "BrokerRegistrationChangeRecord", 17, "0-2", "0+",
+    "BrokerRegistrationChangeRecord", 17, "0-3", "0+",
     [
         field("BrokerId", "int32", "0+"),
         field("BrokerEpoch", "int64", "0+"),
         field("Fenced", "int8", "0+", tagged="0+", tag=0),
         field("InControlledShutdown", "int8", "1+", tagged="1+", tag=1),
         field("LogDirs", "[]uuid", "2+", tagged="2+", tag=2),
+        field("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tagged="3+", tag=3, default="null"),
     ],
 )
 
@@ -313,6 +315,14 @@ CLEAR_ELR_RECORD = message(
 )
 
 
+UNREGISTER_CONTROLLER_RECORD = message(
+    "UnregisterControllerRecord", 29, "0", "0+",
+    [
+        field("ControllerId", "int32", "0+"),
+    ],
+)
+
+
 METADATA_RECORD_TYPES: dict[int, MessageSpec] = {
     0: REGISTER_BROKER_RECORD,
     1: UNREGISTER_BROKER_RECORD,
@@ -340,6 +350,7 @@ METADATA_RECORD_TYPES: dict[int, MessageSpec] = {
     26: REMOVE_DELEGATION_TOKEN_RECORD,
     27: REGISTER_CONTROLLER_RECORD,
     28: CLEAR_ELR_RECORD,
+    29: UNREGISTER_CONTROLLER_RECORD,
 }
 
 # fmt: on

@@ -1,9 +1,12 @@
 """The transaction coordinator's records (__transaction_state).
 
 Transcribed from Apache Kafka's JSON message schemas in
-``transaction-coordinator/src/main/resources/common/message/`` at trunk commit e6d24211 (2024-12-27, 4.1.0-SNAPSHOT):
-the facts only (field names, types, versions, nullable and tagged versions, tags, defaults).
-Read by :mod:`kdump.format.messages`.
+``transaction-coordinator/src/main/resources/common/message/``: the facts only (field names,
+types, versions, nullable and tagged versions, tags, defaults). Read by
+:mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md for the commits.
+
+``TRANSACTION_STATES`` is TransactionState's id -> name: kafka-dump-log.sh of Kafka 4.4 prints
+``transactionStatus`` by name.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from __future__ import annotations
 from kdump.format.messages import MessageSpec, field, message
 
 # One field a line, as in the schema files: a data table, not code to reflow.
-# ruff: noqa: E501
 # fmt: off
 
 
@@ -39,12 +41,24 @@ TRANSACTION_LOG_VALUE = message(
         field("TransactionLastUpdateTimestampMs", "int64", "0+"),
         field("TransactionStartTimestampMs", "int64", "0+"),
         field("ClientTransactionVersion", "int16", tagged="1+", tag=2, default="0"),
+        field("NextProducerEpoch", "int16", tagged="1+", tag=3, default="-1"),
     ],
 )
 
 
 COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     0: (TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE),
+}
+
+TRANSACTION_STATES: dict[int, str] = {
+    0: "Empty",
+    1: "Ongoing",
+    2: "PrepareCommit",
+    3: "PrepareAbort",
+    4: "CompleteCommit",
+    5: "CompleteAbort",
+    6: "Dead",
+    7: "PrepareEpochFence",
 }
 
 # fmt: on
