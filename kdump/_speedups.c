@@ -685,76 +685,28 @@ static int64_t read_varint(reader *r, Py_ssize_t *pos, int max_bytes)
     return 0;
 }
 
-static PyObject *field_bytes(reader *r, Py_ssize_t *pos, int64_t size, Py_ssize_t end)
+/* A field of `size` bytes at *pos (size -1: null), inside the record ending at `end`. */
+static int skip_field(reader *r, Py_ssize_t *pos, int64_t size, Py_ssize_t end)
 {
-    if (size < 0)
-        Py_RETURN_NONE;
-    if (size > end - *pos) {
+    if (size >= 0 && size > end - *pos) { /* a null field is never checked (the reader may be
+                                            * past the end of a record that is too short) */
         r->error = FIELD_PAST_RECORD;
         r->detail = size;
-        return NULL;
+        return -1;
     }
-    PyObject *o = PyBytes_FromStringAndSize((const char *)r->data + *pos, (Py_ssize_t)size);
-    *pos += (Py_ssize_t)size;
-    return o;
+    if (size > 0)
+        *pos += (Py_ssize_t)size;
+    return 0;
 }
 
-static PyObject *read_headers(reader *r, Py_ssize_t *pos, Py_ssize_t end, PyTypeObject *header_cls)
-{
-    int64_t count = read_varint(r, pos, 5);
-    if (r->error)
-        return NULL;
-    if (count < 0) {
-        r->error = BAD_HEADER_COUNT;
-        r->detail = count;
-        return NULL;
-    }
-    PyObject *list = PyList_New(0);
-    for (int64_t i = 0; list != NULL && i < count; i++) {
-        int64_t key_size = read_varint(r, pos, 5);
-        if (r->error)
-            goto fail;
-        if (key_size < 0) {
-            r->error = BAD_HEADER_KEY;
-            r->detail = key_size;
-            goto fail;
-        }
-        PyObject *key = NULL, *value = NULL, *header = NULL;
-        if (key_size > end - *pos) {
-            r->error = FIELD_PAST_RECORD;
-            r->detail = key_size;
-            goto fail;
-        }
-        key = PyUnicode_DecodeUTF8((const char *)r->data + *pos, (Py_ssize_t)key_size, "replace");
-        *pos += (Py_ssize_t)key_size;
-        if (key == NULL)
-            goto fail;
-        int64_t value_size = read_varint(r, pos, 5);
-        if (!r->error)
-            value = field_bytes(r, pos, value_size, end);
-        if (value != NULL)
-            header = new_tuple_of(header_cls, 2);
-        if (header == NULL) {
-            Py_DECREF(key);
-            Py_XDECREF(value);
-            goto fail;
-        }
-        PyTuple_SET_ITEM(header, 0, key);
-        PyTuple_SET_ITEM(header, 1, value);
-        int rc = PyList_Append(list, header);
-        Py_DECREF(header);
-        if (rc < 0)
-            goto fail;
-    }
-    if (list == NULL)
-        return NULL;
-    PyObject *tuple = PyList_AsTuple(list);
-    Py_DECREF(list);
-    return tuple;
-fail:
-    Py_XDECREF(list);
-    return NULL;
-}
+/* One decoded record, pointing into the payload: what DefaultRecord.readFrom reads. */
+typedef struct {
+    int64_t offset, timestamp, sequence;
+    int attributes;
+    Py_ssize_t size; /* the whole record, its length varint included */
+    const uint8_t *key, *value, *headers;
+    int64_t key_size, value_size, header_count; /* sizes -1: null */
+} record_view;
 
 typedef struct {
     int64_t base_offset, base_timestamp, append_time;
@@ -762,88 +714,188 @@ typedef struct {
     int32_t base_sequence;
 } batch_context;
 
-/* One record from *pos; NULL with r->error set (or a Python error when r->error is 0). */
-static PyObject *read_record(reader *r, Py_ssize_t *pos, const batch_context *ctx,
-                             PyTypeObject *record_cls, PyTypeObject *header_cls)
+/* The headers of a record: a count, then per header a key and a value (value size -1: null).
+ * Checked once by parse_record; next_header() then reads them again without checks. */
+static int check_headers(reader *r, Py_ssize_t *pos, Py_ssize_t end, int64_t *count)
+{
+    *count = read_varint(r, pos, 5);
+    if (r->error)
+        return -1;
+    if (*count < 0) {
+        r->error = BAD_HEADER_COUNT;
+        r->detail = *count;
+        return -1;
+    }
+    for (int64_t i = 0; i < *count; i++) {
+        int64_t key_size = read_varint(r, pos, 5);
+        if (r->error)
+            return -1;
+        if (key_size < 0) {
+            r->error = BAD_HEADER_KEY;
+            r->detail = key_size;
+            return -1;
+        }
+        if (skip_field(r, pos, key_size, end) < 0)
+            return -1;
+        int64_t value_size = read_varint(r, pos, 5);
+        if (r->error || skip_field(r, pos, value_size, end) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A varint parse_record has already checked. */
+static int64_t checked_varint(const uint8_t **p)
+{
+    uint64_t raw = 0;
+    int shift = 0;
+    uint8_t b;
+    do {
+        b = *(*p)++;
+        raw |= (uint64_t)(b & 0x7F) << shift;
+        shift += 7;
+    } while (b >= 0x80);
+    return (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+}
+
+typedef struct {
+    const uint8_t *key, *value;
+    int64_t key_size, value_size;
+} header_view;
+
+static void next_header(const uint8_t **p, header_view *h)
+{
+    h->key_size = checked_varint(p);
+    h->key = *p;
+    *p += h->key_size;
+    h->value_size = checked_varint(p);
+    h->value = *p;
+    if (h->value_size > 0)
+        *p += h->value_size;
+}
+
+/* DefaultRecord.readFrom at *pos: 0 with *rec filled and *pos past the record, or -1 with
+ * r->error set (UNMODELLED: what only the Python decoder models). */
+static int parse_record(reader *r, Py_ssize_t *pos, const batch_context *ctx, record_view *rec)
 {
     Py_ssize_t start = *pos, p = start;
     int64_t length = read_varint(r, &p, 5);
     if (r->error)
-        return NULL;
+        return -1;
     if (length < 0 || length > r->size - p) {
         r->error = BAD_LENGTH;
         r->detail = length;
-        return NULL;
+        return -1;
     }
     Py_ssize_t body = p, end = p + (Py_ssize_t)length;
     if (p >= r->size) {
         r->error = PAST_BATCH;
-        return NULL;
+        return -1;
     }
-    int attributes = r->data[p++];
+    rec->attributes = r->data[p++];
     int64_t timestamp_delta = read_varint(r, &p, 10);
     int64_t offset_delta = r->error ? 0 : read_varint(r, &p, 5);
-    int64_t key_size = r->error ? 0 : read_varint(r, &p, 5);
+    rec->key_size = r->error ? 0 : read_varint(r, &p, 5);
     if (r->error)
-        return NULL;
-    PyObject *key = field_bytes(r, &p, key_size, end);
-    if (key == NULL)
-        return NULL;
-    PyObject *value = NULL, *headers = NULL, *record = NULL;
-    int64_t value_size = read_varint(r, &p, 5);
-    if (!r->error)
-        value = field_bytes(r, &p, value_size, end);
-    if (value != NULL) {
-        if (p < r->size && r->data[p] == 0) {
-            headers = PyTuple_New(0);
-            p++;
-        } else {
-            headers = read_headers(r, &p, end, header_cls);
-        }
+        return -1;
+    rec->key = r->data + p;
+    if (skip_field(r, &p, rec->key_size, end) < 0)
+        return -1;
+    rec->value_size = read_varint(r, &p, 5);
+    if (r->error)
+        return -1;
+    rec->value = r->data + p;
+    if (skip_field(r, &p, rec->value_size, end) < 0)
+        return -1;
+    if (p < r->size && r->data[p] == 0) { /* no header, the usual case */
+        rec->header_count = 0;
+        p++;
+        rec->headers = r->data + p;
+    } else {
+        Py_ssize_t count_at = p;
+        if (check_headers(r, &p, end, &rec->header_count) < 0)
+            return -1;
+        const uint8_t *h = r->data + count_at;
+        checked_varint(&h);
+        rec->headers = h;
     }
-    if (headers != NULL && p != end) {
+    if (p != end) {
         r->error = BAD_RECORD_SIZE;
         r->detail = length;
         r->detail2 = p - body;
+        return -1;
     }
-    int64_t offset = 0, timestamp = ctx->append_time, sequence = -1;
-    if (headers != NULL && !r->error) {
-        if (__builtin_add_overflow(ctx->base_offset, offset_delta, &offset) ||
-            (!ctx->has_append_time &&
-             __builtin_add_overflow(ctx->base_timestamp, timestamp_delta, &timestamp)))
-            r->error = UNMODELLED;
+    rec->timestamp = ctx->append_time;
+    if (__builtin_add_overflow(ctx->base_offset, offset_delta, &rec->offset) ||
+        (!ctx->has_append_time &&
+         __builtin_add_overflow(ctx->base_timestamp, timestamp_delta, &rec->timestamp))) {
+        r->error = UNMODELLED;
+        return -1;
     }
-    if (headers != NULL && !r->error) {
+    rec->sequence = -1;
+    if (ctx->base_sequence != -1) {
         int64_t room = (int64_t)INT32_MAX - ctx->base_sequence;
-        if (ctx->base_sequence != -1)
-            sequence = offset_delta <= room ? ctx->base_sequence + offset_delta
-                                            : offset_delta - room - 1;
-        record = new_tuple_of(record_cls, 10);
+        rec->sequence =
+            offset_delta <= room ? ctx->base_sequence + offset_delta : offset_delta - room - 1;
     }
+    rec->size = end - start;
+    *pos = end;
+    return 0;
+}
+
+static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
+{
+    if (size < 0)
+        Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)size);
+}
+
+/* The Record tuple (kdump.format.records.Record, fields in RECORD_FIELDS order) of a view. */
+static PyObject *record_tuple(const record_view *rec, PyTypeObject *record_cls,
+                              PyTypeObject *header_cls)
+{
+    PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
+    const uint8_t *h = rec->headers;
+    for (int64_t i = 0; headers != NULL && i < rec->header_count; i++) {
+        header_view hv;
+        next_header(&h, &hv);
+        PyObject *header = new_tuple_of(header_cls, 2);
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)hv.key, (Py_ssize_t)hv.key_size,
+                                             "replace");
+        PyObject *value = bytes_or_none(hv.value, hv.value_size);
+        if (header == NULL || key == NULL || value == NULL) {
+            Py_XDECREF(header);
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            Py_CLEAR(headers);
+            break;
+        }
+        PyTuple_SET_ITEM(header, 0, key);
+        PyTuple_SET_ITEM(header, 1, value);
+        PyTuple_SET_ITEM(headers, (Py_ssize_t)i, header);
+    }
+    if (headers == NULL)
+        return NULL;
+    PyObject *record = new_tuple_of(record_cls, 10);
     if (record == NULL) {
-        Py_DECREF(key);
-        Py_XDECREF(value);
-        Py_XDECREF(headers);
+        Py_DECREF(headers);
         return NULL;
     }
-    PyTuple_SET_ITEM(record, 0, PyLong_FromLongLong(offset));
-    PyTuple_SET_ITEM(record, 1, PyLong_FromLongLong(timestamp));
-    PyTuple_SET_ITEM(record, 2, key);
-    PyTuple_SET_ITEM(record, 3, value);
-    PyTuple_SET_ITEM(record, 4, headers);
-    PyTuple_SET_ITEM(record, 5, PyLong_FromLongLong(sequence));
-    PyTuple_SET_ITEM(record, 6, PyLong_FromLong(attributes));
-    PyTuple_SET_ITEM(record, 7, PyLong_FromSsize_t(end - start));
-    Py_INCREF(Py_None);
-    PyTuple_SET_ITEM(record, 8, Py_None);
-    Py_INCREF(Py_None);
-    PyTuple_SET_ITEM(record, 9, Py_None);
-    for (int i = 0; i < 10; i++)
-        if (PyTuple_GET_ITEM(record, i) == NULL) {
-            Py_DECREF(record);
-            return NULL;
-        }
-    *pos = end;
+    PyObject *items[10] = {
+        PyLong_FromLongLong(rec->offset), PyLong_FromLongLong(rec->timestamp),
+        bytes_or_none(rec->key, rec->key_size), bytes_or_none(rec->value, rec->value_size),
+        headers, PyLong_FromLongLong(rec->sequence), PyLong_FromLong(rec->attributes),
+        PyLong_FromSsize_t(rec->size), Py_NewRef(Py_None), Py_NewRef(Py_None),
+    };
+    int failed = 0;
+    for (int i = 0; i < 10; i++) {
+        PyTuple_SET_ITEM(record, i, items[i]);
+        failed |= items[i] == NULL;
+    }
+    if (failed) {
+        Py_DECREF(record);
+        return NULL;
+    }
     return record;
 }
 
@@ -900,14 +952,14 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     PyObject *list = PyList_New(0), *result = NULL;
     Py_ssize_t pos = 0, i = 0;
     for (; list != NULL && i < count; i++) {
-        PyObject *record = read_record(&r, &pos, &ctx, (PyTypeObject *)record_cls,
-                                       (PyTypeObject *)header_cls);
-        if (record == NULL)
+        record_view rec;
+        if (parse_record(&r, &pos, &ctx, &rec) < 0)
             break;
-        int rc = PyList_Append(list, record);
-        Py_DECREF(record);
-        if (rc < 0)
+        PyObject *record = record_tuple(&rec, (PyTypeObject *)record_cls,
+                                        (PyTypeObject *)header_cls);
+        if (record == NULL || PyList_Append(list, record) < 0)
             Py_CLEAR(list);
+        Py_XDECREF(record);
     }
     release_view(&view);
     if (list == NULL || PyErr_Occurred()) {
@@ -927,6 +979,719 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         return result;
     }
     return Py_BuildValue("(NnO)", list, pos, Py_None);
+}
+
+/* ------------------------------------------------------------------ rendering dump lines */
+
+/* A growing output buffer. */
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} outbuf;
+
+static int ob_reserve(outbuf *o, Py_ssize_t extra)
+{
+    if (extra <= o->cap - o->len)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap - o->len < extra) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *data = PyMem_Realloc(o->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->data = data;
+    o->cap = cap;
+    return 0;
+}
+
+static int ob_put(outbuf *o, const void *s, Py_ssize_t n)
+{
+    if (ob_reserve(o, n) < 0)
+        return -1;
+    memcpy(o->data + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+#define OB_LIT(o, s) ob_put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static int ob_int(outbuf *o, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[sizeof(tmp) - 1 - n++] = '-';
+    return ob_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+/* Whether p[0..n) is UTF-8 that Python's strict decoder accepts (no overlong forms, no
+ * surrogates, nothing above U+10FFFF): then Kafka's StringDecoder and Python's "replace"
+ * decoding both give the bytes back unchanged. */
+static int valid_utf8(const uint8_t *p, int64_t n)
+{
+    int64_t i = 0;
+    while (i < n) {
+        /* eight ASCII bytes at a time */
+        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0)
+            i += 8;
+        if (i >= n)
+            break;
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int len;
+        uint8_t lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else
+            return 0;
+        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
+            return 0;
+        for (int k = 2; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
+static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (ob_reserve(o, (Py_ssize_t)n * 6 + 2) < 0)
+        return -1;
+    char *d = o->data + o->len;
+    *d++ = '"';
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *d++ = (char)c;
+            continue;
+        }
+        *d++ = '\\';
+        switch (c) {
+        case '"': *d++ = '"'; break;
+        case '\\': *d++ = '\\'; break;
+        case '\n': *d++ = 'n'; break;
+        case '\r': *d++ = 'r'; break;
+        case '\t': *d++ = 't'; break;
+        case '\b': *d++ = 'b'; break;
+        case '\f': *d++ = 'f'; break;
+        default:
+            *d++ = 'u';
+            *d++ = '0';
+            *d++ = '0';
+            *d++ = hex[c >> 4];
+            *d++ = hex[c & 15];
+        }
+    }
+    *d++ = '"';
+    o->len = d - o->data;
+    return 0;
+}
+
+/* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder). */
+enum { DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3 };
+
+/* The decoder's text for p[0..n) (JSON-quoted with as_json); 1 when it cannot be done here
+ * (text that is not UTF-8: Python's replacement decoding), -1 on error. */
+static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json)
+{
+    static const char hex[] = "0123456789abcdef";
+    static const char b64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (decoder == DECODER_STRING) {
+        if (!valid_utf8(p, n))
+            return 1;
+        return as_json ? ob_json_string(o, p, n) : ob_put(o, p, (Py_ssize_t)n);
+    }
+    Py_ssize_t out = decoder == DECODER_HEX ? (Py_ssize_t)n * 2 : (Py_ssize_t)((n + 2) / 3 * 4);
+    if (decoder != DECODER_HEX && decoder != DECODER_BASE64)
+        return 1;
+    if (ob_reserve(o, out + 2) < 0)
+        return -1;
+    char *d = o->data + o->len;
+    if (as_json)
+        *d++ = '"';
+    if (decoder == DECODER_HEX) {
+        for (int64_t i = 0; i < n; i++) {
+            *d++ = hex[p[i] >> 4];
+            *d++ = hex[p[i] & 15];
+        }
+    } else {
+        int64_t i = 0;
+        for (; i + 3 <= n; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            *d++ = b64[v >> 18];
+            *d++ = b64[(v >> 12) & 63];
+            *d++ = b64[(v >> 6) & 63];
+            *d++ = b64[v & 63];
+        }
+        if (n - i == 1) {
+            uint32_t v = (uint32_t)p[i] << 16;
+            *d++ = b64[v >> 18];
+            *d++ = b64[(v >> 12) & 63];
+            *d++ = '=';
+            *d++ = '=';
+        } else if (n - i == 2) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+            *d++ = b64[v >> 18];
+            *d++ = b64[(v >> 12) & 63];
+            *d++ = b64[(v >> 6) & 63];
+            *d++ = '=';
+        }
+    }
+    if (as_json)
+        *d++ = '"';
+    o->len = d - o->data;
+    return 0;
+}
+
+/* The fields a template may name: kdump/render/fields.py's vocabulary, which renders each the
+ * same way (tests/test_speedups.py compares the two). */
+enum {
+    F_POSITION, F_BASE_OFFSET, F_LAST_OFFSET, F_COUNT, F_BASE_SEQUENCE, F_LAST_SEQUENCE,
+    F_PRODUCER_ID, F_PRODUCER_EPOCH, F_PARTITION_LEADER_EPOCH, F_IS_TRANSACTIONAL, F_IS_CONTROL,
+    F_DELETE_HORIZON_MS, F_TIMESTAMP_TYPE, F_MAX_TIMESTAMP, F_SIZE, F_MAGIC, F_COMPRESSION, F_CRC,
+    F_IS_VALID,
+    F_FIRST_RECORD_FIELD,
+    F_OFFSET = F_FIRST_RECORD_FIELD, F_TIMESTAMP, F_KEY_SIZE, F_VALUE_SIZE, F_SEQUENCE,
+    F_HEADER_KEYS, F_HEADERS, F_KEY, F_VALUE, F_CONTENT, F_CONTENT_FIRST,
+    N_FIELDS
+};
+
+static const char *const field_names[N_FIELDS] = {
+    "position", "base_offset", "last_offset", "count", "base_sequence", "last_sequence",
+    "producer_id", "producer_epoch", "partition_leader_epoch", "is_transactional", "is_control",
+    "delete_horizon_ms", "timestamp_type", "max_timestamp", "size", "magic", "compression",
+    "crc", "is_valid",
+    "offset", "timestamp", "key_size", "value_size", "sequence", "header_keys", "headers", "key",
+    "value", "content", "content_first",
+};
+
+/* Fields with no text rendering, or no JSON one (fields.py renders neither either). */
+static int field_allowed(int field, int as_json, int record)
+{
+    if (field >= F_FIRST_RECORD_FIELD && !record)
+        return 0;
+    if (record && field < F_FIRST_RECORD_FIELD && field != F_TIMESTAMP_TYPE)
+        return 0;
+    if (as_json)
+        return field != F_CONTENT && field != F_CONTENT_FIRST;
+    return field != F_HEADERS && field != F_KEY && field != F_VALUE;
+}
+
+#define MAX_OPS 64
+
+/* A parsed template: literal text, then a field (-1 after the last literal). */
+typedef struct {
+    char *text; /* the literals, unescaped, one after another */
+    int n;
+    struct {
+        Py_ssize_t at, len;
+        int field;
+    } ops[MAX_OPS];
+} template_t;
+
+static void template_free(template_t *t)
+{
+    PyMem_Free(t->text);
+    t->text = NULL;
+}
+
+/* str.format_map's syntax, as far as the templates use it: {name}, {{ and }}. */
+static int template_parse(PyObject *obj, template_t *t, int as_json, int record)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(obj, &n);
+    if (s == NULL)
+        return -1;
+    t->text = PyMem_Malloc((size_t)n + 1);
+    if (t->text == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t out = 0, lit = 0;
+    t->n = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i < n && (s[i] == '{' || s[i] == '}') && i + 1 < n && s[i + 1] == s[i]) {
+            t->text[out++] = s[i++];
+            continue;
+        }
+        if (i < n && s[i] == '}')
+            goto bad;
+        if (i < n && s[i] != '{') {
+            t->text[out++] = s[i];
+            continue;
+        }
+        int field = -1;
+        if (i < n) {
+            const char *close = memchr(s + i + 1, '}', (size_t)(n - i - 1));
+            if (close == NULL)
+                goto bad;
+            size_t len = (size_t)(close - (s + i + 1));
+            for (int f = 0; f < N_FIELDS; f++)
+                if (strlen(field_names[f]) == len && memcmp(field_names[f], s + i + 1, len) == 0)
+                    field = f;
+            if (field < 0 || !field_allowed(field, as_json, record)) {
+                PyErr_Format(PyExc_ValueError, "template field {%.*s} is not one kdump renders here",
+                             (int)len, s + i + 1);
+                template_free(t);
+                return -1;
+            }
+            i = close - s;
+        }
+        if (t->n == MAX_OPS) {
+            PyErr_SetString(PyExc_ValueError, "template has too many fields");
+            template_free(t);
+            return -1;
+        }
+        t->ops[t->n].at = lit;
+        t->ops[t->n].len = out - lit;
+        t->ops[t->n].field = field;
+        t->n++;
+        lit = out;
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "template: a single { or } outside a field");
+    template_free(t);
+    return -1;
+}
+
+/* One batch's header, read from the walk's columns. */
+typedef struct {
+    int64_t position, base_offset, last_offset, size, epoch, magic, crc, attributes,
+        last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
+        base_sequence, records_count, valid;
+} batch_row;
+
+static void batch_row_at(const int64_t *const *cols, Py_ssize_t i, batch_row *b)
+{
+    int64_t *dst = &b->position;
+    for (int c = 0; c < WALK_COLUMNS; c++)
+        dst[c] = cols[c][i];
+}
+
+static const char *const codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+static int ob_bool(outbuf *o, int v) { return v ? OB_LIT(o, "true") : OB_LIT(o, "false"); }
+
+static int ob_name(outbuf *o, const char *name, int as_json)
+{
+    Py_ssize_t n = (Py_ssize_t)strlen(name);
+    if (!as_json)
+        return ob_put(o, name, n);
+    return OB_LIT(o, "\"") < 0 || ob_put(o, name, n) < 0 || OB_LIT(o, "\"") < 0 ? -1 : 0;
+}
+
+/* DefaultRecordBatch.incrementSequence, as kdump.format.batch.increment_sequence. */
+static int64_t last_sequence(const batch_row *b)
+{
+    if (b->base_sequence == -1)
+        return -1;
+    if (b->base_sequence > INT32_MAX - b->last_offset_delta)
+        return b->last_offset_delta - (INT32_MAX - b->base_sequence) - 1;
+    return b->base_sequence + b->last_offset_delta;
+}
+
+static int batch_field(outbuf *o, int field, const batch_row *b, int as_json)
+{
+    switch (field) {
+    case F_POSITION: return ob_int(o, b->position);
+    case F_BASE_OFFSET: return ob_int(o, b->base_offset);
+    case F_LAST_OFFSET: return ob_int(o, b->last_offset);
+    case F_COUNT: return ob_int(o, b->records_count);
+    case F_BASE_SEQUENCE: return ob_int(o, b->base_sequence);
+    case F_LAST_SEQUENCE: return ob_int(o, last_sequence(b));
+    case F_PRODUCER_ID: return ob_int(o, b->producer_id);
+    case F_PRODUCER_EPOCH: return ob_int(o, b->producer_epoch);
+    case F_PARTITION_LEADER_EPOCH: return ob_int(o, b->epoch);
+    case F_IS_TRANSACTIONAL: return ob_bool(o, (b->attributes & 0x10) != 0);
+    case F_IS_CONTROL: return ob_bool(o, (b->attributes & 0x20) != 0);
+    case F_DELETE_HORIZON_MS:
+        if (!(b->attributes & 0x40))
+            return as_json ? OB_LIT(o, "null") : OB_LIT(o, "OptionalLong.empty");
+        if (as_json)
+            return ob_int(o, b->base_timestamp);
+        return OB_LIT(o, "OptionalLong[") < 0 || ob_int(o, b->base_timestamp) < 0 ||
+                       OB_LIT(o, "]") < 0
+                   ? -1
+                   : 0;
+    case F_TIMESTAMP_TYPE:
+        return ob_name(o, b->attributes & 0x08 ? "LogAppendTime" : "CreateTime", as_json);
+    case F_MAX_TIMESTAMP: return ob_int(o, b->max_timestamp);
+    case F_SIZE: return ob_int(o, b->size);
+    case F_MAGIC: return ob_int(o, b->magic);
+    case F_COMPRESSION: {
+        int codec = (int)(b->attributes & 7);
+        if (codec <= 4)
+            return ob_name(o, codec_names[codec], as_json);
+        char name[16];
+        snprintf(name, sizeof(name), "unknown(%d)", codec);
+        return ob_name(o, name, as_json);
+    }
+    case F_CRC: return ob_int(o, b->crc);
+    case F_IS_VALID: return ob_bool(o, b->valid == 1);
+    }
+    PyErr_SetString(PyExc_SystemError, "kdump: a batch template names a record field");
+    return -1;
+}
+
+/* How a run is rendered: text or JSON, the two templates, the decoders, the state carried
+ * from record to record (the last offset, for DumpLogSegments' non-consecutive offsets). */
+typedef struct {
+    int as_json, key_decoder, value_decoder;
+    template_t batch, record;
+    int deep;
+    int64_t last_offset;
+    PyObject *gaps; /* (last offset, next offset) pairs where records are not consecutive */
+} render_ctx;
+
+/* The key/payload text of the text dump: " key: K payload: V" (each only when not null). */
+static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int first)
+{
+    const char *prefix = first ? "| " : " ";
+    Py_ssize_t plen = first ? 2 : 1;
+    if (rec->key_size >= 0) {
+        if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "key: ") < 0)
+            return -1;
+        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0);
+        if (r)
+            return r;
+        prefix = " ";
+        plen = 1;
+    }
+    if (rec->value_size >= 0) {
+        if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0)
+            return -1;
+        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0);
+    }
+    return 0;
+}
+
+/* A record field; 1 where this record needs the Python renderer, -1 on error. */
+static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_row *b,
+                        const record_view *rec)
+{
+    int as_json = rc->as_json;
+    switch (field) {
+    case F_TIMESTAMP_TYPE: return batch_field(o, field, b, as_json);
+    case F_OFFSET: return ob_int(o, rec->offset);
+    case F_TIMESTAMP: return ob_int(o, rec->timestamp);
+    case F_KEY_SIZE: return ob_int(o, rec->key_size < 0 ? -1 : rec->key_size);
+    case F_VALUE_SIZE: return ob_int(o, rec->value_size < 0 ? -1 : rec->value_size);
+    case F_SEQUENCE: return ob_int(o, rec->sequence);
+    case F_HEADER_KEYS:
+    case F_HEADERS: {
+        const uint8_t *h = rec->headers;
+        if (as_json && OB_LIT(o, "[") < 0)
+            return -1;
+        for (int64_t i = 0; i < rec->header_count; i++) {
+            header_view hv;
+            next_header(&h, &hv);
+            if (!valid_utf8(hv.key, hv.key_size))
+                return 1;
+            if (i && OB_LIT(o, ",") < 0)
+                return -1;
+            if (!as_json) {
+                if (ob_put(o, hv.key, (Py_ssize_t)hv.key_size) < 0)
+                    return -1;
+                continue;
+            }
+            if (field == F_HEADERS && OB_LIT(o, "[") < 0)
+                return -1;
+            if (ob_json_string(o, hv.key, hv.key_size) < 0)
+                return -1;
+            if (field == F_HEADERS) {
+                if (OB_LIT(o, ",") < 0)
+                    return -1;
+                if (hv.value_size < 0) {
+                    if (OB_LIT(o, "null") < 0)
+                        return -1;
+                } else {
+                    int r = ob_decoded(o, rc->value_decoder, hv.value, hv.value_size, 1);
+                    if (r)
+                        return r;
+                }
+                if (OB_LIT(o, "]") < 0)
+                    return -1;
+            }
+        }
+        return as_json ? OB_LIT(o, "]") : 0;
+    }
+    case F_KEY:
+    case F_VALUE: {
+        const uint8_t *p = field == F_KEY ? rec->key : rec->value;
+        int64_t n = field == F_KEY ? rec->key_size : rec->value_size;
+        if (n < 0)
+            return OB_LIT(o, "null");
+        return ob_decoded(o, field == F_KEY ? rc->key_decoder : rc->value_decoder, p, n, 1);
+    }
+    case F_CONTENT: return content(o, rc, rec, 0);
+    case F_CONTENT_FIRST: return content(o, rc, rec, 1);
+    }
+    PyErr_SetString(PyExc_SystemError, "kdump: a record template names a batch field");
+    return -1;
+}
+
+static int render_template(outbuf *o, const template_t *t, const render_ctx *rc,
+                           const batch_row *b, const record_view *rec)
+{
+    for (int k = 0; k < t->n; k++) {
+        if (t->ops[k].len && ob_put(o, t->text + t->ops[k].at, t->ops[k].len) < 0)
+            return -1;
+        int field = t->ops[k].field;
+        if (field < 0)
+            continue;
+        int r = rec == NULL ? batch_field(o, field, b, rc->as_json)
+                            : record_field(o, field, rc, b, rec);
+        if (r)
+            return r;
+    }
+    return OB_LIT(o, "\n");
+}
+
+/* The batch line and the lines of its records from `payload` (the records, decompressed);
+ * 1 where the Python renderer must do this batch, -1 on error. */
+static int render_batch(outbuf *o, render_ctx *rc, const batch_row *b, const uint8_t *payload,
+                        Py_ssize_t size)
+{
+    int r = render_template(o, &rc->batch, rc, b, NULL);
+    if (r || !rc->deep)
+        return r;
+    if (b->records_count < 0)
+        return 1;
+    batch_context ctx = {b->base_offset, b->base_timestamp, b->max_timestamp,
+                         (b->attributes & 0x08) != 0, (int32_t)b->base_sequence};
+    reader rd = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    for (int64_t i = 0; i < b->records_count; i++) {
+        record_view rec;
+        if (parse_record(&rd, &pos, &ctx, &rec) < 0)
+            return 1; /* the Python decoder says what is wrong, after the records before */
+        int64_t next;
+        if (rc->last_offset != -1 &&
+            (__builtin_add_overflow(rc->last_offset, 1, &next) || rec.offset != next)) {
+            PyObject *pair = Py_BuildValue("(LL)", (long long)rc->last_offset,
+                                           (long long)rec.offset);
+            if (pair == NULL || PyList_Append(rc->gaps, pair) < 0) {
+                Py_XDECREF(pair);
+                return -1;
+            }
+            Py_DECREF(pair);
+        }
+        rc->last_offset = rec.offset;
+        r = render_template(o, &rc->record, rc, b, &rec);
+        if (r)
+            return r;
+    }
+    return pos == size ? 0 : 1;
+}
+
+/* Arguments shared by render_batches and render_payload. */
+static int render_ctx_init(render_ctx *rc, int as_json, PyObject *batch_template,
+                           PyObject *record_template, int key_decoder, int value_decoder,
+                           long long last_offset)
+{
+    memset(rc, 0, sizeof(*rc));
+    rc->as_json = as_json;
+    rc->key_decoder = key_decoder;
+    rc->value_decoder = value_decoder;
+    rc->last_offset = last_offset;
+    rc->deep = record_template != Py_None;
+    if (template_parse(batch_template, &rc->batch, as_json, 0) < 0)
+        return -1;
+    if (rc->deep && template_parse(record_template, &rc->record, as_json, 1) < 0) {
+        template_free(&rc->batch);
+        return -1;
+    }
+    rc->gaps = PyList_New(0);
+    if (rc->gaps == NULL) {
+        template_free(&rc->batch);
+        template_free(&rc->record);
+        return -1;
+    }
+    return 0;
+}
+
+static void render_ctx_free(render_ctx *rc)
+{
+    template_free(&rc->batch);
+    template_free(&rc->record);
+    Py_CLEAR(rc->gaps);
+}
+
+/* render_batches(buf, columns, start, as_json, batch_template, record_template or None,
+ *                key_decoder, value_decoder, last_offset, max_output)
+ *   -> (bytes, next index, last offset, non-consecutive (last, next) pairs, invalid batches)
+ * The lines of the run's batches from `start` (columns: the walk's, in WALK_COLUMNS order),
+ * with the records of each (record_template given) read in place; it stops before a batch
+ * the Python renderer must do: a legacy message, and with records a compressed or control
+ * batch, or records it cannot render (text that is not UTF-8, damage, what only Python
+ * models), and after the batch that takes its output past max_output bytes (memory stays
+ * bounded whatever the run's size). */
+static PyObject *py_render_batches(PyObject *self, PyObject *args)
+{
+    PyObject *buf_obj, *columns, *batch_template, *record_template;
+    Py_ssize_t start;
+    int as_json, key_decoder, value_decoder;
+    long long last_offset;
+    Py_ssize_t max_output;
+    if (!PyArg_ParseTuple(args, "OOnpOOiiLn", &buf_obj, &columns, &start, &as_json,
+                          &batch_template, &record_template, &key_decoder, &value_decoder,
+                          &last_offset, &max_output))
+        return NULL;
+    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS) {
+        PyErr_SetString(PyExc_TypeError, "columns: a tuple of the walk's columns");
+        return NULL;
+    }
+    render_ctx rc;
+    if (render_ctx_init(&rc, as_json, batch_template, record_template, key_decoder,
+                        value_decoder, last_offset) < 0)
+        return NULL;
+    Py_buffer views[WALK_COLUMNS], buf;
+    const int64_t *cols[WALK_COLUMNS];
+    PyObject *objs[WALK_COLUMNS];
+    Py_ssize_t n = 0;
+    for (int c = 0; c < WALK_COLUMNS; c++)
+        objs[c] = PyTuple_GET_ITEM(columns, c);
+    if (get_columns(objs, views, cols, WALK_COLUMNS, &n) < 0) {
+        render_ctx_free(&rc);
+        return NULL;
+    }
+    if (get_view(buf_obj, &buf) < 0) {
+        release_columns(views, WALK_COLUMNS);
+        render_ctx_free(&rc);
+        return NULL;
+    }
+    outbuf o = {NULL, 0, 0};
+    Py_ssize_t i = start < 0 ? n : start, invalid = 0;
+    int failed = 0;
+    for (; i < n && o.len < max_output; i++) {
+        batch_row b;
+        batch_row_at(cols, i, &b);
+        if (b.magic != 2 || (rc.deep && (b.attributes & 0x27)) || b.position < 0 ||
+            b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
+            break; /* legacy, compressed, control: the Python renderer's */
+        Py_ssize_t mark = o.len, gaps = PyList_GET_SIZE(rc.gaps);
+        int64_t last = rc.last_offset;
+        int r = render_batch(&o, &rc, &b, (const uint8_t *)buf.buf + b.position + V2_HEADER_SIZE,
+                             (Py_ssize_t)(b.size - V2_HEADER_SIZE));
+        if (r < 0) {
+            failed = 1;
+            break;
+        }
+        if (r > 0) { /* undo this batch: Python renders all of it */
+            o.len = mark;
+            rc.last_offset = last;
+            if (PyList_SetSlice(rc.gaps, gaps, PyList_GET_SIZE(rc.gaps), NULL) < 0)
+                failed = 1;
+            break;
+        }
+        invalid += b.valid == 0;
+    }
+    release_view(&buf);
+    release_columns(views, WALK_COLUMNS);
+    PyObject *result = NULL;
+    if (!failed) {
+        PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
+        if (data != NULL)
+            result = Py_BuildValue("(NnLOn)", data, i, (long long)rc.last_offset, rc.gaps,
+                                   invalid);
+    }
+    PyMem_Free(o.data);
+    render_ctx_free(&rc);
+    return result;
+}
+
+/* render_payload(payload, columns, index, as_json, batch_template, record_template,
+ *                key_decoder, value_decoder, last_offset)
+ *   -> None (the Python renderer must do this batch) or (bytes, last offset, pairs)
+ * Batch `index` of the run with the records of `payload`: a compressed batch's records,
+ * decompressed by the caller. */
+static PyObject *py_render_payload(PyObject *self, PyObject *args)
+{
+    PyObject *payload_obj, *columns, *batch_template, *record_template;
+    Py_ssize_t index;
+    int as_json, key_decoder, value_decoder;
+    long long last_offset;
+    if (!PyArg_ParseTuple(args, "OOnpOOiiL", &payload_obj, &columns, &index, &as_json,
+                          &batch_template, &record_template, &key_decoder, &value_decoder,
+                          &last_offset))
+        return NULL;
+    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS ||
+        record_template == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "columns: the walk's columns; a record template");
+        return NULL;
+    }
+    render_ctx rc;
+    if (render_ctx_init(&rc, as_json, batch_template, record_template, key_decoder,
+                        value_decoder, last_offset) < 0)
+        return NULL;
+    Py_buffer views[WALK_COLUMNS], payload;
+    const int64_t *cols[WALK_COLUMNS];
+    PyObject *objs[WALK_COLUMNS];
+    Py_ssize_t n = 0;
+    for (int c = 0; c < WALK_COLUMNS; c++)
+        objs[c] = PyTuple_GET_ITEM(columns, c);
+    if (get_columns(objs, views, cols, WALK_COLUMNS, &n) < 0) {
+        render_ctx_free(&rc);
+        return NULL;
+    }
+    if (index < 0 || index >= n || get_view(payload_obj, &payload) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_IndexError, "render_payload: no such batch in the run");
+        release_columns(views, WALK_COLUMNS);
+        render_ctx_free(&rc);
+        return NULL;
+    }
+    batch_row b;
+    batch_row_at(cols, index, &b);
+    release_columns(views, WALK_COLUMNS);
+    outbuf o = {NULL, 0, 0};
+    int r = b.magic == 2 && !(b.attributes & 0x20)
+                ? render_batch(&o, &rc, &b, payload.buf, payload.len)
+                : 1;
+    release_view(&payload);
+    PyObject *result = NULL;
+    if (r > 0)
+        result = Py_NewRef(Py_None);
+    else if (r == 0) {
+        PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
+        if (data != NULL)
+            result = Py_BuildValue("(NLO)", data, (long long)rc.last_offset, rc.gaps);
+    }
+    PyMem_Free(o.data);
+    render_ctx_free(&rc);
+    return result;
 }
 
 /* ------------------------------------------------------------------ module */
@@ -955,6 +1720,13 @@ static PyMethodDef methods[] = {
      "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
      "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "
      "timestamps, time_offsets)"},
+    {"render_batches", py_render_batches, METH_VARARGS,
+     "render_batches(buf, columns, start, as_json, batch_template, record_template, "
+     "key_decoder, value_decoder, last_offset, max_output) -> (bytes, next index, "
+     "last offset, non-consecutive pairs, invalid batches)"},
+    {"render_payload", py_render_payload, METH_VARARGS,
+     "render_payload(payload, columns, index, as_json, batch_template, record_template, "
+     "key_decoder, value_decoder, last_offset) -> None or (bytes, last offset, pairs)"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls) -> None or (records, error)"},
@@ -985,6 +1757,19 @@ PyMODINIT_FUNC PyInit__speedups(void)
     }
     if (m != NULL && (names == NULL || PyModule_AddObject(m, "WALK_COLUMNS", names) < 0)) {
         Py_XDECREF(names);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *fields = PyTuple_New(N_FIELDS);
+    for (int f = 0; fields != NULL && f < N_FIELDS; f++) {
+        PyObject *name = PyUnicode_FromString(field_names[f]);
+        if (name == NULL)
+            Py_CLEAR(fields);
+        else
+            PyTuple_SET_ITEM(fields, f, name);
+    }
+    if (m != NULL && (fields == NULL || PyModule_AddObject(m, "RENDER_FIELDS", fields) < 0)) {
+        Py_XDECREF(fields);
         Py_DECREF(m);
         return NULL;
     }

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -22,6 +22,7 @@ from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     DEFAULT_MAX_MESSAGE_SIZE,
     ERR,
+    Chunk,
     DumpOptions,
     DumpProblems,
     Line,
@@ -169,21 +170,67 @@ def _pipe_safe() -> Iterator[None]:
         _quiet_pipe()
 
 
-def _write_lines(lines: Iterator[Line]) -> None:
+class _Output:
+    """Standard output as bytes, written in large chunks; a line for standard error first
+    writes out what came before it, so the two streams interleave as they were produced."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self) -> None:
+        # a text stream with no bytes underneath (a StringIO standing in for stdout) gets text
+        self.out: IO[bytes] | _TextSink = getattr(sys.stdout, "buffer", None) or _TextSink(
+            sys.stdout
+        )
+        self.pending = bytearray()
+
+    def data(self, data: bytes) -> None:
+        if len(data) >= self.CHUNK:
+            self.flush()
+            self.out.write(data)
+            return
+        self.pending += data
+        if len(self.pending) >= self.CHUNK:
+            self.flush()
+
+    def line(self, text: str) -> None:
+        self.data(text.encode() + b"\n")
+
+    def error(self, text: str) -> None:
+        self.flush()
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.out.write(self.pending)
+            self.pending.clear()
+        self.out.flush()
+
+
+class _TextSink:
+    """Bytes written to a text stream (UTF-8: what kdump renders)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes | bytearray) -> int:
+        return self.stream.write(bytes(data).decode())
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _write_lines(lines: Iterator[Line | Chunk]) -> None:
     with _pipe_safe():
-        _emit(lines)
-
-
-def _emit(lines: Iterator[Line]) -> None:
-    out, err = sys.stdout, sys.stderr
-    for stream, text in lines:
-        if stream == ERR:
-            out.flush()
-            err.write(text + "\n")
-            err.flush()
-        else:
-            out.write(text + "\n")
-    out.flush()
+        out = _Output()
+        for item in lines:
+            if isinstance(item, Chunk):
+                out.data(item.data)
+            elif item.stream == ERR:
+                out.error(item.text)
+            else:
+                out.line(item.text)
+        out.flush()
 
 
 def _dump_exit(problems: DumpProblems) -> int:
@@ -264,10 +311,13 @@ def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> Non
         _write_lines(dump_files(paths, opts, problems))
     else:
         with _pipe_safe():
-            out = sys.stdout
+            out = _Output()
             for path in paths:
                 for obj in dump_file_objects(path, opts, problems):
-                    out.write(to_json(obj) + "\n")
+                    if isinstance(obj, bytes):
+                        out.data(obj)
+                    else:
+                        out.line(to_json(obj))
             out.flush()
     ctx.exit(_dump_exit(problems))
 

@@ -24,7 +24,7 @@ from kafka.record.util import calc_crc32, calc_crc32c
 
 from kdump.format.records import iter_records
 from kdump.format.walk import iter_batches
-from kdump.render.dumplog import DumpOptions, DumpProblems, dump_files
+from kdump.render.dumplog import DumpOptions, DumpProblems, as_lines, dump_files
 from kdump.segment import FileRecords
 
 PROPERTY_SETTINGS = settings(
@@ -340,7 +340,7 @@ def test_concatenation_with_truncated_tail_parses_back_from_a_file(
     assert_parses_back(log.buf, built[:-1])  # type: ignore[arg-type]
     log.buf.close()  # type: ignore[union-attr]
     tail = len(last) - cut
-    lines = [text for _, text in dump_files([str(path)], DumpOptions(), DumpProblems())]
+    lines = [text for _, text in as_lines(dump_files([str(path)], DumpOptions(), DumpProblems()))]
     assert lines[-1] == f"Found {tail} invalid bytes at the end of {path.name}"
     assert len(lines) == 2 + len(built) - 1 + 1
 

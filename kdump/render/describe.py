@@ -40,6 +40,8 @@ def base64_decoder(data: bytes) -> str:
 
 
 Decoder = Callable[[bytes], str]
+NATIVE_DECODERS: dict[Decoder, int] = {string_decoder: 1, hex_decoder: 2, base64_decoder: 3}
+"""The decoders the C renderer runs too, by its numbers (kdump/_speedups.c DECODER_*)."""
 DECODERS: dict[str, Decoder] = {
     "string": string_decoder,
     "hex": hex_decoder,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -33,6 +33,7 @@ from kdump.format.walk import StopReason
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
+from kdump.render.runs import RunRenderer
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -56,6 +57,12 @@ OUT, ERR = "out", "err"
 class Line(NamedTuple):
     stream: str
     text: str
+
+
+class Chunk(NamedTuple):
+    """Whole lines for standard output, already encoded (the bulk renderer's)."""
+
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -264,22 +271,29 @@ def _log_header(path: str) -> str:
     return f"Log starting offset: {base_offset_of(path)}"
 
 
-def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
     yield Line(OUT, _log_header(path))
     log = FileRecords(path)
     walk = log.walk(0, opts.max_bytes)
-    last_offset = -1
-    for run in walk:
-        for batch, valid in zip(run.batches(), run.valid, strict=True):
-            problems.invalid_batches += not valid
-            yield Line(OUT, batch_line(batch, batch.position, bool(valid)))
-            if opts.deep:
-                for record in log.records(batch, opts.max_batch_bytes):
-                    # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
-                    if last_offset != -1 and record.offset != last_offset + 1:
-                        _put(problems.non_consecutive, path, last_offset, record.offset)
-                    last_offset = record.offset
-                    yield Line(OUT, record_line(record, batch, opts))
+    renderer = RunRenderer(
+        log,
+        lambda batch, valid: _batch_lines(log, batch, valid, opts, renderer),
+        as_json=False,
+        batch_template=BATCH_V2,
+        record_template=record_template(2, False, opts) if opts.deep else None,
+        key_decoder=opts.key_decoder,
+        value_decoder=opts.value_decoder,
+        records_in_c=opts.message_parser is None,
+        max_batch_bytes=opts.max_batch_bytes,
+    )
+    try:
+        for run in walk:
+            for data in renderer.run(run):
+                yield Chunk(data)
+    finally:
+        problems.invalid_batches += renderer.invalid
+        for last, following in renderer.gaps:
+            _put(problems.non_consecutive, path, last, following)
     stop = walk.stop
     assert stop is not None
     if stop.error is not None:
@@ -290,6 +304,17 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
         yield Line(
             OUT, f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}"
         )
+
+
+def _batch_lines(
+    log: FileRecords, batch: Batch, valid: bool, opts: DumpOptions, renderer: RunRenderer
+) -> Iterator[str]:
+    """One batch's line and its records' lines, by the Python templates."""
+    yield batch_line(batch, batch.position, valid)
+    if opts.deep:
+        for record in log.records(batch, opts.max_batch_bytes):
+            renderer.note_record(record.offset)
+            yield record_line(record, batch, opts)
 
 
 _TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)
@@ -472,7 +497,7 @@ def dispatch(
         yield failed(e)
 
 
-def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
     """The lines for one file; a KdumpError ends this file with one line on stderr."""
     path = java_file_path(path)
     yield Line(OUT, f"Dumping {path}")
@@ -519,7 +544,20 @@ def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator
             yield Line(ERR, f"  {first} is followed by {pairs[first]}")
 
 
-def dump_files(paths: list[str], opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
+    """The dump as one Line per line (chunks of rendered lines split): for callers that read
+    lines, not bytes."""
+    for item in items:
+        if isinstance(item, Chunk):
+            for text in item.data.decode().split("\n")[:-1]:
+                yield Line(OUT, text)
+        else:
+            yield item
+
+
+def dump_files(
+    paths: list[str], opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line | Chunk]:
     for path in paths:
         yield from dump_file(path, opts, problems)
     yield from summary_lines(problems, opts.release)

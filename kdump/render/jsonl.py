@@ -20,6 +20,7 @@ from kdump.format.walk import StopReason
 from kdump.render.describe import Decoder
 from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
+from kdump.render.runs import RunRenderer
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -143,18 +144,36 @@ def error_object(path: str, error: KdumpError) -> Obj:
     return {"type": "error", "file": path, "position": position, "message": reason}
 
 
-def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
     log = FileRecords(path)
     walk = log.walk(0, opts.max_bytes)
-    for run in walk:
-        for batch, valid in zip(run.batches(), run.valid, strict=True):
-            problems.invalid_batches += not valid
-            yield batch_object(path, batch, bool(valid))
-            if opts.deep:
-                for record in log.records(batch, opts.max_batch_bytes):
-                    yield record_object(
+
+    def python_batch(batch: Batch, valid: bool) -> Iterator[str]:
+        yield to_json(batch_object(path, batch, valid))
+        if opts.deep:
+            for record in log.records(batch, opts.max_batch_bytes):
+                yield to_json(
+                    record_object(
                         record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
                     )
+                )
+
+    renderer = RunRenderer(
+        log,
+        python_batch,
+        as_json=True,
+        batch_template=batch_template(path),
+        record_template=RECORD_TEMPLATE if opts.deep else None,
+        key_decoder=opts.key_decoder,
+        value_decoder=opts.value_decoder,
+        records_in_c=opts.message_parser is None,
+        max_batch_bytes=opts.max_batch_bytes,
+    )
+    try:
+        for run in walk:
+            yield from renderer.run(run)
+    finally:
+        problems.invalid_batches += renderer.invalid
     stop = walk.stop
     assert stop is not None
     if stop.error is not None:
@@ -217,7 +236,9 @@ JSON_DUMPERS = {
 }
 
 
-def dump_file_objects(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+def dump_file_objects(
+    path: str, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Obj | bytes]:
     def unknown() -> Obj:
         problems.failures += 1
         return {"type": "error", "file": path, "position": None, "message": "unknown file type"}

@@ -1,0 +1,231 @@
+"""The C renderer of dump lines (render_batches, render_payload) against the Python templates.
+
+Every fixture log and hypothesis-made batches (any header bits, keys and values that are not
+UTF-8, control characters, quotes, headers, compression, damage) are dumped twice, as text and
+as JSON Lines, under every option that changes a line: with the C code and with
+``pure_python()``. The bytes on standard output and the problems reported must be the same.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from batchbytes import fix_crc, v2_batch
+from conftest import FIXTURES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from purepython import pure_python
+
+from kdump import speedups
+from kdump.render.describe import DECODERS
+from kdump.render.dumplog import ERR, Chunk, DumpOptions, DumpProblems, dump_files
+from kdump.render.fields import _BATCH_VALUES, _RECORD_TEXT, _RECORD_VALUES
+from kdump.render.jsonl import dump_file_objects, to_json
+
+native = speedups.native()
+pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
+
+LOGS = sorted(FIXTURES.rglob("*.log"))
+
+OPTIONS = {
+    "shallow": DumpOptions(),
+    "deep": DumpOptions(deep_iteration=True),
+    "data": DumpOptions(print_data_log=True),
+    "data-skip": DumpOptions(print_data_log=True, skip_record_metadata=True),
+    "skip": DumpOptions(deep_iteration=True, skip_record_metadata=True),
+    "hex": DumpOptions(print_data_log=True, key_decoder=DECODERS["hex"]),
+    "base64": DumpOptions(print_data_log=True, value_decoder=DECODERS["base64"]),
+    "max-bytes": DumpOptions(deep_iteration=True, max_bytes=300),
+}
+
+
+def text_dump(path: Path, opts: DumpOptions) -> tuple[bytes, str, DumpProblems]:
+    problems = DumpProblems()
+    out, err = bytearray(), []
+    for item in dump_files([str(path)], opts, problems):
+        if isinstance(item, Chunk):
+            out += item.data
+        elif item.stream == ERR:
+            err.append(item.text)
+        else:
+            out += item.text.encode() + b"\n"
+    return bytes(out), "\n".join(err), problems
+
+
+def json_dump(path: Path, opts: DumpOptions) -> tuple[bytes, DumpProblems]:
+    problems = DumpProblems()
+    out = bytearray()
+    for obj in dump_file_objects(str(path), opts, problems):
+        out += obj if isinstance(obj, bytes) else to_json(obj).encode() + b"\n"
+    return bytes(out), problems
+
+
+def both(fn: Any) -> tuple[Any, Any]:
+    with pure_python():
+        pure = fn()
+    return fn(), pure
+
+
+def test_the_c_renderer_knows_the_python_fields() -> None:
+    """One vocabulary: every field the C code renders has a Python rendering, and back."""
+    assert native is not None
+    python = set(_BATCH_VALUES) | set(_RECORD_VALUES) | set(_RECORD_TEXT)
+    c_fields = set(native.RENDER_FIELDS)
+    assert c_fields <= python
+    assert python - c_fields == {"record_is_valid", "record_crc"}  # legacy records: Python's
+
+
+@pytest.mark.parametrize("name", OPTIONS)
+@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+def test_every_fixture_dumps_the_same(log: Path, name: str) -> None:
+    opts = OPTIONS[name]
+    fast, pure = both(lambda: text_dump(log, opts))
+    assert fast == pure
+    fast, pure = both(lambda: json_dump(log, opts))
+    assert fast == pure
+
+
+# --------------------------------------------------------------------------- made batches
+
+
+def varint(value: int) -> bytes:
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    return bytes(out) + bytes([raw])
+
+
+def field(data: bytes | None) -> bytes:
+    return varint(-1) if data is None else varint(len(data)) + data
+
+
+def record(
+    offset_delta: int,
+    ts_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[bytes, bytes | None]],
+) -> bytes:
+    body = b"\x00" + varint(ts_delta) + varint(offset_delta) + field(key) + field(value)
+    body += varint(len(headers)) + b"".join(varint(len(k)) + k + field(v) for k, v in headers)
+    return varint(len(body)) + body
+
+
+texts = st.one_of(
+    st.binary(max_size=12),
+    st.text(max_size=8).map(str.encode),
+    st.sampled_from([b'"', b"\\", b"\n\t\r\b\f\x00\x1f\x7f", "é€😀".encode(), b"\xed\xa0\x80"]),
+)
+maybe = st.one_of(st.none(), texts)
+records_strategy = st.lists(
+    st.tuples(
+        st.integers(0, 3),  # offset delta step
+        st.integers(-5, 5),  # timestamp delta
+        maybe,
+        maybe,
+        st.lists(st.tuples(texts, maybe), max_size=2),
+    ),
+    min_size=1,
+    max_size=4,
+)
+batch_strategy = st.tuples(
+    records_strategy,
+    st.sampled_from([0, 0x08, 0x10, 0x40, 0x48, 0x07, 0x05]),  # attributes bits
+    st.sampled_from([-1, 0, 2**31 - 2]),  # base sequence
+    st.sampled_from([0, 1]),  # codec: none, gzip
+)
+
+
+def build(batches: list[Any]) -> bytes:
+    import gzip
+
+    out, base = bytearray(), 0
+    for recs, attributes, base_sequence, codec in batches:
+        payload, delta = b"", 0
+        for step, ts, key, value, headers in recs:
+            delta += step
+            payload += record(delta, ts, key, value, headers)
+        if codec:
+            payload = gzip.compress(payload)
+        data = bytearray(v2_batch(base, payload, codec, len(recs), delta))
+        attributes = codec | (attributes & ~0x07)
+        struct.pack_into(">h", data, 21, attributes)
+        struct.pack_into(">i", data, 53, base_sequence)
+        fix_crc(data, 0)
+        out += data
+        base += delta + 1 + len(out) % 3  # some gaps: non-consecutive offsets
+    return bytes(out)
+
+
+@given(st.lists(batch_strategy, min_size=1, max_size=4), st.sampled_from(list(OPTIONS)))
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_made_batches_dump_the_same(
+    tmp_path_factory: pytest.TempPathFactory, batches: list[Any], name: str
+) -> None:
+    path = tmp_path_factory.mktemp("made") / "00000000000000000000.log"
+    path.write_bytes(build(batches))
+    opts = OPTIONS[name]
+    fast, pure = both(lambda: text_dump(path, opts))
+    assert fast == pure
+    fast, pure = both(lambda: json_dump(path, opts))
+    assert fast == pure
+
+
+@given(st.lists(batch_strategy, min_size=1, max_size=3), st.data())
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_damaged_batches_dump_the_same(
+    tmp_path_factory: pytest.TempPathFactory, batches: list[Any], data: st.DataObject
+) -> None:
+    """Records cut, lengths wrong, CRCs fixed again: the errors come in the same place with
+    the same lines before them, whichever code renders."""
+    raw = bytearray(build(batches))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(61, len(raw) - 1))
+        raw[at] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        fix_crc(raw, 0)
+    path = tmp_path_factory.mktemp("damaged") / "00000000000000000000.log"
+    path.write_bytes(bytes(raw))
+    opts = OPTIONS[data.draw(st.sampled_from(["deep", "data", "skip"]))]
+    fast, pure = both(lambda: text_dump(path, opts))
+    assert fast == pure
+    fast, pure = both(lambda: json_dump(path, opts))
+    assert fast == pure
+
+
+def test_a_run_longer_than_one_output_chunk_is_rendered_in_pieces(tmp_path: Path) -> None:
+    """render_batches stops past its output limit; the lines after it still come, in order."""
+    assert native is not None
+    from kdump.render import runs
+
+    recs = [(1, 0, b"k" * 100, b"v" * 900, [])] * 50
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(build([(recs, 0, -1, 0)] * 30))
+    whole = text_dump(path, OPTIONS["data"])
+    mp = pytest.MonkeyPatch()
+    mp.setattr(runs, "OUTPUT_CHUNK", 3000)
+    try:
+        pieces = text_dump(path, OPTIONS["data"])
+    finally:
+        mp.undo()
+    assert pieces == whole
+    assert whole[0].count(b"\n") == 2 + 30 * 51  # Dumping, Log starting offset, lines
+
+
+def test_render_batches_refuses_wrong_templates() -> None:
+    assert native is not None
+    columns = tuple(memoryview(bytes(8)).cast("q") for _ in native.WALK_COLUMNS)
+    for template in ("{offset}", "{nope}", "a } b", "{unclosed"):
+        with pytest.raises(ValueError):
+            native.render_batches(b"", columns, 0, False, template, None, 1, 1, -1, 1 << 20)
+    with pytest.raises(TypeError):
+        native.render_batches(b"", columns[:3], 0, False, "x", None, 1, 1, -1, 1 << 20)
