@@ -1286,6 +1286,20 @@ bad:
     return -1;
 }
 
+/* The walk's columns (a tuple of WALK_COLUMNS int64 buffers), held until release_columns. */
+static int get_walk_columns(PyObject *columns, Py_buffer *views, const int64_t **cols,
+                            Py_ssize_t *n)
+{
+    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS) {
+        PyErr_SetString(PyExc_TypeError, "columns: a tuple of the walk's columns");
+        return -1;
+    }
+    PyObject *objs[WALK_COLUMNS];
+    for (int c = 0; c < WALK_COLUMNS; c++)
+        objs[c] = PyTuple_GET_ITEM(columns, c);
+    return get_columns(objs, views, cols, WALK_COLUMNS, n);
+}
+
 /* One batch's header, read from the walk's columns. */
 typedef struct {
     int64_t position, base_offset, last_offset, size, epoch, magic, crc, attributes,
@@ -1569,21 +1583,14 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
                           &batch_template, &record_template, &key_decoder, &value_decoder,
                           &last_offset, &max_output))
         return NULL;
-    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS) {
-        PyErr_SetString(PyExc_TypeError, "columns: a tuple of the walk's columns");
-        return NULL;
-    }
     render_ctx rc;
     if (render_ctx_init(&rc, as_json, batch_template, record_template, key_decoder,
                         value_decoder, last_offset) < 0)
         return NULL;
     Py_buffer views[WALK_COLUMNS], buf;
     const int64_t *cols[WALK_COLUMNS];
-    PyObject *objs[WALK_COLUMNS];
     Py_ssize_t n = 0;
-    for (int c = 0; c < WALK_COLUMNS; c++)
-        objs[c] = PyTuple_GET_ITEM(columns, c);
-    if (get_columns(objs, views, cols, WALK_COLUMNS, &n) < 0) {
+    if (get_walk_columns(columns, views, cols, &n) < 0) {
         render_ctx_free(&rc);
         return NULL;
     }
@@ -1647,9 +1654,8 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
                           &batch_template, &record_template, &key_decoder, &value_decoder,
                           &last_offset))
         return NULL;
-    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS ||
-        record_template == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "columns: the walk's columns; a record template");
+    if (record_template == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "render_payload renders records: a record template");
         return NULL;
     }
     render_ctx rc;
@@ -1658,11 +1664,8 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
         return NULL;
     Py_buffer views[WALK_COLUMNS], payload;
     const int64_t *cols[WALK_COLUMNS];
-    PyObject *objs[WALK_COLUMNS];
     Py_ssize_t n = 0;
-    for (int c = 0; c < WALK_COLUMNS; c++)
-        objs[c] = PyTuple_GET_ITEM(columns, c);
-    if (get_columns(objs, views, cols, WALK_COLUMNS, &n) < 0) {
+    if (get_walk_columns(columns, views, cols, &n) < 0) {
         render_ctx_free(&rc);
         return NULL;
     }

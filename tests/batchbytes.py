@@ -47,3 +47,13 @@ def fix_crc(buf: bytearray, position: int) -> None:
     (length,) = struct.unpack_from(">i", buf, position + 8)
     end = position + 12 + length
     struct.pack_into(">I", buf, position + 17, crc32c.crc32c(bytes(buf[position + 21 : end])))
+
+
+def varint(value: int) -> bytes:
+    """A zig-zag varint (or varlong), as DefaultRecord writes its lengths and deltas."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    return bytes(out) + bytes([raw])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batchbytes import v2_batch
+from batchbytes import v2_batch, varint
 from conftest import ORACLE
 
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -21,16 +21,6 @@ from kdump.errors import KdumpError
 from kdump.format.records import iter_records
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.walk import iter_batches
-
-
-def zigzag(n: int) -> bytes:
-    v = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
 
 
 def peak_allocation(fn: Any) -> int:
@@ -52,14 +42,14 @@ def decode_all(data: bytes) -> None:
 def test_gigabyte_length_fields_allocate_nothing_of_that_size(field: str) -> None:
     giga = 1 << 30
     body = {
-        "record_length": zigzag(giga) + b"\x00" * 8,
-        "key_length": zigzag(20) + b"\x00\x00\x00" + zigzag(giga) + b"\x00" * 16,
-        "value_length": zigzag(20) + b"\x00\x00\x00" + zigzag(-1) + zigzag(giga) + b"\x00" * 14,
-        "headers": zigzag(20)
+        "record_length": varint(giga) + b"\x00" * 8,
+        "key_length": varint(20) + b"\x00\x00\x00" + varint(giga) + b"\x00" * 16,
+        "value_length": varint(20) + b"\x00\x00\x00" + varint(-1) + varint(giga) + b"\x00" * 14,
+        "headers": varint(20)
         + b"\x00\x00\x00"
-        + zigzag(-1)
-        + zigzag(-1)
-        + zigzag(giga)
+        + varint(-1)
+        + varint(-1)
+        + varint(giga)
         + b"\x00" * 14,
     }[field]
     data = v2_batch(0, body, records_count=1)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batchbytes import fix_crc, v2_batch
+from batchbytes import fix_crc, v2_batch, varint
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -89,15 +89,6 @@ def test_every_fixture_dumps_the_same(log: Path, name: str) -> None:
 
 
 # --------------------------------------------------------------------------- made batches
-
-
-def varint(value: int) -> bytes:
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append(raw & 0x7F | 0x80)
-        raw >>= 7
-    return bytes(out) + bytes([raw])
 
 
 def field(data: bytes | None) -> bytes:

@@ -18,7 +18,7 @@ from typing import Any
 
 import crc32c as crc32c_package
 import pytest
-from batchbytes import fix_crc, v2_batch
+from batchbytes import fix_crc, v2_batch, varint
 from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -337,15 +337,6 @@ def test_each_case_the_c_scan_hands_back_verifies_the_same(tmp_path: Path, data:
 
 def record(body: bytes) -> bytes:
     return varint(len(body)) + body
-
-
-def varint(value: int) -> bytes:
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append(raw & 0x7F | 0x80)
-        raw >>= 7
-    return bytes(out) + bytes([raw])
 
 
 @pytest.mark.parametrize(

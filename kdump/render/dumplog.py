@@ -29,11 +29,11 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
-from kdump.format.walk import StopReason
+from kdump.format.walk import LogWalk, StopReason
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
-from kdump.render.runs import RunRenderer
+from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -271,33 +271,64 @@ def _log_header(path: str) -> str:
     return f"Log starting offset: {base_offset_of(path)}"
 
 
-def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
-    yield Line(OUT, _log_header(path))
-    log = FileRecords(path)
-    walk = log.walk(0, opts.max_bytes)
-    renderer = RunRenderer(
+def log_renderer(
+    log: FileRecords,
+    opts: DumpOptions,
+    python_batch: PythonBatch,
+    *,
+    as_json: bool,
+    batch_template: str,
+    record_template: str,
+) -> RunRenderer:
+    """The bulk renderer of a log's lines under these options (text or JSON Lines)."""
+    return RunRenderer(
         log,
-        lambda batch, valid: _batch_lines(log, batch, valid, opts, renderer),
-        as_json=False,
-        batch_template=BATCH_V2,
-        record_template=record_template(2, False, opts) if opts.deep else None,
+        python_batch,
+        as_json=as_json,
+        batch_template=batch_template,
+        record_template=record_template if opts.deep else None,
         key_decoder=opts.key_decoder,
         value_decoder=opts.value_decoder,
         records_in_c=opts.message_parser is None,
         max_batch_bytes=opts.max_batch_bytes,
     )
+
+
+def rendered(
+    walk: LogWalk, renderer: RunRenderer, problems: DumpProblems, path: str
+) -> Iterator[bytes]:
+    """Every run of the walk as lines, then the walk's error where it ended at one; what the
+    renderer saw (invalid batches; with text, non-consecutive offsets) goes to ``problems``
+    even when a batch raises."""
     try:
         for run in walk:
-            for data in renderer.run(run):
-                yield Chunk(data)
+            yield from renderer.run(run)
     finally:
         problems.invalid_batches += renderer.invalid
-        for last, following in renderer.gaps:
-            _put(problems.non_consecutive, path, last, following)
+        if not renderer.as_json:
+            for last, following in renderer.gaps:
+                _put(problems.non_consecutive, path, last, following)
     stop = walk.stop
     assert stop is not None
     if stop.error is not None:
         raise stop.error
+
+
+def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
+    yield Line(OUT, _log_header(path))
+    log = FileRecords(path)
+    walk = log.walk(0, opts.max_bytes)
+    renderer = log_renderer(
+        log,
+        opts,
+        lambda batch, valid: _batch_lines(log, batch, valid, opts, renderer),
+        as_json=False,
+        batch_template=BATCH_V2,
+        record_template=record_template(2, False, opts),
+    )
+    yield from map(Chunk, rendered(walk, renderer, problems, path))
+    stop = walk.stop
+    assert stop is not None
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
     if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining

@@ -18,9 +18,15 @@ from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.format.walk import StopReason
 from kdump.render.describe import Decoder
-from kdump.render.dumplog import CHECKPOINT_SUFFIX, DumpOptions, DumpProblems, dispatch
+from kdump.render.dumplog import (
+    CHECKPOINT_SUFFIX,
+    DumpOptions,
+    DumpProblems,
+    dispatch,
+    log_renderer,
+    rendered,
+)
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
-from kdump.render.runs import RunRenderer
 from kdump.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -158,26 +164,17 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj |
                     )
                 )
 
-    renderer = RunRenderer(
+    renderer = log_renderer(
         log,
+        opts,
         python_batch,
         as_json=True,
         batch_template=batch_template(path),
-        record_template=RECORD_TEMPLATE if opts.deep else None,
-        key_decoder=opts.key_decoder,
-        value_decoder=opts.value_decoder,
-        records_in_c=opts.message_parser is None,
-        max_batch_bytes=opts.max_batch_bytes,
+        record_template=RECORD_TEMPLATE,
     )
-    try:
-        for run in walk:
-            yield from renderer.run(run)
-    finally:
-        problems.invalid_batches += renderer.invalid
+    yield from rendered(walk, renderer, problems, path)
     stop = walk.stop
     assert stop is not None
-    if stop.error is not None:
-        raise stop.error
     # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.
     if stop.reason is StopReason.TRUNCATED_TAIL:
         problems.trailing_bytes += stop.remaining
