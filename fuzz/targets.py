@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kdump import speedups
+from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
@@ -196,16 +197,16 @@ def _everything(data: bytes) -> list[object]:
             out.append(_outcome(lambda b=batch: list(iter_records(data, b, "fuzz.log", LIMIT))))
 
     out.append(_outcome(parse))
-    scan = scan_log(FileRecords("fuzz.log", data), 0, options, sink, "fuzz")
     third = len(data) // 3
-    check_offset_index(OffsetIndex(data[: third // 8 * 8], 0, "i"), scan, sink, options, False)
-    check_time_index(
-        TimeIndex(data[third : third + third // 12 * 12], 0, "t"), scan, sink, options, False
-    )
-    out += [scan, sink.findings]
-    recovered = LogScan("fuzz.log", 0, len(data))
+    offset_index = OffsetIndex(data[: third // 8 * 8], 0, "i")
+    time_index = TimeIndex(data[third : third + third // 12 * 12], 0, "t")
+    gather = IndexGather(offset_index, time_index)
+    scan = scan_log(FileRecords("fuzz.log", data), 0, options, sink, "fuzz", gather)
+    check_offset_index(offset_index, scan, sink, options, False)
+    check_time_index(time_index, scan, sink, options, False)
+    out += [scan, gather.position_rows, gather.offset_rows, sink.findings]
     producers = ProducerStateTracker()
-    out += [recover_segment(data, 0, "f", IndexConfig(64), producers, None, recovered), recovered]
+    out += [recover_segment(data, 0, "f", IndexConfig(64), producers, None)]
     return out
 
 

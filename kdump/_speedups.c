@@ -491,108 +491,6 @@ static PyObject *py_flag_batches(PyObject *self, PyObject *args)
                          prev_last, epoch);
 }
 
-/* offset_index_walk(index, used, base_offset, positions, last_offsets, valid_bytes, last_log)
- *   -> (entries to check one by one, multi-batch entries, first multi-batch entry or -1)
- * The fast test of kdump.checks.indexes.check_offset_index, entry by entry. */
-static PyObject *py_offset_index_walk(PyObject *self, PyObject *args)
-{
-    PyObject *index_obj, *objs[2];
-    Py_ssize_t used, n;
-    long long base, valid_bytes, last_log;
-    Py_buffer index, views[2];
-    const int64_t *cols[2];
-    if (!PyArg_ParseTuple(args, "OnLOOLL", &index_obj, &used, &base, &objs[0], &objs[1],
-                          &valid_bytes, &last_log) ||
-        get_view(index_obj, &index) < 0)
-        return NULL;
-    if (get_columns(objs, views, cols, 2, &n) < 0) {
-        release_view(&index);
-        return NULL;
-    }
-    const int64_t *positions = cols[0], *lasts = cols[1];
-    if (used < 0 || used > index.len / 8)
-        used = used < 0 ? 0 : index.len / 8;
-    PyObject *flagged = PyList_New(0);
-    Py_ssize_t multi = 0, first_multi = -1, j = 0;
-    int64_t prev_o = 0, prev_p = 0;
-    const uint8_t *p = index.buf;
-    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 8) {
-        int64_t rel = be32s(p), pos = be32s(p + 4), o;
-        /* past int64, Python's offset is above every log offset: INT64_MAX acts the same,
-         * here and as the previous offset of the next entry */
-        int past_int64 = __builtin_add_overflow((int64_t)base, rel, &o);
-        if (past_int64)
-            o = INT64_MAX;
-        while (j < n && positions[j] < pos)
-            j++;
-        if (past_int64 || (i && (o <= prev_o || pos <= prev_p)) || rel < 0 || o > last_log ||
-            pos >= valid_bytes || j == n || positions[j] != pos || (j && lasts[j - 1] >= o)) {
-            if (append_index(flagged, i) < 0)
-                Py_CLEAR(flagged);
-        } else if (lasts[j] != o) {
-            if (first_multi < 0)
-                first_multi = i;
-            multi++;
-        }
-        prev_o = o;
-        prev_p = pos;
-    }
-    release_view(&index);
-    release_columns(views, 2);
-    if (flagged == NULL)
-        return NULL;
-    return Py_BuildValue("(Nnn)", flagged, multi, first_multi);
-}
-
-/* time_index_walk(index, used, base_offset, base_offsets, last_offsets, max_timestamps)
- *   -> entries to check one by one
- * The fast test of kdump.checks.indexes.check_time_index, entry by entry. */
-static PyObject *py_time_index_walk(PyObject *self, PyObject *args)
-{
-    PyObject *index_obj, *objs[3];
-    Py_ssize_t used, n;
-    long long base;
-    Py_buffer index, views[3];
-    const int64_t *cols[3];
-    if (!PyArg_ParseTuple(args, "OnLOOO", &index_obj, &used, &base, &objs[0], &objs[1],
-                          &objs[2]) ||
-        get_view(index_obj, &index) < 0)
-        return NULL;
-    if (get_columns(objs, views, cols, 3, &n) < 0) {
-        release_view(&index);
-        return NULL;
-    }
-    const int64_t *bases = cols[0], *lasts = cols[1], *maxts = cols[2];
-    if (used < 0 || used > index.len / 12)
-        used = used < 0 ? 0 : index.len / 12;
-    PyObject *flagged = PyList_New(0);
-    Py_ssize_t k = 0;
-    int64_t prev_ts = 0, prev_o = 0, before = -1;
-    const uint8_t *p = index.buf;
-    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 12) {
-        int64_t ts = be64s(p), o;
-        if (__builtin_add_overflow((int64_t)base, (int64_t)be32s(p + 8), &o)) {
-            o = INT64_MAX;
-            k = n; /* Python's walk passes every batch: this entry and all after are flagged */
-        }
-        while (k < n && lasts[k] < o) {
-            if (maxts[k] > before)
-                before = maxts[k];
-            k++;
-        }
-        if ((i && (ts <= prev_ts || o < prev_o)) || k == n || bases[k] > o || maxts[k] != ts ||
-            before > ts) {
-            if (append_index(flagged, i) < 0)
-                Py_CLEAR(flagged);
-        }
-        prev_ts = ts;
-        prev_o = o;
-    }
-    release_view(&index);
-    release_columns(views, 3);
-    return flagged;
-}
-
 /* index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts,
  *              offset_of_max_ts)
  *   -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps, time_offsets)
@@ -1697,6 +1595,235 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     return result;
 }
 
+/* ------------------------------------------------------------------ index checks, streaming */
+
+/* The index checks of kdump.checks.indexes gather, during the walk, only the batches the
+ * index entries name (a position of the offset index, an offset of the time index), so verify
+ * holds a few values per index entry instead of per batch. */
+
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The absolute offset of a relative one; INT64_MAX where it passes int64 (Python's offset is
+ * then above every log offset, and so is INT64_MAX). */
+static int64_t absolute_offset(int64_t base, int64_t rel, int *past)
+{
+    int64_t o;
+    *past = __builtin_add_overflow(base, rel, &o);
+    return *past ? INT64_MAX : o;
+}
+
+/* index_keys(index, used, base_offset, time_index) -> bytes: the sorted distinct int64 keys
+ * the first `used` entries name: positions of an offset index, offsets of a time index. */
+static PyObject *py_index_keys(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t used;
+    long long base;
+    int time_index;
+    Py_buffer index;
+    if (!PyArg_ParseTuple(args, "OnLp", &obj, &used, &base, &time_index) ||
+        get_view(obj, &index) < 0)
+        return NULL;
+    Py_ssize_t width = time_index ? 12 : 8;
+    if (used < 0 || used > index.len / width)
+        used = used < 0 ? 0 : index.len / width;
+    int64_t *keys = PyMem_Malloc(sizeof(int64_t) * (size_t)(used ? used : 1));
+    if (keys == NULL) {
+        release_view(&index);
+        return PyErr_NoMemory();
+    }
+    const uint8_t *p = index.buf;
+    for (Py_ssize_t i = 0; i < used; i++, p += width) {
+        int past;
+        keys[i] = time_index ? absolute_offset(base, be32s(p + 8), &past) : be32s(p + 4);
+    }
+    release_view(&index);
+    qsort(keys, (size_t)used, sizeof(int64_t), cmp_int64);
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < used; i++)
+        if (n == 0 || keys[n - 1] != keys[i])
+            keys[n++] = keys[i];
+    PyObject *out = PyBytes_FromStringAndSize((const char *)keys, n * (Py_ssize_t)sizeof(int64_t));
+    PyMem_Free(keys);
+    return out;
+}
+
+#define POSITION_ROW 5 /* position, base offset, last offset, previous batch's last, has one */
+#define OFFSET_ROW 5   /* offset, base offset, last offset, max timestamp, max before it */
+
+/* gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions,
+ *        wanted_offsets, state) -> (position rows, offset rows, state)
+ * One run of the walk against the sorted keys of index_keys: a row for each wanted position
+ * where a batch starts (with the batch before it), and for each wanted offset the first batch
+ * whose last offset reaches it (with the largest max timestamp of the batches before it).
+ * state = (next wanted position, has a batch before, its last offset, next wanted offset,
+ * the max timestamp so far); the rows are int64 bytes. */
+static PyObject *py_gather(PyObject *self, PyObject *args)
+{
+    PyObject *objs[6];
+    long long cursor_p, has_prev, prev_last, cursor_o, before;
+    if (!PyArg_ParseTuple(args, "OOOOOO(LLLLL)", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &cursor_p, &has_prev, &prev_last, &cursor_o,
+                          &before))
+        return NULL;
+    Py_buffer views[6];
+    const int64_t *col[6];
+    Py_ssize_t lens[6];
+    for (int c = 0; c < 6; c++)
+        if (get_column(objs[c], &views[c], &col[c], &lens[c]) < 0) {
+            release_columns(views, c);
+            return NULL;
+        }
+    Py_ssize_t n = lens[0];
+    for (int c = 1; c < 4; c++)
+        if (lens[c] < n)
+            n = lens[c];
+    const int64_t *wp = col[4], *wo = col[5];
+    Py_ssize_t np = lens[4], no = lens[5];
+    if (cursor_p < 0 || cursor_p > np)
+        cursor_p = np;
+    if (cursor_o < 0 || cursor_o > no)
+        cursor_o = no;
+    outbuf prow = {NULL, 0, 0}, orow = {NULL, 0, 0};
+    int failed = 0;
+    for (Py_ssize_t j = 0; j < n && !failed; j++) {
+        int64_t pos = col[0][j], base = col[1][j], last = col[2][j], maxts = col[3][j];
+        while (cursor_p < np && wp[cursor_p] < pos)
+            cursor_p++;
+        if (cursor_p < np && wp[cursor_p] == pos) {
+            const int64_t row[POSITION_ROW] = {pos, base, last, prev_last, has_prev};
+            failed |= ob_put(&prow, row, sizeof(row)) < 0;
+            cursor_p++;
+        }
+        while (cursor_o < no && wo[cursor_o] <= last && !failed) {
+            const int64_t row[OFFSET_ROW] = {wo[cursor_o], base, last, maxts, before};
+            failed |= ob_put(&orow, row, sizeof(row)) < 0;
+            cursor_o++;
+        }
+        if (maxts > before)
+            before = maxts;
+        has_prev = 1;
+        prev_last = last;
+    }
+    release_columns(views, 6);
+    PyObject *result = NULL;
+    if (!failed)
+        result = Py_BuildValue("(y#y#(LLLLL))", prow.data ? prow.data : "", prow.len,
+                               orow.data ? orow.data : "", orow.len, cursor_p, has_prev,
+                               prev_last, cursor_o, before);
+    PyMem_Free(prow.data);
+    PyMem_Free(orow.data);
+    return result;
+}
+
+/* The row of `key` among rows of `width` int64s sorted by their first, or NULL. */
+static const int64_t *find_row(const int64_t *rows, Py_ssize_t count, int width, int64_t key)
+{
+    Py_ssize_t lo = 0, hi = count;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (rows[mid * width] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < count && rows[lo * width] == key ? rows + lo * width : NULL;
+}
+
+/* offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log)
+ *   -> (entries to check one by one, multi-batch entries, first multi-batch entry or -1)
+ * The fast test of kdump.checks.indexes: each entry against the batch gathered at its
+ * position. */
+static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
+{
+    PyObject *index_obj, *rows_obj;
+    Py_ssize_t used, n;
+    long long base, valid_bytes, last_log;
+    Py_buffer index, rows_view;
+    const int64_t *rows;
+    if (!PyArg_ParseTuple(args, "OnLOLL", &index_obj, &used, &base, &rows_obj, &valid_bytes,
+                          &last_log) ||
+        get_view(index_obj, &index) < 0)
+        return NULL;
+    if (get_column(rows_obj, &rows_view, &rows, &n) < 0) {
+        release_view(&index);
+        return NULL;
+    }
+    n /= POSITION_ROW;
+    if (used < 0 || used > index.len / 8)
+        used = used < 0 ? 0 : index.len / 8;
+    PyObject *flagged = PyList_New(0);
+    Py_ssize_t multi = 0, first_multi = -1;
+    int64_t prev_o = 0, prev_p = 0;
+    const uint8_t *p = index.buf;
+    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 8) {
+        int64_t rel = be32s(p), pos = be32s(p + 4);
+        int past;
+        int64_t o = absolute_offset(base, rel, &past);
+        const int64_t *row = find_row(rows, n, POSITION_ROW, pos);
+        if (past || (i && (o <= prev_o || pos <= prev_p)) || rel < 0 || o > last_log ||
+            pos >= valid_bytes || row == NULL || (row[4] && row[3] >= o)) {
+            if (append_index(flagged, i) < 0)
+                Py_CLEAR(flagged);
+        } else if (row[2] != o) {
+            if (first_multi < 0)
+                first_multi = i;
+            multi++;
+        }
+        prev_o = o;
+        prev_p = pos;
+    }
+    release_view(&index);
+    PyBuffer_Release(&rows_view);
+    if (flagged == NULL)
+        return NULL;
+    return Py_BuildValue("(Nnn)", flagged, multi, first_multi);
+}
+
+/* time_index_check(index, used, base_offset, offset_rows) -> entries to check one by one
+ * The fast test of kdump.checks.indexes: each entry against the batch holding its offset. */
+static PyObject *py_time_index_check(PyObject *self, PyObject *args)
+{
+    PyObject *index_obj, *rows_obj;
+    Py_ssize_t used, n;
+    long long base;
+    Py_buffer index, rows_view;
+    const int64_t *rows;
+    if (!PyArg_ParseTuple(args, "OnLO", &index_obj, &used, &base, &rows_obj) ||
+        get_view(index_obj, &index) < 0)
+        return NULL;
+    if (get_column(rows_obj, &rows_view, &rows, &n) < 0) {
+        release_view(&index);
+        return NULL;
+    }
+    n /= OFFSET_ROW;
+    if (used < 0 || used > index.len / 12)
+        used = used < 0 ? 0 : index.len / 12;
+    PyObject *flagged = PyList_New(0);
+    int64_t prev_ts = 0, prev_o = 0;
+    const uint8_t *p = index.buf;
+    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 12) {
+        int64_t ts = be64s(p);
+        int past;
+        int64_t o = absolute_offset(base, be32s(p + 8), &past);
+        const int64_t *row = past ? NULL : find_row(rows, n, OFFSET_ROW, o);
+        if ((i && (ts <= prev_ts || o < prev_o)) || row == NULL || row[1] > o || row[3] != ts ||
+            row[4] > ts) {
+            if (append_index(flagged, i) < 0)
+                Py_CLEAR(flagged);
+        }
+        prev_ts = ts;
+        prev_o = o;
+    }
+    release_view(&index);
+    PyBuffer_Release(&rows_view);
+    return flagged;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -1713,12 +1840,16 @@ static PyMethodDef methods[] = {
      "flag_batches(base_offsets, last_offsets, epochs, magics, valids, producer_ids, "
      "attributes, segment_base, has_prev, prev_last, epoch, producers) -> (flagged, gaps, "
      "first gap, has_prev, prev_last, epoch)"},
-    {"offset_index_walk", py_offset_index_walk, METH_VARARGS,
-     "offset_index_walk(index, used, base_offset, positions, last_offsets, valid_bytes, "
-     "last_log) -> (flagged entries, multi-batch entries, first multi-batch entry)"},
-    {"time_index_walk", py_time_index_walk, METH_VARARGS,
-     "time_index_walk(index, used, base_offset, base_offsets, last_offsets, max_timestamps) "
-     "-> flagged entries"},
+    {"index_keys", py_index_keys, METH_VARARGS,
+     "index_keys(index, used, base_offset, time_index) -> sorted distinct int64 keys (bytes)"},
+    {"gather", py_gather, METH_VARARGS,
+     "gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions, "
+     "wanted_offsets, state) -> (position rows, offset rows, state)"},
+    {"offset_index_check", py_offset_index_check, METH_VARARGS,
+     "offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log) -> "
+     "(flagged entries, multi-batch entries, first multi-batch entry)"},
+    {"time_index_check", py_time_index_check, METH_VARARGS,
+     "time_index_check(index, used, base_offset, offset_rows) -> flagged entries"},
     {"index_points", py_index_points, METH_VARARGS,
      "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
      "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "

@@ -33,25 +33,49 @@ def flag_batches(
     producers: int,
     /,
 ) -> tuple[list[int], int, tuple[int, int] | None, bool, int, int]: ...
-def offset_index_walk(
-    index: Buffer,
-    used: int,
-    base_offset: int,
+def index_keys(index: Buffer, used: int, base_offset: int, time_index: bool, /) -> bytes: ...
+def gather(
     positions: Buffer,
-    last_offsets: Buffer,
-    valid_bytes: int,
-    last_log: int,
-    /,
-) -> tuple[list[int], int, int]: ...
-def time_index_walk(
-    index: Buffer,
-    used: int,
-    base_offset: int,
     base_offsets: Buffer,
     last_offsets: Buffer,
     max_timestamps: Buffer,
+    wanted_positions: Buffer,
+    wanted_offsets: Buffer,
+    state: tuple[int, int, int, int, int],
     /,
-) -> list[int]: ...
+) -> tuple[bytes, bytes, tuple[int, int, int, int, int]]: ...
+def offset_index_check(
+    index: Buffer, used: int, base_offset: int, rows: Buffer, valid_bytes: int, last_log: int, /
+) -> tuple[list[int], int, int]: ...
+def time_index_check(index: Buffer, used: int, base_offset: int, rows: Buffer, /) -> list[int]: ...
+def render_batches(
+    buf: Buffer,
+    columns: tuple[Buffer, ...],
+    start: int,
+    as_json: bool,
+    batch_template: str,
+    record_template: str | None,
+    key_decoder: int,
+    value_decoder: int,
+    last_offset: int,
+    max_output: int,
+    /,
+) -> tuple[bytes, int, int, list[tuple[int, int]], int]: ...
+def render_payload(
+    payload: Buffer,
+    columns: tuple[Buffer, ...],
+    index: int,
+    as_json: bool,
+    batch_template: str,
+    record_template: str,
+    key_decoder: int,
+    value_decoder: int,
+    last_offset: int,
+    /,
+) -> tuple[bytes, int, list[tuple[int, int]]] | None: ...
+
+RENDER_FIELDS: tuple[str, ...]
+
 def v2_records(
     payload: Buffer,
     count: int,

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump import speedups
+from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
@@ -102,12 +103,11 @@ def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
 
 
 def recover(buf: bytes | bytearray, interval: int = 4096, base_offset: int = 0) -> Any:
-    """LogSegment.recover of one segment: the new indexes, txn index, findings, batch columns."""
-    scan = LogScan("seg.log", base_offset, len(buf))
+    """LogSegment.recover of one segment: the new indexes, txn index, findings."""
     producers = ProducerStateTracker()
     config = IndexConfig(interval)
-    recovered = recover_segment(buf, base_offset, "seg.log", config, producers, None, scan)
-    return recovered, producers, scan
+    recovered = recover_segment(buf, base_offset, "seg.log", config, producers, None)
+    return recovered, producers
 
 
 def verify_all(paths: list[Path], deep: bool) -> tuple[list[Any], dict[str, Any]]:
@@ -389,16 +389,17 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
     from array import array
 
     with pytest.raises(TypeError):
-        native.offset_index_walk(b"\0" * 8, 1, 0, array("i", [0]), array("q", [0]), 10, 0)
+        native.offset_index_check(b"\0" * 8, 1, 0, array("i", [0] * 5), 10, 0)
+    with pytest.raises(TypeError):
+        native.gather(*[array("q", [0])] * 5, array("i"), (0, 0, 0, 0, -1))
     with pytest.raises(TypeError):
         native.walk_v2("text", 0, 0, 10, 10, 10, True, False)
     with pytest.raises(TypeError):
         native.flag_batches(*[array("i", [0])] * 7, 0, False, 0, 0, 0)
     # a used count beyond the index is clamped to its entries
-    flagged, multi, first = native.offset_index_walk(
-        b"\0" * 8, 99, 0, array("q", [0]), array("q", [0]), 10, 0
-    )
-    assert (flagged, multi, first) == ([], 0, -1)
+    flagged, multi, first = native.offset_index_check(b"\0" * 8, 99, 0, array("q"), 10, 0)
+    assert (flagged, multi, first) == ([0], 0, -1)  # no batch at position 0: checked in Python
+    assert native.time_index_check(b"\0" * 12, -4, 0, array("q")) == []
 
 
 # --------------------------------------------------------------------------- pure Python
@@ -468,19 +469,19 @@ def test_offsets_at_the_end_of_int64_verify_and_recover_the_same(
 
 def test_index_entries_past_int64_are_checked_the_same() -> None:
     """base + relative offset past 2^63-1: Python's integers do not wrap, the C walks stop."""
+    from array import array
+
     base = INT64_MAX - 5
-    scan = LogScan("seg.log", base, 100)
-    for column, value in zip(
-        (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps),
-        (0, base, base + 10 - 2**64, 7),
-        strict=True,
-    ):
-        column.append(value)
-    scan.valid_bytes = 100
     offset_index = OffsetIndex(struct.pack(">iiii", 10, 0, 1, 0), base, "i")
     time_index = TimeIndex(struct.pack(">qiqi", 5, 10, 7, 0), base, "t")
+    one = {"position": 0, "base_offset": base, "last_offset": base + 10 - 2**64, "size": 100}
+    one["max_timestamp"] = 7
+    run = BatchRun(1, [array("q", [one.get(name, 0)]) for name in COLUMNS])
 
     def check() -> list[Any]:
+        scan = LogScan("seg.log", base, 100, gather=IndexGather(offset_index, time_index))
+        scan.take(run)
+        scan.valid_bytes = 100
         sink, options = FindingSink(50), VerifyOptions()
         check_offset_index(offset_index, scan, sink, options, False)
         check_time_index(time_index, scan, sink, options, False)

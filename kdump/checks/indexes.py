@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import struct
-from array import array
 from typing import Any
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.gather import INT64_MAX, IndexGather
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
@@ -112,25 +112,26 @@ def check_offset_index(
     options: VerifyOptions,
     is_active: bool,
 ) -> None:
-    """Each used entry against the batches; a merge walk, with a slow path for anomalies."""
+    """Each used entry against the batch at its position (gathered by the walk); a fast test
+    of every entry, then the findings of the entries it flags."""
     _layout_checks(index, "INDEX", sink, options, is_active, scan.path)
+    gather = _gathered(scan)
     used = index.used_entries
     base, valid_bytes = index.base_offset, scan.valid_bytes
     last_log = scan.last_offset if scan.last_offset is not None else base - 1
     native = speedups.native()
     if native is not None and speedups.fits_int64(base, valid_bytes, last_log):
-        flagged, multi, first = native.offset_index_walk(
-            index.buf, used, base, scan.positions, scan.last_offsets, valid_bytes, last_log
+        flagged, multi, first = native.offset_index_check(
+            index.buf, used, base, gather.position_rows, valid_bytes, last_log
         )
-        for i in flagged:
-            o, pos = index.entry(i)
-            prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
-            _offset_entry_findings(index, scan, sink, i, o, pos, prev_o, prev_p)
-        first_multi = None if first < 0 else tuple(index.entry(first))
     else:
-        multi, first_multi = _offset_walk(index, scan, sink, base, valid_bytes, last_log)
-    if first_multi is not None:
-        o, p = first_multi
+        flagged, multi, first = _offset_test(index, gather, valid_bytes, last_log)
+    for i in flagged:
+        o, pos = index.entry(i)
+        prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
+        _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p)
+    if first >= 0:
+        o, p = index.entry(first)
         _add(
             sink,
             index,
@@ -143,44 +144,44 @@ def check_offset_index(
         )
 
 
-def _offset_walk(
-    index: OffsetIndex,
-    scan: LogScan,
-    sink: FindingSink,
-    base: int,
-    valid_bytes: int,
-    last_log: int,
-) -> tuple[int, tuple[int, int] | None]:
-    """The merge walk in Python: findings of flagged entries; multi-batch count and first."""
-    used = index.used_entries
-    entries = struct.iter_unpack(">ii", memoryview(index.buf)[: used * index.entry_size])
-    positions, lasts, n = scan.positions, scan.last_offsets, scan.batches
-    multi, first_multi = 0, None
-    prev_o = prev_p = j = 0
-    for i, (rel, pos) in enumerate(entries):
-        o = base + rel
-        while j < n and positions[j] < pos:
-            j += 1
+def _gathered(scan: LogScan) -> IndexGather:
+    assert scan.gather is not None, "scan_log was not given the index gather"
+    return scan.gather
+
+
+def _offset_test(
+    index: OffsetIndex, gather: IndexGather, valid_bytes: int, last_log: int
+) -> tuple[list[int], int, int]:
+    """The fast test in Python (the C code's offset_index_check): the entries to look at one
+    by one, the multi-batch entries, the first of them (-1: none)."""
+    flagged: list[int] = []
+    multi, first_multi = 0, -1
+    prev_o = prev_p = 0
+    view = memoryview(index.buf)[: index.used_entries * index.entry_size]
+    for i, (rel, pos) in enumerate(struct.iter_unpack(">ii", view)):
+        o = index.base_offset + rel
+        row = gather.position_row(pos)
         if (
             (i and (o <= prev_o or pos <= prev_p))
             or rel < 0
             or o > last_log
             or pos >= valid_bytes
-            or j == n
-            or positions[j] != pos
-            or (j and lasts[j - 1] >= o)
+            or row is None
+            or (row.prev_last is not None and row.prev_last >= o)
         ):
-            _offset_entry_findings(index, scan, sink, i, o, pos, prev_o, prev_p)
-        elif lasts[j] != o:
+            flagged.append(i)
+        elif row.last_offset != o:
             multi += 1
-            first_multi = first_multi or (o, pos)
+            if first_multi < 0:
+                first_multi = i
         prev_o, prev_p = o, pos
-    return multi, first_multi
+    return flagged, multi, first_multi
 
 
 def _offset_entry_findings(
     index: OffsetIndex,
     scan: LogScan,
+    gather: IndexGather,
     sink: FindingSink,
     i: int,
     offset: int,
@@ -188,7 +189,7 @@ def _offset_entry_findings(
     prev_offset: int,
     prev_position: int,
 ) -> None:
-    """The findings of one offset index entry the fast walk flagged."""
+    """The findings of one offset index entry the fast test flagged."""
     fix = REBUILD.format(log=scan.path)
     at = i * index.entry_size
     if i and (offset <= prev_offset or position <= prev_position):
@@ -229,8 +230,8 @@ def _offset_entry_findings(
             fix=fix,
         )
         return
-    b = scan.batch_at(position)
-    if b is None:
+    row = gather.position_row(position)
+    if row is None:
         _add(
             sink,
             index,
@@ -242,14 +243,14 @@ def _offset_entry_findings(
             fix=fix,
         )
         return
-    if b > 0 and scan.last_offsets[b - 1] >= offset:
+    if row.prev_last is not None and row.prev_last >= offset:
         _add(
             sink,
             index,
             "INDEX_UNSAFE_ENTRY",
             Severity.ERROR,
             f"entry {i} ({offset}, {position}): the batch before position {position} "
-            f"already ends at offset {scan.last_offsets[b - 1]}, so a lookup of offset "
+            f"already ends at offset {row.prev_last}, so a lookup of offset "
             f"{offset} would start past it and miss data",
             offset=offset,
             position=at,
@@ -264,56 +265,41 @@ def check_time_index(
     options: VerifyOptions,
     is_active: bool,
 ) -> None:
-    """Each used entry against the batch holding its offset; a merge walk like the above."""
+    """Each used entry against the batch holding its offset (gathered by the walk)."""
     _layout_checks(index, "TIMEINDEX", sink, options, is_active, scan.path)
-    used = index.used_entries
+    gather = _gathered(scan)
     native = speedups.native()
     if native is not None and speedups.fits_int64(index.base_offset):
-        flagged = native.time_index_walk(
-            index.buf,
-            used,
-            index.base_offset,
-            scan.base_offsets,
-            scan.last_offsets,
-            scan.max_timestamps,
+        flagged = native.time_index_check(
+            index.buf, index.used_entries, index.base_offset, gather.offset_rows
         )
-        if flagged:
-            running_max = _prefix_max(scan)
-            for i in flagged:
-                ts, o = index.entry(i)
-                prev_ts, prev_o = index.entry(i - 1) if i else (0, 0)
-                _time_entry_findings(index, scan, sink, running_max, i, ts, o, prev_ts, prev_o)
     else:
-        _time_walk(index, scan, sink)
+        flagged = _time_test(index, gather)
+    for i in flagged:
+        ts, o = index.entry(i)
+        prev_ts, prev_o = index.entry(i - 1) if i else (0, 0)
+        _time_entry_findings(index, scan, gather, sink, i, ts, o, prev_ts, prev_o)
     _final_entry_check(index, scan, sink, is_active)
 
 
-def _time_walk(index: TimeIndex, scan: LogScan, sink: FindingSink) -> None:
-    """The merge walk in Python, with the findings of the entries it flags."""
-    used = index.used_entries
-    entries = struct.iter_unpack(">qi", memoryview(index.buf)[: used * index.entry_size])
-    bases, lasts, maxts, n = scan.base_offsets, scan.last_offsets, scan.max_timestamps, scan.batches
-    base = index.base_offset
-    running_max: array[int] | None = None
-    prev_ts = prev_o = k = 0
-    before = -1  # the largest max timestamp of the batches before batch k
-    for i, (ts, rel) in enumerate(entries):
-        o = base + rel
-        while k < n and lasts[k] < o:
-            if maxts[k] > before:
-                before = maxts[k]
-            k += 1
+def _time_test(index: TimeIndex, gather: IndexGather) -> list[int]:
+    """The fast test in Python (the C code's time_index_check)."""
+    flagged: list[int] = []
+    prev_ts = prev_o = 0
+    view = memoryview(index.buf)[: index.used_entries * index.entry_size]
+    for i, (ts, rel) in enumerate(struct.iter_unpack(">qi", view)):
+        o = index.base_offset + rel
+        row = gather.offset_row(o) if o <= INT64_MAX else None
         if (
             (i and (ts <= prev_ts or o < prev_o))
-            or k == n
-            or bases[k] > o
-            or maxts[k] != ts
-            or before > ts
+            or row is None
+            or row.base_offset > o
+            or row.max_timestamp != ts
+            or row.max_before > ts
         ):
-            if running_max is None:
-                running_max = _prefix_max(scan)
-            _time_entry_findings(index, scan, sink, running_max, i, ts, o, prev_ts, prev_o)
+            flagged.append(i)
         prev_ts, prev_o = ts, o
+    return flagged
 
 
 def _final_entry_check(index: TimeIndex, scan: LogScan, sink: FindingSink, is_active: bool) -> None:
@@ -335,15 +321,15 @@ def _final_entry_check(index: TimeIndex, scan: LogScan, sink: FindingSink, is_ac
 def _time_entry_findings(
     index: TimeIndex,
     scan: LogScan,
+    gather: IndexGather,
     sink: FindingSink,
-    running_max: array[int],
     i: int,
     timestamp: int,
     offset: int,
     prev_ts: int,
     prev_offset: int,
 ) -> None:
-    """The findings of one time index entry the fast walk flagged."""
+    """The findings of one time index entry the fast test flagged."""
     at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
     if i and (timestamp <= prev_ts or offset < prev_offset):
         _add(
@@ -357,8 +343,8 @@ def _time_entry_findings(
             position=at,
             fix=fix,
         )
-    b = scan.batch_holding(offset)
-    if b is None:
+    row = gather.offset_row(offset) if offset <= INT64_MAX else None
+    if row is None or row.base_offset > offset:
         _add(
             sink,
             index,
@@ -370,35 +356,27 @@ def _time_entry_findings(
             fix=fix,
         )
         return
-    if scan.max_timestamps[b] != timestamp:
+    if row.max_timestamp != timestamp:
         _add(
             sink,
             index,
             "TIMEINDEX_TIMESTAMP_MISMATCH",
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}): the batch holding offset {offset} has "
-            f"max timestamp {scan.max_timestamps[b]}",
+            f"max timestamp {row.max_timestamp}",
             offset=offset,
             position=at,
             fix=fix,
         )
-    elif running_max[b] > timestamp:
+    elif max(row.max_before, row.max_timestamp) > timestamp:
         _add(
             sink,
             index,
             "TIMEINDEX_BEHIND_MAX",
             Severity.ERROR,
             f"entry {i} ({timestamp}, {offset}): an earlier batch already has timestamp "
-            f"{running_max[b]}, so lookups by time would skip it",
+            f"{max(row.max_before, row.max_timestamp)}, so lookups by time would skip it",
             offset=offset,
             position=at,
             fix=fix,
         )
-
-
-def _prefix_max(scan: LogScan) -> array[int]:
-    out, m = array("q"), -1
-    for ts in scan.max_timestamps:
-        m = max(m, ts)
-        out.append(m)
-    return out

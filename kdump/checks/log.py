@@ -1,17 +1,14 @@
-"""Checks of a .log file, in the single pass that also gathers what the index checks need.
-
-The pass keeps, per batch, its position, base offset, last offset and max timestamp in compact
-arrays, so the offset index, time index and transaction index are checked without reading the
-log again.
+"""Checks of a .log file, in the single pass (the walk) that also gathers what the index checks
+need (kdump.checks.gather): the index files are checked without reading the log again, and
+memory does not grow with the number of batches.
 """
 
 from __future__ import annotations
 
-import bisect
-from array import array
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
@@ -41,15 +38,21 @@ STOP_CODES = {
 
 @dataclass
 class LogScan:
-    """What one pass over a .log learned; arrays are indexed by batch number."""
+    """What one pass over a .log learned: totals and the first and last of what matters, never
+    a value per batch (memory stays flat whatever the number of batches), and what the index
+    checks gathered (``gather``)."""
 
     path: str
     base_offset: int
     size: int
-    positions: array = field(default_factory=lambda: array("q"))
-    base_offsets: array = field(default_factory=lambda: array("q"))
-    last_offsets: array = field(default_factory=lambda: array("q"))
-    max_timestamps: array = field(default_factory=lambda: array("q"))
+    batches: int = 0
+    first_offset: int | None = None
+    """The first batch's base offset."""
+    last_offset: int | None = None
+    """The last batch's last offset."""
+    min_timestamp: int = NO_TIMESTAMP
+    """The smallest batch max timestamp (the segment's first, as verify's summary shows it)."""
+    max_timestamp: int = NO_TIMESTAMP
     valid_bytes: int = 0
     """End of the last whole batch: where iteration stopped."""
     first_invalid: int | None = None
@@ -59,37 +62,20 @@ class LogScan:
     records: int = 0
     gaps: int = 0
     legacy_batches: int = 0
+    gather: IndexGather | None = field(default=None, compare=False)
 
-    @property
-    def batches(self) -> int:
-        return len(self.positions)
-
-    @property
-    def last_offset(self) -> int | None:
-        return self.last_offsets[-1] if self.positions else None
-
-    @property
-    def first_offset(self) -> int | None:
-        return self.base_offsets[0] if self.positions else None
-
-    @property
-    def max_timestamp(self) -> int:
-        return max(self.max_timestamps, default=NO_TIMESTAMP)
-
-    def batch_at(self, position: int) -> int | None:
-        """The number of the batch starting exactly at ``position``, if one does."""
-        i = bisect.bisect_left(self.positions, position)
-        return i if i < len(self.positions) and self.positions[i] == position else None
-
-    def batch_holding(self, offset: int) -> int | None:
-        """The number of the first batch whose last offset is ≥ ``offset``, if it holds it."""
-        i = bisect.bisect_left(self.last_offsets, offset)
-        if i < len(self.positions) and self.base_offsets[i] <= offset:
-            return i
-        return None
-
-    def end_of(self, i: int) -> int:
-        return self.positions[i + 1] if i + 1 < len(self.positions) else self.valid_bytes
+    def take(self, run: BatchRun) -> None:
+        """Count a run of the walk in the totals, and feed the index gather."""
+        if self.first_offset is None:
+            self.first_offset = run.base_offset[0]
+            self.min_timestamp = min(run.max_timestamp)
+        else:
+            self.min_timestamp = min(self.min_timestamp, min(run.max_timestamp))
+        self.max_timestamp = max(self.max_timestamp, max(run.max_timestamp))
+        self.last_offset = run.last_offset[-1]
+        self.batches += run.n
+        if self.gather is not None:
+            self.gather.feed(run)
 
 
 class _State:
@@ -167,12 +153,17 @@ def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
 
 
 def scan_log(
-    log: FileRecords, base_offset: int, options: VerifyOptions, sink: FindingSink, directory: str
+    log: FileRecords,
+    base_offset: int,
+    options: VerifyOptions,
+    sink: FindingSink,
+    directory: str,
+    gather: IndexGather | None = None,
 ) -> LogScan:
-    """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep."""
-    scan = LogScan(log.path, base_offset, log.size)
+    """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep;
+    what the index checks need goes to ``gather``."""
+    scan = LogScan(log.path, base_offset, log.size, gather=gather)
     st = _State(scan, sink, directory, log)
-    columns = (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps)
     walk = log.walk()
     has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
     for run in walk:
@@ -181,8 +172,7 @@ def scan_log(
             _attend(st, run, i, prev_last if i == 0 and has_prev else None, epoch)
         scan.gaps += flags.gaps
         st.first_gap = st.first_gap or flags.first_gap
-        for column, name in zip(columns, _KEPT, strict=True):
-            run.copy_column(name, column)
+        scan.take(run)
         if options.deep:
             for i in range(run.n):
                 _deep_checks(st, log, run.batch(i), options)
@@ -205,8 +195,16 @@ def scan_log(
     return scan
 
 
-_KEPT = ("position", "base_offset", "last_offset", "max_timestamp")
-"""The columns verify keeps per batch, for the index checks."""
+def gather_log(log: FileRecords, base_offset: int, end: int | None, gather: IndexGather) -> LogScan:
+    """What the index checks need from the batches before ``end``, headers only (no CRCs, no
+    findings): for checking index files written after the log was verified (repairs)."""
+    scan = LogScan(log.path, base_offset, log.size, gather=gather)
+    walk = log.walk(0, end, check_crc=False)
+    for run in walk:
+        scan.take(run)
+    assert walk.stop is not None
+    scan.valid_bytes = walk.stop.position
+    return scan
 
 
 def _attend(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
@@ -111,8 +112,9 @@ def _check_segment(
                 )
         return None
     directory = str(segment.directory)
-    scan = scan_log(segment.log(), segment.base_offset, options, sink, directory)
     index, time_index = segment.offset_index(), segment.time_index()
+    gather = IndexGather(index, time_index)
+    scan = scan_log(segment.log(), segment.base_offset, options, sink, directory, gather)
     fix = REBUILD.format(log=scan.path)
     if index is not None:
         check_offset_index(index, scan, sink, options, is_active)
@@ -349,7 +351,7 @@ def _summarise(
     if with_data:
         s.first_offset = with_data[0].first_offset
         s.last_offset = with_data[-1].last_offset
-        stamps = [t for x in with_data for t in (min(x.max_timestamps), x.max_timestamp) if t >= 0]
+        stamps = [t for x in with_data for t in (x.min_timestamp, x.max_timestamp) if t >= 0]
         if stamps:
             s.first_timestamp, s.last_timestamp = min(stamps), max(stamps)
     for f in findings:

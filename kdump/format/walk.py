@@ -194,14 +194,6 @@ class BatchRun:
         columns = [memoryview(c)[start:stop] for c in self.columns()]  # type: ignore[arg-type]
         return BatchRun(stop - start, columns)
 
-    def copy_column(self, name: str, into: array[int]) -> None:
-        """Append the column ``name`` to an array('q'), as one copy."""
-        column = getattr(self, name)
-        if isinstance(column, array):
-            into.extend(column)
-        else:
-            into.frombytes(column.cast("B"))
-
 
 class Pager:
     """How a walk reads a memory-mapped log: it hands back the pages it has passed

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.verify import discover
 from kdump.crc import Buffer
 from kdump.errors import InputError, KdumpError
@@ -103,8 +102,9 @@ class SegmentPlan:
     findings: list[Finding] = field(default_factory=list)
     skipped: str | None = None
     """Why this segment is left alone, when it is."""
-    scan: LogScan | None = None
-    """The log's valid batches as the rebuild saw them: what the new indexes are checked with."""
+    valid_end: int | None = None
+    """Where the log's valid batches end, as the rebuild found it (None: the whole file): the
+    new indexes are checked against the batches before it."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -292,13 +292,17 @@ def _rebuild_partition(
     for seg in segments[start : segments.index(last) + 1]:
         wanted = seg in selected
         with mapped(seg.log_path) as buf:
-            scan = LogScan(str(seg.log_path), seg.base_offset, len(buf)) if wanted else None
             recovered = recover_segment(
-                buf, seg.base_offset, str(seg.log_path), config, producers, state_from, scan
+                buf, seg.base_offset, str(seg.log_path), config, producers, state_from
             )
         if not wanted:
             continue
-        plan = SegmentPlan(seg, seg.base_offset == active, findings=partition_findings, scan=scan)
+        plan = SegmentPlan(
+            seg,
+            seg.base_offset == active,
+            findings=partition_findings,
+            valid_end=recovered.valid_bytes,
+        )
         partition_findings = []
         _fill_rebuild(plan, recovered, truncate)
         yield plan

@@ -30,7 +30,6 @@ from itertools import chain, compress, repeat
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch, RecordBatch, read_batch
@@ -271,17 +270,15 @@ def recover_segment(
     config: IndexConfig,
     producers: ProducerStateTracker | None = None,
     producer_state_from: int | None = None,
-    scan: LogScan | None = None,
 ) -> RecoveredSegment:
     """Rebuild one segment's indexes as ``LogSegment.recover`` does.
 
     ``producers`` carries the partition's producer state into this segment and out of it;
     batches whose last offset is below ``producer_state_from`` (a snapshot's offset) leave it
-    alone. ``scan``, when given, receives every valid batch (what verify's index checks compare
-    the new indexes with), so checking them needs no second pass over the log.
+    alone.
     """
     out = RecoveredSegment(path, base_offset, len(buf))
-    recovery = _Recovery(buf, base_offset, path, config, producers, producer_state_from, scan)
+    recovery = _Recovery(buf, base_offset, path, config, producers, producer_state_from)
     walk = LogWalk(buf, path, until_invalid=True, pager=Pager(buf))
     for run in walk:
         if not recovery.take(run, out):
@@ -289,8 +286,6 @@ def recover_segment(
     else:
         out.stop = _walk_stop(walk.stop, buf, path)
     out.valid_bytes, out.batches = recovery.valid_bytes, recovery.batches
-    if scan is not None:
-        scan.valid_bytes = out.valid_bytes
     writer = recovery.writer
     out.max_timestamp, out.offset_of_max_timestamp = writer.max_ts, writer.offset_of_max_ts
     writer.close()
@@ -312,13 +307,11 @@ class _Recovery:
         config: IndexConfig,
         producers: ProducerStateTracker | None,
         producer_state_from: int | None,
-        scan: LogScan | None,
     ) -> None:
         self.buf, self.base_offset, self.path = buf, base_offset, path
         self.writer = _IndexWriter(base_offset, config)
         self.producers = producers
         self.state_from = -(2**63) if producer_state_from is None else producer_state_from
-        self.scan = scan
         self.has_prev, self.prev_last, self.epoch = False, 0, NO_EPOCH_YET
         self.valid_bytes = self.batches = 0
         self.stop: Finding | None = None
@@ -361,7 +354,6 @@ class _Recovery:
             self.writer.run(part.position, part.last_offset, part.max_timestamp)
         else:
             self.writer.batches(part.position, part.last_offset, part.max_timestamp)
-        self._keep(part)
         self._advance(part, part.n - 1)
 
     def _one(self, part: BatchRun, i: int, out: RecoveredSegment) -> bool:
@@ -392,20 +384,8 @@ class _Recovery:
                 out.aborted_txns.append(result)
             elif result is not None:
                 out.findings.append(result)
-        one = part.slice(i, i + 1)
-        self._keep(one)
-        self._advance(one, 0)
+        self._advance(part.slice(i, i + 1), 0)
         return True
-
-    def _keep(self, part: BatchRun) -> None:
-        scan = self.scan
-        if scan is not None and part.n:
-            for name, column in zip(
-                ("position", "base_offset", "last_offset", "max_timestamp"),
-                (scan.positions, scan.base_offsets, scan.last_offsets, scan.max_timestamps),
-                strict=True,
-            ):
-                part.copy_column(name, column)
 
     def _advance(self, part: BatchRun, last: int) -> None:
         self.batches += last + 1

@@ -1,16 +1,19 @@
 """After writing: `kdump verify`'s index checks on the new files, before they replace anything.
 
 The files checked are the staged ones (written and fsynced, byte for byte what the real names
-will hold). They are compared with the log as the rebuild walked it (the ``LogScan`` the plan
-gathered in the same pass), so a rebuild costs one pass over the log, not two; trim-index, which
-does not read the log, scans it here. Findings name the real files.
+will hold). They are compared with the log's batches up to where the plan keeps the log, read
+by one more walk over the headers only (no CRCs; what the index checks need is gathered, so
+memory stays flat). Findings name the real files.
 """
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 from kdump.checks.findings import Finding
+from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import gather_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
@@ -23,39 +26,37 @@ from kdump.repair.rebuild import IndexConfig
 from kdump.segment import FileRecords
 
 
-def _scan(plan: SegmentPlan, options: VerifyOptions) -> LogScan:
-    if plan.scan is not None:
-        return plan.scan
-    seg = plan.segment
-    with mapped(seg.log_path) as buf:
-        ignored = FindingSink(options.max_findings_per_code)
-        return scan_log(
-            FileRecords(seg.log_path, buf), seg.base_offset, options, ignored, str(seg.directory)
-        )
-
-
 def recheck_staged(
     plan: SegmentPlan, staged: list[StagedFile], config: IndexConfig
 ) -> list[Finding]:
-    """verify's offset, time and transaction index checks of the staged new index files."""
+    """verify's offset, time and transaction index checks of the staged new index files,
+    against the log's batches up to where the plan keeps it (one more walk, headers only)."""
     checked = [s for s in staged if s.change.kind in (OFFSET_INDEX, TIME_INDEX, TXN_INDEX)]
     if not checked:
         return []
     options = VerifyOptions(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
-    scan = _scan(plan, options)
     sink = FindingSink(options.max_findings_per_code)
-    base = plan.segment.base_offset
-    for s in checked:
-        with mapped(s.written_to) as buf:
-            name = str(s.final)
-            if s.change.kind == OFFSET_INDEX:
-                check_offset_index(
-                    OffsetIndex(buf, base, name), scan, sink, options, plan.is_active
-                )
-            elif s.change.kind == TIME_INDEX:
-                check_time_index(TimeIndex(buf, base, name), scan, sink, options, plan.is_active)
-            else:
-                check_txn_index(TransactionIndex(buf, base, name), scan, sink)
+    seg, base = plan.segment, plan.segment.base_offset
+    with ExitStack() as stack:
+        views = {
+            s.change.kind: (stack.enter_context(mapped(s.written_to)), str(s.final))
+            for s in checked
+        }
+        offset_index = time_index = None
+        if OFFSET_INDEX in views:
+            offset_index = OffsetIndex(views[OFFSET_INDEX][0], base, views[OFFSET_INDEX][1])
+        if TIME_INDEX in views:
+            time_index = TimeIndex(views[TIME_INDEX][0], base, views[TIME_INDEX][1])
+        gather = IndexGather(offset_index, time_index)
+        log = FileRecords(seg.log_path, stack.enter_context(mapped(seg.log_path)))
+        scan = gather_log(log, base, plan.valid_end, gather)
+        if offset_index is not None:
+            check_offset_index(offset_index, scan, sink, options, plan.is_active)
+        if time_index is not None:
+            check_time_index(time_index, scan, sink, options, plan.is_active)
+        if TXN_INDEX in views:
+            buf, name = views[TXN_INDEX]
+            check_txn_index(TransactionIndex(buf, base, name), scan, sink)
     return sink.close()
