@@ -32,6 +32,7 @@ TRANSACTION_LOG_VALUE = message(
         field("PreviousProducerId", "int64", tagged="1+", tag=0, default="-1"),
         field("NextProducerId", "int64", tagged="1+", tag=1, default="-1"),
         field("ProducerEpoch", "int16", "0+"),
+        field("NextProducerEpoch", "int16", tagged="1+", tag=3, default="-1"),
         field("TransactionTimeoutMs", "int32", "0+"),
         field("TransactionStatus", "int8", "0+"),
         field("TransactionPartitions", "[]PartitionsSchema", "0+", nullable="0+", fields=[
@@ -41,7 +42,6 @@ TRANSACTION_LOG_VALUE = message(
         field("TransactionLastUpdateTimestampMs", "int64", "0+"),
         field("TransactionStartTimestampMs", "int64", "0+"),
         field("ClientTransactionVersion", "int16", tagged="1+", tag=2, default="0"),
-        field("NextProducerEpoch", "int16", tagged="1+", tag=3, default="-1"),
     ],
 )
 
