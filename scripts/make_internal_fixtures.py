@@ -222,7 +222,9 @@ def consumer_offsets() -> list[tuple[bytes | None, bytes | None]]:
             + i32(9)
             + i32(8)
             + i8(0)
-            + carray([cstring("0") + carray([i32(0), i32(1)]) + tags((0, carray([i32(9), i32(8)])))])
+            + carray(
+                [cstring("0") + carray([i32(0), i32(1)]) + tags((0, carray([i32(9), i32(8)])))]
+            )
             + carray([])
             + carray([])
             + carray([])

@@ -53,6 +53,11 @@ def load(path: Path) -> dict[str, Any]:
     return dict(json.loads(strip_comments(path.read_text(encoding="utf-8"))))
 
 
+def specs_in(module: str) -> dict[str, dict[str, Any]]:
+    """The specs copied from one module's directory (``group-coordinator``, ``metadata``...)."""
+    return {spec["name"]: spec for spec in map(load, sorted((SPECS / module).glob("*.json")))}
+
+
 def all_specs() -> dict[str, dict[str, Any]]:
     """Every copied spec by its ``name`` (unique across the modules copied)."""
     out: dict[str, dict[str, Any]] = {}

@@ -31,6 +31,7 @@ from test_internal_topics import (
     tags,
     texts,
     uuid,
+    uvarint,
 )
 
 from kdump.format.internal import (
@@ -77,6 +78,19 @@ def test_share_group_state_partition_metadata_of_today_reads_back(initializing: 
         "initializedTopics": [],
         "deletingTopics": [],
     }
+
+
+MEMBER_METADATA = (  # ConsumerGroupMemberMetadataValue v0 up to its tagged fields
+    i16(0)
+    + cstring(None)
+    + cstring(None)
+    + cstring("c")
+    + cstring("h")
+    + carray([])
+    + cstring(None)
+    + i32(-1)
+    + cstring(None)
+)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +198,29 @@ def test_share_group_state_partition_metadata_of_today_reads_back(initializing: 
             '"standbyTasks":[],"warmupTasks":[],"activeTasksPendingRevocation":[],'
             '"standbyTasksPendingRevocation":[],"warmupTasksPendingRevocation":[]}}',
         ),
+        (  # a tagged struct at its defaults but holding a tag kdump does not know: not the
+            # default (the generated equals() compares unknown tags), so Kafka prints it
+            i16(5) + string("g") + string("m"),
+            MEMBER_METADATA + tags((0, uvarint(1) + i32(0) + carray([]) + tags((7, b"\x01")))),
+            '{"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"c",'
+            '"clientHost":"h","subscribedTopicNames":[],"subscribedTopicRegex":null,'
+            '"rebalanceTimeoutMs":-1,"serverAssignor":null,'
+            '"classicMemberMetadata":{"sessionTimeoutMs":0,"supportedProtocols":[]}}}',
+        ),
+        (  # the same struct without the unknown tag is the default: not printed
+            i16(5) + string("g") + string("m"),
+            MEMBER_METADATA + tags((0, uvarint(1) + i32(0) + carray([]) + tags())),
+            '{"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"c",'
+            '"clientHost":"h","subscribedTopicNames":[],"subscribedTopicRegex":null,'
+            '"rebalanceTimeoutMs":-1,"serverAssignor":null}}',
+        ),
+        (  # null (its default is the empty struct, not null): printed
+            i16(5) + string("g") + string("m"),
+            MEMBER_METADATA + tags((0, uvarint(0))),
+            '{"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"c",'
+            '"clientHost":"h","subscribedTopicNames":[],"subscribedTopicRegex":null,'
+            '"rebalanceTimeoutMs":-1,"serverAssignor":null,"classicMemberMetadata":null}}',
+        ),
     ],
     ids=[
         "consumer-group-metadata-no-tags",
@@ -198,6 +235,9 @@ def test_share_group_state_partition_metadata_of_today_reads_back(initializing: 
         "share-target-assignment-timestamp",
         "streams-target-assignment-timestamp",
         "streams-current-assignment-epochs",
+        "classic-member-metadata-unknown-tag",
+        "classic-member-metadata-default",
+        "classic-member-metadata-null",
     ],
 )
 def test_today_group_coordinator_records(key: bytes, value: bytes, expected: str) -> None:
