@@ -5,7 +5,11 @@ what it changes, so the code that prints reads ``if release.x`` and nothing comp
 
 - 4.3: the time index summary names the file ("The following indexed offsets are not found in
   :<file>") where older releases said "... not found in the log.";
-- 4.4: the transaction log decoder prints ``transactionStatus`` by name (``"CompleteCommit"``).
+- 4.4: the transaction log decoder prints ``transactionStatus`` by name (``"CompleteCommit"``,
+  KAFKA-20712; an id it does not know as ``"9"``); the transaction index is read with the
+  generated AbortedTxn (KAFKA-19562): a version field other than int16 0 is refused ("...,
+  supported version range is 0 to 0") where 4.3 looked at its first byte only and refused
+  values above 0 ("..., current version is 0").
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ class Release(NamedTuple):
 
     @property
     def names_transaction_states(self) -> bool:
+        return self >= (4, 4)
+
+    @property
+    def reads_generated_aborted_txn(self) -> bool:
         return self >= (4, 4)
 
 

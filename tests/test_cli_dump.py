@@ -468,16 +468,39 @@ def test_unknown_control_type_is_named_once(tmp_path: Path) -> None:
     )
 
 
-def test_txnindex_version_above_0_prints_no_entry(tmp_path: Path) -> None:
-    """dump renderer fix: AbortedTxn rejects version 1..127 before any entry is printed."""
+@pytest.mark.parametrize(
+    ("version", "release", "refused"),
+    [
+        (0x0100, "4.4", "256 in transaction index {txn}, supported version range is 0 to 0"),
+        (0x0100, "4.3", "1 in transaction index {txn}, current version is 0"),
+        (0x0001, "4.4", "1 in transaction index {txn}, supported version range is 0 to 0"),
+        (-1, "4.4", "-1 in transaction index {txn}, supported version range is 0 to 0"),
+    ],
+)
+def test_txnindex_version_not_0_prints_no_entry(
+    tmp_path: Path, version: int, release: str, refused: str
+) -> None:
+    """TransactionIndex refuses the second entry before any is printed: Kafka 4.4's generated
+    AbortedTxn any int16 but 0 (KAFKA-19562), 4.3's a first byte above 0."""
     txn = copy_segment_file("fixtures/oracle/txn-0/00000000000000000063.txnindex", tmp_path)
-    patch(txn, 34, ">b", 1)
-    ran = kdump("--files", str(txn))
+    patch(txn, 34, ">h", version)
+    ran = kdump("--files", str(txn), "--kafka-release", release)
     assert (ran.exit_code, ran.stdout) == (ERRORS, f"Dumping {txn}\n")
-    assert ran.stderr == (
-        f"kdump: {txn}:34: Unexpected aborted transaction version 1 in transaction index "
-        f"{txn}, current version is 0\n"
-    )
+    message = refused.format(txn=txn)
+    assert ran.stderr == f"kdump: {txn}:34: Unexpected aborted transaction version {message}\n"
+
+
+@pytest.mark.parametrize(("version", "printed"), [(0x0001, "0"), (-1, "-1")])
+def test_txnindex_kafka_4_3_reads_the_first_byte_of_the_version(
+    tmp_path: Path, version: int, printed: str
+) -> None:
+    """Up to 4.3 AbortedTxn.version() was the field's first byte: 0x0001 read as 0, -1 as -1,
+    neither refused."""
+    txn = copy_segment_file("fixtures/oracle/txn-0/00000000000000000063.txnindex", tmp_path)
+    patch(txn, 34, ">h", version)
+    ran = kdump("--files", str(txn), "--kafka-release", "4.3")
+    assert ran.exit_code == 0, ran.stderr
+    assert [line.split()[1] for line in lines(ran.stdout)[1:]] == ["0", printed, "0"]
 
 
 # --------------------------------------------------------------------------- kdump dump

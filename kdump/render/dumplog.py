@@ -27,7 +27,7 @@ from kdump.format.records import (
 )
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries, text_file_reader
-from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_version
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import StopReason
 from kdump.releases import LATEST, Release
@@ -362,21 +362,27 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
 
 
 def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    generated = opts.release.reads_generated_aborted_txn
     entries = list(open_txn_index(path))
     for i, t in enumerate(entries):
-        # TransactionIndex reads every entry before DumpLogSegments prints one, and AbortedTxn
-        # rejects a version above 0, so such a file prints no entry at all.
-        if t.version > TXN_INDEX_VERSION:
-            raise FormatError(
-                path,
-                i * ABORTED_TXN.size,
-                f"Unexpected aborted transaction version {t.version} in transaction index "
-                f"{_abs(path)}, current version is {TXN_INDEX_VERSION}",
+        # TransactionIndex reads every entry before DumpLogSegments prints one, and refuses a
+        # version it does not read, so such a file prints no entry at all.
+        if generated and t.version != TXN_INDEX_VERSION:
+            message = unexpected_version(t.version, _abs(path))
+        elif not generated and legacy_version(t.version) > TXN_INDEX_VERSION:
+            message = (
+                f"Unexpected aborted transaction version {legacy_version(t.version)} in "
+                f"transaction index {_abs(path)}, current version is {TXN_INDEX_VERSION}"
             )
+        else:
+            continue
+        raise FormatError(path, i * ABORTED_TXN.size, message)
     for t in entries:
+        # 4.4 prints AbortedTxn.HIGHEST_SUPPORTED_VERSION, the only version it reads.
+        version = TXN_INDEX_VERSION if generated else legacy_version(t.version)
         yield Line(
             OUT,
-            f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+            f"version: {version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
             f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}",
         )
 
