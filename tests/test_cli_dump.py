@@ -503,6 +503,54 @@ def test_txnindex_kafka_4_3_reads_the_first_byte_of_the_version(
     assert [line.split()[1] for line in lines(ran.stdout)[1:]] == ["0", printed, "0"]
 
 
+def _snapshot(count: int, body: bytes, crc: int | None = None) -> bytes:
+    after_crc = struct.pack(">i", count) + body
+    return struct.pack(">hI", 1, crc32c(after_crc) if crc is None else crc) + after_crc
+
+
+PRODUCER = struct.pack(">qhiqiqiq", 7, 1, 4, 10, 4, 1700000000000, -1, -1)
+
+
+@pytest.mark.parametrize(
+    ("data", "stderr"),
+    [
+        (b"", "null"),
+        (b"\x00", "null"),
+        (b"\x00\x02\x00", "Snapshot contained an unknown file version 2"),
+        (b"\x00\x01\x00\x00\x00\x00\x00", "null"),
+        (_snapshot(-1, b""), "non-nullable field producerEntries was serialized as null"),
+        (
+            _snapshot(5, b"\x00\x00"),
+            "Tried to allocate a collection of size 5, but there are only 2 bytes remaining.",
+        ),
+        (_snapshot(2, PRODUCER), "null"),
+        (_snapshot(2, PRODUCER, crc=1), "null"),  # the schema is read before the CRC is checked
+    ],
+)
+def test_snapshot_errors_are_read_snapshots_words(tmp_path: Path, data: bytes, stderr: str) -> None:
+    """ProducerStateManager.readSnapshot: the version, the generated reader, then the CRC."""
+    path = tmp_path / "00000000000000000010.snapshot"
+    path.write_bytes(data)
+    ran = kdump("--files", str(path))
+    assert (ran.stdout, ran.stderr) == (
+        f"Dumping {path}\n",
+        f"Snapshot failed schema validation: {stderr}\n",
+    )
+
+
+def test_snapshot_bytes_after_the_last_producer_are_not_read(tmp_path: Path) -> None:
+    """The generated reader stops after the producers it was told of; the CRC covers the rest."""
+    path = tmp_path / "00000000000000000010.snapshot"
+    path.write_bytes(_snapshot(1, PRODUCER + b"\xff" * 5))
+    ran = kdump("--files", str(path))
+    assert ran.stderr == ""
+    assert lines(ran.stdout)[1] == (
+        "producerId: 7 producerEpoch: 1 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        "OptionalLong.empty lastTimestamp: 1700000000000 firstSequence: 0 lastSequence: 4 "
+        "lastOffset: 10 offsetDelta: 4 timestamp: 1700000000000"
+    )
+
+
 # --------------------------------------------------------------------------- kdump dump
 
 
