@@ -491,7 +491,8 @@ def test_the_other_three_remote_log_records() -> None:
     assert remote(snapshot) == (
         f"RemoteLogSegmentMetadataSnapshot{{segmentId={SEGMENT_ID}, startOffset=1, endOffset=2, "
         "maxTimestampMs=4, segmentLeaderEpochs={0=1}, segmentSizeInBytes=6, "
-        "customMetadata=Optional[CustomMetadata{0 bytes}], state=DELETE_SEGMENT_STARTED}"
+        "customMetadata=Optional[CustomMetadata{0 bytes}], state=DELETE_SEGMENT_STARTED, "
+        "txnIdxEmpty=false}"
     )
 
 
