@@ -80,7 +80,6 @@ class DumpOptions:
         return self.deep_iteration or self.print_data_log
 
 
-Pairs = dict[str, dict[int, int]]
 PairLists = dict[str, list[tuple[int, int]]]
 
 
@@ -91,11 +90,11 @@ class DumpProblems:
     Keys are absolute paths, as Kafka's getAbsolutePath gives them.
     """
 
-    index_mismatches: Pairs = field(default_factory=dict)
+    index_mismatches: PairLists = field(default_factory=dict)
     time_index_mismatches: PairLists = field(default_factory=dict)
     out_of_order_timestamps: PairLists = field(default_factory=dict)
     shallow_offsets_not_found: PairLists = field(default_factory=dict)
-    non_consecutive: Pairs = field(default_factory=dict)
+    non_consecutive: PairLists = field(default_factory=dict)
     failures: int = 0
     unreadable: int = 0
     trailing_bytes: int = 0
@@ -121,10 +120,6 @@ def _abs(path: str) -> str:
 
 def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
     table.setdefault(_abs(path), []).append(pair)
-
-
-def _put(table: Pairs, path: str, key: int, value: int) -> None:
-    table.setdefault(_abs(path), {})[key] = value
 
 
 def java_string_hash(text: str) -> int:
@@ -174,6 +169,8 @@ _RECORD_HEAD = (
 RECORD_V2 = _RECORD_HEAD + " sequence: {sequence} headerKeys: [{header_keys}]"
 """DumpLogSegments.dumpBatchRecords' metadata of a v2 record."""
 RECORD_LEGACY = _RECORD_HEAD + " isValid: {record_is_valid} crc: {record_crc}"
+RECORD_LEGACY_SCALA = RECORD_LEGACY + "}}"
+"""The Scala tool (Kafka <= 4.2) closed a legacy record's crc with a stray ``}``."""
 CONTROL = "{control}"
 """A control record's type (and marker or KRaft record) after its metadata."""
 
@@ -188,12 +185,23 @@ def record_template(magic: int, is_control: bool, opts: DumpOptions) -> str:
     """The record line's template: metadata (unless skipped), a control record's type, then
     the key and payload with --print-data-log (never for control records)."""
     parts = []
+    release = opts.release
     if not opts.skip_record_metadata:
-        parts.append(RECORD_V2 if magic >= 2 else RECORD_LEGACY)
+        if magic >= 2:
+            parts.append(RECORD_V2)
+        else:
+            parts.append(
+                RECORD_LEGACY_SCALA if release.legacy_crc_has_stray_brace else RECORD_LEGACY
+            )
         if is_control:
             parts.append(CONTROL)
     if opts.print_data_log and not is_control:
-        parts.append("{content_first}" if opts.skip_record_metadata else "{content}")
+        if not opts.skip_record_metadata:
+            parts.append("{content}")
+        else:
+            parts.append(
+                "{content_first}" if release.indents_first_payload else "{content_first_scala}"
+            )
     return "".join(parts)
 
 
@@ -277,7 +285,7 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
                 for record in log.records(batch, opts.max_batch_bytes):
                     # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
                     if last_offset != -1 and record.offset != last_offset + 1:
-                        _put(problems.non_consecutive, path, last_offset, record.offset)
+                        _note(problems.non_consecutive, path, (last_offset, record.offset))
                     last_offset = record.offset
                     yield Line(OUT, record_line(record, batch, opts))
     stop = walk.stop
@@ -321,7 +329,7 @@ def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterato
         entry = index.entry(i)
         batch = _first_batch_at(log, entry.position, opts.max_message_size, path)
         if batch.last_offset != entry.offset:
-            _put(problems.index_mismatches, path, entry.offset, batch.last_offset)
+            _note(problems.index_mismatches, path, (entry.offset, batch.last_offset))
         if not opts.verify_index_only:
             yield Line(OUT, f"offset: {entry.offset} position: {entry.position}")
 
@@ -403,6 +411,8 @@ def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iter
             f"lastTimestamp: {producer.last_timestamp}"
         )
         meta = producer.batch_metadata
+        if meta is None and opts.release.snapshot_line_has_trailing_space:
+            text += " "
         if meta is not None:
             text += (
                 f" firstSequence: {meta.first_seq} lastSequence: {meta.last_seq} "
@@ -498,12 +508,25 @@ def _in_java_order(table: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield path, table[path]
 
 
+def _offset_pairs(
+    found: list[tuple[int, int]], release: Release, descending: bool = False
+) -> list[tuple[int, int]]:
+    """Index mismatches and non-consecutive offsets as the tool keeps them: the Java port in a
+    TreeMap (sorted, one entry per offset, the last put winning), the Scala tool in a List it
+    prepended to (newest first, every pair)."""
+    if not release.sorts_summary_offsets:
+        return found[::-1]
+    latest = dict(found)
+    return [(k, latest[k]) for k in sorted(latest, reverse=descending)]
+
+
 def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator[Line]:
     """The problem summaries DumpLogSegments prints on stderr after all files."""
-    for path, pairs in _in_java_order(problems.index_mismatches):
+    for path, found in _in_java_order(problems.index_mismatches):
         yield Line(ERR, f"Mismatches in :{path}")
-        for index_offset in sorted(pairs, reverse=True):
-            yield Line(ERR, f"  Index offset: {index_offset}, log offset: {pairs[index_offset]}")
+        # TreeMap(Collections.reverseOrder()): the highest index offset first.
+        for index_offset, log_offset in _offset_pairs(found, release, descending=True):
+            yield Line(ERR, f"  Index offset: {index_offset}, log offset: {log_offset}")
     for path, found in _in_java_order(problems.time_index_mismatches):
         yield Line(ERR, f"Found timestamp mismatch in :{path}")
         for index_ts, log_ts in found:
@@ -519,10 +542,10 @@ def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator
             yield Line(ERR, "The following indexed offsets are not found in the log.")
         for indexed, log_offset in found:
             yield Line(ERR, f"Indexed offset: {indexed}, found log offset: {log_offset}")
-    for path, pairs in _in_java_order(problems.non_consecutive):
+    for path, found in _in_java_order(problems.non_consecutive):
         yield Line(ERR, f"Non-consecutive offsets in {path}")
-        for first in sorted(pairs):
-            yield Line(ERR, f"  {first} is followed by {pairs[first]}")
+        for first, second in _offset_pairs(found, release):
+            yield Line(ERR, f"  {first} is followed by {second}")
 
 
 def dump_files(paths: list[str], opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
