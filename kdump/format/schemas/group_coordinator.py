@@ -3,9 +3,8 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``group-coordinator/src/main/resources/common/message/``: the facts only (field names, types,
 versions, nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`.
-First transcribed at trunk e6d24211 (2024-12-27); brought to today's schemas from the newest
-stored version of each file (trunk 2025-2026, see kdump/format/schemas/SOURCES.md for the commit
-each changed record comes from).
+As of Apache Kafka trunk d79bd502 (2026-08-23): see kdump/format/schemas/SOURCES.md, and
+tests/test_kafka_specs.py, which checks these tables against that commit's spec files.
 """
 
 from __future__ import annotations

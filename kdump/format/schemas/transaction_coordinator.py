@@ -3,7 +3,8 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``transaction-coordinator/src/main/resources/common/message/``: the facts only (field names,
 types, versions, nullable and tagged versions, tags, defaults). Read by
-:mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md for the commits.
+:mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md: as of trunk d79bd502
+(2026-08-23).
 
 ``TRANSACTION_STATES`` is TransactionState's id -> name: kafka-dump-log.sh of Kafka 4.4 prints
 ``transactionStatus`` by name.
