@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 SPECS = Path(__file__).resolve().parent / "data" / "kafka-specs"
+SPECS_4_0 = Path(__file__).resolve().parent / "data" / "kafka-4.0-specs"
+"""Kafka 4.0.1's share-group value specs: the layouts its early access wrote under version 0."""
 TRUNK = "d79bd502ec7fa49335afa422f442af80ed0ab8f6"
 SHORT_MAX = 0x7FFF
 

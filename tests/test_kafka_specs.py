@@ -28,9 +28,11 @@ from typing import Any
 
 import pytest
 from kafka_specs import (
+    SPECS_4_0,
     all_specs,
     default_text,
     field_versions,
+    load,
     parse_versions,
     specs_in,
 )
@@ -163,6 +165,24 @@ def test_kdump_table_is_trunks_spec(name: str) -> None:
         if expected.get(path) != actual.get(path)
     ]
     assert not differences, "\n".join(differences)
+
+
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [
+        ("ShareGroupMetadataValue", group_coordinator.SHARE_GROUP_METADATA_VALUE_4_0),
+        (
+            "ShareGroupStatePartitionMetadataValue",
+            group_coordinator.SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_4_0,
+        ),
+    ],
+)
+def test_early_access_tables_are_kafka_4_0s_specs(name: str, table: MessageSpec) -> None:
+    """The layouts Kafka 4.0 wrote under version 0 (its specs had no apiKey yet)."""
+    expected = spec_rows(load(SPECS_4_0 / f"{name}.json"))
+    actual = kdump_rows(table)
+    actual["(message)"]["apiKey"] = None
+    assert actual == expected
 
 
 def test_kdump_has_no_table_trunk_lacks() -> None:
