@@ -1081,7 +1081,7 @@ enum {
     F_IS_VALID,
     F_FIRST_RECORD_FIELD,
     F_OFFSET = F_FIRST_RECORD_FIELD, F_TIMESTAMP, F_KEY_SIZE, F_VALUE_SIZE, F_SEQUENCE,
-    F_HEADER_KEYS, F_HEADERS, F_KEY, F_VALUE, F_CONTENT, F_CONTENT_FIRST,
+    F_HEADER_KEYS, F_HEADERS, F_KEY, F_VALUE, F_CONTENT, F_CONTENT_FIRST, F_CONTENT_FIRST_SCALA,
     N_FIELDS
 };
 
@@ -1091,7 +1091,7 @@ static const char *const field_names[N_FIELDS] = {
     "delete_horizon_ms", "timestamp_type", "max_timestamp", "size", "magic", "compression",
     "crc", "is_valid",
     "offset", "timestamp", "key_size", "value_size", "sequence", "header_keys", "headers", "key",
-    "value", "content", "content_first",
+    "value", "content", "content_first", "content_first_scala",
 };
 
 /* Fields with no text rendering, or no JSON one (fields.py renders neither either). */
@@ -1102,7 +1102,7 @@ static int field_allowed(int field, int as_json, int record)
     if (record && field < F_FIRST_RECORD_FIELD && field != F_TIMESTAMP_TYPE)
         return 0;
     if (as_json)
-        return field != F_CONTENT && field != F_CONTENT_FIRST;
+        return field != F_CONTENT && field != F_CONTENT_FIRST && field != F_CONTENT_FIRST_SCALA;
     return field != F_HEADERS && field != F_KEY && field != F_VALUE;
 }
 
@@ -1287,8 +1287,9 @@ typedef struct {
     PyObject *gaps; /* (last offset, next offset) pairs where records are not consecutive */
 } render_ctx;
 
-/* The key/payload text of the text dump: " key: K payload: V" (each only when not null). */
-static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int first)
+/* The key/payload text of the text dump: " key: K payload: V" (each only when not null);
+ * first: after "| " (no metadata before it); scala: the Scala tool's " payload:" even first. */
+static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int first, int scala)
 {
     const char *prefix = first ? "| " : " ";
     Py_ssize_t plen = first ? 2 : 1;
@@ -1302,6 +1303,10 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
         plen = 1;
     }
     if (rec->value_size >= 0) {
+        if (scala) {
+            prefix = " ";
+            plen = 1;
+        }
         if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0)
             return -1;
         return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0);
@@ -1367,8 +1372,9 @@ static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_
             return OB_LIT(o, "null");
         return ob_decoded(o, field == F_KEY ? rc->key_decoder : rc->value_decoder, p, n, 1);
     }
-    case F_CONTENT: return content(o, rc, rec, 0);
-    case F_CONTENT_FIRST: return content(o, rc, rec, 1);
+    case F_CONTENT: return content(o, rc, rec, 0, 0);
+    case F_CONTENT_FIRST: return content(o, rc, rec, 1, 0);
+    case F_CONTENT_FIRST_SCALA: return content(o, rc, rec, 1, 1);
     }
     PyErr_SetString(PyExc_SystemError, "kdump: a record template names a batch field");
     return -1;

@@ -158,13 +158,10 @@ def group_key(record_type: int, group: str, member: str | None = None) -> bytes:
 
 def consumer_offsets() -> list[tuple[bytes | None, bytes | None]]:
     topic = uuid(TOPIC_ID)
-    partition_info = cstring("orders") + carray([i32(0), i32(1)]) + i64(T0 - 5)
+    partition_info = cstring("orders") + carray([i32(0), i32(1)])
     return [
-        # 0 ConsumerGroupMetadataValue v0: Epoch; tagged MetadataHash (0), CreationTimeMs (1)
-        (
-            group_key(3, "orders-app"),
-            i16(0) + i32(5) + tags((0, i64(-4242424242)), (1, i64(T0 - 60_000))),
-        ),
+        # 0 ConsumerGroupMetadataValue v0: Epoch; tagged MetadataHash (0)
+        (group_key(3, "orders-app"), i16(0) + i32(5) + tags((0, i64(-4242424242)))),
         # 1 ConsumerGroupTargetAssignmentMetadataValue v0: AssignmentEpoch; tagged timestamp (0)
         (group_key(6, "orders-app"), i16(0) + i32(5) + tags((0, i64(T0 - 10)))),
         # 2 ConsumerGroupCurrentMemberAssignmentValue v0, TopicPartitions with AssignmentEpochs
@@ -196,7 +193,7 @@ def consumer_offsets() -> list[tuple[bytes | None, bytes | None]]:
             + carray([topic + cstring("orders") + tags()])
             + tags(),
         ),
-        # 7 ShareGroupStatePartitionMetadataValue v0, 4.0's layout (no Initializing, no time)
+        # 7 ShareGroupStatePartitionMetadataValue v0, 4.0's layout (no InitializingTopics)
         (
             group_key(15, "share-app"),
             i16(0)
@@ -204,19 +201,36 @@ def consumer_offsets() -> list[tuple[bytes | None, bytes | None]]:
             + carray([])
             + tags(),
         ),
-        # 8 StreamsGroupMetadataValue v0: Epoch, MetadataHash, AssignmentConfigs; tagged (0)
+        # 8 StreamsGroupMetadataValue v0: Epoch, MetadataHash; tagged ValidatedTopologyEpoch
+        # (0), LastAssignmentConfigs (1), StoredDescriptionTopologyEpoch (2)
         (
             group_key(17, "streams-app"),
             i16(0)
             + i32(9)
             + i64(77)
-            + carray([cstring("num.standby.replicas") + cstring("1") + tags()])
-            + tags((0, i32(2))),
+            + tags(
+                (0, i32(2)),
+                (1, carray([cstring("num.standby.replicas") + cstring("1") + tags()])),
+                (2, i32(2)),
+            ),
         ),
-        # 9 StreamsGroupTargetAssignmentResolvedTopicIdsValue v0 (record type 24)
+        # 9 StreamsGroupCurrentMemberAssignmentValue v0: six TaskIds arrays, the first with its
+        # tagged AssignmentEpochs (0)
         (
-            group_key(24, "streams-app"),
-            i16(0) + i32(9) + carray([cstring("0") + carray([topic]) + tags()]) + tags(),
+            group_key(22, "streams-app", "m-1"),
+            i16(0)
+            + i32(9)
+            + i32(8)
+            + i8(0)
+            + carray(
+                [cstring("0") + carray([i32(0), i32(1)]) + tags((0, carray([i32(9), i32(8)])))]
+            )
+            + carray([])
+            + carray([])
+            + carray([])
+            + carray([])
+            + carray([])
+            + tags(),
         ),
         # 10 a ShareGroupMetadataValue version no Kafka release has written yet
         (group_key(11, "share-app"), i16(1) + i32(4) + i64(1) + tags()),

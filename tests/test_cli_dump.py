@@ -24,6 +24,9 @@ from conftest import GENERATED, ORACLE, oracle_manifest
 from test_golden import REPO, Ran, run_kdump
 
 from kdump.crc import crc32c
+from kdump.format.internal import message_parser
+from kdump.format.records import Record
+from kdump.releases import Release
 from kdump.render.dumplog import java_hashmap_order, java_string_hash
 
 PLAIN_258 = "fixtures/oracle/plain-0/00000000000000000258"
@@ -468,16 +471,169 @@ def test_unknown_control_type_is_named_once(tmp_path: Path) -> None:
     )
 
 
-def test_txnindex_version_above_0_prints_no_entry(tmp_path: Path) -> None:
-    """dump renderer fix: AbortedTxn rejects version 1..127 before any entry is printed."""
+@pytest.mark.parametrize(
+    ("version", "release", "refused"),
+    [
+        (0x0100, "4.4", "256 in transaction index {txn}, supported version range is 0 to 0"),
+        (0x0100, "4.3", "1 in transaction index {txn}, current version is 0"),
+        (0x0001, "4.4", "1 in transaction index {txn}, supported version range is 0 to 0"),
+        (-1, "4.4", "-1 in transaction index {txn}, supported version range is 0 to 0"),
+    ],
+)
+def test_txnindex_version_not_0_prints_no_entry(
+    tmp_path: Path, version: int, release: str, refused: str
+) -> None:
+    """TransactionIndex refuses the second entry before any is printed: Kafka 4.4's generated
+    AbortedTxn any int16 but 0 (KAFKA-19562), 4.3's a first byte above 0."""
     txn = copy_segment_file("fixtures/oracle/txn-0/00000000000000000063.txnindex", tmp_path)
-    patch(txn, 34, ">b", 1)
-    ran = kdump("--files", str(txn))
+    patch(txn, 34, ">h", version)
+    ran = kdump("--files", str(txn), "--kafka-release", release)
     assert (ran.exit_code, ran.stdout) == (ERRORS, f"Dumping {txn}\n")
-    assert ran.stderr == (
-        f"kdump: {txn}:34: Unexpected aborted transaction version 1 in transaction index "
-        f"{txn}, current version is 0\n"
+    message = refused.format(txn=txn)
+    assert ran.stderr == f"kdump: {txn}:34: Unexpected aborted transaction version {message}\n"
+
+
+@pytest.mark.parametrize(("version", "printed"), [(0x0001, "0"), (-1, "-1")])
+def test_txnindex_kafka_4_3_reads_the_first_byte_of_the_version(
+    tmp_path: Path, version: int, printed: str
+) -> None:
+    """Up to 4.3 AbortedTxn.version() was the field's first byte: 0x0001 read as 0, -1 as -1,
+    neither refused."""
+    txn = copy_segment_file("fixtures/oracle/txn-0/00000000000000000063.txnindex", tmp_path)
+    patch(txn, 34, ">h", version)
+    ran = kdump("--files", str(txn), "--kafka-release", "4.3")
+    assert ran.exit_code == 0, ran.stderr
+    assert [line.split()[1] for line in lines(ran.stdout)[1:]] == ["0", printed, "0"]
+
+
+def _snapshot(count: int, body: bytes, crc: int | None = None) -> bytes:
+    after_crc = struct.pack(">i", count) + body
+    return struct.pack(">hI", 1, crc32c(after_crc) if crc is None else crc) + after_crc
+
+
+PRODUCER = struct.pack(">qhiqiqiq", 7, 1, 4, 10, 4, 1700000000000, -1, -1)
+
+
+@pytest.mark.parametrize(
+    ("data", "stderr"),
+    [
+        (b"", "null"),
+        (b"\x00", "null"),
+        (b"\x00\x02\x00", "Snapshot contained an unknown file version 2"),
+        (b"\x00\x01\x00\x00\x00\x00\x00", "null"),
+        (_snapshot(-1, b""), "non-nullable field producerEntries was serialized as null"),
+        (
+            _snapshot(5, b"\x00\x00"),
+            "Tried to allocate a collection of size 5, but there are only 2 bytes remaining.",
+        ),
+        (_snapshot(2, PRODUCER), "null"),
+        (_snapshot(2, PRODUCER, crc=1), "null"),  # the schema is read before the CRC is checked
+    ],
+)
+def test_snapshot_errors_are_read_snapshots_words(tmp_path: Path, data: bytes, stderr: str) -> None:
+    """ProducerStateManager.readSnapshot: the version, the generated reader, then the CRC."""
+    path = tmp_path / "00000000000000000010.snapshot"
+    path.write_bytes(data)
+    ran = kdump("--files", str(path))
+    assert (ran.stdout, ran.stderr) == (
+        f"Dumping {path}\n",
+        f"Snapshot failed schema validation: {stderr}\n",
     )
+
+
+def test_snapshot_bytes_after_the_last_producer_are_not_read(tmp_path: Path) -> None:
+    """The generated reader stops after the producers it was told of; the CRC covers the rest."""
+    path = tmp_path / "00000000000000000010.snapshot"
+    path.write_bytes(_snapshot(1, PRODUCER + b"\xff" * 5))
+    ran = kdump("--files", str(path))
+    assert ran.stderr == ""
+    assert lines(ran.stdout)[1] == (
+        "producerId: 7 producerEpoch: 1 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        "OptionalLong.empty lastTimestamp: 1700000000000 firstSequence: 0 lastSequence: 4 "
+        "lastOffset: 10 offsetDelta: 4 timestamp: 1700000000000"
+    )
+
+
+# --- the Scala tool's text (--kafka-release 4.0-4.2; the Java port from 4.3, KAFKA-14579)
+
+
+def test_scala_tool_closes_a_legacy_records_crc_with_a_brace() -> None:
+    log = "fixtures/oracle/legacyv1-0/00000000000000000000.log"
+    java = [x for x in lines(kdump("--files", log, "--deep-iteration").stdout) if " crc: " in x]
+    scala = kdump("--files", log, "--deep-iteration", "--kafka-release", "4.2").stdout
+    records = [x for x in lines(scala) if x.startswith("| ")]
+    assert records and all(x.endswith("}") for x in records)
+    assert [x for x in lines(scala) if " crc: " in x] == [
+        x + "}" if x.startswith("| ") else x for x in java
+    ]
+
+
+def test_scala_tool_prints_a_first_payload_without_the_indent() -> None:
+    """--skip-record-metadata and a null key: ``| payload:`` from 4.3, `` payload:`` before."""
+    args = ("--files", PLAIN_0 + ".log", "--print-data-log", "--skip-record-metadata")
+    java, scala = lines(kdump(*args).stdout), lines(kdump(*args, "--kafka-release", "4.2").stdout)
+    keyless = [i for i, x in enumerate(java) if x.startswith("| payload: ")]
+    assert keyless
+    for i, (j, s) in enumerate(zip(java, scala, strict=True)):
+        assert s == (j[1:] if i in keyless else j)
+
+
+def test_scala_tool_ends_a_snapshot_line_without_batch_metadata_with_a_space(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "00000000000000000010.snapshot"
+    no_batch = struct.pack(">qhiqiqiq", 7, 1, -1, -1, 0, 1700000000000, 3, 5)
+    path.write_bytes(_snapshot(1, no_batch))
+    line = (
+        "producerId: 7 producerEpoch: 1 coordinatorEpoch: 3 currentTxnFirstOffset: "
+        "OptionalLong[5] lastTimestamp: 1700000000000"
+    )
+    assert lines(kdump("--files", str(path)).stdout)[1] == line
+    assert lines(kdump("--files", str(path), "--kafka-release", "4.2").stdout)[1] == line + " "
+
+
+def test_scala_tool_lists_non_consecutive_offsets_newest_first(tmp_path: Path) -> None:
+    """The Java port's TreeMap sorts them; the Scala tool prepended each to a List."""
+    full = lines(kdump("--files", PLAIN_0 + ".log").stdout)[2:]
+    positions = [int(x.split(" position: ")[1].split()[0]) for x in full]
+    data = (REPO / PLAIN_0).with_suffix(".log").read_bytes()
+    gapped = tmp_path / "00000000000000000000.log"
+    gapped.write_bytes(
+        data[: positions[3]] + data[positions[4] : positions[6]] + data[positions[7] :]
+    )
+    java = lines(kdump("--files", str(gapped), "--deep-iteration").stderr)
+    scala = lines(
+        kdump("--files", str(gapped), "--deep-iteration", "--kafka-release", "4.2").stderr
+    )
+    assert len(java) == 3 and java[1] < java[2]
+    assert scala == [java[0], java[2], java[1]]
+
+
+def test_scala_tool_lists_index_mismatches_as_found_newest_first(tmp_path: Path) -> None:
+    """An index naming one offset twice: the Java port's TreeMap keeps one line (the last
+    put), the Scala tool's List both, newest first."""
+    follower = "fixtures/oracle/followerlive-0/00000000000000000386"
+    index = copy_segment_file(follower + ".index", tmp_path)
+    copy_segment_file(follower + ".log", tmp_path)
+    entries = index.read_bytes()
+    index.write_bytes(entries[:16] + entries[:8] + entries[16:24])
+    java = lines(kdump("--files", str(index), "--verify-index-only").stderr)
+    scala = lines(
+        kdump("--files", str(index), "--verify-index-only", "--kafka-release", "4.2").stderr
+    )
+    assert java[0] == scala[0] == f"Mismatches in :{index}"
+    assert len(scala) == len(java) + 1
+    assert sorted(set(scala[1:])) == sorted(java[1:])
+
+
+def test_scala_tool_names_the_record_interface_of_its_package() -> None:
+    null_value = Record(5, 0, None, None, (), -1, 0, 0)
+    texts = {
+        release: str(message_parser("remote-log-metadata", Release.parse(release))(null_value)[1])
+        for release in ("4.2", "4.3")
+    }
+    assert texts["4.3"].endswith('"org.apache.kafka.common.record.internal.Record.value()" is null')
+    assert texts["4.2"] == texts["4.3"].replace(".record.internal.Record", ".record.Record")
 
 
 # --------------------------------------------------------------------------- kdump dump

@@ -402,15 +402,15 @@ def test_transaction_states_by_name_as_kafka_4_4_prints_them(status: int, name: 
     assert isinstance(payload, dict) and payload["data"]["transactionStatus"] == name
 
 
-def test_unknown_transaction_state_is_kafkas_error() -> None:
-    value = i16(0) + i64(1) + i16(0) + i32(60000) + i8(9) + array(None) + i64(2) + i64(-1)
-    assert texts(transaction_log_parser(record(i16(0) + string("t"), value, offset=3))) == (
-        "Error at offset 3, skipping. Unknown transaction state id 9 from the transaction "
-        "status message",
-        None,
-    )
+@pytest.mark.parametrize("status", [9, -1])
+def test_unknown_transaction_state_prints_its_id_as_a_string(status: int) -> None:
+    """KAFKA-20712 (4.4): fromId's IllegalStateException is caught, String.valueOf(id) put."""
+    value = i16(0) + i64(1) + i16(0) + i32(60000) + i8(status) + array(None) + i64(2) + i64(-1)
+    key, payload = texts(transaction_log_parser(record(i16(0) + string("t"), value, offset=3)))
+    assert key == '{"type":"0","data":{"transactionalId":"t"}}'
+    assert payload is not None and f'"transactionStatus":"{status}",' in payload
     old = transaction_log_parser_for(Release(4, 3))(record(i16(0) + string("t"), value))
-    assert isinstance(old.value, dict) and old.value["data"]["transactionStatus"] == 9
+    assert isinstance(old.value, dict) and old.value["data"]["transactionStatus"] == status
 
 
 def test_transaction_log_v1_with_tagged_producer_ids() -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump import speedups
+from kdump.releases import Release
 from kdump.render.describe import DECODERS
 from kdump.render.dumplog import ERR, Chunk, DumpOptions, DumpProblems, dump_files
 from kdump.render.fields import _BATCH_VALUES, _RECORD_TEXT, _RECORD_VALUES
@@ -39,6 +40,9 @@ OPTIONS = {
     "hex": DumpOptions(print_data_log=True, key_decoder=DECODERS["hex"]),
     "base64": DumpOptions(print_data_log=True, value_decoder=DECODERS["base64"]),
     "max-bytes": DumpOptions(deep_iteration=True, max_bytes=300),
+    "scala": DumpOptions(
+        print_data_log=True, skip_record_metadata=True, release=Release.parse("4.2")
+    ),
 }
 
 

@@ -28,13 +28,13 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
     last_log = scan.last_offset if scan is not None else None
     for i, txn in enumerate(index):
         offset, position = txn.last_offset, i * index.entry_size
-        if txn.version > CURRENT_VERSION:
+        if txn.version != CURRENT_VERSION:
             sink.add(
                 Finding(
                     "TXNINDEX_CORRUPT",
                     Severity.ERROR,
                     path,
-                    f"entry {i} has version {txn.version}; the broker refuses versions above "
+                    f"entry {i} has version {txn.version}; the broker reads only version "
                     f"{CURRENT_VERSION}",
                     offset=offset,
                     position=position,

@@ -27,6 +27,7 @@ version and the bytes) JSON Lines shows in its place.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -297,15 +298,14 @@ share_group_state_parser: MessageParser = _coordinator_parser(
 
 
 def _transaction_value_json(spec: MessageSpec, data: dict[str, Any], version: int) -> Json:
-    """Kafka 4.4's TransactionLogMessageParser prints the state by name (TransactionState)."""
+    """Kafka 4.4's TransactionLogMessageParser prints the state by name (TransactionState).
+
+    An id TransactionState does not know prints as its number in a JSON string (``"9"``):
+    the tool catches fromId's IllegalStateException and puts String.valueOf(id) in its place.
+    """
     out = to_json(spec, data, version)
     status = out["transactionStatus"]
-    name = transaction_coordinator.TRANSACTION_STATES.get(status)
-    if name is None:
-        raise MessageError(
-            f"Unknown transaction state id {status} from the transaction status message"
-        )
-    out["transactionStatus"] = name
+    out["transactionStatus"] = transaction_coordinator.TRANSACTION_STATES.get(status, str(status))
     return out
 
 
@@ -438,7 +438,7 @@ def cluster_metadata_parser(record: Record) -> ParsedRecord:
         return ParsedRecord(None, f"Error at {record.offset}, skipping. {e}")
 
 
-def remote_log_metadata_parser(record: Record) -> ParsedRecord:
+def remote_log_metadata_parser(record: Record, release: Release = LATEST) -> ParsedRecord:
     """DumpLogSegments.RemoteMetadataLogMessageParser: no key, the metadata's toString()."""
     if record.value is None:
         # record.value().remaining() on a null value: the JDK's helpful NullPointerException.
@@ -446,7 +446,7 @@ def remote_log_metadata_parser(record: Record) -> ParsedRecord:
             None,
             f"Error at offset {record.offset}, skipping. Cannot invoke "
             '"java.nio.ByteBuffer.remaining()" because the return value of '
-            '"org.apache.kafka.common.record.internal.Record.value()" is null',
+            f'"{release.record_class}.value()" is null',
         )
     try:
         spec, version, data = read_framed(
@@ -466,6 +466,8 @@ def message_parser(name: str, release: Release = LATEST) -> MessageParser:
     """The parser of a --<name>-decoder option, printing as ``release``'s tool prints."""
     if name == "transaction-log":
         return transaction_log_parser_for(release)
+    if name == "remote-log-metadata":
+        return functools.partial(remote_log_metadata_parser, release=release)
     return MESSAGE_PARSERS[name]
 
 

@@ -119,6 +119,10 @@ FIXED = {
     "int64": Struct(">q"),
     "float64": Struct(">d"),
 }
+UNKNOWN_TAGGED_FIELDS = "_unknownTaggedFields"
+"""Where a struct keeps the tagged fields its schema does not know, as the generated class does:
+never printed, but a struct holding some is not its default (the generated equals() compares
+them), so a tagged struct field holding only unknown tags still prints."""
 UUID_SIZE = 16
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 VARIABLE = ("string", "bytes")
@@ -373,7 +377,7 @@ def _read_struct(spec: StructSpec, r: Readable, ctx: _Context) -> dict[str, Any]
             if tagged_field is None:
                 if size < 0:
                     raise MessageError(str(size))  # NegativeArraySizeException
-                r.read_array(size)
+                out.setdefault(UNKNOWN_TAGGED_FIELDS, []).append((tag, r.read_array(size)))
                 continue
             valid, possible = version_check(
                 tagged_field.versions.intersect(tagged_field.tagged), flexible_current, version

@@ -10,7 +10,10 @@ the object's ``toString()`` or, when a check throws, the exception's message:
   state=..., txnIdxEmpty=...}``;
 - RemoteLogSegmentMetadataUpdateRecord (1) -> ``RemoteLogSegmentMetadataUpdate{...}``;
 - RemotePartitionDeleteMetadataRecord (2) -> ``RemotePartitionDeleteMetadata{...}``;
-- RemoteLogSegmentMetadataSnapshotRecord (3) -> ``RemoteLogSegmentMetadataSnapshot{...}``.
+- RemoteLogSegmentMetadataSnapshotRecord (3) -> ``RemoteLogSegmentMetadataSnapshot{segmentId=...,
+  startOffset=..., endOffset=..., maxTimestampMs=..., segmentLeaderEpochs=...,
+  segmentSizeInBytes=..., customMetadata=..., state=..., txnIdxEmpty=...}`` (its brokerId and
+  eventTimestampMs are not printed).
 
 ``RemoteLogSegmentId{topicIdPartition=<topic id>:<topic>-<partition>, id=<uuid>}``; uuids are
 Uuid.toString() (base64url, no padding); the leader epochs a TreeMap (``{0=0, 3=120}``, keys in
@@ -127,7 +130,8 @@ def _segment_snapshot(d: Data) -> str:
         f"startOffset={d['startOffset']}, endOffset={d['endOffset']}, "
         f"maxTimestampMs={d['maxTimestampMs']}, segmentLeaderEpochs={epochs}, "
         f"segmentSizeInBytes={d['segmentSizeInBytes']}, "
-        f"customMetadata={custom_metadata(d['customMetadata'])}, state={state}}}"
+        f"customMetadata={custom_metadata(d['customMetadata'])}, state={state}, "
+        f"txnIdxEmpty={java_bool(d['txnIndexEmpty'])}}}"
     )
 
 

@@ -82,22 +82,38 @@ class ProducerSnapshot(NamedTuple):
 def parse_producer_snapshot(
     buf: Buffer, path: str = "<bytes>", check_crc: bool = True
 ) -> ProducerSnapshot:
-    """Read a producer snapshot, raising FormatError where readSnapshot would throw."""
+    """ProducerStateManager.readSnapshot: FormatError with its words where it throws.
+
+    In its order: the version, then the generated ProducerSnapshot reader (a read past the end
+    is a BufferUnderflowException, whose message is null; bytes after the last producer are
+    not looked at), then the CRC over everything after it.
+    """
     view = memoryview(buf)
-    if len(view) < SNAPSHOT_HEADER.size:
-        raise FormatError(
-            path,
-            0,
-            f"Snapshot failed schema validation: {len(view)} bytes are shorter than the header",
-        )
-    version, crc, count = SNAPSHOT_HEADER.unpack_from(view, 0)
+    size = len(view)
+
+    def schema_failed(position: int, reason: str) -> FormatError:
+        return FormatError(path, position, f"{SCHEMA_FAILED}: {reason}")
+
+    if size < 2:
+        raise schema_failed(0, "null")
+    version = struct.unpack_from(">h", view, 0)[0]
     if version != PRODUCER_SNAPSHOT_VERSION:
-        raise FormatError(
-            path,
-            0,
-            "Snapshot failed schema validation: Snapshot contained an unknown file version "
-            f"{version}",
+        raise schema_failed(0, f"Snapshot contained an unknown file version {version}")
+    if size < SNAPSHOT_HEADER.size:
+        raise schema_failed(CRC_START - 4 if size < CRC_START else CRC_START, "null")
+    _, crc, count = SNAPSHOT_HEADER.unpack_from(view, 0)
+    remaining = size - SNAPSHOT_HEADER.size
+    if count < 0:
+        raise schema_failed(CRC_START, "non-nullable field producerEntries was serialized as null")
+    if count > remaining:
+        raise schema_failed(
+            CRC_START,
+            f"Tried to allocate a collection of size {count}, but there are only {remaining} "
+            "bytes remaining.",
         )
+    if count * PRODUCER_ENTRY.size > remaining:
+        whole = remaining // PRODUCER_ENTRY.size
+        raise schema_failed(SNAPSHOT_HEADER.size + whole * PRODUCER_ENTRY.size, "null")
     computed = crc32c(view[CRC_START:])
     if check_crc and crc != computed:
         raise SnapshotCrcError(
@@ -105,13 +121,6 @@ def parse_producer_snapshot(
             2,
             f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. "
             f"Computed crc: {computed}",
-        )
-    expected = SNAPSHOT_HEADER.size + max(count, 0) * PRODUCER_ENTRY.size
-    if count < 0 or expected != len(view):
-        raise FormatError(
-            path,
-            SNAPSHOT_HEADER.size - 4,
-            f"{SCHEMA_FAILED}: {count} producers need {expected} bytes, the file has {len(view)}",
         )
     producers = tuple(
         ProducerSnapshotEntry(

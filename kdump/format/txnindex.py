@@ -1,6 +1,11 @@
 """The transaction index (.txnindex, Kafka's TransactionIndex): 34-byte AbortedTxn entries
 ``version int16, producer_id int64, first_offset int64, last_offset int64,
 last_stable_offset int64``.
+
+Kafka 4.4 reads them with the generated AbortedTxn (clients' AbortedTxn.json, valid version 0
+only; KAFKA-19562): the version is the whole int16 and anything but 0 is refused. Up to 4.3 the
+hand-written AbortedTxn read only the first byte of it, signed, and refused only values above 0:
+:func:`legacy_version` gives that byte.
 """
 
 from __future__ import annotations
@@ -11,9 +16,14 @@ from typing import NamedTuple
 
 from kdump.crc import Buffer
 
-ABORTED_TXN = struct.Struct(">bxqqqq")
-"""AbortedTxn.version() reads only the first byte of the int16 version field, signed."""
+ABORTED_TXN = struct.Struct(">hqqqq")
 CURRENT_VERSION = 0
+"""AbortedTxn.HIGHEST_SUPPORTED_VERSION (and LOWEST: version 0 is the only one)."""
+
+
+def legacy_version(version: int) -> int:
+    """What Kafka <= 4.3's AbortedTxn.version() returned: the int16's first byte, signed."""
+    return version >> 8
 
 
 class AbortedTxn(NamedTuple):
@@ -56,14 +66,27 @@ class TransactionIndex:
                 f"which is neither positive nor a multiple of {ABORTED_TXN.size}."
             )
         for txn in self:
-            if txn.version > CURRENT_VERSION:
-                return (
-                    f"Unexpected aborted transaction version {txn.version} in transaction index "
-                    f"{self.path}, current version is {CURRENT_VERSION}"
-                )
+            if txn.version != CURRENT_VERSION:
+                return unexpected_version(txn.version, self.path)
             if txn.last_offset < self.base_offset:
                 return (
-                    f"Last offset of aborted transaction {txn} in index {self.path} is less than "
-                    f"start offset {self.base_offset}"
+                    f"Last offset of aborted transaction {describe(txn)} in index {self.path} is "
+                    f"less than start offset {self.base_offset}"
                 )
         return None
+
+
+def unexpected_version(version: int, path: str) -> str:
+    """TransactionIndex's refusal of an entry whose version is not 0 (Kafka 4.4)."""
+    return (
+        f"Unexpected aborted transaction version {version} in transaction index {path}, "
+        f"supported version range is {CURRENT_VERSION} to {CURRENT_VERSION}"
+    )
+
+
+def describe(txn: AbortedTxn) -> str:
+    """The generated AbortedTxn.toString() (Kafka 4.4)."""
+    return (
+        f"AbortedTxn(producerId={txn.producer_id}, firstOffset={txn.first_offset}, "
+        f"lastOffset={txn.last_offset}, lastStableOffset={txn.last_stable_offset})"
+    )

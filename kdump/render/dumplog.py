@@ -27,7 +27,7 @@ from kdump.format.records import (
 )
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries, text_file_reader
-from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_version
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.releases import LATEST, Release
@@ -87,7 +87,6 @@ class DumpOptions:
         return self.deep_iteration or self.print_data_log
 
 
-Pairs = dict[str, dict[int, int]]
 PairLists = dict[str, list[tuple[int, int]]]
 
 
@@ -98,11 +97,11 @@ class DumpProblems:
     Keys are absolute paths, as Kafka's getAbsolutePath gives them.
     """
 
-    index_mismatches: Pairs = field(default_factory=dict)
+    index_mismatches: PairLists = field(default_factory=dict)
     time_index_mismatches: PairLists = field(default_factory=dict)
     out_of_order_timestamps: PairLists = field(default_factory=dict)
     shallow_offsets_not_found: PairLists = field(default_factory=dict)
-    non_consecutive: Pairs = field(default_factory=dict)
+    non_consecutive: PairLists = field(default_factory=dict)
     failures: int = 0
     unreadable: int = 0
     trailing_bytes: int = 0
@@ -128,10 +127,6 @@ def _abs(path: str) -> str:
 
 def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
     table.setdefault(_abs(path), []).append(pair)
-
-
-def _put(table: Pairs, path: str, key: int, value: int) -> None:
-    table.setdefault(_abs(path), {})[key] = value
 
 
 def java_string_hash(text: str) -> int:
@@ -181,6 +176,8 @@ _RECORD_HEAD = (
 RECORD_V2 = _RECORD_HEAD + " sequence: {sequence} headerKeys: [{header_keys}]"
 """DumpLogSegments.dumpBatchRecords' metadata of a v2 record."""
 RECORD_LEGACY = _RECORD_HEAD + " isValid: {record_is_valid} crc: {record_crc}"
+RECORD_LEGACY_SCALA = RECORD_LEGACY + "}}"
+"""The Scala tool (Kafka <= 4.2) closed a legacy record's crc with a stray ``}``."""
 CONTROL = "{control}"
 """A control record's type (and marker or KRaft record) after its metadata."""
 
@@ -195,12 +192,23 @@ def record_template(magic: int, is_control: bool, opts: DumpOptions) -> str:
     """The record line's template: metadata (unless skipped), a control record's type, then
     the key and payload with --print-data-log (never for control records)."""
     parts = []
+    release = opts.release
     if not opts.skip_record_metadata:
-        parts.append(RECORD_V2 if magic >= 2 else RECORD_LEGACY)
+        if magic >= 2:
+            parts.append(RECORD_V2)
+        else:
+            parts.append(
+                RECORD_LEGACY_SCALA if release.legacy_crc_has_stray_brace else RECORD_LEGACY
+            )
         if is_control:
             parts.append(CONTROL)
     if opts.print_data_log and not is_control:
-        parts.append("{content_first}" if opts.skip_record_metadata else "{content}")
+        if not opts.skip_record_metadata:
+            parts.append("{content}")
+        else:
+            parts.append(
+                "{content_first}" if release.indents_first_payload else "{content_first_scala}"
+            )
     return "".join(parts)
 
 
@@ -306,8 +314,8 @@ def rendered(
     finally:
         problems.invalid_batches += renderer.invalid
         if not renderer.as_json:
-            for last, following in renderer.gaps:
-                _put(problems.non_consecutive, path, last, following)
+            for pair in renderer.gaps:
+                _note(problems.non_consecutive, path, pair)
     stop = walk.stop
     assert stop is not None
     if stop.error is not None:
@@ -377,7 +385,7 @@ def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterato
         entry = index.entry(i)
         batch = _first_batch_at(log, entry.position, opts.max_message_size, path)
         if batch.last_offset != entry.offset:
-            _put(problems.index_mismatches, path, entry.offset, batch.last_offset)
+            _note(problems.index_mismatches, path, (entry.offset, batch.last_offset))
         if not opts.verify_index_only:
             yield Line(OUT, f"offset: {entry.offset} position: {entry.position}")
 
@@ -418,21 +426,27 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
 
 
 def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    generated = opts.release.reads_generated_aborted_txn
     entries = list(open_txn_index(path))
     for i, t in enumerate(entries):
-        # TransactionIndex reads every entry before DumpLogSegments prints one, and AbortedTxn
-        # rejects a version above 0, so such a file prints no entry at all.
-        if t.version > TXN_INDEX_VERSION:
-            raise FormatError(
-                path,
-                i * ABORTED_TXN.size,
-                f"Unexpected aborted transaction version {t.version} in transaction index "
-                f"{_abs(path)}, current version is {TXN_INDEX_VERSION}",
+        # TransactionIndex reads every entry before DumpLogSegments prints one, and refuses a
+        # version it does not read, so such a file prints no entry at all.
+        if generated and t.version != TXN_INDEX_VERSION:
+            message = unexpected_version(t.version, _abs(path))
+        elif not generated and legacy_version(t.version) > TXN_INDEX_VERSION:
+            message = (
+                f"Unexpected aborted transaction version {legacy_version(t.version)} in "
+                f"transaction index {_abs(path)}, current version is {TXN_INDEX_VERSION}"
             )
+        else:
+            continue
+        raise FormatError(path, i * ABORTED_TXN.size, message)
     for t in entries:
+        # 4.4 prints AbortedTxn.HIGHEST_SUPPORTED_VERSION, the only version it reads.
+        version = TXN_INDEX_VERSION if generated else legacy_version(t.version)
         yield Line(
             OUT,
-            f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+            f"version: {version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
             f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}",
         )
 
@@ -453,6 +467,8 @@ def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iter
             f"lastTimestamp: {producer.last_timestamp}"
         )
         meta = producer.batch_metadata
+        if meta is None and opts.release.snapshot_line_has_trailing_space:
+            text += " "
         if meta is not None:
             text += (
                 f" firstSequence: {meta.first_seq} lastSequence: {meta.last_seq} "
@@ -548,12 +564,25 @@ def _in_java_order(table: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield path, table[path]
 
 
+def _offset_pairs(
+    found: list[tuple[int, int]], release: Release, descending: bool = False
+) -> list[tuple[int, int]]:
+    """Index mismatches and non-consecutive offsets as the tool keeps them: the Java port in a
+    TreeMap (sorted, one entry per offset, the last put winning), the Scala tool in a List it
+    prepended to (newest first, every pair)."""
+    if not release.sorts_summary_offsets:
+        return found[::-1]
+    latest = dict(found)
+    return [(k, latest[k]) for k in sorted(latest, reverse=descending)]
+
+
 def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator[Line]:
     """The problem summaries DumpLogSegments prints on stderr after all files."""
-    for path, pairs in _in_java_order(problems.index_mismatches):
+    for path, found in _in_java_order(problems.index_mismatches):
         yield Line(ERR, f"Mismatches in :{path}")
-        for index_offset in sorted(pairs, reverse=True):
-            yield Line(ERR, f"  Index offset: {index_offset}, log offset: {pairs[index_offset]}")
+        # TreeMap(Collections.reverseOrder()): the highest index offset first.
+        for index_offset, log_offset in _offset_pairs(found, release, descending=True):
+            yield Line(ERR, f"  Index offset: {index_offset}, log offset: {log_offset}")
     for path, found in _in_java_order(problems.time_index_mismatches):
         yield Line(ERR, f"Found timestamp mismatch in :{path}")
         for index_ts, log_ts in found:
@@ -569,10 +598,10 @@ def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator
             yield Line(ERR, "The following indexed offsets are not found in the log.")
         for indexed, log_offset in found:
             yield Line(ERR, f"Indexed offset: {indexed}, found log offset: {log_offset}")
-    for path, pairs in _in_java_order(problems.non_consecutive):
+    for path, found in _in_java_order(problems.non_consecutive):
         yield Line(ERR, f"Non-consecutive offsets in {path}")
-        for first in sorted(pairs):
-            yield Line(ERR, f"  {first} is followed by {pairs[first]}")
+        for first, second in _offset_pairs(found, release):
+            yield Line(ERR, f"  {first} is followed by {second}")
 
 
 def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:

@@ -115,8 +115,11 @@ def _header_decoder(decoder: Decoder) -> Decoder:
     return decoder if decoder in DECODERS.values() else string_decoder
 
 
-def _content(record: Record, ctx: RecordContext, prefix: str) -> str:
-    """`` key: K payload: V`` (each only when not null), the first part after ``prefix``."""
+def _content(record: Record, ctx: RecordContext, prefix: str, payload_prefix: str = "") -> str:
+    """`` key: K payload: V`` (each only when not null), the first part after ``prefix``.
+
+    ``payload_prefix``: the Scala tool (Kafka <= 4.2) always printed `` payload:``, even first.
+    """
     assert ctx.content is not None
     key, value = ctx.content(record)
     parts = []
@@ -124,7 +127,7 @@ def _content(record: Record, ctx: RecordContext, prefix: str) -> str:
         parts.append(f"{prefix}key: {key}")
         prefix = " "
     if value is not None:
-        parts.append(f"{prefix}payload: {value}")
+        parts.append(f"{payload_prefix or prefix}payload: {value}")
     return "".join(parts)
 
 
@@ -150,6 +153,7 @@ _RECORD_TEXT: dict[str, Callable[[Record, RecordContext], str]] = {
     "header_keys": lambda r, c: ",".join(r.header_keys),
     "content": lambda r, c: _content(r, c, " "),
     "content_first": lambda r, c: _content(r, c, "| "),
+    "content_first_scala": lambda r, c: _content(r, c, "| ", " "),
 }
 """Record fields whose text is not the text of their value."""
 

@@ -20,7 +20,6 @@ Epoch and sequence checks only log for origin REPLICATION, so they do not change
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -32,9 +31,8 @@ from kdump.format.records import ABORT, COMMIT, control_record_key, iter_v2_reco
 from kdump.format.snapshot import ProducerSnapshot
 from kdump.format.txnindex import ABORTED_TXN, CURRENT_VERSION, AbortedTxn
 
-ABORTED_TXN_WRITE = struct.Struct(">hqqqq")
-"""AbortedTxn.writeTo: the version is a whole int16 (the reader looks at its first byte only)."""
-assert ABORTED_TXN_WRITE.size == ABORTED_TXN.size
+ABORTED_TXN_WRITE = ABORTED_TXN
+"""TransactionIndex.append: the generated AbortedTxn, version prefixed (a whole int16)."""
 
 
 @dataclass

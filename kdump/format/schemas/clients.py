@@ -1,9 +1,9 @@
 """KRaft control records and the consumer protocol's subscription and assignment.
 
 Transcribed from Apache Kafka's JSON message schemas in
-``clients/src/main/resources/common/message/`` at trunk commit e6d24211 (2024-12-27, 4.1.0-SNAPSHOT):
-the facts only (field names, types, versions, nullable and tagged versions, tags, defaults).
-Read by :mod:`kdump.format.messages`.
+``clients/src/main/resources/common/message/``, as of trunk d79bd502 (2026-08-23; unchanged since
+e6d24211, 2024-12-27): the facts only (field names, types, versions, nullable and tagged versions,
+tags, defaults). Read by :mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from kdump.format.messages import field, message, struct
 
 # One field a line, as in the schema files: a data table, not code to reflow.
-# ruff: noqa: E501
 # fmt: off
 
 

@@ -3,9 +3,8 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``group-coordinator/src/main/resources/common/message/``: the facts only (field names, types,
 versions, nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`.
-First transcribed at trunk e6d24211 (2024-12-27); brought to today's schemas from the newest
-stored version of each file (trunk 2025-2026, see kdump/format/schemas/SOURCES.md for the commit
-each changed record comes from).
+As of Apache Kafka trunk d79bd502 (2026-08-23): see kdump/format/schemas/SOURCES.md, and
+tests/test_kafka_specs.py, which checks these tables against that commit's spec files.
 """
 
 from __future__ import annotations
@@ -106,7 +105,6 @@ CONSUMER_GROUP_METADATA_VALUE = message(
     [
         field("Epoch", "int32", "0+"),
         field("MetadataHash", "int64", "0+", tagged="0+", tag=0, default="0"),
-        field("CreationTimeMs", "int64", "0+", tagged="0+", tag=1, default="-1"),
     ],
 )
 
@@ -225,31 +223,8 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
         struct("TopicPartitions", "0+", [
             field("TopicId", "uuid", "0+"),
             field("Partitions", "[]int32", "0+"),
-            field("AssignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0, default="null"),
-        ]),
-    ],
-)
-
-
-SHARE_GROUP_PARTITION_METADATA_KEY = message(
-    "ShareGroupPartitionMetadataKey", 9, "0", "none",
-    [
-        field("GroupId", "string", "0"),
-    ],
-)
-
-
-SHARE_GROUP_PARTITION_METADATA_VALUE = message(
-    "ShareGroupPartitionMetadataValue", 9, "0", "0+",
-    [
-        field("Topics", "[]TopicMetadata", "0+", fields=[
-            field("TopicId", "uuid", "0+"),
-            field("TopicName", "string", "0+"),
-            field("NumPartitions", "int32", "0+"),
-            field("PartitionMetadata", "[]PartitionMetadata", "0+", fields=[
-                field("Partition", "int32", "0+"),
-                field("Racks", "[]string", "0+"),
-            ]),
+            # The spec's JSON null default is the generator's "": an empty list, not null.
+            field("AssignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0),
         ]),
     ],
 )
@@ -314,6 +289,7 @@ SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
     "ShareGroupTargetAssignmentMetadataValue", 12, "0", "0+",
     [
         field("AssignmentEpoch", "int32", "0+"),
+        field("AssignmentTimestamp", "int64", "0+", tagged="0+", tag=0, default="0"),
     ],
 )
 
@@ -384,7 +360,6 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = message(
             field("TopicId", "uuid", "0+"),
             field("TopicName", "string", "0+"),
             field("Partitions", "[]int32", "0+"),
-            field("CreateTimestamp", "int64", "0+"),
         ]),
         struct("TopicInfo", "0+", [
             field("TopicId", "uuid", "0+"),
@@ -394,7 +369,8 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = message(
 )
 
 
-# Kafka 4.0's early-access layout of version 0: no InitializingTopics, no CreateTimestamp.
+# Kafka 4.0's early-access layout of version 0: no InitializingTopics (added untagged in 2025,
+# KAFKA-18827, the version staying 0).
 SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_4_0 = message(
     "ShareGroupStatePartitionMetadataValue", 15, "0", "0+",
     [
@@ -448,36 +424,14 @@ STREAMS_GROUP_METADATA_VALUE = message(
         field("Epoch", "int32", "0+"),
         field("MetadataHash", "int64", "0+"),
         field("ValidatedTopologyEpoch", "int32", "0+", tagged="0+", tag=0, default="-1"),
-        field("AssignmentConfigs", "[]AssignmentConfig", "0+"),
+        field("LastAssignmentConfigs", "[]LastAssignmentConfig", nullable="0+", tagged="0+", tag=1),
+        field("StoredDescriptionTopologyEpoch", "int32", "0+", tagged="0+", tag=2, default="-1"),
+        field("FailedDescriptionTopologyEpoch", "int32", "0+", tagged="0+", tag=3, default="-1"),
     ],
     common=[
-        struct("AssignmentConfig", "0+", [
+        struct("LastAssignmentConfig", "0+", [
             field("Key", "string", "0+"),
             field("Value", "string", "0+"),
-        ]),
-    ],
-)
-
-
-STREAMS_GROUP_PARTITION_METADATA_KEY = message(
-    "StreamsGroupPartitionMetadataKey", 18, "0", "none",
-    [
-        field("GroupId", "string", "0"),
-    ],
-)
-
-
-STREAMS_GROUP_PARTITION_METADATA_VALUE = message(
-    "StreamsGroupPartitionMetadataValue", 18, "0", "0+",
-    [
-        field("Topics", "[]TopicMetadata", "0+", fields=[
-            field("TopicId", "uuid", "0+"),
-            field("TopicName", "string", "0+"),
-            field("NumPartitions", "int32", "0+"),
-            field("PartitionMetadata", "[]PartitionMetadata", "0+", fields=[
-                field("Partition", "int32", "0+"),
-                field("Racks", "[]string", "0+"),
-            ]),
         ]),
     ],
 )
@@ -530,6 +484,7 @@ STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
     "StreamsGroupTargetAssignmentMetadataValue", 20, "0", "0+",
     [
         field("AssignmentEpoch", "int32", "0+"),
+        field("AssignmentTimestamp", "int64", "0+", tagged="0+", tag=0, default="0"),
     ],
 )
 
@@ -585,6 +540,7 @@ STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
         struct("TaskIds", "0+", [
             field("SubtopologyId", "string", "0+"),
             field("Partitions", "[]int32", "0+"),
+            field("AssignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0),
         ]),
     ],
 )
@@ -631,29 +587,6 @@ STREAMS_GROUP_TOPOLOGY_VALUE = message(
 )
 
 
-STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_KEY = message(
-    "StreamsGroupTargetAssignmentResolvedTopicIdsKey", 24, "0", "none",
-    [
-        field("GroupId", "string", "0"),
-    ],
-)
-
-
-STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_VALUE = message(
-    "StreamsGroupTargetAssignmentResolvedTopicIdsValue", 24, "0", "0+",
-    [
-        field("AssignmentEpoch", "int32", "0+"),
-        field("ResolvedTopicIdsBySubtopology", "[]ResolvedTopicIds", "0+"),
-    ],
-    common=[
-        struct("ResolvedTopicIds", "0+", [
-            field("SubtopologyId", "string", "0+"),
-            field("TopicIds", "[]uuid", "0+"),
-        ]),
-    ],
-)
-
-
 COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     0: (LEGACY_OFFSET_COMMIT_KEY, LEGACY_OFFSET_COMMIT_VALUE),
     1: (OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
@@ -664,7 +597,6 @@ COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     6: (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY, CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
     7: (CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     8: (CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
-    9: (SHARE_GROUP_PARTITION_METADATA_KEY, SHARE_GROUP_PARTITION_METADATA_VALUE),
     10: (SHARE_GROUP_MEMBER_METADATA_KEY, SHARE_GROUP_MEMBER_METADATA_VALUE),
     11: (SHARE_GROUP_METADATA_KEY, SHARE_GROUP_METADATA_VALUE),
     12: (SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY, SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
@@ -673,13 +605,11 @@ COORDINATOR_RECORD_TYPES: dict[int, tuple[MessageSpec, MessageSpec]] = {
     15: (SHARE_GROUP_STATE_PARTITION_METADATA_KEY, SHARE_GROUP_STATE_PARTITION_METADATA_VALUE),
     16: (CONSUMER_GROUP_REGULAR_EXPRESSION_KEY, CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE),
     17: (STREAMS_GROUP_METADATA_KEY, STREAMS_GROUP_METADATA_VALUE),
-    18: (STREAMS_GROUP_PARTITION_METADATA_KEY, STREAMS_GROUP_PARTITION_METADATA_VALUE),
     19: (STREAMS_GROUP_MEMBER_METADATA_KEY, STREAMS_GROUP_MEMBER_METADATA_VALUE),
     20: (STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY, STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
     21: (STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     22: (STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     23: (STREAMS_GROUP_TOPOLOGY_KEY, STREAMS_GROUP_TOPOLOGY_VALUE),
-    24: (STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_KEY, STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS_VALUE),
 }
 
 # Version 0 values whose layout changed without a version bump: the layout Kafka 4.0's early

@@ -3,7 +3,7 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``metadata/src/main/resources/common/metadata/``: the facts only (field names, types, versions,
 nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`. See
-kdump/format/schemas/SOURCES.md for the commits.
+kdump/format/schemas/SOURCES.md: as of trunk d79bd502 (2026-08-23).
 """
 
 from __future__ import annotations

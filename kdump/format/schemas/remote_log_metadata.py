@@ -4,7 +4,7 @@ Transcribed from Apache Kafka's JSON message schemas in ``storage/src/main/resou
 the facts only (field names, types, versions, nullable and tagged versions, tags, defaults).
 Read by :mod:`kdump.format.messages`; framed as metadata records are (frame version, API key,
 version, message: RemoteLogMetadataSerde over AbstractApiMessageSerde). See
-kdump/format/schemas/SOURCES.md for the commits.
+kdump/format/schemas/SOURCES.md: as of trunk d79bd502 (2026-08-23).
 
 ``REMOTE_LOG_SEGMENT_STATES`` and ``REMOTE_PARTITION_DELETE_STATES`` are the id -> name tables
 of the enums RemoteLogSegmentState and RemotePartitionDeleteState.

@@ -3,7 +3,7 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``share-coordinator/src/main/resources/common/message/``: the facts only (field names, types,
 versions, nullable and tagged versions, tags, defaults). Read by :mod:`kdump.format.messages`.
-See kdump/format/schemas/SOURCES.md for the commits.
+See kdump/format/schemas/SOURCES.md: as of trunk d79bd502 (2026-08-23).
 
 A ShareSnapshot is the whole state of one share-partition, a ShareUpdate a change to it; both
 are keyed by group, topic id and partition (ShareCoordinatorRecordSerde).

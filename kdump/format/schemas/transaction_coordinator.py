@@ -3,7 +3,8 @@
 Transcribed from Apache Kafka's JSON message schemas in
 ``transaction-coordinator/src/main/resources/common/message/``: the facts only (field names,
 types, versions, nullable and tagged versions, tags, defaults). Read by
-:mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md for the commits.
+:mod:`kdump.format.messages`. See kdump/format/schemas/SOURCES.md: as of trunk d79bd502
+(2026-08-23).
 
 ``TRANSACTION_STATES`` is TransactionState's id -> name: kafka-dump-log.sh of Kafka 4.4 prints
 ``transactionStatus`` by name.
@@ -32,6 +33,7 @@ TRANSACTION_LOG_VALUE = message(
         field("PreviousProducerId", "int64", tagged="1+", tag=0, default="-1"),
         field("NextProducerId", "int64", tagged="1+", tag=1, default="-1"),
         field("ProducerEpoch", "int16", "0+"),
+        field("NextProducerEpoch", "int16", tagged="1+", tag=3, default="-1"),
         field("TransactionTimeoutMs", "int32", "0+"),
         field("TransactionStatus", "int8", "0+"),
         field("TransactionPartitions", "[]PartitionsSchema", "0+", nullable="0+", fields=[
@@ -41,7 +43,6 @@ TRANSACTION_LOG_VALUE = message(
         field("TransactionLastUpdateTimestampMs", "int64", "0+"),
         field("TransactionStartTimestampMs", "int64", "0+"),
         field("ClientTransactionVersion", "int16", tagged="1+", tag=2, default="0"),
-        field("NextProducerEpoch", "int16", tagged="1+", tag=3, default="-1"),
     ],
 )
 
