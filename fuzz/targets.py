@@ -38,9 +38,9 @@ from kdump.format.textfiles import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches
-from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.segment import FileRecords
+from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20
 
@@ -204,7 +204,7 @@ def _everything(data: bytes) -> list[object]:
     )
     out += [scan, sink.findings]
     recovered = LogScan("fuzz.log", 0, len(data))
-    producers = ProducerStateTracker()
+    producers = ProducerStateManager()
     out += [recover_segment(data, 0, "f", IndexConfig(64), producers, None, recovered), recovered]
     return out
 
