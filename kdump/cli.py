@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from kdump import __version__, speedups
+from kdump.commands.filters import batch_filter, filter_options
 from kdump.decoders import DecoderLoadError, SchemaSource, load_decoder
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
@@ -127,7 +128,7 @@ def dump_options(f: F) -> F:
     ]
     for option in reversed(options):
         f = option(f)
-    return f
+    return filter_options(f)
 
 
 def _message_parser(kw: dict[str, Any], release: Release) -> MessageParser | None:
@@ -157,6 +158,7 @@ def _options(**kw: Any) -> DumpOptions:
         value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
         message_parser=parser,
         release=release,
+        batch_filter=batch_filter(kw),
     )
 
 

@@ -16,6 +16,7 @@ from kdump.decoders import apply_decoder
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.internal import MessageParser, content_text, decode_control_record
 from kdump.format.records import (
     ABORT,
@@ -30,6 +31,7 @@ from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import StopReason
+from kdump.java import java_string_hash
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
@@ -74,6 +76,8 @@ class DumpOptions:
     message_parser: MessageParser | None = None
     # --kafka-release: whose kafka-dump-log.sh text to print where releases differ.
     release: Release = LATEST
+    # --producer-id, --offset-range...: batches left out are never decoded (kdump/format/filters.py)
+    batch_filter: BatchFilter = NO_FILTER
 
     @property
     def deep(self) -> bool:
@@ -125,15 +129,6 @@ def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
 
 def _put(table: Pairs, path: str, key: int, value: int) -> None:
     table.setdefault(_abs(path), {})[key] = value
-
-
-def java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
 
 
 def java_hashmap_order(keys: list[str]) -> list[str]:
@@ -269,14 +264,17 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
     log = FileRecords(path)
     walk = log.walk(0, opts.max_bytes)
     last_offset = -1
+    filtered = not opts.batch_filter.is_empty
     for run in walk:
+        run = opts.batch_filter.apply(run)  # the batch filter: before anything is rendered
         for batch, valid in zip(run.batches(), run.valid, strict=True):
             problems.invalid_batches += not valid
             yield Line(OUT, batch_line(batch, batch.position, bool(valid)))
             if opts.deep:
                 for record in log.records(batch, opts.max_batch_bytes):
                     # The Java port pairs -1 with a segment's first offset; the Scala tool did not.
-                    if last_offset != -1 and record.offset != last_offset + 1:
+                    # Batches left out by a filter are gaps, not offsets out of order.
+                    if last_offset != -1 and record.offset != last_offset + 1 and not filtered:
                         _put(problems.non_consecutive, path, last_offset, record.offset)
                     last_offset = record.offset
                     yield Line(OUT, record_line(record, batch, opts))

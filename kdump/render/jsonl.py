@@ -147,6 +147,7 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
     log = FileRecords(path)
     walk = log.walk(0, opts.max_bytes)
     for run in walk:
+        run = opts.batch_filter.apply(run)  # the batch filter: before anything is rendered
         for batch, valid in zip(run.batches(), run.valid, strict=True):
             problems.invalid_batches += not valid
             yield batch_object(path, batch, bool(valid))
