@@ -75,18 +75,16 @@ class BatchFilter:
     def matches_span(
         self,
         producer_id: int,
-        producer_epoch: int,
+        producer_epoch: int | None,
         leader_epoch: int | None,
         first_offset: int,
         last_offset: int,
         first_timestamp: int | None,
-        last_timestamp: int,
+        last_timestamp: int | None,
     ) -> bool:
-        """The test, on a batch or on anything spanning batches (a transaction). A leader epoch
-        or first timestamp not known (None) is not held against it."""
-        if self.producer_id is not None and producer_id != self.producer_id:
-            return False
-        if self.producer_epoch is not None and producer_epoch != self.producer_epoch:
+        """The test, on a batch or on anything spanning batches (a transaction). What is not
+        known (None) is not held against it."""
+        if not self.matches_producer(producer_id, producer_epoch):
             return False
         if (
             self.leader_epoch is not None
@@ -97,10 +95,20 @@ class BatchFilter:
         if self.offsets is not None and not self.offsets.overlaps(first_offset, last_offset):
             return False
         if self.timestamps is not None:
-            first = last_timestamp if first_timestamp is None else first_timestamp
-            if not self.timestamps.overlaps(min(first, last_timestamp), last_timestamp):
+            known = [t for t in (first_timestamp, last_timestamp) if t is not None]
+            if known and not self.timestamps.overlaps(min(known), max(known)):
                 return False
         return True
+
+    def matches_producer(self, producer_id: int, producer_epoch: int | None) -> bool:
+        """The producer id and epoch tests alone."""
+        if self.producer_id is not None and producer_id != self.producer_id:
+            return False
+        return (
+            self.producer_epoch is None
+            or producer_epoch is None
+            or producer_epoch == self.producer_epoch
+        )
 
     def matches(self, run: BatchRun, i: int) -> bool:
         """Whether batch ``i`` of ``run`` is kept."""
