@@ -341,6 +341,7 @@ COMMAND_MODULES: list[str] = [
     "lookup",
     "repair",
     "spark",
+    "txn",
     "verify",
 ]
 

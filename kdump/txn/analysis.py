@@ -757,6 +757,42 @@ def _open_finding(path: str, txn: OpenTransaction, options: TxnOptions) -> Findi
     )
 
 
+FIND_HANGING_HEADERS = (
+    "Topic",
+    "Partition",
+    "ProducerId",
+    "ProducerEpoch",
+    "CoordinatorEpoch",
+    "StartOffset",
+    "LastTimestamp",
+    "Duration(min)",
+)
+"""TransactionsCommand.FindHangingTransactionsCommand's columns."""
+
+
+def find_hanging_rows(result: TxnResult) -> list[tuple[str, ...]]:
+    """The rows find-hanging would print: transactions older than the timeout that the
+    coordinator does not have open on their partition (all of them, when no
+    __transaction_state was read)."""
+    rows: list[tuple[str, ...]] = []
+    for report in result.partitions:
+        for txn in report.open_transactions:
+            if txn.find_hanging or (txn.find_hanging is None and txn.hanging):
+                rows.append(
+                    (
+                        str(report.topic),
+                        str(report.partition),
+                        str(txn.producer_id),
+                        str(txn.producer_epoch),
+                        str(txn.coordinator_epoch),
+                        str(txn.first_offset),
+                        str(txn.last_timestamp),
+                        str(_java_minutes(txn.age_ms)),
+                    )
+                )
+    return rows
+
+
 def _java_minutes(ms: int) -> int:
     """TimeUnit.MILLISECONDS.toMinutes: truncated towards zero."""
     return -(-ms // 60000) if ms < 0 else ms // 60000
@@ -764,6 +800,7 @@ def _java_minutes(ms: int) -> int:
 
 __all__ = [
     "DEFAULT_TRANSACTION_MAX_TIMEOUT_MS",
+    "FIND_HANGING_HEADERS",
     "AbortedRange",
     "OpenTransaction",
     "PartitionTxnReport",
@@ -773,4 +810,5 @@ __all__ = [
     "abort_commands",
     "analyze_partition",
     "analyze_paths",
+    "find_hanging_rows",
 ]
