@@ -508,12 +508,12 @@ class _Replay:
         index = segment.txn_index()
         indexed: dict[tuple[int, int], AbortedTxn] = {}
         if index is not None:
-            for entry in index:
-                indexed.setdefault((entry.producer_id, entry.last_offset), entry)
+            for txn in index:
+                indexed.setdefault((txn.producer_id, txn.last_offset), txn)
         path = str(segment.txn_index_path)
         for key, aborted in self._segment_aborts.items():
             aborted.segment = segment.base_offset
-            entry: AbortedTxn | None = indexed.pop(key, None)
+            entry = indexed.pop(key, None)
             if entry is None:
                 if aborted.first_offset >= 0:
                     self.findings.append(
