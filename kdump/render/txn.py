@@ -115,7 +115,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
         )
     )
     for line in pretty_print_table(FIND_HANGING_HEADERS, find_hanging_rows(result)):
-        console.out(line, highlight=False)
+        out.write(line + "\n")  # as the tool prints it: rich would expand the tabs
     findings = result.findings
     if findings:
         say("")
