@@ -39,9 +39,9 @@ from kdump.format.textfiles import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches
-from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.segment import FileRecords
+from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20
 
@@ -205,7 +205,7 @@ def _everything(data: bytes) -> list[object]:
     check_offset_index(offset_index, scan, sink, options, False)
     check_time_index(time_index, scan, sink, options, False)
     out += [scan, gather.position_rows, gather.offset_rows, sink.findings]
-    producers = ProducerStateTracker()
+    producers = ProducerStateManager()
     out += [recover_segment(data, 0, "f", IndexConfig(64), producers, None)]
     return out
 

@@ -12,6 +12,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from kdump import __version__, speedups
+from kdump.commands.filters import batch_filter, filter_options
 from kdump.decoders import DecoderLoadError, SchemaSource, load_decoder
 from kdump.errors import ExitCode, KdumpError
 from kdump.format.batch import INT32_MAX
@@ -128,7 +129,7 @@ def dump_options(f: F) -> F:
     ]
     for option in reversed(options):
         f = option(f)
-    return f
+    return filter_options(f)
 
 
 def _message_parser(kw: dict[str, Any], release: Release) -> MessageParser | None:
@@ -158,6 +159,7 @@ def _options(**kw: Any) -> DumpOptions:
         value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
         message_parser=parser,
         release=release,
+        batch_filter=batch_filter(kw),
     )
 
 
@@ -389,6 +391,7 @@ COMMAND_MODULES: list[str] = [
     "lookup",
     "repair",
     "spark",
+    "txn",
     "verify",
 ]
 

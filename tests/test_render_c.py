@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump import speedups
+from kdump.format.filters import BatchFilter, Range
 from kdump.releases import Release
 from kdump.render.describe import DECODERS
 from kdump.render.dumplog import ERR, Chunk, DumpOptions, DumpProblems, dump_files
@@ -40,6 +41,7 @@ OPTIONS = {
     "hex": DumpOptions(print_data_log=True, key_decoder=DECODERS["hex"]),
     "base64": DumpOptions(print_data_log=True, value_decoder=DECODERS["base64"]),
     "max-bytes": DumpOptions(deep_iteration=True, max_bytes=300),
+    "filter": DumpOptions(print_data_log=True, batch_filter=BatchFilter(offsets=Range(3, 40))),
     "scala": DumpOptions(
         print_data_log=True, skip_record_metadata=True, release=Release.parse("4.2")
     ),

@@ -13,9 +13,10 @@ from test_repair_support import copy_partition, run_kdump, tree
 
 from kdump.format.txnindex import AbortedTxn
 from kdump.repair.plan import plan_rebuild_index, resolve_targets
-from kdump.repair.producer_state import ProducerStateTracker, txn_index_bytes
+from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.segment import list_segments, open_buffer
+from kdump.txn.producer_state import ProducerStateManager
 
 
 def recovered_cases() -> list[tuple[str, str, int, dict[str, Any]]]:
@@ -100,7 +101,7 @@ def expected_aborted(name: str) -> list[AbortedTxn]:
 
 
 def test_txn_walk_from_the_partition_start_reproduces_every_txnindex() -> None:
-    producers = ProducerStateTracker()
+    producers = ProducerStateManager()
     for seg in list_segments(ORACLE / "txn-0"):
         out = recover_segment(
             open_buffer(seg.log_path),

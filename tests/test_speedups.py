@@ -43,8 +43,8 @@ from kdump.format.walk import (
     flag_batches,
     iter_batches,
 )
-from kdump.repair.producer_state import ProducerStateTracker
 from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.txn.producer_state import ProducerStateManager
 
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
@@ -104,7 +104,7 @@ def parse_all(buf: bytes | bytearray, deep: bool = True) -> list[Any]:
 
 def recover(buf: bytes | bytearray, interval: int = 4096, base_offset: int = 0) -> Any:
     """LogSegment.recover of one segment: the new indexes, txn index, findings."""
-    producers = ProducerStateTracker()
+    producers = ProducerStateManager()
     config = IndexConfig(interval)
     recovered = recover_segment(buf, base_offset, "seg.log", config, producers, None)
     return recovered, producers

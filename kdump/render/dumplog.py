@@ -16,6 +16,7 @@ from kdump.decoders import apply_decoder
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.internal import MessageParser, content_text, decode_control_record
 from kdump.format.records import (
     ABORT,
@@ -30,6 +31,7 @@ from kdump.format.textfiles import text_file_entries, text_file_reader
 from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_version
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
+from kdump.java import java_string_hash
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
@@ -81,6 +83,8 @@ class DumpOptions:
     message_parser: MessageParser | None = None
     # --kafka-release: whose kafka-dump-log.sh text to print where releases differ.
     release: Release = LATEST
+    # --producer-id, --offset-range...: batches left out are never decoded (kdump/format/filters.py)
+    batch_filter: BatchFilter = NO_FILTER
 
     @property
     def deep(self) -> bool:
@@ -127,15 +131,6 @@ def _abs(path: str) -> str:
 
 def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
     table.setdefault(_abs(path), []).append(pair)
-
-
-def java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
 
 
 def java_hashmap_order(keys: list[str]) -> list[str]:
@@ -303,17 +298,23 @@ def log_renderer(
 
 
 def rendered(
-    walk: LogWalk, renderer: RunRenderer, problems: DumpProblems, path: str
+    walk: LogWalk,
+    renderer: RunRenderer,
+    problems: DumpProblems,
+    path: str,
+    batch_filter: BatchFilter,
 ) -> Iterator[bytes]:
-    """Every run of the walk as lines, then the walk's error where it ended at one; what the
-    renderer saw (invalid batches; with text, non-consecutive offsets) goes to ``problems``
-    even when a batch raises."""
+    """Every run of the walk as lines (the batches ``batch_filter`` keeps: the others are never
+    decoded), then the walk's error where it ended at one; what the renderer saw (invalid
+    batches; with text, non-consecutive offsets) goes to ``problems`` even when a batch
+    raises."""
     try:
         for run in walk:
-            yield from renderer.run(run)
+            yield from renderer.run(batch_filter.apply(run))
     finally:
         problems.invalid_batches += renderer.invalid
-        if not renderer.as_json:
+        # batches left out by a filter are gaps, not offsets out of order
+        if not renderer.as_json and batch_filter.is_empty:
             for pair in renderer.gaps:
                 _note(problems.non_consecutive, path, pair)
     stop = walk.stop
@@ -334,7 +335,7 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
         batch_template=BATCH_V2,
         record_template=record_template(2, False, opts),
     )
-    yield from map(Chunk, rendered(walk, renderer, problems, path))
+    yield from map(Chunk, rendered(walk, renderer, problems, path, opts.batch_filter))
     stop = walk.stop
     assert stop is not None
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.

@@ -172,7 +172,7 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj |
         batch_template=batch_template(path),
         record_template=RECORD_TEMPLATE,
     )
-    yield from rendered(walk, renderer, problems, path)
+    yield from rendered(walk, renderer, problems, path, opts.batch_filter)
     stop = walk.stop
     assert stop is not None
     # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.

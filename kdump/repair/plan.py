@@ -26,7 +26,7 @@ from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
-from kdump.repair.producer_state import ProducerStateTracker, txn_index_bytes
+from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.segment import (
     SNAPSHOT_SUFFIX,
@@ -35,6 +35,7 @@ from kdump.segment import (
     list_segments,
     open_buffer,
 )
+from kdump.txn.producer_state import ProducerStateManager
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 STOP_CODES = frozenset(
@@ -245,7 +246,7 @@ def _txn_change(seg: LogSegment, recovered: RecoveredSegment) -> FileChange | No
 
 def _producer_state_at(
     directory: Path, segments: list[LogSegment], base: int
-) -> tuple[ProducerStateTracker, int | None, int, list[Finding]]:
+) -> tuple[ProducerStateManager, int | None, int, list[Finding]]:
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     findings: list[Finding] = []
@@ -272,8 +273,8 @@ def _producer_state_at(
             )
             continue
         start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
-        return ProducerStateTracker.from_snapshot(snapshot), offset, start, findings
-    return ProducerStateTracker(), None, 0, findings
+        return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
+    return ProducerStateManager(), None, 0, findings
 
 
 def _rebuild_partition(

@@ -47,7 +47,7 @@ from kdump.format.walk import (
     flag_batches,
     iter_batches,
 )
-from kdump.repair.producer_state import ProducerStateTracker
+from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_MAX_INDEX_SIZE = 10485760
@@ -268,7 +268,7 @@ def recover_segment(
     base_offset: int,
     path: str,
     config: IndexConfig,
-    producers: ProducerStateTracker | None = None,
+    producers: ProducerStateManager | None = None,
     producer_state_from: int | None = None,
 ) -> RecoveredSegment:
     """Rebuild one segment's indexes as ``LogSegment.recover`` does.
@@ -305,7 +305,7 @@ class _Recovery:
         base_offset: int,
         path: str,
         config: IndexConfig,
-        producers: ProducerStateTracker | None,
+        producers: ProducerStateManager | None,
         producer_state_from: int | None,
     ) -> None:
         self.buf, self.base_offset, self.path = buf, base_offset, path
@@ -319,7 +319,7 @@ class _Recovery:
     def _mode(self) -> Producers:
         if self.producers is None:
             return Producers.IGNORED
-        if self.producers.current_txn_first_offset:  # any producer batch may now matter
+        if self.producers.ongoing_txns:  # any producer batch may now matter
             return Producers.ALL
         return Producers.TRANSACTIONAL
 
@@ -380,9 +380,10 @@ class _Recovery:
             batch = part.batch(i)
             assert isinstance(batch, RecordBatch)
             result = producers.update(self.buf, batch, self.path)
-            if isinstance(result, AbortedTxn):
-                out.aborted_txns.append(result)
-            elif result is not None:
+            if isinstance(result, CompletedTxn):
+                if result.is_aborted:
+                    out.aborted_txns.append(result.aborted_txn())
+            elif isinstance(result, Finding):
                 out.findings.append(result)
         self._advance(part.slice(i, i + 1), 0)
         return True

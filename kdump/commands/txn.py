@@ -1,0 +1,121 @@
+"""`kdump txn PATH...`: open and hanging transactions, what they block, and how to end them."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.verify import progress_bar
+from kdump.errors import ExitCode
+from kdump.lookup import parse_timestamp
+from kdump.render.txn import render_json, render_text
+from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
+from kdump.txn.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
+
+EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
+
+
+def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
+    if value is None:
+        return int(time.time() * 1000)
+    try:
+        return parse_timestamp(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--now",
+    default=None,
+    callback=_now,
+    help="Measure ages at this time (epoch ms or ISO-8601 with a zone) [default: the clock].",
+)
+@click.option(
+    "--transaction-max-timeout-ms",
+    type=click.IntRange(min=1),
+    default=DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    show_default=True,
+    help="An open transaction older than this is hanging (find-hanging's test).",
+)
+@click.option(
+    "--producer-id-expiration-ms",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    show_default=True,
+    help="Producers idle this long are dropped when the snapshot loads, as the broker does.",
+)
+@click.option(
+    "--bootstrap-server",
+    default=None,
+    help="Put these servers in the printed kafka-transactions.sh commands.",
+)
+@click.option(
+    "--transaction-state-partitions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="__transaction_state's partition count [default: the highest read + 1].",
+)
+@click.option(
+    "--transactional-id",
+    "transactional_ids",
+    multiple=True,
+    help="Print the __transaction_state partition this id maps to (repeatable).",
+)
+@filter_options
+@click.pass_context
+def txn(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    fmt: str,
+    now: int,
+    transaction_max_timeout_ms: int,
+    producer_id_expiration_ms: int,
+    bootstrap_server: str | None,
+    transaction_state_partitions: int | None,
+    transactional_ids: tuple[str, ...],
+    **kw: Any,
+) -> None:
+    """Open and hanging transactions in partition dirs or log dirs, read offline.
+
+    Builds each partition's producer state as the broker does (snapshot, then the batches
+    after it), finds open transactions and the last stable offset they hold back, checks them
+    against __transaction_state partitions found under PATHS, and prints the
+    kafka-transactions.sh command that aborts each hanging one. The filters choose which
+    producers and transactions are reported; the state is always built from every batch.
+
+    Exit codes: 0 no open transaction, 1 open but within the timeout, 2 hanging,
+    3 a usage or I/O problem.
+    """
+    options = TxnOptions(
+        now=now,
+        transaction_max_timeout_ms=transaction_max_timeout_ms,
+        producer_id_expiration_ms=producer_id_expiration_ms,
+        batch_filter=batch_filter(kw),
+        bootstrap_server=bootstrap_server,
+        transaction_state_partitions=transaction_state_partitions,
+    )
+    with progress_bar(fmt == "text" and sys.stderr.isatty()) as on_partition:
+        result = analyze_paths(list(paths), options, transactional_ids, on_partition)
+    out = sys.stdout
+    if fmt == "json":
+        out.write(render_json(result) + "\n")
+    else:
+        render_text(result, out, out.isatty())
+    out.flush()
+    ctx.exit(EXIT_CODES[result.status()])
+
+
+COMMANDS = [txn]

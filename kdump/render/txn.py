@@ -1,0 +1,434 @@
+"""`kdump txn` reports: rich tables on a terminal, plain columns on a pipe, one JSON document.
+
+Text shows every timestamp as UTC ISO-8601 beside its epoch milliseconds; JSON keeps the
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from kdump.checks.findings import Severity
+from kdump.render.report import STYLES, finding_line
+from kdump.txn.analysis import (
+    FIND_HANGING_HEADERS,
+    AbortedRange,
+    OpenTransaction,
+    PartitionTxnReport,
+    TxnResult,
+    find_hanging_rows,
+)
+from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
+from kdump.txn.producer_state import ProducerStateEntry
+
+TEXT_ROWS = 50
+"""Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""
+
+
+def iso_ms(ms: int | None) -> str:
+    """``1700000001446 (2023-11-14T22:13:21.446Z)``; ``-`` for none."""
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+    return f"{ms} ({moment.strftime('%Y-%m-%dT%H:%M:%S')}.{ms % 1000:03d}Z)"
+
+
+def duration(ms: int) -> str:
+    sign, ms = ("-", -ms) if ms < 0 else ("", ms)
+    seconds = ms // 1000
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{sign}{days}d {text}" if days else f"{sign}{text}"
+
+
+def _dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def pretty_print_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """ToolsUtils.prettyPrintTable: each value left-aligned to its column's width, then a tab
+    (after the last column too)."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    return ["".join(v.ljust(w) + "\t" for v, w in zip(row, widths, strict=True)) for row in
+            [headers, *rows]]  # fmt: skip
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+
+def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
+    console = Console(
+        file=out,
+        force_terminal=terminal,
+        no_color=not terminal,
+        width=None if terminal else 250,
+        soft_wrap=not terminal,
+    )
+    style = box.SIMPLE_HEAVY if terminal else box.ASCII2
+
+    def say(text: str, markup_style: str | None = None) -> None:
+        console.print(text, style=markup_style if terminal else None, highlight=False, markup=False)
+
+    options = result.options
+    say(
+        f"now {iso_ms(options.now)}; transaction timeout {options.transaction_max_timeout_ms} ms "
+        f"({duration(options.transaction_max_timeout_ms)})"
+    )
+    for report in result.partitions:
+        say("")
+        _partition_text(report, console, style, say)
+    if not result.coordinator.is_empty:
+        say("")
+        _coordinator_text(result.coordinator, console, style, say)
+    for tid, number in result.transactional_ids.items():
+        view = result.coordinator
+        say(
+            f"transactional id {tid!r} maps to __transaction_state-{number} "
+            f"({view.partition_count} partitions, {view.partition_count_source})"
+        )
+    hanging = [(r, t) for r in result.partitions for t in r.open_transactions if t.hanging]
+    if hanging:
+        say("")
+        say("The way out: abort each hanging transaction (writes an ABORT marker at its partition)")
+        for report, txn in hanging:
+            say(f"  # {report.topic}-{report.partition}, producer {txn.producer_id}")
+            say(f"  {txn.abort_command}")
+            say(f"  # brokers before 3.0: {txn.abort_command_legacy}")
+    say("")
+    say(
+        "kafka-transactions.sh find-hanging would print"
+        + (
+            " (no __transaction_state read: every transaction past the timeout):"
+            if result.coordinator.is_empty
+            else ":"
+        )
+    )
+    for line in pretty_print_table(FIND_HANGING_HEADERS, find_hanging_rows(result)):
+        out.write(line + "\n")  # as the tool prints it: rich would expand the tabs
+    findings = result.findings
+    if findings:
+        say("")
+        for f in findings:
+            say(finding_line(f), STYLES[f.severity])
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warnings = sum(f.severity is Severity.WARNING for f in findings)
+    open_count = len(result.open_transactions)
+    say("")
+    say(
+        f"{len(result.partitions)} partition(s): {open_count} open transaction(s), "
+        f"{len(hanging)} hanging; {errors} error(s), {warnings} warning(s)"
+    )
+
+
+def _partition_text(report: PartitionTxnReport, console: Console, style: box.Box, say: Any) -> None:
+    name = f"{report.topic}-{report.partition}" if report.topic is not None else report.path
+    say(f"== {name} ({report.path})")
+    say(
+        f"log start offset {report.log_start_offset}, log end offset {report.log_end_offset}, "
+        f"high watermark {report.high_watermark} ({report.high_watermark_source})"
+    )
+    if report.snapshot is not None:
+        say(
+            f"producer state: snapshot {report.snapshot}, then the batches from offset "
+            f"{report.replayed_from} on"
+        )
+    else:
+        say(
+            "producer state: no usable snapshot above the log start offset; rebuilt from the "
+            f"log start offset {report.replayed_from}"
+        )
+    unstable = (
+        f" (first unstable offset {report.first_unstable_offset})"
+        if report.first_unstable_offset is not None
+        else ""
+    )
+    say(
+        f"last stable offset {report.last_stable_offset}{unstable}: {report.blocked_records} "
+        f"record(s), {report.blocked_bytes} byte(s) before the log end that read_committed "
+        "consumers cannot read"
+    )
+    if report.producers:
+        console.print(_producers_table(report.producers, report.expired_producers, style))
+    if report.open_transactions:
+        console.print(_open_table(report.open_transactions, style))
+        for txn in report.open_transactions:
+            say(f"  producer {txn.producer_id} at offset {txn.first_offset}: {txn.coordinator}")
+    else:
+        say("no open transaction")
+    if report.completed:
+        table = Table(title="completed transactions", box=style, show_edge=False)
+        for column in ("producer id", "commits", "aborts", "markers without data"):
+            table.add_column(column, justify="right")
+        for pid, counts in report.completed.items():
+            table.add_row(
+                str(pid), str(counts.commits), str(counts.aborts), str(counts.markers_without_data)
+            )
+        console.print(table)
+    if report.aborted:
+        console.print(_aborted_table(report.aborted, style))
+        if len(report.aborted) > TEXT_ROWS:
+            say(f"  ... {len(report.aborted) - TEXT_ROWS} more (--format json lists all)")
+
+
+def _producers_table(
+    entries: list[ProducerStateEntry], expired: list[int], style: box.Box
+) -> Table:
+    table = Table(title="producer state at the log end", box=style, show_edge=False)
+    for column in (
+        "producer id",
+        "epoch",
+        "last sequence",
+        "last offset",
+        "offset delta",
+        "last timestamp",
+        "coordinator epoch",
+        "open txn from",
+    ):
+        table.add_column(column, justify="left" if column == "last timestamp" else "right")
+    gone = set(expired)
+    for e in entries:
+        table.add_row(
+            str(e.producer_id) + (" (expired)" if e.producer_id in gone else ""),
+            str(e.producer_epoch),
+            str(e.last_sequence),
+            str(e.last_offset),
+            str(e.offset_delta),
+            iso_ms(e.last_timestamp),
+            str(e.coordinator_epoch),
+            _dash(e.current_txn_first_offset),
+        )
+    return table
+
+
+def _open_table(txns: list[OpenTransaction], style: box.Box) -> Table:
+    table = Table(title="open transactions", box=style, show_edge=False)
+    for column in (
+        "producer id",
+        "epoch",
+        "first offset",
+        "last offset",
+        "first timestamp",
+        "last timestamp",
+        "age",
+        "hanging",
+        "transactional id",
+        "coordinator state",
+    ):
+        table.add_column(column, justify="left" if "timestamp" in column else "right")
+    for t in txns:
+        table.add_row(
+            str(t.producer_id),
+            str(t.producer_epoch),
+            str(t.first_offset),
+            str(t.last_offset),
+            iso_ms(t.first_timestamp),
+            iso_ms(t.last_timestamp),
+            duration(t.age_ms),
+            "HANGING" if t.hanging else "no",
+            _dash(t.transactional_id),
+            _dash(t.coordinator_state),
+        )
+    return table
+
+
+def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
+    table = Table(title="aborted transactions", box=style, show_edge=False)
+    for column in ("producer id", "first offset", "last offset", "last stable offset", "from"):
+        table.add_column(column, justify="left" if column == "from" else "right")
+    for a in aborted[:TEXT_ROWS]:
+        source = " + ".join(
+            name
+            for name, present in (("marker", a.in_log), (".txnindex", a.in_txn_index))
+            if present
+        )
+        table.add_row(
+            str(a.producer_id),
+            str(a.first_offset),
+            str(a.last_offset),
+            _dash(a.last_stable_offset),
+            source,
+        )
+    return table
+
+
+def _coordinator_text(view: CoordinatorView, console: Console, style: box.Box, say: Any) -> None:
+    read = ", ".join(str(n) for n in view.partitions_read)
+    say(
+        f"== coordinator: __transaction_state partition(s) {read} read; "
+        f"{view.partition_count} partitions ({view.partition_count_source})"
+    )
+    table = Table(title="transactional ids", box=style, show_edge=False)
+    for column in (
+        "transactional id",
+        "producer id",
+        "epoch",
+        "state",
+        "partitions",
+        "timeout ms",
+        "last update",
+        "__transaction_state",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("partitions", "last update") else "right"
+        )
+    txns = sorted(view.transactions.values(), key=lambda t: t.transactional_id)
+    for t in txns[:TEXT_ROWS]:
+        table.add_row(*_coordinator_row(t, view))
+    console.print(table)
+    if len(txns) > TEXT_ROWS:
+        say(f"  ... {len(txns) - TEXT_ROWS} more (--format json lists all)")
+
+
+def _coordinator_row(t: TransactionMetadata, view: CoordinatorView) -> list[str]:
+    return [
+        t.transactional_id,
+        str(t.producer_id),
+        str(t.producer_epoch),
+        t.state,
+        ", ".join(f"{topic}-{p}" for topic, p in t.topic_partitions) or "-",
+        str(t.txn_timeout_ms),
+        iso_ms(t.txn_last_update_timestamp),
+        f"{t.partition} (hash: {view.partition_for(t.transactional_id)})",
+    ]
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+def render_json(result: TxnResult) -> str:
+    return json.dumps(result_object(result), indent=2)
+
+
+def result_object(result: TxnResult) -> dict[str, Any]:
+    options = result.options
+    view = result.coordinator
+    return {
+        "now": options.now,
+        "transaction_max_timeout_ms": options.transaction_max_timeout_ms,
+        "status": {0: "clean", 1: "open", 2: "hanging"}[result.status()],
+        "partitions": [_partition_object(r) for r in result.partitions],
+        "coordinator": None if view.is_empty else _coordinator_object(view),
+        "transactional_ids": [
+            {"transactional_id": tid, "partition": number, "partition_count": view.partition_count}
+            for tid, number in result.transactional_ids.items()
+        ],
+        "find_hanging": [
+            dict(zip(FIND_HANGING_HEADERS, row, strict=True)) for row in find_hanging_rows(result)
+        ],
+        "findings": [f.to_dict() for f in result.findings],
+    }
+
+
+def _partition_object(r: PartitionTxnReport) -> dict[str, Any]:
+    return {
+        "path": r.path,
+        "topic": r.topic,
+        "partition": r.partition,
+        "log_start_offset": r.log_start_offset,
+        "log_end_offset": r.log_end_offset,
+        "high_watermark": r.high_watermark,
+        "high_watermark_source": r.high_watermark_source,
+        "last_stable_offset": r.last_stable_offset,
+        "first_unstable_offset": r.first_unstable_offset,
+        "blocked_records": r.blocked_records,
+        "blocked_bytes": r.blocked_bytes,
+        "snapshot": r.snapshot,
+        "snapshot_offset": r.snapshot_offset,
+        "replayed_from": r.replayed_from,
+        "batches": r.batches,
+        "producers": len(r.producers),
+        "producer_state": [
+            {
+                "producer_id": e.producer_id,
+                "producer_epoch": e.producer_epoch,
+                "last_sequence": e.last_sequence,
+                "last_offset": e.last_offset,
+                "offset_delta": e.offset_delta,
+                "last_timestamp": e.last_timestamp,
+                "coordinator_epoch": e.coordinator_epoch,
+                "current_txn_first_offset": e.current_txn_first_offset,
+                "expired": e.producer_id in r.expired_producers,
+            }
+            for e in r.producers
+        ],
+        "open_transactions": [_open_object(t) for t in r.open_transactions],
+        "aborted": [
+            {
+                "producer_id": a.producer_id,
+                "first_offset": a.first_offset,
+                "last_offset": a.last_offset,
+                "last_stable_offset": a.last_stable_offset,
+                "segment": a.segment,
+                "in_log": a.in_log,
+                "in_txn_index": a.in_txn_index,
+            }
+            for a in r.aborted
+        ],
+        "completed": [
+            {
+                "producer_id": pid,
+                "commits": c.commits,
+                "aborts": c.aborts,
+                "markers_without_data": c.markers_without_data,
+            }
+            for pid, c in r.completed.items()
+        ],
+    }
+
+
+def _open_object(t: OpenTransaction) -> dict[str, Any]:
+    return {
+        "producer_id": t.producer_id,
+        "producer_epoch": t.producer_epoch,
+        "coordinator_epoch": t.coordinator_epoch,
+        "first_offset": t.first_offset,
+        "last_offset": t.last_offset,
+        "first_timestamp": t.first_timestamp,
+        "last_timestamp": t.last_timestamp,
+        "leader_epoch": t.leader_epoch,
+        "age_ms": t.age_ms,
+        "hanging": t.hanging,
+        "transactional_id": t.transactional_id,
+        "coordinator_state": t.coordinator_state,
+        "coordinator_partition": t.coordinator_partition,
+        "coordinator": t.coordinator,
+        "coordinator_disagrees": t.coordinator_disagrees,
+        "find_hanging": t.find_hanging,
+        "abort_command": t.abort_command,
+        "abort_command_legacy": t.abort_command_legacy,
+    }
+
+
+def _coordinator_object(view: CoordinatorView) -> dict[str, Any]:
+    return {
+        "partitions_read": view.partitions_read,
+        "partition_count": view.partition_count,
+        "partition_count_source": view.partition_count_source,
+        "transactions": [
+            {
+                "transactional_id": t.transactional_id,
+                "producer_id": t.producer_id,
+                "producer_epoch": t.producer_epoch,
+                "state": t.state,
+                "partitions": [{"topic": topic, "partition": p} for topic, p in t.topic_partitions],
+                "transaction_timeout_ms": t.txn_timeout_ms,
+                "last_update_timestamp": t.txn_last_update_timestamp,
+                "start_timestamp": t.txn_start_timestamp,
+                "transaction_state_partition": t.partition,
+                "offset": t.offset,
+                "partition_for": view.partition_for(t.transactional_id),
+            }
+            for t in sorted(view.transactions.values(), key=lambda t: t.transactional_id)
+        ],
+    }

@@ -1,0 +1,1 @@
+"""Producer state and transactions of a partition, read offline (``kdump txn``)."""

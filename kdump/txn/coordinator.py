@@ -1,0 +1,253 @@
+"""The transaction coordinator's view: ``__transaction_state`` partitions read as the coordinator
+loads them (``TransactionStateManager.loadTransactionMetadata``: the last value per
+transactional id wins, a tombstone removes it), and the partition a transactional id maps to
+(``TransactionStateManager.partitionFor``: ``Utils.abs(transactionalId.hashCode) %
+transaction.state.log.num.partitions``; notes §D.8).
+
+Records are decoded by kdump's transaction-log decoder (kdump.format.internal,
+kdump.format.schemas.transaction_coordinator), the one ``kafka-dump-log.sh
+--transaction-log-decoder`` uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.partition import parse_partition_dir
+from kdump.errors import KdumpError
+from kdump.format.batch import CONTROL_BIT
+from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
+from kdump.format.messages import MessageError
+from kdump.format.schemas.transaction_coordinator import (
+    COORDINATOR_RECORD_TYPES,
+    TRANSACTION_STATES,
+)
+from kdump.java import java_int, java_string_hash, utils_abs
+from kdump.segment import FileRecords, list_segments
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
+"""transaction.state.log.num.partitions; fixed when the topic is created."""
+OPEN_STATES = frozenset(("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"))
+"""States in which the coordinator still has the transaction's partitions to finish."""
+COMPLETE_STATES = frozenset(("CompleteCommit", "CompleteAbort", "Empty", "Dead"))
+
+
+def partition_for(transactional_id: str, partition_count: int) -> int:
+    """TransactionStateManager.partitionFor: the __transaction_state partition of an id."""
+    return utils_abs(java_int(java_string_hash(transactional_id))) % partition_count
+
+
+def state_name(state_id: int) -> str:
+    """TransactionState's name for an id, as DescribeTransactions and kafka-dump-log show it."""
+    return TRANSACTION_STATES.get(state_id, f"Unknown({state_id})")
+
+
+@dataclass(frozen=True)
+class TransactionMetadata:
+    """The coordinator's last record of one transactional id (TransactionLogValue)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    txn_timeout_ms: int
+    state: str
+    """TransactionState's name: Empty, Ongoing, PrepareCommit, ... CompleteAbort."""
+    topic_partitions: tuple[tuple[str, int], ...]
+    txn_last_update_timestamp: int
+    txn_start_timestamp: int
+    previous_producer_id: int
+    next_producer_id: int
+    partition: int
+    """The __transaction_state partition the record was read from."""
+    offset: int
+    """Its offset there."""
+
+    def includes(self, topic: str | None, partition: int | None) -> bool:
+        return (topic, partition) in self.topic_partitions
+
+    @classmethod
+    def from_value(
+        cls, transactional_id: str, value: dict[str, Any], partition: int, offset: int
+    ) -> TransactionMetadata:
+        partitions = tuple(
+            (p["topic"], pid)
+            for p in value["transactionPartitions"] or ()
+            for pid in p["partitionIds"]
+        )
+        return cls(
+            transactional_id,
+            value["producerId"],
+            value["producerEpoch"],
+            value["transactionTimeoutMs"],
+            state_name(value["transactionStatus"]),
+            partitions,
+            value["transactionLastUpdateTimestampMs"],
+            value["transactionStartTimestampMs"],
+            value.get("previousProducerId", -1),
+            value.get("nextProducerId", -1),
+            partition,
+            offset,
+        )
+
+
+@dataclass
+class CoordinatorView:
+    """What the __transaction_state partitions under the paths say."""
+
+    transactions: dict[str, TransactionMetadata] = field(default_factory=dict)
+    partitions_read: list[int] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    partition_count: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
+    partition_count_source: str = "default"
+    """``given`` (--transaction-state-partitions), ``directory`` (the highest partition read
+    + 1: a broker may hold only some) or ``default`` (50, nothing read)."""
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.partitions_read
+
+    def by_producer_id(self, producer_id: int) -> TransactionMetadata | None:
+        """ListTransactions(filterProducerIds): the transactional id with this producer id."""
+        for txn in self.transactions.values():
+            if txn.producer_id == producer_id:
+                return txn
+        return None
+
+    def partition_for(self, transactional_id: str) -> int:
+        return partition_for(transactional_id, self.partition_count)
+
+    def covers(self, transactional_id: str) -> bool:
+        """Whether the partition this id maps to was read."""
+        return self.partition_for(transactional_id) in self.partitions_read
+
+
+def is_transaction_state(directory: Path) -> bool:
+    tp = parse_partition_dir(directory.name)
+    return tp is not None and tp[0] == TRANSACTION_STATE_TOPIC
+
+
+def read_coordinator_view(
+    directories: list[Path], partition_count: int | None = None
+) -> CoordinatorView:
+    """Load every __transaction_state partition directory given, in partition order."""
+    view = CoordinatorView()
+    numbered = sorted(
+        ((tp[1], d) for d in directories if (tp := parse_partition_dir(d.name)) is not None),
+        key=lambda pair: pair[0],
+    )
+    for number, directory in numbered:
+        if number in view.partitions_read:
+            view.findings.append(
+                Finding(
+                    "TXN_COORDINATOR_DUPLICATE",
+                    Severity.WARNING,
+                    str(directory),
+                    f"__transaction_state-{number} given twice; the later copy wins",
+                )
+            )
+        else:
+            view.partitions_read.append(number)
+        view.paths.append(str(directory))
+        _load_partition(directory, number, view)
+    if partition_count is not None:
+        view.partition_count, view.partition_count_source = partition_count, "given"
+    elif view.partitions_read:
+        view.partition_count = max(view.partitions_read) + 1
+        view.partition_count_source = "directory"
+    _check_placement(view)
+    return view
+
+
+def _load_partition(directory: Path, number: int, view: CoordinatorView) -> None:
+    for segment in list_segments(directory):
+        if not segment.log_path.is_file():
+            continue
+        log = FileRecords(segment.log_path)
+        walk = log.walk(check_crc=False)
+        for run in walk:
+            for i in range(run.n):
+                if run.attributes[i] & CONTROL_BIT or run.magic[i] < 2:
+                    continue
+                _load_batch(log, run.batch(i), number, view)
+        stop = walk.stop
+        if stop is not None and stop.error is not None:
+            view.findings.append(_unreadable(log.path, stop.position, stop.error.reason))
+
+
+def _load_batch(log: FileRecords, batch: Any, number: int, view: CoordinatorView) -> None:
+    try:
+        for record in log.records(batch):
+            if record.key is None:
+                view.findings.append(
+                    _unreadable(log.path, batch.position, f"record {record.offset} has no key")
+                )
+                continue
+            try:
+                read = deserialize_coordinator_record(
+                    COORDINATOR_RECORD_TYPES, record.key, record.value
+                )
+            except (MessageError, UnknownRecordType) as e:
+                view.findings.append(
+                    _unreadable(log.path, batch.position, f"record {record.offset}: {e}")
+                )
+                continue
+            transactional_id = read.key["transactionalId"]
+            if read.value is None:
+                view.transactions.pop(transactional_id, None)
+            else:
+                view.transactions[transactional_id] = TransactionMetadata.from_value(
+                    transactional_id, read.value, number, record.offset
+                )
+    except KdumpError as e:
+        view.findings.append(_unreadable(log.path, batch.position, str(e)))
+
+
+def _unreadable(path: str, position: int, message: str) -> Finding:
+    return Finding(
+        "TXN_COORDINATOR_UNREADABLE",
+        Severity.WARNING,
+        path,
+        f"{message}; the coordinator's view may miss this transaction",
+        position=position,
+    )
+
+
+def _check_placement(view: CoordinatorView) -> None:
+    """An id found in another partition than its hash gives: the partition count is wrong."""
+    for txn in view.transactions.values():
+        expected = view.partition_for(txn.transactional_id)
+        if expected != txn.partition:
+            view.findings.append(
+                Finding(
+                    "TXN_COORDINATOR_PARTITION_COUNT",
+                    Severity.WARNING,
+                    view.paths[view.partitions_read.index(txn.partition)]
+                    if txn.partition in view.partitions_read
+                    else TRANSACTION_STATE_TOPIC,
+                    f"transactional id {txn.transactional_id!r} is in __transaction_state-"
+                    f"{txn.partition}, but with {view.partition_count} partitions "
+                    f"({view.partition_count_source}) it maps to {expected}: pass "
+                    "--transaction-state-partitions with the topic's partition count",
+                    offset=txn.offset,
+                )
+            )
+            return
+
+
+__all__ = [
+    "COMPLETE_STATES",
+    "DEFAULT_TRANSACTION_STATE_PARTITIONS",
+    "OPEN_STATES",
+    "TRANSACTION_STATE_TOPIC",
+    "CoordinatorView",
+    "TransactionMetadata",
+    "is_transaction_state",
+    "partition_for",
+    "read_coordinator_view",
+    "state_name",
+]
