@@ -175,7 +175,7 @@ class TopicConfig:
 def _topic(
     name: str,
     kind: ConfigType,
-    default: Value,
+    default: Value | None,
     validator: Validator | None,
     synonyms: Iterable[str | Synonym],
     doc: str,
@@ -192,6 +192,10 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = dict(
         _topic(
             "segment.bytes", T.INT, 1073741824, AtLeast(MIB), ["log.segment.bytes"],
             "a segment rolls when the next append would take its .log past this size",
+        ),
+        _topic(
+            "internal.segment.bytes", T.INT, None, None, [],
+            "Kafka 4.1+'s testing override of segment.bytes, without its 1 MiB minimum",
         ),
         _topic(
             "segment.ms", T.LONG, 604800000, AtLeast(1),
@@ -439,10 +443,10 @@ class Settings:
     notes: tuple[str, ...] = ()
 
     def __getitem__(self, name: str) -> Setting:
-        for s in self.entries:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
 
     def _int(self, name: str) -> int:
         value = self[name].value
@@ -454,9 +458,21 @@ class Settings:
         assert isinstance(value, int | float)
         return float(value)
 
+    def get(self, name: str) -> Setting | None:
+        return next((s for s in self.entries if s.name == name), None)
+
+    @property
+    def segment_bytes_name(self) -> str:
+        """LogConfig.segmentSize: internal.segment.bytes when set, else segment.bytes."""
+        return (
+            "segment.bytes"
+            if self.get("internal.segment.bytes") is None
+            else ("internal.segment.bytes")
+        )
+
     @property
     def segment_bytes(self) -> int:
-        return self._int("segment.bytes")
+        return self._int(self.segment_bytes_name)
 
     @property
     def segment_ms(self) -> int:
@@ -575,7 +591,8 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
             notes.append(f"{layers.describe.path} has no section for topic {topic}")
     for raw in layers.options:
         (broker_layer if raw.name in BROKER_CONFIGS else topic_layer)[raw.name] = raw
-    entries = [_resolve_topic(c, topic_layer, broker_layer) for c in TOPIC_CONFIGS.values()]
+    resolved = (_resolve_topic(c, topic_layer, broker_layer) for c in TOPIC_CONFIGS.values())
+    entries = [s for s in resolved if s is not None]
     for name in BROKER_ONLY:
         key = BROKER_CONFIGS[name]
         given = broker_layer.get(name)
@@ -599,7 +616,8 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
 
 def _resolve_topic(
     config: TopicConfig, topic_layer: Mapping[str, RawSetting], broker: Mapping[str, RawSetting]
-) -> Setting:
+) -> Setting | None:
+    """The topic config's setting; None for an unset config without a default."""
     key = config.key
     given = topic_layer.get(key.name)
     if given is not None:
@@ -617,5 +635,6 @@ def _resolve_topic(
             value = -1  # AbstractKafkaConfig.logRetentionTimeMillis: any negative is -1
         origin = f"{raw.origin} ({synonym.name}={raw.raw.strip()})"
         return Setting(key.name, value, raw.source, origin)
-    assert key.default is not None
+    if key.default is None:
+        return None
     return Setting(key.name, key.default, Source.DEFAULT, "")

@@ -100,7 +100,7 @@ def _size(segment: SegmentFacts, following: SegmentFacts, settings: Settings) ->
         "size",
         holds,
         f"size {segment.size} + next batch {first.size} = {total} bytes {sign} "
-        f"segment.bytes {limit}",
+        f"{settings.segment_bytes_name} {limit}",
     )
 
 
@@ -237,7 +237,7 @@ def _unknown_notes(segment: SegmentFacts, following: SegmentFacts, settings: Set
         )
     if segment.size > settings.segment_bytes:
         notes.append(
-            f"the segment holds {segment.size} bytes, more than segment.bytes "
+            f"the segment holds {segment.size} bytes, more than {settings.segment_bytes_name} "
             f"{settings.segment_bytes}: it was written under a larger segment.bytes (or "
             "by a follower, KAFKA-17375)"
         )
@@ -257,7 +257,8 @@ def active_roll(segment: SegmentFacts, settings: Settings) -> RollExplanation:
     """When the active segment rolls: the size it has left, the timestamp past which a batch
     rolls it, and how full its indexes are."""
     notes = [
-        f"{segment.size} of segment.bytes {settings.segment_bytes} used: an append that does not "
+        f"{segment.size} of {settings.segment_bytes_name} {settings.segment_bytes} used: an "
+        "append that does not "
         f"fit in the {max(settings.segment_bytes - segment.size, 0)} bytes left rolls it"
     ]
     anchor = segment.first_timestamp
