@@ -104,7 +104,11 @@ def explain_retention(
                 break
             deleted[start] = name
             start += 1
-    stop_reasons = {name: text for name, (i, _, text) in stops.items() if i == start}
+    stop_reasons = {
+        name: f"{name.replace('_', ' ')} pass: {text}"
+        for name, (i, _, text) in stops.items()
+        if i == start
+    }
     times = _deletable_at(facts, settings, passes, time_start, upper, high_watermark)
     segments = []
     for i, f in enumerate(facts):

@@ -189,9 +189,9 @@ def _time_index_effect(
         how = f"there is no .timeindex, so the broker uses the .log's mtime {at(broker)}"
     else:
         how = f"the .timeindex gives no timestamp: the broker uses the .log's mtime {at(broker)}"
+    verdict = "never deletes it" if effect == "never" else f"deletes it {effect}"
     explanation = (
-        f"its batches' largest timestamp is {at(true)}, but {how}: time retention deletes it "
-        f"{effect}"
+        f"its batches' largest timestamp is {at(true)}, but {how}: time retention {verdict}"
     )
     findings: tuple[str, ...] = ()
     if with_findings and segment.segment.time_index_path.exists():

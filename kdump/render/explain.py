@@ -231,8 +231,7 @@ def _partition_lines(p: PartitionExplanation) -> list[str]:
         "settings:",
     ]
     for s in p.settings.entries:
-        origin = f" {s.origin}" if s.origin else ""
-        lines.append(f"  {s.name}={s.text}  [{s.source.value}{origin}]")
+        lines.append(f"  {s.name}={s.text}  [{s.origin or s.source.value}]")
     return lines
 
 
