@@ -393,7 +393,7 @@ class SegmentFiles:
             if largest.timestamp >= 0:
                 return largest
         else:
-            index = self.time_index.index
+            index = self.segment.time_index()
             if index is not None and (last := index.last_entry).timestamp >= 0:
                 return LargestTimestamp(last.timestamp, TIME_INDEX_LAST_ENTRY)
         return LargestTimestamp(self.last_modified, FILE_MTIME)

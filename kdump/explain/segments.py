@@ -20,6 +20,9 @@ from kdump.format.batch import DELETE_HORIZON_BIT, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, flag_batches
 from kdump.lookup import FILE_MTIME, LargestTimestamp, SegmentFiles
 
+VERIFY_BATCHES = 1_000_000
+"""Segments up to this many batches get kdump verify's time index checks as evidence."""
+
 
 @dataclass(frozen=True)
 class FirstBatch:
@@ -195,10 +198,24 @@ def _time_index_effect(
     )
     findings: tuple[str, ...] = ()
     if with_findings and segment.segment.time_index_path.exists():
+        findings = _time_index_findings(segment, facts, segment_index_bytes)
+    return TimeIndexEffect(effect, broker, true, explanation, findings)
+
+
+def _time_index_findings(
+    segment: SegmentFiles, facts: SegmentFacts, segment_index_bytes: int
+) -> tuple[str, ...]:
+    """kdump verify's findings on the time index. Verify keeps 32 bytes per batch, so past
+    VERIFY_BATCHES batches only the checks of the index file itself run (its preallocated
+    tail, Kafka's sanity check), as lookup makes them."""
+    if facts.batches <= VERIFY_BATCHES:
         options = VerifyOptions(max_index_size=segment_index_bytes)
         found = verify_segment(segment.segment, options, is_active=False)
-        findings = tuple(f"{f.code}: {f.message}" for f in found if f.code.startswith("TIMEINDEX_"))
-    return TimeIndexEffect(effect, broker, true, explanation, findings)
+        return tuple(f"{f.code}: {f.message}" for f in found if f.code.startswith("TIMEINDEX_"))
+    checked = segment.time_index
+    index = checked.index
+    failure = None if index is None else index.sanity_check()
+    return tuple(w for w in (checked.warning, failure) if w)
 
 
 def time_index_at_roll(facts: SegmentFacts) -> int | None:
