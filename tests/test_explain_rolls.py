@@ -167,3 +167,15 @@ def test_many_tiny_segments(tmp_path: Path) -> None:
     for i in range(3):
         segment(few, [batch(i, 1, T0 + i)])
     assert explain_one(few, "segment.index.bytes=4").tiny_segments is None
+
+
+def test_roll_without_an_append(tmp_path: Path) -> None:
+    d = tmp_path / "emptynext-0"
+    segment(d, [batch(0, 3, T0)])
+    (d / f"{3:020d}.log").write_bytes(b"")  # rolled at the log end, nothing appended yet
+    p = explain_one(d)
+    closed, active = p.segments
+    assert closed.roll.causes == ("unknown",)
+    assert any("next segment is empty" in n for n in closed.roll.notes)
+    # an empty active segment is never deleted; the log end offset is its base offset
+    assert p.log_end_offset == 3 and active.facts.size == 0

@@ -101,6 +101,11 @@ def explain(
         if server_properties is None
         else read_server_properties(server_properties),
     )
+    if deep:
+        click.echo(
+            "kdump: warning: --deep keeps every key of the cleaning range in memory",
+            err=True,
+        )
     options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
     result = explain_paths(list(paths), layers, options)
     out = sys.stdout

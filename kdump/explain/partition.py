@@ -91,6 +91,7 @@ class ExplainResult:
 def explain_paths(paths: list[str], layers: ConfigLayers, options: ExplainOptions) -> ExplainResult:
     """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
     settings."""
+    resolve_settings(layers, None)  # a bad --config fails before any partition is read
     log_dirs, loose = discover(paths)
     targets = [t.path for ld in log_dirs for t in ld.partitions] + [t.path for t in loose]
     done: list[PartitionExplanation] = []

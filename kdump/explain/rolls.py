@@ -111,6 +111,8 @@ def _time(segment: SegmentFacts, following: SegmentFacts, settings: Settings) ->
     jitter = settings.max_roll_jitter_ms
     if first is None:
         return RollCheck("time", False, "the next segment is empty: no append to measure")
+    if segment.size == 0:
+        return RollCheck("time", False, "an empty segment never rolls by time")
     if anchor < 0:
         return RollCheck(
             "time",
@@ -120,8 +122,6 @@ def _time(segment: SegmentFacts, following: SegmentFacts, settings: Settings) ->
         )
     if first.max_timestamp < 0:
         return RollCheck("time", False, "the next batch has no timestamp")
-    if segment.size == 0:
-        return RollCheck("time", False, "an empty segment never rolls by time")
     waited = first.max_timestamp - anchor
     name = _segment_ms_name(settings)
     lowest = limit - max(jitter - 1, 0)
