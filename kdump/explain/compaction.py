@@ -151,7 +151,10 @@ def explain_compaction(
     bases = [f.base_offset for f in facts]
     checkpoint = cleaner_checkpoint(log)
     first_dirty, checkpoint_note = _first_dirty(checkpoint, log_start, log_end, settings)
-    bounds = [("the last stable offset", last_stable_offset), ("the active segment", bases[-1])]
+    stable = "the last stable offset"
+    if not open_transactions and last_stable_offset == high_watermark:
+        stable += " (the high watermark: no open transaction)"
+    bounds = [(stable, last_stable_offset), ("the active segment", bases[-1])]
     lag = max(settings.min_compaction_lag_ms, 0)
     if lag > 0:
         for i in non_active_from(bases, first_dirty):
