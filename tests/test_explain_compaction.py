@@ -283,3 +283,16 @@ def test_skimpy_offset_map_probes_the_next_hash_window_on_a_collision() -> None:
     where = slot(digest, attempt) * BYTES_PER_ENTRY
     assert m._bytes[where : where + 16] == digest
     assert (m.get(b"x"), m.get(other)) == (1, 2)
+
+
+def test_high_watermark_bounds_cleaning(tmp_path: Path) -> None:
+    d = tmp_path / "hw-0"
+    for base in (0, 10, 20):
+        segment(d, [batch(base, 10, T0)])
+    checkpoint(tmp_path, "replication-offset-checkpoint", {("hw", 0): 15})
+    c = explain_one(d, "cleanup.policy=compact", now=NOW).compaction
+    assert c is not None
+    # no open transaction: last stable offset = high watermark 15 < active base 20; snapped
+    # down to the base of the segment holding it
+    assert (c.last_stable_offset, c.first_uncleanable_offset) == (15, 10)
+    assert c.uncleanable_by[0].startswith("the last stable offset (the high watermark")
