@@ -236,3 +236,17 @@ def test_internal_segment_bytes_overrides_segment_bytes() -> None:
     s = resolve_settings(ConfigLayers((parse_config_option("internal.segment.bytes=20000"),)), "t")
     # LogConfig.segmentSize(): internal.segment.bytes when set (no 1 MiB minimum)
     assert (s.segment_bytes, s.segment_bytes_name) == (20000, "internal.segment.bytes")
+
+
+def test_describe_output_broker_section_is_the_broker_layer(tmp_path: Path) -> None:
+    brokers = (
+        "All configs for broker 1 are:\n"
+        "  log.retention.hours=72 sensitive=false "
+        "synonyms={STATIC_BROKER_CONFIG:log.retention.hours=72, "
+        "DEFAULT_CONFIG:log.retention.hours=168}\n"
+        "  log.segment.bytes=null sensitive=true synonyms={}\n"
+    )
+    s = resolve_settings(layers(tmp_path, describe=brokers), "t")
+    assert s.retention_ms == 72 * 3_600_000
+    assert s["retention.ms"].source is Source.DESCRIBE
+    assert s.segment_bytes == 1073741824  # a null (sensitive) value is no value
