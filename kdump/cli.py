@@ -388,6 +388,7 @@ def _register_commands() -> None:
 
 COMMAND_MODULES: list[str] = [
     # one line per module in kdump/commands/, each exporting COMMANDS: list[click.Command]
+    "explain",
     "lookup",
     "repair",
     "spark",

@@ -56,3 +56,10 @@ class InputError(KdumpError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path, self.reason = path, message
+
+
+class UnreadableInputError(FormatError):
+    """A file a command needs that does not parse (a checkpoint for ``kdump explain``): bad
+    input, exit code 3, still naming the file and byte position."""
+
+    exit_code = ExitCode.BAD_INPUT

@@ -371,6 +371,34 @@ class SegmentFiles:
         return LargestTimestamp(max(last.timestamp, tail), _FROM_TIME_INDEX_AND_TAIL)
 
     @cached_property
+    def last_modified(self) -> int:
+        """LogSegment.lastModified: the .log file's modification time, epoch milliseconds."""
+        try:
+            return os.stat(self.segment.log_path).st_mtime_ns // 1_000_000
+        except OSError as e:
+            raise InputError(str(self.segment.log_path), e.strerror or str(e)) from None
+
+    @cached_property
+    def largest_timestamp_as_loaded(self) -> LargestTimestamp:
+        """LogSegment.largestTimestamp as a broker that loads these files has it, damage and all.
+
+        A closed segment's value is the last entry of its ``.timeindex`` as AbstractIndex counts
+        entries on open (every whole entry, a preallocated zero tail included) with no sanity
+        check (LogLoader skips the index checks below the recovery point); a running broker
+        holds the active segment's true maximum in memory (``largest_timestamp``). No
+        timestamp (-1), an empty index or none at all: the ``.log`` file's mtime.
+        """
+        if self.is_active:
+            largest = self.largest_timestamp
+            if largest.timestamp >= 0:
+                return largest
+        else:
+            index = self.segment.time_index()
+            if index is not None and (last := index.last_entry).timestamp >= 0:
+                return LargestTimestamp(last.timestamp, TIME_INDEX_LAST_ENTRY)
+        return LargestTimestamp(self.last_modified, FILE_MTIME)
+
+    @cached_property
     def next_offset(self) -> int:
         """LogSegment.readNextOffset: the offset after the last batch, or the base offset."""
         checked = self.offset_index
@@ -384,6 +412,8 @@ class SegmentFiles:
         return self.base_offset if last is None else last.next_offset
 
 
+TIME_INDEX_LAST_ENTRY = "time index (last entry)"
+FILE_MTIME = "file mtime"
 _FROM_EMPTY_TIME_INDEX = "log (time index empty)"
 _FROM_TIME_INDEX_AND_TAIL = "time index + log tail"
 
@@ -474,17 +504,21 @@ class PartitionLog:
         self.segments = [SegmentFiles(s, i == last) for i, s in enumerate(segments)]
         self.base_offsets = [s.base_offset for s in segments]
 
-    @cached_property
-    def log_start_offset_checkpoint(self) -> int | None:
-        """This partition's entry in the log dir's log-start-offset-checkpoint (the last one
-        wins, as in Kafka's map), or None."""
-        checkpoint = self.directory.parent / LOG_START_OFFSET_CHECKPOINT
+    def checkpointed(self, name: str) -> int | None:
+        """This partition's entry in the log dir's offset checkpoint file ``name`` (the last
+        one wins, as in Kafka's map), or None (no such file, or no entry)."""
+        checkpoint = self.directory.parent / name
         tp = parse_partition_dir(self.directory.resolve().name)
         if tp is None or not checkpoint.is_file():
             return None
         entries = read_offset_checkpoint(bytes(open_buffer(checkpoint)), str(checkpoint))
         found = [e.offset for e in entries if (e.topic, e.partition) == tp]
         return found[-1] if found else None
+
+    @cached_property
+    def log_start_offset_checkpoint(self) -> int | None:
+        """This partition's entry in the log dir's log-start-offset-checkpoint, or None."""
+        return self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
 
     @property
     def log_start_offset(self) -> int:

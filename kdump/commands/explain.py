@@ -1,0 +1,120 @@
+"""``kdump explain PATH...``: why segments rolled, what retention deletes and when, why the
+cleaner does or does not clean; settings from options, server.properties or describe output."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from kdump.config import (
+    ConfigLayers,
+    parse_config_option,
+    read_describe_output,
+    read_server_properties,
+)
+from kdump.errors import ExitCode
+from kdump.explain import ExplainOptions, explain_paths
+from kdump.lookup import parse_timestamp
+from kdump.render.explain import render_json, render_text
+
+
+def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
+    if value is None:
+        return time.time_ns() // 1_000_000
+    try:
+        return parse_timestamp(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@click.command("explain")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A topic setting as Kafka names it (segment.bytes=1048576), or a broker one "
+    "(log.cleaner.dedupe.buffer.size=...). Repeatable; wins over the files.",
+)
+@click.option(
+    "--server-properties",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The broker's server.properties: its log.* settings are the topic defaults.",
+)
+@click.option(
+    "--describe-output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output of kafka-configs.sh --describe --all (topics, several welcome) saved to a file.",
+)
+@click.option(
+    "--now",
+    callback=_now,
+    default=None,
+    help="The broker's clock: epoch ms or ISO-8601 with a zone (default: this machine's).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Exact keys in the cleaner's map, with per-key counts (memory grows with the keys).",
+)
+@click.option(
+    "--offset-map-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Size of the cleaner's key map (default: log.cleaner.dedupe.buffer.size / "
+    "log.cleaner.threads, as one cleaner thread has).",
+)
+@click.pass_context
+def explain(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    configs: tuple[str, ...],
+    server_properties: str | None,
+    describe_output: str | None,
+    now: int,
+    fmt: str,
+    deep: bool,
+    offset_map_bytes: int | None,
+) -> None:
+    """Explain partition dirs or log dirs: why each segment rolled, what retention deletes
+    and when, why compaction does or does not run. Reads only; no broker needed.
+
+    Exit codes: 0 explained (explanations are facts, not problems), 3 a path, setting or
+    checkpoint that cannot be read.
+    """
+    layers = ConfigLayers(
+        options=tuple(parse_config_option(c) for c in configs),
+        describe=None if describe_output is None else read_describe_output(describe_output),
+        server_properties={}
+        if server_properties is None
+        else read_server_properties(server_properties),
+    )
+    if deep:
+        click.echo(
+            "kdump: warning: --deep keeps every key of the cleaning range in memory",
+            err=True,
+        )
+    options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
+    result = explain_paths(list(paths), layers, options)
+    out = sys.stdout
+    if fmt == "json":
+        out.write(render_json(result) + "\n")
+    else:
+        render_text(result, out, out.isatty())
+    out.flush()
+    ctx.exit(ExitCode.OK)
+
+
+COMMANDS: list[click.Command] = [explain]

@@ -1,0 +1,640 @@
+"""Topic and broker settings as Kafka names, types, defaults and validates them.
+
+One table (``TOPIC_CONFIGS``) holds each topic config kdump reads with its type, default and
+validator (``LogConfig``'s topic ConfigDef) and its broker synonyms in order of precedence
+(``ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS``), an hours or minutes synonym carrying
+its factor to milliseconds (``AbstractKafkaConfig``); ``BROKER_CONFIGS`` holds the broker
+configs themselves (``LogConfig.SERVER_CONFIG_DEF``, ``CleanerConfig``). Values come from four
+layers, the first that sets a config wins:
+
+1. ``--config name=value`` (a topic name, or a broker name for the broker layer);
+2. the partition's topic in ``kafka-configs.sh --describe [--all]`` output;
+3. the broker: ``--config log.*``, a broker section of the describe output, ``server.properties``
+   (merged into one map, in that order, then its synonyms read in Kafka's order);
+4. Kafka's default.
+
+Every resolved ``Setting`` says where its value came from. A value Kafka would refuse raises
+``ConfigError`` with the validator's own words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from kdump.errors import KdumpError
+from kdump.format.textfiles import parse_properties, text_lines
+
+Value = int | float | bool | tuple[str, ...]
+
+INT32 = (-(1 << 31), (1 << 31) - 1)
+INT64 = (-(1 << 63), (1 << 63) - 1)
+LONG_MAX = INT64[1]
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")  # ConfigDef.COMMA_WITH_WHITESPACE
+HOURS_TO_MS = 3_600_000
+MINUTES_TO_MS = 60_000
+
+
+class ConfigError(KdumpError):
+    """A setting Kafka would refuse, or a settings file kdump cannot read (exit code 3)."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where, self.reason = where, message
+
+
+class ConfigType(str, Enum):
+    """ConfigDef.Type: how a value's text parses."""
+
+    INT = "INT"
+    LONG = "LONG"
+    DOUBLE = "DOUBLE"
+    LIST = "LIST"
+    BOOLEAN = "BOOLEAN"
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """ConfigDef.Range.atLeast."""
+
+    minimum: int
+
+    def check(self, name: str, value: Value) -> str | None:
+        assert isinstance(value, int | float)
+        if value < self.minimum:
+            return _invalid(name, value, f"Value must be at least {self.minimum}")
+        return None
+
+
+@dataclass(frozen=True)
+class Between:
+    """ConfigDef.Range.between (both ends included)."""
+
+    low: int
+    high: int
+
+    def check(self, name: str, value: Value) -> str | None:
+        assert isinstance(value, int | float)
+        if value < self.low:
+            return _invalid(name, value, f"Value must be at least {self.low}")
+        if value > self.high:
+            return _invalid(name, value, f"Value must be no more than {self.high}")
+        return None
+
+
+@dataclass(frozen=True)
+class ValidList:
+    """ConfigDef.ValidList.in(...): an empty list is allowed, empty or repeated items are not."""
+
+    choices: tuple[str, ...]
+
+    def check(self, name: str, value: Value) -> str | None:
+        assert isinstance(value, tuple)
+        if len(set(value)) != len(value):
+            return f"Configuration '{name}' values must not be duplicated."
+        for item in value:
+            if not item:
+                return f"Configuration '{name}' values must not be empty."
+            if item not in self.choices:
+                return _invalid(name, item, "String must be one of: " + ", ".join(self.choices))
+        return None
+
+
+Validator = AtLeast | Between | ValidList
+
+
+def _invalid(name: str, value: object, message: str) -> str:
+    """ConfigException(name, value, message)'s text."""
+    return f"Invalid value {_java_text(value)} for configuration {name}: {message}"
+
+
+def _java_text(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One ConfigDef entry: name, type, default (None: unset), validator."""
+
+    name: str
+    type: ConfigType
+    default: Value | None
+    validator: Validator | None = None
+
+    def parse(self, raw: str) -> Value:
+        """ConfigDef.parseType then the validator; raises ValueError with Kafka's message."""
+        value = parse_type(self.name, raw, self.type)
+        if self.validator is not None and (problem := self.validator.check(self.name, value)):
+            raise ValueError(problem)
+        return value
+
+
+def parse_type(name: str, raw: str, kind: ConfigType) -> Value:
+    """ConfigDef.parseType for a String value (trimmed first)."""
+    text = raw.strip()
+    if kind is ConfigType.BOOLEAN:
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        raise ValueError(_invalid(name, raw, "Expected value to be either true or false"))
+    if kind is ConfigType.LIST:
+        return () if not text else tuple(_COMMA_WITH_WHITESPACE.split(text))
+    if kind is ConfigType.DOUBLE:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(_invalid(name, raw, f"Not a number of type {kind.value}")) from None
+    bounds = INT32 if kind is ConfigType.INT else INT64
+    if not _JAVA_INTEGER.fullmatch(text) or not bounds[0] <= int(text) <= bounds[1]:
+        raise ValueError(_invalid(name, raw, f"Not a number of type {kind.value}"))
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Synonym:
+    """A broker config standing in for a topic config, and its factor to the topic's unit."""
+
+    name: str
+    factor: int = 1
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    key: ConfigKey
+    synonyms: tuple[Synonym, ...]
+    doc: str
+
+
+def _topic(
+    name: str,
+    kind: ConfigType,
+    default: Value | None,
+    validator: Validator | None,
+    synonyms: Iterable[str | Synonym],
+    doc: str,
+) -> tuple[str, TopicConfig]:
+    syn = tuple(s if isinstance(s, Synonym) else Synonym(s) for s in synonyms)
+    return name, TopicConfig(ConfigKey(name, kind, default, validator), syn, doc)
+
+
+MIB = 1024 * 1024
+T = ConfigType
+
+TOPIC_CONFIGS: dict[str, TopicConfig] = dict(
+    [
+        _topic(
+            "segment.bytes", T.INT, 1073741824, AtLeast(MIB), ["log.segment.bytes"],
+            "a segment rolls when the next append would take its .log past this size",
+        ),
+        _topic(
+            "internal.segment.bytes", T.INT, None, None, [],
+            "Kafka 4.1+'s testing override of segment.bytes, without its 1 MiB minimum",
+        ),
+        _topic(
+            "segment.ms", T.LONG, 604800000, AtLeast(1),
+            ["log.roll.ms", Synonym("log.roll.hours", HOURS_TO_MS)],
+            "a segment rolls once a batch is this much newer than its first batch",
+        ),
+        _topic(
+            "segment.jitter.ms", T.LONG, 0, AtLeast(0),
+            ["log.roll.jitter.ms", Synonym("log.roll.jitter.hours", HOURS_TO_MS)],
+            "each segment draws a random jitter below this, subtracted from segment.ms",
+        ),
+        _topic(
+            "segment.index.bytes", T.INT, 10485760, AtLeast(4), ["log.index.size.max.bytes"],
+            "size of each index file; a segment rolls when its offset or time index is full",
+        ),
+        _topic(
+            "retention.ms", T.LONG, 604800000, AtLeast(-1),
+            [
+                "log.retention.ms",
+                Synonym("log.retention.minutes", MINUTES_TO_MS),
+                Synonym("log.retention.hours", HOURS_TO_MS),
+            ],
+            "delete a segment once its largest timestamp is older than this (-1: never)",
+        ),
+        _topic(
+            "retention.bytes", T.LONG, -1, None, ["log.retention.bytes"],
+            "delete the oldest segments while the log stays at least this big (-1: never)",
+        ),
+        _topic(
+            "cleanup.policy", T.LIST, ("delete",), ValidList(("compact", "delete")),
+            ["log.cleanup.policy"],
+            "delete (retention), compact (the log cleaner), both, or neither",
+        ),
+        _topic(
+            "delete.retention.ms", T.LONG, 86400000, AtLeast(0),
+            ["log.cleaner.delete.retention.ms"],
+            "how long a cleaned tombstone stays (its delete horizon)",
+        ),
+        _topic(
+            "min.compaction.lag.ms", T.LONG, 0, AtLeast(0),
+            ["log.cleaner.min.compaction.lag.ms"],
+            "records newer than this are not compacted",
+        ),
+        _topic(
+            "max.compaction.lag.ms", T.LONG, LONG_MAX, AtLeast(1),
+            ["log.cleaner.max.compaction.lag.ms"],
+            "dirty records older than this force a cleaning whatever the dirty ratio",
+        ),
+        _topic(
+            "min.cleanable.dirty.ratio", T.DOUBLE, 0.5, Between(0, 1),
+            ["log.cleaner.min.cleanable.ratio"],
+            "the cleaner picks a log whose dirty bytes exceed this share of its bytes",
+        ),
+    ]
+)  # fmt: skip
+
+BROKER_CONFIGS: dict[str, ConfigKey] = {
+    key.name: key
+    for key in (
+        ConfigKey("log.segment.bytes", T.INT, 1073741824, AtLeast(MIB)),
+        ConfigKey("log.roll.ms", T.LONG, None),
+        ConfigKey("log.roll.hours", T.INT, 168, AtLeast(1)),
+        ConfigKey("log.roll.jitter.ms", T.LONG, None),
+        ConfigKey("log.roll.jitter.hours", T.INT, 0, AtLeast(0)),
+        ConfigKey("log.index.size.max.bytes", T.INT, 10485760, AtLeast(4)),
+        ConfigKey("log.retention.ms", T.LONG, None),
+        ConfigKey("log.retention.minutes", T.INT, None),
+        ConfigKey("log.retention.hours", T.INT, 168),
+        ConfigKey("log.retention.bytes", T.LONG, -1),
+        ConfigKey("log.cleanup.policy", T.LIST, ("delete",), ValidList(("compact", "delete"))),
+        ConfigKey("log.cleaner.delete.retention.ms", T.LONG, 86400000, AtLeast(0)),
+        ConfigKey("log.cleaner.min.compaction.lag.ms", T.LONG, 0, AtLeast(0)),
+        ConfigKey("log.cleaner.max.compaction.lag.ms", T.LONG, LONG_MAX, AtLeast(1)),
+        ConfigKey("log.cleaner.min.cleanable.ratio", T.DOUBLE, 0.5, Between(0, 1)),
+        # broker-only: the cleaner itself and the retention thread
+        ConfigKey("log.cleaner.enable", T.BOOLEAN, True),
+        ConfigKey("log.cleaner.threads", T.INT, 1, AtLeast(0)),
+        ConfigKey("log.cleaner.dedupe.buffer.size", T.LONG, 134217728),
+        ConfigKey("log.cleaner.io.buffer.load.factor", T.DOUBLE, 0.9),
+        ConfigKey("log.retention.check.interval.ms", T.LONG, 300000, AtLeast(1)),
+    )
+}
+
+BROKER_ONLY = (
+    "log.cleaner.enable",
+    "log.cleaner.threads",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.load.factor",
+    "log.retention.check.interval.ms",
+)
+"""Broker configs explain reads that have no topic config."""
+
+BROKER_ONLY_DOCS = {
+    "log.cleaner.enable": "without the cleaner, compacted logs are neither cleaned nor deleted",
+    "log.cleaner.threads": "the dedupe buffer is shared among the cleaner threads",
+    "log.cleaner.dedupe.buffer.size": "the cleaner's key map: 24 bytes per key, all threads",
+    "log.cleaner.io.buffer.load.factor": "how full the cleaner's key map may get",
+    "log.retention.check.interval.ms": "how often the broker applies retention",
+}
+
+
+# -- raw values and where they came from -------------------------------------------------------
+
+
+class Source(str, Enum):
+    DEFAULT = "default"
+    SERVER_PROPERTIES = "server.properties"
+    DESCRIBE = "describe output"
+    OPTION = "--config"
+
+
+@dataclass(frozen=True)
+class RawSetting:
+    """A name=value as given, and where: ``origin`` names the file and line, or the option."""
+
+    name: str
+    raw: str
+    source: Source
+    origin: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A resolved setting: the value Kafka would use and where it came from."""
+
+    name: str
+    value: Value
+    source: Source
+    origin: str
+    """The file and line, option or broker config that gave the value ("" for a default)."""
+
+    @property
+    def text(self) -> str:
+        """The value as Kafka prints it."""
+        if isinstance(self.value, tuple):
+            return ",".join(self.value)
+        return _java_text(self.value)
+
+
+@dataclass(frozen=True)
+class DescribeOutput:
+    """``kafka-configs.sh --describe [--all]`` saved to a file: topics and broker sections."""
+
+    path: str
+    topics: Mapping[str, Mapping[str, RawSetting]]
+    brokers: Mapping[str, RawSetting]
+
+
+@dataclass(frozen=True)
+class ConfigLayers:
+    """Everything given on the command line, before a topic is chosen."""
+
+    options: tuple[RawSetting, ...] = ()
+    describe: DescribeOutput | None = None
+    server_properties: Mapping[str, RawSetting] = field(default_factory=dict)
+
+
+def parse_config_option(text: str) -> RawSetting:
+    """``--config name=value``: a topic config or a broker config kdump reads."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    origin = f"--config {text}"
+    if not sep or not name:
+        raise ConfigError(origin, "expected name=value")
+    if name not in TOPIC_CONFIGS and name not in BROKER_CONFIGS:
+        known = ", ".join([*TOPIC_CONFIGS, *BROKER_ONLY])
+        raise ConfigError(origin, f"{name} is not a setting kdump explain reads ({known})")
+    return RawSetting(name, raw, Source.OPTION, origin)
+
+
+def read_server_properties(path: str | Path) -> dict[str, RawSetting]:
+    """The broker configs of a server.properties file (Java Properties syntax)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ConfigError(str(path), e.strerror or str(e)) from None
+    return {
+        name: RawSetting(name, value, Source.SERVER_PROPERTIES, f"{path}:{line.number}")
+        for name, (value, line) in parse_properties(data, str(path)).items()
+        if name in BROKER_CONFIGS
+    }
+
+
+_SECTION = re.compile(r"^(?:All|Dynamic) configs for (?P<kind>[a-z-]+) (?P<name>.*) are:$")
+_DEFAULT_BROKERS = "Default configs for brokers in the cluster are:"
+_ENTRY = re.compile(
+    r"^  (?P<name>[^=\s]+)=(?P<value>.*) sensitive=(?:true|false) synonyms=\{(?P<synonyms>.*)\}$"
+)
+_SYNONYM_SOURCE = re.compile(r"^([A-Z_]+):")
+
+
+def read_describe_output(path: str | Path) -> DescribeOutput:
+    """Parse what ConfigCommand prints for ``--describe [--all]``: section headers
+    ``All configs for topic NAME are:`` (``Dynamic`` without --all; ``broker ID``, ``Default
+    configs for brokers in the cluster are:``) and entries
+    ``  name=value sensitive=false synonyms={SOURCE:name=value, ...}``. Several topics may share
+    one file. A value printed as ``null`` (sensitive or unset) is skipped."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ConfigError(str(path), e.strerror or str(e)) from None
+    topics: dict[str, dict[str, RawSetting]] = {}
+    brokers: dict[str, RawSetting] = {}
+    current: dict[str, RawSetting] | None = None
+    is_broker = False
+    for line in text_lines(data, str(path)):
+        if (m := _SECTION.match(line.text)) is not None:
+            is_broker = m["kind"] == "broker"
+            if m["kind"] == "topic":
+                current = topics.setdefault(m["name"], {})
+            else:
+                current = brokers if is_broker else None
+            continue
+        if line.text == _DEFAULT_BROKERS:
+            current, is_broker = brokers, True
+            continue
+        entry = _ENTRY.match(line.text)
+        if entry is None or current is None:
+            continue
+        name, value = entry["name"], entry["value"]
+        known = BROKER_CONFIGS if is_broker else TOPIC_CONFIGS
+        if value == "null" or name not in known or name in current:
+            continue
+        src = _SYNONYM_SOURCE.match(entry["synonyms"])
+        how = f" ({src[1]})" if src else ""
+        current[name] = RawSetting(name, value, Source.DESCRIBE, f"{path}:{line.number}{how}")
+    if not topics and not brokers:
+        raise ConfigError(
+            str(path),
+            "no 'All configs for topic NAME are:' section: not the output of "
+            "kafka-configs.sh --describe --all",
+        )
+    return DescribeOutput(str(path), topics, brokers)
+
+
+# -- resolution --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of one topic, resolved; typed properties for the ones explain reads."""
+
+    topic: str | None
+    entries: tuple[Setting, ...]
+    notes: tuple[str, ...] = ()
+
+    def __getitem__(self, name: str) -> Setting:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def _int(self, name: str) -> int:
+        value = self[name].value
+        assert isinstance(value, int) and not isinstance(value, bool)
+        return value
+
+    def _float(self, name: str) -> float:
+        value = self[name].value
+        assert isinstance(value, int | float)
+        return float(value)
+
+    def get(self, name: str) -> Setting | None:
+        return next((s for s in self.entries if s.name == name), None)
+
+    @property
+    def segment_bytes_name(self) -> str:
+        """LogConfig.segmentSize: internal.segment.bytes when set, else segment.bytes."""
+        return (
+            "segment.bytes"
+            if self.get("internal.segment.bytes") is None
+            else ("internal.segment.bytes")
+        )
+
+    @property
+    def segment_bytes(self) -> int:
+        return self._int(self.segment_bytes_name)
+
+    @property
+    def segment_ms(self) -> int:
+        return self._int("segment.ms")
+
+    @property
+    def segment_jitter_ms(self) -> int:
+        return self._int("segment.jitter.ms")
+
+    @property
+    def segment_index_bytes(self) -> int:
+        return self._int("segment.index.bytes")
+
+    @property
+    def retention_ms(self) -> int:
+        return self._int("retention.ms")
+
+    @property
+    def retention_bytes(self) -> int:
+        return self._int("retention.bytes")
+
+    @property
+    def cleanup_policy(self) -> tuple[str, ...]:
+        value = self["cleanup.policy"].value
+        assert isinstance(value, tuple)
+        return value
+
+    @property
+    def compact(self) -> bool:
+        """LogConfig.compact: the policy list, lowercased, holds "compact"."""
+        return "compact" in (p.lower() for p in self.cleanup_policy)
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in (p.lower() for p in self.cleanup_policy)
+
+    @property
+    def delete_retention_ms(self) -> int:
+        return self._int("delete.retention.ms")
+
+    @property
+    def min_compaction_lag_ms(self) -> int:
+        return self._int("min.compaction.lag.ms")
+
+    @property
+    def max_compaction_lag_ms(self) -> int:
+        return self._int("max.compaction.lag.ms")
+
+    @property
+    def min_cleanable_dirty_ratio(self) -> float:
+        return self._float("min.cleanable.dirty.ratio")
+
+    @property
+    def max_segment_ms(self) -> int:
+        """LogConfig.maxSegmentMs: a compacted topic rolls by max.compaction.lag.ms if smaller."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
+
+    @property
+    def max_roll_jitter_ms(self) -> int:
+        """LogConfig.randomSegmentJitter draws from [0, min(segment.jitter.ms, segment.ms))."""
+        return min(self.segment_jitter_ms, self.segment_ms)
+
+    @property
+    def log_cleaner_enable(self) -> bool:
+        value = self["log.cleaner.enable"].value
+        assert isinstance(value, bool)
+        return value
+
+    @property
+    def log_cleaner_threads(self) -> int:
+        return self._int("log.cleaner.threads")
+
+    @property
+    def cleaner_runs(self) -> bool:
+        """LogManager creates the cleaner only when enabled, with this many threads."""
+        return self.log_cleaner_enable and self.log_cleaner_threads > 0
+
+    @property
+    def dedupe_buffer_bytes_per_thread(self) -> int:
+        """LogCleaner: min(log.cleaner.dedupe.buffer.size / threads, Integer.MAX_VALUE)."""
+        total = self._int("log.cleaner.dedupe.buffer.size")
+        return min(total // max(self.log_cleaner_threads, 1), INT32[1])
+
+    @property
+    def dedupe_load_factor(self) -> float:
+        return self._float("log.cleaner.io.buffer.load.factor")
+
+    @property
+    def retention_check_interval_ms(self) -> int:
+        return self._int("log.retention.check.interval.ms")
+
+    def to_dict(self) -> dict[str, Value]:
+        return {s.name: s.value for s in self.entries}
+
+
+def _parse(key: ConfigKey, raw: RawSetting) -> Value:
+    try:
+        return key.parse(raw.raw)
+    except ValueError as e:
+        raise ConfigError(raw.origin, str(e)) from None
+
+
+def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
+    """The settings of ``topic``, each from the first layer that sets it (module docstring)."""
+    notes: list[str] = []
+    topic_layer: dict[str, RawSetting] = {}
+    broker_layer: dict[str, RawSetting] = dict(layers.server_properties)
+    if layers.describe is not None:
+        broker_layer.update(layers.describe.brokers)
+        described = layers.describe.topics.get(topic) if topic is not None else None
+        if described is not None:
+            topic_layer.update(described)
+        elif layers.describe.topics:
+            notes.append(f"{layers.describe.path} has no section for topic {topic}")
+    for raw in layers.options:
+        (broker_layer if raw.name in BROKER_CONFIGS else topic_layer)[raw.name] = raw
+    resolved = (_resolve_topic(c, topic_layer, broker_layer) for c in TOPIC_CONFIGS.values())
+    entries = [s for s in resolved if s is not None]
+    for name in BROKER_ONLY:
+        key = BROKER_CONFIGS[name]
+        given = broker_layer.get(name)
+        if given is None:
+            assert key.default is not None
+            entries.append(Setting(name, key.default, Source.DEFAULT, ""))
+        else:
+            entries.append(Setting(name, _parse(key, given), given.source, given.origin))
+    settings = Settings(topic, tuple(entries), tuple(notes))
+    lag = settings["min.compaction.lag.ms"]
+    if settings.min_compaction_lag_ms > settings.max_compaction_lag_ms:
+        # LogConfig.validateValues
+        raise ConfigError(
+            lag.origin or "min.compaction.lag.ms",
+            f"conflict topic config setting min.compaction.lag.ms "
+            f"({settings.min_compaction_lag_ms}) > max.compaction.lag.ms "
+            f"({settings.max_compaction_lag_ms})",
+        )
+    return settings
+
+
+def _resolve_topic(
+    config: TopicConfig, topic_layer: Mapping[str, RawSetting], broker: Mapping[str, RawSetting]
+) -> Setting | None:
+    """The topic config's setting; None for an unset config without a default."""
+    key = config.key
+    given = topic_layer.get(key.name)
+    if given is not None:
+        return Setting(key.name, _parse(key, given), given.source, given.origin)
+    for synonym in config.synonyms:
+        raw = broker.get(synonym.name)
+        if raw is None:
+            continue
+        value = _parse(BROKER_CONFIGS[synonym.name], raw)
+        assert isinstance(value, int | float | tuple)
+        if synonym.factor != 1:
+            assert isinstance(value, int)
+            value *= synonym.factor
+        if key.name == "retention.ms" and isinstance(value, int) and value < 0:
+            value = -1  # AbstractKafkaConfig.logRetentionTimeMillis: any negative is -1
+        origin = f"{raw.origin} ({synonym.name}={raw.raw.strip()})"
+        return Setting(key.name, value, raw.source, origin)
+    if key.default is None:
+        return None
+    return Setting(key.name, key.default, Source.DEFAULT, "")

@@ -1,0 +1,131 @@
+"""The log cleaner's key map (SkimpyOffsetMap), and an exact one for ``--deep``.
+
+SkimpyOffsetMap keeps, in a fixed array of ``memory // 24`` slots, the MD5 hash of a key (16
+bytes) and the last offset seen for it (8 bytes); an all-zero slot is empty. The slot of a hash
+on attempt ``a`` is ``abs(readIntBE(hash, min(a, 12)) + max(0, a - 12)) % slots``: the first 13
+probes read successive 4-byte windows of the hash, then the search goes on linearly. Two keys
+with the same MD5 are the same key to it (the older record is dropped): nothing detects that.
+The cleaner stops putting keys once ``size`` reaches ``slots * load factor`` and cleans only up to
+where the map filled (Cleaner.buildOffsetMapForSegment).
+
+kdump's map has the same slots, hashes and probes, in an anonymous memory map: memory is only
+touched where keys land, and never exceeds the size given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import struct
+
+HASH_SIZE = 16
+BYTES_PER_ENTRY = HASH_SIZE + 8
+_EMPTY = bytes(BYTES_PER_ENTRY)
+_INT = struct.Struct(">i")
+_LONG = struct.Struct(">q")
+INT_MIN = -(1 << 31)
+
+
+def _java_int(value: int) -> int:
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+class SkimpyOffsetMap:
+    """Kafka's SkimpyOffsetMap over ``memory`` bytes, MD5 keys."""
+
+    def __init__(self, memory: int, load_factor: float) -> None:
+        self.slots = memory // BYTES_PER_ENTRY
+        if self.slots < 1:
+            raise ValueError(f"an offset map of {memory} bytes has no slot")
+        self.max_entries = int(self.slots * load_factor)
+        """Cleaner.buildOffsetMapForSegment's maxDesiredMapSize: (int) (slots * loadFactor)."""
+        self._bytes = mmap.mmap(-1, self.slots * BYTES_PER_ENTRY)
+        self.entries = 0
+        self.latest_offset = -1
+        """OffsetMap.latestOffset: the last offset put or passed over (-1: none)."""
+
+    @property
+    def size(self) -> int:
+        return self.entries
+
+    @property
+    def memory(self) -> int:
+        return self.slots * BYTES_PER_ENTRY
+
+    def _position(self, digest: bytes, attempt: int) -> int:
+        window = min(attempt, HASH_SIZE - 4)
+        probe = _java_int(_INT.unpack_from(digest, window)[0] + max(0, attempt - HASH_SIZE + 4))
+        probe = 0 if probe == INT_MIN else abs(probe)  # Utils.abs
+        return (probe % self.slots) * BYTES_PER_ENTRY
+
+    def put(self, key: bytes, offset: int) -> None:
+        if self.entries >= self.slots:
+            raise ValueError(f"offset map full: {self.entries} entries in {self.slots} slots")
+        digest = hashlib.md5(key).digest()
+        buf = self._bytes
+        attempt = 0
+        position = self._position(digest, attempt)
+        while buf[position : position + BYTES_PER_ENTRY] != _EMPTY:
+            if buf[position : position + HASH_SIZE] == digest:
+                _LONG.pack_into(buf, position + HASH_SIZE, offset)
+                self.latest_offset = offset
+                return
+            attempt += 1
+            position = self._position(digest, attempt)
+        buf[position : position + HASH_SIZE] = digest
+        _LONG.pack_into(buf, position + HASH_SIZE, offset)
+        self.latest_offset = offset
+        self.entries += 1
+
+    def get(self, key: bytes) -> int:
+        """The offset stored for ``key``'s hash, or -1."""
+        digest = hashlib.md5(key).digest()
+        buf = self._bytes
+        for attempt in range(self.slots + HASH_SIZE - 4):
+            position = self._position(digest, attempt)
+            if buf[position : position + BYTES_PER_ENTRY] == _EMPTY:
+                return -1
+            if buf[position : position + HASH_SIZE] == digest:
+                return int(_LONG.unpack_from(buf, position + HASH_SIZE)[0])
+        return -1
+
+    def update_latest_offset(self, offset: int) -> None:
+        self.latest_offset = offset
+
+    def close(self) -> None:
+        self._bytes.close()
+
+
+class ExactOffsetMap:
+    """``--deep``: the same capacity and rules, keyed by the key bytes themselves (no hash
+    collisions), in a dict whose memory grows with the keys."""
+
+    def __init__(self, slots: int, load_factor: float) -> None:
+        self.slots = slots
+        self.max_entries = int(slots * load_factor)
+        self.offsets: dict[bytes, int] = {}
+        self.latest_offset = -1
+
+    @property
+    def size(self) -> int:
+        return len(self.offsets)
+
+    @property
+    def memory(self) -> int:
+        return self.slots * BYTES_PER_ENTRY
+
+    def put(self, key: bytes, offset: int) -> None:
+        self.offsets[key] = offset
+        self.latest_offset = offset
+
+    def get(self, key: bytes) -> int:
+        return self.offsets.get(key, -1)
+
+    def update_latest_offset(self, offset: int) -> None:
+        self.latest_offset = offset
+
+    def close(self) -> None:
+        self.offsets.clear()
+
+
+OffsetMap = SkimpyOffsetMap | ExactOffsetMap

@@ -1,0 +1,242 @@
+"""One partition explained: the facts of its segments, why each rolled, what retention and
+the cleaner do with them, read from the partition directory and its log dir's checkpoints."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from kdump.checks.partition import parse_partition_dir
+from kdump.checks.verify import discover
+from kdump.config import ConfigError, ConfigLayers, Settings, resolve_settings
+from kdump.errors import FormatError, InputError, UnreadableInputError
+from kdump.explain.compaction import CompactionExplanation, explain_compaction
+from kdump.explain.offset_map import BYTES_PER_ENTRY
+from kdump.explain.retention import RetentionExplanation, SegmentRetention, explain_retention
+from kdump.explain.rolls import (
+    RollExplanation,
+    active_roll,
+    explain_roll,
+    offset_index_max_entries,
+    time_index_max_entries,
+)
+from kdump.explain.segments import SegmentFacts, read_segment_facts
+from kdump.explain.transactions import last_stable_offset, open_transactions
+from kdump.lookup import LOG_START_OFFSET_CHECKPOINT, PartitionLog
+
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+TINY_MIN_SEGMENTS = 10
+"""Closed segments a partition needs before kdump calls its segments many and tiny."""
+TINY_MEDIAN_BATCHES = 2
+"""... and the median closed segment holds at most this many batches."""
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    now: int
+    """The broker's clock for every time rule (epoch ms)."""
+    deep: bool = False
+    """Exact keys in the cleaner's map (memory grows with the keys), with per-key counts."""
+    offset_map_bytes: int | None = None
+    """The cleaner's key map size; None: log.cleaner.dedupe.buffer.size per cleaner thread."""
+
+
+@dataclass(frozen=True)
+class SegmentExplanation:
+    facts: SegmentFacts
+    roll: RollExplanation
+    retention: SegmentRetention
+
+
+@dataclass(frozen=True)
+class TinySegments:
+    """Many closed segments holding a batch or two each: the log rolls on nearly every append."""
+
+    closed_segments: int
+    median_batches: float
+    median_size: float
+    causes: tuple[tuple[str, int], ...]
+    """Roll causes among the closed segments, most frequent first."""
+    explanation: str
+
+
+@dataclass(frozen=True)
+class PartitionExplanation:
+    path: str
+    topic: str | None
+    partition: int | None
+    now: int
+    settings: Settings
+    log_start_offset: int
+    log_start_offset_source: str
+    log_end_offset: int
+    high_watermark: int
+    high_watermark_source: str
+    segments: tuple[SegmentExplanation, ...]
+    retention: RetentionExplanation
+    compaction: CompactionExplanation | None
+    tiny_segments: TinySegments | None
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    partitions: tuple[PartitionExplanation, ...]
+    skipped: tuple[str, ...]
+    """Partition directories with no segment to explain, and why."""
+
+
+def explain_paths(paths: list[str], layers: ConfigLayers, options: ExplainOptions) -> ExplainResult:
+    """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
+    settings."""
+    resolve_settings(layers, None)  # a bad --config fails before any partition is read
+    log_dirs, loose = discover(paths)
+    targets = [t.path for ld in log_dirs for t in ld.partitions] + [t.path for t in loose]
+    done: list[PartitionExplanation] = []
+    skipped: list[str] = []
+    seen: set[Path] = set()
+    for path in targets:
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
+        parsed = parse_partition_dir(path.name)
+        settings = resolve_settings(layers, parsed[0] if parsed else None)
+        try:
+            log = PartitionLog(path)
+        except InputError as e:
+            skipped.append(str(e))
+            continue
+        done.append(explain_partition(log, settings, options))
+    return ExplainResult(tuple(done), tuple(skipped))
+
+
+def _checkpoint(log: PartitionLog, name: str) -> int | None:
+    try:
+        return log.checkpointed(name)
+    except FormatError as e:
+        raise UnreadableInputError(e.path, e.position, e.reason) from None
+
+
+def explain_partition(
+    log: PartitionLog, settings: Settings, options: ExplainOptions
+) -> PartitionExplanation:
+    now = options.now
+    facts = [read_segment_facts(s, settings.segment_index_bytes) for s in log.segments]
+    log_end = facts[-1].next_offset
+    first_base = facts[0].base_offset
+    checkpointed_start = _checkpoint(log, LOG_START_OFFSET_CHECKPOINT)
+    if checkpointed_start is not None and checkpointed_start > first_base:
+        log_start, start_source = checkpointed_start, LOG_START_OFFSET_CHECKPOINT
+    else:
+        log_start, start_source = first_base, "the first segment's base offset"
+    high_watermark, hw_source = _high_watermark(log, log_start, log_end)
+    rolls = [
+        explain_roll(f, facts[i + 1], settings) if i + 1 < len(facts) else active_roll(f, settings)
+        for i, f in enumerate(facts)
+    ]
+    retention = explain_retention(facts, settings, now, log_start, log_end, high_watermark)
+    compaction = None
+    notes = [f.damage + ": kdump verify tells more" for f in facts if f.damage is not None]
+    notes += list(settings.notes)
+    if settings.compact:
+        txns = open_transactions(log, log_start, log_end, high_watermark)
+        lso = last_stable_offset(txns, high_watermark, log_start)
+        compaction = explain_compaction(
+            log, facts, settings, now, log_start, log_end, high_watermark, lso,
+            txns.transactions, _map_bytes(settings, options), options.deep,
+        )  # fmt: skip
+    parsed = parse_partition_dir(log.directory.name)
+    return PartitionExplanation(
+        path=str(log.directory),
+        topic=parsed[0] if parsed else None,
+        partition=parsed[1] if parsed else None,
+        now=now,
+        settings=settings,
+        log_start_offset=log_start,
+        log_start_offset_source=start_source,
+        log_end_offset=log_end,
+        high_watermark=high_watermark,
+        high_watermark_source=hw_source,
+        segments=tuple(
+            SegmentExplanation(f, r, s)
+            for f, r, s in zip(facts, rolls, retention.segments, strict=True)
+        ),
+        retention=retention,
+        compaction=compaction,
+        tiny_segments=_tiny_segments(facts, rolls, settings),
+        notes=tuple(notes),
+    )
+
+
+def _high_watermark(log: PartitionLog, log_start: int, log_end: int) -> tuple[int, str]:
+    """Partition.createLog: the checkpointed high watermark, clamped to [log start, log end]
+    (UnifiedLog.updateHighWatermark). Without a checkpoint entry kdump assumes the log is
+    fully replicated (a broker would start at the log start offset and catch up)."""
+    checkpointed = _checkpoint(log, REPLICATION_OFFSET_CHECKPOINT)
+    if checkpointed is None:
+        return log_end, f"no {REPLICATION_OFFSET_CHECKPOINT} entry: assumed the log end offset"
+    clamped = min(max(checkpointed, log_start), log_end)
+    source = REPLICATION_OFFSET_CHECKPOINT
+    if clamped != checkpointed:
+        source += f" ({checkpointed}, clamped to [log start, log end])"
+    return clamped, source
+
+
+def _map_bytes(settings: Settings, options: ExplainOptions) -> int:
+    memory = options.offset_map_bytes
+    if memory is None:
+        memory = settings.dedupe_buffer_bytes_per_thread
+    if (memory // BYTES_PER_ENTRY) * settings.dedupe_load_factor <= 1:
+        # the Cleaner's constructor refuses such a map
+        raise ConfigError(
+            f"offset map of {memory} bytes",
+            "offset map is too small to fit in even a single message, so log cleaning will "
+            "never make progress. You can increase log.cleaner.dedupe.buffer.size or decrease "
+            "log.cleaner.threads",
+        )
+    return memory
+
+
+def _tiny_segments(
+    facts: list[SegmentFacts], rolls: list[RollExplanation], settings: Settings
+) -> TinySegments | None:
+    closed = facts[:-1]
+    if len(closed) < TINY_MIN_SEGMENTS:
+        return None
+    median_batches = statistics.median(f.batches for f in closed)
+    if median_batches > TINY_MEDIAN_BATCHES:
+        return None
+    causes = Counter(c for r in rolls[:-1] for c in r.causes).most_common()
+    top = causes[0][0]
+    hints = {
+        "size": f"segment.bytes {settings.segment_bytes} holds only a batch or two",
+        "time": (
+            f"segment.ms {settings.max_segment_ms} ms is shorter than the time between batches"
+        ),
+        "offset_index_full": (
+            f"segment.index.bytes {settings.segment_index_bytes} leaves room for "
+            f"{offset_index_max_entries(settings.segment_index_bytes)} offset index entries"
+        ),
+        "time_index_full": (
+            f"segment.index.bytes {settings.segment_index_bytes} leaves room for "
+            f"{time_index_max_entries(settings.segment_index_bytes)} time index entries (one "
+            "kept for the closing entry)"
+        ),
+        "offset_overflow": "offsets jump by more than 2^31 between batches",
+        "unknown": "no rule explains it with today's settings: they changed since, or "
+        "something else rolls the log",
+    }
+    median_size = statistics.median(f.size for f in closed)
+    return TinySegments(
+        closed_segments=len(closed),
+        median_batches=median_batches,
+        median_size=median_size,
+        causes=tuple(causes),
+        explanation=(
+            f"{len(closed)} closed segments hold a median of {median_batches:g} batch(es), "
+            f"{median_size:g} bytes: the log rolls on nearly every append; mostly by "
+            f"{top}: {hints.get(top, top)}"
+        ),
+    )
