@@ -23,7 +23,7 @@ from kdump.explain.rolls import (
     time_index_max_entries,
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
-from kdump.explain.transactions import last_stable_offset, open_transactions
+from kdump.explain.transactions import open_transactions
 from kdump.lookup import LOG_START_OFFSET_CHECKPOINT, PartitionLog
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -141,11 +141,11 @@ def explain_partition(
     notes = [f.damage + ": kdump verify tells more" for f in facts if f.damage is not None]
     notes += list(settings.notes)
     if settings.compact:
-        txns = open_transactions(log, log_start, log_end, high_watermark)
-        lso = last_stable_offset(txns, high_watermark, log_start)
+        txns = open_transactions(log, now)
         compaction = explain_compaction(
-            log, facts, settings, now, log_start, log_end, high_watermark, lso,
-            txns.transactions, _map_bytes(settings, options), options.deep,
+            log, facts, settings, now, log_start, log_end, high_watermark,
+            txns.last_stable_offset, txns.transactions, _map_bytes(settings, options),
+            options.deep,
         )  # fmt: skip
     parsed = parse_partition_dir(log.directory.name)
     return PartitionExplanation(

@@ -147,6 +147,9 @@ class PartitionTxnReport:
     expired_producers: list[int]
     """Producers the broker's periodic check would expire at ``now`` (no open transaction)."""
     open_transactions: list[OpenTransaction]
+    unreplicated: list[CompletedTxn]
+    """Transactions whose marker lies at or above the high watermark: they still hold the
+    first unstable offset back (ProducerStateManager.unreplicatedTxns)."""
     aborted: list[AbortedRange]
     completed: dict[int, TxnCounts]
     blocked_records: int
@@ -329,6 +332,7 @@ def analyze_partition(
             if e.is_expired(options.now, options.producer_id_expiration_ms)
         ],
         open_transactions=open_txns,
+        unreplicated=sorted(state.unreplicated_txns.values(), key=lambda t: t.first_offset),
         aborted=aborted,
         completed={
             pid: counts
