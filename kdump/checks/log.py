@@ -168,14 +168,20 @@ def scan_log(
     has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
     for run in walk:
         flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
-        for i in flags.flagged:
-            _attend(st, run, i, prev_last if i == 0 and has_prev else None, epoch)
+        carried = prev_last if has_prev else None
+        if options.deep:
+            # findings in batch order whatever the runs' bounds: a batch's own, then its records'
+            flagged = set(flags.flagged)
+            for i in range(run.n):
+                if i in flagged:
+                    _attend(st, run, i, carried, epoch)
+                _deep_checks(st, log, run.batch(i), options)
+        else:
+            for i in flags.flagged:
+                _attend(st, run, i, carried, epoch)
         scan.gaps += flags.gaps
         st.first_gap = st.first_gap or flags.first_gap
         scan.take(run)
-        if options.deep:
-            for i in range(run.n):
-                _deep_checks(st, log, run.batch(i), options)
         has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
     stop = walk.stop
     assert stop is not None
