@@ -22,7 +22,6 @@ import os
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import cached_property
 from pathlib import Path
@@ -38,7 +37,6 @@ from kdump.format.timeindex import TimeIndex, TimestampOffset
 from kdump.segment import FileRecords, LogSegment, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
 
@@ -675,32 +673,3 @@ def lookup_timestamp(log: PartitionLog, timestamp: int) -> Lookup:
         outcome = Outcome.FOUND if found.answer is not None else Outcome.NO_OFFSET
         return trail.finish(outcome, found)
     return trail.finish(Outcome.NO_OFFSET)
-
-
-def parse_timestamp(text: str) -> int:
-    """Epoch milliseconds, or ISO-8601 with a zone (``2023-11-14T22:13:20.005Z``, ``+02:00``).
-
-    Raises ValueError with the reason. Negative numbers are refused: ListOffsets reads them as
-    special queries (-1 latest, -2 earliest, -3 max timestamp), not as times.
-    """
-    stripped = text.strip()
-    if stripped.lstrip("-").isdigit():
-        value = int(stripped)
-        if value < 0:
-            raise ValueError(
-                f"{text}: negative timestamps are ListOffsets' special queries "
-                "(-1 latest, -2 earliest), not times"
-            )
-        return value
-    try:
-        moment = datetime.fromisoformat(stripped)
-    except ValueError:
-        raise ValueError(
-            f"{text}: not epoch milliseconds nor an ISO-8601 date-time with a zone"
-        ) from None
-    if moment.tzinfo is None:
-        raise ValueError(f"{text}: an ISO-8601 time needs a zone (Z or +HH:MM)")
-    millis = (moment - EPOCH) // timedelta(milliseconds=1)
-    if millis < 0:
-        raise ValueError(f"{text}: before 1970, a negative timestamp")
-    return millis

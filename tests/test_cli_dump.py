@@ -328,7 +328,7 @@ def test_version_and_help() -> None:
         "--skip-record-metadata", "--key-decoder-class", "--value-decoder-class",
     ):  # fmt: skip
         assert option in helped.stdout
-    assert "--traceback" not in helped.stdout
+    assert "--traceback" in helped.stdout  # a real, documented option (issue 13)
 
 
 def test_no_files_prints_help_and_fails() -> None:

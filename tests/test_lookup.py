@@ -31,11 +31,11 @@ from kdump.lookup import (
     floor_time_entry,
     lookup_offset,
     lookup_timestamp,
-    parse_timestamp,
     search_index,
     translate_offset,
 )
 from kdump.segment import FileRecords, list_segments, open_offset_index, open_time_index
+from kdump.units import parse_timestamp
 
 ORACLE_DIRS = sorted(oracle_manifest()["directories"])
 GENERATED_DIRS = sorted(p.name for p in GENERATED.iterdir() if p.is_dir())

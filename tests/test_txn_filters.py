@@ -13,8 +13,8 @@ from test_repair_support import run_kdump
 from txnlog import PartitionWriter
 
 from kdump.format.filters import BatchFilter, Range, parse_range
-from kdump.lookup import parse_timestamp
 from kdump.segment import FileRecords
+from kdump.units import parse_timestamp
 
 T0 = 1_700_000_000_000
 

@@ -1,1 +1,15 @@
-"""Click commands beyond dump, one module each; cli.py registers them."""
+"""kdump's commands, one module each, registered in one table and loaded only when used, so a
+run imports what its own command needs and nothing more (start-up stays short)."""
+
+COMMANDS: dict[str, str] = {
+    "dump": "kdump.commands.dump:dump",
+    "explain": "kdump.commands.explain:explain",
+    "lookup": "kdump.commands.lookup:lookup",
+    "rebuild-index": "kdump.commands.repair:rebuild_index",
+    "recover": "kdump.commands.repair:recover",
+    "spark": "kdump.commands.spark:spark",
+    "trim-index": "kdump.commands.repair:trim_index",
+    "txn": "kdump.commands.txn:txn",
+    "verify": "kdump.commands.verify:verify",
+}
+"""Command name -> "module:attribute" of its click command."""

@@ -16,8 +16,8 @@ from kdump.config import (
 )
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
-from kdump.lookup import parse_timestamp
 from kdump.render.explain import render_json, render_text
+from kdump.units import parse_timestamp
 
 
 def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
@@ -115,6 +115,3 @@ def explain(
         render_text(result, out, out.isatty())
     out.flush()
     ctx.exit(ExitCode.OK)
-
-
-COMMANDS: list[click.Command] = [explain]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.format.filters import BatchFilter, Range, parse_range
-from kdump.lookup import parse_timestamp
+from kdump.commands.common import apply
+
+if TYPE_CHECKING:
+    from kdump.format.filters import BatchFilter, Range
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -17,6 +19,8 @@ def _range(parse_bound: Callable[[str], int]) -> Callable[..., Range | None]:
     def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Range | None:
         if value is None:
             return None
+        from kdump.format.filters import parse_range
+
         try:
             return parse_range(value, parse_bound)
         except ValueError as e:
@@ -30,6 +34,12 @@ def _offset(text: str) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"{text}: not an offset") from None
+
+
+def _timestamp(text: str) -> int:
+    from kdump.units import parse_timestamp
+
+    return parse_timestamp(text)
 
 
 def filter_options(f: F) -> F:
@@ -56,17 +66,17 @@ def filter_options(f: F) -> F:
             "--time-range",
             metavar="T1:T2",
             default=None,
-            callback=_range(parse_timestamp),
+            callback=_range(_timestamp),
             help="Only batches with timestamps in T1..T2 (epoch ms or ISO-8601 with a zone).",
         ),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+    return apply(f, options)
 
 
 def batch_filter(kw: dict[str, Any]) -> BatchFilter:
     """The filter the options above describe."""
+    from kdump.format.filters import BatchFilter
+
     return BatchFilter(
         producer_id=kw["producer_id"],
         producer_epoch=kw["producer_epoch"],

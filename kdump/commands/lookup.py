@@ -8,10 +8,11 @@ import click
 from rich.console import Console
 
 from kdump.errors import ExitCode
-from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp, parse_timestamp
+from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json
 from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
+from kdump.units import parse_timestamp
 
 PIPE_WIDTH = 120
 """Width of the --explain tables when stdout is not a terminal (a terminal gives its own)."""
@@ -83,6 +84,3 @@ def lookup(
         for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
             click.echo(line)
     ctx.exit(ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS)
-
-
-COMMANDS: list[click.Command] = [lookup]

@@ -145,6 +145,3 @@ def recover(
     bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the indexes, trim."""
     config = IndexConfig(index_interval_bytes, max_index_size)
     _run(ctx, paths, lambda t: plan_recover(t, config), config, **kw)
-
-
-COMMANDS = [rebuild_index, trim_index, recover]

@@ -204,6 +204,3 @@ def export_command(
         f"in {output}/{FINDINGS_DIR}"
     )
     ctx.exit(exit_code(checked, fail_on))
-
-
-COMMANDS = [spark]

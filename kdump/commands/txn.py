@@ -11,10 +11,10 @@ import click
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.verify import progress_bar
 from kdump.errors import ExitCode
-from kdump.lookup import parse_timestamp
 from kdump.render.txn import render_json, render_text
 from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
 from kdump.txn.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
+from kdump.units import parse_timestamp
 
 EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
 
@@ -116,6 +116,3 @@ def txn(
         render_text(result, out, out.isatty())
     out.flush()
     ctx.exit(EXIT_CODES[result.status()])
-
-
-COMMANDS = [txn]

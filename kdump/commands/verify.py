@@ -137,6 +137,3 @@ def verify(
         result = verify_paths(list(paths), options, on_partition)
     print_result(result, fmt, quiet)
     ctx.exit(exit_code(result, fail_on))
-
-
-COMMANDS = [verify]

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 from kdump.config import Settings
 from kdump.errors import FormatError, UnreadableInputError
-from kdump.explain.evidence import duration
 from kdump.explain.offset_map import (
     BYTES_PER_ENTRY,
     ExactOffsetMap,
@@ -40,6 +39,7 @@ from kdump.format.batch import RECORD_BATCH_OVERHEAD, Batch
 from kdump.format.records import ABORT, COMMIT, control_record_key
 from kdump.format.txnindex import AbortedTxn
 from kdump.lookup import PartitionLog
+from kdump.units import duration
 
 LONG_MAX = (1 << 63) - 1
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"

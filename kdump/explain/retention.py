@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kdump.config import Settings
-from kdump.explain.evidence import YEAR_9999_MS, at, duration
 from kdump.explain.segments import SegmentFacts
+from kdump.units import YEAR_9999_MS, at, duration
 
 LOG_START_OFFSET = "log_start_offset"
 SIZE = "size"

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
 from kdump.errors import FormatError
-from kdump.explain.evidence import YEAR_9999_MS, at
 from kdump.format.batch import DELETE_HORIZON_BIT, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, flag_batches
 from kdump.lookup import FILE_MTIME, LargestTimestamp, SegmentFiles
+from kdump.units import YEAR_9999_MS, at
 
 VERIFY_BATCHES = 1_000_000
 """Segments up to this many batches get kdump verify's time index checks as evidence."""

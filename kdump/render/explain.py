@@ -18,7 +18,7 @@ from kdump.explain import (
     RetentionExplanation,
     SegmentExplanation,
 )
-from kdump.explain.evidence import at, duration
+from kdump.units import at, duration
 
 PIPE_WIDTH = 200
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from typing import IO
 
 from rich import box
@@ -13,17 +12,9 @@ from rich.table import Table
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
+from kdump.units import at
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-
-
-def iso(ms: int | None) -> str:
-    if ms is None or ms < 0:
-        return "-"
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
 
 
 def _or_dash(value: object) -> str:
@@ -50,8 +41,8 @@ def summary_table(result: VerifyResult, terminal: bool) -> Table:
             str(s.batches),
             _or_dash(s.records),
             offsets,
-            iso(s.first_timestamp),
-            iso(s.last_timestamp),
+            at(s.first_timestamp),
+            at(s.last_timestamp),
             str(s.errors),
             str(s.warnings),
             str(s.infos),

@@ -7,7 +7,6 @@ milliseconds.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import IO, Any
 
 from rich import box
@@ -26,30 +25,10 @@ from kdump.txn.analysis import (
 )
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
 from kdump.txn.producer_state import ProducerStateEntry
+from kdump.units import at, duration
 
 TEXT_ROWS = 50
 """Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""
-
-
-def iso_ms(ms: int | None) -> str:
-    """``1700000001446 (2023-11-14T22:13:21.446Z)``; ``-`` for none."""
-    if ms is None or ms < 0:
-        return "-"
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return f"{ms} ({moment.strftime('%Y-%m-%dT%H:%M:%S')}.{ms % 1000:03d}Z)"
-
-
-def duration(ms: int) -> str:
-    sign, ms = ("-", -ms) if ms < 0 else ("", ms)
-    seconds = ms // 1000
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{hours:02d}:{minutes:02d}:{secs:02d}"
-    return f"{sign}{days}d {text}" if days else f"{sign}{text}"
 
 
 def _dash(value: object) -> str:
@@ -82,7 +61,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
 
     options = result.options
     say(
-        f"now {iso_ms(options.now)}; transaction timeout {options.transaction_max_timeout_ms} ms "
+        f"now {at(options.now)}; transaction timeout {options.transaction_max_timeout_ms} ms "
         f"({duration(options.transaction_max_timeout_ms)})"
     )
     for report in result.partitions:
@@ -204,7 +183,7 @@ def _producers_table(
             str(e.last_sequence),
             str(e.last_offset),
             str(e.offset_delta),
-            iso_ms(e.last_timestamp),
+            at(e.last_timestamp),
             str(e.coordinator_epoch),
             _dash(e.current_txn_first_offset),
         )
@@ -232,8 +211,8 @@ def _open_table(txns: list[OpenTransaction], style: box.Box) -> Table:
             str(t.producer_epoch),
             str(t.first_offset),
             str(t.last_offset),
-            iso_ms(t.first_timestamp),
-            iso_ms(t.last_timestamp),
+            at(t.first_timestamp),
+            at(t.last_timestamp),
             duration(t.age_ms),
             "HANGING" if t.hanging else "no",
             _dash(t.transactional_id),
@@ -298,7 +277,7 @@ def _coordinator_row(t: TransactionMetadata, view: CoordinatorView) -> list[str]
         t.state,
         ", ".join(f"{topic}-{p}" for topic, p in t.topic_partitions) or "-",
         str(t.txn_timeout_ms),
-        iso_ms(t.txn_last_update_timestamp),
+        at(t.txn_last_update_timestamp),
         f"{t.partition} (hash: {view.partition_for(t.transactional_id)})",
     ]
 

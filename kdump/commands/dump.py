@@ -1,0 +1,247 @@
+"""``kdump dump FILE...`` and ``kdump --files A,B``: segment files as kafka-dump-log.sh prints
+them, or as JSON Lines."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from kdump.commands.common import Output, apply, format_option, pipe_safe
+from kdump.commands.filters import batch_filter, filter_options
+from kdump.errors import ExitCode
+from kdump.releases import LATEST, RELEASES
+
+if TYPE_CHECKING:
+    from kdump.render.describe import Decoder
+    from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, Line
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INT32_MAX = 2**31 - 1
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+"""kafka-dump-log.sh's --max-message-size."""
+DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
+"""kdump's own bound on a decompressed batch (kdump.format.compression checks it)."""
+
+DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
+    ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
+    ("transaction-log", "Decode __transaction_state records as JSON. Implies --print-data-log."),
+    ("cluster-metadata", "Decode KRaft metadata logs and snapshots. Implies --print-data-log."),
+    (
+        "remote-log-metadata",
+        "Decode __remote_log_metadata records (tiered storage). Implies --print-data-log.",
+    ),
+    (
+        "share-group-state",
+        "Decode __share_group_state records as JSON. Implies --print-data-log.",
+    ),
+)
+
+
+_DUMP_OPTIONS = [
+    click.option("--print-data-log", is_flag=True, help="Print keys and values (deep)."),
+    click.option("--deep-iteration", is_flag=True, help="Decode every record."),
+    click.option("--verify-index-only", is_flag=True, help="Check index entries, print none."),
+    click.option(
+        "--index-sanity-check",
+        is_flag=True,
+        help="Run the broker's startup index check.",
+    ),
+    click.option(
+        "--max-message-size",
+        type=click.IntRange(min=0),
+        default=DEFAULT_MAX_MESSAGE_SIZE,
+        show_default=True,
+        help="Largest batch an index entry may point at.",
+    ),
+    click.option(
+        "--max-bytes",
+        type=click.IntRange(min=0),
+        default=INT32_MAX,
+        show_default=True,
+        help="Read at most this many bytes of each .log.",
+    ),
+    click.option(
+        "--max-batch-bytes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_BATCH_BYTES,
+        show_default=True,
+        help="Largest decompressed batch accepted.",
+    ),
+    click.option(
+        "--skip-record-metadata",
+        is_flag=True,
+        help="Omit record metadata in deep output.",
+    ),
+    click.option(
+        "--key-decoder-class",
+        "--key-decoder",
+        "key_decoder",
+        default=None,
+        help="string (Kafka's StringDecoder), hex, base64, schema-registry, "
+        "module:function or a kdump.decoders plugin. Implies --print-data-log.",
+    ),
+    click.option(
+        "--value-decoder-class",
+        "--value-decoder",
+        "value_decoder",
+        default=None,
+        help="As --key-decoder-class, for values. Implies --print-data-log.",
+    ),
+    click.option(
+        "--schema-dir",
+        type=click.Path(file_okay=False, exists=True),
+        default=None,
+        help="schema-registry decoder: <id>.avsc, <id>.proto or <id>.json schema files.",
+    ),
+    click.option(
+        "--schema-registry-url",
+        default=None,
+        help="schema-registry decoder: fetch GET <url>/schemas/ids/<id> (once per id).",
+    ),
+    *(click.option(f"--{name}-decoder", is_flag=True, help=what) for name, what in DECODER_OPTIONS),
+    click.option(
+        "--kafka-release",
+        type=click.Choice(RELEASES),
+        default=str(LATEST),
+        show_default=True,
+        help="Print as this Kafka release's kafka-dump-log.sh prints, where releases differ.",
+    ),
+]
+
+
+def dump_options(f: F) -> F:
+    """kafka-dump-log.sh's options, shared by ``kdump --files`` and ``kdump dump``."""
+    return filter_options(apply(f, _DUMP_OPTIONS))
+
+
+def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
+    from kdump.decoders import DecoderLoadError, load_decoder
+
+    try:
+        return load_decoder("string" if value is None else value, schemas)
+    except DecoderLoadError as e:
+        raise click.BadParameter(str(e), param_hint=option) from None
+
+
+def dump_settings(**kw: Any) -> DumpOptions:
+    """The DumpOptions the options above describe."""
+    from kdump.decoders import SchemaSource
+    from kdump.format.internal import message_parser
+    from kdump.releases import Release
+    from kdump.render.dumplog import DumpOptions
+
+    release = Release.parse(kw["kafka_release"])
+    parser = next(
+        (
+            message_parser(name, release)
+            for name, _ in DECODER_OPTIONS
+            if kw[f"{name.replace('-', '_')}_decoder"]
+        ),
+        None,
+    )
+    schemas = None
+    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
+        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
+    decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
+    return DumpOptions(
+        print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
+        deep_iteration=kw["deep_iteration"],
+        verify_index_only=kw["verify_index_only"],
+        index_sanity_check=kw["index_sanity_check"],
+        max_message_size=kw["max_message_size"],
+        max_bytes=kw["max_bytes"],
+        max_batch_bytes=kw["max_batch_bytes"],
+        skip_record_metadata=kw["skip_record_metadata"],
+        key_decoder=_decoder(kw["key_decoder"], "--key-decoder-class", schemas),
+        value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
+        message_parser=parser,
+        release=release,
+        batch_filter=batch_filter(kw),
+    )
+
+
+def write_lines(lines: Iterator[Line | Chunk]) -> None:
+    """The text dump on standard output and standard error, in the order produced."""
+    from kdump.render.dumplog import ERR, Chunk
+
+    with pipe_safe():
+        out = Output()
+        for item in lines:
+            if isinstance(item, Chunk):
+                out.data(item.data)
+            elif item.stream == ERR:
+                out.error(item.text)
+            else:
+                out.line(item.text)
+        out.flush()
+
+
+def dump_exit(problems: DumpProblems) -> int:
+    if problems.unreadable:
+        return ExitCode.BAD_INPUT
+    return ExitCode.ERRORS if problems.found else ExitCode.OK
+
+
+def run_files(paths: list[str], kw: dict[str, Any]) -> int:
+    """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
+    from kdump.render.dumplog import DumpProblems, dump_files
+
+    problems = DumpProblems()
+    write_lines(dump_files(paths, dump_settings(**kw), problems))
+    return dump_exit(problems)
+
+
+def _expand(patterns: tuple[str, ...]) -> list[str]:
+    paths: list[str] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
+        for path in matches:
+            if os.path.isdir(path):
+                paths.extend(sorted(str(p) for p in _segment_files(path)))
+            else:
+                paths.append(path)
+    return paths
+
+
+def _segment_files(directory: str) -> list[str]:
+    suffixes = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
+    return [
+        os.path.join(directory, name)
+        for name in sorted(os.listdir(directory))
+        if name.endswith(suffixes)
+    ]
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@format_option("text", "jsonl")
+@dump_options
+@click.pass_context
+def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> None:
+    """Dump segment files (globs and partition directories welcome)."""
+    from kdump.render.dumplog import DumpProblems, dump_files
+    from kdump.render.jsonl import dump_file_objects, to_json
+
+    paths = _expand(files)
+    opts = dump_settings(**kw)
+    problems = DumpProblems()
+    if fmt == "text":
+        write_lines(dump_files(paths, opts, problems))
+    else:
+        with pipe_safe():
+            out = Output()
+            for path in paths:
+                for obj in dump_file_objects(path, opts, problems):
+                    if isinstance(obj, bytes):
+                        out.data(obj)
+                    else:
+                        out.line(to_json(obj))
+            out.flush()
+    ctx.exit(dump_exit(problems))

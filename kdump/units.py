@@ -1,0 +1,86 @@
+"""Times and sizes as people give them to kdump and read them from it.
+
+In: a time is epoch milliseconds or ISO-8601 with a zone (``parse_timestamp``). Out, in text
+meant for people: epoch milliseconds beside their UTC ISO-8601 (``at``), sizes in binary units
+beside the byte count (``size``); machine formats (JSON, metrics) keep the plain numbers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+YEAR_9999_MS = 253402300799999
+"""The last millisecond ISO-8601 can write; later times are "never" to an operator."""
+
+
+def parse_timestamp(text: str) -> int:
+    """Epoch milliseconds, or ISO-8601 with a zone (``2023-11-14T22:13:20.005Z``, ``+02:00``).
+
+    Raises ValueError with the reason. Negative numbers are refused: ListOffsets reads them as
+    special queries (-1 latest, -2 earliest, -3 max timestamp), not as times.
+    """
+    stripped = text.strip()
+    if stripped.lstrip("-").isdigit():
+        value = int(stripped)
+        if value < 0:
+            raise ValueError(
+                f"{text}: negative timestamps are ListOffsets' special queries "
+                "(-1 latest, -2 earliest), not times"
+            )
+        return value
+    try:
+        moment = datetime.fromisoformat(stripped)
+    except ValueError:
+        raise ValueError(
+            f"{text}: not epoch milliseconds nor an ISO-8601 date-time with a zone"
+        ) from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{text}: an ISO-8601 time needs a zone (Z or +HH:MM)")
+    millis = (moment - EPOCH) // timedelta(milliseconds=1)
+    if millis < 0:
+        raise ValueError(f"{text}: before 1970, a negative timestamp")
+    return millis
+
+
+def iso(ms: int) -> str:
+    """``2023-11-14T22:13:20.000Z``; out-of-range values as the plain number."""
+    if not 0 <= ms <= YEAR_9999_MS:
+        return str(ms)
+    moment = EPOCH + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def at(ms: int | None) -> str:
+    """A timestamp for people: ``1700000000000 (2023-11-14T22:13:20.000Z)``; ``-`` for none
+    (None, or a negative one: Kafka's -1 is "no timestamp")."""
+    if ms is None or ms < 0:
+        return "-"
+    if not 0 <= ms <= YEAR_9999_MS:
+        return str(ms)
+    return f"{ms} ({iso(ms)})"
+
+
+def duration(ms: int) -> str:
+    """``90061000 ms (1d 1h 1m 1s)``: milliseconds with a rough human reading."""
+    if ms < 1000:
+        return f"{ms} ms"
+    rest, parts = abs(ms) // 1000, []
+    for unit, seconds in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if rest >= seconds:
+            parts.append(f"{rest // seconds}{unit}")
+            rest %= seconds
+    sign = "-" if ms < 0 else ""
+    return f"{ms} ms ({sign}{' '.join(parts[:2])})"
+
+
+def size(n: int) -> str:
+    """``1.0 GiB``: a byte count in binary units (bytes below 1 KiB)."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        value /= 1024
+        if value < 1024 or unit == "PiB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
