@@ -4,10 +4,10 @@ cleaner does or does not clean; settings from options, server.properties or desc
 from __future__ import annotations
 
 import sys
-import time
 
 import click
 
+from kdump.commands.common import format_option, now_option
 from kdump.config import (
     ConfigLayers,
     parse_config_option,
@@ -17,16 +17,6 @@ from kdump.config import (
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
 from kdump.render.explain import render_json, render_text
-from kdump.units import parse_timestamp
-
-
-def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
-    if value is None:
-        return time.time_ns() // 1_000_000
-    try:
-        return parse_timestamp(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
 
 
 @click.command("explain")
@@ -51,19 +41,8 @@ def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
     default=None,
     help="Output of kafka-configs.sh --describe --all (topics, several welcome) saved to a file.",
 )
-@click.option(
-    "--now",
-    callback=_now,
-    default=None,
-    help="The broker's clock: epoch ms or ISO-8601 with a zone (default: this machine's).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-)
+@now_option
+@format_option("text", "json")
 @click.option(
     "--deep",
     is_flag=True,

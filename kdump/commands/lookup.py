@@ -7,43 +7,25 @@ import sys
 import click
 from rich.console import Console
 
+from kdump.commands.common import format_option, timestamp_option
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json
 from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
-from kdump.units import parse_timestamp
 
 PIPE_WIDTH = 120
 """Width of the --explain tables when stdout is not a terminal (a terminal gives its own)."""
 
 
-def _timestamp(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return parse_timestamp(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
-
-
 @click.command("lookup")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--offset", type=int, default=None, help="Find the record at this offset.")
-@click.option(
+@timestamp_option(
     "--timestamp",
-    callback=_timestamp,
-    default=None,
     help="Find what ListOffsets answers for this time: epoch ms or ISO-8601 with a zone.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Dump-style lines, or one JSON object (always with every step).",
-)
+@format_option("text", "json")
 @click.option("--explain", is_flag=True, help="Show each step as a table (text format).")
 @click.option("--print-data-log", is_flag=True, help="Print the record's key and value.")
 @click.pass_context

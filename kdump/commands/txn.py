@@ -3,46 +3,25 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import click
 
+from kdump.commands.common import format_option, now_option
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.verify import progress_bar
 from kdump.errors import ExitCode
 from kdump.render.txn import render_json, render_text
 from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
 from kdump.txn.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
-from kdump.units import parse_timestamp
 
 EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
 
 
-def _now(ctx: click.Context, param: click.Parameter, value: str | None) -> int:
-    if value is None:
-        return int(time.time() * 1000)
-    try:
-        return parse_timestamp(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
-
-
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--now",
-    default=None,
-    callback=_now,
-    help="Measure ages at this time (epoch ms or ISO-8601 with a zone) [default: the clock].",
-)
+@format_option("text", "json")
+@now_option
 @click.option(
     "--transaction-max-timeout-ms",
     type=click.IntRange(min=1),
