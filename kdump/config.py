@@ -43,8 +43,8 @@ class ConfigError(KdumpError):
     """A setting Kafka would refuse, or a settings file kdump cannot read (exit code 3)."""
 
     def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
-        self.where, self.reason = where, message
+        super().__init__(message, where)
+        self.where = where
 
 
 class ConfigType(str, Enum):

@@ -1,4 +1,5 @@
-"""The one family of exceptions kdump raises; every one names a file and a byte position."""
+"""The one family of exceptions kdump raises: each says why, and names the file and the byte
+position where a file is at fault."""
 
 from __future__ import annotations
 
@@ -15,19 +16,43 @@ class ExitCode(IntEnum):
 
 
 class KdumpError(Exception):
-    """Base of every error kdump raises on purpose."""
+    """Base of every error kdump raises on purpose: why (``reason``), and where when a file is
+    at fault (``path``, and ``position``, the byte in it, when there is one). Prints as
+    ``path:position: reason``."""
 
     exit_code = ExitCode.BAD_INPUT
+
+    def __init__(self, reason: str, path: str | None = None, position: int | None = None) -> None:
+        self.reason, self.path, self.position = reason, path, position
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.path is None:
+            return self.reason
+        where = self.path if self.position is None else f"{self.path}:{self.position}"
+        return f"{where}: {self.reason}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled whole (the fields, not the constructor's arguments): errors cross --jobs
+        return (_restore, (type(self), self.__dict__))
+
+
+def _restore(cls: type[KdumpError], state: dict[str, object]) -> KdumpError:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    Exception.__init__(error, str(error))
+    return error
 
 
 class FormatError(KdumpError):
     """Bytes that do not parse as what the file claims to be."""
 
     exit_code = ExitCode.ERRORS
+    path: str
+    position: int
 
     def __init__(self, path: str, position: int, message: str) -> None:
-        super().__init__(f"{path}:{position}: {message}")
-        self.path, self.position, self.reason = path, position, message
+        super().__init__(message, path, position)
 
 
 class CorruptBatchError(FormatError):
@@ -53,9 +78,10 @@ class CorruptIndexError(FormatError):
 class InputError(KdumpError):
     """A path that cannot be read, or is not a Kafka file or directory."""
 
+    path: str
+
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path, self.reason = path, message
+        super().__init__(message, path)
 
 
 class UnreadableInputError(FormatError):
@@ -63,3 +89,10 @@ class UnreadableInputError(FormatError):
     input, exit code 3, still naming the file and byte position."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+def as_kdump_error(error: KdumpError | OSError, path: str) -> KdumpError:
+    """An OSError met reading ``path``, as the InputError it is (kdump's errors as they are)."""
+    if isinstance(error, KdumpError):
+        return error
+    return InputError(error.filename or path, error.strerror or str(error))

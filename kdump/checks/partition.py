@@ -16,7 +16,7 @@ from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot, check_txn_index
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     PARTITION_METADATA,
@@ -229,7 +229,7 @@ def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: Findi
     try:
         entries = read_leader_epoch_checkpoint(_read_small(path), str(path))
     except KdumpError as e:
-        reason = getattr(e, "reason", str(e))
+        reason = e.reason
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, str(path), reason))
         return
     for problem in leader_epoch_problems(entries, _observed_epochs(scans)):
@@ -286,10 +286,112 @@ def _check_partition_metadata(directory: Path, sink: FindingSink) -> None:
                 "PARTITION_METADATA_CORRUPT",
                 Severity.WARNING,
                 str(path),
-                f"{getattr(e, 'reason', e)}; the broker refuses to load a partition whose "
-                "topic id it cannot read",
+                f"{e.reason}; the broker refuses to load a partition whose topic id it cannot read",
             )
         )
+
+
+@dataclass(frozen=True)
+class SegmentWork:
+    """One segment's own checks, as a piece of work another process can do (plain data)."""
+
+    directory: str
+    base_offset: int
+    is_active: bool
+    size: int
+    """Bytes of its .log: big pieces of work start first."""
+
+
+@dataclass
+class SegmentOutcome:
+    base_offset: int
+    scan: LogScan | None
+    """None: no .log, or it could not be read (``unread``)."""
+    unread: bool
+    sink: FindingSink
+
+
+def check_segment_work(work: SegmentWork, options: VerifyOptions) -> SegmentOutcome:
+    """The log, index, time index and txn index checks of one segment."""
+    segment = LogSegment(Path(work.directory), work.base_offset)
+    sink = FindingSink(options.max_findings_per_code)
+    try:
+        scan = _check_segment(segment, options, work.is_active, sink)
+    except (KdumpError, OSError) as e:
+        error = as_kdump_error(e, work.directory)
+        sink.add(
+            Finding("FILE_UNREADABLE", Severity.ERROR, error.path or work.directory, error.reason)
+        )
+        return SegmentOutcome(work.base_offset, None, True, sink)
+    if scan is not None:
+        scan.gather = None  # done with: the rows need not travel back
+    return SegmentOutcome(work.base_offset, scan, False, sink)
+
+
+@dataclass
+class PartitionWork:
+    """A partition's segments to check, or why they cannot be listed."""
+
+    directory: Path
+    only: set[int] | None
+    segments: list[LogSegment]
+    work: list[SegmentWork]
+    unlisted: Finding | None = None
+
+
+def plan_partition(directory: str | os.PathLike[str], only: set[int] | None) -> PartitionWork:
+    """The segment checks one partition needs (``only``: just these segments)."""
+    d = Path(directory)
+    try:
+        segments = list_segments(d)
+    except OSError as e:
+        finding = Finding("FILE_UNREADABLE", Severity.ERROR, str(d), e.strerror or str(e))
+        return PartitionWork(d, only, [], [], finding)
+    active = segments[-1].base_offset if segments else None
+    work = [
+        SegmentWork(str(d), seg.base_offset, seg.base_offset == active, _log_size(seg))
+        for seg in segments
+        if only is None or seg.base_offset in only
+    ]
+    return PartitionWork(d, only, segments, work)
+
+
+def _log_size(segment: LogSegment) -> int:
+    try:
+        return segment.log_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def finish_partition(
+    plan: PartitionWork, outcomes: list[SegmentOutcome], options: VerifyOptions
+) -> PartitionReport:
+    """The partition's report from its segments' outcomes (in segment order) and the checks
+    that hold across segments."""
+    d = plan.directory
+    sink = FindingSink(options.max_findings_per_code)
+    if plan.unlisted is not None:
+        sink.add(plan.unlisted)
+        findings = sink.close()
+        return PartitionReport(str(d), findings, _summarise(d, [], {}, findings, options))
+    scans: dict[int, LogScan] = {}
+    unread: set[int] = set()
+    for outcome in outcomes:
+        sink.absorb(outcome.sink)
+        if outcome.unread:
+            unread.add(outcome.base_offset)
+        elif outcome.scan is not None:
+            scans[outcome.base_offset] = outcome.scan
+    if plan.only is None:
+        for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
+            check_snapshot(str(snapshot), sink)
+        _check_segment_order(plan.segments, scans, sink, unread)
+        _check_leftovers(d, sink)
+        _check_leader_epochs(d, scans, sink)
+        _check_partition_metadata(d, sink)
+    findings = sink.close()
+    summary = _summarise(d, plan.segments, scans, findings, options)
+    return PartitionReport(str(d), findings, summary)
 
 
 def verify_partition(
@@ -298,39 +400,9 @@ def verify_partition(
     only: set[int] | None = None,
 ) -> PartitionReport:
     """Every check of one partition directory (``only``: just these segments' own checks)."""
-    d = Path(directory)
-    sink = FindingSink(options.max_findings_per_code)
-    try:
-        segments = list_segments(d)
-    except OSError as e:
-        sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(d), e.strerror or str(e)))
-        return PartitionReport(str(d), sink.close(), _summarise(d, [], {}, sink.close(), options))
-    active = segments[-1].base_offset if segments else None
-    scans: dict[int, LogScan] = {}
-    unread: set[int] = set()
-    for seg in segments:
-        if only is not None and seg.base_offset not in only:
-            continue
-        try:
-            scan = _check_segment(seg, options, seg.base_offset == active, sink)
-        except (KdumpError, OSError) as e:
-            path = getattr(e, "path", None) or getattr(e, "filename", None) or str(d)
-            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
-            sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(path), reason))
-            unread.add(seg.base_offset)
-            continue
-        if scan is not None:
-            scans[seg.base_offset] = scan
-    if only is None:
-        for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
-            check_snapshot(str(snapshot), sink)
-        _check_segment_order(segments, scans, sink, unread)
-        _check_leftovers(d, sink)
-        _check_leader_epochs(d, scans, sink)
-        _check_partition_metadata(d, sink)
-    findings = sink.close()
-    summary = _summarise(d, segments, scans, findings, options)
-    return PartitionReport(str(d), findings, summary)
+    plan = plan_partition(directory, only)
+    outcomes = [check_segment_work(w, options) for w in plan.work]
+    return finish_partition(plan, outcomes, options)
 
 
 def _summarise(

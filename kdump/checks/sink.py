@@ -21,6 +21,14 @@ class FindingSink:
             self.findings.append(finding)
             self._first.setdefault(key, finding)
 
+    def absorb(self, other: FindingSink) -> None:
+        """Take in what another sink collected (a segment checked in another process), as if
+        its findings had been added here, in order."""
+        for finding in other.findings:
+            self.add(finding)
+        for key, count in other._counts.items():
+            self._counts[key] += count - min(count, other.cap)  # the ones it left out
+
     def close(self) -> list[Finding]:
         """The findings, plus one per capped code saying how many more there were."""
         out = list(self.findings)

@@ -90,8 +90,7 @@ def check_snapshot(path: str, sink: FindingSink) -> None:
                 "SNAPSHOT_CORRUPT",
                 Severity.WARNING,
                 path,
-                f"{getattr(e, 'reason', e)}; the broker discards it and rebuilds producer "
-                "state from the log",
-                position=getattr(e, "position", None),
+                f"{e.reason}; the broker discards it and rebuilds producer state from the log",
+                position=e.position,
             )
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +17,21 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionReport,
+    check_segment_work,
+    finish_partition,
     parse_partition_dir,
+    plan_partition,
     verify_partition,
     verify_segment,
 )
-from kdump.errors import InputError, KdumpError
+from kdump.errors import InputError, KdumpError, as_kdump_error
 from kdump.format.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
 )
 from kdump.format.textfiles import read_offset_checkpoint
+from kdump.parallel import run_ordered
 from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of
 
 __all__ = [
@@ -177,12 +182,13 @@ def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[
                 entries = read_offset_checkpoint(f.read(1 << 24), str(path))
             offsets = {(e.topic, e.partition): e.offset for e in entries}
         except (KdumpError, OSError) as e:
+            error = as_kdump_error(e, str(path))
             yield Finding(
                 "CHECKPOINT_CORRUPT",
                 Severity.WARNING,
                 str(path),
-                f"{getattr(e, 'reason', e)}; the broker falls back to a full recovery",
-                position=getattr(e, "position", None),
+                f"{error.reason}; the broker falls back to a full recovery",
+                position=error.position,
             )
             continue
         for (topic, partition), offset in sorted(offsets.items()):
@@ -209,21 +215,27 @@ def verify_paths(
     paths: list[str],
     options: VerifyOptions,
     on_partition: Callable[[int, int, str], None] | None = None,
+    jobs: int = 1,
 ) -> VerifyResult:
-    """Verify everything under ``paths``; ``on_partition(done, total, path)`` reports progress."""
+    """Verify everything under ``paths``; ``on_partition(done, total, path)`` reports progress.
+
+    With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
+    the result is the same as with one.
+    """
     log_dirs, loose = discover(paths)
-    total = sum(len(ld.partitions) for ld in log_dirs) + len(loose)
-    done = 0
-
-    def run(target: PartitionTarget) -> PartitionReport:
-        nonlocal done
-        report = verify_partition(target.path, options, target.only)
-        done += 1
+    targets = [t for ld in log_dirs for t in ld.partitions] + loose
+    plans = [plan_partition(t.path, t.only) for t in targets]
+    work = [w for plan in plans for w in plan.work]
+    outcomes = run_ordered(
+        partial(check_segment_work, options=options), work, jobs, weight=lambda w: w.size
+    )
+    reports: dict[int, PartitionReport] = {}
+    for n, (target, plan) in enumerate(zip(targets, plans, strict=True), 1):
+        done = [next(outcomes) for _ in plan.work]
+        reports[id(target)] = finish_partition(plan, done, options)
         if on_partition is not None:
-            on_partition(done, total, str(target.path))
-        return report
-
-    return collect_result(log_dirs, loose, run)
+            on_partition(n, len(targets), str(target.path))
+    return collect_result(log_dirs, loose, lambda t: reports[id(t)])
 
 
 def collect_result(

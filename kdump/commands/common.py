@@ -150,6 +150,26 @@ def quiet_option(f: F) -> F:
     )(f)
 
 
+def _jobs(ctx: click.Context, param: click.Parameter, value: int | None) -> int:
+    if value is not None:
+        return value
+    from kdump.parallel import default_jobs
+
+    return default_jobs()
+
+
+def jobs_option(f: F) -> F:
+    """--jobs: processes to work in (output and exit code are the same for any number)."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=None,
+        callback=_jobs,
+        help="Work in this many processes [default: the CPUs this process may use].",
+    )(f)
+
+
 # -- Kafka settings as options ---------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.commands.common import jobs_option
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
@@ -108,10 +109,12 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @check_options
+@jobs_option
 @click.pass_context
 def verify(
     ctx: click.Context,
     paths: tuple[str, ...],
+    jobs: int,
     deep: bool,
     index_interval_bytes: int,
     max_index_size: int,
@@ -134,6 +137,6 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     with progress_bar(fmt == "text" and not quiet and sys.stderr.isatty()) as on_partition:
-        result = verify_paths(list(paths), options, on_partition)
+        result = verify_paths(list(paths), options, on_partition, jobs)
     print_result(result, fmt, quiet)
     ctx.exit(exit_code(result, fail_on))

@@ -48,8 +48,7 @@ class RepairError(KdumpError):
     exit_code = ExitCode.BAD_INPUT
 
     def __init__(self, path: Path | str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path, self.reason = str(path), message
+        super().__init__(message, str(path))
 
 
 @dataclass(frozen=True)
@@ -372,7 +371,7 @@ class RepairSession:
                 self.hook("truncated", change.path)
         except (OSError, KdumpError) as e:
             self._remove_temps()
-            reason = _reason(e) if isinstance(e, OSError) else getattr(e, "reason", str(e))
+            reason = _reason(e) if isinstance(e, OSError) else e.reason
             raise RepairError(
                 current or ".",
                 f"{reason}; {len(done)} file(s) were already replaced or cut, every other one is "

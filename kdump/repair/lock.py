@@ -32,10 +32,11 @@ class LockHeldError(KdumpError):
     def __init__(self, path: Path, holder: int | None) -> None:
         who = f"process {holder}" if holder else "another process"
         super().__init__(
-            f"{path}: locked by {who} (a running Kafka broker?): refusing to modify files under "
-            f"{path.parent}; stop the broker first, or use --force"
+            f"locked by {who} (a running Kafka broker?): refusing to modify files under "
+            f"{path.parent}; stop the broker first, or use --force",
+            str(path),
         )
-        self.path, self.holder = path, holder
+        self.lock_path, self.holder = path, holder
 
 
 @dataclass

@@ -268,7 +268,7 @@ def _producer_state_at(
                     "SNAPSHOT_CORRUPT",
                     Severity.WARNING,
                     str(path),
-                    f"{getattr(e, 'reason', e)}; skipped, as the broker does",
+                    f"{e.reason}; skipped, as the broker does",
                 )
             )
             continue

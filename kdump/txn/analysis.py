@@ -350,9 +350,9 @@ def _checkpoint_finding(e: KdumpError) -> Finding:
     return Finding(
         "CHECKPOINT_CORRUPT",
         Severity.WARNING,
-        getattr(e, "path", ""),
-        f"{getattr(e, 'reason', e)}; read as absent",
-        position=getattr(e, "position", None),
+        e.path or "",
+        f"{e.reason}; read as absent",
+        position=e.position,
     )
 
 
@@ -394,8 +394,8 @@ def _latest_snapshot(
                     "SNAPSHOT_CORRUPT",
                     Severity.WARNING,
                     str(path),
-                    f"{getattr(e, 'reason', e)}; skipped, as the broker skips it (and deletes it)",
-                    position=getattr(e, "position", None),
+                    f"{e.reason}; skipped, as the broker skips it (and deletes it)",
+                    position=e.position,
                 )
             )
     return None, None
