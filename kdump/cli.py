@@ -14,7 +14,7 @@ import click
 
 from kdump import __version__
 from kdump.commands import COMMANDS
-from kdump.commands.common import quiet_pipe
+from kdump.commands.common import jobs_option, quiet_pipe
 from kdump.commands.dump import dump_options, run_files
 from kdump.errors import ExitCode, KdumpError
 
@@ -58,6 +58,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     help="Comma-separated segment files to dump, as kafka-dump-log.sh takes them.",
 )
 @dump_options
+@jobs_option
 @click.option("--traceback", is_flag=True, help="On an unexpected error, show where (for reports).")
 @click.option(
     "--version",
@@ -68,7 +69,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     help="Show the version and whether the C fast paths run.",
 )
 @click.pass_context
-def cli(ctx: click.Context, files: str | None, traceback: bool, **kw: Any) -> None:
+def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw: Any) -> None:
     """Dump, verify and repair Apache Kafka log segments, without a JVM."""
     _RUN["traceback"] = traceback
     if ctx.invoked_subcommand is not None:
@@ -76,7 +77,7 @@ def cli(ctx: click.Context, files: str | None, traceback: bool, **kw: Any) -> No
     if files is None:
         click.echo(ctx.get_help())
         ctx.exit(ExitCode.BAD_INPUT)
-    ctx.exit(run_files([p for p in files.split(",") if p], kw))
+    ctx.exit(run_files([p for p in files.split(",") if p], kw, jobs))
 
 
 def main() -> None:

@@ -1,24 +1,29 @@
-"""``--jobs N``: independent pieces of work (segments, partitions, files) in N processes, the
-results handed back in the order ``--jobs 1`` would give them, so output never depends on N.
+"""``--jobs N``: independent pieces of work (segments, partitions, files) in N processes, their
+results handed back in the order ``--jobs 1`` gives them, so output never depends on N.
 
-Processes, not threads: the walk's Python work holds the GIL. Forked where the system can
-(the parent's imports and the C module are then shared, not loaded again); the biggest pieces
-start first so the processes finish together.
+Processes, not threads: the walk's Python work holds the GIL. Forked (the parent's imports, the
+C module and the work's own functions come along: nothing is loaded again or pickled but the
+results); where a system cannot fork, the work runs in one process. The pieces are dealt
+to the processes biggest first, each process does its own in order, and sends what each piece
+yields through its own bounded queue: the parent reads piece 0's results, then piece 1's, and
+so on. A process that runs ahead waits once its queue holds ``lookahead`` results, so memory
+stays bounded whatever the results are (index files, rendered lines), and since every process
+does its pieces in the parent's order, none waits on another forever.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+import queue
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from kdump.errors import KdumpError
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+_DONE = "kdump.parallel.done"
 
 
 def default_jobs() -> int:
@@ -29,36 +34,114 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_ordered(
+def stream_ordered(
+    fn: Callable[[T], Iterable[R]],
+    items: Sequence[T],
+    jobs: int,
+    weight: Callable[[T], int] | None = None,
+    lookahead: int = 8,
+) -> Iterator[R]:
+    """What ``fn(item)`` yields, item after item in their order, worked out in up to ``jobs``
+    processes. ``weight`` (bytes, say) deals the biggest items out first; ``lookahead`` bounds
+    the results a process may hold ready. The results must pickle."""
+    import multiprocessing  # here, not at the top: start-up asks default_jobs() only
+
+    jobs = min(jobs, len(items))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        # one process (where processes cannot fork, the work need not pickle either)
+        for item in items:
+            yield from fn(item)
+        return
+    owner = _deal(items, jobs, weight)
+    context: Any = multiprocessing.get_context("fork")
+    queues = [context.Queue(max(1, lookahead)) for _ in range(jobs)]
+    workers = [
+        context.Process(
+            target=_work,
+            args=(fn, [(i, items[i]) for i in range(len(items)) if owner[i] == w], queues[w]),
+            daemon=True,
+        )
+        for w in range(jobs)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        for i in range(len(items)):
+            w = owner[i]
+            while True:
+                index, kind, value = _get(queues[w], workers[w])
+                assert index == i, "a worker's results come in its items' order"
+                if kind == _DONE:
+                    break
+                if kind == "error":
+                    raise value
+                yield value
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+
+
+def map_ordered(
     fn: Callable[[T], R],
     items: Sequence[T],
     jobs: int,
     weight: Callable[[T], int] | None = None,
+    lookahead: int = 64,
 ) -> Iterator[R]:
-    """``fn(item)`` for each item, in up to ``jobs`` processes; results in the items' order.
+    """``fn(item)`` for each item, in their order, worked out in up to ``jobs`` processes."""
+    return stream_ordered(_One(fn), items, jobs, weight, lookahead)
 
-    ``weight`` (bytes, say) decides which items start first: the largest, so that a big one
-    does not start last and finish alone. ``fn`` and the items must pickle (module-level
-    functions, plain data).
-    """
-    if jobs <= 1 or len(items) <= 1:
-        yield from map(fn, items)
-        return
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+class _One:
+    """A function of one result as one of results."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, item: Any) -> tuple[Any]:
+        return (self.fn(item),)
+
+
+def _deal(items: Sequence[Any], jobs: int, weight: Callable[[Any], int] | None) -> list[int]:
+    """Which process does each item: the biggest first, each to the least loaded."""
+    loads = [0] * jobs
+    owner = [0] * len(items)
     order = range(len(items))
     if weight is not None:
         order = sorted(order, key=lambda i: -weight(items[i]))  # type: ignore[assignment]
-    with ProcessPoolExecutor(
-        min(jobs, len(items)), mp_context=multiprocessing.get_context(method)
-    ) as pool:
-        futures: dict[int, Future[R]] = {i: pool.submit(fn, items[i]) for i in order}
+    for i in order:
+        w = loads.index(min(loads))
+        owner[i] = w
+        loads[w] += weight(items[i]) if weight is not None else 1
+    return owner
+
+
+def _work(fn: Callable[[Any], Iterable[Any]], mine: list[tuple[int, Any]], out: Any) -> None:
+    for index, item in mine:
         try:
-            for i in range(len(items)):
-                yield futures[i].result()
-        except BrokenProcessPool:
-            raise KdumpError(
-                "a worker process died (out of memory?); run again with --jobs 1"
-            ) from None
-        finally:
-            for future in futures.values():
-                future.cancel()
+            for result in fn(item):
+                out.put((index, "result", result))
+        except KdumpError as e:
+            out.put((index, "error", e))
+            return
+        except Exception as e:
+            out.put((index, "error", KdumpError(f"unexpected {type(e).__name__}: {e} in a "
+                                                "worker process (please report; --jobs 1 "
+                                                "--traceback shows where)")))  # fmt: skip
+            return
+        out.put((index, _DONE, None))
+
+
+def _get(q: Any, worker: Any) -> tuple[int, str, Any]:
+    """The next result of one worker; a worker that died without a word is an error."""
+    while True:
+        try:
+            return q.get(timeout=1.0)
+        except queue.Empty:
+            if not worker.is_alive():
+                raise KdumpError(
+                    f"a worker process ended unexpectedly (exit code {worker.exitcode}; out of "
+                    "memory?); run again with --jobs 1"
+                ) from None

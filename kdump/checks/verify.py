@@ -17,6 +17,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionReport,
+    SegmentWork,
     check_segment_work,
     finish_partition,
     parse_partition_dir,
@@ -31,7 +32,7 @@ from kdump.format.checkpoint import (
     PARTITION_METADATA,
 )
 from kdump.format.textfiles import read_offset_checkpoint
-from kdump.parallel import run_ordered
+from kdump.parallel import map_ordered
 from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of
 
 __all__ = [
@@ -226,8 +227,8 @@ def verify_paths(
     targets = [t for ld in log_dirs for t in ld.partitions] + loose
     plans = [plan_partition(t.path, t.only) for t in targets]
     work = [w for plan in plans for w in plan.work]
-    outcomes = run_ordered(
-        partial(check_segment_work, options=options), work, jobs, weight=lambda w: w.size
+    outcomes = map_ordered(
+        partial(check_segment_work, options=options), work, jobs, weight=_log_bytes
     )
     reports: dict[int, PartitionReport] = {}
     for n, (target, plan) in enumerate(zip(targets, plans, strict=True), 1):
@@ -236,6 +237,10 @@ def verify_paths(
         if on_partition is not None:
             on_partition(n, len(targets), str(target.path))
     return collect_result(log_dirs, loose, lambda t: reports[id(t)])
+
+
+def _log_bytes(work: SegmentWork) -> int:
+    return work.size
 
 
 def collect_result(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.common import Output, apply, format_option, pipe_safe
+from kdump.commands.common import Output, apply, format_option, jobs_option, pipe_safe
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
 from kdump.releases import LATEST, RELEASES
@@ -187,12 +187,12 @@ def dump_exit(problems: DumpProblems) -> int:
     return ExitCode.ERRORS if problems.found else ExitCode.OK
 
 
-def run_files(paths: list[str], kw: dict[str, Any]) -> int:
+def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
     from kdump.render.dumplog import DumpProblems, dump_files
 
     problems = DumpProblems()
-    write_lines(dump_files(paths, dump_settings(**kw), problems))
+    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs))
     return dump_exit(problems)
 
 
@@ -223,25 +223,25 @@ def _segment_files(directory: str) -> list[str]:
 @click.argument("files", nargs=-1, required=True)
 @format_option("text", "jsonl")
 @dump_options
+@jobs_option
 @click.pass_context
-def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> None:
+def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, jobs: int, **kw: Any) -> None:
     """Dump segment files (globs and partition directories welcome)."""
     from kdump.render.dumplog import DumpProblems, dump_files
-    from kdump.render.jsonl import dump_file_objects, to_json
+    from kdump.render.jsonl import dump_files_objects, to_json
 
     paths = _expand(files)
     opts = dump_settings(**kw)
     problems = DumpProblems()
     if fmt == "text":
-        write_lines(dump_files(paths, opts, problems))
+        write_lines(dump_files(paths, opts, problems, jobs))
     else:
         with pipe_safe():
             out = Output()
-            for path in paths:
-                for obj in dump_file_objects(path, opts, problems):
-                    if isinstance(obj, bytes):
-                        out.data(obj)
-                    else:
-                        out.line(to_json(obj))
+            for obj in dump_files_objects(paths, opts, problems, jobs):
+                if isinstance(obj, bytes):
+                    out.data(obj)
+                else:
+                    out.line(to_json(obj))
             out.flush()
     ctx.exit(dump_exit(problems))

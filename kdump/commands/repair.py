@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kdump.commands.common import jobs_option
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
     PartitionTarget,
@@ -52,6 +53,7 @@ def index_options(f: F) -> F:
 
 def write_options(f: F) -> F:
     options = [
+        jobs_option,
         click.option("--dry-run", is_flag=True, help="Show what would change; write nothing."),
         click.option(
             "--output-dir",
@@ -82,7 +84,7 @@ def write_options(f: F) -> F:
 def _run(
     ctx: click.Context,
     paths: tuple[str, ...],
-    plan: Callable[[list[PartitionTarget]], Iterator[SegmentPlan]],
+    plan: Callable[[list[PartitionTarget], int], Iterator[SegmentPlan]],
     config: IndexConfig,
     **kw: Any,
 ) -> None:
@@ -96,7 +98,7 @@ def _run(
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
     )
-    result = run_repair(targets, plan(targets), options, config, _emit)
+    result = run_repair(targets, plan(targets, kw["jobs"]), options, config, _emit)
     ctx.exit(result.exit_code)
 
 
@@ -115,7 +117,7 @@ def rebuild_index(
     """Rebuild .index, .timeindex (and .txnindex) from the log, byte for byte as Kafka's
     LogSegment.recover does. PATH: a .log, a segment's files, a partition dir or a log dir."""
     config = IndexConfig(index_interval_bytes, max_index_size)
-    _run(ctx, paths, lambda t: plan_rebuild_index(t, config), config, **kw)
+    _run(ctx, paths, lambda t, jobs: plan_rebuild_index(t, config, jobs), config, **kw)
 
 
 @click.command("trim-index")
@@ -126,7 +128,7 @@ def rebuild_index(
 def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool, **kw: Any) -> None:
     """Trim the zero-filled preallocated tail of closed segments' indexes, as a clean shutdown
     does (trimToValidSize)."""
-    _run(ctx, paths, lambda t: plan_trim_index(t, include_active), IndexConfig(), **kw)
+    _run(ctx, paths, lambda t, jobs: plan_trim_index(t, include_active), IndexConfig(), **kw)
 
 
 @click.command("recover")
@@ -144,4 +146,4 @@ def recover(
     """Do what the broker's recovery does: cut each log at its first invalid batch (the cut
     bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the indexes, trim."""
     config = IndexConfig(index_interval_bytes, max_index_size)
-    _run(ctx, paths, lambda t: plan_recover(t, config), config, **kw)
+    _run(ctx, paths, lambda t, jobs: plan_recover(t, config, jobs), config, **kw)

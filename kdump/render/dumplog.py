@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from kdump.decoders import apply_decoder
@@ -32,6 +33,7 @@ from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_versio
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.java import java_string_hash
+from kdump.parallel import stream_ordered
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
@@ -123,6 +125,24 @@ class DumpProblems:
             or self.shallow_offsets_not_found
             or self.non_consecutive
         )
+
+    def merge(self, other: DumpProblems) -> None:
+        """Add what another file's dump collected (dumped in another process), as if in turn."""
+        for name in _TABLES:
+            mine: PairLists = getattr(self, name)
+            for path, pairs in getattr(other, name).items():
+                mine.setdefault(path, []).extend(pairs)
+        for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+_TABLES = (
+    "index_mismatches",
+    "time_index_mismatches",
+    "out_of_order_timestamps",
+    "shallow_offsets_not_found",
+    "non_consecutive",
+)
 
 
 def _abs(path: str) -> str:
@@ -617,8 +637,27 @@ def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
 
 
 def dump_files(
-    paths: list[str], opts: DumpOptions, problems: DumpProblems
+    paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
 ) -> Iterator[Line | Chunk]:
-    for path in paths:
-        yield from dump_file(path, opts, problems)
+    """Every file's lines, in order (dumped in ``jobs`` processes), then the summaries."""
+    for item in stream_ordered(partial(_dump_one, opts=opts), paths, jobs, weight=file_size):
+        if isinstance(item, DumpProblems):
+            problems.merge(item)
+        else:
+            yield item
     yield from summary_lines(problems, opts.release)
+
+
+def _dump_one(path: str, opts: DumpOptions) -> Iterator[Line | Chunk | DumpProblems]:
+    """One file's lines, then what its dump collected for the summaries."""
+    problems = DumpProblems()
+    yield from dump_file(path, opts, problems)
+    yield problems
+
+
+def file_size(path: str) -> int:
+    """Bytes of a file (0 when it cannot be read: its dump says why)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from kdump.errors import FormatError, KdumpError
@@ -17,12 +18,14 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.format.walk import StopReason
+from kdump.parallel import stream_ordered
 from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
     DumpOptions,
     DumpProblems,
     dispatch,
+    file_size,
     log_renderer,
     rendered,
 )
@@ -231,6 +234,23 @@ JSON_DUMPERS = {
     TXN_INDEX_SUFFIX: _txn_index,
     SNAPSHOT_SUFFIX: _snapshot,
 }
+
+
+def dump_files_objects(
+    paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
+) -> Iterator[Obj | bytes]:
+    """Every file's objects (or rendered lines), in order, dumped in ``jobs`` processes."""
+    for item in stream_ordered(partial(_objects_of, opts=opts), paths, jobs, weight=file_size):
+        if isinstance(item, DumpProblems):
+            problems.merge(item)
+        else:
+            yield item
+
+
+def _objects_of(path: str, opts: DumpOptions) -> Iterator[Obj | bytes | DumpProblems]:
+    problems = DumpProblems()
+    yield from dump_file_objects(path, opts, problems)
+    yield problems
 
 
 def dump_file_objects(

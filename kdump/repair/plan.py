@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.segment import (
@@ -339,20 +341,35 @@ def _fill_rebuild(plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool
 
 
 def plan_rebuild_index(
-    targets: list[PartitionTarget], config: IndexConfig
+    targets: list[PartitionTarget], config: IndexConfig, jobs: int = 1
 ) -> Iterator[SegmentPlan]:
     """``kdump rebuild-index``: every named segment's indexes as LogSegment.recover writes them.
 
     The log itself is not touched; a walk that stops early says so in the plan's findings.
+    Partitions are planned in ``jobs`` processes (a partition's segments in order: producer
+    state flows through them), the plans handed back in the targets' order.
     """
-    for target in targets:
-        yield from _rebuild_partition(target, config, truncate=False)
+    rebuild = partial(_rebuild_partition, config=config, truncate=False)
+    return stream_ordered(rebuild, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
 
 
-def plan_recover(targets: list[PartitionTarget], config: IndexConfig) -> Iterator[SegmentPlan]:
+def plan_recover(
+    targets: list[PartitionTarget], config: IndexConfig, jobs: int = 1
+) -> Iterator[SegmentPlan]:
     """``kdump recover``: rebuild-index, and cut each log at its first invalid batch."""
-    for target in targets:
-        yield from _rebuild_partition(target, config, truncate=True)
+    recover = partial(_rebuild_partition, config=config, truncate=True)
+    return stream_ordered(recover, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
+
+
+PLANS_AHEAD = 2
+"""Segment plans (each with its new index files' bytes) a planning process may hold ready."""
+
+
+def _partition_bytes(target: PartitionTarget) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(target.directory) if e.is_file())
+    except OSError:
+        return 0
 
 
 def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:

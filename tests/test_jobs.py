@@ -1,0 +1,94 @@
+"""--jobs N gives what --jobs 1 gives: the same output, findings, files written and exit code,
+for verify, the dumps of many files, rebuild-index and recover (kdump/parallel.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from test_golden import run_kdump
+
+from kdump.errors import KdumpError
+from kdump.parallel import map_ordered, stream_ordered
+
+ORACLE = FIXTURES / "oracle"
+CORRUPT = FIXTURES / "corrupt"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_verify_is_the_same_with_any_number_of_jobs(fmt: str) -> None:
+    args = ["verify", "--format", fmt, str(ORACLE), str(CORRUPT), str(FIXTURES / "realfiles")]
+    one = run_kdump([*args, "--jobs", "1"])
+    assert one.exit_code == 2 and one.stdout
+    for jobs in ("2", "3"):
+        assert run_kdump([*args, "--jobs", jobs]) == one
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_dumps_of_many_files_are_the_same_with_any_number_of_jobs(fmt: str) -> None:
+    damaged = [
+        p for p in sorted(CORRUPT.rglob("0*.*")) if p.parts[-3].startswith(("log-", "index-"))
+    ]
+    files = [str(p) for p in damaged[::3]][:80]
+    args = ["dump", "--deep-iteration", "--format", fmt, *files]
+    one = run_kdump([*args, "--jobs", "1"])
+    assert one.stdout and (one.stderr or fmt == "jsonl")  # text: the summaries on stderr
+    assert run_kdump([*args, "--jobs", "2"]) == one
+    files_one = run_kdump(["--files", ",".join(files), "--jobs", "1"])
+    assert run_kdump(["--files", ",".join(files), "--jobs", "2"]) == files_one
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".kdump-bak" not in p.name
+    }
+
+
+@pytest.mark.parametrize("command", ["rebuild-index", "recover"])
+def test_repairs_are_the_same_with_any_number_of_jobs(tmp_path: Path, command: str) -> None:
+    results = []
+    for jobs in ("1", "2"):
+        work = tmp_path / jobs
+        for name in ("plain-0", "txn-0", "activeprealloc-0", "legacyv1-0"):
+            shutil.copytree(ORACLE / name, work / name)
+        shutil.copytree(CORRUPT / "log-crc-mismatch", work / "damaged")
+        ran = run_kdump([command, str(work), "--jobs", jobs, "--no-backup"])
+        results.append((ran.exit_code, ran.stdout.replace(str(work), "W"), tree(work)))
+    assert results[0] == results[1]
+
+
+def _raises(n: int) -> list[int]:
+    if n == 3:
+        raise KdumpError("three is refused", "f.log", 17)
+    return [n, n]
+
+
+def _dies(n: int) -> list[int]:
+    if n == 2:
+        os._exit(9)
+    return [n]
+
+
+def test_results_come_in_order_and_errors_at_their_place() -> None:
+    assert list(map_ordered(lambda n: n * n, list(range(20)), 3)) == [n * n for n in range(20)]
+    got: list[int] = []
+    with pytest.raises(KdumpError, match=r"f\.log:17: three is refused"):
+        for n in stream_ordered(_raises, [0, 1, 2, 3, 4], 2):
+            got.append(n)
+    assert got == [0, 0, 1, 1, 2, 2]  # everything before the failing item, nothing after
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    with pytest.raises(KdumpError, match="ended unexpectedly"):
+        list(stream_ordered(_dies, [0, 1, 2, 3], 2))
+
+
+def test_memory_stays_bounded_by_the_lookahead() -> None:
+    """A process runs at most ``lookahead`` results ahead of the reader."""
+    produced = stream_ordered(lambda n: (bytes(1 << 20) for _ in range(50)), [0, 1], 2, lookahead=2)
+    assert sum(len(chunk) for chunk in produced) == 100 << 20
