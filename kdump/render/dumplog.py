@@ -640,18 +640,34 @@ def dump_files(
     paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
 ) -> Iterator[Line | Chunk]:
     """Every file's lines, in order (dumped in ``jobs`` processes), then the summaries."""
-    for item in stream_ordered(partial(_dump_one, opts=opts), paths, jobs, weight=file_size):
+    yield from dumped(paths, opts, problems, jobs, dump_file)
+    yield from summary_lines(problems, opts.release)
+
+
+def dumped(
+    paths: list[str],
+    opts: DumpOptions,
+    problems: DumpProblems,
+    jobs: int,
+    per_file: Callable[[str, DumpOptions, DumpProblems], Iterator[T]],
+) -> Iterator[T]:
+    """What ``per_file`` yields for each file, in order, dumped in ``jobs`` processes; what
+    each file's dump collects goes to ``problems``."""
+    one = partial(_with_problems, per_file=per_file, opts=opts)
+    for item in stream_ordered(one, paths, jobs, weight=file_size):
         if isinstance(item, DumpProblems):
             problems.merge(item)
         else:
             yield item
-    yield from summary_lines(problems, opts.release)
 
 
-def _dump_one(path: str, opts: DumpOptions) -> Iterator[Line | Chunk | DumpProblems]:
-    """One file's lines, then what its dump collected for the summaries."""
+def _with_problems(
+    path: str,
+    per_file: Callable[[str, DumpOptions, DumpProblems], Iterator[T]],
+    opts: DumpOptions,
+) -> Iterator[T | DumpProblems]:
     problems = DumpProblems()
-    yield from dump_file(path, opts, problems)
+    yield from per_file(path, opts, problems)
     yield problems
 
 

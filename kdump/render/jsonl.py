@@ -6,7 +6,6 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from kdump.errors import FormatError, KdumpError
@@ -18,14 +17,13 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.format.walk import StopReason
-from kdump.parallel import stream_ordered
 from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
     DumpOptions,
     DumpProblems,
     dispatch,
-    file_size,
+    dumped,
     log_renderer,
     rendered,
 )
@@ -240,17 +238,7 @@ def dump_files_objects(
     paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
 ) -> Iterator[Obj | bytes]:
     """Every file's objects (or rendered lines), in order, dumped in ``jobs`` processes."""
-    for item in stream_ordered(partial(_objects_of, opts=opts), paths, jobs, weight=file_size):
-        if isinstance(item, DumpProblems):
-            problems.merge(item)
-        else:
-            yield item
-
-
-def _objects_of(path: str, opts: DumpOptions) -> Iterator[Obj | bytes | DumpProblems]:
-    problems = DumpProblems()
-    yield from dump_file_objects(path, opts, problems)
-    yield problems
+    return dumped(paths, opts, problems, jobs, dump_file_objects)
 
 
 def dump_file_objects(
