@@ -1601,6 +1601,91 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     return result;
 }
 
+/* ------------------------------------------------------------------ verify --deep */
+
+/* Whether the records of a v2 batch (payload: its records, decompressed) hold nothing verify's
+ * deep checks report: every record decodes and they fill the payload exactly, each offset lies
+ * inside the batch, and with CreateTime the largest timestamp is the batch's max timestamp.
+ * *records: how many. 1 when clean, 0 when the Python checks must look (they word it). */
+static int records_clean(const batch_row *b, const uint8_t *payload, Py_ssize_t size,
+                         int64_t *records)
+{
+    if (b->records_count < 0)
+        return 0;
+    int append_time = (b->attributes & 0x08) != 0;
+    batch_context ctx = {b->base_offset, b->base_timestamp, b->max_timestamp, append_time,
+                         (int32_t)b->base_sequence};
+    reader rd = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    int64_t max_ts = -1;
+    for (int64_t i = 0; i < b->records_count; i++) {
+        record_view rec;
+        if (parse_record(&rd, &pos, &ctx, &rec) < 0)
+            return 0;
+        if (rec.offset < b->base_offset || rec.offset > b->last_offset)
+            return 0;
+        if (rec.timestamp > max_ts)
+            max_ts = rec.timestamp;
+    }
+    if (pos != size)
+        return 0;
+    if (!append_time && b->records_count > 0 && max_ts != b->max_timestamp)
+        return 0;
+    *records += b->records_count;
+    return 1;
+}
+
+/* deep_check(buf, columns, start, payload or None) -> (next index, records, flagged)
+ * verify --deep over the walk's columns: the uncompressed v2 batches from `start`, records
+ * read in place, up to the first batch the Python code must open (compressed: it decompresses
+ * and calls again with the payload for that one batch; legacy). Clean batches only add to the
+ * record count; the others are flagged for the Python checks, which report them. */
+static PyObject *py_deep_check(PyObject *self, PyObject *args)
+{
+    PyObject *buf_obj, *columns, *payload_obj;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "OOnO", &buf_obj, &columns, &start, &payload_obj))
+        return NULL;
+    Py_buffer views[WALK_COLUMNS], buf;
+    const int64_t *cols[WALK_COLUMNS];
+    Py_ssize_t n = 0;
+    if (get_walk_columns(columns, views, cols, &n) < 0)
+        return NULL;
+    int given = payload_obj != Py_None;
+    if (get_view(given ? payload_obj : buf_obj, &buf) < 0) {
+        release_columns(views, WALK_COLUMNS);
+        return NULL;
+    }
+    PyObject *flagged = PyList_New(0);
+    int64_t records = 0;
+    Py_ssize_t i = start < 0 ? n : start;
+    for (; flagged != NULL && i < n; i++) {
+        batch_row b;
+        batch_row_at(cols, i, &b);
+        int clean;
+        if (given) {
+            clean = b.magic == 2 && records_clean(&b, buf.buf, buf.len, &records);
+        } else {
+            if (b.magic != 2 || (b.attributes & 7) || b.position < 0 ||
+                b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
+                break; /* the Python code opens this one */
+            clean = records_clean(&b, (const uint8_t *)buf.buf + b.position + V2_HEADER_SIZE,
+                                  (Py_ssize_t)(b.size - V2_HEADER_SIZE), &records);
+        }
+        if (!clean && append_index(flagged, i) < 0)
+            Py_CLEAR(flagged);
+        if (given) {
+            i++;
+            break;
+        }
+    }
+    release_view(&buf);
+    release_columns(views, WALK_COLUMNS);
+    if (flagged == NULL)
+        return NULL;
+    return Py_BuildValue("(nLN)", i, (long long)records, flagged);
+}
+
 /* ------------------------------------------------------------------ index checks, streaming */
 
 /* The index checks of kdump.checks.indexes gather, during the walk, only the batches the
@@ -1867,6 +1952,8 @@ static PyMethodDef methods[] = {
     {"render_payload", py_render_payload, METH_VARARGS,
      "render_payload(payload, columns, index, as_json, batch_template, record_template, "
      "key_decoder, value_decoder, last_offset) -> None or (bytes, last offset, pairs)"},
+    {"deep_check", py_deep_check, METH_VARARGS,
+     "deep_check(buf, columns, start, payload) -> (next index, records, flagged batches)"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls) -> None or (records, error)"},

@@ -76,6 +76,9 @@ def render_payload(
 
 RENDER_FIELDS: tuple[str, ...]
 
+def deep_check(
+    buf: Buffer, columns: tuple[Buffer, ...], start: int, payload: Buffer | None, /
+) -> tuple[int, int, list[int]]: ...
 def v2_records(
     payload: Buffer,
     count: int,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -171,11 +172,12 @@ def scan_log(
         carried = prev_last if has_prev else None
         if options.deep:
             # findings in batch order whatever the runs' bounds: a batch's own, then its records'
-            flagged = set(flags.flagged)
-            for i in range(run.n):
+            flagged, opened = set(flags.flagged), _records_to_open(st, log, run, options)
+            for i in sorted(flagged | opened):
                 if i in flagged:
                     _attend(st, run, i, carried, epoch)
-                _deep_checks(st, log, run.batch(i), options)
+                if i in opened:
+                    _deep_checks(st, log, run.batch(i), options)
         else:
             for i in flags.flagged:
                 _attend(st, run, i, carried, epoch)
@@ -264,6 +266,44 @@ def _tail_and_size(st: _State, options: VerifyOptions) -> None:
                 f"{scan.size} bytes, more than segment.bytes {options.segment_bytes}",
             )
         )
+
+
+def _records_to_open(
+    st: _State, log: FileRecords, run: BatchRun, options: VerifyOptions
+) -> set[int]:
+    """The batches of ``run`` whose records _deep_checks must decode: all of them in Python;
+    with the C code only those it finds something in (or cannot read: legacy messages), the
+    others' records counted in C without a Python object each."""
+    native = speedups.native()
+    if native is None:
+        return set(range(run.n))
+    columns, opened, i = tuple(run.columns()), set(), 0
+    while i < run.n:
+        i, records, flagged = native.deep_check(log.buf, columns, i, None)
+        st.scan.records += records
+        opened.update(flagged)
+        if i >= run.n:
+            break
+        batch = run.batch(i)  # compressed, or a legacy message
+        payload = _payload(log, batch, options) if batch.magic >= 2 else None
+        if payload is None:
+            opened.add(i)
+        else:
+            _, records, flagged = native.deep_check(log.buf, columns, i, payload)
+            st.scan.records += records
+            opened.update(flagged)
+        i += 1
+    return opened
+
+
+def _payload(log: FileRecords, batch: Batch, options: VerifyOptions) -> bytes | None:
+    """A v2 batch's records, decompressed; None when they do not decompress (the Python
+    checks say why)."""
+    raw = memoryview(log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]
+    try:
+        return decompress(batch.compression, raw, options.max_batch_bytes)
+    except CodecError:
+        return None
 
 
 def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOptions) -> None:
