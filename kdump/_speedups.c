@@ -748,9 +748,9 @@ static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)size);
 }
 
-/* The Record tuple (kdump.format.records.Record, fields in RECORD_FIELDS order) of a view. */
-static PyObject *record_tuple(const record_view *rec, PyTypeObject *record_cls,
-                              PyTypeObject *header_cls)
+/* The headers of a view as a tuple of Header tuples (key decoded as UTF-8, bad bytes replaced,
+ * as Python's record decoder does). */
+static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
 {
     PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
     const uint8_t *h = rec->headers;
@@ -772,29 +772,228 @@ static PyObject *record_tuple(const record_view *rec, PyTypeObject *record_cls,
         PyTuple_SET_ITEM(header, 1, value);
         PyTuple_SET_ITEM(headers, (Py_ssize_t)i, header);
     }
-    if (headers == NULL)
+    return headers;
+}
+
+/* ------------------------------------------------------------------ the Record type */
+
+/* kdump.format.records.Record (a NamedTuple) in C, for the records the C decoder makes: the
+ * same fields in the same order, read by name or position, equal (and hashing) as the tuple of
+ * its fields, printing and pickling as the Python Record; anything else (_replace, _asdict,
+ * _fields) is the Python Record's. The integers are kept in C and made Python objects only
+ * when read: a record costs its key, its value and itself. */
+
+#define RECORD_FIELDS 10
+
+typedef struct {
+    PyObject_HEAD
+    int64_t offset, timestamp, sequence;
+    Py_ssize_t size;
+    int attributes;
+    PyObject *key, *value, *headers; /* owned; key and value may be None */
+} CRecord;
+
+static PyTypeObject CRecordType;
+static PyObject *python_record; /* kdump.format.records.Record, set by set_record_class */
+
+/* A record of the view, without headers yet (the caller sets them). Not tracked by the cycle
+ * collector: it holds bytes and a tuple of headers, never a cycle. */
+static PyObject *crecord_new(const record_view *rec)
+{
+    CRecord *r = PyObject_New(CRecord, &CRecordType);
+    if (r == NULL)
         return NULL;
-    PyObject *record = new_tuple_of(record_cls, 10);
-    if (record == NULL) {
-        Py_DECREF(headers);
+    r->offset = rec->offset;
+    r->timestamp = rec->timestamp;
+    r->sequence = rec->sequence;
+    r->size = rec->size;
+    r->attributes = rec->attributes;
+    r->key = bytes_or_none(rec->key, rec->key_size);
+    r->value = bytes_or_none(rec->value, rec->value_size);
+    r->headers = NULL;
+    if (r->key == NULL || r->value == NULL) {
+        Py_DECREF(r);
         return NULL;
     }
-    PyObject *items[10] = {
-        PyLong_FromLongLong(rec->offset), PyLong_FromLongLong(rec->timestamp),
-        bytes_or_none(rec->key, rec->key_size), bytes_or_none(rec->value, rec->value_size),
-        headers, PyLong_FromLongLong(rec->sequence), PyLong_FromLong(rec->attributes),
-        PyLong_FromSsize_t(rec->size), Py_NewRef(Py_None), Py_NewRef(Py_None),
+    return (PyObject *)r;
+}
+
+static void crecord_dealloc(CRecord *r)
+{
+    Py_CLEAR(r->key);
+    Py_CLEAR(r->value);
+    Py_CLEAR(r->headers);
+    PyObject_Free(r);
+}
+
+/* Field i, as the Python Record holds it. */
+static PyObject *crecord_item(CRecord *r, Py_ssize_t i)
+{
+    switch (i) {
+    case 0: return PyLong_FromLongLong(r->offset);
+    case 1: return PyLong_FromLongLong(r->timestamp);
+    case 2: return Py_NewRef(r->key);
+    case 3: return Py_NewRef(r->value);
+    case 4: return Py_NewRef(r->headers != NULL ? r->headers : Py_None);
+    case 5: return PyLong_FromLongLong(r->sequence);
+    case 6: return PyLong_FromLong(r->attributes);
+    case 7: return PyLong_FromSsize_t(r->size);
+    case 8:
+    case 9: Py_RETURN_NONE; /* crc, is_valid: v0/v1 records only */
+    }
+    PyErr_SetString(PyExc_IndexError, "Record index out of range");
+    return NULL;
+}
+
+static Py_ssize_t crecord_length(PyObject *self) { return RECORD_FIELDS; }
+
+static PyObject *crecord_sq_item(PyObject *self, Py_ssize_t i)
+{
+    return crecord_item((CRecord *)self, i);
+}
+
+static PyObject *crecord_as_tuple(CRecord *r)
+{
+    PyObject *t = PyTuple_New(RECORD_FIELDS);
+    for (Py_ssize_t i = 0; t != NULL && i < RECORD_FIELDS; i++) {
+        PyObject *item = crecord_item(r, i);
+        if (item == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, item);
+    }
+    return t;
+}
+
+/* The Python Record with the same fields (what printing, pickling and the rest go through). */
+static PyObject *crecord_python(CRecord *r)
+{
+    PyObject *fields = crecord_as_tuple(r);
+    if (fields == NULL)
+        return NULL;
+    PyObject *out = PyObject_Call(python_record, fields, NULL);
+    Py_DECREF(fields);
+    return out;
+}
+
+static PyObject *crecord_subscript(PyObject *self, PyObject *key)
+{
+    PyObject *fields = crecord_as_tuple((CRecord *)self);
+    if (fields == NULL)
+        return NULL;
+    PyObject *out = PyObject_GetItem(fields, key);
+    Py_DECREF(fields);
+    return out;
+}
+
+static PyObject *crecord_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (!PyTuple_Check(other) && !PyObject_TypeCheck(other, &CRecordType))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *mine = crecord_as_tuple((CRecord *)self);
+    PyObject *theirs = PyObject_TypeCheck(other, &CRecordType)
+                           ? crecord_as_tuple((CRecord *)other)
+                           : PySequence_Tuple(other);
+    PyObject *out = NULL;
+    if (mine != NULL && theirs != NULL)
+        out = PyObject_RichCompare(mine, theirs, op);
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return out;
+}
+
+static Py_hash_t crecord_hash(PyObject *self)
+{
+    PyObject *fields = crecord_as_tuple((CRecord *)self);
+    if (fields == NULL)
+        return -1;
+    Py_hash_t h = PyObject_Hash(fields);
+    Py_DECREF(fields);
+    return h;
+}
+
+static PyObject *crecord_repr(PyObject *self)
+{
+    PyObject *python = crecord_python((CRecord *)self);
+    if (python == NULL)
+        return NULL;
+    PyObject *out = PyObject_Repr(python);
+    Py_DECREF(python);
+    return out;
+}
+
+static PyObject *crecord_reduce(PyObject *self, PyObject *unused)
+{
+    PyObject *fields = crecord_as_tuple((CRecord *)self);
+    return fields == NULL ? NULL : Py_BuildValue("(ON)", python_record, fields);
+}
+
+/* Attributes: the fields by name, the Python Record's properties and methods otherwise. */
+static PyObject *crecord_getattro(PyObject *self, PyObject *name)
+{
+    static const char *const names[RECORD_FIELDS] = {
+        "offset", "timestamp", "key", "value", "headers", "sequence", "attributes",
+        "size_in_bytes", "crc", "is_valid",
     };
-    int failed = 0;
-    for (int i = 0; i < 10; i++) {
-        PyTuple_SET_ITEM(record, i, items[i]);
-        failed |= items[i] == NULL;
+    CRecord *r = (CRecord *)self;
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s != NULL) {
+        for (Py_ssize_t i = 0; i < RECORD_FIELDS; i++)
+            if (strcmp(s, names[i]) == 0)
+                return crecord_item(r, i);
+        if (strcmp(s, "key_size") == 0)
+            return PyLong_FromSsize_t(r->key == Py_None ? -1 : PyBytes_GET_SIZE(r->key));
+        if (strcmp(s, "value_size") == 0)
+            return PyLong_FromSsize_t(r->value == Py_None ? -1 : PyBytes_GET_SIZE(r->value));
     }
-    if (failed) {
-        Py_DECREF(record);
+    PyErr_Clear();
+    PyObject *found = PyObject_GenericGetAttr(self, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return found;
+    PyErr_Clear();
+    PyObject *python = crecord_python(r);
+    if (python == NULL)
         return NULL;
-    }
-    return record;
+    found = PyObject_GetAttr(python, name);
+    Py_DECREF(python);
+    return found;
+}
+
+static PySequenceMethods crecord_as_sequence = {
+    .sq_length = crecord_length,
+    .sq_item = crecord_sq_item,
+};
+
+static PyMappingMethods crecord_as_mapping = {
+    .mp_length = crecord_length,
+    .mp_subscript = crecord_subscript,
+};
+
+static PyMethodDef crecord_methods[] = {
+    {"__reduce__", crecord_reduce, METH_NOARGS, "Pickled as the Python Record."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CRecordType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.Record",
+    .tp_basicsize = sizeof(CRecord),
+    .tp_dealloc = (destructor)crecord_dealloc,
+    .tp_repr = crecord_repr,
+    .tp_as_sequence = &crecord_as_sequence,
+    .tp_as_mapping = &crecord_as_mapping,
+    .tp_hash = crecord_hash,
+    .tp_getattro = crecord_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A record of a v2 batch: kdump.format.records.Record, made in C.",
+    .tp_richcompare = crecord_richcompare,
+    .tp_methods = crecord_methods,
+};
+
+/* set_record_class(Record): the Python Record the C one prints, pickles and delegates as. */
+static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
+{
+    Py_XSETREF(python_record, Py_NewRef(cls));
+    Py_RETURN_NONE;
 }
 
 static PyObject *error_reason(const reader *r)
@@ -847,18 +1046,31 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     if (get_view(obj, &view) < 0)
         return NULL;
     reader r = {view.buf, view.len, OK, 0, 0};
-    PyObject *list = PyList_New(0), *result = NULL;
+    /* room for every record the payload can hold (one takes at least 7 bytes), made once */
+    Py_ssize_t room = count < view.len / 7 + 1 ? count : view.len / 7 + 1;
+    PyObject *list = PyList_New(room > 0 ? room : 0), *result = NULL;
     Py_ssize_t pos = 0, i = 0;
-    for (; list != NULL && i < count; i++) {
+    for (; list != NULL && i < count && i < room; i++) {
         record_view rec;
         if (parse_record(&r, &pos, &ctx, &rec) < 0)
             break;
-        PyObject *record = record_tuple(&rec, (PyTypeObject *)record_cls,
-                                        (PyTypeObject *)header_cls);
-        if (record == NULL || PyList_Append(list, record) < 0)
+        PyObject *record = crecord_new(&rec);
+        if (record != NULL) {
+            CRecord *c = (CRecord *)record;
+            c->headers = headers_tuple(&rec, (PyTypeObject *)header_cls);
+            if (c->headers == NULL)
+                Py_CLEAR(record);
+        }
+        if (record == NULL) {
             Py_CLEAR(list);
-        Py_XDECREF(record);
+            break;
+        }
+        PyList_SET_ITEM(list, i, record);
     }
+    if (i < count && i == room && !r.error) /* more records than bytes: past the payload */
+        r.error = PAST_BATCH;
+    if (list != NULL && PyList_SetSlice(list, i, PyList_GET_SIZE(list), NULL) < 0)
+        Py_CLEAR(list);
     release_view(&view);
     if (list == NULL || PyErr_Occurred()) {
         Py_XDECREF(list);
@@ -1954,6 +2166,9 @@ static PyMethodDef methods[] = {
      "key_decoder, value_decoder, last_offset) -> None or (bytes, last offset, pairs)"},
     {"deep_check", py_deep_check, METH_VARARGS,
      "deep_check(buf, columns, start, payload) -> (next index, records, flagged batches)"},
+    {"set_record_class", py_set_record_class, METH_O,
+     "set_record_class(Record): the Python Record the C Record prints, pickles and "
+     "delegates as"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls) -> None or (records, error)"},
@@ -1973,7 +2188,13 @@ PyMODINIT_FUNC PyInit__speedups(void)
     hw_crc_usable = __builtin_cpu_supports("sse4.2") != 0;
 #endif
     have_hw_crc = hw_crc_usable;
+    if (PyType_Ready(&CRecordType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)&CRecordType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *names = PyTuple_New(WALK_COLUMNS);
     for (int c = 0; names != NULL && c < WALK_COLUMNS; c++) {
         PyObject *name = PyUnicode_FromString(walk_column_names[c]);

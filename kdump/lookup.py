@@ -322,7 +322,7 @@ class SegmentFiles:
             read += batch.size
             found = match(batch)
             if found:
-                record = found if isinstance(found, Record) else None
+                record = None if isinstance(found, bool) else found
                 valid = self.log.is_valid(batch)
                 return Scan(
                     self.log_path, start, position, count, read, batch, valid, record, restarted
