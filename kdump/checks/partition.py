@@ -23,6 +23,7 @@ from kdump.format.checkpoint import (
     EpochEntry,
 )
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
+from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
@@ -296,8 +297,10 @@ def verify_partition(
     directory: str | os.PathLike[str],
     options: VerifyOptions,
     only: set[int] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> PartitionReport:
-    """Every check of one partition directory (``only``: just these segments' own checks)."""
+    """Every check of one partition directory (``only``: just these segments' own checks);
+    ``progress`` hears of each ``.log`` done, by its bytes."""
     d = Path(directory)
     sink = FindingSink(options.max_findings_per_code)
     try:
@@ -318,9 +321,11 @@ def verify_partition(
             reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
             sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, str(path), reason))
             unread.add(seg.base_offset)
+            progress.advance(file_size(seg.log_path), str(seg.log_path))
             continue
         if scan is not None:
             scans[seg.base_offset] = scan
+        progress.advance(scan.size if scan is not None else 0, str(seg.log_path))
     if only is None:
         for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
             check_snapshot(str(snapshot), sink)

@@ -27,6 +27,7 @@ from kdump.format.checkpoint import (
     PARTITION_METADATA,
 )
 from kdump.format.textfiles import read_offset_checkpoint
+from kdump.progress import NO_PROGRESS, Progress, log_bytes
 from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of
 
 __all__ = [
@@ -206,24 +207,21 @@ def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[
 
 
 def verify_paths(
-    paths: list[str],
-    options: VerifyOptions,
-    on_partition: Callable[[int, int, str], None] | None = None,
+    paths: list[str], options: VerifyOptions, progress: Progress = NO_PROGRESS
 ) -> VerifyResult:
-    """Verify everything under ``paths``; ``on_partition(done, total, path)`` reports progress."""
+    """Verify everything under ``paths``; ``progress`` hears of the bytes of log read."""
     log_dirs, loose = discover(paths)
-    total = sum(len(ld.partitions) for ld in log_dirs) + len(loose)
-    done = 0
+    progress.total(sum(log_bytes(t.path, t.only) for t in targets_of(log_dirs, loose)))
 
     def run(target: PartitionTarget) -> PartitionReport:
-        nonlocal done
-        report = verify_partition(target.path, options, target.only)
-        done += 1
-        if on_partition is not None:
-            on_partition(done, total, str(target.path))
-        return report
+        return verify_partition(target.path, options, target.only, progress)
 
     return collect_result(log_dirs, loose, run)
+
+
+def targets_of(log_dirs: list[LogDirTarget], loose: list[PartitionTarget]) -> list[PartitionTarget]:
+    """The partitions of a discovery, log dirs' first, in the order they are verified."""
+    return [t for ld in log_dirs for t in ld.partitions] + loose
 
 
 def collect_result(

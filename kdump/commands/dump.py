@@ -10,9 +10,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.common import Output, apply, format_option, pipe_safe
+from kdump.commands.common import (
+    Output,
+    apply,
+    format_option,
+    no_progress_option,
+    pipe_safe,
+    progress,
+    show_progress,
+)
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
+from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
 
 if TYPE_CHECKING:
@@ -223,8 +232,9 @@ def _segment_files(directory: str) -> list[str]:
 @click.argument("files", nargs=-1, required=True)
 @format_option("text", "jsonl")
 @dump_options
+@no_progress_option
 @click.pass_context
-def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> None:
+def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, quiet: bool, **kw: Any) -> None:
     """Dump segment files (globs and partition directories welcome)."""
     from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_file_objects, to_json
@@ -232,16 +242,19 @@ def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, **kw: Any) -> Non
     paths = _expand(files)
     opts = dump_settings(**kw)
     problems = DumpProblems()
-    if fmt == "text":
-        write_lines(dump_files(paths, opts, problems))
-    else:
-        with pipe_safe():
-            out = Output()
-            for path in paths:
-                for obj in dump_file_objects(path, opts, problems):
-                    if isinstance(obj, bytes):
-                        out.data(obj)
-                    else:
-                        out.line(to_json(obj))
-            out.flush()
+    with progress(show_progress(quiet, streams_stdout=True), "dump") as meter:
+        meter.total(sum(file_size(p) for p in paths))
+        if fmt == "text":
+            write_lines(dump_files(paths, opts, problems, meter))
+        else:
+            with pipe_safe():
+                out = Output()
+                for path in paths:
+                    for obj in dump_file_objects(path, opts, problems):
+                        if isinstance(obj, bytes):
+                            out.data(obj)
+                        else:
+                            out.line(to_json(obj))
+                    meter.advance(file_size(path), path)
+                out.flush()
     ctx.exit(dump_exit(problems))

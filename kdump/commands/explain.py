@@ -7,7 +7,13 @@ import sys
 
 import click
 
-from kdump.commands.common import format_option, now_option
+from kdump.commands.common import (
+    format_option,
+    no_progress_option,
+    now_option,
+    progress,
+    show_progress,
+)
 from kdump.config import (
     ConfigLayers,
     parse_config_option,
@@ -55,6 +61,7 @@ from kdump.render.explain import render_json, render_text
     help="Size of the cleaner's key map (default: log.cleaner.dedupe.buffer.size / "
     "log.cleaner.threads, as one cleaner thread has).",
 )
+@no_progress_option
 @click.pass_context
 def explain(
     ctx: click.Context,
@@ -66,6 +73,7 @@ def explain(
     fmt: str,
     deep: bool,
     offset_map_bytes: int | None,
+    quiet: bool,
 ) -> None:
     """Explain partition dirs or log dirs: why each segment rolled, what retention deletes
     and when, why compaction does or does not run. Reads only; no broker needed.
@@ -86,7 +94,8 @@ def explain(
             err=True,
         )
     options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
-    result = explain_paths(list(paths), layers, options)
+    with progress(show_progress(quiet), "explain") as meter:
+        result = explain_paths(list(paths), layers, options, meter)
     out = sys.stdout
     if fmt == "json":
         out.write(render_json(result) + "\n")

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import click
 
+from kdump.commands.common import no_progress_option, progress, show_progress
+from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
     PartitionTarget,
@@ -73,6 +75,7 @@ def write_options(f: F) -> F:
             is_flag=True,
             help="Modify files even where a running broker holds the log dir's .lock.",
         ),
+        no_progress_option,
     ]
     for option in reversed(options):
         f = option(f)
@@ -96,7 +99,10 @@ def _run(
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
     )
-    result = run_repair(targets, plan(targets), options, config, _emit)
+    name = ctx.command.name or "repair"
+    with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
+        meter.total(sum(log_bytes(t.directory, t.only) for t in targets))
+        result = run_repair(targets, plan(targets), options, config, _emit, progress=meter)
     ctx.exit(result.exit_code)
 
 

@@ -7,9 +7,14 @@ from typing import Any
 
 import click
 
-from kdump.commands.common import format_option, now_option
+from kdump.commands.common import (
+    format_option,
+    no_progress_option,
+    now_option,
+    progress,
+    show_progress,
+)
 from kdump.commands.filters import batch_filter, filter_options
-from kdump.commands.verify import progress_bar
 from kdump.errors import ExitCode
 from kdump.render.txn import render_json, render_text
 from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
@@ -54,6 +59,7 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
     help="Print the __transaction_state partition this id maps to (repeatable).",
 )
 @filter_options
+@no_progress_option
 @click.pass_context
 def txn(
     ctx: click.Context,
@@ -65,6 +71,7 @@ def txn(
     bootstrap_server: str | None,
     transaction_state_partitions: int | None,
     transactional_ids: tuple[str, ...],
+    quiet: bool,
     **kw: Any,
 ) -> None:
     """Open and hanging transactions in partition dirs or log dirs, read offline.
@@ -86,8 +93,8 @@ def txn(
         bootstrap_server=bootstrap_server,
         transaction_state_partitions=transaction_state_partitions,
     )
-    with progress_bar(fmt == "text" and sys.stderr.isatty()) as on_partition:
-        result = analyze_paths(list(paths), options, transactional_ids, on_partition)
+    with progress(show_progress(quiet), "txn") as meter:
+        result = analyze_paths(list(paths), options, transactional_ids, meter)
     out = sys.stdout
     if fmt == "json":
         out.write(render_json(result) + "\n")

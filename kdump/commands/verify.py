@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.commands.common import progress, show_progress
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
@@ -30,24 +30,6 @@ def exit_code(result: VerifyResult, fail_on: str) -> int:
     if fail_on == "warning" and counts["warning"]:
         return ExitCode.WARNINGS
     return ExitCode.OK
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]:
-    """A transient progress bar on stderr for runs over many partitions; nothing on pipes."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("verifying", total=None)
-
-        def update(done: int, total: int, path: str) -> None:
-            progress.update(task, completed=done, total=total, description=path[-40:])
-
-        yield update
 
 
 def check_options(f: F) -> F:
@@ -133,7 +115,7 @@ def verify(
         segment_bytes=segment_bytes,
         max_batch_bytes=max_batch_bytes,
     )
-    with progress_bar(fmt == "text" and not quiet and sys.stderr.isatty()) as on_partition:
-        result = verify_paths(list(paths), options, on_partition)
+    with progress(show_progress(quiet), "verify") as meter:
+        result = verify_paths(list(paths), options, meter)
     print_result(result, fmt, quiet)
     ctx.exit(exit_code(result, fail_on))

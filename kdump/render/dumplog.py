@@ -32,6 +32,7 @@ from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_versio
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.java import java_string_hash
+from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
@@ -617,8 +618,9 @@ def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
 
 
 def dump_files(
-    paths: list[str], opts: DumpOptions, problems: DumpProblems
+    paths: list[str], opts: DumpOptions, problems: DumpProblems, progress: Progress = NO_PROGRESS
 ) -> Iterator[Line | Chunk]:
     for path in paths:
         yield from dump_file(path, opts, problems)
+        progress.advance(file_size(path), path)
     yield from summary_lines(problems, opts.release)
