@@ -7,18 +7,23 @@ imports when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.errors import ExitCode
+from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from kdump.metrics import Measures
+    from kdump.run import RunClock, RunInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -280,3 +285,62 @@ def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
         callback=check,
         help=f"{config}: {help}",
     )
+
+
+# -- metrics of a run (--prom) -------------------------------------------------------------------
+
+
+def prom_option(f: F) -> F:
+    """--prom FILE: the run's metrics for node_exporter's textfile collector."""
+    return click.option(
+        "--prom",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="Also write the run's metrics to FILE (Prometheus text format, for "
+        "node_exporter's textfile collector), atomically; written on failure too.",
+    )(f)
+
+
+class MetricsRun:
+    """One command's run, measured: the command fills in what it found before it ends."""
+
+    def __init__(self, clock: RunClock) -> None:
+        self.clock = clock
+        self.log_dirs: list[str] = []
+        self.info: RunInfo | None = None
+        self.exit_status: int = ExitCode.OK
+        self.measures: Measures | None = None
+
+    def finish(self, log_dirs: list[str]) -> RunInfo:
+        """The run's identity and duration, taken once (JSON's ``run`` and the metrics agree)."""
+        self.log_dirs = log_dirs
+        self.info = self.clock.info(log_dirs)
+        return self.info
+
+
+@contextmanager
+def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
+    """Measure a command's run; with ``prom``, write its metrics when it ends: what it found
+    and its exit status, or, when it fails (an exception leaves it), exit status 3 (or the
+    error's own) with the last success carried forward from the previous file."""
+    from kdump.run import RunClock
+
+    run = MetricsRun(RunClock(command))
+    try:
+        yield run
+    except click.exceptions.Exit:
+        raise
+    except Exception as e:
+        if prom is not None:
+            from kdump.metrics import write_run
+
+            status = e.exit_code if isinstance(e, KdumpError) else ExitCode.BAD_INPUT
+            with contextlib.suppress(OSError):  # the error that ended the run is the one to tell
+                write_run(prom, run.clock.info(run.log_dirs), status, failed=True)
+        raise
+    if prom is not None:
+        from kdump.metrics import write_run
+
+        info = run.info or run.clock.info(run.log_dirs)
+        write_run(prom, info, run.exit_status, run.measures)

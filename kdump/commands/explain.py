@@ -9,9 +9,11 @@ import click
 
 from kdump.commands.common import (
     format_option,
+    metrics_run,
     no_progress_option,
     now_option,
     progress,
+    prom_option,
     show_progress,
 )
 from kdump.config import (
@@ -23,6 +25,7 @@ from kdump.config import (
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
 from kdump.render.explain import render_json, render_text
+from kdump.run import log_dir_of
 
 
 @click.command("explain")
@@ -61,6 +64,7 @@ from kdump.render.explain import render_json, render_text
     help="Size of the cleaner's key map (default: log.cleaner.dedupe.buffer.size / "
     "log.cleaner.threads, as one cleaner thread has).",
 )
+@prom_option
 @no_progress_option
 @click.pass_context
 def explain(
@@ -73,6 +77,7 @@ def explain(
     fmt: str,
     deep: bool,
     offset_map_bytes: int | None,
+    prom: str | None,
     quiet: bool,
 ) -> None:
     """Explain partition dirs or log dirs: why each segment rolled, what retention deletes
@@ -94,12 +99,18 @@ def explain(
             err=True,
         )
     options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
-    with progress(show_progress(quiet), "explain") as meter:
-        result = explain_paths(list(paths), layers, options, meter)
-    out = sys.stdout
-    if fmt == "json":
-        out.write(render_json(result) + "\n")
-    else:
-        render_text(result, out, out.isatty())
-    out.flush()
+    with metrics_run("explain", prom) as run:
+        with progress(show_progress(quiet), "explain") as meter:
+            result = explain_paths(list(paths), layers, options, meter)
+        run.finish([log_dir_of(p.path) for p in result.partitions])
+        if prom is not None:
+            from kdump.metrics import explain_families
+
+            run.measures = explain_families(result)
+        out = sys.stdout
+        if fmt == "json":
+            out.write(render_json(result) + "\n")
+        else:
+            render_text(result, out, out.isatty())
+        out.flush()
     ctx.exit(ExitCode.OK)

@@ -14,7 +14,7 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.commands.common import progress_display, show_progress
-from kdump.commands.verify import check_options, exit_code, print_result
+from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import finding_line
@@ -139,6 +139,9 @@ def verify_command(
     codes (0 clean, 1 warnings with --fail-on warning, 2 errors, 3 usage, I/O or Spark).
     --output writes the findings as a DataFrame (code, severity, path, offset, position,
     message, fix, partition_path)."""
+    from kdump.run import RunClock
+
+    clock = RunClock("spark verify")
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
@@ -151,7 +154,7 @@ def verify_command(
             result = verify_on_spark(session, paths, options, tasks)
             if output is not None:
                 write_findings(session, finding_rows(result), output, output_format, overwrite)
-    print_result(result, fmt, quiet)
+    print_result(result, fmt, quiet, clock.info(result_log_dirs(result)))
     ctx.exit(exit_code(result, fail_on))
 
 
