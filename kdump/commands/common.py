@@ -265,6 +265,57 @@ def progress(show: bool, description: str) -> Iterator[Progress]:
 # -- Kafka settings as options ---------------------------------------------------------------
 
 
+def config_options(f: F) -> F:
+    """--config, --server-properties, --describe-output: a topic's settings, as explain and
+    report resolve them (kdump.config.ConfigLayers; ``config_layers`` reads them)."""
+    return apply(
+        f,
+        [
+            click.option(
+                "--config",
+                "configs",
+                multiple=True,
+                metavar="NAME=VALUE",
+                help="A topic setting as Kafka names it (segment.bytes=1048576), or a broker one "
+                "(log.cleaner.dedupe.buffer.size=...). Repeatable; wins over the files.",
+            ),
+            click.option(
+                "--server-properties",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="The broker's server.properties: its log.* settings are the topic defaults.",
+            ),
+            click.option(
+                "--describe-output",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="Output of kafka-configs.sh --describe --all (topics, several welcome) "
+                "saved to a file.",
+            ),
+        ],
+    )
+
+
+def config_layers(
+    configs: tuple[str, ...], server_properties: str | None, describe_output: str | None
+) -> Any:
+    """The ConfigLayers of --config, --server-properties and --describe-output."""
+    from kdump.config import (
+        ConfigLayers,
+        parse_config_option,
+        read_describe_output,
+        read_server_properties,
+    )
+
+    return ConfigLayers(
+        options=tuple(parse_config_option(c) for c in configs),
+        describe=None if describe_output is None else read_describe_output(describe_output),
+        server_properties={}
+        if server_properties is None
+        else read_server_properties(server_properties),
+    )
+
+
 def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
     """An option holding a Kafka setting: its default and validator are Kafka's (the one table
     in kdump.config), a value Kafka would refuse is a usage error in Kafka's words."""

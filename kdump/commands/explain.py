@@ -8,6 +8,8 @@ import sys
 import click
 
 from kdump.commands.common import (
+    config_layers,
+    config_options,
     format_option,
     metrics_run,
     no_progress_option,
@@ -15,12 +17,6 @@ from kdump.commands.common import (
     progress,
     prom_option,
     show_progress,
-)
-from kdump.config import (
-    ConfigLayers,
-    parse_config_option,
-    read_describe_output,
-    read_server_properties,
 )
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
@@ -30,26 +26,7 @@ from kdump.run import log_dir_of
 
 @click.command("explain")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--config",
-    "configs",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="A topic setting as Kafka names it (segment.bytes=1048576), or a broker one "
-    "(log.cleaner.dedupe.buffer.size=...). Repeatable; wins over the files.",
-)
-@click.option(
-    "--server-properties",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The broker's server.properties: its log.* settings are the topic defaults.",
-)
-@click.option(
-    "--describe-output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output of kafka-configs.sh --describe --all (topics, several welcome) saved to a file.",
-)
+@config_options
 @now_option
 @format_option("text", "json")
 @click.option(
@@ -86,13 +63,7 @@ def explain(
     Exit codes: 0 explained (explanations are facts, not problems), 3 a path, setting or
     checkpoint that cannot be read.
     """
-    layers = ConfigLayers(
-        options=tuple(parse_config_option(c) for c in configs),
-        describe=None if describe_output is None else read_describe_output(describe_output),
-        server_properties={}
-        if server_properties is None
-        else read_server_properties(server_properties),
-    )
+    layers = config_layers(configs, server_properties, describe_output)
     if deep:
         click.echo(
             "kdump: warning: --deep keeps every key of the cleaning range in memory",
