@@ -176,12 +176,17 @@ def _overview(ordered: list[PartitionView], page_of: dict[str, int]) -> str:
     )
 
 
+def paginate(model: ReportModel) -> list[list[PartitionView]]:
+    """The detailed sections' pages: partitions with errors first (then warnings, then by
+    path), across log dirs, PAGE_SIZE to a page; one empty page when there is nothing."""
+    ordered = sorted(model.partitions, key=lambda p: (-p.worst, -len(p.findings), p.path))
+    return [ordered[i : i + PAGE_SIZE] for i in range(0, len(ordered), PAGE_SIZE)] or [[]]
+
+
 def render_html(model: ReportModel, paths: list[str]) -> Iterator[str]:
     """The page, in pieces (write them in order)."""
-    ordered = sorted(
-        model.partitions, key=lambda p: (-p.worst, -len(p.findings), p.path)
-    )  # errors first, across log dirs
-    pages = [ordered[i : i + PAGE_SIZE] for i in range(0, len(ordered), PAGE_SIZE)] or [[]]
+    pages = paginate(model)
+    ordered = [p for page in pages for p in page]
     page_of = {p.path: n for n, page in enumerate(pages) for p in page}
     counts = {"error": 0, "warning": 0, "info": 0}
     for d in model.log_dirs:

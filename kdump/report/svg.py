@@ -161,6 +161,7 @@ def time_plot(p: PartitionView, now: int) -> str:
     body = [_text(LEFT, 10, "time: segments from first to largest timestamp")]
     if not timed:
         body.append(_text(WIDTH / 2, 60, "no timestamps (magic v0 or empty segments)", "middle"))
+        body.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT + PLOT}" y1="{base}" y2="{base}"/>')
         return _svg("time", height, body, f"{p.name}: segments by time")
     lo = min(s.first_timestamp for s in timed)
     hi = max(s.largest_timestamp for s in timed)
