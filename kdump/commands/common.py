@@ -363,10 +363,10 @@ class MetricsRun:
         self.exit_status: int = ExitCode.OK
         self.measures: Measures | None = None
 
-    def finish(self, log_dirs: list[str]) -> RunInfo:
-        """The run's identity and duration, taken once (JSON's ``run`` and the metrics agree)."""
-        self.log_dirs = log_dirs
-        self.info = self.clock.info(log_dirs)
+    def finish(self) -> RunInfo:
+        """The run's identity and duration, taken once (JSON's ``run`` and the metrics agree);
+        taken at the end when no output asks for it before."""
+        self.info = self.clock.info(self.log_dirs)
         return self.info
 
 

@@ -73,7 +73,7 @@ def explain(
     with metrics_run("explain", prom) as run:
         with progress(show_progress(quiet), "explain") as meter:
             result = explain_paths(list(paths), layers, options, meter)
-        run.finish([log_dir_of(p.path) for p in result.partitions])
+        run.log_dirs = [log_dir_of(p.path) for p in result.partitions]
         if prom is not None:
             from kdump.metrics import explain_families
 

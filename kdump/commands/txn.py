@@ -102,7 +102,7 @@ def txn(
         with progress(show_progress(quiet), "txn") as meter:
             result = analyze_paths(list(paths), options, transactional_ids, meter)
         code = EXIT_CODES[result.status()]
-        run.finish([log_dir_of(p.path) for p in result.partitions])
+        run.log_dirs = [log_dir_of(p.path) for p in result.partitions]
         run.exit_status = code
         if prom is not None:
             from kdump.metrics import txn_families

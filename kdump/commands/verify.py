@@ -132,7 +132,8 @@ def verify(
         with progress(show_progress(quiet), "verify") as meter:
             result = verify_paths(list(paths), options, meter)
         code = exit_code(result, fail_on)
-        info = run.finish(result_log_dirs(result))
+        run.log_dirs = result_log_dirs(result)
+        info = run.finish() if fmt == "json" else None
         run.exit_status = code
         if prom is not None:
             from kdump.metrics import verify_families
