@@ -113,3 +113,11 @@ def test_spark_stages_count_tasks_with_rate_and_time_left() -> None:
         bar.set(4, 4, "stage 3")
     shown = out.getvalue()
     assert "stage 3" in shown and "4/4" in shown and "tasks/s" in shown
+
+
+def test_report_shows_progress_and_quiet_silences_it(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, shown = on_terminal(["report", str(LOG_DIR), "-o", str(out)], tmp=tmp_path)
+    assert code == 0 and BYTES_BAR.search(shown), shown[-400:]
+    code, shown = on_terminal(["report", str(LOG_DIR), "-o", str(out), "-q"], tmp=tmp_path)
+    assert (code, shown) == (0, "")
