@@ -30,6 +30,7 @@ from rich.console import Console  # noqa: E402
 from test_golden import run_kdump  # noqa: E402
 
 from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
+from kdump.commands.common import progress_display  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
 from kdump.format.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
 from kdump.segment import FileRecords  # noqa: E402
@@ -140,7 +141,10 @@ def test_verify_findings_identical_to_kdump_verify(
     ran = run_kdump(["spark", "verify", *roots, "--format", "json", "-o", str(out), "--tasks", "3"])
     local = run_kdump(["verify", *roots, "--format", "json"])
     assert (ran.exit_code, local.exit_code) == (2, 2), ran.stderr
-    assert ran.stdout == local.stdout  # same findings, same summary, same order
+    spark_doc, local_doc = json.loads(ran.stdout), json.loads(local.stdout)
+    assert spark_doc.pop("run")["command"] == "spark verify"
+    assert local_doc.pop("run")["command"] == "verify"
+    assert spark_doc == local_doc  # same findings, same summary, same order
 
     result, expected = _expected_rows(roots, VerifyOptions())
     assert pq.read_table(out).to_pylist() == expected
@@ -370,11 +374,11 @@ def test_data_source_reads_the_exported_rows(
 def test_progress_shows_stage_and_task_counts(spark: Any) -> None:
     out = StringIO()
     console = Console(file=out, force_terminal=True, width=100)
-    with stage_progress(spark, True, console):
+    with progress_display(True, "tasks", console) as display, stage_progress(spark, display):
         spark.sparkContext.parallelize(range(4), 4).map(
             lambda x: __import__("time").sleep(0.5) or x
         ).collect()
-    assert "stage " in out.getvalue() and "/4 tasks" in out.getvalue()
+    assert "stage " in out.getvalue() and "/4" in out.getvalue() and "tasks/s" in out.getvalue()
 
 
 def test_without_pyspark_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:

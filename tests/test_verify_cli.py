@@ -50,7 +50,7 @@ def test_json_has_findings_and_summary() -> None:
     run = kdump("--format", "json", CRC, NO_INDEX)
     assert run.returncode == 2
     doc = json.loads(run.stdout)
-    assert set(doc) == {"findings", "summary"}
+    assert set(doc) == {"findings", "summary", "run"}  # run: tests/test_metrics.py
     library = verify_paths([str(CRC), str(NO_INDEX)], VerifyOptions())
     assert doc["findings"] == [f.to_dict() for f in library.findings]
     summary = doc["summary"]

@@ -23,6 +23,7 @@ from kdump.format.checkpoint import (
     EpochEntry,
 )
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
+from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
@@ -398,10 +399,15 @@ def verify_partition(
     directory: str | os.PathLike[str],
     options: VerifyOptions,
     only: set[int] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> PartitionReport:
-    """Every check of one partition directory (``only``: just these segments' own checks)."""
+    """Every check of one partition directory (``only``: just these segments' own checks);
+    ``progress`` hears of each ``.log`` done, by its bytes."""
     plan = plan_partition(directory, only)
-    outcomes = [check_segment_work(w, options) for w in plan.work]
+    outcomes = []
+    for work in plan.work:
+        outcomes.append(check_segment_work(work, options))
+        progress.advance(work.size, str(LogSegment(plan.directory, work.base_offset).log_path))
     return finish_partition(plan, outcomes, options)
 
 

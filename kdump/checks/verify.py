@@ -33,7 +33,8 @@ from kdump.format.checkpoint import (
 )
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.parallel import map_ordered
-from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of
+from kdump.progress import NO_PROGRESS, Progress
+from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of, segment_file_name
 
 __all__ = [
     "LogDirTarget",
@@ -215,32 +216,41 @@ def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[
 def verify_paths(
     paths: list[str],
     options: VerifyOptions,
-    on_partition: Callable[[int, int, str], None] | None = None,
+    progress: Progress = NO_PROGRESS,
     jobs: int = 1,
 ) -> VerifyResult:
-    """Verify everything under ``paths``; ``on_partition(done, total, path)`` reports progress.
+    """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
     the result is the same as with one.
     """
     log_dirs, loose = discover(paths)
-    targets = [t for ld in log_dirs for t in ld.partitions] + loose
+    targets = targets_of(log_dirs, loose)
     plans = [plan_partition(t.path, t.only) for t in targets]
     work = [w for plan in plans for w in plan.work]
+    progress.total(sum(w.size for w in work))
     outcomes = map_ordered(
         partial(check_segment_work, options=options), work, jobs, weight=_log_bytes
     )
     reports: dict[int, PartitionReport] = {}
-    for n, (target, plan) in enumerate(zip(targets, plans, strict=True), 1):
-        done = [next(outcomes) for _ in plan.work]
+    for target, plan in zip(targets, plans, strict=True):
+        done = []
+        for w in plan.work:
+            done.append(next(outcomes))
+            progress.advance(
+                w.size, str(Path(w.directory) / segment_file_name(w.base_offset, ".log"))
+            )
         reports[id(target)] = finish_partition(plan, done, options)
-        if on_partition is not None:
-            on_partition(n, len(targets), str(target.path))
     return collect_result(log_dirs, loose, lambda t: reports[id(t)])
 
 
 def _log_bytes(work: SegmentWork) -> int:
     return work.size
+
+
+def targets_of(log_dirs: list[LogDirTarget], loose: list[PartitionTarget]) -> list[PartitionTarget]:
+    """The partitions of a discovery, log dirs' first, in the order they are verified."""
+    return [t for ld in log_dirs for t in ld.partitions] + loose
 
 
 def collect_result(

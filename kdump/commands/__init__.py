@@ -7,6 +7,7 @@ COMMANDS: dict[str, str] = {
     "lookup": "kdump.commands.lookup:lookup",
     "rebuild-index": "kdump.commands.repair:rebuild_index",
     "recover": "kdump.commands.repair:recover",
+    "report": "kdump.commands.report:report",
     "spark": "kdump.commands.spark:spark",
     "trim-index": "kdump.commands.repair:trim_index",
     "txn": "kdump.commands.txn:txn",

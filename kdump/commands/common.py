@@ -7,16 +7,23 @@ imports when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.errors import ExitCode
+from kdump.errors import ExitCode, KdumpError
+from kdump.progress import NO_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from kdump.metrics import Measures
+    from kdump.run import RunClock, RunInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,7 +177,163 @@ def jobs_option(f: F) -> F:
     )(f)
 
 
+def no_progress_option(f: F) -> F:
+    """--quiet for commands whose output it does not change: no progress display."""
+    return click.option(
+        "--quiet", "-q", is_flag=True, help="No progress display (there is none on a pipe)."
+    )(f)
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def _is_pipe(stream: Any) -> bool:
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return True  # not a real file (a test's StringIO): nothing to draw on
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def show_progress(quiet: bool, streams_stdout: bool = False) -> bool:
+    """A progress display goes on a terminal's stderr, never with --quiet or on a pipe: not
+    when stderr is no terminal, nor when stdout feeds a pipe (a pager or a script reads it).
+    ``streams_stdout``: the command writes as it goes, so a terminal stdout would mix the two
+    (the display then shows only when stdout goes to a file)."""
+    if quiet or not sys.stderr.isatty() or _is_pipe(sys.stdout):
+        return False
+    return not (streams_stdout and sys.stdout.isatty())
+
+
+class _Meter:
+    """One bar of a rich display: a ``kdump.progress.Progress``."""
+
+    def __init__(self, progress: Any, task: Any) -> None:
+        self.progress, self.task = progress, task
+
+    def total(self, amount: int) -> None:
+        self.progress.update(self.task, total=amount)
+
+    def advance(self, amount: int, what: str) -> None:
+        self.progress.update(self.task, advance=amount, what=_tail(what))
+
+    def set(self, completed: int, total: int, description: str) -> None:
+        self.progress.update(self.task, completed=completed, total=total, description=description)
+
+
+def _tail(what: str, width: int = 48) -> str:
+    return what if len(what) <= width else "…" + what[-(width - 1) :]
+
+
+class ProgressDisplay:
+    """The bars of one run on stderr; ``bar()`` adds one (Spark: one per stage)."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+
+    def bar(self, description: str, total: int | None = None) -> _Meter:
+        return _Meter(self.progress, self.progress.add_task(description, total=total, what=""))
+
+
+@contextmanager
+def progress_display(
+    show: bool, unit: str = "bytes", console: Any = None
+) -> Iterator[ProgressDisplay | None]:
+    """The one progress display of kdump: rich bars on stderr (or ``console``), removed when
+    done. Bytes show done/total, rate and time left; other units (``tasks``) count the same."""
+    if not show:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.progress import Progress as RichProgress
+    from rich.text import Text
+
+    class _Rate(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            rate = "?" if speed is None else f"{speed:.1f}"
+            return Text(f"{rate} {unit}/s", style="progress.data.speed")
+
+    columns: list[Any] = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()]
+    if unit == "bytes":
+        columns += [DownloadColumn(binary_units=True), TransferSpeedColumn()]
+    else:
+        columns += [MofNCompleteColumn(), _Rate()]
+    columns += [TimeRemainingColumn(), TextColumn("{task.fields[what]}", style="dim")]
+    console = console or Console(stderr=True)
+    with RichProgress(*columns, console=console, transient=True) as progress:
+        yield ProgressDisplay(progress)
+
+
+@contextmanager
+def progress(show: bool, description: str) -> Iterator[Progress]:
+    """One bar of bytes for a command's run; ``NO_PROGRESS`` when not shown."""
+    with progress_display(show) as display:
+        yield NO_PROGRESS if display is None else display.bar(description)
+
+
 # -- Kafka settings as options ---------------------------------------------------------------
+
+
+def config_options(f: F) -> F:
+    """--config, --server-properties, --describe-output: a topic's settings, as explain and
+    report resolve them (kdump.config.ConfigLayers; ``config_layers`` reads them)."""
+    return apply(
+        f,
+        [
+            click.option(
+                "--config",
+                "configs",
+                multiple=True,
+                metavar="NAME=VALUE",
+                help="A topic setting as Kafka names it (segment.bytes=1048576), or a broker one "
+                "(log.cleaner.dedupe.buffer.size=...). Repeatable; wins over the files.",
+            ),
+            click.option(
+                "--server-properties",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="The broker's server.properties: its log.* settings are the topic defaults.",
+            ),
+            click.option(
+                "--describe-output",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="Output of kafka-configs.sh --describe --all (topics, several welcome) "
+                "saved to a file.",
+            ),
+        ],
+    )
+
+
+def config_layers(
+    configs: tuple[str, ...], server_properties: str | None, describe_output: str | None
+) -> Any:
+    """The ConfigLayers of --config, --server-properties and --describe-output."""
+    from kdump.config import (
+        ConfigLayers,
+        parse_config_option,
+        read_describe_output,
+        read_server_properties,
+    )
+
+    return ConfigLayers(
+        options=tuple(parse_config_option(c) for c in configs),
+        describe=None if describe_output is None else read_describe_output(describe_output),
+        server_properties={}
+        if server_properties is None
+        else read_server_properties(server_properties),
+    )
 
 
 def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
@@ -193,3 +356,62 @@ def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
         callback=check,
         help=f"{config}: {help}",
     )
+
+
+# -- metrics of a run (--prom) -------------------------------------------------------------------
+
+
+def prom_option(f: F) -> F:
+    """--prom FILE: the run's metrics for node_exporter's textfile collector."""
+    return click.option(
+        "--prom",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="Also write the run's metrics to FILE (Prometheus text format, for "
+        "node_exporter's textfile collector), atomically; written on failure too.",
+    )(f)
+
+
+class MetricsRun:
+    """One command's run, measured: the command fills in what it found before it ends."""
+
+    def __init__(self, clock: RunClock) -> None:
+        self.clock = clock
+        self.log_dirs: list[str] = []
+        self.info: RunInfo | None = None
+        self.exit_status: int = ExitCode.OK
+        self.measures: Measures | None = None
+
+    def finish(self) -> RunInfo:
+        """The run's identity and duration, taken once (JSON's ``run`` and the metrics agree);
+        taken at the end when no output asks for it before."""
+        self.info = self.clock.info(self.log_dirs)
+        return self.info
+
+
+@contextmanager
+def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
+    """Measure a command's run; with ``prom``, write its metrics when it ends: what it found
+    and its exit status, or, when it fails (an exception leaves it), exit status 3 (or the
+    error's own) with the last success carried forward from the previous file."""
+    from kdump.run import RunClock
+
+    run = MetricsRun(RunClock(command))
+    try:
+        yield run
+    except click.exceptions.Exit:
+        raise
+    except Exception as e:
+        if prom is not None:
+            from kdump.metrics import write_run
+
+            status = e.exit_code if isinstance(e, KdumpError) else ExitCode.BAD_INPUT
+            with contextlib.suppress(OSError):  # the error that ended the run is the one to tell
+                write_run(prom, run.clock.info(run.log_dirs), status, failed=True)
+        raise
+    if prom is not None:
+        from kdump.metrics import write_run
+
+        info = run.info or run.clock.info(run.log_dirs)
+        write_run(prom, info, run.exit_status, run.measures)

@@ -10,9 +10,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.common import Output, apply, format_option, jobs_option, pipe_safe
+from kdump.commands.common import (
+    Output,
+    apply,
+    format_option,
+    jobs_option,
+    no_progress_option,
+    pipe_safe,
+    progress,
+    show_progress,
+)
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
+from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
 
 if TYPE_CHECKING:
@@ -224,8 +234,11 @@ def _segment_files(directory: str) -> list[str]:
 @format_option("text", "jsonl")
 @dump_options
 @jobs_option
+@no_progress_option
 @click.pass_context
-def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, jobs: int, **kw: Any) -> None:
+def dump(
+    ctx: click.Context, files: tuple[str, ...], fmt: str, jobs: int, quiet: bool, **kw: Any
+) -> None:
     """Dump segment files (globs and partition directories welcome)."""
     from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_files_objects, to_json
@@ -233,15 +246,17 @@ def dump(ctx: click.Context, files: tuple[str, ...], fmt: str, jobs: int, **kw: 
     paths = _expand(files)
     opts = dump_settings(**kw)
     problems = DumpProblems()
-    if fmt == "text":
-        write_lines(dump_files(paths, opts, problems, jobs))
-    else:
-        with pipe_safe():
-            out = Output()
-            for obj in dump_files_objects(paths, opts, problems, jobs):
-                if isinstance(obj, bytes):
-                    out.data(obj)
-                else:
-                    out.line(to_json(obj))
-            out.flush()
+    with progress(show_progress(quiet, streams_stdout=True), "dump") as meter:
+        meter.total(sum(file_size(p) for p in paths))
+        if fmt == "text":
+            write_lines(dump_files(paths, opts, problems, jobs, meter))
+        else:
+            with pipe_safe():
+                out = Output()
+                for obj in dump_files_objects(paths, opts, problems, jobs, meter):
+                    if isinstance(obj, bytes):
+                        out.data(obj)
+                    else:
+                        out.line(to_json(obj))
+                out.flush()
     ctx.exit(dump_exit(problems))

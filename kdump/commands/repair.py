@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump.commands.common import jobs_option
+from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
+from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
     PartitionTarget,
@@ -75,6 +76,7 @@ def write_options(f: F) -> F:
             is_flag=True,
             help="Modify files even where a running broker holds the log dir's .lock.",
         ),
+        no_progress_option,
     ]
     for option in reversed(options):
         f = option(f)
@@ -98,7 +100,11 @@ def _run(
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
     )
-    result = run_repair(targets, plan(targets, kw["jobs"]), options, config, _emit)
+    name = ctx.command.name or "repair"
+    with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
+        meter.total(sum(log_bytes(t.directory, t.only) for t in targets))
+        plans = plan(targets, kw["jobs"])
+        result = run_repair(targets, plans, options, config, _emit, progress=meter)
     ctx.exit(result.exit_code)
 
 

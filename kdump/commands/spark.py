@@ -5,7 +5,6 @@ pyspark is imported only when a spark command runs, so `kdump` works without it.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -14,7 +13,8 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.commands.verify import check_options, exit_code, print_result
+from kdump.commands.common import progress_display, show_progress
+from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import finding_line
@@ -139,6 +139,9 @@ def verify_command(
     codes (0 clean, 1 warnings with --fail-on warning, 2 errors, 3 usage, I/O or Spark).
     --output writes the findings as a DataFrame (code, severity, path, offset, position,
     message, fix, partition_path)."""
+    from kdump.run import RunClock
+
+    clock = RunClock("spark verify")
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
@@ -146,12 +149,12 @@ def verify_command(
 
         if output is not None and not overwrite:
             refuse_existing(session, output)
-        shown = fmt == "text" and not quiet and sys.stderr.isatty()
-        with stage_progress(session, shown):
+        shown = show_progress(quiet)
+        with progress_display(shown, "tasks") as display, stage_progress(session, display):
             result = verify_on_spark(session, paths, options, tasks)
             if output is not None:
                 write_findings(session, finding_rows(result), output, output_format, overwrite)
-    print_result(result, fmt, quiet)
+    print_result(result, fmt, quiet, clock.info(result_log_dirs(result)))
     ctx.exit(exit_code(result, fail_on))
 
 
@@ -191,7 +194,8 @@ def export_command(
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
         from kdump.spark.progress import stage_progress
 
-        with stage_progress(session, sys.stderr.isatty()):
+        shown = show_progress(quiet=False)
+        with progress_display(shown, "tasks") as display, stage_progress(session, display):
             result = export_on_spark(session, paths, output, options, overwrite)
     checked = result.checked()
     for f in checked.findings:

@@ -7,11 +7,19 @@ from typing import Any
 
 import click
 
-from kdump.commands.common import format_option, now_option
+from kdump.commands.common import (
+    format_option,
+    metrics_run,
+    no_progress_option,
+    now_option,
+    progress,
+    prom_option,
+    show_progress,
+)
 from kdump.commands.filters import batch_filter, filter_options
-from kdump.commands.verify import progress_bar
 from kdump.errors import ExitCode
 from kdump.render.txn import render_json, render_text
+from kdump.run import log_dir_of
 from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
 from kdump.txn.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 
@@ -54,6 +62,8 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
     help="Print the __transaction_state partition this id maps to (repeatable).",
 )
 @filter_options
+@prom_option
+@no_progress_option
 @click.pass_context
 def txn(
     ctx: click.Context,
@@ -65,6 +75,8 @@ def txn(
     bootstrap_server: str | None,
     transaction_state_partitions: int | None,
     transactional_ids: tuple[str, ...],
+    prom: str | None,
+    quiet: bool,
     **kw: Any,
 ) -> None:
     """Open and hanging transactions in partition dirs or log dirs, read offline.
@@ -86,12 +98,20 @@ def txn(
         bootstrap_server=bootstrap_server,
         transaction_state_partitions=transaction_state_partitions,
     )
-    with progress_bar(fmt == "text" and sys.stderr.isatty()) as on_partition:
-        result = analyze_paths(list(paths), options, transactional_ids, on_partition)
-    out = sys.stdout
-    if fmt == "json":
-        out.write(render_json(result) + "\n")
-    else:
-        render_text(result, out, out.isatty())
-    out.flush()
-    ctx.exit(EXIT_CODES[result.status()])
+    with metrics_run("txn", prom) as run:
+        with progress(show_progress(quiet), "txn") as meter:
+            result = analyze_paths(list(paths), options, transactional_ids, meter)
+        code = EXIT_CODES[result.status()]
+        run.log_dirs = [log_dir_of(p.path) for p in result.partitions]
+        run.exit_status = code
+        if prom is not None:
+            from kdump.metrics import txn_families
+
+            run.measures = txn_families(result)
+        out = sys.stdout
+        if fmt == "json":
+            out.write(render_json(result) + "\n")
+        else:
+            render_text(result, out, out.isatty())
+        out.flush()
+    ctx.exit(code)

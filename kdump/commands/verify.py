@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.commands.common import jobs_option
+from kdump.commands.common import (
+    jobs_option,
+    metrics_run,
+    progress,
+    prom_option,
+    show_progress,
+)
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
+from kdump.run import log_dir_of
+
+if TYPE_CHECKING:
+    from kdump.run import RunInfo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,22 +42,10 @@ def exit_code(result: VerifyResult, fail_on: str) -> int:
     return ExitCode.OK
 
 
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[int, int, str], None] | None]:
-    """A transient progress bar on stderr for runs over many partitions; nothing on pipes."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("verifying", total=None)
-
-        def update(done: int, total: int, path: str) -> None:
-            progress.update(task, completed=done, total=total, description=path[-40:])
-
-        yield update
+def result_log_dirs(result: VerifyResult) -> list[str]:
+    """The log dirs of a verify run, in report order: each partition's parent directory."""
+    paths = [r.path for r in result.reports] + [f.path for f in result.log_dir_findings]
+    return list(dict.fromkeys(log_dir_of(p) for p in paths))
 
 
 def check_options(f: F) -> F:
@@ -92,11 +89,12 @@ def check_options(f: F) -> F:
     return f
 
 
-def print_result(result: VerifyResult, fmt: str, quiet: bool) -> None:
-    """The report on stdout: text (rich on a terminal), one JSON document, or JSON Lines."""
+def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
+    """The report on stdout: text (rich on a terminal), one JSON document (with the ``run``
+    object when given), or JSON Lines."""
     out = sys.stdout
     if fmt == "json":
-        out.write(render_json(result) + "\n")
+        out.write(render_json(result, run) + "\n")
     elif fmt == "jsonl":
         for line in render_jsonl(result):
             out.write(line + "\n")
@@ -110,6 +108,7 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @check_options
 @jobs_option
+@prom_option
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -123,8 +122,9 @@ def verify(
     fmt: str,
     fail_on: str,
     quiet: bool,
+    prom: str | None,
 ) -> None:
-    """Audit segment files, partition dirs or broker log dirs. Never writes anything.
+    """Audit segment files, partition dirs or broker log dirs. Writes nothing but --prom.
 
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
@@ -136,7 +136,16 @@ def verify(
         segment_bytes=segment_bytes,
         max_batch_bytes=max_batch_bytes,
     )
-    with progress_bar(fmt == "text" and not quiet and sys.stderr.isatty()) as on_partition:
-        result = verify_paths(list(paths), options, on_partition, jobs)
-    print_result(result, fmt, quiet)
-    ctx.exit(exit_code(result, fail_on))
+    with metrics_run("verify", prom) as run:
+        with progress(show_progress(quiet), "verify") as meter:
+            result = verify_paths(list(paths), options, meter, jobs)
+        code = exit_code(result, fail_on)
+        run.log_dirs = result_log_dirs(result)
+        info = run.finish() if fmt == "json" else None
+        run.exit_status = code
+        if prom is not None:
+            from kdump.metrics import verify_families
+
+            run.measures = verify_families(result)
+        print_result(result, fmt, quiet, info)
+    ctx.exit(code)

@@ -25,6 +25,7 @@ from kdump.explain.rolls import (
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
 from kdump.lookup import LOG_START_OFFSET_CHECKPOINT, PartitionLog
+from kdump.progress import NO_PROGRESS, Progress, log_bytes
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 TINY_MIN_SEGMENTS = 10
@@ -88,16 +89,23 @@ class ExplainResult:
     """Partition directories with no segment to explain, and why."""
 
 
-def explain_paths(paths: list[str], layers: ConfigLayers, options: ExplainOptions) -> ExplainResult:
+def explain_paths(
+    paths: list[str],
+    layers: ConfigLayers,
+    options: ExplainOptions,
+    progress: Progress = NO_PROGRESS,
+) -> ExplainResult:
     """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
-    settings."""
+    settings; ``progress`` hears of each partition's bytes of log."""
     resolve_settings(layers, None)  # a bad --config fails before any partition is read
     log_dirs, loose = discover(paths)
     targets = [t.path for ld in log_dirs for t in ld.partitions] + [t.path for t in loose]
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
     seen: set[Path] = set()
-    for path in targets:
+    sizes = [log_bytes(t) for t in targets]
+    progress.total(sum(sizes))
+    for path, size in zip(targets, sizes, strict=True):
         if path.resolve() in seen:
             continue
         seen.add(path.resolve())
@@ -109,6 +117,7 @@ def explain_paths(paths: list[str], layers: ConfigLayers, options: ExplainOption
             skipped.append(str(e))
             continue
         done.append(explain_partition(log, settings, options))
+        progress.advance(size, str(path))
     return ExplainResult(tuple(done), tuple(skipped))
 
 

@@ -34,6 +34,7 @@ from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.java import java_string_hash
 from kdump.parallel import stream_ordered
+from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
@@ -637,10 +638,14 @@ def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
 
 
 def dump_files(
-    paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
+    paths: list[str],
+    opts: DumpOptions,
+    problems: DumpProblems,
+    jobs: int = 1,
+    progress: Progress = NO_PROGRESS,
 ) -> Iterator[Line | Chunk]:
     """Every file's lines, in order (dumped in ``jobs`` processes), then the summaries."""
-    yield from dumped(paths, opts, problems, jobs, dump_file)
+    yield from dumped(paths, opts, problems, jobs, dump_file, progress)
     yield from summary_lines(problems, opts.release)
 
 
@@ -650,13 +655,17 @@ def dumped(
     problems: DumpProblems,
     jobs: int,
     per_file: Callable[[str, DumpOptions, DumpProblems], Iterator[T]],
+    progress: Progress = NO_PROGRESS,
 ) -> Iterator[T]:
     """What ``per_file`` yields for each file, in order, dumped in ``jobs`` processes; what
-    each file's dump collects goes to ``problems``."""
+    each file's dump collects goes to ``problems``; ``progress`` hears of each file done."""
     one = partial(_with_problems, per_file=per_file, opts=opts)
+    paths_left = iter(paths)
     for item in stream_ordered(one, paths, jobs, weight=file_size):
         if isinstance(item, DumpProblems):
-            problems.merge(item)
+            problems.merge(item)  # a file's last item
+            path = next(paths_left)
+            progress.advance(file_size(path), path)
         else:
             yield item
 
@@ -669,11 +678,3 @@ def _with_problems(
     problems = DumpProblems()
     yield from per_file(path, opts, problems)
     yield problems
-
-
-def file_size(path: str) -> int:
-    """Bytes of a file (0 when it cannot be read: its dump says why)."""
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

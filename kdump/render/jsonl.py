@@ -17,6 +17,7 @@ from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimestampOffset
 from kdump.format.walk import StopReason
+from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
@@ -235,10 +236,14 @@ JSON_DUMPERS = {
 
 
 def dump_files_objects(
-    paths: list[str], opts: DumpOptions, problems: DumpProblems, jobs: int = 1
+    paths: list[str],
+    opts: DumpOptions,
+    problems: DumpProblems,
+    jobs: int = 1,
+    progress: Progress = NO_PROGRESS,
 ) -> Iterator[Obj | bytes]:
     """Every file's objects (or rendered lines), in order, dumped in ``jobs`` processes."""
-    return dumped(paths, opts, problems, jobs, dump_file_objects)
+    return dumped(paths, opts, problems, jobs, dump_file_objects, progress)
 
 
 def dump_file_objects(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
@@ -13,6 +13,9 @@ from rich.table import Table
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
 from kdump.units import at
+
+if TYPE_CHECKING:
+    from kdump.run import RunInfo
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -92,11 +95,14 @@ def render_text(
         )
 
 
-def render_json(result: VerifyResult) -> str:
-    return json.dumps(
-        {"findings": [f.to_dict() for f in result.findings], "summary": result.summary()},
-        indent=2,
-    )
+def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
+    doc: dict[str, Any] = {
+        "findings": [f.to_dict() for f in result.findings],
+        "summary": result.summary(),
+    }
+    if run is not None:
+        doc["run"] = run.to_dict(result.findings)
+    return json.dumps(doc, indent=2)
 
 
 def render_jsonl(result: VerifyResult) -> Iterator[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
 from kdump.errors import ExitCode
+from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
 from kdump.repair.plan import FileChange, PartitionTarget, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
@@ -49,13 +50,16 @@ def run_repair(
     config: IndexConfig,
     emit: Emit,
     hook: Hook | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> RunResult:
-    """Apply ``plans`` (a lazy iterator: one segment in memory at a time)."""
+    """Apply ``plans`` (a lazy iterator: one segment in memory at a time); ``progress`` hears
+    of each segment planned, by the bytes of its log."""
     result = RunResult()
     write = options.write
     if options.dry_run:
         for plan in plans:
             _show(plan, result, emit, all_files=False)
+            _advance(progress, plan)
         emit(
             f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
             "nothing was written",
@@ -74,6 +78,7 @@ def run_repair(
             if staged:
                 checked += 1
                 result.recheck += recheck_staged(plan, staged, config)
+            _advance(progress, plan)
         for line in recheck_lines(result.recheck, checked) if checked else ():
             emit(line, False)
         if any(f.severity is Severity.ERROR for f in result.recheck):
@@ -86,6 +91,11 @@ def run_repair(
     where = f" under {write.output_dir}" if write.output_dir is not None else ""
     emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
     return result
+
+
+def _advance(progress: Progress, plan: SegmentPlan) -> None:
+    log = plan.segment.log_path
+    progress.advance(file_size(log), str(log))
 
 
 def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:

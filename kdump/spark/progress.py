@@ -1,7 +1,9 @@
 """Stage and task counts of the running Spark jobs, on the driver's terminal.
 
-A thread polls SparkContext.statusTracker() and draws one rich progress bar per stage on
-stderr; the command enables it only when stderr is a terminal.
+A thread polls SparkContext.statusTracker() and keeps one bar per stage (tasks done of the
+stage's tasks, their rate, time left) in kdump's progress display
+(``kdump.commands.common.progress_display``); the command passes none when stderr is no
+terminal.
 """
 
 from __future__ import annotations
@@ -9,50 +11,45 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
-from rich.console import Console
-from rich.progress import Progress, TaskID
+
+if TYPE_CHECKING:
+    from kdump.commands.common import ProgressDisplay
 
 POLL_SECONDS = 0.2
 
 
 @contextmanager
-def stage_progress(
-    spark: SparkSession, enabled: bool, console: Console | None = None
-) -> Iterator[None]:
-    if not enabled:
+def stage_progress(spark: SparkSession, display: ProgressDisplay | None) -> Iterator[None]:
+    if display is None:
         yield
         return
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
-    bars: dict[int, TaskID] = {}
+    bars: dict[int, Any] = {}
 
-    with Progress(console=console or Console(stderr=True), transient=True) as progress:
+    def poll() -> None:
+        while True:
+            active = set(tracker.getActiveStageIds())
+            for stage_id in active | set(bars):
+                info = tracker.getStageInfo(stage_id)
+                if info is None:
+                    continue
+                if stage_id not in bars:
+                    bars[stage_id] = display.bar(f"stage {stage_id}", info.numTasks)
+                running = f", {info.numActiveTasks} running" if stage_id in active else ""
+                bars[stage_id].set(
+                    info.numCompletedTasks, info.numTasks, f"stage {stage_id}{running}"
+                )
+            if stop.wait(POLL_SECONDS):
+                return
 
-        def poll() -> None:
-            while True:
-                active = set(tracker.getActiveStageIds())
-                for stage_id in active | set(bars):
-                    info = tracker.getStageInfo(stage_id)
-                    if info is None:
-                        continue
-                    if stage_id not in bars:
-                        bars[stage_id] = progress.add_task("", total=info.numTasks)
-                    running = f", {info.numActiveTasks} running" if stage_id in active else ""
-                    progress.update(
-                        bars[stage_id],
-                        completed=info.numCompletedTasks,
-                        description=f"stage {stage_id}: {info.numCompletedTasks}/"
-                        f"{info.numTasks} tasks{running}",
-                    )
-                if stop.wait(POLL_SECONDS):
-                    return
-
-        thread = threading.Thread(target=poll, name="kdump-spark-progress", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+    thread = threading.Thread(target=poll, name="kdump-spark-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -20,7 +20,6 @@ For each data partition:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, flag_batches
 from kdump.lookup import PartitionLog
+from kdump.progress import NO_PROGRESS, Progress, log_bytes
 from kdump.segment import SNAPSHOT_SUFFIX, FileRecords, LogSegment, base_offset_of, open_buffer
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
@@ -190,7 +190,7 @@ def analyze_paths(
     paths: list[str],
     options: TxnOptions,
     transactional_ids: tuple[str, ...] = (),
-    on_partition: Callable[[int, int, str], None] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> TxnResult:
     """Everything under ``paths``: __transaction_state partitions make the coordinator's view,
     every other partition is analysed against it."""
@@ -208,12 +208,13 @@ def analyze_paths(
     )
     data = [d for d in directories if not is_transaction_state(d)]
     reports = []
-    for done, directory in enumerate(data, 1):
+    sizes = [log_bytes(d) for d in data]
+    progress.total(sum(sizes))
+    for directory, size in zip(data, sizes, strict=True):
         report = analyze_partition(directory, options, view)
         if report is not None:
             reports.append(report)
-        if on_partition is not None:
-            on_partition(done, len(data), str(directory))
+        progress.advance(size, str(directory))
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
     return TxnResult(reports, view, options, ids)
 

@@ -1,0 +1,101 @@
+"""kdump report on many partitions: time to collect and render, the file's size, and how long
+Debian's chromium takes to open it (load event, first page of plots drawn) and to show the
+next page.
+
+Builds ``bench/out/report-N/logdir`` once: N partition directories hard-linked from the oracle
+fixtures (every tenth a copy of the corrupt ``txn-0`` with a CRC error, so the page has errors
+to put first). Run from the repository root:
+
+    .venv/bin/python bench/bench_report.py --partitions 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kdump.report import ReportOptions, collect, render_html  # noqa: E402
+
+SOURCES = ["plain-0", "gzip-0", "lz4-0", "legacyv1-0", "variety-0", "activeprealloc-0"]
+
+
+def build(n: int) -> Path:
+    log_dir = ROOT / "bench" / "out" / f"report-{n}" / "logdir"
+    if log_dir.exists() and len(os.listdir(log_dir)) == n:
+        return log_dir
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
+    oracle, corrupt = ROOT / "fixtures" / "oracle", ROOT / "fixtures" / "corrupt"
+    for i in range(n):
+        source = (
+            corrupt / "log-crc-mismatch" / "txn-0"
+            if i % 10 == 0
+            else oracle / SOURCES[i % len(SOURCES)]
+        )
+        shutil.copytree(source, log_dir / f"topic{i % 50}-{i}", copy_function=os.link)
+    return log_dir
+
+
+def browse(html: Path) -> tuple[float, float, int]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp()
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in (
+        "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync "
+        f"--window-size=1280,1600 --user-data-dir={profile}"
+    ).split():
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    try:
+        start = time.perf_counter()
+        driver.get(html.as_uri())
+        driver.find_element("css selector", "body[data-ready='1']")
+        loaded = time.perf_counter() - start
+        plots = driver.execute_script("return document.querySelectorAll('#pages svg').length")
+        start = time.perf_counter()
+        driver.find_element("id", "next").click()
+        driver.execute_script("return document.body.offsetHeight")
+        paged = time.perf_counter() - start
+        return loaded, paged, plots
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--partitions", type=int, default=2000)
+    n = parser.parse_args().partitions
+    log_dir = build(n)
+    now = int(time.time() * 1000)
+    start = time.perf_counter()
+    model = collect([str(log_dir)], ReportOptions(now=now))
+    collected = time.perf_counter() - start
+    out = log_dir.parent / "report.html"
+    start = time.perf_counter()
+    with open(out, "w", encoding="utf-8") as f:
+        for piece in render_html(model, [str(log_dir)]):
+            f.write(piece)
+    rendered = time.perf_counter() - start
+    loaded, paged, plots = browse(out)
+    print(f"partitions: {n}, segments: {sum(len(p.segments) for p in model.partitions)}")
+    print(f"collect (verify + explain + txn): {collected:.2f} s; render: {rendered:.2f} s")
+    print(f"report.html: {out.stat().st_size / 1e6:.1f} MB")
+    print(f"chromium: opened and first page drawn in {loaded:.2f} s ({plots} plots); ")
+    print(f"next page drawn in {paged:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""What kdump measures for Prometheus (``--prom FILE``): one family per measure, few series.
+
+Every series carries ``command`` (verify, txn, explain), so the files of several commands can
+lie side by side in node_exporter's textfile directory. Per-partition series exist only for
+partitions that have something to say (findings, open transactions); per-log-dir totals are
+always there, so a healthy broker exports a handful of series and an alert can test for zero.
+The format itself (escaping, the atomic write, reading a previous file) is kdump.render.prom.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kdump.checks.findings import Finding, Severity
+from kdump.render.prom import Family, previous_value, render, write_textfile
+from kdump.run import RunInfo, log_dir_of
+
+PREFIX = "kdump_"
+LAST_SUCCESS = PREFIX + "last_success_timestamp_seconds"
+COMPLETED = frozenset((0, 1, 2))
+"""Exit statuses of a run that finished its work (findings are results, not failures)."""
+
+
+@dataclass
+class PartitionLabels:
+    """Where a partition is: its log dir and, when the directory name parses, topic and number."""
+
+    log_dir: str
+    topic: str | None
+    partition: int | None
+
+
+@dataclass
+class Measures:
+    """The families of one run, built by the ``*_families`` functions below."""
+
+    families: list[Family] = field(default_factory=list)
+
+    def family(self, name: str, help: str) -> Family:
+        for f in self.families:
+            if f.name == PREFIX + name:
+                return f
+        created = Family(PREFIX + name, help)
+        self.families.append(created)
+        return created
+
+
+def _labels(path: str, topic: str | None, partition: int | None) -> PartitionLabels:
+    return PartitionLabels(log_dir_of(path), topic, partition)
+
+
+def finding_families(
+    m: Measures,
+    command: str,
+    per_partition: Iterable[tuple[PartitionLabels, list[Finding]]],
+    log_dir_findings: Iterable[Finding],
+    log_dirs: Iterable[str],
+) -> None:
+    """kdump_findings per partition (only those with findings; a log dir's own findings
+    with empty topic and partition), and kdump_log_dir_findings per log dir and severity."""
+    findings = m.family(
+        "findings",
+        "Findings of the run by code and severity, for each partition that has any (topic and "
+        "partition empty: the log dir's own files).",
+    )
+    totals: dict[str, Counter[str]] = {d: Counter() for d in log_dirs}
+    rows: list[tuple[PartitionLabels, list[Finding]]] = list(per_partition)
+    own = list(log_dir_findings)
+    for f in own:
+        rows.append((PartitionLabels(log_dir_of(f.path), None, None), [f]))
+    merged: Counter[tuple[str, str, str, str, str]] = Counter()
+    for where, found in rows:
+        totals.setdefault(where.log_dir, Counter())
+        for f in found:
+            topic = where.topic or ""
+            partition = "" if where.partition is None else str(where.partition)
+            merged[(where.log_dir, topic, partition, f.code, f.severity.value)] += 1
+            totals[where.log_dir][f.severity.value] += 1
+    for (log_dir, topic, partition, code, severity), n in sorted(merged.items()):
+        findings.add(
+            n,
+            command=command,
+            log_dir=log_dir,
+            topic=topic,
+            partition=partition,
+            code=code,
+            severity=severity,
+        )
+    per_dir = m.family("log_dir_findings", "Findings of the run in each log dir, by severity.")
+    for log_dir, counts in sorted(totals.items()):
+        for severity in Severity:
+            per_dir.add(
+                counts[severity.value], command=command, log_dir=log_dir, severity=severity.value
+            )
+
+
+def _per_log_dir(m: Measures, name: str, help: str, command: str, values: dict[str, float]) -> None:
+    family = m.family(name, help)
+    for log_dir, value in sorted(values.items()):
+        family.add(value, command=command, log_dir=log_dir)
+
+
+def verify_families(result: object, command: str = "verify") -> Measures:
+    """Findings, partitions and segments checked, bytes scanned, of a VerifyResult."""
+    from kdump.checks.verify import VerifyResult
+
+    assert isinstance(result, VerifyResult)
+    m = Measures()
+    partitions: dict[str, float] = defaultdict(int)
+    segments: dict[str, float] = defaultdict(int)
+    scanned: dict[str, float] = defaultdict(int)
+    rows = []
+    for r in result.reports:
+        s = r.summary
+        where = _labels(r.path, s.topic, s.partition)
+        partitions[where.log_dir] += 1
+        segments[where.log_dir] += s.segments
+        scanned[where.log_dir] += s.bytes
+        if r.findings:
+            rows.append((where, r.findings))
+    finding_families(m, command, rows, result.log_dir_findings, partitions)
+    _per_log_dir(m, "partitions_checked", "Partition directories checked.", command, partitions)
+    _per_log_dir(m, "segments_checked", "Segments checked.", command, segments)
+    _per_log_dir(m, "scanned_bytes", "Bytes of .log files read.", command, scanned)
+    return m
+
+
+def txn_families(result: object) -> Measures:
+    """Open and hanging transactions and what they hold back, of a TxnResult."""
+    from kdump.txn.analysis import TxnResult
+
+    assert isinstance(result, TxnResult)
+    command = "txn"
+    m = Measures()
+    partitions: dict[str, float] = defaultdict(int)
+    open_total: dict[str, float] = defaultdict(int)
+    hanging_total: dict[str, float] = defaultdict(int)
+    rows = []
+    open_txns = m.family("open_transactions", "Open transactions, for each partition that has any.")
+    hanging = m.family(
+        "hanging_transactions",
+        "Open transactions older than --transaction-max-timeout-ms, for each partition that "
+        "has any.",
+    )
+    blocked_records = m.family(
+        "lso_blocked_records",
+        "Records between the last stable offset and the high watermark: read_committed "
+        "consumers do not get them yet (partitions with open transactions).",
+    )
+    blocked_bytes = m.family("lso_blocked_bytes", "Bytes of those records.")
+    for p in result.partitions:
+        where = _labels(p.path, p.topic, p.partition)
+        partitions[where.log_dir] += 1
+        if p.findings:
+            rows.append((where, p.findings))
+        if not p.open_transactions:
+            continue
+        labels = {
+            "command": command,
+            "log_dir": where.log_dir,
+            "topic": where.topic or "",
+            "partition": "" if where.partition is None else str(where.partition),
+        }
+        n_hanging = len(p.hanging)
+        open_total[where.log_dir] += len(p.open_transactions)
+        hanging_total[where.log_dir] += n_hanging
+        open_txns.add(len(p.open_transactions), **labels)
+        if n_hanging:
+            hanging.add(n_hanging, **labels)
+        blocked_records.add(p.blocked_records, **labels)
+        blocked_bytes.add(p.blocked_bytes, **labels)
+    finding_families(m, command, rows, result.coordinator.findings, partitions)
+    _per_log_dir(m, "partitions_checked", "Partition directories checked.", command, partitions)
+    _per_log_dir(
+        m,
+        "log_dir_open_transactions",
+        "Open transactions in each log dir.",
+        command,
+        {d: open_total[d] for d in partitions},
+    )
+    _per_log_dir(
+        m,
+        "log_dir_hanging_transactions",
+        "Hanging transactions in each log dir.",
+        command,
+        {d: hanging_total[d] for d in partitions},
+    )
+    return m
+
+
+def explain_families(result: object) -> Measures:
+    """What retention would delete now and how dirty compacted logs are, of an ExplainResult."""
+    from kdump.explain import ExplainResult
+
+    assert isinstance(result, ExplainResult)
+    command = "explain"
+    m = Measures()
+    partitions: dict[str, float] = defaultdict(int)
+    segments: dict[str, float] = defaultdict(int)
+    deletable_segments: dict[str, float] = defaultdict(int)
+    deletable_bytes: dict[str, float] = defaultdict(int)
+    dirty: dict[str, float] = defaultdict(int)
+    cleanable: dict[str, float] = defaultdict(int)
+    blocked: Counter[tuple[str, str]] = Counter()
+    for p in result.partitions:
+        d = log_dir_of(p.path)
+        partitions[d] += 1
+        segments[d] += len(p.segments)
+        deletable_segments[d] += p.retention.deletable_segments
+        deletable_bytes[d] += p.retention.deletable_bytes
+        if p.retention.blocked_by is not None:
+            blocked[(d, p.retention.blocked_by.kind)] += 1
+        if p.compaction is not None:
+            dirty[d] += p.compaction.dirty_bytes
+            cleanable[d] += p.compaction.cleanable
+    _per_log_dir(m, "partitions_checked", "Partition directories explained.", command, partitions)
+    _per_log_dir(m, "segments_checked", "Segments explained.", command, segments)
+    _per_log_dir(
+        m,
+        "retention_deletable_segments",
+        "Segments retention would delete at --now.",
+        command,
+        deletable_segments,
+    )
+    _per_log_dir(
+        m,
+        "retention_deletable_bytes",
+        "Bytes retention would delete at --now.",
+        command,
+        deletable_bytes,
+    )
+    family = m.family(
+        "retention_blocked_partitions",
+        "Partitions whose retention stops at a segment it keeps, by why (high_watermark, "
+        "future_timestamp, not_expired, empty_active_segment, retention_off, policy).",
+    )
+    for (d, kind), n in sorted(blocked.items()):
+        family.add(n, command=command, log_dir=d, kind=kind)
+    _per_log_dir(
+        m,
+        "compaction_dirty_bytes",
+        "Bytes of compacted logs past the cleaner's checkpoint (not yet cleaned).",
+        command,
+        {d: dirty[d] for d in partitions},
+    )
+    _per_log_dir(
+        m,
+        "compaction_cleanable_partitions",
+        "Compacted partitions the cleaner would clean at --now.",
+        command,
+        {d: cleanable[d] for d in partitions},
+    )
+    return m
+
+
+def run_families(m: Measures, info: RunInfo, exit_status: int, last_success: float | None) -> None:
+    """What every run says of itself."""
+    command = info.command
+    m.family("build_info", "kdump's version (always 1).").add(
+        1, command=command, version=info.version
+    )
+    m.family(
+        "exit_status", "The exit status of the last run (0 clean, 1 warnings, 2 errors, 3 failed)."
+    ).add(exit_status, command=command)
+    m.family("run_duration_seconds", "How long the last run took.").add(
+        round(info.duration_seconds, 6), command=command
+    )
+    m.family("last_run_timestamp_seconds", "When the last run started (Unix time).").add(
+        info.started / 1000, command=command
+    )
+    if last_success is not None:
+        m.family(
+            "last_success_timestamp_seconds",
+            "When the last run that completed its work started (Unix time); carried forward "
+            "from the previous file by a run that failed.",
+        ).add(last_success, command=command)
+    identity = m.family(
+        "log_dir_info",
+        "The broker and cluster each log dir belongs to, from its meta.properties (always 1).",
+    )
+    for d in info.log_dirs:
+        if d.meta_properties_version is None:
+            continue
+        identity.add(
+            1,
+            command=command,
+            log_dir=d.path,
+            broker_id=d.node_id,
+            cluster_id=d.cluster_id,
+            directory_id=d.directory_id,
+        )
+
+
+def write_run(
+    path: str | Path,
+    info: RunInfo,
+    exit_status: int,
+    measures: Measures | None = None,
+    failed: bool = False,
+) -> None:
+    """Write the run's metrics to ``path`` atomically. A run that failed (it did not complete
+    its work: an unreadable path, a crash) carries the previous file's last success forward."""
+    if failed or exit_status not in COMPLETED:
+        last_success = previous_value(path, LAST_SUCCESS, {"command": info.command})
+    else:
+        last_success = info.started / 1000
+    run = Measures()
+    run_families(run, info, exit_status, last_success)
+    write_textfile(path, render([*run.families, *(measures or Measures()).families]))

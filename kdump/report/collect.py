@@ -1,0 +1,282 @@
+"""One pass over the partitions for ``kdump report``: each partition is verified, explained
+and its transactions analysed in turn (kdump.checks, kdump.explain, kdump.txn: the answers of
+``kdump verify``, ``kdump explain`` and ``kdump txn``, not a second implementation), and what a
+page needs is kept in the small typed model below; nothing per batch is kept, so memory grows
+with partitions and segments only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import (
+    PartitionReport,
+    PartitionSummary,
+    parse_partition_dir,
+    verify_partition,
+)
+from kdump.checks.verify import PartitionTarget, discover, log_dir_findings
+from kdump.config import ConfigLayers, resolve_settings
+from kdump.errors import KdumpError
+from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
+from kdump.lookup import PartitionLog
+from kdump.progress import NO_PROGRESS, Progress, log_bytes
+from kdump.run import LogDirIdentity, identify
+from kdump.segment import open_offset_index
+from kdump.txn.analysis import PartitionTxnReport, TxnOptions, analyze_partition
+from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
+
+_POSITIONS = struct.Struct(">ii")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    now: int
+    """--now: retention and transaction ages are judged at this time (epoch ms)."""
+    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    verify: VerifyOptions = field(default_factory=VerifyOptions)
+
+
+@dataclass(frozen=True)
+class IndexDensity:
+    """Bytes of log between consecutive ``.index`` entries of one segment (Kafka writes an
+    entry once index.interval.bytes have been appended since the last one)."""
+
+    entries: int
+    min_bytes: int
+    mean_bytes: float
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class SegmentView:
+    base_offset: int
+    next_offset: int
+    size: int
+    batches: int
+    first_timestamp: int
+    """The first batch's max timestamp (the roll anchor); -1: none."""
+    largest_timestamp: int
+    """What retention compares with --now (LogSegment.largestTimestamp as loaded)."""
+    active: bool
+    roll_causes: tuple[str, ...]
+    deletable: str | None
+    """The retention pass that deletes it at --now, or None."""
+    density: IndexDensity | None
+
+
+@dataclass(frozen=True)
+class OpenTxnView:
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int
+    age_ms: int
+    hanging: bool
+
+
+@dataclass
+class PartitionView:
+    path: str
+    topic: str | None
+    partition: int | None
+    summary: PartitionSummary
+    findings: list[Finding]
+    segments: list[SegmentView] = field(default_factory=list)
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    high_watermark: int | None = None
+    last_stable_offset: int | None = None
+    retention_ms: int | None = None
+    retention_note: str | None = None
+    """What holds retention back, or when the next segment goes."""
+    dirty: tuple[int, int] | None = None
+    """The cleaner's dirty section [first dirty offset, first uncleanable offset)."""
+    compaction_note: str | None = None
+    open_transactions: list[OpenTxnView] = field(default_factory=list)
+    blocked_records: int = 0
+    blocked_bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+    """What could not be explained or analysed (the findings say why)."""
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    @property
+    def worst(self) -> int:
+        """Severity rank of the worst finding (-1: none), for "errors first"."""
+        return max((f.severity.rank for f in self.findings), default=-1)
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(f.severity.value for f in self.findings)
+        return {s.value: found[s.value] for s in Severity}
+
+
+@dataclass
+class LogDirView:
+    path: str
+    identity: LogDirIdentity
+    partitions: list[PartitionView] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """The log dir's own (checkpoint files)."""
+
+    def counts(self) -> dict[str, int]:
+        found = Counter(f.severity.value for p in self.partitions for f in p.findings)
+        found.update(f.severity.value for f in self.findings)
+        return {s.value: found[s.value] for s in Severity}
+
+    def codes(self) -> list[tuple[str, str, int]]:
+        """(code, severity, count), the worst and most frequent first."""
+        found = Counter(
+            (f.code, f.severity)
+            for f in [*self.findings, *(f for p in self.partitions for f in p.findings)]
+        )
+        return [
+            (code, severity.value, n)
+            for (code, severity), n in sorted(
+                found.items(), key=lambda item: (-item[0][1].rank, -item[1], item[0][0])
+            )
+        ]
+
+
+@dataclass
+class ReportModel:
+    now: int
+    index_interval_bytes: int
+    log_dirs: list[LogDirView]
+
+    @property
+    def partitions(self) -> list[PartitionView]:
+        return [p for d in self.log_dirs for p in d.partitions]
+
+
+def collect(
+    paths: list[str], options: ReportOptions, progress: Progress = NO_PROGRESS
+) -> ReportModel:
+    """Everything under ``paths``, log dir by log dir; partitions with errors first."""
+    resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
+    log_dirs, loose = discover(paths)
+    groups: dict[Path, list[PartitionTarget]] = {ld.path: list(ld.partitions) for ld in log_dirs}
+    for target in loose:
+        groups.setdefault(target.path.parent, []).append(target)
+    every = [t for targets in groups.values() for t in targets]
+    view = read_coordinator_view([t.path for t in every if is_transaction_state(t.path)])
+    progress.total(sum(log_bytes(t.path, t.only) for t in every))
+    seen: set[Path] = set()
+    out: list[LogDirView] = []
+    for directory, targets in groups.items():
+        log_dir = LogDirView(str(directory), identify(directory))
+        reports = []
+        for target in targets:
+            resolved = target.path.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            partition, report = _partition(target, options, view, progress)
+            log_dir.partitions.append(partition)
+            reports.append(report)
+        if directory in {ld.path for ld in log_dirs}:
+            log_dir.findings = list(log_dir_findings(directory, reports))
+        log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
+        out.append(log_dir)
+    return ReportModel(options.now, options.verify.index_interval_bytes, out)
+
+
+def _partition(
+    target: PartitionTarget, options: ReportOptions, view: CoordinatorView, progress: Progress
+) -> tuple[PartitionView, PartitionReport]:
+    report = verify_partition(target.path, options.verify, target.only, progress)
+    parsed = parse_partition_dir(target.path.name)
+    p = PartitionView(
+        path=str(target.path),
+        topic=parsed[0] if parsed else None,
+        partition=parsed[1] if parsed else None,
+        summary=report.summary,
+        findings=list(report.findings),
+    )
+    if report.summary.segments == 0:
+        return p, report
+    settings = resolve_settings(options.layers, p.topic)
+    try:
+        explained = explain_partition(
+            PartitionLog(target.path), settings, ExplainOptions(now=options.now)
+        )
+    except (KdumpError, OSError) as e:
+        p.problems.append(f"explain: {e}")
+    else:
+        _explained(p, explained)
+    if not is_transaction_state(target.path):
+        try:
+            txn = analyze_partition(target.path, TxnOptions(now=options.now), view)
+        except (KdumpError, OSError) as e:
+            p.problems.append(f"txn: {e}")
+        else:
+            if txn is not None:
+                _transactions(p, txn)
+    return p, report
+
+
+def _explained(p: PartitionView, e: PartitionExplanation) -> None:
+    p.log_start_offset, p.log_end_offset = e.log_start_offset, e.log_end_offset
+    p.high_watermark = e.high_watermark
+    if e.settings.delete:
+        p.retention_ms = e.settings.retention_ms
+    blocked = e.retention.blocked_by
+    p.retention_note = blocked.reason if blocked is not None else None
+    if e.compaction is not None:
+        c = e.compaction
+        p.dirty = (c.first_dirty_offset, c.first_uncleanable_offset)
+        p.compaction_note = c.reason
+    for s in e.segments:
+        f = s.facts
+        p.segments.append(
+            SegmentView(
+                base_offset=f.base_offset,
+                next_offset=f.next_offset,
+                size=f.size,
+                batches=f.batches,
+                first_timestamp=f.first_timestamp,
+                largest_timestamp=f.largest_timestamp,
+                active=f.active,
+                roll_causes=s.roll.causes,
+                deletable=s.retention.deletable,
+                density=index_density(Path(f.path).with_suffix(".index"), f.base_offset),
+            )
+        )
+
+
+def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:
+    p.last_stable_offset = t.last_stable_offset
+    if p.high_watermark is None:
+        p.high_watermark = t.high_watermark
+    p.blocked_records, p.blocked_bytes = t.blocked_records, t.blocked_bytes
+    p.open_transactions = [
+        OpenTxnView(
+            o.producer_id, o.producer_epoch, o.first_offset, o.last_offset, o.age_ms, o.hanging
+        )
+        for o in t.open_transactions
+    ]
+    known = {(f.code, f.path, f.offset) for f in p.findings}
+    p.findings += [f for f in t.findings if (f.code, f.path, f.offset) not in known]
+
+
+def index_density(path: Path, base_offset: int) -> IndexDensity | None:
+    """Min, mean and max bytes between the entries of an offset index (None: no index, or
+    fewer than two entries)."""
+    try:
+        index = open_offset_index(path, base_offset)
+    except (OSError, KdumpError):
+        return None
+    n = index.used_entries
+    if n < 2:
+        return None
+    positions = [pos for _, pos in _POSITIONS.iter_unpack(bytes(index.buf[: n * 8]))]
+    gaps = [b - a for a, b in itertools.pairwise(positions)]
+    return IndexDensity(n, min(gaps), (positions[-1] - positions[0]) / (n - 1), max(gaps))

@@ -1,0 +1,126 @@
+"""One run of a command, as an audit records it: kdump's version, when it started and how long
+it took, on which host, and which broker and cluster the log dirs belong to (their
+``meta.properties``: ``node.id`` in version 1, ``broker.id`` in version 0, ``cluster.id``,
+``directory.id``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kdump import __version__
+from kdump.checks.findings import Finding
+from kdump.errors import KdumpError
+from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
+
+
+@dataclass(frozen=True)
+class LogDirIdentity:
+    path: str
+    meta_properties_version: int | None = None
+    node_id: int | None = None
+    """node.id (version 1) or broker.id (version 0)."""
+    cluster_id: str | None = None
+    directory_id: str | None = None
+    error: str | None = None
+    """Why meta.properties could not be read, when it is there but does not parse."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "meta_properties_version": self.meta_properties_version,
+            "broker_id": self.node_id,
+            "cluster_id": self.cluster_id,
+            "directory_id": self.directory_id,
+            "error": self.error,
+        }
+
+
+def identify(log_dir: Path) -> LogDirIdentity:
+    """What ``log_dir/meta.properties`` says; empty when there is none."""
+    path = log_dir / META_PROPERTIES
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except FileNotFoundError:
+        return LogDirIdentity(str(log_dir))
+    except OSError as e:
+        return LogDirIdentity(str(log_dir), error=f"{path}: {e.strerror or e}")
+    try:
+        meta = read_meta_properties(data, str(path))
+    except KdumpError as e:
+        return LogDirIdentity(str(log_dir), error=str(e))
+    return LogDirIdentity(
+        str(log_dir), meta.version, meta.node_id, meta.cluster_id, meta.directory_id
+    )
+
+
+def log_dir_of(partition_path: str) -> str:
+    """The log dir a partition directory (or a log dir's own file) lies in: its parent, as
+    an absolute path (a metric's label must not depend on where cron started)."""
+    return os.path.dirname(os.path.abspath(partition_path))
+
+
+class RunClock:
+    """Started when a command starts; ``info()`` when it is done."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.started = time.time()
+        self._start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._start
+
+    def info(self, log_dirs: Iterable[str]) -> RunInfo:
+        import socket
+
+        return RunInfo(
+            command=self.command,
+            version=__version__,
+            started=int(self.started * 1000),
+            duration_seconds=self.elapsed(),
+            host=socket.gethostname(),
+            log_dirs=tuple(identify(Path(d)) for d in dict.fromkeys(log_dirs)),
+        )
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    command: str
+    version: str
+    started: int
+    """Epoch milliseconds."""
+    duration_seconds: float
+    host: str
+    log_dirs: tuple[LogDirIdentity, ...]
+
+    @property
+    def broker_id(self) -> int | None:
+        """The broker the log dirs belong to (the first that says; a broker's dirs agree)."""
+        return next((d.node_id for d in self.log_dirs if d.node_id is not None), None)
+
+    @property
+    def cluster_id(self) -> str | None:
+        return next((d.cluster_id for d in self.log_dirs if d.cluster_id is not None), None)
+
+    def to_dict(self, findings: Iterable[Finding] = ()) -> dict[str, Any]:
+        from kdump.units import iso
+
+        return {
+            "command": self.command,
+            "kdump_version": self.version,
+            "started": self.started,
+            "started_iso": iso(self.started),
+            "duration_seconds": round(self.duration_seconds, 6),
+            "host": self.host,
+            "broker_id": self.broker_id,
+            "cluster_id": self.cluster_id,
+            "log_dirs": [d.to_dict() for d in self.log_dirs],
+            "findings_by_code": dict(sorted(Counter(f.code for f in findings).items())),
+        }

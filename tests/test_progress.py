@@ -1,0 +1,123 @@
+"""Progress on every long command, as a person at a terminal sees it: rich bars on stderr with
+bytes done/total, rate and time left; nothing with --quiet or when output goes to a pipe.
+
+The commands run as processes with stderr on a pseudo-terminal (the only way to be "a
+terminal"); stdout goes to a file, to a pipe, or to the same terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import shutil
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from kdump.commands.common import progress_display
+from tests.conftest import ORACLE, REALFILES
+
+KDUMP = [sys.executable, "-m", "kdump"]
+LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_terminal(args: list[str], stdout: str = "file", tmp: Path | None = None) -> tuple[int, str]:
+    """Run kdump with stderr on a pseudo-terminal; what the terminal showed, colours removed."""
+    master, slave = pty.openpty()
+    target: int | object
+    if stdout == "terminal":
+        target = slave
+    elif stdout == "pipe":
+        target = subprocess.PIPE
+    else:
+        assert tmp is not None
+        target = open(tmp / "stdout.txt", "wb")  # noqa: SIM115
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen([*KDUMP, *args], stdout=target, stderr=slave, env=env)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    if proc.stdout is not None:
+        proc.stdout.read()
+    code = proc.wait()
+    os.close(master)
+    return code, ANSI.sub(b"", shown).decode(errors="replace")
+
+
+BYTES_BAR = re.compile(r"100% +[0-9.]+/[0-9.]+ (?:bytes|KiB|MiB) +[0-9.?]+ (?:k?B|MB)/s +0:00:0\d")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", str(LOG_DIR)],
+        ["txn", str(LOG_DIR)],
+        ["explain", str(LOG_DIR)],
+        ["dump", str(ORACLE / "plain-0")],
+    ],
+    ids=["verify", "txn", "explain", "dump-directory"],
+)
+def test_a_terminal_sees_bytes_rate_and_time_left(args: list[str], tmp_path: Path) -> None:
+    code, shown = on_terminal(args, tmp=tmp_path)
+    assert code in (0, 1, 2)
+    assert BYTES_BAR.search(shown), shown[-400:]
+    assert shown.count(args[0]) >= 1
+
+
+@pytest.mark.parametrize("command", ["rebuild-index", "recover"])
+def test_repairs_show_progress_too(command: str, tmp_path: Path) -> None:
+    partition = Path(shutil.copytree(ORACLE / "plain-0", tmp_path / "logdir" / "plain-0"))
+    code, shown = on_terminal([command, str(partition), "--dry-run"], tmp=tmp_path)
+    assert code == 0
+    assert BYTES_BAR.search(shown), shown[-400:]
+    assert "would change" in (tmp_path / "stdout.txt").read_text()
+
+
+@pytest.mark.parametrize("command", ["verify", "txn", "explain"])
+def test_nothing_with_quiet(command: str, tmp_path: Path) -> None:
+    code, shown = on_terminal([command, str(ORACLE / "plain-0"), "--quiet"], tmp=tmp_path)
+    assert (code, shown) == (0, "")
+
+
+def test_nothing_when_stdout_is_a_pipe() -> None:
+    code, shown = on_terminal(["verify", str(ORACLE / "plain-0")], stdout="pipe")
+    assert (code, shown) == (0, "")
+
+
+def test_a_streaming_dump_on_the_terminal_is_not_mixed_with_a_bar() -> None:
+    code, shown = on_terminal(["dump", str(ORACLE / "plain-0")], stdout="terminal")
+    assert code == 0
+    assert "Dumping" in shown and "%" not in shown.split("Dumping")[0]
+    assert not BYTES_BAR.search(shown)
+
+
+def test_spark_stages_count_tasks_with_rate_and_time_left() -> None:
+    out = StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    with progress_display(True, "tasks", console) as display:
+        assert display is not None
+        bar = display.bar("stage 3", 4)
+        bar.set(4, 4, "stage 3")
+    shown = out.getvalue()
+    assert "stage 3" in shown and "4/4" in shown and "tasks/s" in shown
+
+
+def test_report_shows_progress_and_quiet_silences_it(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, shown = on_terminal(["report", str(LOG_DIR), "-o", str(out)], tmp=tmp_path)
+    assert code == 0 and BYTES_BAR.search(shown), shown[-400:]
+    code, shown = on_terminal(["report", str(LOG_DIR), "-o", str(out), "-q"], tmp=tmp_path)
+    assert (code, shown) == (0, "")
