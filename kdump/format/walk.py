@@ -22,17 +22,19 @@ from typing import NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer
-from kdump.errors import CorruptBatchError, FormatError, UnknownMagicError
+from kdump.errors import CorruptBatchError, FormatError, InputError, UnknownMagicError
 from kdump.format.batch import (
     CONTROL_BIT,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
+    LOG_HEADER,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_BIT,
     Batch,
     LegacyRecordBatch,
@@ -196,9 +198,13 @@ class BatchRun:
 
 
 class Pager:
-    """How a walk reads a memory-mapped log: it hands back the pages it has passed
-    (MADV_DONTNEED; they stay in the page cache), so resident memory stays flat over a segment
-    of any size. Runs end at window boundaries, where ``advance`` is called."""
+    """How a walk reads its log. For a memory-mapped file: it hands back the pages it has
+    passed (MADV_DONTNEED; they stay in the page cache), so resident memory stays flat over a
+    segment of any size. Runs end at window boundaries, where ``advance`` is called.
+
+    A log whose bytes arrive in ranges (an object store) has a pager that says how many bytes
+    from the start are readable (``available``) and reads more on ``ensure``: the walk never
+    mistakes bytes not yet read for a torn tail."""
 
     window = 8 << 20
 
@@ -206,6 +212,7 @@ class Pager:
         usable = hasattr(mmap, "MADV_DONTNEED") and isinstance(buf, mmap.mmap)
         self.buf: mmap.mmap | None = buf if usable else None  # type: ignore[assignment]
         self.released = 0
+        self.available = len(buf)
 
     def advance(self, position: int) -> int:
         """The walk has reached ``position``: release what lies before; the next boundary."""
@@ -216,6 +223,10 @@ class Pager:
                 buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
                 self.released = end
         return position + self.window
+
+    def ensure(self, end: int) -> int:
+        """Make the bytes before ``end`` readable; how many from the start now are."""
+        return self.available
 
 
 class LogWalk:
@@ -263,10 +274,12 @@ class LogWalk:
             if pager is not None and position >= boundary:
                 boundary = pager.advance(position)
             limit = min(boundary, end)
+            # the walk reads no further than the bytes that have arrived
+            edge = min(end, pager.available) if pager is not None else end
             native = speedups.native()
             if native is not None:
                 n, data, position = native.walk_v2(
-                    self.buf, position, limit, end, self.largest, self.run_batches,
+                    self.buf, position, limit, edge, self.largest, self.run_batches,
                     self.check_crc, self.until_invalid,
                 )  # fmt: skip
                 if n:
@@ -275,52 +288,68 @@ class LogWalk:
                     continue
                 # the C scan stops where it needs Python: the batches up to the next one it
                 # takes (v2), or the end, here
-                run, position = self._python_run(position, limit, self.run_batches, True)
+                run, position, ended = self._python_run(
+                    position, limit, edge, self.run_batches, True
+                )
             else:
-                run, position = self._python_run(position, limit, self.run_batches)
+                run, position, ended = self._python_run(position, limit, edge, self.run_batches)
             if run.n:
                 yield run
+            if ended and edge < end:
+                assert pager is not None
+                self._more(pager, position, edge)
+            elif ended or (self.stop is None and position >= end):
+                self._finish(position)
         if pager is not None:
             pager.advance(position)
 
+    def _more(self, pager: Pager, position: int, edge: int) -> None:
+        """The bytes that have arrived end inside the batch at ``position``: have its whole
+        header, then the whole batch, arrive."""
+        need = position + RECORD_BATCH_OVERHEAD
+        if position + LOG_OVERHEAD <= edge:
+            need = max(need, position + LOG_OVERHEAD + _size_field(self.buf, position))
+        if pager.ensure(min(need, self.end)) <= edge:
+            raise InputError(self.path, f"bytes after {edge} did not arrive")
+
     def _python_run(
-        self, position: int, limit: int, most: int, until_v2: bool = False
-    ) -> tuple[BatchRun, int]:
-        """The reference: up to ``most`` batches starting before ``limit``, batch by batch, with
-        the decisions the C scan takes; sets ``stop`` where the walk ends. ``until_v2`` ends the
-        run before a v2 batch (after the first batch), for the C scan to take it."""
-        buf, end, path = self.buf, self.end, self.path
+        self, position: int, limit: int, edge: int, most: int, until_v2: bool = False
+    ) -> tuple[BatchRun, int, bool]:
+        """The reference: up to ``most`` batches starting before ``limit`` and ending before
+        ``edge`` (the bytes there are), batch by batch, with the decisions the C scan takes;
+        whether the bytes ran out (the caller decides: an end, or more to read), else sets
+        ``stop`` where the walk ends at damage. ``until_v2`` ends the run before a v2 batch
+        (after the first batch), for the C scan to take it."""
+        buf, path = self.buf, self.path
         columns: list[array[int]] = [array("q") for _ in COLUMNS]
         appends = [c.append for c in columns]
         n, ended = 0, False
         while n < most and position < limit:
-            if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+            if position + HEADER_SIZE_UP_TO_MAGIC >= edge:
                 ended = True
                 break
             if until_v2 and n and buf[position + MAGIC_OFFSET] == 2:
                 break
             try:
-                batch = read_batch(buf, position, end, path, self.max_size)
+                batch = read_batch(buf, position, edge, path, self.max_size)
             except UnknownMagicError as e:
-                self.stop = Stop(StopReason.UNKNOWN_MAGIC, position, end - position, e)
+                self.stop = Stop(StopReason.UNKNOWN_MAGIC, position, self.end - position, e)
                 break
             except CorruptBatchError as e:
-                self.stop = Stop(StopReason.CORRUPT_BATCH, position, end - position, e)
+                self.stop = Stop(StopReason.CORRUPT_BATCH, position, self.end - position, e)
                 break
             if batch is None:
                 ended = True
                 break
             valid = int(batch.is_valid(buf)) if self.check_crc else UNCHECKED
             if not valid and self.until_invalid:
-                self.stop = Stop(StopReason.INVALID_BATCH, position, end - position)
+                self.stop = Stop(StopReason.INVALID_BATCH, position, self.end - position)
                 break
             for append, value in zip(appends, _row(batch, valid), strict=True):
                 append(value)
             n += 1
             position = batch.end
-        if ended or (self.stop is None and position >= end):
-            self._finish(position)
-        return BatchRun(n, columns), position
+        return BatchRun(n, columns), position, ended
 
     def _finish(self, position: int) -> None:
         """The range holds no further whole batch: an end, a torn tail or the range's limit."""
@@ -412,6 +441,10 @@ def flag_batches(
             flagged.append(i)
         has_prev, prev_last, epoch = True, last, run.partition_leader_epoch[i]
     return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+
+
+def _size_field(buf: Buffer, position: int) -> int:
+    return max(0, int(LOG_HEADER.unpack_from(buf, position)[1]))
 
 
 def iter_batches(
