@@ -2009,26 +2009,40 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
 #define OFFSET_ROW 5   /* offset, base offset, last offset, max timestamp, max before it */
 
 /* gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions,
- *        wanted_offsets, state) -> (position rows, offset rows, state)
+ *        wanted_offsets, position_rows, offset_rows, state) -> state
  * One run of the walk against the sorted keys of index_keys: a row for each wanted position
  * where a batch starts (with the batch before it), and for each wanted offset the first batch
- * whose last offset reaches it (with the largest max timestamp of the batches before it).
- * state = (next wanted position, has a batch before, its last offset, next wanted offset,
- * the max timestamp so far); the rows are int64 bytes. */
+ * whose last offset reaches it (with the largest max timestamp of the batches before it),
+ * written into the row arrays (int64, room for a row per wanted key: each is met at most once)
+ * after the rows already there. state = (next wanted position, has a batch before, its last
+ * offset, next wanted offset, the max timestamp so far, position rows, offset rows). */
 static PyObject *py_gather(PyObject *self, PyObject *args)
 {
-    PyObject *objs[6];
+    PyObject *objs[6], *out_objs[2];
     long long cursor_p, has_prev, prev_last, cursor_o, before;
-    if (!PyArg_ParseTuple(args, "OOOOOO(LLLLL)", &objs[0], &objs[1], &objs[2], &objs[3],
-                          &objs[4], &objs[5], &cursor_p, &has_prev, &prev_last, &cursor_o,
-                          &before))
+    Py_ssize_t prow_n, orow_n;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO(LLLLLnn)", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &out_objs[0], &out_objs[1], &cursor_p, &has_prev,
+                          &prev_last, &cursor_o, &before, &prow_n, &orow_n))
         return NULL;
-    Py_buffer views[6];
+    Py_buffer views[6], outs[2];
     const int64_t *col[6];
     Py_ssize_t lens[6];
     for (int c = 0; c < 6; c++)
         if (get_column(objs[c], &views[c], &col[c], &lens[c]) < 0) {
             release_columns(views, c);
+            return NULL;
+        }
+    for (int k = 0; k < 2; k++)
+        if (PyObject_GetBuffer(out_objs[k], &outs[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0 ||
+            (outs[k].len > 0 && (uintptr_t)outs[k].buf % sizeof(int64_t) != 0)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "gather: aligned writable row arrays");
+            else
+                k--; /* this one was not taken */
+            while (k >= 0)
+                PyBuffer_Release(&outs[k--]);
+            release_columns(views, 6);
             return NULL;
         }
     Py_ssize_t n = lens[0];
@@ -2037,24 +2051,28 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
             n = lens[c];
     const int64_t *wp = col[4], *wo = col[5];
     Py_ssize_t np = lens[4], no = lens[5];
+    int64_t *prow = outs[0].buf, *orow = outs[1].buf;
+    Py_ssize_t prow_room = outs[0].len / (POSITION_ROW * 8), orow_room = outs[1].len / (OFFSET_ROW * 8);
     if (cursor_p < 0 || cursor_p > np)
         cursor_p = np;
     if (cursor_o < 0 || cursor_o > no)
         cursor_o = no;
-    outbuf prow = {NULL, 0, 0}, orow = {NULL, 0, 0};
-    int failed = 0;
-    for (Py_ssize_t j = 0; j < n && !failed; j++) {
+    if (prow_n < 0 || prow_n > prow_room)
+        prow_n = prow_room;
+    if (orow_n < 0 || orow_n > orow_room)
+        orow_n = orow_room;
+    for (Py_ssize_t j = 0; j < n; j++) {
         int64_t pos = col[0][j], base = col[1][j], last = col[2][j], maxts = col[3][j];
         while (cursor_p < np && wp[cursor_p] < pos)
             cursor_p++;
-        if (cursor_p < np && wp[cursor_p] == pos) {
-            const int64_t row[POSITION_ROW] = {pos, base, last, prev_last, has_prev};
-            failed |= ob_put(&prow, row, sizeof(row)) < 0;
+        if (cursor_p < np && wp[cursor_p] == pos && prow_n < prow_room) {
+            int64_t *row = prow + prow_n++ * POSITION_ROW;
+            row[0] = pos, row[1] = base, row[2] = last, row[3] = prev_last, row[4] = has_prev;
             cursor_p++;
         }
-        while (cursor_o < no && wo[cursor_o] <= last && !failed) {
-            const int64_t row[OFFSET_ROW] = {wo[cursor_o], base, last, maxts, before};
-            failed |= ob_put(&orow, row, sizeof(row)) < 0;
+        while (cursor_o < no && wo[cursor_o] <= last && orow_n < orow_room) {
+            int64_t *row = orow + orow_n++ * OFFSET_ROW;
+            row[0] = wo[cursor_o], row[1] = base, row[2] = last, row[3] = maxts, row[4] = before;
             cursor_o++;
         }
         if (maxts > before)
@@ -2063,14 +2081,10 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
         prev_last = last;
     }
     release_columns(views, 6);
-    PyObject *result = NULL;
-    if (!failed)
-        result = Py_BuildValue("(y#y#(LLLLL))", prow.data ? prow.data : "", prow.len,
-                               orow.data ? orow.data : "", orow.len, cursor_p, has_prev,
-                               prev_last, cursor_o, before);
-    PyMem_Free(prow.data);
-    PyMem_Free(orow.data);
-    return result;
+    PyBuffer_Release(&outs[0]);
+    PyBuffer_Release(&outs[1]);
+    return Py_BuildValue("(LLLLLnn)", cursor_p, has_prev, prev_last, cursor_o, before, prow_n,
+                         orow_n);
 }
 
 /* The row of `key` among rows of `width` int64s sorted by their first, or NULL. */
@@ -2197,7 +2211,7 @@ static PyMethodDef methods[] = {
      "index_keys(index, used, base_offset, time_index) -> sorted distinct int64 keys (bytes)"},
     {"gather", py_gather, METH_VARARGS,
      "gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions, "
-     "wanted_offsets, state) -> (position rows, offset rows, state)"},
+     "wanted_offsets, position_rows, offset_rows, state) -> state"},
     {"offset_index_check", py_offset_index_check, METH_VARARGS,
      "offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log) -> "
      "(flagged entries, multi-batch entries, first multi-batch entry)"},

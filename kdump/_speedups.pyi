@@ -41,9 +41,11 @@ def gather(
     max_timestamps: Buffer,
     wanted_positions: Buffer,
     wanted_offsets: Buffer,
-    state: tuple[int, int, int, int, int],
+    position_rows: Buffer,
+    offset_rows: Buffer,
+    state: tuple[int, int, int, int, int, int, int],
     /,
-) -> tuple[bytes, bytes, tuple[int, int, int, int, int]]: ...
+) -> tuple[int, int, int, int, int, int, int]: ...
 def offset_index_check(
     index: Buffer, used: int, base_offset: int, rows: Buffer, valid_bytes: int, last_log: int, /
 ) -> tuple[list[int], int, int]: ...

@@ -22,6 +22,8 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
 
 INT64_MAX = 2**63 - 1
+ROW = 5
+"""int64s per gathered row (PositionRow, OffsetRow)."""
 
 
 class PositionRow(NamedTuple):
@@ -67,47 +69,64 @@ class IndexGather:
     def __init__(self, offset_index: OffsetIndex | None, time_index: TimeIndex | None) -> None:
         self.wanted_positions = index_keys(offset_index) if offset_index else array("q")
         self.wanted_offsets = index_keys(time_index) if time_index else array("q")
-        self.position_rows = array("q")
-        self.offset_rows = array("q")
-        # next wanted position, a batch before?, its last offset, next wanted offset, max ts
-        self._state: tuple[int, int, int, int, int] = (0, 0, 0, 0, NO_TIMESTAMP)
+        # room for a row per wanted key, made once (each key is met at most once); the rows
+        # filled so far are what position_rows and offset_rows give
+        self._position_room = array("q", bytes(8 * ROW * len(self.wanted_positions)))
+        self._offset_room = array("q", bytes(8 * ROW * len(self.wanted_offsets)))
+        # next wanted position, a batch before?, its last offset, next wanted offset, max ts,
+        # position rows, offset rows
+        self._state: tuple[int, ...] = (0, 0, 0, 0, NO_TIMESTAMP, 0, 0)
+
+    @property
+    def position_rows(self) -> memoryview:
+        return memoryview(self._position_room)[: ROW * self._state[5]]
+
+    @property
+    def offset_rows(self) -> memoryview:
+        return memoryview(self._offset_room)[: ROW * self._state[6]]
 
     def feed(self, run: BatchRun) -> None:
         if not (self.wanted_positions or self.wanted_offsets):
             return
         native = speedups.native()
         if native is not None:
-            positions, offsets, self._state = native.gather(
+            self._state = native.gather(
                 run.position, run.base_offset, run.last_offset, run.max_timestamp,
-                self.wanted_positions, self.wanted_offsets, self._state,
+                self.wanted_positions, self.wanted_offsets, self._position_room,
+                self._offset_room, self._state,
             )  # fmt: skip
-            self.position_rows.frombytes(positions)
-            self.offset_rows.frombytes(offsets)
             return
         self._feed_python(run)
 
     def _feed_python(self, run: BatchRun) -> None:
         """The reference: the same merge as the C code's, batch by batch."""
-        cursor_p, has_prev, prev_last, cursor_o, before = self._state
+        cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n = self._state
         wp, wo = self.wanted_positions, self.wanted_offsets
+        prows, orows = self._position_room, self._offset_room
         for j in range(run.n):
             pos, base, last = run.position[j], run.base_offset[j], run.last_offset[j]
             max_ts = run.max_timestamp[j]
             while cursor_p < len(wp) and wp[cursor_p] < pos:
                 cursor_p += 1
             if cursor_p < len(wp) and wp[cursor_p] == pos:
-                self.position_rows.extend((pos, base, last, prev_last, has_prev))
+                prows[ROW * prow_n : ROW * (prow_n + 1)] = array(
+                    "q", (pos, base, last, prev_last, has_prev)
+                )
+                prow_n += 1
                 cursor_p += 1
             while cursor_o < len(wo) and wo[cursor_o] <= last:
-                self.offset_rows.extend((wo[cursor_o], base, last, max_ts, before))
+                orows[ROW * orow_n : ROW * (orow_n + 1)] = array(
+                    "q", (wo[cursor_o], base, last, max_ts, before)
+                )
+                orow_n += 1
                 cursor_o += 1
             before = max(before, max_ts)
             has_prev, prev_last = 1, last
-        self._state = (cursor_p, has_prev, prev_last, cursor_o, before)
+        self._state = (cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n)
 
     def position_row(self, position: int) -> PositionRow | None:
         """The batch starting exactly at ``position``, if one does (and the index named it)."""
-        row = _find(self.position_rows, 5, position)
+        row = _find(self.position_rows, ROW, position)
         if row is None:
             return None
         pos, base, last, prev_last, has_prev = row
@@ -115,11 +134,11 @@ class IndexGather:
 
     def offset_row(self, offset: int) -> OffsetRow | None:
         """The first batch whose last offset is ≥ ``offset`` (if the index named it)."""
-        row = _find(self.offset_rows, 5, offset)
+        row = _find(self.offset_rows, ROW, offset)
         return None if row is None else OffsetRow(*row)
 
 
-def _find(rows: array[int], width: int, key: int) -> tuple[int, ...] | None:
+def _find(rows: memoryview, width: int, key: int) -> tuple[int, ...] | None:
     """The row whose first value is ``key`` among rows sorted by it."""
     keys = memoryview(rows)[::width]
     i = bisect.bisect_left(keys, key)
