@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from kdump.checks.partition import parse_partition_dir
+from kdump.discovery import parse_partition_dir
 from kdump.errors import FormatError, InputError
 from kdump.format.batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, Batch
 from kdump.format.index import OffsetIndex, OffsetPosition, SearchType

@@ -26,6 +26,8 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
+CHECKPOINT_SUFFIX = ".checkpoint"
+"""A KRaft snapshot (``<20-digit end offset>-<10-digit epoch>.checkpoint``)."""
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _BASE_NAME = re.compile(r"^(\d{20})$")

@@ -301,14 +301,31 @@ def test_genuine_broker_dir_is_healthy(directory: str, deep: bool) -> None:
 
 
 def test_not_a_kafka_directory_is_an_input_error() -> None:
-    with pytest.raises(InputError) as e:
-        verify_paths([str(REALFILES / NOT_A_LOG_DIR)], VerifyOptions())
-    assert e.value.exit_code == ExitCode.BAD_INPUT == 3
+    result = verify_paths([str(REALFILES / NOT_A_LOG_DIR)], VerifyOptions())
+    [error] = result.unreadable
+    assert isinstance(error, InputError) and error.exit_code == ExitCode.BAD_INPUT == 3
+    assert "holds no Kafka partition or log directory" in str(error)
 
 
 def test_missing_path_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError):
-        verify_paths([str(tmp_path / "nowhere")], VerifyOptions())
+    result = verify_paths([str(tmp_path / "nowhere")], VerifyOptions())
+    assert [str(e) for e in result.unreadable] == [
+        f"{tmp_path / 'nowhere'}: no such file or directory"
+    ]
+
+
+def test_an_unreadable_path_hides_nothing_of_the_others(tmp_path: Path) -> None:
+    """A JBOD broker with one dead disk: every readable log dir is reported, the unreadable
+    path named on stderr, exit code 3 (issue 15)."""
+    from test_golden import run_kdump
+
+    gone = tmp_path / "dead-disk"
+    ran = run_kdump(["verify", str(ORACLE / "plain-0"), str(gone), str(ORACLE / "txn-0")])
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert ran.stderr == f"kdump: {gone}: no such file or directory\n"
+    assert "plain-0" in ran.stdout and "txn-0" in ran.stdout
+    alone = run_kdump(["verify", str(gone)])
+    assert (alone.exit_code, alone.stdout) == (ExitCode.BAD_INPUT, "")
 
 
 # --- random damage: findings, never an exception -------------------------------------------

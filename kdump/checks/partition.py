@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot, check_txn_index
+from kdump.discovery import parse_partition_dir
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.checkpoint import (
     LEADER_EPOCH_CHECKPOINT,
@@ -30,15 +31,6 @@ from kdump.segment import (
     LogSegment,
     list_segments,
 )
-
-PARTITION_DIR = re.compile(
-    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
-)
-
-
-def parse_partition_dir(name: str) -> tuple[str, int] | None:
-    m = PARTITION_DIR.match(name)
-    return (m["topic"], int(m["partition"])) if m else None
 
 
 @dataclass
@@ -334,13 +326,15 @@ class PartitionWork:
     """A partition's segments to check, or why they cannot be listed."""
 
     directory: Path
-    only: set[int] | None
+    only: AbstractSet[int] | None
     segments: list[LogSegment]
     work: list[SegmentWork]
     unlisted: Finding | None = None
 
 
-def plan_partition(directory: str | os.PathLike[str], only: set[int] | None) -> PartitionWork:
+def plan_partition(
+    directory: str | os.PathLike[str], only: AbstractSet[int] | None
+) -> PartitionWork:
     """The segment checks one partition needs (``only``: just these segments)."""
     d = Path(directory)
     try:
@@ -398,7 +392,7 @@ def finish_partition(
 def verify_partition(
     directory: str | os.PathLike[str],
     options: VerifyOptions,
-    only: set[int] | None = None,
+    only: AbstractSet[int] | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> PartitionReport:
     """Every check of one partition directory (``only``: just these segments' own checks);

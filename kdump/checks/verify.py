@@ -20,57 +20,40 @@ from kdump.checks.partition import (
     SegmentWork,
     check_segment_work,
     finish_partition,
-    parse_partition_dir,
     plan_partition,
     verify_partition,
     verify_segment,
 )
+from kdump.discovery import Found, PartitionTarget, discover
 from kdump.errors import InputError, KdumpError, as_kdump_error
 from kdump.format.checkpoint import (
-    LEADER_EPOCH_CHECKPOINT,
     OFFSET_CHECKPOINTS,
-    PARTITION_METADATA,
 )
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.segment import SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, base_offset_of, segment_file_name
+from kdump.segment import segment_file_name
 
 __all__ = [
-    "LogDirTarget",
-    "PartitionTarget",
     "VerifyOptions",
     "VerifyResult",
     "collect_result",
-    "discover",
     "log_dir_findings",
     "verify_partition",
     "verify_paths",
     "verify_segment",
 ]
 
-MAX_DEPTH = 6
 LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
-
-
-@dataclass
-class PartitionTarget:
-    path: Path
-    only: set[int] | None = None
-    """Verify only these segments (when segment files were named)."""
-
-
-@dataclass
-class LogDirTarget:
-    path: Path
-    partitions: list[PartitionTarget] = field(default_factory=list)
 
 
 @dataclass
 class VerifyResult:
     reports: list[PartitionReport] = field(default_factory=list)
     log_dir_findings: list[Finding] = field(default_factory=list)
+    unreadable: list[InputError] = field(default_factory=list)
+    """Paths named that could not be read: the rest is reported all the same."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -91,82 +74,6 @@ class VerifyResult:
             "findings": self.counts(),
             "by_partition": [r.summary.to_dict() for r in self.reports],
         }
-
-
-def _is_segment_name(name: str) -> bool:
-    return name.endswith((*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)) and name[:20].isdigit()
-
-
-def _is_partition_dir(d: Path) -> bool:
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return False
-    if any(_is_segment_name(n) for n in names):
-        return True
-    markers = (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA)
-    return parse_partition_dir(d.name) is not None and any(n in markers for n in names)
-
-
-def _is_log_dir(d: Path) -> bool:
-    names = set(os.listdir(d))
-    if names & {"meta.properties", *OFFSET_CHECKPOINTS}:
-        return True
-    return any((d / n).is_dir() and _is_partition_dir(d / n) for n in names)
-
-
-def _partitions_of(log_dir: Path) -> list[PartitionTarget]:
-    subdirs = sorted(p for p in log_dir.iterdir() if p.is_dir() and not p.is_symlink())
-    return [PartitionTarget(p) for p in subdirs if _is_partition_dir(p)]
-
-
-def discover(paths: list[str]) -> tuple[list[LogDirTarget], list[PartitionTarget]]:
-    """Classify the paths; raise InputError for one that holds nothing of Kafka's."""
-    log_dirs: list[LogDirTarget] = []
-    partitions: list[PartitionTarget] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise InputError(raw, "no such file or directory")
-        if path.is_file():
-            if not _is_segment_name(path.name):
-                raise InputError(raw, "not a Kafka segment file (NNNNNNNNNNNNNNNNNNNN.log ...)")
-            partitions.append(PartitionTarget(path.parent, {base_offset_of(path)}))
-            continue
-        found = _search(path, 0, set())
-        if not found[0] and not found[1]:
-            raise InputError(raw, "holds no Kafka partition or log directory")
-        log_dirs.extend(found[0])
-        partitions.extend(found[1])
-    return log_dirs, partitions
-
-
-def _search(
-    d: Path, depth: int, seen: set[str]
-) -> tuple[list[LogDirTarget], list[PartitionTarget]]:
-    real = os.path.realpath(d)
-    if real in seen or depth > MAX_DEPTH:
-        return [], []
-    seen.add(real)
-    if _is_partition_dir(d):
-        return [], [PartitionTarget(d)]
-    log_dirs: list[LogDirTarget] = []
-    partitions: list[PartitionTarget] = []
-    try:
-        children = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
-        if _is_log_dir(d):
-            log_dir = LogDirTarget(d, _partitions_of(d))
-            log_dirs.append(log_dir)
-            # a folder holding partitions may hold further log dirs beside them
-            owned = {p.path for p in log_dir.partitions}
-            children = [c for c in children if c not in owned]
-    except OSError as e:
-        raise InputError(str(d), e.strerror or str(e)) from None
-    for child in children:
-        a, b = _search(child, depth + 1, seen)
-        log_dirs += a
-        partitions += b
-    return log_dirs, partitions
 
 
 def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[Finding]:
@@ -224,15 +131,15 @@ def verify_paths(
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
     the result is the same as with one.
     """
-    log_dirs, loose = discover(paths)
-    targets = targets_of(log_dirs, loose)
+    found = discover(paths)
+    targets = found.partitions
     plans = [plan_partition(t.path, t.only) for t in targets]
     work = [w for plan in plans for w in plan.work]
     progress.total(sum(w.size for w in work))
     outcomes = map_ordered(
         partial(check_segment_work, options=options), work, jobs, weight=_log_bytes
     )
-    reports: dict[int, PartitionReport] = {}
+    reports: dict[Path, PartitionReport] = {}
     for target, plan in zip(targets, plans, strict=True):
         done = []
         for w in plan.work:
@@ -240,32 +147,29 @@ def verify_paths(
             progress.advance(
                 w.size, str(Path(w.directory) / segment_file_name(w.base_offset, ".log"))
             )
-        reports[id(target)] = finish_partition(plan, done, options)
-    return collect_result(log_dirs, loose, lambda t: reports[id(t)])
+        reports[target.path] = finish_partition(plan, done, options)
+    return collect_result(found, lambda t: reports[t.path])
 
 
 def _log_bytes(work: SegmentWork) -> int:
     return work.size
 
 
-def targets_of(log_dirs: list[LogDirTarget], loose: list[PartitionTarget]) -> list[PartitionTarget]:
-    """The partitions of a discovery, log dirs' first, in the order they are verified."""
-    return [t for ld in log_dirs for t in ld.partitions] + loose
-
-
-def collect_result(
-    log_dirs: list[LogDirTarget],
-    loose: list[PartitionTarget],
-    run: Callable[[PartitionTarget], PartitionReport],
-) -> VerifyResult:
-    """The reports in discovery order, each log dir's own findings after its partitions.
+def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionReport]) -> VerifyResult:
+    """The reports in discovery order (each partition once), each log dir's own findings after
+    its partitions; the paths that could not be read.
 
     ``run`` verifies one partition here, or hands back a report verified elsewhere (Spark).
     """
-    result = VerifyResult()
-    for ld in log_dirs:
-        reports = [run(t) for t in ld.partitions]
+    result = VerifyResult(unreadable=list(found.errors))
+    targets = {os.path.realpath(t.path): t for t in found.partitions}
+    for ld in found.log_dirs:
+        reports = []
+        for t in ld.partitions:
+            target = targets.pop(os.path.realpath(t.path), None)
+            if target is not None:
+                reports.append(run(target))
         result.reports.extend(reports)
         result.log_dir_findings.extend(log_dir_findings(ld.path, reports))
-    result.reports.extend(run(t) for t in loose)
+    result.reports.extend(run(t) for t in targets.values())
     return result

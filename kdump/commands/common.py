@@ -382,6 +382,8 @@ class MetricsRun:
         self.info: RunInfo | None = None
         self.exit_status: int = ExitCode.OK
         self.measures: Measures | None = None
+        self.failed = False
+        """The run did not do all it was asked (a path could not be read): no success."""
 
     def finish(self) -> RunInfo:
         """The run's identity and duration, taken once (JSON's ``run`` and the metrics agree);
@@ -414,4 +416,4 @@ def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
         from kdump.metrics import write_run
 
         info = run.info or run.clock.info(run.log_dirs)
-        write_run(prom, info, run.exit_status, run.measures)
+        write_run(prom, info, run.exit_status, run.measures, failed=run.failed)

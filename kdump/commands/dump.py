@@ -207,26 +207,16 @@ def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
 
 
 def _expand(patterns: tuple[str, ...]) -> list[str]:
+    from kdump.discovery import partition_files
+
     paths: list[str] = []
     for pattern in patterns:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
             raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
         for path in matches:
-            if os.path.isdir(path):
-                paths.extend(sorted(str(p) for p in _segment_files(path)))
-            else:
-                paths.append(path)
+            paths.extend(partition_files(path) if os.path.isdir(path) else [path])
     return paths
-
-
-def _segment_files(directory: str) -> list[str]:
-    suffixes = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
-    return [
-        os.path.join(directory, name)
-        for name in sorted(os.listdir(directory))
-        if name.endswith(suffixes)
-    ]
 
 
 @click.command()

@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 import click
 
 from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
+from kdump.discovery import PartitionTarget
 from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
-    PartitionTarget,
     SegmentPlan,
     plan_rebuild_index,
     plan_recover,
@@ -102,7 +102,7 @@ def _run(
     )
     name = ctx.command.name or "repair"
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
-        meter.total(sum(log_bytes(t.directory, t.only) for t in targets))
+        meter.total(sum(log_bytes(t.path, t.only) for t in targets))
         plans = plan(targets, kw["jobs"])
         result = run_repair(targets, plans, options, config, _emit, progress=meter)
     ctx.exit(result.exit_code)

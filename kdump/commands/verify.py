@@ -139,7 +139,11 @@ def verify(
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
             result = verify_paths(list(paths), options, meter, jobs)
+        if result.unreadable and not result.reports and not result.log_dir_findings:
+            raise result.unreadable[0]  # nothing at all was read: the error is the answer
         code = exit_code(result, fail_on)
+        if result.unreadable:  # one dead disk of a JBOD broker hides nothing of the others
+            code, run.failed = ExitCode.BAD_INPUT, True
         run.log_dirs = result_log_dirs(result)
         info = run.finish() if fmt == "json" else None
         run.exit_status = code
@@ -148,4 +152,6 @@ def verify(
 
             run.measures = verify_families(result)
         print_result(result, fmt, quiet, info)
+        for error in result.unreadable:
+            click.echo(f"kdump: {error}", err=True)
     ctx.exit(code)

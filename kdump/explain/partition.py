@@ -6,11 +6,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
-from kdump.checks.partition import parse_partition_dir
-from kdump.checks.verify import discover
 from kdump.config import ConfigError, ConfigLayers, Settings, resolve_settings
+from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import FormatError, InputError, UnreadableInputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction
 from kdump.explain.offset_map import BYTES_PER_ENTRY
@@ -98,17 +96,14 @@ def explain_paths(
     """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
     settings; ``progress`` hears of each partition's bytes of log."""
     resolve_settings(layers, None)  # a bad --config fails before any partition is read
-    log_dirs, loose = discover(paths)
-    targets = [t.path for ld in log_dirs for t in ld.partitions] + [t.path for t in loose]
+    found = discover(paths)
+    found.raise_first()
+    targets = [t.path for t in found.partitions]
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
-    seen: set[Path] = set()
     sizes = [log_bytes(t) for t in targets]
     progress.total(sum(sizes))
     for path, size in zip(targets, sizes, strict=True):
-        if path.resolve() in seen:
-            continue
-        seen.add(path.resolve())
         parsed = parse_partition_dir(path.name)
         settings = resolve_settings(layers, parsed[0] if parsed else None)
         try:

@@ -40,6 +40,7 @@ from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.segment import (
+    CHECKPOINT_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
     SNAPSHOT_SUFFIX,
@@ -54,7 +55,6 @@ from kdump.segment import (
 )
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-CHECKPOINT_SUFFIX = ".checkpoint"
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 OUT, ERR = "out", "err"
 

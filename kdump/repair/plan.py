@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.verify import discover
 from kdump.crc import Buffer
+from kdump.discovery import PartitionTarget, check_named_segments, discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
@@ -124,44 +124,16 @@ class SegmentPlan:
         ]
 
 
-@dataclass(frozen=True)
-class PartitionTarget:
-    directory: Path
-    only: frozenset[int] | None
-    """Only these segments (when segment files were named), else every segment."""
-
-    @property
-    def log_dir(self) -> Path:
-        return self.directory.parent
-
-
 def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
     """Segment files, partition dirs and log dirs -> partitions, each once, in path order.
 
     A named segment must have its .log: rebuilding or trimming needs it.
     """
-    log_dirs, loose = discover(paths)
-    merged: dict[Path, set[int] | None] = {}
-    order: list[Path] = []
-    for t in [p for ld in log_dirs for p in ld.partitions] + loose:
-        key = Path(os.path.realpath(t.path))
-        if key not in merged:
-            order.append(key)
-            merged[key] = None if t.only is None else set(t.only)
-            continue
-        current = merged[key]
-        if t.only is None or current is None:
-            merged[key] = None
-        else:
-            current |= t.only
-    targets = []
-    for d in order:
-        only = merged[d]
-        for base in sorted(only or ()):
-            log = LogSegment(d, base).log_path
-            if not log.is_file():
-                raise InputError(str(log), "no such file: the segment's .log is missing")
-        targets.append(PartitionTarget(d, None if only is None else frozenset(only)))
+    found = discover(paths)
+    found.raise_first()
+    targets = found.partitions
+    for target in targets:
+        check_named_segments(target)
     return targets
 
 
@@ -180,9 +152,9 @@ def mapped(path: Path) -> Iterator[Buffer]:
 def _segments(target: PartitionTarget) -> tuple[list[LogSegment], list[Finding]]:
     """The segments that have a .log; index files without one are reported, not touched."""
     try:
-        all_segments = list_segments(target.directory)
+        all_segments = list_segments(target.path)
     except OSError as e:
-        raise InputError(str(target.directory), e.strerror or str(e)) from None
+        raise InputError(str(target.path), e.strerror or str(e)) from None
     with_log, findings = [], []
     for seg in all_segments:
         if seg.log_path.is_file():
@@ -289,7 +261,7 @@ def _rebuild_partition(
     selected = [s for s in segments if target.only is None or s.base_offset in target.only]
     first, last = selected[0], selected[-1]
     producers, state_from, start, snapshot_findings = _producer_state_at(
-        target.directory, segments, first.base_offset
+        target.path, segments, first.base_offset
     )
     partition_findings += snapshot_findings
     for seg in segments[start : segments.index(last) + 1]:
@@ -367,7 +339,7 @@ PLANS_AHEAD = 2
 
 def _partition_bytes(target: PartitionTarget) -> int:
     try:
-        return sum(e.stat().st_size for e in os.scandir(target.directory) if e.is_file())
+        return sum(e.stat().st_size for e in os.scandir(target.path) if e.is_file())
     except OSError:
         return 0
 

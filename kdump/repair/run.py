@@ -7,10 +7,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kdump.checks.findings import Finding, Severity
+from kdump.discovery import PartitionTarget
 from kdump.errors import ExitCode
 from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.plan import FileChange, PartitionTarget, SegmentPlan
+from kdump.repair.plan import FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_staged
 from kdump.repair.report import kept_lines, plan_lines, recheck_lines
@@ -70,7 +71,7 @@ def run_repair(
     with RepairSession(write, hook) as session:
         if write.output_dir is None:
             session.lock_log_dirs(
-                {t.log_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
+                {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
             )
         for plan in plans:
             to_write = _show(plan, result, emit, all_files=write.output_dir is not None)

@@ -15,14 +15,10 @@ from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import (
-    PartitionReport,
-    PartitionSummary,
-    parse_partition_dir,
-    verify_partition,
-)
-from kdump.checks.verify import PartitionTarget, discover, log_dir_findings
+from kdump.checks.partition import PartitionReport, PartitionSummary, verify_partition
+from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, resolve_settings
+from kdump.discovery import PartitionTarget, discover, parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
 from kdump.lookup import PartitionLog
@@ -162,27 +158,23 @@ def collect(
 ) -> ReportModel:
     """Everything under ``paths``, log dir by log dir; partitions with errors first."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    log_dirs, loose = discover(paths)
-    groups: dict[Path, list[PartitionTarget]] = {ld.path: list(ld.partitions) for ld in log_dirs}
-    for target in loose:
-        groups.setdefault(target.path.parent, []).append(target)
-    every = [t for targets in groups.values() for t in targets]
+    found = discover(paths)
+    found.raise_first()
+    every = found.partitions
+    groups: dict[Path, list[PartitionTarget]] = {ld.path: [] for ld in found.log_dirs}
+    for target in every:
+        groups.setdefault(target.log_dir or target.path.parent, []).append(target)
     view = read_coordinator_view([t.path for t in every if is_transaction_state(t.path)])
     progress.total(sum(log_bytes(t.path, t.only) for t in every))
-    seen: set[Path] = set()
     out: list[LogDirView] = []
     for directory, targets in groups.items():
         log_dir = LogDirView(str(directory), identify(directory))
         reports = []
         for target in targets:
-            resolved = target.path.resolve()
-            if resolved in seen:
-                continue
-            seen.add(resolved)
             partition, report = _partition(target, options, view, progress)
             log_dir.partitions.append(partition)
             reports.append(report)
-        if directory in {ld.path for ld in log_dirs}:
+        if directory in {ld.path for ld in found.log_dirs}:
             log_dir.findings = list(log_dir_findings(directory, reports))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
         out.append(log_dir)

@@ -19,9 +19,8 @@ import pyarrow as pa
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import parse_partition_dir
 from kdump.checks.sink import FindingSink
-from kdump.checks.verify import LogDirTarget, PartitionTarget, discover
+from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.format.batch import TIMESTAMP_TYPE_NAMES, Batch, RecordBatch
 from kdump.format.records import Record
@@ -51,17 +50,12 @@ class SegmentTask:
     segment: int
 
 
-def partition_targets(
-    log_dirs: list[LogDirTarget], loose: list[PartitionTarget]
-) -> list[PartitionTarget]:
-    """Every partition `discover` found, in the order `kdump verify` reports them."""
-    return [t for ld in log_dirs for t in ld.partitions] + loose
-
-
 def segment_tasks(paths: Sequence[str]) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them), partition by partition."""
+    found = discover(list(paths))
+    found.raise_first()
     tasks = []
-    for target in partition_targets(*discover(list(paths))):
+    for target in found.partitions:
         topic, partition = parse_partition_dir(target.path.name) or (None, None)
         for seg in list_segments(target.path):
             if target.only is not None and seg.base_offset not in target.only:

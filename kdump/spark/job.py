@@ -1,6 +1,6 @@
 """The Spark jobs: `kdump spark verify` and `kdump spark export`.
 
-The driver lists partition directories and segments (kdump.checks.verify.discover); executors
+The driver lists partition directories and segments (kdump.discovery.discover); executors
 run the library's own checks and parsers on them; the driver assembles the result exactly as
 `kdump verify` does (kdump.checks.verify.collect_result). Paths are made absolute on the driver
 and must be visible to every executor (a shared or distributed file system).
@@ -25,9 +25,10 @@ from pyspark.sql import DataFrame, SparkSession
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionReport
-from kdump.checks.verify import VerifyResult, collect_result, discover, verify_partition
+from kdump.checks.verify import VerifyResult, collect_result, verify_partition
+from kdump.discovery import discover
 from kdump.errors import ExitCode, KdumpError
-from kdump.spark.extract import SegmentExport, SegmentTask, partition_targets, segment_tasks
+from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 
 TASKS_PER_CORE = 1
@@ -94,8 +95,9 @@ def verify_on_spark(
 ) -> VerifyResult:
     """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
     (default: TASKS_PER_CORE per core)."""
-    log_dirs, loose = discover(absolute(paths))
-    targets = partition_targets(log_dirs, loose)
+    found = discover(absolute(paths))
+    found.raise_first()
+    targets = found.partitions
     sc = spark.sparkContext
     slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
     jobs = [(i, str(t.path), t.only) for i, t in enumerate(targets)]
@@ -106,8 +108,8 @@ def verify_on_spark(
         if not isinstance(value, PartitionReport):
             raise RemoteError(*value)
         reports[i] = value
-    number = {id(t): i for i, t in enumerate(targets)}
-    return collect_result(log_dirs, loose, lambda t: reports[number[id(t)]])
+    number = {t.path: i for i, t in enumerate(targets)}
+    return collect_result(found, lambda t: reports[number[t.path]])
 
 
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.partition import parse_partition_dir
-from kdump.checks.verify import discover
+from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
@@ -194,15 +193,9 @@ def analyze_paths(
 ) -> TxnResult:
     """Everything under ``paths``: __transaction_state partitions make the coordinator's view,
     every other partition is analysed against it."""
-    log_dirs, loose = discover(paths)
-    targets = [t for ld in log_dirs for t in ld.partitions] + loose
-    seen: set[Path] = set()
-    directories = []
-    for target in targets:
-        resolved = target.path.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            directories.append(target.path)
+    found = discover(paths)
+    found.raise_first()
+    directories = [t.path for t in found.partitions]
     view = read_coordinator_view(
         [d for d in directories if is_transaction_state(d)], options.transaction_state_partitions
     )

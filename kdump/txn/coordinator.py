@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.partition import parse_partition_dir
+from kdump.discovery import parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.format.batch import CONTROL_BIT
 from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
