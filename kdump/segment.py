@@ -79,7 +79,7 @@ class FileRecords:
         check_crc: bool = True,
         until_invalid: bool = False,
     ) -> LogWalk:
-        """The one walk over this log (kdump.format.walk), reading the mapping in windows and
+        """The one walk over this log (kdump.format.walk), reading it in windows (``pager``) and
         handing back what it has passed, so memory stays flat."""
         return LogWalk(
             self.buf,
@@ -89,8 +89,13 @@ class FileRecords:
             max_size=max_size,
             check_crc=check_crc,
             until_invalid=until_invalid,
-            pager=Pager(self.buf),
+            pager=self.pager(),
         )
+
+    def pager(self) -> Pager:
+        """How the walk reads this log: a memory map's pages released behind it. A log whose
+        bytes arrive in ranges (an object in a store) has a pager that fetches them."""
+        return Pager(self.buf)
 
     def batches(
         self, start: int = 0, end: int | None = None, max_size: int | None = None
