@@ -1,0 +1,272 @@
+"""What a user gets: whole ``kdump`` commands as child processes, against the limits of issue 12.
+
+Every figure is a ratio to a limit or a peer measured in the same run, or a rate with its
+target beside it; nothing is compared with a number from another machine or another day.
+
+(a) start-up: ``kdump verify`` on a tiny partition (target <= 0.15 s wall); it is subtracted from
+    the child timings below ("start-up subtracted").
+(b) the limit for verify and rebuild: a bare child that maps the same 1 GiB .log in the same
+    8 MiB windows kdump's walk uses, releases them behind itself and CRC-32Cs every window
+    (the faster of kdump's own C crc32c and the crc32c package), timed inside the child.
+(c) ``kdump verify`` of that one-segment partition as a child, start-up subtracted: >= 0.9x (b);
+    the 4-segment 1 GiB partition with ``--jobs 2``: >= 1.5x the one-process limit.
+(d) ``kdump rebuild-index`` of the 1 GiB segment (to --output-dir): >= 0.75x (b).
+(e) deep text dump of a 256 MiB segment of 16 KiB batches into ``wc -l``: >= 0.75 M lines/s,
+    peak RSS < 150 MB; JSON Lines deep dump: >= 0.5 M lines/s; shallow dump: <= 0.3 s.
+(f) ``kdump verify --deep`` of that 256 MiB segment: >= 0.8x the library's own deep decode
+    (records/s, in this process) measured in the same run.
+
+Each child figure is the best of ``--runs`` (least wall time; the largest peak RSS).
+
+Run from the repository root (needs the ``bench`` extra; builds bench/out/ on first use)::
+
+    .venv/bin/python bench/bench_cli.py            # about 2.5 GiB of bench/out/
+    .venv/bin/python bench/bench_cli.py --runs 1   # quicker, noisier
+"""
+
+from __future__ import annotations
+
+import argparse
+import mmap
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_dump import OUT, REPO, kdump_deep, segment
+from bench_repair import segment_dir
+from bench_verify import logs_of, partition
+
+from kdump import speedups
+
+KDUMP = [sys.executable, "-m", "kdump"]
+TINY = REPO / "fixtures" / "oracle" / "plain-0"
+WINDOW = 8 << 20  # kdump.format.walk.Pager.window
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+LIMIT_CHILD = """
+import mmap, sys, time
+from kdump import speedups
+import crc32c
+crcs = [crc32c.crc32c]
+if speedups.native() is not None:
+    crcs.append(speedups.native().crc32c)
+best = float("inf")
+for crc in crcs:
+    start = time.perf_counter()
+    for path in sys.argv[2:]:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            for at in range(0, len(buf), WINDOW):
+                crc(memoryview(buf)[at:at + WINDOW])
+                buf.madvise(mmap.MADV_DONTNEED, at, min(WINDOW, len(buf) - at))
+    best = min(best, time.perf_counter() - start)
+print(best)
+""".replace("WINDOW", str(WINDOW))
+
+
+def _tree_rss_bytes(root: int) -> int:
+    """The summed resident memory of ``root`` and its descendants, read from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid], rss[pid] = int(fields[1]), int(fields[21]) * PAGE
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(rss.get(pid, 0) for pid in tree)
+
+
+class TreeSampler(threading.Thread):
+    """Peak of the process tree's summed RSS (``--jobs N`` forks workers), every 10 ms."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.done = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.01):
+            self.peak = max(self.peak, _tree_rss_bytes(self.pid))
+
+
+@dataclass(frozen=True)
+class Ran:
+    wall: float
+    rss_mib: float
+    """peak RSS, MiB: of the whole process tree where it forked workers"""
+    lines: int = 0
+
+
+def child(args: list[str], count_lines: bool = False) -> Ran:
+    """Wall time and peak RSS of one ``kdump ARGS``; its stdout counted by ``wc -l`` or dropped."""
+    start = time.perf_counter()
+    if count_lines:
+        proc = subprocess.Popen([*KDUMP, *args], stdout=subprocess.PIPE, cwd=REPO)
+        sampler = TreeSampler(proc.pid)
+        sampler.start()
+        wc = subprocess.Popen(["wc", "-l"], stdin=proc.stdout, stdout=subprocess.PIPE)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        lines = int(wc.communicate()[0])
+    else:
+        with open(os.devnull, "wb") as devnull:
+            proc = subprocess.Popen([*KDUMP, *args], stdout=devnull, cwd=REPO)
+            sampler = TreeSampler(proc.pid)
+            sampler.start()
+            _, status, usage = os.wait4(proc.pid, 0)
+        wall, lines = time.perf_counter() - start, 0
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.exit(f"kdump {' '.join(args)} exited {code}")
+    sampler.done.set()
+    sampler.join()
+    peak = max(usage.ru_maxrss * 1024, sampler.peak)  # ru_maxrss: KiB on Linux
+    return Ran(wall, peak / 2**20, lines)
+
+
+def best(runs: int, args: list[str], count_lines: bool = False) -> Ran:
+    got = [child(args, count_lines) for _ in range(runs)]
+    return Ran(min(r.wall for r in got), max(r.rss_mib for r in got), got[0].lines)
+
+
+def limit_seconds(logs: list[Path], runs: int) -> float:
+    """(b): the bare child's own timing, best of ``runs``."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", LIMIT_CHILD, "-", *map(str, logs)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        times.append(float(out.stdout))
+    return min(times)
+
+
+def library_deep_rate(log: Path, runs: int) -> tuple[int, float]:
+    """Records in ``log`` and records/s of the library's deep decode over it, in this process."""
+    best_time, records = float("inf"), 0
+    with open(log, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        for _ in range(runs):
+            start = time.perf_counter()
+            records = kdump_deep(buf, 0, len(buf))
+            best_time = min(best_time, time.perf_counter() - start)
+    return records, records / best_time
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="timings per measurement (best)")
+    args = parser.parse_args()
+    runs = args.runs
+    print(f"kdump {speedups.describe()}; {os.cpu_count()} CPUs; best of {runs}", flush=True)
+
+    one = partition(1024, 1024, 16)
+    four = partition(1024, 256, 16)
+    seg256 = segment_dir(256, 16)
+    gib = (logs_of(one)[0].stat().st_size) / 2**30
+
+    startup = best(runs, ["verify", str(TINY)]).wall
+    print(
+        f"(a) start-up, verify of a tiny partition: {startup:.3f} s "
+        f"(target <= 0.15 s: {verdict(startup <= 0.15)})",
+        flush=True,
+    )
+
+    limit = limit_seconds(logs_of(one), runs)
+    print(
+        f"(b) limit: bare child, mapped 8 MiB windows + CRC-32C: {limit:.3f} s, "
+        f"{gib / limit:.2f} GiB/s",
+        flush=True,
+    )
+
+    v1 = best(runs, ["verify", "--jobs", "1", str(one)])
+    ratio = limit / (v1.wall - startup)
+    print(
+        f"(c) verify, 1 GiB in one segment: {v1.wall:.3f} s wall, {v1.rss_mib:.0f} MiB; "
+        f"{ratio:.2f}x the limit (target >= 0.9: {verdict(ratio >= 0.9)})",
+        flush=True,
+    )
+    v2 = best(runs, ["verify", "--jobs", "2", str(four)])
+    ratio = limit / (v2.wall - startup)
+    print(
+        f"    verify --jobs 2, 1 GiB in 4 segments: {v2.wall:.3f} s wall, {v2.rss_mib:.0f} MiB "
+        f"(process tree); {ratio:.2f}x the one-process limit "
+        f"(target >= 1.5: {verdict(ratio >= 1.5)})",
+        flush=True,
+    )
+
+    scratch = OUT / "bench-cli-rebuild"
+    rebuilds = []
+    for _ in range(runs):
+        shutil.rmtree(scratch, ignore_errors=True)
+        rebuilds.append(
+            child(["rebuild-index", "--jobs", "1", "--output-dir", str(scratch), str(one)])
+        )
+    shutil.rmtree(scratch, ignore_errors=True)
+    rb = min(r.wall for r in rebuilds)
+    ratio = limit / (rb - startup)
+    print(
+        f"(d) rebuild-index, 1 GiB segment: {rb:.3f} s wall; {ratio:.2f}x the limit "
+        f"(target >= 0.75: {verdict(ratio >= 0.75)})",
+        flush=True,
+    )
+
+    log256 = segment(256, 16)
+    deep = best(runs, ["--files", str(log256), "--deep-iteration"], count_lines=True)
+    rate = deep.lines / deep.wall
+    print(
+        f"(e) deep text dump, 256 MiB: {deep.lines:,} lines in {deep.wall:.2f} s = "
+        f"{rate / 1e6:.2f} M lines/s (target >= 0.75: {verdict(rate >= 0.75e6)}), "
+        f"peak RSS {deep.rss_mib:.0f} MiB (< 150 MB: {verdict(deep.rss_mib * 2**20 < 150e6)})",
+        flush=True,
+    )
+    jsonl = best(runs, ["dump", str(log256), "--deep-iteration", "--format", "jsonl"], True)
+    rate = jsonl.lines / jsonl.wall
+    print(
+        f"    JSON Lines deep dump: {jsonl.lines:,} lines in {jsonl.wall:.2f} s = "
+        f"{rate / 1e6:.2f} M lines/s (target >= 0.5: {verdict(rate >= 0.5e6)}), "
+        f"peak RSS {jsonl.rss_mib:.0f} MiB",
+        flush=True,
+    )
+    shallow = best(runs, ["--files", str(log256)], count_lines=True)
+    print(
+        f"    shallow dump: {shallow.lines:,} lines in {shallow.wall:.3f} s "
+        f"(target <= 0.3 s: {verdict(shallow.wall <= 0.3)})",
+        flush=True,
+    )
+
+    records, library = library_deep_rate(seg256 / "00000000000000000000.log", runs)
+    vdeep = best(runs, ["verify", "--deep", "--jobs", "1", str(seg256)])
+    ratio = records / (vdeep.wall - startup) / library
+    print(
+        f"(f) verify --deep, 256 MiB: {vdeep.wall:.2f} s wall; library deep decode "
+        f"{library / 1e6:.2f} M records/s; verify --deep at {ratio:.2f}x of it "
+        f"(target >= 0.8: {verdict(ratio >= 0.8)})",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
