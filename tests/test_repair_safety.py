@@ -147,7 +147,7 @@ def test_output_dir_must_not_be_the_partition_itself(tmp_path: Path) -> None:
     before = tree(partition)
     ran = run_kdump(["recover", "--output-dir", str(partition.parent), str(partition)])
     assert ran.exit_code == 3
-    assert "output directory is the partition itself" in ran.stderr
+    assert "output directory is the log dir" in ran.stderr
     assert tree(partition) == before
 
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
-from kdump.discovery import PartitionTarget
+from kdump.discovery import PartitionTarget, refuse_output_inside
 from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
@@ -95,6 +95,8 @@ def _run(
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
     targets = resolve_targets(list(paths))
+    if kw["output_dir"] is not None:
+        refuse_output_inside(kw["output_dir"], targets)
     options = RunOptions(
         dry_run=kw["dry_run"],
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),

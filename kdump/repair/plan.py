@@ -30,6 +30,7 @@ from kdump.format.txnindex import ABORTED_TXN
 from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
+from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import (
     SNAPSHOT_SUFFIX,
     LogSegment,
@@ -87,6 +88,8 @@ class FileChange:
     """Entries before a zero-filled preallocated tail."""
     new_entries: int | None = None
     changed: bool = True
+    loss: CutLoss | None = None
+    """Logs: the batches, records and offsets the cut removes."""
 
     @property
     def action(self) -> str:
@@ -270,6 +273,9 @@ def _rebuild_partition(
             recovered = recover_segment(
                 buf, seg.base_offset, str(seg.log_path), config, producers, state_from
             )
+            loss = None
+            if wanted and truncate and recovered.truncated_bytes and not recovered.overflow:
+                loss = cut_loss(buf, recovered.valid_bytes, str(seg.log_path))
         if not wanted:
             continue
         plan = SegmentPlan(
@@ -279,11 +285,13 @@ def _rebuild_partition(
             valid_end=recovered.valid_bytes,
         )
         partition_findings = []
-        _fill_rebuild(plan, recovered, truncate)
+        _fill_rebuild(plan, recovered, truncate, loss)
         yield plan
 
 
-def _fill_rebuild(plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool) -> None:
+def _fill_rebuild(
+    plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool, loss: CutLoss | None = None
+) -> None:
     seg = plan.segment
     if recovered.stop is not None:
         plan.findings.append(recovered.stop)
@@ -308,6 +316,7 @@ def _fill_rebuild(plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool
                 FileState.of(seg.log_path),
                 recovered.valid_bytes,
                 truncate_at=recovered.valid_bytes,
+                loss=loss,
             )
         )
 

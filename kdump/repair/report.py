@@ -33,6 +33,8 @@ def change_line(change: FileChange) -> str:
             f"cut at position {change.truncate_at}: {_plural(cut, 'byte')} removed "
             f"({change.old.size} -> {change.truncate_at} bytes)"
         )
+        if change.loss is not None:
+            detail += f": {change.loss.describe()}"
     elif action == "unchanged":
         detail = f"{_plural(change.new_entries or 0, 'entry')}, {change.new_size} bytes"
         detail = detail.replace("entrys", "entries")
