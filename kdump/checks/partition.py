@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kdump.checks.findings import Finding, Severity
+from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import RECOVER, LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot, check_txn_index
@@ -29,6 +29,7 @@ from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
+    base_offset_of,
     list_segments,
 )
 
@@ -160,6 +161,34 @@ def _startup(
                 f"({s.size - cut} bytes) if it recovers that segment"
             )
     return out
+
+
+def _check_snapshots_beyond_end(
+    directory: Path, segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink
+) -> None:
+    """Producer snapshots above the log end offset (left by a cut log): the broker's
+    ProducerStateManager.truncateAndReload deletes them at startup."""
+    if not segments or segments[-1].base_offset not in scans:
+        return
+    last = scans[segments[-1].base_offset]
+    end = last.base_offset if last.last_offset is None else last.last_offset + 1
+    for snapshot in sorted(directory.glob(f"*{SNAPSHOT_SUFFIX}")):
+        try:
+            offset = base_offset_of(snapshot)
+        except KdumpError:
+            continue
+        if offset > end:
+            sink.add(
+                Finding(
+                    "SNAPSHOT_BEYOND_LOG_END",
+                    Severity.WARNING,
+                    str(snapshot),
+                    f"producer snapshot at offset {offset}, beyond the log end offset {end}; "
+                    f"{BROKER_FIXES} (it deletes the snapshot)",
+                    offset=offset,
+                    fix=RECOVER.format(dir=directory),
+                )
+            )
 
 
 def _check_leftovers(directory: Path, sink: FindingSink) -> None:
@@ -380,6 +409,7 @@ def finish_partition(
     if plan.only is None:
         for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
             check_snapshot(str(snapshot), sink)
+        _check_snapshots_beyond_end(d, plan.segments, scans, sink)
         _check_segment_order(plan.segments, scans, sink, unread)
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)

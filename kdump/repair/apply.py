@@ -229,6 +229,11 @@ class RepairSession:
         if change.kind == LOG:
             self._stage_cut(plan, change)
             return
+        if change.delete:
+            # a deleted file is always kept, as cut bytes are
+            backup = self._backup(plan, change.path)
+            self.staged.append(_Staged(Written(change, change.path, backup=backup)))
+            return
         mode = 0o644 if change.old is None else stat.S_IMODE(os.stat(change.path).st_mode)
         staged = self._stage_content(change, change.path, mode)
         if change.old is not None and self.options.backup:
@@ -369,6 +374,20 @@ class RepairSession:
                 self._truncate(change)
                 done.append(s.written)
                 self.hook("truncated", change.path)
+            deleted_dirs: set[Path] = set()
+            for s in self.staged:
+                change = s.written.change
+                if not change.delete or self.options.output_dir is not None:
+                    continue
+                current = change.path
+                self._check_unchanged(change)
+                os.unlink(change.path)
+                done.append(s.written)
+                deleted_dirs.add(change.path.parent)
+                self.hook("deleted", change.path)
+            for d in sorted(deleted_dirs):
+                current = d
+                _fsync_dir(d)
         except (OSError, KdumpError) as e:
             self._remove_temps()
             reason = _reason(e) if isinstance(e, OSError) else e.reason

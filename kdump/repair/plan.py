@@ -15,16 +15,21 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import verify_segment
 from kdump.crc import Buffer
 from kdump.discovery import PartitionTarget, check_named_segments, discover
 from kdump.errors import InputError, KdumpError
+from kdump.format.checkpoint import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.textfiles import offset_checkpoint_at
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.parallel import stream_ordered
@@ -41,6 +46,7 @@ from kdump.segment import (
 from kdump.txn.producer_state import ProducerStateManager
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
+SNAPSHOT, CHECKPOINT = "producer snapshot", "checkpoint"
 STOP_CODES = frozenset(
     ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
 )
@@ -90,11 +96,17 @@ class FileChange:
     changed: bool = True
     loss: CutLoss | None = None
     """Logs: the batches, records and offsets the cut removes."""
+    difference: str | None = None
+    """Index files replaced: the first entry that differs; other files: why they change."""
+    delete: bool = False
+    """The file is removed (a backup is always kept)."""
 
     @property
     def action(self) -> str:
         if not self.changed:
             return "unchanged"
+        if self.delete:
+            return "delete"
         if self.truncate_at is not None:
             return "truncate"
         return "create" if self.old is None else "replace"
@@ -188,6 +200,37 @@ def _same_bytes(path: Path, content: bytes) -> bool:
         return len(buf) == len(content) and memoryview(buf) == content
 
 
+def _describe_entry(kind: str, data: Buffer, i: int, base: int) -> str:
+    """Entry ``i`` of an index file's bytes, as the reader of a repair line wants it."""
+    size = ENTRY_SIZES[kind]
+    if (i + 1) * size > len(data):
+        return "none"
+    if kind == OFFSET_INDEX:
+        rel, position = OffsetIndex.entry_struct.unpack_from(data, i * size)
+        return f"(offset {base + rel}, position {position})"
+    if kind == TIME_INDEX:
+        timestamp, rel = TimeIndex.entry_struct.unpack_from(data, i * size)
+        return f"(timestamp {timestamp}, offset {base + rel})"
+    _, pid, first, last, _ = ABORTED_TXN.unpack_from(data, i * size)
+    return f"(producer {pid}, offsets {first}..{last})"
+
+
+def first_difference(path: Path, kind: str, base: int, content: bytes) -> str | None:
+    """``entry 3: (offset 36, position 2443) -> (offset 40, position 2857)``: the first entry
+    where an index file and its new bytes differ (None: they are the same)."""
+    size = ENTRY_SIZES[kind]
+    with mapped(path) as buf:
+        old = memoryview(buf)
+        n = max(len(old), len(content))
+        for at in range(0, n, size):
+            if old[at : at + size] != content[at : at + size]:
+                i = at // size
+                before = _describe_entry(kind, old, i, base)
+                after = _describe_entry(kind, content, i, base)
+                return f"first difference at entry {i}: {before} -> {after}"
+    return None
+
+
 def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChange:
     old = FileState.of(path)
     size = ENTRY_SIZES[kind]
@@ -199,6 +242,7 @@ def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChang
         elif kind == TIME_INDEX:
             entries, used = _index_state(path, TimeIndex, base) or (entries, used)
     changed = old is None or not _same_bytes(path, content)
+    difference = first_difference(path, kind, base, content) if changed and old else None
     return FileChange(
         path,
         kind,
@@ -209,6 +253,7 @@ def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChang
         old_used_entries=used,
         new_entries=len(content) // size,
         changed=changed,
+        difference=difference,
     )
 
 
@@ -254,14 +299,78 @@ def _producer_state_at(
     return ProducerStateManager(), None, 0, findings
 
 
+class Scope(str, Enum):
+    """Which segments a recovery rebuilds (and cuts)."""
+
+    ALL = "all"
+    """Every segment named (rebuild-index)."""
+    DAMAGED = "damaged"
+    """Those verify flags: damage in the log, index files that need rebuilding."""
+    BROKER = "broker"
+    """Those the broker recovers at its next start (LogLoader.recoverLog): without the log
+    dir's .kafka_cleanshutdown, the segment holding the recovery point and all after it;
+    always those missing their offset index."""
+
+
+NOT_REPAIRED = frozenset(("LOG_SEGMENT_OVERSIZE", "LOG_LEGACY_WRAPPER_INVALID"))
+"""Findings a rebuild and a cut leave as they are: they do not call for recovery."""
+
+
+def _in_scope(
+    target: PartitionTarget,
+    segments: list[LogSegment],
+    named: list[LogSegment],
+    scope: Scope,
+    config: IndexConfig,
+) -> list[LogSegment]:
+    if scope is Scope.ALL:
+        return named
+    active = segments[-1].base_offset
+    if scope is Scope.DAMAGED:
+        options = VerifyOptions(
+            index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.max_index_size,
+        )
+        return [
+            s
+            for s in named
+            if any(
+                f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
+                for f in verify_segment(s, options, s.base_offset == active)
+            )
+        ]
+    if (target.lock_dir / CLEAN_SHUTDOWN).exists():
+        recovery_from = None
+    else:
+        points = offset_checkpoint_at(target.lock_dir / RECOVERY_POINT_CHECKPOINT) or {}
+        tp = target.topic_partition
+        point = points.get(tp, 0) if tp is not None else 0
+        # LogSegments.values(recoveryPoint, ...): from the segment that holds the point
+        recovery_from = max((s.base_offset for s in segments if s.base_offset <= point), default=0)
+    return [
+        s
+        for s in named
+        if not s.index_path.exists()
+        or (recovery_from is not None and s.base_offset >= recovery_from)
+    ]
+
+
 def _rebuild_partition(
-    target: PartitionTarget, config: IndexConfig, truncate: bool
+    target: PartitionTarget, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
     segments, partition_findings = _segments(target)
     if not segments:
         return
     active = segments[-1].base_offset
-    selected = [s for s in segments if target.only is None or s.base_offset in target.only]
+    named = [s for s in segments if target.only is None or s.base_offset in target.only]
+    selected = _in_scope(target, segments, named, scope, config)
+    if not selected:
+        # nothing to repair: the partition's own findings (orphan index files) still shown
+        if partition_findings:
+            yield SegmentPlan(
+                named[-1], named[-1].base_offset == active, findings=partition_findings
+            )
+        return
     first, last = selected[0], selected[-1]
     producers, state_from, start, snapshot_findings = _producer_state_at(
         target.path, segments, first.base_offset
@@ -335,10 +444,14 @@ def plan_rebuild_index(
 
 
 def plan_recover(
-    targets: list[PartitionTarget], config: IndexConfig, jobs: int = 1
+    targets: list[PartitionTarget],
+    config: IndexConfig,
+    jobs: int = 1,
+    scope: Scope = Scope.DAMAGED,
 ) -> Iterator[SegmentPlan]:
-    """``kdump recover``: rebuild-index, and cut each log at its first invalid batch."""
-    recover = partial(_rebuild_partition, config=config, truncate=True)
+    """``kdump recover``: rebuild-index, and cut each log at its first invalid batch; of the
+    segments verify flags (``scope``: or those the broker recovers, or all)."""
+    recover = partial(_rebuild_partition, config=config, truncate=True, scope=scope)
     return stream_ordered(recover, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
 
 
