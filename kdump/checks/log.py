@@ -21,6 +21,17 @@ from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
 from kdump.segment import FileRecords
 
 RECOVER = "kdump recover {dir}"
+SPLIT_FAILS = (
+    "when the broker recovers this segment (after an unclean shutdown, or with its index "
+    "missing) LogSegment.recover throws LogSegmentOffsetOverflowException, "
+    "LocalLog.splitOverflowedSegment then fails its hasOverflow() requirement (it splits only "
+    "offsets past the top): the partition does not load and the broker stops starting "
+    "(LogManager.loadLogs rethrows the IllegalArgumentException)"
+)
+BELOW_BASE_LOADS = (
+    "the broker loads it (recovery checks a batch's last offset only), but reads of the "
+    "offsets below the file name go to the previous segment"
+)
 STOP_CODES = {
     StopReason.TRUNCATED_TAIL: "LOG_TRUNCATED_TAIL",
     StopReason.CORRUPT_BATCH: "LOG_CORRUPT_BATCH",
@@ -103,7 +114,8 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int
         st.finding(
             "LOG_OFFSET_BELOW_BASE",
             Severity.ERROR,
-            f"batch at offset {base} lies below the segment's base offset {seg_base}",
+            f"batch at offset {base} lies below the segment's base offset {seg_base}: "
+            + (SPLIT_FAILS if last < seg_base else BELOW_BASE_LOADS),
             offset=base,
             position=position,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Set as AbstractSet
@@ -160,6 +161,76 @@ def _startup(
                 f"truncates {os.path.basename(s.path)} at position {cut} "
                 f"({s.size - cut} bytes) if it recovers that segment"
             )
+    return out
+
+
+@dataclass(frozen=True)
+class Rename:
+    """A segment whose file name is above its first batch's base offset: the base offset its
+    files can take (``new_base``), or why no rename helps (``why_not``)."""
+
+    new_base: int | None
+    why_not: str | None = None
+
+
+def rename_rule(
+    segments: list[LogSegment], base: int, first_offset: int, last_of: dict[int, int | None]
+) -> Rename:
+    """Whether the segment ``base`` can be renamed to its first batch's base offset
+    ``first_offset``: only when that overlaps no other segment (``last_of``: each segment's
+    last offset, None when empty)."""
+    lower = [s.base_offset for s in segments if s.base_offset < base]
+    if not lower:
+        return Rename(first_offset)
+    prev = max(lower)
+    prev_last = last_of.get(prev)
+    prev_end = prev if prev_last is None else prev_last
+    if prev >= first_offset or (prev_last is not None and prev_last >= first_offset):
+        return Rename(
+            None,
+            f"no rename helps: offsets {first_offset}..{prev_end} also lie in segment {prev}. "
+            "Dump both copies (kdump dump), then move this segment's files out of the "
+            "partition directory before the broker starts: the partition then loads without "
+            "them and the replicas fetch the rest from the leader",
+        )
+    return Rename(first_offset)
+
+
+def _below_base_fixes(
+    findings: list[Finding], segments: list[LogSegment], scans: dict[int, LogScan]
+) -> list[Finding]:
+    """LOG_OFFSET_BELOW_BASE says what the broker does and what fixes it: kdump recover
+    renames the segment to its first batch's base offset when that overlaps nothing, else the
+    finding says what to do instead (and offers no fix)."""
+    last_of = {b: s.last_offset for b, s in scans.items()}
+    by_path = {s.path: s for s in scans.values()}
+    out = []
+    for f in findings:
+        scan = by_path.get(f.path)
+        if f.code != "LOG_OFFSET_BELOW_BASE" or scan is None or scan.first_offset is None:
+            out.append(f)
+            continue
+        if scan.first_offset < scan.base_offset:
+            rule = rename_rule(segments, scan.base_offset, scan.first_offset, last_of)
+        else:
+            rule = Rename(None, "a batch inside the segment is below it: no rename helps; move "
+                          "the segment's files out of the partition directory before the "
+                          "broker starts")  # fmt: skip
+        if f.offset is None:  # the count of findings left out
+            out.append(dataclasses.replace(f, fix=f.fix if rule.new_base is not None else None))
+            continue
+        what = (
+            f"kdump recover renames its files to {rule.new_base} and rebuilds its indexes"
+            if rule.new_base is not None
+            else rule.why_not
+        )
+        out.append(
+            dataclasses.replace(
+                f,
+                message=f"{f.message}; {what}",
+                fix=f.fix if rule.new_base is not None else None,
+            )
+        )
     return out
 
 
@@ -414,7 +485,7 @@ def finish_partition(
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)
         _check_partition_metadata(d, sink)
-    findings = sink.close()
+    findings = _below_base_fixes(sink.close(), plan.segments, scans)
     summary = _summarise(d, plan.segments, scans, findings, options)
     return PartitionReport(str(d), findings, summary)
 

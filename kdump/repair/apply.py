@@ -219,6 +219,12 @@ class RepairSession:
             out = self._out_dir(plan)
             os.makedirs(out, exist_ok=True)
             target = out / change.path.name
+            if change.delete:
+                return
+            if change.rename_to is not None:
+                size = change.old.size if change.old is not None else 0
+                self._stage_copy(change, out / change.rename_to.name, 0, size)
+                return
             if change.kind == LOG:
                 self._stage_copy(change, target, 0, change.truncate_at or 0)
             else:
@@ -228,6 +234,11 @@ class RepairSession:
         self._check_writable(change.path)
         if change.kind == LOG:
             self._stage_cut(plan, change)
+            return
+        if change.rename_to is not None:
+            if os.path.lexists(change.rename_to):
+                raise RepairError(change.rename_to, "exists: nothing was changed")
+            self.staged.append(_Staged(Written(change, change.path)))
             return
         if change.delete:
             # a deleted file is always kept, as cut bytes are
@@ -385,6 +396,17 @@ class RepairSession:
                 done.append(s.written)
                 deleted_dirs.add(change.path.parent)
                 self.hook("deleted", change.path)
+            for s in self.staged:
+                change = s.written.change
+                if change.rename_to is None or self.options.output_dir is not None:
+                    continue
+                current = change.path  # checked when staged; a cut may have shortened it since
+                os.link(change.path, change.rename_to)  # never over an existing file
+                os.unlink(change.path)
+                s.written.path = change.rename_to
+                done.append(s.written)
+                deleted_dirs.add(change.path.parent)
+                self.hook("renamed", change.rename_to)
             for d in sorted(deleted_dirs):
                 current = d
                 _fsync_dir(d)

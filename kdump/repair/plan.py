@@ -22,21 +22,25 @@ from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import verify_segment
+from kdump.checks.partition import rename_rule, verify_segment
 from kdump.crc import Buffer
 from kdump.discovery import PartitionTarget, check_named_segments, discover
 from kdump.errors import InputError, KdumpError
+from kdump.format.batch import read_batch
 from kdump.format.checkpoint import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import offset_checkpoint_at
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.walk import LogWalk, Pager
 from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import (
+    LOG_SUFFIX,
+    SEGMENT_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
     base_offset_of,
@@ -46,7 +50,7 @@ from kdump.segment import (
 from kdump.txn.producer_state import ProducerStateManager
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
-SNAPSHOT, CHECKPOINT = "producer snapshot", "checkpoint"
+SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
 STOP_CODES = frozenset(
     ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
 )
@@ -100,6 +104,8 @@ class FileChange:
     """Index files replaced: the first entry that differs; other files: why they change."""
     delete: bool = False
     """The file is removed (a backup is always kept)."""
+    rename_to: Path | None = None
+    """The file takes this name (a segment named above its batches' offsets)."""
 
     @property
     def action(self) -> str:
@@ -107,6 +113,8 @@ class FileChange:
             return "unchanged"
         if self.delete:
             return "delete"
+        if self.rename_to is not None:
+            return "rename"
         if self.truncate_at is not None:
             return "truncate"
         return "create" if self.old is None else "replace"
@@ -123,6 +131,8 @@ class SegmentPlan:
     valid_end: int | None = None
     """Where the log's valid batches end, as the rebuild found it (None: the whole file): the
     new indexes are checked against the batches before it."""
+    new_base: int | None = None
+    """The base offset the segment's files are renamed to (its first batch's)."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -378,10 +388,17 @@ def _rebuild_partition(
     partition_findings += snapshot_findings
     for seg in segments[start : segments.index(last) + 1]:
         wanted = seg in selected
+        new_base = None
         with mapped(seg.log_path) as buf:
             recovered = recover_segment(
                 buf, seg.base_offset, str(seg.log_path), config, producers, state_from
             )
+            if truncate:
+                new_base = _renamed_base(segments, seg, buf)
+                if new_base is not None:
+                    recovered = recover_segment(
+                        buf, new_base, str(seg.log_path), config, producers, state_from
+                    )
             loss = None
             if wanted and truncate and recovered.truncated_bytes and not recovered.overflow:
                 loss = cut_loss(buf, recovered.valid_bytes, str(seg.log_path))
@@ -392,10 +409,106 @@ def _rebuild_partition(
             seg.base_offset == active,
             findings=partition_findings,
             valid_end=recovered.valid_bytes,
+            new_base=new_base,
         )
         partition_findings = []
-        _fill_rebuild(plan, recovered, truncate, loss)
+        if new_base is not None:
+            _fill_rename(plan, recovered, loss)
+        else:
+            _fill_rebuild(plan, recovered, truncate, loss)
         yield plan
+
+
+def next_offset(seg: LogSegment, cut: bool) -> int:
+    """A segment's readNextOffset: after its last valid batch when recovery cuts it, after
+    its last whole batch otherwise; its base offset when it holds none."""
+    last = None
+    with mapped(seg.log_path) as buf:
+        walk = LogWalk(buf, str(seg.log_path), check_crc=cut, until_invalid=cut, pager=Pager(buf))
+        for run in walk:
+            last = run.last_offset[-1]
+    return seg.base_offset if last is None else last + 1
+
+
+def _renamed_base(segments: list[LogSegment], seg: LogSegment, buf: Buffer) -> int | None:
+    """The base offset a segment named above its first batch can be renamed to (verify's
+    rename_rule), or None."""
+    try:
+        first = read_batch(buf, 0, len(buf), str(seg.log_path))
+    except KdumpError:
+        return None
+    if first is None or first.base_offset >= seg.base_offset:
+        return None
+    lower = [s for s in segments if s.base_offset < seg.base_offset]
+    last_of: dict[int, int | None] = {}
+    if lower:
+        prev = lower[-1]
+        end = next_offset(prev, cut=False)
+        last_of[prev.base_offset] = None if end == prev.base_offset else end - 1
+    rule = rename_rule(segments, seg.base_offset, first.base_offset, last_of)
+    target = LogSegment(seg.directory, first.base_offset) if rule.new_base is not None else None
+    if target is None or any(target.path(sfx).exists() for sfx in RENAMED_SUFFIXES):
+        return None
+    return rule.new_base
+
+
+RENAMED_SUFFIXES = (*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)
+"""The files of a segment that move with it when it is renamed."""
+
+
+def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss | None) -> None:
+    """A segment named above its first batch: its .log (and snapshot) take the first batch's
+    base offset, its index files are rebuilt under the new name, the old ones deleted."""
+    seg = plan.segment
+    assert plan.new_base is not None
+    new = LogSegment(seg.directory, plan.new_base)
+    if recovered.stop is not None:
+        plan.findings.append(recovered.stop)
+    plan.findings.extend(recovered.findings)
+    for suffix in (LOG_SUFFIX, SNAPSHOT_SUFFIX):
+        path = seg.path(suffix)
+        state = FileState.of(path)
+        if state is not None:
+            plan.changes.append(
+                FileChange(path, RENAME, state, state.size, rename_to=new.path(suffix))
+            )
+    for path, kind, rebuilt in (
+        (seg.index_path, OFFSET_INDEX, new.index_path),
+        (seg.time_index_path, TIME_INDEX, new.time_index_path),
+        (seg.txn_index_path, TXN_INDEX, new.txn_index_path),
+    ):
+        state = FileState.of(path)
+        if state is not None:
+            plan.changes.append(
+                FileChange(
+                    path,
+                    kind,
+                    state,
+                    0,
+                    delete=True,
+                    difference=f"replaced by the rebuilt {rebuilt.name}",
+                )
+            )
+    plan.changes.append(
+        _index_change(new.index_path, OFFSET_INDEX, new.base_offset, recovered.index)
+    )
+    plan.changes.append(
+        _index_change(new.time_index_path, TIME_INDEX, new.base_offset, recovered.time_index)
+    )
+    if recovered.aborted_txns:
+        content = txn_index_bytes(recovered.aborted_txns)
+        plan.changes.append(_index_change(new.txn_index_path, TXN_INDEX, new.base_offset, content))
+    if recovered.truncated_bytes:
+        plan.changes.append(
+            FileChange(
+                seg.log_path,
+                LOG,
+                FileState.of(seg.log_path),
+                recovered.valid_bytes,
+                truncate_at=recovered.valid_bytes,
+                loss=loss,
+            )
+        )
 
 
 def _fill_rebuild(

@@ -26,7 +26,9 @@ def _entries(change: FileChange) -> str:
 def change_line(change: FileChange) -> str:
     """``ACTION PATH: details`` for one planned file."""
     action = change.action
-    if change.kind in (SNAPSHOT, CHECKPOINT):
+    if change.rename_to is not None:
+        detail = f"to {change.rename_to.name} (its first batch's base offset)"
+    elif change.delete or change.kind in (SNAPSHOT, CHECKPOINT):
         detail = change.difference or ""
     elif change.kind == LOG:
         assert change.truncate_at is not None and change.old is not None

@@ -23,20 +23,15 @@ from kdump.format.textfiles import (
     offset_checkpoint_at,
     offset_checkpoint_bytes,
 )
-from kdump.format.walk import LogWalk, Pager
-from kdump.repair.plan import CHECKPOINT, SNAPSHOT, FileChange, FileState, SegmentPlan, mapped
+from kdump.repair.plan import (
+    CHECKPOINT,
+    SNAPSHOT,
+    FileChange,
+    FileState,
+    SegmentPlan,
+    next_offset,
+)
 from kdump.segment import SNAPSHOT_SUFFIX, LogSegment, base_offset_of, list_segments
-
-
-def log_end_offset(seg: LogSegment, cut: bool) -> int:
-    """The last segment's next offset (readNextOffset): after its last valid batch when
-    recovery cuts it, after its last whole batch otherwise; its base offset when empty."""
-    last = None
-    with mapped(seg.log_path) as buf:
-        walk = LogWalk(buf, str(seg.log_path), check_crc=cut, until_invalid=cut, pager=Pager(buf))
-        for run in walk:
-            last = run.last_offset[-1]
-    return seg.base_offset if last is None else last + 1
 
 
 @dataclass(frozen=True)
@@ -59,7 +54,7 @@ def partition_end(target: PartitionTarget, cut: bool) -> PartitionEnd | None:
         return None
     start = (offset_checkpoint_at(target.lock_dir / LOG_START_CHECKPOINT) or {}).get(tp, 0)
     log_start = max(start, segments[0].base_offset)
-    return PartitionEnd(target, log_start, log_end_offset(segments[-1], cut), cut)
+    return PartitionEnd(target, log_start, next_offset(segments[-1], cut), cut)
 
 
 def snapshot_changes(end: PartitionEnd) -> Iterator[FileChange]:
