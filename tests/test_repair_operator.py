@@ -7,12 +7,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from clirun import run_kdump
-from conftest import oracle_manifest
+from conftest import FIXTURES, oracle_manifest
 from repair_support import batch_positions, copy_partition, flip_byte, tree
+from test_verify import options_from
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import NO_REPAIR, RECOVERED
+from kdump.checks.verify import verify_paths
+
+CORRUPT = FIXTURES / "corrupt"
 
 
 def _sha(data: str | None) -> str | None:
@@ -96,3 +106,66 @@ def test_salvage_of_a_healthy_partition_writes_nothing(tmp_path: Path) -> None:
     assert ran.exit_code == 0
     assert "nothing to salvage" in ran.stdout
     assert not (tmp_path / "o").exists()
+
+
+# -- every fix: printed is a command that removes its finding ----------------------------------
+
+CASES = json.loads((CORRUPT / "cases.json").read_text())
+
+
+def _case_copy(name: str, root: Path) -> Path:
+    """The case's files copied under ``root``; the path verify is given."""
+    c = CASES[name]
+    if (CORRUPT / name).exists():
+        shutil.copytree(CORRUPT / name, root / name)
+        return root / name / c["target"]
+    source = (CORRUPT / name / c["target"]).resolve()  # a case verifying an oracle dir in place
+    return Path(shutil.copytree(source, root / name / source.name))
+
+
+def _verify(target: Path, name: str) -> list[Finding]:
+    return verify_paths([str(target)], options_from(CASES[name]["options"])).findings
+
+
+def _run_fix(fix: str) -> None:
+    argv = shlex.split(fix)
+    if argv[0] == "kdump":
+        ran = run_kdump(argv[1:])
+        assert ran.exit_code in (0, 2), f"{fix}: {ran.stdout}{ran.stderr}"
+    else:
+        assert argv[0] == "rm", fix  # the only other command a fix may be
+        subprocess.run(argv, check=True)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_printed_fix_removes_its_finding(tmp_path: Path, name: str) -> None:
+    target = _case_copy(name, tmp_path)
+    before = _verify(target, name)
+    for fix in sorted({f.fix for f in before if f.fix}):
+        _run_fix(fix)
+    after = {(f.code, f.path) for f in _verify(target, name)}
+    for f in before:
+        if f.fix:
+            assert (f.code, f.path) not in after, f"{f.code} {f.path}: [fix: {f.fix}] left it"
+        elif f.severity is Severity.ERROR and f.code in RECOVERED | NO_REPAIR.keys():
+            # no fix: the finding says what happens and what to do instead
+            if f.code == "LOG_OFFSET_BELOW_BASE":
+                assert "no rename helps" in f.message and "move this segment" in f.message
+            else:
+                assert f.message.endswith(NO_REPAIR[f.code]), f
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if (CORRUPT / n).exists()))
+def test_verify_is_clean_after_recover_on_every_fixture_it_repairs(
+    tmp_path: Path, name: str
+) -> None:
+    target = _case_copy(name, tmp_path)
+    before = {(f.code, f.path): f for f in _verify(target, name)}
+    ran = run_kdump(["recover", str(target)])
+    assert ran.exit_code in (0, 2), ran.stdout + ran.stderr
+    after = [f for f in _verify(target, name) if f.severity is not Severity.INFO]
+    for f in after:
+        # what is left was there before, and is nothing recover (or any fix) claims to repair
+        was = before.get((f.code, f.path))
+        assert was is not None, f"recover made {f.code} {f.path}: {f.message}"
+        assert was.fix is None or was.fix.startswith("rm "), f"recover left {f.code} {f.path}"

@@ -196,6 +196,26 @@ def rename_rule(
     return Rename(first_offset)
 
 
+def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
+    """A segment whose offsets overflow is one rebuild-index skips: its index findings offer
+    no fix, and say who rebuilds them."""
+    overflowing = {f.path for f in findings if f.code == "LOG_OFFSET_OVERFLOW"}
+    if not overflowing:
+        return findings
+    skipped = {REBUILD.format(log=path) for path in overflowing}
+    return [
+        dataclasses.replace(
+            f,
+            fix=None,
+            message=f"{f.message} (kdump rebuild-index skips a segment whose offsets overflow: "
+            "the broker rebuilds this index when it splits the segment)",
+        )
+        if f.fix in skipped
+        else f
+        for f in findings
+    ]
+
+
 def _below_base_fixes(
     findings: list[Finding], segments: list[LogSegment], scans: dict[int, LogScan]
 ) -> list[Finding]:
@@ -485,7 +505,7 @@ def finish_partition(
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)
         _check_partition_metadata(d, sink)
-    findings = _below_base_fixes(sink.close(), plan.segments, scans)
+    findings = _overflow_fixes(_below_base_fixes(sink.close(), plan.segments, scans))
     summary = _summarise(d, plan.segments, scans, findings, options)
     return PartitionReport(str(d), findings, summary)
 

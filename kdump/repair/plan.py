@@ -499,16 +499,13 @@ def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss |
         content = txn_index_bytes(recovered.aborted_txns)
         plan.changes.append(_index_change(new.txn_index_path, TXN_INDEX, new.base_offset, content))
     if recovered.truncated_bytes:
-        plan.changes.append(
-            FileChange(
-                seg.log_path,
-                LOG,
-                FileState.of(seg.log_path),
-                recovered.valid_bytes,
-                truncate_at=recovered.valid_bytes,
-                loss=loss,
-            )
-        )
+        plan.changes.append(_cut_change(seg, recovered, loss))
+
+
+def _cut_change(seg: LogSegment, recovered: RecoveredSegment, loss: CutLoss | None) -> FileChange:
+    """The log cut at the end of its last valid batch."""
+    at = recovered.valid_bytes
+    return FileChange(seg.log_path, LOG, FileState.of(seg.log_path), at, truncate_at=at, loss=loss)
 
 
 def _fill_rebuild(
@@ -531,16 +528,7 @@ def _fill_rebuild(
     if txn is not None:
         plan.changes.append(txn)
     if truncate and recovered.truncated_bytes:
-        plan.changes.append(
-            FileChange(
-                seg.log_path,
-                LOG,
-                FileState.of(seg.log_path),
-                recovered.valid_bytes,
-                truncate_at=recovered.valid_bytes,
-                loss=loss,
-            )
-        )
+        plan.changes.append(_cut_change(seg, recovered, loss))
 
 
 def plan_rebuild_index(
