@@ -66,6 +66,8 @@ class CutLoss:
     salvageable: OffsetSpan = field(default_factory=OffsetSpan)
     """The whole, valid batches among them (what ``kdump salvage`` keeps)."""
     damaged_bytes: int = 0
+    unreadable_bytes: int = 0
+    """Damaged bytes that are not even a readable batch header (lost with no count)."""
 
     @property
     def cut_bytes(self) -> int:
@@ -74,9 +76,11 @@ class CutLoss:
     def describe(self) -> str:
         """``removes 5 batches, 21 records, offsets 30..62 (kdump salvage keeps 4 of them,
         18 records)``"""
-        text = f"removes {self.lost.describe()}"
         if not self.lost.batches:
             return f"removes {self.cut_bytes} bytes that hold no readable batch"
+        text = f"removes {self.lost.describe()}"
+        if self.unreadable_bytes:
+            text += f", and {self.unreadable_bytes} bytes that are no readable batch"
         keep = self.salvageable
         if keep.batches:
             text += f"; kdump salvage keeps {keep.batches} whole one(s), {keep.records} records"
@@ -111,9 +115,12 @@ def cut_loss(buf: Buffer, position: int, path: str = "<bytes>") -> CutLoss:
         if isinstance(part, Damaged):
             loss.damaged_bytes += part.end - part.start
             batch = _damaged_header(buf, part.start, path)
+            unread = part.end - part.start
             if batch is not None and batch.end <= part.end:
                 count = (batch.records_count or 0) if batch.magic >= 2 else 1
                 loss.lost.add(batch.base_offset, batch.last_offset, max(count, 0), batch.size)
+                unread -= batch.size
+            loss.unreadable_bytes += unread
             continue
         for i in range(part.n):
             args = (
