@@ -329,3 +329,19 @@ def test_a_rename_that_would_overlap_says_what_to_do_instead(tmp_path: Path) -> 
     ran = run_kdump(["recover", str(target)])
     assert ran.exit_code == 2
     assert tree(target) == before
+
+
+def test_salvage_of_the_bytes_recover_cut_and_kept(tmp_path: Path) -> None:
+    """After recover, the kept NAME.log.kdump-cut-N salvages to the same records and batches."""
+    partition, log, cut = _flipped_txn(tmp_path)
+    before = tmp_path / "before"
+    assert run_kdump(["salvage", "--output-dir", str(before), str(partition)]).exit_code == 0
+    assert run_kdump(["recover", str(partition)]).exit_code == 0
+    kept = partition / f"{log.name}.kdump-cut-{cut}"
+    after = tmp_path / "after"
+    ran = run_kdump(["salvage", "--output-dir", str(after), str(kept)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert tree(after) == tree(before) and tree(after)
+    # a healthy partition now: nothing left to salvage in it
+    ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "again"), str(partition)])
+    assert "nothing to salvage" in ran.stdout

@@ -34,10 +34,10 @@ from pathlib import Path
 from kdump.errors import ExitCode, KdumpError
 from kdump.repair.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
+from kdump.repair.salvage import CUT_SUFFIX
 
 Hook = Callable[[str, Path], None]
 BACKUP_SUFFIX = ".kdump-bak"
-CUT_SUFFIX = ".kdump-cut-"
 TEMP_MARK = ".kdump-tmp-"
 COPY_CHUNK = 1 << 20
 

@@ -20,13 +20,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from kdump.crc import Buffer
-from kdump.discovery import PartitionTarget
+from kdump.discovery import PartitionTarget, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import Batch, iter_records, read_batch
 from kdump.format.records import Record
 from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
 from kdump.render.describe import timestamp_type
 from kdump.segment import LOG_SUFFIX, LogSegment, list_segments, open_buffer, segment_file_name
+
+CUT_SUFFIX = ".kdump-cut-"
+"""What ``kdump recover`` names the bytes it cut: ``NAME.log.kdump-cut-POSITION``."""
 
 
 @dataclass
@@ -148,9 +151,10 @@ def _b64(data: bytes | None) -> str | None:
 
 
 def record_object(
-    batch: Batch, record: Record, topic: str | None, partition: int | None
+    batch: Batch, record: Record, topic: str | None, partition: int | None, shift: int = 0
 ) -> dict[str, Any]:
-    """One salvaged record as a JSON object a producer script can replay."""
+    """One salvaged record as a JSON object a producer script can replay (``shift``: where the
+    bytes read start in the original log, for a kept cut file)."""
     transactional, control = batch.is_transactional, batch.is_control
     return {
         "topic": topic,
@@ -166,7 +170,7 @@ def record_object(
         "sequence": record.sequence,
         "partition_leader_epoch": batch.partition_leader_epoch,
         "batch_base_offset": batch.base_offset,
-        "batch_position": batch.position,
+        "batch_position": batch.position + shift,
         "is_transactional": transactional,
         "is_control": control,
         # a transaction's records or a marker cannot be produced again as they are: a new
@@ -192,10 +196,32 @@ def salvage_segment(
 ) -> SalvagedSegment:
     """Scan the bytes recovery would cut from ``seg`` and write what is whole and valid in them
     under ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
-    path = str(seg.log_path)
     buf = open_buffer(seg.log_path)
-    at = first_damage(buf, path)
-    result = SalvagedSegment(seg.log_path, at)
+    return _salvage(buf, seg.log_path, first_damage(buf, str(seg.log_path)), out, topic_partition)
+
+
+def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
+    """The same for the bytes ``kdump recover`` already cut and kept (``NAME.log.kdump-cut-N``,
+    which starts at the invalid batch), written under ``output_dir/<partition dir name>/``;
+    batch positions are the original log's."""
+    buf = open_buffer(path)
+    partition = path.parent.name
+    at = 0 if len(buf) else None
+    cut_at = path.name.rsplit(CUT_SUFFIX, 1)[1].split(".")[0]
+    shift = int(cut_at) if cut_at.isdigit() else 0
+    return _salvage(buf, path, at, output_dir / partition, parse_partition_dir(partition), shift)
+
+
+def _salvage(
+    buf: Buffer,
+    log: Path,
+    at: int | None,
+    out: Path,
+    topic_partition: tuple[str, int] | None,
+    shift: int = 0,
+) -> SalvagedSegment:
+    path = str(log)
+    result = SalvagedSegment(log, at)
     if at is None:
         return result
     result.loss = cut_loss(buf, at, path)
@@ -215,7 +241,8 @@ def salvage_segment(
             log_out.write(memoryview(buf)[part.position[0] : part.end])
             for batch in part.batches():
                 for record in iter_records(buf, batch, path):
-                    jsonl.write(json.dumps(record_object(batch, record, topic, partition)))
+                    obj = record_object(batch, record, topic, partition, shift)
+                    jsonl.write(json.dumps(obj))
                     jsonl.write("\n")
                     result.record_count += 1
     return result
@@ -265,6 +292,7 @@ __all__ = [
     "cut_loss",
     "first_damage",
     "record_object",
+    "salvage_cut_file",
     "salvage_partition",
     "salvage_segment",
 ]
