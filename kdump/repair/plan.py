@@ -374,12 +374,13 @@ def _rebuild_partition(
     active = segments[-1].base_offset
     named = [s for s in segments if target.only is None or s.base_offset in target.only]
     selected = _in_scope(target, segments, named, scope, config)
+    for seg in named:
+        if seg not in selected:
+            # left alone: an empty plan (progress counts it; the partition's own findings,
+            # such as orphan index files, go with the first)
+            yield SegmentPlan(seg, seg.base_offset == active, findings=partition_findings)
+            partition_findings = []
     if not selected:
-        # nothing to repair: the partition's own findings (orphan index files) still shown
-        if partition_findings:
-            yield SegmentPlan(
-                named[-1], named[-1].base_offset == active, findings=partition_findings
-            )
         return
     first, last = selected[0], selected[-1]
     producers, state_from, start, snapshot_findings = _producer_state_at(
