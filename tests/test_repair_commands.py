@@ -137,7 +137,12 @@ def test_recover_of_a_recovered_interval_matches_the_manifest(tmp_path: Path) ->
     """An undamaged log loses nothing: recover writes Kafka's recoveredIndexBytes."""
     partition = copy_partition("followerlive-0", tmp_path)
     before = {p.name: p.read_bytes() for p in partition.glob("*.log")}
-    assert run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)]).exit_code == 0
+    assert (
+        run_kdump(
+            ["recover", "--as-broker", "--index-interval-bytes", "1024", str(partition)]
+        ).exit_code
+        == 0
+    )
     assert {p.name: p.read_bytes() for p in partition.glob("*.log")} == before
     files = oracle_manifest()["files"]["followerlive-0"]
     for name in before:
@@ -171,7 +176,7 @@ def test_recover_a_damaged_transactional_partition(tmp_path: Path) -> None:
     data = bytearray(log.read_bytes())
     data[start + 30] ^= 0xFF
     log.write_bytes(bytes(data))
-    ran = run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)])
+    ran = run_kdump(["recover", "--as-broker", "--index-interval-bytes", "1024", str(partition)])
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     txn = (partition / "00000000000000000063.txnindex").read_bytes()
     assert txn == (ORACLE / "txn-0" / "00000000000000000063.txnindex").read_bytes()[: 2 * 34]

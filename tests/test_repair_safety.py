@@ -21,7 +21,7 @@ from conftest import ORACLE, REPO
 from repair_support import copy_partition, damage, tree
 
 from kdump.errors import KdumpError
-from kdump.repair.plan import plan_recover, resolve_targets
+from kdump.repair.plan import Scope, plan_recover, resolve_targets
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
 from kdump.segment import list_segments
@@ -41,7 +41,7 @@ def small_damaged_partition(root: Path) -> tuple[Path, dict[str, int]]:
 def final_state(root: Path) -> dict[str, bytes]:
     """The real files after a complete, undisturbed `recover`."""
     partition, _ = small_damaged_partition(root)
-    ran = run_kdump(["recover", str(partition), "--index-interval-bytes", INTERVAL])
+    ran = run_kdump(["recover", "--as-broker", str(partition), "--index-interval-bytes", INTERVAL])
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     return real_files(partition)
 
@@ -94,7 +94,9 @@ def test_dry_run_writes_nothing(command: str, tmp_path: Path) -> None:
 
 def test_dry_run_shows_entries_bytes_and_cut_points(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
-    ran = run_kdump(["recover", "--dry-run", "--index-interval-bytes", INTERVAL, str(partition)])
+    ran = run_kdump(
+        ["recover", "--as-broker", "--dry-run", "--index-interval-bytes", INTERVAL, str(partition)]
+    )
     assert ran.exit_code == 0  # recover would fix everything it found
     lines = ran.stdout.splitlines()
     index = next(
@@ -127,7 +129,15 @@ def test_output_dir_leaves_the_originals_alone(tmp_path: Path) -> None:
     before = tree(partition)
     out = tmp_path / "out"
     ran = run_kdump(
-        ["recover", "--index-interval-bytes", INTERVAL, "--output-dir", str(out), str(partition)]
+        [
+            "recover",
+            "--as-broker",
+            "--index-interval-bytes",
+            INTERVAL,
+            "--output-dir",
+            str(out),
+            str(partition),
+        ]
     )
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert tree(partition) == before
@@ -145,16 +155,18 @@ def test_output_dir_leaves_the_originals_alone(tmp_path: Path) -> None:
 def test_output_dir_must_not_be_the_partition_itself(tmp_path: Path) -> None:
     partition, _ = small_damaged_partition(tmp_path)
     before = tree(partition)
-    ran = run_kdump(["recover", "--output-dir", str(partition.parent), str(partition)])
+    ran = run_kdump(
+        ["recover", "--as-broker", "--output-dir", str(partition.parent), str(partition)]
+    )
     assert ran.exit_code == 3
-    assert "output directory is the partition itself" in ran.stderr
+    assert "output directory is the log dir" in ran.stderr
     assert tree(partition) == before
 
 
 def test_in_place_keeps_backups_and_cut_bytes(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
     before = tree(partition)
-    ran = run_kdump(["recover", "--index-interval-bytes", INTERVAL, str(partition)])
+    ran = run_kdump(["recover", "--as-broker", "--index-interval-bytes", INTERVAL, str(partition)])
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     after = tree(partition)
     for name, data in before.items():
@@ -170,7 +182,16 @@ def test_in_place_keeps_backups_and_cut_bytes(tmp_path: Path) -> None:
 def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
     before = tree(partition)
-    ran = run_kdump(["recover", "--index-interval-bytes", INTERVAL, "--no-backup", str(partition)])
+    ran = run_kdump(
+        [
+            "recover",
+            "--as-broker",
+            "--index-interval-bytes",
+            INTERVAL,
+            "--no-backup",
+            str(partition),
+        ]
+    )
     assert ran.exit_code == 0
     after = tree(partition)
     assert not [n for n in after if ".kdump-bak" in n]
@@ -183,6 +204,7 @@ def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
     ran = run_kdump(
         [
             "recover",
+            "--as-broker",
             "--index-interval-bytes",
             INTERVAL,
             "--backup-dir",
@@ -243,7 +265,12 @@ def recover_in_process(partition: Path, hook: Any = None) -> None:
     targets = resolve_targets([str(partition)])
     config = IndexConfig(int(INTERVAL))
     run_repair(
-        targets, plan_recover(targets, config), RunOptions(), config, lambda line, err: None, hook
+        targets,
+        plan_recover(targets, config, scope=Scope.BROKER),
+        RunOptions(),
+        config,
+        lambda line, err: None,
+        hook,
     )
 
 
@@ -456,7 +483,7 @@ def test_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "write", no_space)
-    ran = run_kdump(["recover", str(partition)])
+    ran = run_kdump(["recover", "--as-broker", str(partition)])
     monkeypatch.undo()
     assert ran.exit_code == 3
     assert len(ran.stderr.strip().splitlines()) == 1
@@ -484,7 +511,7 @@ def test_missing_log(tmp_path: Path) -> None:
 
 def test_not_a_kafka_path(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
-    ran = run_kdump(["recover", str(tmp_path / "notes.txt")])
+    ran = run_kdump(["recover", "--as-broker", str(tmp_path / "notes.txt")])
     assert ran.exit_code == 3 and ran.stderr.startswith("kdump: ")
 
 

@@ -3,6 +3,7 @@ ranges (an object store's) walked the same as one read whole."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,12 @@ from typing import Any
 import pytest
 from batchbytes import v2_batch
 from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump.errors import InputError
-from kdump.format.walk import LogWalk, Pager, StopReason
+from kdump.format.walk import Damaged, LogWalk, Pager, StopReason, walk_resync
 
 LOGS = sorted(FIXTURES.rglob("*.log"))
 RECORD = b"\x0e\x00\x00\x00\x02k\x02v\x00"  # one record: key "k", value "v"
@@ -83,3 +86,39 @@ def test_stop_reasons() -> None:
     assert len(rows) == 1 and stop[:2] == (StopReason.INVALID_BATCH, len(one))
     rows, stop = walked(one + bytes(crc) + one)
     assert [row[-1] for row in rows] == [1, 0, 1] and stop.reason is StopReason.END
+
+
+# -- walk_resync: finding the footing again after damage (salvage) --------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.binary(min_size=0, max_size=40), st.binary(min_size=0, max_size=30)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_walk_resync_finds_every_whole_valid_batch_between_garbage(
+    parts: list[tuple[bytes, bytes]],
+) -> None:
+    """Batches (independently encoded) separated by garbage and zero runs: every one is found,
+    at its position, and the stretches between are the damaged ones."""
+    data, want = bytearray(), []
+    for i, (payload, garbage) in enumerate(parts):
+        batch = v2_batch(100 * i, payload)
+        want.append((len(data), 100 * i))
+        data += batch
+        data += garbage + bytes(len(garbage) % 7)
+    got, damaged = [], []
+    for part in walk_resync(bytes(data)):
+        if isinstance(part, Damaged):
+            damaged.append(part)
+        else:
+            got += [(part.position[i], part.base_offset[i]) for i in range(part.n)]
+    # garbage may by chance hold a valid batch only with a matching CRC-32C: never here
+    assert got == want
+    covered = sorted([(p, p + len(v2_batch(o, parts[o // 100][0]))) for p, o in want] +
+                     [(d.start, d.end) for d in damaged])  # fmt: skip
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(covered))
+    assert not covered or covered[-1][1] == len(data)

@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
+BROKER_FIXES = "the broker fixes this at startup"
+"""The label of residue the broker's own start clears (``kdump recover`` does the same)."""
+
 
 class Severity(str, Enum):
     """error: data is damaged or reads go wrong; warning: needs attention, loses nothing;

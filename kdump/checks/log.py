@@ -21,6 +21,58 @@ from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
 from kdump.segment import FileRecords
 
 RECOVER = "kdump recover {dir}"
+SPLIT_FAILS = (
+    "when the broker recovers this segment (after an unclean shutdown, or with its index "
+    "missing) LogSegment.recover throws LogSegmentOffsetOverflowException, "
+    "LocalLog.splitOverflowedSegment then fails its hasOverflow() requirement (it splits only "
+    "offsets past the top): the partition does not load and the broker stops starting "
+    "(LogManager.loadLogs rethrows the IllegalArgumentException)"
+)
+RECOVERED = frozenset(
+    (
+        "LOG_CRC_MISMATCH",
+        "LOG_CORRUPT_BATCH",
+        "LOG_UNKNOWN_MAGIC",
+        "LOG_TRUNCATED_TAIL",
+        "LOG_OFFSET_BELOW_BASE",
+    )
+)
+"""What ``kdump recover`` removes: the cut at the first invalid batch (LogSegment.recover), and
+the rename of a segment named above its batches (verify offers it only where it works)."""
+_KEPT = (
+    "the broker's recovery keeps this batch (its CRC is valid; recovery does not decode "
+    "records) and kdump recover leaves it too: consumers fail on it; move consumer groups past "
+    "it (kafka-consumer-groups --reset-offsets) or delete the records up to it "
+    "(kafka-delete-records)"
+)
+NO_REPAIR = {
+    "LOG_OFFSET_OVERFLOW": (
+        "kdump recover leaves it: the broker splits the segment when it recovers it "
+        "(LocalLog.splitOverflowedSegment, after an unclean shutdown or with its .index missing)"
+    ),
+    "LOG_OFFSET_NOT_INCREASING": (
+        "kdump recover leaves it (its CRC is valid): the broker keeps it, unless its index entry "
+        "is refused while recovering (InvalidOffsetException), when it empties the whole segment;"
+        " consumers may see offsets repeat: compare the copies (kdump dump) before the broker "
+        "starts"
+    ),
+    "LOG_RECORD_COUNT_MISMATCH": _KEPT,
+    "LOG_RECORD_OFFSET_OUT_OF_BATCH": _KEPT,
+    "LOG_CORRUPT_RECORD": _KEPT,
+    "LOG_CRC_MISMATCH": (
+        "the broker's recovery checks the wrapper's CRC only and keeps it, as kdump recover "
+        "does: consumers that check CRCs fail on this message"
+    ),
+    "LOG_MAX_TIMESTAMP_MISMATCH": (
+        "nothing to repair for reads: time lookups, rolls and retention go by the batch's "
+        "max timestamp"
+    ),
+}
+"""What an error kdump recover does not remove means, and what the operator can do."""
+BELOW_BASE_LOADS = (
+    "the broker loads it (recovery checks a batch's last offset only), but reads of the "
+    "offsets below the file name go to the previous segment"
+)
 STOP_CODES = {
     StopReason.TRUNCATED_TAIL: "LOG_TRUNCATED_TAIL",
     StopReason.CORRUPT_BATCH: "LOG_CORRUPT_BATCH",
@@ -87,8 +139,14 @@ class _State:
         *,
         offset: int | None = None,
         position: int | None = None,
+        repaired: bool = True,
     ) -> None:
-        fix = RECOVER.format(dir=self.directory) if severity is Severity.ERROR else None
+        """``repaired``: False where ``kdump recover`` leaves the finding's cause in place even
+        though its code is one recover repairs (a v0/v1 inner message's CRC)."""
+        repairs = severity is Severity.ERROR and code in RECOVERED and repaired
+        fix = RECOVER.format(dir=self.directory) if repairs else None
+        if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
+            message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
 
     def invalid(self, position: int) -> None:
@@ -103,7 +161,8 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int
         st.finding(
             "LOG_OFFSET_BELOW_BASE",
             Severity.ERROR,
-            f"batch at offset {base} lies below the segment's base offset {seg_base}",
+            f"batch at offset {base} lies below the segment's base offset {seg_base}: "
+            + (SPLIT_FAILS if last < seg_base else BELOW_BASE_LOADS),
             offset=base,
             position=position,
         )
@@ -406,6 +465,7 @@ def _crc_mismatch_inner(st: _State, batch: Batch, offset: int) -> None:
         f"inner message at offset {offset} of the wrapper has a bad crc",
         offset=offset,
         position=batch.position,
+        repaired=False,
     )
 
 

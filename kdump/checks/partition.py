@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Set as AbstractSet
@@ -9,10 +10,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kdump.checks.findings import Finding, Severity
+from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import RECOVER, LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot, check_txn_index
@@ -29,6 +30,7 @@ from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
+    base_offset_of,
     list_segments,
 )
 
@@ -160,6 +162,124 @@ def _startup(
                 f"({s.size - cut} bytes) if it recovers that segment"
             )
     return out
+
+
+@dataclass(frozen=True)
+class Rename:
+    """A segment whose file name is above its first batch's base offset: the base offset its
+    files can take (``new_base``), or why no rename helps (``why_not``)."""
+
+    new_base: int | None
+    why_not: str | None = None
+
+
+def rename_rule(
+    segments: list[LogSegment], base: int, first_offset: int, last_of: dict[int, int | None]
+) -> Rename:
+    """Whether the segment ``base`` can be renamed to its first batch's base offset
+    ``first_offset``: only when that overlaps no other segment (``last_of``: each segment's
+    last offset, None when empty)."""
+    lower = [s.base_offset for s in segments if s.base_offset < base]
+    if not lower:
+        return Rename(first_offset)
+    prev = max(lower)
+    prev_last = last_of.get(prev)
+    prev_end = prev if prev_last is None else prev_last
+    if prev >= first_offset or (prev_last is not None and prev_last >= first_offset):
+        return Rename(
+            None,
+            f"no rename helps: offsets {first_offset}..{prev_end} also lie in segment {prev}. "
+            "Dump both copies (kdump dump), then move this segment's files out of the "
+            "partition directory before the broker starts: the partition then loads without "
+            "them and the replicas fetch the rest from the leader",
+        )
+    return Rename(first_offset)
+
+
+def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
+    """A segment whose offsets overflow is one rebuild-index skips: its index findings offer
+    no fix, and say who rebuilds them."""
+    overflowing = {f.path for f in findings if f.code == "LOG_OFFSET_OVERFLOW"}
+    if not overflowing:
+        return findings
+    skipped = {REBUILD.format(log=path) for path in overflowing}
+    return [
+        dataclasses.replace(
+            f,
+            fix=None,
+            message=f"{f.message} (kdump rebuild-index skips a segment whose offsets overflow: "
+            "the broker rebuilds this index when it splits the segment)",
+        )
+        if f.fix in skipped
+        else f
+        for f in findings
+    ]
+
+
+def _below_base_fixes(
+    findings: list[Finding], segments: list[LogSegment], scans: dict[int, LogScan]
+) -> list[Finding]:
+    """LOG_OFFSET_BELOW_BASE says what the broker does and what fixes it: kdump recover
+    renames the segment to its first batch's base offset when that overlaps nothing, else the
+    finding says what to do instead (and offers no fix)."""
+    last_of = {b: s.last_offset for b, s in scans.items()}
+    by_path = {s.path: s for s in scans.values()}
+    out = []
+    for f in findings:
+        scan = by_path.get(f.path)
+        if f.code != "LOG_OFFSET_BELOW_BASE" or scan is None or scan.first_offset is None:
+            out.append(f)
+            continue
+        if scan.first_offset < scan.base_offset:
+            rule = rename_rule(segments, scan.base_offset, scan.first_offset, last_of)
+        else:
+            rule = Rename(None, "a batch inside the segment is below it: no rename helps; move "
+                          "the segment's files out of the partition directory before the "
+                          "broker starts")  # fmt: skip
+        if f.offset is None:  # the count of findings left out
+            out.append(dataclasses.replace(f, fix=f.fix if rule.new_base is not None else None))
+            continue
+        what = (
+            f"kdump recover renames its files to {rule.new_base} and rebuilds its indexes"
+            if rule.new_base is not None
+            else rule.why_not
+        )
+        out.append(
+            dataclasses.replace(
+                f,
+                message=f"{f.message}; {what}",
+                fix=f.fix if rule.new_base is not None else None,
+            )
+        )
+    return out
+
+
+def _check_snapshots_beyond_end(
+    directory: Path, segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink
+) -> None:
+    """Producer snapshots above the log end offset (left by a cut log): the broker's
+    ProducerStateManager.truncateAndReload deletes them at startup."""
+    if not segments or segments[-1].base_offset not in scans:
+        return
+    last = scans[segments[-1].base_offset]
+    end = last.base_offset if last.last_offset is None else last.last_offset + 1
+    for snapshot in sorted(directory.glob(f"*{SNAPSHOT_SUFFIX}")):
+        try:
+            offset = base_offset_of(snapshot)
+        except KdumpError:
+            continue
+        if offset > end:
+            sink.add(
+                Finding(
+                    "SNAPSHOT_BEYOND_LOG_END",
+                    Severity.WARNING,
+                    str(snapshot),
+                    f"producer snapshot at offset {offset}, beyond the log end offset {end}; "
+                    f"{BROKER_FIXES} (it deletes the snapshot)",
+                    offset=offset,
+                    fix=RECOVER.format(dir=directory),
+                )
+            )
 
 
 def _check_leftovers(directory: Path, sink: FindingSink) -> None:
@@ -380,11 +500,12 @@ def finish_partition(
     if plan.only is None:
         for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
             check_snapshot(str(snapshot), sink)
+        _check_snapshots_beyond_end(d, plan.segments, scans, sink)
         _check_segment_order(plan.segments, scans, sink, unread)
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)
         _check_partition_metadata(d, sink)
-    findings = sink.close()
+    findings = _overflow_fixes(_below_base_fixes(sink.close(), plan.segments, scans))
     summary = _summarise(d, plan.segments, scans, findings, options)
     return PartitionReport(str(d), findings, summary)
 

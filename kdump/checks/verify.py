@@ -13,7 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kdump.checks.findings import Finding, Severity
+from kdump.checks.findings import BROKER_FIXES, Finding, Severity
+from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionReport,
@@ -26,9 +27,7 @@ from kdump.checks.partition import (
 )
 from kdump.discovery import Found, PartitionTarget, discover
 from kdump.errors import InputError, KdumpError, as_kdump_error
-from kdump.format.checkpoint import (
-    OFFSET_CHECKPOINTS,
-)
+from kdump.format.checkpoint import OFFSET_CHECKPOINTS
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
@@ -45,7 +44,6 @@ __all__ = [
 ]
 
 LOCK_FILE = ".lock"
-CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 
 
 @dataclass
@@ -110,13 +108,21 @@ def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[
             end = leo if leo is not None else 0
             if offset > end and not (name == "log-start-offset-checkpoint" and leo is None):
                 severe = name == "log-start-offset-checkpoint"
+                clamped = name == "recovery-point-offset-checkpoint"
+                if severe:
+                    why = ": data the broker acknowledged is missing"
+                elif clamped:
+                    why = f"; {BROKER_FIXES} (it clamps the recovery point to the log end offset)"
+                else:
+                    why = ""
                 yield Finding(
                     "CHECKPOINT_BEYOND_LOG_END",
                     Severity.ERROR if severe else Severity.WARNING,
                     str(path),
-                    f"{topic}-{partition}: {name} says {offset}, the partition ends at "
-                    f"{end}" + (": data the broker acknowledged is missing" if severe else ""),
+                    f"{topic}-{partition}: {name} says {offset}, beyond the log end offset "
+                    f"{end}" + why,
                     offset=offset,
+                    fix=RECOVER.format(dir=log_dir) if clamped else None,
                 )
 
 

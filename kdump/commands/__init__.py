@@ -8,6 +8,7 @@ COMMANDS: dict[str, str] = {
     "rebuild-index": "kdump.commands.repair:rebuild_index",
     "recover": "kdump.commands.repair:recover",
     "report": "kdump.commands.report:report",
+    "salvage": "kdump.commands.salvage:salvage",
     "spark": "kdump.commands.spark:spark",
     "trim-index": "kdump.commands.repair:trim_index",
     "txn": "kdump.commands.txn:txn",

@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 import click
 
 from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
-from kdump.discovery import PartitionTarget
+from kdump.discovery import PartitionTarget, refuse_output_inside
 from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
+    Scope,
     SegmentPlan,
     plan_rebuild_index,
     plan_recover,
@@ -95,10 +96,13 @@ def _run(
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
     targets = resolve_targets(list(paths))
+    if kw["output_dir"] is not None:
+        refuse_output_inside(kw["output_dir"], targets)
     options = RunOptions(
         dry_run=kw["dry_run"],
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
+        broker_startup=ctx.command.name == "recover",
     )
     name = ctx.command.name or "repair"
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
@@ -140,6 +144,13 @@ def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool,
 @click.command("recover")
 @click.argument("paths", nargs=-1, required=True)
 @index_options
+@click.option(
+    "--as-broker",
+    is_flag=True,
+    help="Recover the segments the broker would at its next start (without the log dir's "
+    ".kafka_cleanshutdown: every segment from the recovery point on), not only those verify "
+    "flags.",
+)
 @write_options
 @click.pass_context
 def recover(
@@ -147,9 +158,13 @@ def recover(
     paths: tuple[str, ...],
     index_interval_bytes: int,
     max_index_size: int,
+    as_broker: bool,
     **kw: Any,
 ) -> None:
-    """Do what the broker's recovery does: cut each log at its first invalid batch (the cut
-    bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the indexes, trim."""
+    """Do what the broker's recovery does to the segments verify flags: cut each log at its
+    first invalid batch (the cut bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the
+    indexes; then what the broker's next start does (producer snapshots above the log end
+    deleted, the recovery point clamped to the log end offset), the originals kept."""
     config = IndexConfig(index_interval_bytes, max_index_size)
-    _run(ctx, paths, lambda t, jobs: plan_recover(t, config, jobs), config, **kw)
+    scope = Scope.BROKER if as_broker else Scope.DAMAGED
+    _run(ctx, paths, lambda t, jobs: plan_recover(t, config, jobs, scope), config, **kw)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+"""The log dir's clean shutdown marker (CleanShutdownFileHandler)."""
 OFFSET_CHECKPOINTS = (
-    "recovery-point-offset-checkpoint",
-    "log-start-offset-checkpoint",
+    RECOVERY_POINT_CHECKPOINT,
+    LOG_START_CHECKPOINT,
     "replication-offset-checkpoint",
     "cleaner-offset-checkpoint",
 )

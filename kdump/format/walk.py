@@ -15,6 +15,7 @@ producer fields are Kafka's "none" constants, their records_count is -1 (countOr
 from __future__ import annotations
 
 import mmap
+import re
 from array import array
 from collections.abc import Iterator, Sequence
 from enum import Enum, IntEnum
@@ -499,9 +500,78 @@ def _row(batch: Batch, valid: int) -> tuple[int, ...]:
     )
 
 
+class Damaged(NamedTuple):
+    """Bytes ``start``..``end`` (exclusive) of a log that hold no whole, valid batch."""
+
+    start: int
+    end: int
+
+
+_NON_ZERO = re.compile(rb"[^\x00]")
+_SIZE_FIELD = 8
+"""Where a batch's size field starts: after its 8-byte offset."""
+
+
+def valid_batch_at(buf: Buffer, position: int, end: int, path: str = "<bytes>") -> Batch | None:
+    """The batch at ``position`` if a whole one with a known magic, a size it can have and a
+    matching CRC starts there (the three things that make bytes a batch again), else None."""
+    if position + HEADER_SIZE_UP_TO_MAGIC >= end or buf[position + MAGIC_OFFSET] > 2:
+        return None
+    try:
+        batch = read_batch(buf, position, end, path)
+    except CorruptBatchError:
+        return None
+    return batch if batch is not None and batch.is_valid(buf) else None
+
+
+def resync(buf: Buffer, position: int, end: int, path: str = "<bytes>") -> int | None:
+    """The first position at or after ``position`` (before ``end``) where a whole, valid batch
+    starts, or None: how a reader finds its footing again after damage, byte by byte."""
+    while position + HEADER_SIZE_UP_TO_MAGIC < end:
+        # a batch's size field (14 at least) has a non-zero byte: skip runs of zeros at once
+        found = _NON_ZERO.search(buf, position + _SIZE_FIELD, end)
+        if found is None:
+            return None
+        position = max(position, found.start() - _SIZE_FIELD - 3)
+        if valid_batch_at(buf, position, end, path) is not None:
+            return position
+        position += 1
+    return None
+
+
+def walk_resync(buf: Buffer, path: str = "<bytes>", start: int = 0) -> Iterator[BatchRun | Damaged]:
+    """The walk that does not stop at damage (for salvage): the runs of whole, valid batches
+    from ``start`` to the end of the file, and between them the ``Damaged`` stretches it
+    stepped over, finding its footing again on the next bytes that are a batch (magic, size,
+    CRC: ``resync``)."""
+    end = len(buf)
+    position = start
+    while position < end:
+        walk = LogWalk(buf, path, position, until_invalid=True, pager=Pager(buf))
+        yield from walk
+        stop = walk.stop
+        assert stop is not None
+        if not stop.is_damage:
+            return
+        damaged = stop.position
+        after = None
+        if stop.reason is StopReason.INVALID_BATCH:
+            # a bad CRC with a sound size field: the next batch is most likely right after it
+            batch = read_batch(buf, damaged, end, path)
+            if batch is not None and valid_batch_at(buf, batch.end, end, path) is not None:
+                after = batch.end
+        if after is None:
+            after = resync(buf, damaged + 1, end, path)
+        yield Damaged(damaged, end if after is None else after)
+        if after is None:
+            return
+        position = after
+
+
 __all__ = [
     "COLUMNS",
     "BatchRun",
+    "Damaged",
     "Flags",
     "LogWalk",
     "Pager",
@@ -510,6 +580,9 @@ __all__ = [
     "StopReason",
     "flag_batches",
     "iter_batches",
+    "resync",
+    "valid_batch_at",
+    "walk_resync",
 ]
 
 if speedups.built() and tuple(speedups.native().WALK_COLUMNS) != COLUMNS:  # pragma: no cover

@@ -34,10 +34,10 @@ from pathlib import Path
 from kdump.errors import ExitCode, KdumpError
 from kdump.repair.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
+from kdump.repair.salvage import CUT_SUFFIX
 
 Hook = Callable[[str, Path], None]
 BACKUP_SUFFIX = ".kdump-bak"
-CUT_SUFFIX = ".kdump-cut-"
 TEMP_MARK = ".kdump-tmp-"
 COPY_CHUNK = 1 << 20
 
@@ -219,6 +219,12 @@ class RepairSession:
             out = self._out_dir(plan)
             os.makedirs(out, exist_ok=True)
             target = out / change.path.name
+            if change.delete:
+                return
+            if change.rename_to is not None:
+                size = change.old.size if change.old is not None else 0
+                self._stage_copy(change, out / change.rename_to.name, 0, size)
+                return
             if change.kind == LOG:
                 self._stage_copy(change, target, 0, change.truncate_at or 0)
             else:
@@ -228,6 +234,16 @@ class RepairSession:
         self._check_writable(change.path)
         if change.kind == LOG:
             self._stage_cut(plan, change)
+            return
+        if change.rename_to is not None:
+            if os.path.lexists(change.rename_to):
+                raise RepairError(change.rename_to, "exists: nothing was changed")
+            self.staged.append(_Staged(Written(change, change.path)))
+            return
+        if change.delete:
+            # a deleted file is always kept, as cut bytes are
+            backup = self._backup(plan, change.path)
+            self.staged.append(_Staged(Written(change, change.path, backup=backup)))
             return
         mode = 0o644 if change.old is None else stat.S_IMODE(os.stat(change.path).st_mode)
         staged = self._stage_content(change, change.path, mode)
@@ -369,6 +385,31 @@ class RepairSession:
                 self._truncate(change)
                 done.append(s.written)
                 self.hook("truncated", change.path)
+            deleted_dirs: set[Path] = set()
+            for s in self.staged:
+                change = s.written.change
+                if not change.delete or self.options.output_dir is not None:
+                    continue
+                current = change.path
+                self._check_unchanged(change)
+                os.unlink(change.path)
+                done.append(s.written)
+                deleted_dirs.add(change.path.parent)
+                self.hook("deleted", change.path)
+            for s in self.staged:
+                change = s.written.change
+                if change.rename_to is None or self.options.output_dir is not None:
+                    continue
+                current = change.path  # checked when staged; a cut may have shortened it since
+                os.link(change.path, change.rename_to)  # never over an existing file
+                os.unlink(change.path)
+                s.written.path = change.rename_to
+                done.append(s.written)
+                deleted_dirs.add(change.path.parent)
+                self.hook("renamed", change.rename_to)
+            for d in sorted(deleted_dirs):
+                current = d
+                _fsync_dir(d)
         except (OSError, KdumpError) as e:
             self._remove_temps()
             reason = _reason(e) if isinstance(e, OSError) else e.reason

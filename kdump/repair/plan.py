@@ -15,22 +15,32 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
+from kdump.checks.partition import rename_rule, verify_segment
 from kdump.crc import Buffer
 from kdump.discovery import PartitionTarget, check_named_segments, discover
 from kdump.errors import InputError, KdumpError
+from kdump.format.batch import read_batch
+from kdump.format.checkpoint import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.snapshot import parse_producer_snapshot
+from kdump.format.textfiles import offset_checkpoint_at
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.walk import LogWalk, Pager
 from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
+from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import (
+    LOG_SUFFIX,
+    SEGMENT_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
     base_offset_of,
@@ -40,6 +50,7 @@ from kdump.segment import (
 from kdump.txn.producer_state import ProducerStateManager
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
+SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
 STOP_CODES = frozenset(
     ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
 )
@@ -87,11 +98,23 @@ class FileChange:
     """Entries before a zero-filled preallocated tail."""
     new_entries: int | None = None
     changed: bool = True
+    loss: CutLoss | None = None
+    """Logs: the batches, records and offsets the cut removes."""
+    difference: str | None = None
+    """Index files replaced: the first entry that differs; other files: why they change."""
+    delete: bool = False
+    """The file is removed (a backup is always kept)."""
+    rename_to: Path | None = None
+    """The file takes this name (a segment named above its batches' offsets)."""
 
     @property
     def action(self) -> str:
         if not self.changed:
             return "unchanged"
+        if self.delete:
+            return "delete"
+        if self.rename_to is not None:
+            return "rename"
         if self.truncate_at is not None:
             return "truncate"
         return "create" if self.old is None else "replace"
@@ -108,6 +131,8 @@ class SegmentPlan:
     valid_end: int | None = None
     """Where the log's valid batches end, as the rebuild found it (None: the whole file): the
     new indexes are checked against the batches before it."""
+    new_base: int | None = None
+    """The base offset the segment's files are renamed to (its first batch's)."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -185,6 +210,37 @@ def _same_bytes(path: Path, content: bytes) -> bool:
         return len(buf) == len(content) and memoryview(buf) == content
 
 
+def _describe_entry(kind: str, data: Buffer, i: int, base: int) -> str:
+    """Entry ``i`` of an index file's bytes, as the reader of a repair line wants it."""
+    size = ENTRY_SIZES[kind]
+    if (i + 1) * size > len(data):
+        return "none"
+    if kind == OFFSET_INDEX:
+        rel, position = OffsetIndex.entry_struct.unpack_from(data, i * size)
+        return f"(offset {base + rel}, position {position})"
+    if kind == TIME_INDEX:
+        timestamp, rel = TimeIndex.entry_struct.unpack_from(data, i * size)
+        return f"(timestamp {timestamp}, offset {base + rel})"
+    _, pid, first, last, _ = ABORTED_TXN.unpack_from(data, i * size)
+    return f"(producer {pid}, offsets {first}..{last})"
+
+
+def first_difference(path: Path, kind: str, base: int, content: bytes) -> str | None:
+    """``entry 3: (offset 36, position 2443) -> (offset 40, position 2857)``: the first entry
+    where an index file and its new bytes differ (None: they are the same)."""
+    size = ENTRY_SIZES[kind]
+    with mapped(path) as buf:
+        old = memoryview(buf)
+        n = max(len(old), len(content))
+        for at in range(0, n, size):
+            if old[at : at + size] != content[at : at + size]:
+                i = at // size
+                before = _describe_entry(kind, old, i, base)
+                after = _describe_entry(kind, content, i, base)
+                return f"first difference at entry {i}: {before} -> {after}"
+    return None
+
+
 def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChange:
     old = FileState.of(path)
     size = ENTRY_SIZES[kind]
@@ -196,6 +252,7 @@ def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChang
         elif kind == TIME_INDEX:
             entries, used = _index_state(path, TimeIndex, base) or (entries, used)
     changed = old is None or not _same_bytes(path, content)
+    difference = first_difference(path, kind, base, content) if changed and old else None
     return FileChange(
         path,
         kind,
@@ -206,6 +263,7 @@ def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChang
         old_used_entries=used,
         new_entries=len(content) // size,
         changed=changed,
+        difference=difference,
     )
 
 
@@ -251,14 +309,79 @@ def _producer_state_at(
     return ProducerStateManager(), None, 0, findings
 
 
+class Scope(str, Enum):
+    """Which segments a recovery rebuilds (and cuts)."""
+
+    ALL = "all"
+    """Every segment named (rebuild-index)."""
+    DAMAGED = "damaged"
+    """Those verify flags: damage in the log, index files that need rebuilding."""
+    BROKER = "broker"
+    """Those the broker recovers at its next start (LogLoader.recoverLog): without the log
+    dir's .kafka_cleanshutdown, the segment holding the recovery point and all after it;
+    always those missing their offset index."""
+
+
+NOT_REPAIRED = frozenset(("LOG_SEGMENT_OVERSIZE", "LOG_LEGACY_WRAPPER_INVALID"))
+"""Findings a rebuild and a cut leave as they are: they do not call for recovery."""
+
+
+def _in_scope(
+    target: PartitionTarget,
+    segments: list[LogSegment],
+    named: list[LogSegment],
+    scope: Scope,
+    config: IndexConfig,
+) -> list[LogSegment]:
+    if scope is Scope.ALL:
+        return named
+    active = segments[-1].base_offset
+    if scope is Scope.DAMAGED:
+        options = VerifyOptions(
+            index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.max_index_size,
+        )
+        return [
+            s
+            for s in named
+            if any(
+                f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
+                for f in verify_segment(s, options, s.base_offset == active)
+            )
+        ]
+    if (target.lock_dir / CLEAN_SHUTDOWN).exists():
+        recovery_from = None
+    else:
+        points = offset_checkpoint_at(target.lock_dir / RECOVERY_POINT_CHECKPOINT) or {}
+        tp = target.topic_partition
+        point = points.get(tp, 0) if tp is not None else 0
+        # LogSegments.values(recoveryPoint, ...): from the segment that holds the point
+        recovery_from = max((s.base_offset for s in segments if s.base_offset <= point), default=0)
+    return [
+        s
+        for s in named
+        if not s.index_path.exists()
+        or (recovery_from is not None and s.base_offset >= recovery_from)
+    ]
+
+
 def _rebuild_partition(
-    target: PartitionTarget, config: IndexConfig, truncate: bool
+    target: PartitionTarget, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
     segments, partition_findings = _segments(target)
     if not segments:
         return
     active = segments[-1].base_offset
-    selected = [s for s in segments if target.only is None or s.base_offset in target.only]
+    named = [s for s in segments if target.only is None or s.base_offset in target.only]
+    selected = _in_scope(target, segments, named, scope, config)
+    for seg in named:
+        if seg not in selected:
+            # left alone: an empty plan (progress counts it; the partition's own findings,
+            # such as orphan index files, go with the first)
+            yield SegmentPlan(seg, seg.base_offset == active, findings=partition_findings)
+            partition_findings = []
+    if not selected:
+        return
     first, last = selected[0], selected[-1]
     producers, state_from, start, snapshot_findings = _producer_state_at(
         target.path, segments, first.base_offset
@@ -266,10 +389,20 @@ def _rebuild_partition(
     partition_findings += snapshot_findings
     for seg in segments[start : segments.index(last) + 1]:
         wanted = seg in selected
+        new_base = None
         with mapped(seg.log_path) as buf:
             recovered = recover_segment(
                 buf, seg.base_offset, str(seg.log_path), config, producers, state_from
             )
+            if truncate:
+                new_base = _renamed_base(segments, seg, buf)
+                if new_base is not None:
+                    recovered = recover_segment(
+                        buf, new_base, str(seg.log_path), config, producers, state_from
+                    )
+            loss = None
+            if wanted and truncate and recovered.truncated_bytes and not recovered.overflow:
+                loss = cut_loss(buf, recovered.valid_bytes, str(seg.log_path))
         if not wanted:
             continue
         plan = SegmentPlan(
@@ -277,13 +410,108 @@ def _rebuild_partition(
             seg.base_offset == active,
             findings=partition_findings,
             valid_end=recovered.valid_bytes,
+            new_base=new_base,
         )
         partition_findings = []
-        _fill_rebuild(plan, recovered, truncate)
+        if new_base is not None:
+            _fill_rename(plan, recovered, loss)
+        else:
+            _fill_rebuild(plan, recovered, truncate, loss)
         yield plan
 
 
-def _fill_rebuild(plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool) -> None:
+def next_offset(seg: LogSegment, cut: bool) -> int:
+    """A segment's readNextOffset: after its last valid batch when recovery cuts it, after
+    its last whole batch otherwise; its base offset when it holds none."""
+    last = None
+    with mapped(seg.log_path) as buf:
+        walk = LogWalk(buf, str(seg.log_path), check_crc=cut, until_invalid=cut, pager=Pager(buf))
+        for run in walk:
+            last = run.last_offset[-1]
+    return seg.base_offset if last is None else last + 1
+
+
+def _renamed_base(segments: list[LogSegment], seg: LogSegment, buf: Buffer) -> int | None:
+    """The base offset a segment named above its first batch can be renamed to (verify's
+    rename_rule), or None."""
+    try:
+        first = read_batch(buf, 0, len(buf), str(seg.log_path))
+    except KdumpError:
+        return None
+    if first is None or first.base_offset >= seg.base_offset:
+        return None
+    lower = [s for s in segments if s.base_offset < seg.base_offset]
+    last_of: dict[int, int | None] = {}
+    if lower:
+        prev = lower[-1]
+        end = next_offset(prev, cut=False)
+        last_of[prev.base_offset] = None if end == prev.base_offset else end - 1
+    rule = rename_rule(segments, seg.base_offset, first.base_offset, last_of)
+    target = LogSegment(seg.directory, first.base_offset) if rule.new_base is not None else None
+    if target is None or any(target.path(sfx).exists() for sfx in RENAMED_SUFFIXES):
+        return None
+    return rule.new_base
+
+
+RENAMED_SUFFIXES = (*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)
+"""The files of a segment that move with it when it is renamed."""
+
+
+def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss | None) -> None:
+    """A segment named above its first batch: its .log (and snapshot) take the first batch's
+    base offset, its index files are rebuilt under the new name, the old ones deleted."""
+    seg = plan.segment
+    assert plan.new_base is not None
+    new = LogSegment(seg.directory, plan.new_base)
+    if recovered.stop is not None:
+        plan.findings.append(recovered.stop)
+    plan.findings.extend(recovered.findings)
+    for suffix in (LOG_SUFFIX, SNAPSHOT_SUFFIX):
+        path = seg.path(suffix)
+        state = FileState.of(path)
+        if state is not None:
+            plan.changes.append(
+                FileChange(path, RENAME, state, state.size, rename_to=new.path(suffix))
+            )
+    for path, kind, rebuilt in (
+        (seg.index_path, OFFSET_INDEX, new.index_path),
+        (seg.time_index_path, TIME_INDEX, new.time_index_path),
+        (seg.txn_index_path, TXN_INDEX, new.txn_index_path),
+    ):
+        state = FileState.of(path)
+        if state is not None:
+            plan.changes.append(
+                FileChange(
+                    path,
+                    kind,
+                    state,
+                    0,
+                    delete=True,
+                    difference=f"replaced by the rebuilt {rebuilt.name}",
+                )
+            )
+    plan.changes.append(
+        _index_change(new.index_path, OFFSET_INDEX, new.base_offset, recovered.index)
+    )
+    plan.changes.append(
+        _index_change(new.time_index_path, TIME_INDEX, new.base_offset, recovered.time_index)
+    )
+    if recovered.aborted_txns:
+        content = txn_index_bytes(recovered.aborted_txns)
+        plan.changes.append(_index_change(new.txn_index_path, TXN_INDEX, new.base_offset, content))
+    if recovered.truncated_bytes:
+        plan.changes.append(_cut_change(seg, recovered, loss))
+
+
+def _cut_change(seg: LogSegment, recovered: RecoveredSegment, loss: CutLoss | None) -> FileChange:
+    """The log cut at the end of its last valid batch."""
+    at = recovered.valid_bytes
+    return FileChange(seg.log_path, LOG, FileState.of(seg.log_path), at, truncate_at=at, loss=loss)
+
+
+def _fill_rebuild(
+    plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool, loss: CutLoss | None = None
+) -> None:
     seg = plan.segment
     if recovered.stop is not None:
         plan.findings.append(recovered.stop)
@@ -301,15 +529,7 @@ def _fill_rebuild(plan: SegmentPlan, recovered: RecoveredSegment, truncate: bool
     if txn is not None:
         plan.changes.append(txn)
     if truncate and recovered.truncated_bytes:
-        plan.changes.append(
-            FileChange(
-                seg.log_path,
-                LOG,
-                FileState.of(seg.log_path),
-                recovered.valid_bytes,
-                truncate_at=recovered.valid_bytes,
-            )
-        )
+        plan.changes.append(_cut_change(seg, recovered, loss))
 
 
 def plan_rebuild_index(
@@ -326,10 +546,14 @@ def plan_rebuild_index(
 
 
 def plan_recover(
-    targets: list[PartitionTarget], config: IndexConfig, jobs: int = 1
+    targets: list[PartitionTarget],
+    config: IndexConfig,
+    jobs: int = 1,
+    scope: Scope = Scope.DAMAGED,
 ) -> Iterator[SegmentPlan]:
-    """``kdump recover``: rebuild-index, and cut each log at its first invalid batch."""
-    recover = partial(_rebuild_partition, config=config, truncate=True)
+    """``kdump recover``: rebuild-index, and cut each log at its first invalid batch; of the
+    segments verify flags (``scope``: or those the broker recovers, or all)."""
+    recover = partial(_rebuild_partition, config=config, truncate=True, scope=scope)
     return stream_ordered(recover, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
 
 

@@ -38,7 +38,8 @@ def recheck_staged(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
     sink = FindingSink(options.max_findings_per_code)
-    seg, base = plan.segment, plan.segment.base_offset
+    seg = plan.segment
+    base = seg.base_offset if plan.new_base is None else plan.new_base
     with ExitStack() as stack:
         views = {
             s.change.kind: (stack.enter_context(mapped(s.written_to)), str(s.final))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from kdump.checks.findings import Finding, Severity
 from kdump.render.report import finding_line
 from kdump.repair.apply import Written
-from kdump.repair.plan import LOG, FileChange, SegmentPlan
+from kdump.repair.plan import CHECKPOINT, LOG, SNAPSHOT, FileChange, SegmentPlan
 
 
 def _plural(n: int, word: str) -> str:
@@ -26,13 +26,19 @@ def _entries(change: FileChange) -> str:
 def change_line(change: FileChange) -> str:
     """``ACTION PATH: details`` for one planned file."""
     action = change.action
-    if change.kind == LOG:
+    if change.rename_to is not None:
+        detail = f"to {change.rename_to.name} (its first batch's base offset)"
+    elif change.delete or change.kind in (SNAPSHOT, CHECKPOINT):
+        detail = change.difference or ""
+    elif change.kind == LOG:
         assert change.truncate_at is not None and change.old is not None
         cut = change.old.size - change.truncate_at
         detail = (
             f"cut at position {change.truncate_at}: {_plural(cut, 'byte')} removed "
             f"({change.old.size} -> {change.truncate_at} bytes)"
         )
+        if change.loss is not None:
+            detail += f": {change.loss.describe()}"
     elif action == "unchanged":
         detail = f"{_plural(change.new_entries or 0, 'entry')}, {change.new_size} bytes"
         detail = detail.replace("entrys", "entries")
@@ -42,13 +48,15 @@ def change_line(change: FileChange) -> str:
             f"{change.kind}: entries {_entries(change)} -> {change.new_entries}, "
             f"bytes {old_size} -> {change.new_size}"
         )
+        if change.difference is not None:
+            detail += f"; {change.difference}"
     return f"{action:<9} {change.path}: {detail}"
 
 
 def plan_lines(plan: SegmentPlan) -> Iterator[str]:
     if plan.skipped is not None:
         yield f"{'skip':<9} {plan.segment.log_path}: {plan.skipped}"
-    for change in plan.changes:
+    for change in plan.changed:
         yield change_line(change)
     unresolved = plan.unresolved
     for f in plan.findings:
@@ -59,7 +67,8 @@ def plan_lines(plan: SegmentPlan) -> Iterator[str]:
 def kept_lines(written: list[Written]) -> Iterator[str]:
     for w in written:
         if w.backup is not None:
-            yield f"{'kept':<9} {w.backup}: the original {w.path.name}"
+            what = "deleted" if w.change.delete else "original"
+            yield f"{'kept':<9} {w.backup}: the {what} {w.path.name}"
         if w.cut is not None and w.change.truncate_at is not None and w.change.old is not None:
             cut = w.change.old.size - w.change.truncate_at
             yield (

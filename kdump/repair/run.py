@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import PartitionTarget
 from kdump.errors import ExitCode
 from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.plan import FileChange, SegmentPlan
+from kdump.repair.plan import LOG, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_staged
 from kdump.repair.report import kept_lines, plan_lines, recheck_lines
+from kdump.repair.startup import plan_startup
 
 Emit = Callable[[str, bool], None]
 """emit(line, to_stderr)"""
@@ -26,6 +28,9 @@ class RunOptions:
     write: WriteOptions = field(default_factory=WriteOptions)
     force: bool = False
     """Go on when a log dir's .lock is held (a running broker), with a loud warning."""
+    broker_startup: bool = False
+    """Also do what the broker's next start does to the logs (recover): producer snapshots
+    above the log end deleted, recovery points clamped (kdump.repair.startup)."""
 
 
 @dataclass
@@ -58,9 +63,14 @@ def run_repair(
     result = RunResult()
     write = options.write
     if options.dry_run:
+        cut: set[Path] = set()
         for plan in plans:
             _show(plan, result, emit, all_files=False)
+            _note_cut(plan, cut)
             _advance(progress, plan)
+        if options.broker_startup:
+            for plan in plan_startup(targets, cut):
+                _show(plan, result, emit, all_files=False)
         emit(
             f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
             "nothing was written",
@@ -73,13 +83,18 @@ def run_repair(
             session.lock_log_dirs(
                 {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
             )
+        cut = set()
         for plan in plans:
             to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
             staged = session.stage(plan, to_write)
             if staged:
                 checked += 1
                 result.recheck += recheck_staged(plan, staged, config)
+            _note_cut(plan, cut)
             _advance(progress, plan)
+        if options.broker_startup and write.output_dir is None:
+            for plan in plan_startup(targets, cut):
+                session.stage(plan, _show(plan, result, emit, all_files=False))
         for line in recheck_lines(result.recheck, checked) if checked else ():
             emit(line, False)
         if any(f.severity is Severity.ERROR for f in result.recheck):
@@ -92,6 +107,11 @@ def run_repair(
     where = f" under {write.output_dir}" if write.output_dir is not None else ""
     emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
     return result
+
+
+def _note_cut(plan: SegmentPlan, cut: set[Path]) -> None:
+    if any(c.kind == LOG for c in plan.changed):
+        cut.add(plan.segment.directory)
 
 
 def _advance(progress: Progress, plan: SegmentPlan) -> None:

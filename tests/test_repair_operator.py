@@ -1,0 +1,347 @@
+"""An operator's repair night (issue 15): output never inside the data, recovery says what a
+cut loses, salvage keeps the whole batches after the damage, and the broker's startup residue
+is cleaned up."""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import hashlib
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from clirun import run_kdump
+from conftest import FIXTURES, ORACLE, oracle_manifest
+from repair_support import batch_positions, copy_partition, flip_byte, tree
+from test_verify import options_from
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import NO_REPAIR, RECOVERED
+from kdump.checks.verify import verify_paths
+
+CORRUPT = FIXTURES / "corrupt"
+
+
+def _sha(data: str | None) -> str | None:
+    return None if data is None else hashlib.sha256(base64.b64decode(data)).hexdigest()
+
+
+@pytest.mark.parametrize("command", ["recover", "rebuild-index", "trim-index", "salvage"])
+@pytest.mark.parametrize("where", ["partition", "inside-partition", "log-dir", "inside-log-dir"])
+def test_output_dir_inside_the_data_is_refused(tmp_path: Path, command: str, where: str) -> None:
+    partition = copy_partition("txn-0", tmp_path)
+    log_dir = partition.parent
+    out = {
+        "partition": partition,
+        "inside-partition": partition / "out",
+        "log-dir": log_dir,
+        "inside-log-dir": log_dir / "out",
+    }[where]
+    before = tree(log_dir)
+    for named in (partition, log_dir):
+        ran = run_kdump([command, "--output-dir", str(out), str(named)])
+        assert ran.exit_code == 3, ran.stdout + ran.stderr
+        assert ran.stderr.count("\n") == 1 and "choose one outside" in ran.stderr
+        assert ran.stderr.startswith(f"kdump: {out}: output directory ")
+        assert tree(log_dir) == before
+
+
+def _flipped_txn(tmp_path: Path) -> tuple[Path, Path, int]:
+    """txn-0 with one byte flipped in the payload of segment 0's fourth batch."""
+    partition = copy_partition("txn-0", tmp_path)
+    log = partition / "00000000000000000000.log"
+    start, end = batch_positions(log)[3]
+    flip_byte(log, (start + end) // 2)
+    return partition, log, start
+
+
+def test_one_flipped_byte_dry_run_says_what_is_lost_and_salvage_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    partition, log, cut = _flipped_txn(tmp_path)
+    batches = oracle_manifest()["files"]["txn-0"][log.name]["batches"]
+    damaged = next(i for i, b in enumerate(batches) if b["position"] == cut)
+    lost = batches[damaged:]
+    after = batches[damaged + 1 :]
+    records = sum(b["count"] for b in lost)
+    ran = run_kdump(["recover", "--dry-run", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert (
+        f"cut at position {cut}: {log.stat().st_size - cut} bytes removed "
+        f"({log.stat().st_size} -> {cut} bytes): removes {len(lost)} batches, {records} records, "
+        f"offsets {lost[0]['baseOffset']}..{lost[-1]['lastOffset']}"
+    ) in ran.stdout
+
+    out = tmp_path / "salvaged"
+    ran = run_kdump(["salvage", "--output-dir", str(out), str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    first = after[0]["baseOffset"]
+    jsonl = out / partition.name / f"{first:020d}.jsonl"
+    got = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    want = [(b, r) for b in after for r in b["records"]]
+    assert len(got) == len(want) == sum(b["count"] for b in after)
+    for g, (b, r) in zip(got, want, strict=True):
+        assert g["offset"] == r["offset"] and g["timestamp"] == r["timestamp"]
+        assert _sha(g["key"]) == r["keySha256"] and _sha(g["value"]) == r["valueSha256"]
+        assert [h["key"] for h in g["headers"]] == r["headerKeys"]
+        assert g["producer_id"] == b["producerId"] and g["sequence"] == r["sequence"]
+        assert g["is_transactional"] == b["isTransactional"]
+        assert g["is_control"] == b["isControl"]
+        assert g["reproducible"] is not (b["isTransactional"] or b["isControl"])
+    # the .log holds the salvaged batches byte for byte, and kdump reads it
+    salvaged = out / partition.name / f"{first:020d}.log"
+    data = log.read_bytes()
+    start = after[0]["position"]
+    assert salvaged.read_bytes() == data[start:]
+    ran = run_kdump(["verify", str(salvaged)])
+    assert ran.exit_code in (0, 1) and " 0 error(s)" in ran.stdout
+
+
+def test_salvage_of_a_healthy_partition_writes_nothing(tmp_path: Path) -> None:
+    partition = copy_partition("txn-0", tmp_path)
+    ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "o"), str(partition)])
+    assert ran.exit_code == 0
+    assert "nothing to salvage" in ran.stdout
+    assert not (tmp_path / "o").exists()
+
+
+# -- every fix: printed is a command that removes its finding ----------------------------------
+
+CASES = json.loads((CORRUPT / "cases.json").read_text())
+
+
+def _case_copy(name: str, root: Path) -> Path:
+    """The case's files copied under ``root``; the path verify is given."""
+    c = CASES[name]
+    if (CORRUPT / name).exists():
+        shutil.copytree(CORRUPT / name, root / name)
+        return root / name / c["target"]
+    source = (CORRUPT / name / c["target"]).resolve()  # a case verifying an oracle dir in place
+    return Path(shutil.copytree(source, root / name / source.name))
+
+
+def _verify(target: Path, name: str) -> list[Finding]:
+    return verify_paths([str(target)], options_from(CASES[name]["options"])).findings
+
+
+def _run_fix(fix: str) -> None:
+    argv = shlex.split(fix)
+    if argv[0] == "kdump":
+        ran = run_kdump(argv[1:])
+        assert ran.exit_code in (0, 2), f"{fix}: {ran.stdout}{ran.stderr}"
+    else:
+        assert argv[0] == "rm", fix  # the only other command a fix may be
+        subprocess.run(argv, check=True)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_printed_fix_removes_its_finding(tmp_path: Path, name: str) -> None:
+    target = _case_copy(name, tmp_path)
+    before = _verify(target, name)
+    for fix in sorted({f.fix for f in before if f.fix}):
+        _run_fix(fix)
+    after = {(f.code, f.path) for f in _verify(target, name)}
+    for f in before:
+        if f.fix:
+            assert (f.code, f.path) not in after, f"{f.code} {f.path}: [fix: {f.fix}] left it"
+        elif f.severity is Severity.ERROR and f.code in RECOVERED | NO_REPAIR.keys():
+            # no fix: the finding says what happens and what to do instead
+            if f.code == "LOG_OFFSET_BELOW_BASE":
+                assert "no rename helps" in f.message and "move this segment" in f.message
+            else:
+                assert f.message.endswith(NO_REPAIR[f.code]), f
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if (CORRUPT / n).exists()))
+def test_verify_is_clean_after_recover_on_every_fixture_it_repairs(
+    tmp_path: Path, name: str
+) -> None:
+    target = _case_copy(name, tmp_path)
+    before = {(f.code, f.path): f for f in _verify(target, name)}
+    ran = run_kdump(["recover", str(target)])
+    assert ran.exit_code in (0, 2), ran.stdout + ran.stderr
+    after = [f for f in _verify(target, name) if f.severity is not Severity.INFO]
+    for f in after:
+        # what is left was there before, and is nothing recover (or any fix) claims to repair
+        was = before.get((f.code, f.path))
+        assert was is not None, f"recover made {f.code} {f.path}: {f.message}"
+        assert was.fix is None or was.fix.startswith("rm "), f"recover left {f.code} {f.path}"
+
+
+# -- after a cut: what the broker's next start does ---------------------------------------------
+
+
+def _torn_txn(tmp_path: Path) -> tuple[Path, int]:
+    """txn-0 in a log dir with checkpoints (recovery point 218, log start 63), its last
+    segment's last batch torn: the log end offset after recovery, that batch's base offset."""
+    partition = copy_partition("txn-0", tmp_path)
+    log_dir = partition.parent
+    (log_dir / "recovery-point-offset-checkpoint").write_text("0\n1\ntxn 0 218\n")
+    (log_dir / "log-start-offset-checkpoint").write_text("0\n1\ntxn 0 63\n")
+    log = partition / "00000000000000000186.log"
+    start, _ = batch_positions(log)[-1]
+    log.write_bytes(log.read_bytes()[: start + 30])
+    last = oracle_manifest()["files"]["txn-0"][log.name]["batches"][-1]
+    assert last["position"] == start
+    return partition, last["baseOffset"]
+
+
+def test_recover_does_what_the_broker_does_at_its_next_start(tmp_path: Path) -> None:
+    partition, end = _torn_txn(tmp_path)
+    log_dir = partition.parent
+    ran = run_kdump(["recover", "--dry-run", str(log_dir)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    snapshot_line = (
+        f"delete    {partition / '00000000000000000218.snapshot'}: above the log end offset "
+        f"{end}: ProducerStateManager.truncateAndReload deletes it at startup"
+    )
+    assert snapshot_line in ran.stdout.splitlines()
+    assert (
+        f"delete    {partition / '00000000000000000063.snapshot'}: at or below the log start "
+        "offset 63"
+    ) in ran.stdout
+    assert (
+        f"replace   {log_dir / 'recovery-point-offset-checkpoint'}: recovery point clamped to "
+        f"the log end offset: txn-0 218 -> {end}"
+    ) in ran.stdout.splitlines()
+    # every line of the dry run is a change, a finding or the summary
+    assert not [line for line in ran.stdout.splitlines() if line.startswith("unchanged")]
+
+    ran = run_kdump(["recover", str(log_dir)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert (log_dir / "recovery-point-offset-checkpoint").read_text() == f"0\n1\ntxn 0 {end}\n"
+    assert not (partition / "00000000000000000218.snapshot").exists()
+    assert not (partition / "00000000000000000063.snapshot").exists()
+    kept = (partition / "00000000000000000218.snapshot.kdump-bak").read_bytes()
+    assert kept == (ORACLE / "txn-0" / "00000000000000000218.snapshot").read_bytes()
+    assert (log_dir / "recovery-point-offset-checkpoint.kdump-bak").read_text() == (
+        "0\n1\ntxn 0 218\n"
+    )
+    assert not [p for p in log_dir.rglob("*kdump-tmp*")]
+    ran = run_kdump(["verify", str(log_dir)])
+    assert ran.exit_code == 0, ran.stdout
+    assert "0 error(s), 0 warning(s)" in ran.stdout
+
+
+def test_verify_names_what_the_broker_fixes_at_startup(tmp_path: Path) -> None:
+    partition, end = _torn_txn(tmp_path)
+    log = partition / "00000000000000000186.log"
+    torn = oracle_manifest()["files"]["txn-0"][log.name]["batches"][-1]["position"]
+    log.write_bytes(log.read_bytes()[:torn])  # cut as an older recover left it
+    findings = verify_paths([str(partition.parent)], options_from([])).findings
+    snapshot = next(f for f in findings if f.code == "SNAPSHOT_BEYOND_LOG_END")
+    assert snapshot.message == (
+        f"producer snapshot at offset 218, beyond the log end offset {end}; the broker fixes "
+        "this at startup (it deletes the snapshot)"
+    )
+    assert snapshot.fix == f"kdump recover {partition}"
+    point = next(f for f in findings if f.code == "CHECKPOINT_BEYOND_LOG_END")
+    assert point.message == (
+        f"txn-0: recovery-point-offset-checkpoint says 218, beyond the log end offset {end}; "
+        "the broker fixes this at startup (it clamps the recovery point to the log end offset)"
+    )
+    assert point.fix == f"kdump recover {partition.parent}"
+    assert not [f for f in findings if "ends at" in f.message]
+
+
+def test_recover_refuses_while_the_log_dir_lock_is_held(tmp_path: Path) -> None:
+    partition, _ = _torn_txn(tmp_path)
+    log_dir = partition.parent
+    before = tree(log_dir)
+    (log_dir / ".lock").write_bytes(b"")
+    with open(log_dir / ".lock", "rb+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        ran = run_kdump(["recover", str(log_dir)])
+    assert ran.exit_code == 3 and "locked by" in ran.stderr
+    assert tree(log_dir) == before | {".lock": b""}
+
+
+# -- repair only what is damaged ----------------------------------------------------------------
+
+
+def test_recover_touches_only_what_verify_flags(tmp_path: Path) -> None:
+    damaged, _, _ = _flipped_txn(tmp_path)
+    healthy = Path(shutil.copytree(ORACLE / "plain-0", damaged.parent / "plain-0"))
+    before = tree(healthy)
+    ran = run_kdump(["recover", "--dry-run", str(damaged.parent)])
+    assert ran.exit_code == 0
+    changed = [line.split()[1] for line in ran.stdout.splitlines()[:-1] if ":" in line]
+    assert changed and all(str(damaged / "00000000000000000000.") in p for p in changed[:4])
+    assert str(healthy) not in ran.stdout
+    replace = next(line for line in ran.stdout.splitlines() if line.startswith("replace"))
+    assert "first difference at entry 0: (offset 16, position 1258) -> none" in replace
+    assert run_kdump(["recover", str(damaged.parent)]).exit_code == 0
+    assert tree(healthy) == before
+
+    # the broker's own rule: without .kafka_cleanshutdown every segment from the recovery point
+    ran = run_kdump(["recover", "--dry-run", "--as-broker", "--index-interval-bytes", "100",
+                     str(healthy)])  # fmt: skip
+    assert ran.stdout.count("replace ") == 2 * 6  # plain-0's 6 segments: .index and .timeindex
+    (healthy.parent / "recovery-point-offset-checkpoint").write_text("0\n1\nplain 0 1011\n")
+    ran = run_kdump(["recover", "--dry-run", "--as-broker", "--index-interval-bytes", "100",
+                     str(healthy)])  # fmt: skip
+    assert ran.stdout.count("replace ") == 2 * 2  # segments 1011 and 1256
+    (healthy.parent / ".kafka_cleanshutdown").write_text("")
+    (healthy / "00000000000000000515.index").unlink()
+    ran = run_kdump(["recover", "--dry-run", "--as-broker", str(healthy)])
+    # the offset index the broker rebuilds; the time index it would rebuild is the same bytes
+    assert [line.split()[:2] for line in ran.stdout.splitlines()[:-1]] == [
+        ["create", str(healthy / "00000000000000000515.index:")]
+    ]
+
+
+# -- a segment named above its batches' offsets -------------------------------------------------
+
+
+def test_recover_renames_a_segment_named_above_its_batches(tmp_path: Path) -> None:
+    partition = copy_partition("txn-0", tmp_path)
+    for f in partition.glob("00000000000000000126.*"):
+        f.rename(partition / f.name.replace("126", "180"))
+    findings = verify_paths([str(partition)], options_from([])).findings
+    below = [f for f in findings if f.code == "LOG_OFFSET_BELOW_BASE"]
+    assert below and all(f.fix == f"kdump recover {partition}" for f in below)
+    assert "LogSegmentOffsetOverflowException" in below[0].message
+    assert "hasOverflow()" in below[0].message
+    assert below[0].message.endswith(
+        "kdump recover renames its files to 126 and rebuilds its indexes"
+    )
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    for suffix in (".log", ".snapshot"):
+        name = f"00000000000000000126{suffix}"
+        assert (partition / name).read_bytes() == (ORACLE / "txn-0" / name).read_bytes()
+    assert not [p for p in partition.glob("00000000000000000180.*") if "kdump-bak" not in p.name]
+    assert run_kdump(["verify", str(partition)]).exit_code == 0
+
+
+def test_a_rename_that_would_overlap_says_what_to_do_instead(tmp_path: Path) -> None:
+    target = _case_copy("log-offset-below-base", tmp_path)
+    before = tree(target)
+    below = [
+        f for f in _verify(target, "log-offset-below-base") if f.code == "LOG_OFFSET_BELOW_BASE"
+    ]
+    assert below and all(f.fix is None for f in below)
+    assert "no rename helps: offsets 60..62 also lie in segment 0" in below[0].message
+    ran = run_kdump(["recover", str(target)])
+    assert ran.exit_code == 2
+    assert tree(target) == before
+
+
+def test_salvage_of_the_bytes_recover_cut_and_kept(tmp_path: Path) -> None:
+    """After recover, the kept NAME.log.kdump-cut-N salvages to the same records and batches."""
+    partition, log, cut = _flipped_txn(tmp_path)
+    before = tmp_path / "before"
+    assert run_kdump(["salvage", "--output-dir", str(before), str(partition)]).exit_code == 0
+    assert run_kdump(["recover", str(partition)]).exit_code == 0
+    kept = partition / f"{log.name}.kdump-cut-{cut}"
+    after = tmp_path / "after"
+    ran = run_kdump(["salvage", "--output-dir", str(after), str(kept)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert tree(after) == tree(before) and tree(after)
+    # a healthy partition now: nothing left to salvage in it
+    ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "again"), str(partition)])
+    assert "nothing to salvage" in ran.stdout
