@@ -39,7 +39,6 @@ from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import (
-    LOG_SUFFIX,
     SEGMENT_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
@@ -448,31 +447,27 @@ def _renamed_base(segments: list[LogSegment], seg: LogSegment, buf: Buffer) -> i
         last_of[prev.base_offset] = None if end == prev.base_offset else end - 1
     rule = rename_rule(segments, seg.base_offset, first.base_offset, last_of)
     target = LogSegment(seg.directory, first.base_offset) if rule.new_base is not None else None
-    if target is None or any(target.path(sfx).exists() for sfx in RENAMED_SUFFIXES):
+    if target is None or any(target.path(sfx).exists() for sfx in SEGMENT_SUFFIXES):
         return None
     return rule.new_base
 
 
-RENAMED_SUFFIXES = (*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)
-"""The files of a segment that move with it when it is renamed."""
-
-
 def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss | None) -> None:
-    """A segment named above its first batch: its .log (and snapshot) take the first batch's
-    base offset, its index files are rebuilt under the new name, the old ones deleted."""
+    """A segment named above its first batch: its .log takes the first batch's base offset, its
+    index files are rebuilt under the new name, the old ones deleted. A producer snapshot is
+    named by the offset whose state it holds, not by its segment: it stays as it is (that state
+    is still the log's state at that offset)."""
     seg = plan.segment
     assert plan.new_base is not None
     new = LogSegment(seg.directory, plan.new_base)
     if recovered.stop is not None:
         plan.findings.append(recovered.stop)
     plan.findings.extend(recovered.findings)
-    for suffix in (LOG_SUFFIX, SNAPSHOT_SUFFIX):
-        path = seg.path(suffix)
-        state = FileState.of(path)
-        if state is not None:
-            plan.changes.append(
-                FileChange(path, RENAME, state, state.size, rename_to=new.path(suffix))
-            )
+    state = FileState.of(seg.log_path)
+    if state is not None:
+        plan.changes.append(
+            FileChange(seg.log_path, RENAME, state, state.size, rename_to=new.log_path)
+        )
     for path, kind, rebuilt in (
         (seg.index_path, OFFSET_INDEX, new.index_path),
         (seg.time_index_path, TIME_INDEX, new.time_index_path),
