@@ -53,7 +53,8 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
     "--transaction-state-partitions",
     type=click.IntRange(min=1),
     default=None,
-    help="__transaction_state's partition count [default: the highest read + 1].",
+    help="__transaction_state's partition count [default: Kafka's 50, unless the "
+    "partitions and transactional ids read show another].",
 )
 @click.option(
     "--transactional-id",

@@ -688,15 +688,19 @@ def _coordinator_words(
         return "no __transaction_state partition read: the coordinator's view is unknown", None
     tp = f"{topic}-{partition}"
     if meta is None:
-        read = len(view.partitions_read)
-        partial = (
-            ""
-            if read >= view.partition_count
-            else f" (only {read} of {view.partition_count} partitions read: it may be in another)"
-        )
+        if view.is_partial:
+            # the id may live in a partition not read: neither verdict can be given
+            read = len(set(view.partitions_read))
+            return (
+                f"unknown (its __transaction_state partition was not read): no transactional id "
+                f"in the {read} of {view.partition_count} partitions read has producer id "
+                f"{txn.producer_id}; kafka-transactions.sh find-hanging against the cluster "
+                "decides",
+                None,
+            )
         return (
             f"unknown to the coordinator: no transactional id in __transaction_state has "
-            f"producer id {txn.producer_id}{partial}; nothing will ever end it",
+            f"producer id {txn.producer_id}; nothing will ever end it",
             True,
         )
     who = f"transactional id {meta.transactional_id!r}"
@@ -771,11 +775,12 @@ FIND_HANGING_HEADERS = (
 def find_hanging_rows(result: TxnResult) -> list[tuple[str, ...]]:
     """The rows find-hanging would print: transactions older than the timeout that the
     coordinator does not have open on their partition (all of them, when no
-    __transaction_state was read)."""
+    __transaction_state was read; none whose coordinator partition was not read)."""
     rows: list[tuple[str, ...]] = []
     for report in result.partitions:
         for txn in report.open_transactions:
-            if txn.find_hanging or (txn.find_hanging is None and txn.hanging):
+            unknown = txn.find_hanging is None and result.coordinator.is_empty
+            if txn.find_hanging or (unknown and txn.hanging):
                 rows.append(
                     (
                         str(report.topic),
