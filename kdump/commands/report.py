@@ -16,7 +16,9 @@ from kdump.commands.common import (
     no_progress_option,
     now_option,
     progress,
+    refuse_if_nothing_read,
     show_progress,
+    tell_unreadable,
 )
 from kdump.errors import ExitCode
 
@@ -58,7 +60,8 @@ def report(
     section), index density, open transactions and the last stable offset, and its findings
     (sortable, filterable). Opens offline: nothing is loaded from anywhere.
 
-    Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem.
+    Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
+    (a path that cannot be read is named and the others are still reported).
     """
     from kdump.checks.options import VerifyOptions
     from kdump.report import ReportOptions, collect, render_html
@@ -70,6 +73,7 @@ def report(
     )
     with progress(show_progress(quiet), "report") as meter:
         model = collect(list(paths), options, meter)
+    refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
     write_atomically(output, render_html(model, list(paths)))
     errors = sum(d.counts()["error"] for d in model.log_dirs)
     if not quiet:
@@ -78,7 +82,7 @@ def report(
             f"{errors} error(s)",
             err=True,
         )
-    ctx.exit(ExitCode.ERRORS if errors else ExitCode.OK)
+    ctx.exit(tell_unreadable(model.unreadable, ExitCode.ERRORS if errors else ExitCode.OK))
 
 
 def write_atomically(path: Path, pieces: Iterable[str]) -> None:

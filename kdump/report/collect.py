@@ -19,7 +19,7 @@ from kdump.checks.partition import PartitionReport, PartitionSummary, verify_par
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, resolve_settings
 from kdump.discovery import PartitionTarget, discover, parse_partition_dir
-from kdump.errors import KdumpError
+from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
 from kdump.lookup import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
@@ -147,6 +147,8 @@ class ReportModel:
     now: int
     index_interval_bytes: int
     log_dirs: list[LogDirView]
+    unreadable: list[InputError] = field(default_factory=list)
+    """Paths that could not be read or hold nothing of Kafka's (the others are reported)."""
 
     @property
     def partitions(self) -> list[PartitionView]:
@@ -159,7 +161,6 @@ def collect(
     """Everything under ``paths``, log dir by log dir; partitions with errors first."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
     found = discover(paths)
-    found.raise_first()
     every = found.partitions
     groups: dict[Path, list[PartitionTarget]] = {ld.path: [] for ld in found.log_dirs}
     for target in every:
@@ -178,7 +179,7 @@ def collect(
             log_dir.findings = list(log_dir_findings(directory, reports))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
         out.append(log_dir)
-    return ReportModel(options.now, options.verify.index_interval_bytes, out)
+    return ReportModel(options.now, options.verify.index_interval_bytes, out, list(found.errors))
 
 
 def _partition(

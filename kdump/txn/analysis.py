@@ -168,6 +168,8 @@ class TxnResult:
     options: TxnOptions
     transactional_ids: dict[str, int] = field(default_factory=dict)
     """--transactional-id ID: the __transaction_state partition each maps to."""
+    unreadable: list[InputError] = field(default_factory=list)
+    """Paths that could not be read or hold nothing of Kafka's (the others are analysed)."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -194,7 +196,6 @@ def analyze_paths(
     """Everything under ``paths``: __transaction_state partitions make the coordinator's view,
     every other partition is analysed against it."""
     found = discover(paths)
-    found.raise_first()
     directories = [t.path for t in found.partitions]
     view = read_coordinator_view(
         [d for d in directories if is_transaction_state(d)], options.transaction_state_partitions
@@ -209,7 +210,7 @@ def analyze_paths(
             reports.append(report)
         progress.advance(size, str(directory))
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
-    return TxnResult(reports, view, options, ids)
+    return TxnResult(reports, view, options, ids, list(found.errors))
 
 
 # -- one partition -----------------------------------------------------------------------------
