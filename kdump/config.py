@@ -216,6 +216,10 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = dict(
             "size of each index file; a segment rolls when its offset or time index is full",
         ),
         _topic(
+            "index.interval.bytes", T.INT, 4096, AtLeast(0), ["log.index.interval.bytes"],
+            "an .index entry is written once this many bytes were appended since the last one",
+        ),
+        _topic(
             "retention.ms", T.LONG, 604800000, AtLeast(-1),
             [
                 "log.retention.ms",
@@ -265,6 +269,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.roll.jitter.ms", T.LONG, None),
         ConfigKey("log.roll.jitter.hours", T.INT, 0, AtLeast(0)),
         ConfigKey("log.index.size.max.bytes", T.INT, 10485760, AtLeast(4)),
+        ConfigKey("log.index.interval.bytes", T.INT, 4096, AtLeast(0)),
         ConfigKey("log.retention.ms", T.LONG, None),
         ConfigKey("log.retention.minutes", T.INT, None),
         ConfigKey("log.retention.hours", T.INT, 168),
@@ -532,6 +537,10 @@ class Settings:
     @property
     def segment_index_bytes(self) -> int:
         return self._int("segment.index.bytes")
+
+    @property
+    def index_interval_bytes(self) -> int:
+        return self._int("index.interval.bytes")
 
     @property
     def retention_ms(self) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from clirun import run_kdump
 from conftest import ORACLE
 
-from kdump.config import ConfigLayers, parse_config_option
+from kdump.config import ConfigLayers, parse_config_option, read_server_properties
 from kdump.report import ReportOptions, collect
 from kdump.report.svg import index_plot, offsets_plot, time_plot, txn_plot
 from kdump.units import parse_timestamp
@@ -94,6 +94,26 @@ def test_startup_names_the_later_segments_recovery_deletes(tmp_path: Path) -> No
     assert sum(1 for f in p.findings if f.code == "LOG_CRC_MISMATCH") == 2
     assert p.summary.startup == [startup_of_crc_fixture(partition)]
     assert "63, 126, 186" in p.summary.startup[0]
+
+
+def test_index_interval_bytes_is_a_topic_config(tmp_path: Path) -> None:
+    """index.interval.bytes is a topic config (LogConfig, broker synonym
+    log.index.interval.bytes, default 4096): the report takes it from --config like explain,
+    and the broker's value from server.properties."""
+    out = tmp_path / "r.html"
+    ran = run_kdump(
+        ["report", str(ORACLE / "plain-0"), "-o", str(out), "--config", "index.interval.bytes=8192"]
+    )
+    assert ran.exit_code == 0, ran.stderr
+    assert "index.interval.bytes 8192" in out.read_text()
+    (tmp_path / "server.properties").write_text("log.index.interval.bytes=1024\n")
+    layers = ConfigLayers(server_properties=read_server_properties(tmp_path / "server.properties"))
+    model = collect([str(ORACLE / "plain-0")], ReportOptions(now=NOW, layers=layers))
+    assert [p.index_interval_bytes for p in model.partitions] == [1024]
+    ran = run_kdump(
+        ["report", str(ORACLE / "plain-0"), "-o", str(out), "--index-interval-bytes", "1"]
+    )
+    assert ran.exit_code == 3 and "No such option" in ran.stderr  # one name only
 
 
 def test_retention_line_deletable_segments_and_the_dirty_section() -> None:

@@ -34,13 +34,6 @@ from kdump.errors import ExitCode
 )
 @now_option
 @config_options
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=1),
-    default=4096,
-    show_default=True,
-    help="index.interval.bytes the index density is drawn against.",
-)
 @no_progress_option
 @click.pass_context
 def report(
@@ -51,7 +44,6 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
-    index_interval_bytes: int,
     quiet: bool,
 ) -> None:
     """Write an HTML report of partition dirs or log dirs: per log dir a summary (findings
@@ -63,13 +55,11 @@ def report(
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).
     """
-    from kdump.checks.options import VerifyOptions
     from kdump.report import ReportOptions, collect, render_html
 
     options = ReportOptions(
         now=now,
         layers=config_layers(configs, server_properties, describe_output),
-        verify=VerifyOptions(index_interval_bytes=index_interval_bytes),
     )
     with progress(show_progress(quiet), "report") as meter:
         model = collect(list(paths), options, meter)
