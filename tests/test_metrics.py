@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 from clirun import run_kdump
-from conftest import ORACLE, REALFILES
+from conftest import ORACLE, REALFILES, REPO
 from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
@@ -289,3 +290,17 @@ def test_json_run_object_without_meta_properties_and_with_a_broken_one(tmp_path:
     assert run["log_dirs"][0]["error"] == (
         f"{log_dir}/meta.properties:0: line 1: Unknown meta.properties version number 7"
     )
+
+
+def test_alert_summaries_show_no_age_for_a_series_that_is_absent() -> None:
+    """absent() yields 1, so an age printed with humanizeDuration would read "1s": no rule
+    of docs/metrics.md both prints an age and fires on absent()."""
+    text = (REPO / "docs" / "metrics.md").read_text()
+    rules = re.split(r"\n\s*- alert: ", text.split("```yaml", 1)[1].split("```", 1)[0])[1:]
+    assert len(rules) >= 4
+    for rule in rules:
+        expr = re.search(r"expr: (.*)", rule)
+        assert expr is not None
+        if "humanizeDuration" in rule:
+            assert "absent(" not in expr[1], rule.splitlines()[0]
+    assert any("absent(" in rule for rule in rules)  # the never-succeeded case still alerts

@@ -144,3 +144,13 @@ def test_index_density_against_index_interval_bytes() -> None:
     plot = index_plot(p, 4096)
     assert plot.count('class="dens"') == len(dense) and 'class="interval"' in plot
     assert re.search(r"index.interval.bytes 4096", plot)
+
+
+def test_a_missing_output_directory_is_named_as_given(tmp_path: Path) -> None:
+    out = tmp_path / "no-such-dir" / "r.html"
+    ran = run_kdump(["report", str(ORACLE / "plain-0"), "-o", str(out)])
+    assert (ran.exit_code, ran.stderr) == (
+        3,
+        f"kdump: {out}: cannot write it: no such directory: {out.parent}\n",
+    )
+    assert ".tmp" not in ran.stderr

@@ -3,9 +3,6 @@ who must understand a partition quickly (kdump.report: collect, then render)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -55,7 +52,10 @@ def report(
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).
     """
+    from kdump.render.prom import output_directory, write_textfile
     from kdump.report import ReportOptions, collect, render_html
+
+    output_directory(output)  # a missing directory is told before the collect, not after
 
     options = ReportOptions(
         now=now,
@@ -64,7 +64,7 @@ def report(
     with progress(show_progress(quiet), "report") as meter:
         model = collect(list(paths), options, meter)
     refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
-    write_atomically(output, render_html(model, list(paths)))
+    write_textfile(output, render_html(model, list(paths)))
     errors = sum(d.counts()["error"] for d in model.log_dirs)
     if not quiet:
         click.echo(
@@ -73,18 +73,3 @@ def report(
             err=True,
         )
     ctx.exit(tell_unreadable(model.unreadable, ExitCode.ERRORS if errors else ExitCode.OK))
-
-
-def write_atomically(path: Path, pieces: Iterable[str]) -> None:
-    """Write the pieces to a temporary file beside ``path``, then rename it over ``path``."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for piece in pieces:
-                f.write(piece)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
