@@ -9,9 +9,13 @@ layers, the first that sets a config wins:
 
 1. ``--config name=value`` (a topic name, or a broker name for the broker layer);
 2. the partition's topic in ``kafka-configs.sh --describe [--all]`` output;
-3. the broker: ``--config log.*``, a broker section of the describe output, ``server.properties``
+3. Kafka's internal-topic config: the topic configs Kafka itself sets when it creates
+   ``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
+   ``__remote_log_metadata`` and the KRaft ``__cluster_metadata`` log (``INTERNAL_TOPIC_CONFIGS``),
+   some of them taken from a broker config such as ``offsets.topic.segment.bytes``;
+4. the broker: ``--config log.*``, a broker section of the describe output, ``server.properties``
    (merged into one map, in that order, then its synonyms read in Kafka's order);
-4. Kafka's default.
+5. Kafka's default.
 
 Every resolved ``Setting`` says where its value came from. A value Kafka would refuse raises
 ``ConfigError`` with the validator's own words.
@@ -212,6 +216,10 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = dict(
             "size of each index file; a segment rolls when its offset or time index is full",
         ),
         _topic(
+            "index.interval.bytes", T.INT, 4096, AtLeast(0), ["log.index.interval.bytes"],
+            "an .index entry is written once this many bytes were appended since the last one",
+        ),
+        _topic(
             "retention.ms", T.LONG, 604800000, AtLeast(-1),
             [
                 "log.retention.ms",
@@ -261,6 +269,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.roll.jitter.ms", T.LONG, None),
         ConfigKey("log.roll.jitter.hours", T.INT, 0, AtLeast(0)),
         ConfigKey("log.index.size.max.bytes", T.INT, 10485760, AtLeast(4)),
+        ConfigKey("log.index.interval.bytes", T.INT, 4096, AtLeast(0)),
         ConfigKey("log.retention.ms", T.LONG, None),
         ConfigKey("log.retention.minutes", T.INT, None),
         ConfigKey("log.retention.hours", T.INT, 168),
@@ -276,6 +285,13 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.cleaner.dedupe.buffer.size", T.LONG, 134217728),
         ConfigKey("log.cleaner.io.buffer.load.factor", T.DOUBLE, 0.9),
         ConfigKey("log.retention.check.interval.ms", T.LONG, 300000, AtLeast(1)),
+        # broker configs Kafka copies into its internal topics' configs (INTERNAL_TOPIC_CONFIGS)
+        ConfigKey("offsets.topic.segment.bytes", T.INT, 100 * MIB, AtLeast(1)),
+        ConfigKey("transaction.state.log.segment.bytes", T.INT, 100 * MIB, AtLeast(1)),
+        ConfigKey("share.coordinator.state.topic.segment.bytes", T.INT, 100 * MIB, AtLeast(1)),
+        ConfigKey("remote.log.metadata.topic.retention.ms", T.LONG, -1),
+        ConfigKey("metadata.log.segment.bytes", T.INT, 1024 * MIB, AtLeast(1)),
+        ConfigKey("metadata.log.segment.ms", T.LONG, 7 * 24 * HOURS_TO_MS, AtLeast(1)),
     )
 }
 
@@ -287,6 +303,41 @@ BROKER_ONLY = (
     "log.retention.check.interval.ms",
 )
 """Broker configs explain reads that have no topic config."""
+
+INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | tuple[str]]] = {
+    # GroupCoordinatorService.groupMetadataTopicConfigs (compression.type=producer too)
+    "__consumer_offsets": {
+        "cleanup.policy": "compact",
+        "segment.bytes": ("offsets.topic.segment.bytes",),
+    },
+    # TransactionStateManager.transactionTopicConfigs (also unclean.leader.election.enable=false,
+    # compression.type=uncompressed, min.insync.replicas=transaction.state.log.min.isr)
+    "__transaction_state": {
+        "cleanup.policy": "compact",
+        "segment.bytes": ("transaction.state.log.segment.bytes",),
+    },
+    # ShareCoordinatorService.shareGroupStateTopicConfigs: delete, as KIP-932 defines it
+    "__share_group_state": {
+        "cleanup.policy": "delete",
+        "segment.bytes": ("share.coordinator.state.topic.segment.bytes",),
+    },
+    # TopicBasedRemoteLogMetadataManager: retention.ms from its config (default -1: kept).
+    # cleanup.policy is delete before remote.log.metadata.version 1 and compact from it on, which
+    # the log dir does not show: left to the broker's setting.
+    "__remote_log_metadata": {
+        "retention.ms": ("remote.log.metadata.topic.retention.ms",),
+    },
+    # KafkaMetadataLog.apply: the KRaft log rolls by metadata.log.* and is never deleted by time
+    # or size (snapshots decide what goes).
+    "__cluster_metadata": {
+        "segment.bytes": ("metadata.log.segment.bytes",),
+        "segment.ms": ("metadata.log.segment.ms",),
+        "retention.ms": "-1",
+        "retention.bytes": "-1",
+    },
+}
+"""Topic configs Kafka sets on the internal topics it creates: a fixed value, or a
+one-tuple naming the broker config whose value it copies."""
 
 BROKER_ONLY_DOCS = {
     "log.cleaner.enable": "without the cleaner, compacted logs are neither cleaned nor deleted",
@@ -305,6 +356,7 @@ class Source(str, Enum):
     SERVER_PROPERTIES = "server.properties"
     DESCRIBE = "describe output"
     OPTION = "--config"
+    INTERNAL_TOPIC = "Kafka's internal-topic config"
 
 
 @dataclass(frozen=True)
@@ -487,6 +539,10 @@ class Settings:
         return self._int("segment.index.bytes")
 
     @property
+    def index_interval_bytes(self) -> int:
+        return self._int("index.interval.bytes")
+
+    @property
     def retention_ms(self) -> int:
         return self._int("retention.ms")
 
@@ -591,7 +647,10 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
             notes.append(f"{layers.describe.path} has no section for topic {topic}")
     for raw in layers.options:
         (broker_layer if raw.name in BROKER_CONFIGS else topic_layer)[raw.name] = raw
-    resolved = (_resolve_topic(c, topic_layer, broker_layer) for c in TOPIC_CONFIGS.values())
+    internal = _internal_topic_layer(topic, broker_layer)
+    resolved = (
+        _resolve_topic(c, topic_layer, internal, broker_layer) for c in TOPIC_CONFIGS.values()
+    )
     entries = [s for s in resolved if s is not None]
     for name in BROKER_ONLY:
         key = BROKER_CONFIGS[name]
@@ -614,14 +673,44 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
     return settings
 
 
+def _internal_topic_layer(
+    topic: str | None, broker: Mapping[str, RawSetting]
+) -> dict[str, Setting]:
+    """What Kafka set on ``topic`` when it created it, if it is one of its internal topics;
+    a value copied from a broker config names that config and where its value came from."""
+    layer: dict[str, Setting] = {}
+    for name, spec in INTERNAL_TOPIC_CONFIGS.get(topic or "", {}).items():
+        key = TOPIC_CONFIGS[name].key
+        if isinstance(spec, str):
+            value, why = key.parse(spec), f"{name}={spec}"
+        else:
+            broker_key = BROKER_CONFIGS[spec[0]]
+            raw = broker.get(broker_key.name)
+            if raw is None:
+                assert broker_key.default is not None
+                value, why = broker_key.default, f"{broker_key.name} default"
+            else:
+                value = _parse(broker_key, raw)
+                why = f"{broker_key.name}={raw.raw.strip()} from {raw.origin}"
+        layer[name] = Setting(
+            name, value, Source.INTERNAL_TOPIC, f"{Source.INTERNAL_TOPIC.value}: {why}"
+        )
+    return layer
+
+
 def _resolve_topic(
-    config: TopicConfig, topic_layer: Mapping[str, RawSetting], broker: Mapping[str, RawSetting]
+    config: TopicConfig,
+    topic_layer: Mapping[str, RawSetting],
+    internal: Mapping[str, Setting],
+    broker: Mapping[str, RawSetting],
 ) -> Setting | None:
     """The topic config's setting; None for an unset config without a default."""
     key = config.key
     given = topic_layer.get(key.name)
     if given is not None:
         return Setting(key.name, _parse(key, given), given.source, given.origin)
+    if key.name in internal:
+        return internal[key.name]
     for synonym in config.synonyms:
         raw = broker.get(synonym.name)
         if raw is None:

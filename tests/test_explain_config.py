@@ -94,6 +94,7 @@ def test_kafka_defaults() -> None:
         "segment.ms": 604800000,
         "segment.jitter.ms": 0,
         "segment.index.bytes": 10485760,
+        "index.interval.bytes": 4096,  # LogConfig: DEFAULT_INDEX_INTERVAL_BYTES
         "retention.ms": 604800000,
         "retention.bytes": -1,
         "cleanup.policy": ("delete",),

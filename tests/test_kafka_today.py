@@ -269,6 +269,7 @@ def test_a_value_version_above_the_schema_is_not_guessed() -> None:
         {"type": "11", "data": {"groupId": "g"}},
         {
             "error": "Error at offset 4, skipping. Found an unknown record version 1 for 11 type",
+            "type": "11",  # the record type written above, as the README lists it
             "unknown_version": True,
             "version": "1",
             "hex": (i32(7) + i64(8) + tags()).hex(),
@@ -373,6 +374,7 @@ def test_jsonl_names_the_layout_and_the_exit_code_says_nothing_is_damaged() -> N
     layouts = [r["value"].get("layout") for r in records if isinstance(r["value"], dict)]
     assert layouts.count(EARLY_ACCESS_4_0) == 2
     assert records[10]["value"]["unknown_version"] is True
+    assert records[10]["value"]["type"] == records[10]["key"]["type"]
     assert records[11]["key"]["type"] == "99" and records[12]["value"] is None
     text = run_kdump(["--files", str(log), "--offsets-decoder"])
     assert text.exit_code == 0

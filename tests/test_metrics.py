@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 from clirun import run_kdump
-from conftest import ORACLE, REALFILES
+from conftest import ORACLE, REALFILES, REPO
 from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
@@ -234,9 +235,12 @@ def test_explain_prom_retention_and_compaction(tmp_path: Path) -> None:
     m = parse(prom)
     log_dir = str(V0_LOG_DIR.resolve())
     assert one(m, "kdump_partitions_checked", command="explain", log_dir=log_dir) == 51
-    assert one(m, "kdump_retention_deletable_segments", log_dir=log_dir) == 5
-    assert one(m, "kdump_retention_deletable_bytes", log_dir=log_dir) == 2689
-    assert one(m, "kdump_retention_blocked_partitions", kind="not_expired") == 46
+    # __consumer_offsets is compacted (Kafka's internal-topic config): only cities-0's one
+    # segment is past the default 7 days
+    cities = V0_LOG_DIR / "cities-0" / "00000000000000000000.log"
+    assert one(m, "kdump_retention_deletable_segments", log_dir=log_dir) == 1
+    assert one(m, "kdump_retention_deletable_bytes", log_dir=log_dir) == cities.stat().st_size
+    assert one(m, "kdump_retention_blocked_partitions", kind="policy") == 50
     assert one(m, "kdump_compaction_cleanable_partitions") == 0
     assert one(m, "kdump_exit_status", command="explain") == 0
 
@@ -286,3 +290,17 @@ def test_json_run_object_without_meta_properties_and_with_a_broken_one(tmp_path:
     assert run["log_dirs"][0]["error"] == (
         f"{log_dir}/meta.properties:0: line 1: Unknown meta.properties version number 7"
     )
+
+
+def test_alert_summaries_show_no_age_for_a_series_that_is_absent() -> None:
+    """absent() yields 1, so an age printed with humanizeDuration would read "1s": no rule
+    of docs/metrics.md both prints an age and fires on absent()."""
+    text = (REPO / "docs" / "metrics.md").read_text()
+    rules = re.split(r"\n\s*- alert: ", text.split("```yaml", 1)[1].split("```", 1)[0])[1:]
+    assert len(rules) >= 4
+    for rule in rules:
+        expr = re.search(r"expr: (.*)", rule)
+        assert expr is not None
+        if "humanizeDuration" in rule:
+            assert "absent(" not in expr[1], rule.splitlines()[0]
+    assert any("absent(" in rule for rule in rules)  # the never-succeeded case still alerts

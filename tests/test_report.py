@@ -3,14 +3,16 @@ plots say about known partitions (tests/test_report_browser.py looks at the page
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 from clirun import run_kdump
 from conftest import ORACLE
 
-from kdump.config import ConfigLayers, parse_config_option
+from kdump.config import ConfigLayers, parse_config_option, read_server_properties
 from kdump.report import ReportOptions, collect
 from kdump.report.svg import index_plot, offsets_plot, time_plot, txn_plot
 from kdump.units import parse_timestamp
@@ -49,14 +51,69 @@ def test_a_damaged_transactional_partition() -> None:
     assert (p.high_watermark, p.last_stable_offset, p.blocked_records) == (218, 211, 7)
     (txn,) = p.open_transactions
     assert (txn.producer_id, txn.first_offset, txn.hanging) == (2000, 211, True)
-    assert p.summary.startup == [
-        "truncates 00000000000000000000.log at position 2215 (2543 bytes) if it recovers that "
-        "segment"
-    ]
+    assert p.summary.startup == [startup_of_crc_fixture(CRC / "txn-0")]
     assert [s.base_offset for s in p.segments] == [0, 63, 126, 186]
     assert p.segments[-1].active and all(s.roll_causes for s in p.segments[:-1])
     plot = txn_plot(p)
     assert plot.count('class="txn hanging"') == 1 and 'class="lso"' in plot
+
+
+def startup_of_crc_fixture(partition: Path) -> str:
+    """What Kafka's LogLoader.recoverLog does to log-crc-mismatch: truncate segment 0 at the
+    damaged batch (its position from fixtures/corrupt/cases.json), then delete every later
+    segment. The
+    later segments and their sizes come from the directory; their last offset from the producer
+    snapshot Kafka wrote at the log end offset (00000000000000000218.snapshot)."""
+    logs = sorted(partition.glob("*.log"))
+    later = logs[1:]
+    log_end = max(int(f.stem) for f in partition.glob("*.snapshot"))
+    size = sum(f.stat().st_size for f in later)
+    first = logs[0]
+    cut = json.loads((CRC.parent / "cases.json").read_text())["log-crc-mismatch"]["position"]
+    bases = ", ".join(str(int(f.stem)) for f in later)
+    return (
+        f"truncates {first.name} at position {cut} ({first.stat().st_size - cut} bytes) if it "
+        f"recovers that segment, then deletes the {len(later)} later segment(s) {bases} "
+        f"(offsets {int(later[0].stem)}..{log_end - 1}, {size} bytes) too: recovery deletes "
+        "every segment after an invalid batch"
+    )
+
+
+def test_startup_names_the_later_segments_recovery_deletes(tmp_path: Path) -> None:
+    """A second damaged segment after the first: only the first truncation happens, the second
+    segment is among those deleted."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(CRC / "txn-0", partition)
+    with open(partition / "00000000000000000126.log", "r+b") as f:
+        f.seek(17)  # the first batch's CRC (baseOffset 8, length 4, epoch 4, magic 1)
+        crc = f.read(1)
+        f.seek(17)
+        f.write(bytes([crc[0] ^ 0xFF]))
+    model = collect([str(partition)], ReportOptions(now=parse_timestamp("2024-01-01T00:00:00Z")))
+    (p,) = model.partitions
+    assert sum(1 for f in p.findings if f.code == "LOG_CRC_MISMATCH") == 2
+    assert p.summary.startup == [startup_of_crc_fixture(partition)]
+    assert "63, 126, 186" in p.summary.startup[0]
+
+
+def test_index_interval_bytes_is_a_topic_config(tmp_path: Path) -> None:
+    """index.interval.bytes is a topic config (LogConfig, broker synonym
+    log.index.interval.bytes, default 4096): the report takes it from --config like explain,
+    and the broker's value from server.properties."""
+    out = tmp_path / "r.html"
+    ran = run_kdump(
+        ["report", str(ORACLE / "plain-0"), "-o", str(out), "--config", "index.interval.bytes=8192"]
+    )
+    assert ran.exit_code == 0, ran.stderr
+    assert "index.interval.bytes 8192" in out.read_text()
+    (tmp_path / "server.properties").write_text("log.index.interval.bytes=1024\n")
+    layers = ConfigLayers(server_properties=read_server_properties(tmp_path / "server.properties"))
+    model = collect([str(ORACLE / "plain-0")], ReportOptions(now=NOW, layers=layers))
+    assert [p.index_interval_bytes for p in model.partitions] == [1024]
+    ran = run_kdump(
+        ["report", str(ORACLE / "plain-0"), "-o", str(out), "--index-interval-bytes", "1"]
+    )
+    assert ran.exit_code == 3 and "No such option" in ran.stderr  # one name only
 
 
 def test_retention_line_deletable_segments_and_the_dirty_section() -> None:
@@ -87,3 +144,13 @@ def test_index_density_against_index_interval_bytes() -> None:
     plot = index_plot(p, 4096)
     assert plot.count('class="dens"') == len(dense) and 'class="interval"' in plot
     assert re.search(r"index.interval.bytes 4096", plot)
+
+
+def test_a_missing_output_directory_is_named_as_given(tmp_path: Path) -> None:
+    out = tmp_path / "no-such-dir" / "r.html"
+    ran = run_kdump(["report", str(ORACLE / "plain-0"), "-o", str(out)])
+    assert (ran.exit_code, ran.stderr) == (
+        3,
+        f"kdump: {out}: cannot write it: no such directory: {out.parent}\n",
+    )
+    assert ".tmp" not in ran.stderr

@@ -470,3 +470,65 @@ def test_a_damaged_log_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
     assert missing.stderr.strip().count("\n") == 0 and "nothing" in missing.stderr
     bad = run_kdump(["txn", str(tmp_path / "t-0"), "--offset-range", "9:3"])
     assert bad.exit_code == 3 and "ends before it starts" in bad.stderr
+
+
+def coordinator_partition(log_dir: Path, number: int, ids: dict[str, int]) -> None:
+    """__transaction_state-<number> holding each transactional id -> producer id, Ongoing
+    on orders-0."""
+    w = PartitionWriter(log_dir / f"__transaction_state-{number}")
+    for tid, pid in ids.items():
+        value = txn_log_value(pid, 0, 60000, 1, {"orders": [0]}, T0, T0)  # 1: Ongoing
+        w.raw(batch_bytes(w.next_offset, [T0], records=[(txn_log_key(tid), value)]), 1)
+    w.write()
+
+
+def test_a_producer_missing_from_a_partial_coordinator_view_is_unknown(
+    log_dir: Path, tmp_path: Path
+) -> None:
+    """A broker holding one __transaction_state partition of Kafka's default 50: a producer id
+    not found there may live in any of the 49 others, so no verdict, and no find-hanging row
+    on that basis."""
+    root = tmp_path / "logdir"
+    shutil.copytree(log_dir / "orders-0", root / "orders-0")
+    tid = next(t for t in (f"app-{i}" for i in range(1000)) if partition_for(t, 50) == 7)
+    coordinator_partition(root, 7, {tid: 5555})  # where Kafka's 50 partitions put it
+    result = analyze(root)
+    view = result.coordinator  # type: ignore[attr-defined]
+    assert (view.partition_count, view.partition_count_source) == (50, "default")
+    assert not view.findings
+    hanging = next(t for t in result.open_transactions if t.producer_id == 1003)  # type: ignore[attr-defined]
+    assert hanging.hanging and hanging.find_hanging is None
+    assert hanging.coordinator.startswith(
+        "unknown (its __transaction_state partition was not read)"
+    )
+    assert "nothing will ever end it" not in hanging.coordinator
+    ran = run_kdump(["txn", str(root), "--now", str(NOW), "--format", "json"])
+    doc = json.loads(ran.stdout)
+    assert doc["find_hanging"] == []
+    text = run_kdump(["txn", str(root), "--now", str(NOW)]).stdout
+    assert "50 partitions (Kafka's default transaction.state.log.num.partitions" in text
+
+
+def test_the_partition_count_is_kafkas_default_unless_the_directory_shows_otherwise(
+    tmp_path: Path,
+) -> None:
+    # 0..2 all there, and each id where 3 partitions put it but not where 50 do: 3
+    three = {t: partition_for(t, 3) for t in (f"x-{i}" for i in range(200))}
+    chosen = {
+        n: next(t for t, m in three.items() if m == n and partition_for(t, 50) != n)
+        for n in range(3)
+    }
+    for n, t in chosen.items():
+        coordinator_partition(tmp_path / "three", n, {t: 100 + n})
+    view = analyze(tmp_path / "three").coordinator  # type: ignore[attr-defined]
+    assert (view.partition_count, view.partition_count_source) == (3, "directory")
+    # only partition 7, its id not where 50 partitions put it: 50 stays a labelled guess
+    t = next(t for t in (f"y-{i}" for i in range(200)) if partition_for(t, 50) != 7)
+    coordinator_partition(tmp_path / "gap", 7, {t: 7})
+    view = analyze(tmp_path / "gap").coordinator  # type: ignore[attr-defined]
+    assert (view.partition_count, view.partition_count_source) == (50, "guess")
+    assert [f.code for f in view.findings] == ["TXN_COORDINATOR_PARTITION_COUNT"]
+    # a partition above 49 read: at least that many
+    coordinator_partition(tmp_path / "many", 63, {})
+    view = analyze(tmp_path / "many").coordinator  # type: ignore[attr-defined]
+    assert (view.partition_count, view.partition_count_source) == (64, "guess")

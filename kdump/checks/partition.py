@@ -143,7 +143,10 @@ def _check_segment(
 
 
 def _startup(
-    summary: PartitionSummary, findings: list[Finding], scans: dict[int, LogScan]
+    summary: PartitionSummary,
+    segments: list[LogSegment],
+    findings: list[Finding],
+    scans: dict[int, LogScan],
 ) -> list[str]:
     rebuild = {
         os.path.basename(f.path).split(".", 1)[0]
@@ -154,13 +157,12 @@ def _startup(
     out = []
     if rebuild:
         out.append(f"rebuilds the indexes of {len(rebuild)} segment(s)")
-    for s in scans.values():
-        cut = s.first_invalid
-        if cut is not None:
-            out.append(
-                f"truncates {os.path.basename(s.path)} at position {cut} "
-                f"({s.size - cut} bytes) if it recovers that segment"
-            )
+    ordered = sorted(segments, key=lambda seg: seg.base_offset)
+    for i, seg in enumerate(ordered):
+        scan = scans.get(seg.base_offset)
+        if scan is not None and scan.first_invalid is not None:
+            out.append(_truncation(scan, ordered[i + 1 :], scans))
+            break  # every later segment goes with it: no second truncation happens
     return out
 
 
@@ -280,6 +282,42 @@ def _check_snapshots_beyond_end(
                     fix=RECOVER.format(dir=directory),
                 )
             )
+
+
+def _truncation(scan: LogScan, later: list[LogSegment], scans: dict[int, LogScan]) -> str:
+    """What recovery does to a segment with an invalid batch: LogLoader.recoverLog truncates
+    it there and then deletes every segment after it ("we had an invalid message, delete all
+    remaining log"); it recovers only the segments past the recovery point."""
+    cut = scan.first_invalid
+    assert cut is not None
+    text = (
+        f"truncates {os.path.basename(scan.path)} at position {cut} ({scan.size - cut} bytes) "
+        "if it recovers that segment"
+    )
+    if later:
+        size = 0
+        last: int | None = None
+        for seg in later:
+            later_scan = scans.get(seg.base_offset)
+            if later_scan is not None:
+                size += later_scan.size
+                last = later_scan.last_offset if later_scan.last_offset is not None else last
+            else:
+                size += _file_size(seg.log_path)
+        bases = ", ".join(str(seg.base_offset) for seg in later)
+        span = f"offsets {later[0].base_offset}..{last}, " if last is not None else ""
+        text += (
+            f", then deletes the {len(later)} later segment(s) {bases} ({span}{size} bytes) "
+            "too: recovery deletes every segment after an invalid batch"
+        )
+    return text
+
+
+def _file_size(path: str | Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _check_leftovers(directory: Path, sink: FindingSink) -> None:
@@ -554,5 +592,5 @@ def _summarise(
             s.warnings += 1
         else:
             s.infos += 1
-    s.startup = _startup(s, findings, scans)
+    s.startup = _startup(s, segments, findings, scans)
     return s

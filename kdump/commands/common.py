@@ -417,3 +417,24 @@ def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
 
         info = run.info or run.clock.info(run.log_dirs)
         write_run(prom, info, run.exit_status, run.measures, failed=run.failed)
+
+
+def refuse_if_nothing_read(unreadable: Sequence[KdumpError], read_any: bool) -> None:
+    """Before any output: when no path could be read at all, the first error is the answer."""
+    if unreadable and not read_any:
+        raise unreadable[0]
+
+
+def tell_unreadable(
+    unreadable: Sequence[KdumpError], code: int, run: MetricsRun | None = None
+) -> int:
+    """After the output of what could be read: name each unreadable path on stderr, one line
+    each, and exit 3 (no success for --prom), so one dead disk of a JBOD broker hides nothing
+    of the others and is not missed either."""
+    for error in unreadable:
+        click.echo(f"kdump: {error}", err=True)
+    if not unreadable:
+        return code
+    if run is not None:
+        run.failed = True
+    return ExitCode.BAD_INPUT

@@ -16,7 +16,9 @@ from kdump.commands.common import (
     now_option,
     progress,
     prom_option,
+    refuse_if_nothing_read,
     show_progress,
+    tell_unreadable,
 )
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
@@ -61,7 +63,7 @@ def explain(
     and when, why compaction does or does not run. Reads only; no broker needed.
 
     Exit codes: 0 explained (explanations are facts, not problems), 3 a path, setting or
-    checkpoint that cannot be read.
+    checkpoint that cannot be read (every readable path is still explained).
     """
     layers = config_layers(configs, server_properties, describe_output)
     if deep:
@@ -73,6 +75,7 @@ def explain(
     with metrics_run("explain", prom) as run:
         with progress(show_progress(quiet), "explain") as meter:
             result = explain_paths(list(paths), layers, options, meter)
+        refuse_if_nothing_read(result.unreadable, bool(result.partitions or result.skipped))
         run.log_dirs = [log_dir_of(p.path) for p in result.partitions]
         if prom is not None:
             from kdump.metrics import explain_families
@@ -84,4 +87,5 @@ def explain(
         else:
             render_text(result, out, out.isatty())
         out.flush()
-    ctx.exit(ExitCode.OK)
+        run.exit_status = tell_unreadable(result.unreadable, ExitCode.OK, run)
+    ctx.exit(run.exit_status)

@@ -3,9 +3,6 @@ who must understand a partition quickly (kdump.report: collect, then render)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -16,7 +13,9 @@ from kdump.commands.common import (
     no_progress_option,
     now_option,
     progress,
+    refuse_if_nothing_read,
     show_progress,
+    tell_unreadable,
 )
 from kdump.errors import ExitCode
 
@@ -32,13 +31,6 @@ from kdump.errors import ExitCode
 )
 @now_option
 @config_options
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=1),
-    default=4096,
-    show_default=True,
-    help="index.interval.bytes the index density is drawn against.",
-)
 @no_progress_option
 @click.pass_context
 def report(
@@ -49,7 +41,6 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
-    index_interval_bytes: int,
     quiet: bool,
 ) -> None:
     """Write an HTML report of partition dirs or log dirs: per log dir a summary (findings
@@ -58,19 +49,22 @@ def report(
     section), index density, open transactions and the last stable offset, and its findings
     (sortable, filterable). Opens offline: nothing is loaded from anywhere.
 
-    Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem.
+    Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
+    (a path that cannot be read is named and the others are still reported).
     """
-    from kdump.checks.options import VerifyOptions
+    from kdump.render.prom import output_directory, write_textfile
     from kdump.report import ReportOptions, collect, render_html
+
+    output_directory(output)  # a missing directory is told before the collect, not after
 
     options = ReportOptions(
         now=now,
         layers=config_layers(configs, server_properties, describe_output),
-        verify=VerifyOptions(index_interval_bytes=index_interval_bytes),
     )
     with progress(show_progress(quiet), "report") as meter:
         model = collect(list(paths), options, meter)
-    write_atomically(output, render_html(model, list(paths)))
+    refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
+    write_textfile(output, render_html(model, list(paths)))
     errors = sum(d.counts()["error"] for d in model.log_dirs)
     if not quiet:
         click.echo(
@@ -78,19 +72,4 @@ def report(
             f"{errors} error(s)",
             err=True,
         )
-    ctx.exit(ExitCode.ERRORS if errors else ExitCode.OK)
-
-
-def write_atomically(path: Path, pieces: Iterable[str]) -> None:
-    """Write the pieces to a temporary file beside ``path``, then rename it over ``path``."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for piece in pieces:
-                f.write(piece)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    ctx.exit(tell_unreadable(model.unreadable, ExitCode.ERRORS if errors else ExitCode.OK))

@@ -14,7 +14,9 @@ from kdump.commands.common import (
     now_option,
     progress,
     prom_option,
+    refuse_if_nothing_read,
     show_progress,
+    tell_unreadable,
 )
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
@@ -53,7 +55,8 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
     "--transaction-state-partitions",
     type=click.IntRange(min=1),
     default=None,
-    help="__transaction_state's partition count [default: the highest read + 1].",
+    help="__transaction_state's partition count [default: Kafka's 50, unless the "
+    "partitions and transactional ids read show another].",
 )
 @click.option(
     "--transactional-id",
@@ -101,6 +104,9 @@ def txn(
     with metrics_run("txn", prom) as run:
         with progress(show_progress(quiet), "txn") as meter:
             result = analyze_paths(list(paths), options, transactional_ids, meter)
+        refuse_if_nothing_read(
+            result.unreadable, bool(result.partitions or not result.coordinator.is_empty)
+        )
         code = EXIT_CODES[result.status()]
         run.log_dirs = [log_dir_of(p.path) for p in result.partitions]
         run.exit_status = code
@@ -114,4 +120,5 @@ def txn(
         else:
             render_text(result, out, out.isatty())
         out.flush()
-    ctx.exit(code)
+        run.exit_status = tell_unreadable(result.unreadable, code, run)
+    ctx.exit(run.exit_status)

@@ -15,7 +15,9 @@ from kdump.commands.common import (
     metrics_run,
     progress,
     prom_option,
+    refuse_if_nothing_read,
     show_progress,
+    tell_unreadable,
 )
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -139,19 +141,13 @@ def verify(
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
             result = verify_paths(list(paths), options, meter, jobs)
-        if result.unreadable and not result.reports and not result.log_dir_findings:
-            raise result.unreadable[0]  # nothing at all was read: the error is the answer
-        code = exit_code(result, fail_on)
-        if result.unreadable:  # one dead disk of a JBOD broker hides nothing of the others
-            code, run.failed = ExitCode.BAD_INPUT, True
+        refuse_if_nothing_read(result.unreadable, bool(result.reports or result.log_dir_findings))
         run.log_dirs = result_log_dirs(result)
         info = run.finish() if fmt == "json" else None
-        run.exit_status = code
         if prom is not None:
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
         print_result(result, fmt, quiet, info)
-        for error in result.unreadable:
-            click.echo(f"kdump: {error}", err=True)
-    ctx.exit(code)
+        run.exit_status = tell_unreadable(result.unreadable, exit_code(result, fail_on), run)
+    ctx.exit(run.exit_status)

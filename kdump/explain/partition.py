@@ -85,6 +85,8 @@ class ExplainResult:
     partitions: tuple[PartitionExplanation, ...]
     skipped: tuple[str, ...]
     """Partition directories with no segment to explain, and why."""
+    unreadable: tuple[InputError, ...] = ()
+    """Paths that could not be read or hold nothing of Kafka's (the others are explained)."""
 
 
 def explain_paths(
@@ -97,7 +99,6 @@ def explain_paths(
     settings; ``progress`` hears of each partition's bytes of log."""
     resolve_settings(layers, None)  # a bad --config fails before any partition is read
     found = discover(paths)
-    found.raise_first()
     targets = [t.path for t in found.partitions]
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
@@ -113,7 +114,7 @@ def explain_paths(
             continue
         done.append(explain_partition(log, settings, options))
         progress.advance(size, str(path))
-    return ExplainResult(tuple(done), tuple(skipped))
+    return ExplainResult(tuple(done), tuple(skipped), tuple(found.errors))
 
 
 def _checkpoint(log: PartitionLog, name: str) -> int | None:

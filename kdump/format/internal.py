@@ -244,8 +244,14 @@ def _coordinator_parser(
             return ParsedRecord(KafkaText(text, key_facts, _value_bytes(record.value)), None)
         except UnknownRecordVersion as e:
             text = f"Error at offset {offset}, skipping. {e}"
-            value = {"error": text, "unknown_version": True, **_value_bytes(e.value)}
-            return ParsedRecord(KafkaText(text, key_json(e.record_type, e.key), value), None)
+            key = key_json(e.record_type, e.key)
+            value = {
+                "error": text,
+                "type": key["type"],
+                "unknown_version": True,
+                **_value_bytes(e.value),
+            }
+            return ParsedRecord(KafkaText(text, key, value), None)
         except EarlyAccessLayout as e:
             text = f"Error at offset {offset}, skipping. {e}"
             old = (early_access or {})[e.record_type]

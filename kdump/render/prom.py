@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kdump.errors import InputError
+
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -87,17 +89,31 @@ def render(families: Iterable[Family]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def write_textfile(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` atomically: the collector sees the old file or the new
-    one, never a part. The temporary name starts with a dot and ends in ``.tmp``, so the
-    collector (which reads ``*.prom``) never picks it up; mode 0644 less the umask, so the
+def output_directory(path: str | os.PathLike[str]) -> Path:
+    """The directory ``path`` is written in; a missing one is the user's path in the error
+    (not the temporary file's name), and can be checked before any work is done."""
+    directory = Path(path).parent
+    if not directory.is_dir():
+        reason = "not a directory" if directory.exists() else "no such directory"
+        raise InputError(str(path), f"cannot write it: {reason}: {directory}")
+    return directory
+
+
+def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
+    """Replace ``path`` with ``text`` (or its pieces) atomically: a reader sees the old file or
+    the new one, never a part. The temporary name starts with a dot and ends in ``.tmp``, so
+    the collector (which reads ``*.prom``) never picks it up; mode 0666 less the umask, so the
     collector's user can read what root's cron wrote."""
     target = Path(path)
-    directory = target.parent
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    directory = output_directory(target)
+    try:
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(str(target), f"cannot write it: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            for piece in [text] if isinstance(text, str) else text:
+                f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         umask = os.umask(0)

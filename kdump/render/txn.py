@@ -66,7 +66,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
         view = result.coordinator
         say(
             f"transactional id {tid!r} maps to __transaction_state-{number} "
-            f"({view.partition_count} partitions, {view.partition_count_source})"
+            f"({view.partition_count} partitions, {view.partition_count_words})"
         )
     hanging = [(r, t) for r in result.partitions for t in r.open_transactions if t.hanging]
     if hanging:
@@ -239,7 +239,7 @@ def _coordinator_text(view: CoordinatorView, console: TextConsole, style: box.Bo
     read = ", ".join(str(n) for n in view.partitions_read)
     say(
         f"== coordinator: __transaction_state partition(s) {read} read; "
-        f"{view.partition_count} partitions ({view.partition_count_source})"
+        f"{view.partition_count} partitions ({view.partition_count_words})"
     )
     table = Table(title="transactional ids", box=style, show_edge=False)
     for column in (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
@@ -19,7 +19,7 @@ from kdump.checks.partition import PartitionReport, PartitionSummary, verify_par
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, resolve_settings
 from kdump.discovery import PartitionTarget, discover, parse_partition_dir
-from kdump.errors import KdumpError
+from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
 from kdump.lookup import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
@@ -89,6 +89,8 @@ class PartitionView:
     log_end_offset: int | None = None
     high_watermark: int | None = None
     last_stable_offset: int | None = None
+    index_interval_bytes: int = 4096
+    """index.interval.bytes of its topic, the index density is drawn against."""
     retention_ms: int | None = None
     retention_note: str | None = None
     """What holds retention back, or when the next segment goes."""
@@ -145,8 +147,9 @@ class LogDirView:
 @dataclass
 class ReportModel:
     now: int
-    index_interval_bytes: int
     log_dirs: list[LogDirView]
+    unreadable: list[InputError] = field(default_factory=list)
+    """Paths that could not be read or hold nothing of Kafka's (the others are reported)."""
 
     @property
     def partitions(self) -> list[PartitionView]:
@@ -159,7 +162,6 @@ def collect(
     """Everything under ``paths``, log dir by log dir; partitions with errors first."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
     found = discover(paths)
-    found.raise_first()
     every = found.partitions
     groups: dict[Path, list[PartitionTarget]] = {ld.path: [] for ld in found.log_dirs}
     for target in every:
@@ -178,24 +180,28 @@ def collect(
             log_dir.findings = list(log_dir_findings(directory, reports))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
         out.append(log_dir)
-    return ReportModel(options.now, options.verify.index_interval_bytes, out)
+    return ReportModel(options.now, out, list(found.errors))
 
 
 def _partition(
     target: PartitionTarget, options: ReportOptions, view: CoordinatorView, progress: Progress
 ) -> tuple[PartitionView, PartitionReport]:
-    report = verify_partition(target.path, options.verify, target.only, progress)
     parsed = parse_partition_dir(target.path.name)
+    topic = parsed[0] if parsed else None
+    settings = resolve_settings(options.layers, topic)
+    # the topic's index.interval.bytes (--config, describe output, broker) for the index checks
+    checks = replace(options.verify, index_interval_bytes=settings.index_interval_bytes)
+    report = verify_partition(target.path, checks, target.only, progress)
     p = PartitionView(
         path=str(target.path),
-        topic=parsed[0] if parsed else None,
+        topic=topic,
         partition=parsed[1] if parsed else None,
         summary=report.summary,
         findings=list(report.findings),
+        index_interval_bytes=settings.index_interval_bytes,
     )
     if report.summary.segments == 0:
         return p, report
-    settings = resolve_settings(options.layers, p.topic)
     try:
         explained = explain_partition(
             PartitionLog(target.path), settings, ExplainOptions(now=options.now)

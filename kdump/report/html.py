@@ -108,7 +108,7 @@ def _partition_section(p: PartitionView, model: ReportModel) -> str:
             f"{p.blocked_records} records ({size(p.blocked_bytes)}) above the last stable offset"
         )
     notes += p.problems
-    plots = partition_plots(p, model.now, model.index_interval_bytes)
+    plots = partition_plots(p, model.now, p.index_interval_bytes)
     return (
         f'<section class="partition" id="{_anchor(p)}">'
         f"<h3>{escape(p.name)} {_badges(p.counts())}</h3>"

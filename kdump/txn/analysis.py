@@ -168,6 +168,8 @@ class TxnResult:
     options: TxnOptions
     transactional_ids: dict[str, int] = field(default_factory=dict)
     """--transactional-id ID: the __transaction_state partition each maps to."""
+    unreadable: list[InputError] = field(default_factory=list)
+    """Paths that could not be read or hold nothing of Kafka's (the others are analysed)."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -194,7 +196,6 @@ def analyze_paths(
     """Everything under ``paths``: __transaction_state partitions make the coordinator's view,
     every other partition is analysed against it."""
     found = discover(paths)
-    found.raise_first()
     directories = [t.path for t in found.partitions]
     view = read_coordinator_view(
         [d for d in directories if is_transaction_state(d)], options.transaction_state_partitions
@@ -209,7 +210,7 @@ def analyze_paths(
             reports.append(report)
         progress.advance(size, str(directory))
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
-    return TxnResult(reports, view, options, ids)
+    return TxnResult(reports, view, options, ids, list(found.errors))
 
 
 # -- one partition -----------------------------------------------------------------------------
@@ -688,15 +689,19 @@ def _coordinator_words(
         return "no __transaction_state partition read: the coordinator's view is unknown", None
     tp = f"{topic}-{partition}"
     if meta is None:
-        read = len(view.partitions_read)
-        partial = (
-            ""
-            if read >= view.partition_count
-            else f" (only {read} of {view.partition_count} partitions read: it may be in another)"
-        )
+        if view.is_partial:
+            # the id may live in a partition not read: neither verdict can be given
+            read = len(set(view.partitions_read))
+            return (
+                f"unknown (its __transaction_state partition was not read): no transactional id "
+                f"in the {read} of {view.partition_count} partitions read has producer id "
+                f"{txn.producer_id}; kafka-transactions.sh find-hanging against the cluster "
+                "decides",
+                None,
+            )
         return (
             f"unknown to the coordinator: no transactional id in __transaction_state has "
-            f"producer id {txn.producer_id}{partial}; nothing will ever end it",
+            f"producer id {txn.producer_id}; nothing will ever end it",
             True,
         )
     who = f"transactional id {meta.transactional_id!r}"
@@ -771,11 +776,12 @@ FIND_HANGING_HEADERS = (
 def find_hanging_rows(result: TxnResult) -> list[tuple[str, ...]]:
     """The rows find-hanging would print: transactions older than the timeout that the
     coordinator does not have open on their partition (all of them, when no
-    __transaction_state was read)."""
+    __transaction_state was read; none whose coordinator partition was not read)."""
     rows: list[tuple[str, ...]] = []
     for report in result.partitions:
         for txn in report.open_transactions:
-            if txn.find_hanging or (txn.find_hanging is None and txn.hanging):
+            unknown = txn.find_hanging is None and result.coordinator.is_empty
+            if txn.find_hanging or (unknown and txn.hanging):
                 rows.append(
                     (
                         str(report.topic),

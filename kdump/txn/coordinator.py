@@ -103,13 +103,24 @@ class CoordinatorView:
     paths: list[str] = field(default_factory=list)
     partition_count: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
     partition_count_source: str = "default"
-    """``given`` (--transaction-state-partitions), ``directory`` (the highest partition read
-    + 1: a broker may hold only some) or ``default`` (50, nothing read)."""
+    """How the count was chosen (``PARTITION_COUNT_SOURCES``): ``given``, ``default``,
+    ``directory`` or ``guess``."""
     findings: list[Finding] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
         return not self.partitions_read
+
+    @property
+    def is_partial(self) -> bool:
+        """Some of the partition_count partitions were not read: an id may live in one."""
+        return len(set(self.partitions_read)) < self.partition_count
+
+    @property
+    def partition_count_words(self) -> str:
+        return PARTITION_COUNT_SOURCES[self.partition_count_source].format(
+            n=self.partition_count, last=self.partition_count - 1
+        )
 
     def by_producer_id(self, producer_id: int) -> TransactionMetadata | None:
         """ListTransactions(filterProducerIds): the transactional id with this producer id."""
@@ -157,10 +168,42 @@ def read_coordinator_view(
     if partition_count is not None:
         view.partition_count, view.partition_count_source = partition_count, "given"
     elif view.partitions_read:
-        view.partition_count = max(view.partitions_read) + 1
-        view.partition_count_source = "directory"
+        view.partition_count, view.partition_count_source = _partition_count(view)
     _check_placement(view)
     return view
+
+
+PARTITION_COUNT_SOURCES = {
+    "given": "given",
+    "default": "Kafka's default transaction.state.log.num.partitions, which the ids read "
+    "agree with; pass --transaction-state-partitions if the cluster's differs",
+    "directory": "from the directory: partitions 0..{last} all read and every id sits where {n} "
+    "partitions put it",
+    "guess": "a guess: Kafka's default transaction.state.log.num.partitions or the highest "
+    "partition read + 1 if more, which the ids read do not confirm; pass "
+    "--transaction-state-partitions",
+}
+"""How a partition count was chosen, in words for the text output."""
+
+
+def _placed_by(view: CoordinatorView, count: int) -> bool:
+    return all(
+        partition_for(t.transactional_id, count) == t.partition for t in view.transactions.values()
+    )
+
+
+def _partition_count(view: CoordinatorView) -> tuple[int, str]:
+    """The count Kafka most likely uses: its default 50 unless the directory shows otherwise,
+    that is unless partitions 0..N-1 are all there and every id read sits where N puts it
+    and not where 50 does. A broker usually holds only some partitions, so the highest read
+    + 1 alone proves nothing but a lower bound."""
+    default = DEFAULT_TRANSACTION_STATE_PARTITIONS
+    highest = max(view.partitions_read) + 1
+    if highest <= default and _placed_by(view, default):
+        return default, "default"
+    if sorted(set(view.partitions_read)) == list(range(highest)) and _placed_by(view, highest):
+        return highest, "directory"
+    return max(default, highest), "guess"
 
 
 def _load_partition(directory: Path, number: int, view: CoordinatorView) -> None:
@@ -243,6 +286,7 @@ __all__ = [
     "COMPLETE_STATES",
     "DEFAULT_TRANSACTION_STATE_PARTITIONS",
     "OPEN_STATES",
+    "PARTITION_COUNT_SOURCES",
     "TRANSACTION_STATE_TOPIC",
     "CoordinatorView",
     "TransactionMetadata",
