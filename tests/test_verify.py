@@ -496,3 +496,33 @@ def test_a_long_path_is_printed_whole_on_a_pipe(tmp_path: Path, command: str) ->
     assert ran.stderr == "" and ran.exit_code in (0, 1, 2)  # txn-0 holds a hanging transaction
     assert "…" not in ran.stdout
     assert any(str(deep) in line for line in ran.stdout.splitlines())
+
+
+@pytest.mark.parametrize("directory", ORACLE_DIRS)
+def test_index_at_the_interval_kafka_wrote_it_with_is_not_denser(directory: str) -> None:
+    """Kafka writes an entry once more than index.interval.bytes were appended since the last:
+    checked at the interval each oracle dir was written with (manifest), no entry is closer;
+    at 16 times that, every index with an entry is reported, with the first entry."""
+    interval = int(oracle_manifest()["directories"][directory]["config"]["index.interval.bytes"])
+    at_own = verify_paths([str(ORACLE / directory)], VerifyOptions(index_interval_bytes=interval))
+    assert [f for f in at_own.findings if f.code == "INDEX_DENSER_THAN_INTERVAL"] == []
+    wider = verify_paths(
+        [str(ORACLE / directory)], VerifyOptions(index_interval_bytes=16 * interval)
+    )
+    dense = {
+        os.path.basename(f.path): f
+        for f in wider.findings
+        if f.code == "INDEX_DENSER_THAN_INTERVAL"
+    }
+    files = oracle_manifest()["files"][directory]
+    with_entries = {
+        name: f["entryList"][0]
+        for name, f in files.items()
+        if name.endswith(".index") and f.get("entryList")
+    }
+    for name, finding in dense.items():
+        assert finding.severity is Severity.INFO and name in with_entries
+    first_gaps = {name: entry[1] for name, entry in with_entries.items()}
+    for name, position in first_gaps.items():
+        if position <= 16 * interval:  # the first entry itself is within the wider interval
+            assert dense[name].offset == with_entries[name][0]

@@ -336,25 +336,43 @@ def config_layers(
     )
 
 
-def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
-    """An option holding a Kafka setting: its default and validator are Kafka's (the one table
-    in kdump.config), a value Kafka would refuse is a usage error in Kafka's words."""
-    from kdump.config import TOPIC_CONFIGS
+class KafkaOption(click.Option):
+    """An option holding a Kafka setting (``key``, from kdump.config.OPTION_CONFIGS)."""
 
-    key = TOPIC_CONFIGS[config].key
+    def __init__(self, *args: Any, key: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.key = key
+
+
+def kafka_option(
+    flag: str, config: str, help: str, *, unset: str | None = None
+) -> Callable[[F], F]:
+    """An option holding a Kafka setting: its default and validator are Kafka's (defined once,
+    in kdump.config.OPTION_CONFIGS); a value Kafka would refuse ends the run with one line in
+    Kafka's words (exit code 3). ``unset``: the option has no default, and this says what
+    happens without it."""
+    from kdump.config import OPTION_CONFIGS, ConfigError
+
+    key = OPTION_CONFIGS[config]
 
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
         try:
             return key.parse(str(value))
         except ValueError as e:
-            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+            raise ConfigError(f"{flag} {value}", str(e)) from None
 
     return click.option(
         flag,
-        default=key.default,
-        show_default=True,
+        cls=KafkaOption,
+        key=key,
+        type=str,  # parsed as Kafka parses it (ConfigDef.parseType), in Kafka's words
+        metavar=key.type.value,
+        default=None if unset else key.default,
+        show_default=not unset,
         callback=check,
-        help=f"{config}: {help}",
+        help=f"{config}: {help}" + (f" [default: {unset}]" if unset else ""),
     )
 
 

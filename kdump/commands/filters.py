@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# what the batch header can hold (the producer id, producer epoch and leader epoch fields)
+JAVA_LONG = click.IntRange(-(1 << 63), (1 << 63) - 1)
+JAVA_INT = click.IntRange(-(1 << 31), (1 << 31) - 1)
+JAVA_SHORT = click.IntRange(-(1 << 15), (1 << 15) - 1)
+
 
 def _range(parse_bound: Callable[[str], int]) -> Callable[..., Range | None]:
     def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Range | None:
@@ -45,13 +50,18 @@ def _timestamp(text: str) -> int:
 def filter_options(f: F) -> F:
     """--producer-id, --producer-epoch, --leader-epoch, --offset-range, --time-range."""
     options = [
-        click.option("--producer-id", type=int, default=None, help="Only this producer's batches."),
         click.option(
-            "--producer-epoch", type=int, default=None, help="Only batches of this producer epoch."
+            "--producer-id", type=JAVA_LONG, default=None, help="Only this producer's batches."
+        ),
+        click.option(
+            "--producer-epoch",
+            type=JAVA_SHORT,
+            default=None,
+            help="Only batches of this producer epoch.",
         ),
         click.option(
             "--leader-epoch",
-            type=int,
+            type=JAVA_INT,
             default=None,
             help="Only batches of this partition leader epoch.",
         ),

@@ -13,6 +13,7 @@ import click
 from kdump.commands.common import (
     config_layers,
     config_options,
+    kafka_option,
     no_progress_option,
     now_option,
     progress,
@@ -32,12 +33,8 @@ from kdump.errors import ExitCode
 )
 @now_option
 @config_options
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=1),
-    default=4096,
-    show_default=True,
-    help="index.interval.bytes the index density is drawn against.",
+@kafka_option(
+    "--index-interval-bytes", "index.interval.bytes", "what the index density is drawn against"
 )
 @no_progress_option
 @click.pass_context
@@ -60,13 +57,12 @@ def report(
 
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem.
     """
-    from kdump.checks.options import VerifyOptions
     from kdump.report import ReportOptions, collect, render_html
 
     options = ReportOptions(
         now=now,
         layers=config_layers(configs, server_properties, describe_output),
-        verify=VerifyOptions(index_interval_bytes=index_interval_bytes),
+        index_interval_bytes=index_interval_bytes,
     )
     with progress(show_progress(quiet), "report") as meter:
         model = collect(list(paths), options, meter)

@@ -11,7 +11,9 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
+    apply,
     jobs_option,
+    kafka_option,
     metrics_run,
     progress,
     prom_option,
@@ -52,15 +54,18 @@ def check_options(f: F) -> F:
     """The options of `kdump verify`: checks, report format, --fail-on (shared with Spark)."""
     options = [
         click.option("--deep", is_flag=True, help="Decompress and decode every record too."),
-        click.option(
-            "--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True
+        kafka_option(
+            "--index-interval-bytes",
+            "index.interval.bytes",
+            "report (info) an offset index denser than this, and what a lookup then reads",
+            unset="not checked",
         ),
-        click.option(
-            "--max-index-size", type=click.IntRange(min=0), default=10485760, show_default=True
+        kafka_option(
+            "--max-index-size",
+            "segment.index.bytes",
+            "an index file larger than this (log.index.size.max.bytes) is reported",
         ),
-        click.option(
-            "--segment-bytes", type=click.IntRange(min=1), default=1073741824, show_default=True
-        ),
+        kafka_option("--segment-bytes", "segment.bytes", "a .log larger than this is reported"),
         click.option(
             "--max-batch-bytes",
             type=click.IntRange(min=1),
@@ -84,9 +89,7 @@ def check_options(f: F) -> F:
         ),
         click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors, no tables."),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+    return apply(f, options)
 
 
 def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
@@ -115,7 +118,7 @@ def verify(
     paths: tuple[str, ...],
     jobs: int,
     deep: bool,
-    index_interval_bytes: int,
+    index_interval_bytes: int | None,
     max_index_size: int,
     segment_bytes: int,
     max_batch_bytes: int,

@@ -8,7 +8,9 @@ the broker, so a file left by an unclean stop ends in zero-filled entries.
 from __future__ import annotations
 
 import struct
+import sys
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Iterator
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
@@ -32,6 +34,13 @@ class SearchType(Enum):
 class OffsetPosition(NamedTuple):
     offset: int
     position: int
+
+
+def entry_due(bytes_since_last_entry: int, index_interval_bytes: int) -> bool:
+    """LogSegment.append and LogSegment.recover: a batch (before Kafka 4.0: an append) gets an
+    offset index entry when more than index.interval.bytes were appended since the last entry
+    (or the segment's start): entries are always more than that many .log bytes apart."""
+    return bytes_since_last_entry > index_interval_bytes
 
 
 def trailing_zero_bytes(buf: Buffer, start: int = 0) -> int:
@@ -186,6 +195,15 @@ class OffsetIndex(AbstractIndex[OffsetPosition]):
     @property
     def last_offset(self) -> int:
         return self.entry(self.entries - 1).offset if self.entries else self.base_offset
+
+    def positions(self, entries: int | None = None) -> list[int]:
+        """The .log positions of the first ``entries`` entries (default: the used ones)."""
+        n = self.used_entries if entries is None else entries
+        words = array("i")
+        words.frombytes(memoryview(self.buf)[: n * self.entry_size])
+        if sys.byteorder == "little":
+            words.byteswap()
+        return words[1::2].tolist()
 
     def lookup(self, target: int, entries: int | None = None) -> OffsetPosition:
         """OffsetIndex.lookup: the largest entry with offset ≤ target, else (base, 0)."""

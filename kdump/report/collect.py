@@ -8,7 +8,6 @@ with partitions and segments only.
 from __future__ import annotations
 
 import itertools
-import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionReport, PartitionSummary, verify_partition
 from kdump.checks.verify import log_dir_findings
-from kdump.config import ConfigLayers, resolve_settings
+from kdump.config import ConfigLayers, option_default, resolve_settings
 from kdump.discovery import PartitionTarget, discover, parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
@@ -28,8 +27,6 @@ from kdump.segment import open_offset_index
 from kdump.txn.analysis import PartitionTxnReport, TxnOptions, analyze_partition
 from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
 
-_POSITIONS = struct.Struct(">ii")
-
 
 @dataclass(frozen=True)
 class ReportOptions:
@@ -37,6 +34,8 @@ class ReportOptions:
     """--now: retention and transaction ages are judged at this time (epoch ms)."""
     layers: ConfigLayers = field(default_factory=ConfigLayers)
     verify: VerifyOptions = field(default_factory=VerifyOptions)
+    index_interval_bytes: int = option_default("index.interval.bytes")
+    """What the index density plots are drawn against."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +177,7 @@ def collect(
             log_dir.findings = list(log_dir_findings(directory, reports))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
         out.append(log_dir)
-    return ReportModel(options.now, options.verify.index_interval_bytes, out)
+    return ReportModel(options.now, options.index_interval_bytes, out)
 
 
 def _partition(
@@ -269,6 +268,6 @@ def index_density(path: Path, base_offset: int) -> IndexDensity | None:
     n = index.used_entries
     if n < 2:
         return None
-    positions = [pos for _, pos in _POSITIONS.iter_unpack(bytes(index.buf[: n * 8]))]
+    positions = index.positions(n)
     gaps = [b - a for a, b in itertools.pairwise(positions)]
     return IndexDensity(n, min(gaps), (positions[-1] - positions[0]) / (n - 1), max(gaps))

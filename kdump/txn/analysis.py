@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
+from kdump.config import option_default
 from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import RecordBatch
@@ -52,7 +53,7 @@ from kdump.txn.producer_state import (
     TxnMetadata,
 )
 
-DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900000
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
 """transaction.max.timeout.ms; find-hanging's --max-transaction-timeout default (15 minutes)."""
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 SERVERS_PLACEHOLDER = "<bootstrap-servers>"

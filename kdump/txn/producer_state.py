@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.checks.findings import Finding, Severity
+from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
 from kdump.format.batch import RecordBatch
@@ -44,7 +45,7 @@ from kdump.format.records import (
 from kdump.format.snapshot import ProducerSnapshot, ProducerSnapshotEntry
 from kdump.format.txnindex import CURRENT_VERSION, AbortedTxn
 
-DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86400000
+DEFAULT_PRODUCER_ID_EXPIRATION_MS = option_default("producer.id.expiration.ms")
 """producer.id.expiration.ms (TransactionLogConfig)."""
 NO_COORDINATOR_EPOCH = -1
 
