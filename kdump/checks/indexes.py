@@ -193,7 +193,7 @@ def _offset_test(
         o = index.base_offset + rel
         row = gather.position_row(pos)
         if (
-            (i and (o <= prev_o or pos <= prev_p))
+            (i and not index.follows((prev_o, prev_p), (o, pos)))
             or rel < 0
             or o > last_log
             or pos >= valid_bytes
@@ -223,7 +223,7 @@ def _offset_entry_findings(
     """The findings of one offset index entry the fast test flagged."""
     fix = REBUILD.format(log=scan.path)
     at = i * index.entry_size
-    if i and (offset <= prev_offset or position <= prev_position):
+    if i and not index.follows((prev_offset, prev_position), (offset, position)):
         _add(
             sink,
             index,
@@ -322,7 +322,7 @@ def _time_test(index: TimeIndex, gather: IndexGather) -> list[int]:
         o = index.base_offset + rel
         row = gather.offset_row(o) if o <= INT64_MAX else None
         if (
-            (i and (ts <= prev_ts or o < prev_o))
+            (i and not index.follows((prev_ts, prev_o), (ts, o)))
             or row is None
             or row.base_offset > o
             or row.max_timestamp != ts
@@ -362,7 +362,7 @@ def _time_entry_findings(
 ) -> None:
     """The findings of one time index entry the fast test flagged."""
     at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
-    if i and (timestamp <= prev_ts or offset < prev_offset):
+    if i and not index.follows((prev_ts, prev_offset), (timestamp, offset)):
         _add(
             sink,
             index,

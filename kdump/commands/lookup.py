@@ -9,7 +9,8 @@ import click
 from kdump.commands.common import format_option, timestamp_option
 from kdump.commands.filters import JAVA_LONG
 from kdump.errors import ExitCode
-from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp
+from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
+from kdump.partition import PartitionLog
 from kdump.render.console import TextConsole
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json

@@ -22,7 +22,7 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
-from kdump.lookup import LOG_START_OFFSET_CHECKPOINT, PartitionLog
+from kdump.partition import LOG_START_OFFSET_CHECKPOINT, PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"

@@ -20,7 +20,7 @@ from kdump.config import ConfigLayers, option_default, resolve_settings
 from kdump.discovery import PartitionTarget, discover, parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
-from kdump.lookup import PartitionLog
+from kdump.partition import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 from kdump.run import LogDirIdentity, identify
 from kdump.segment import open_offset_index

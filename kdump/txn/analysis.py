@@ -33,7 +33,7 @@ from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, flag_batches
-from kdump.lookup import PartitionLog
+from kdump.partition import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 from kdump.segment import SNAPSHOT_SUFFIX, FileRecords, LogSegment, base_offset_of, open_buffer
 from kdump.txn.coordinator import (
