@@ -24,20 +24,17 @@ from kdump.crc import Buffer
 from kdump.discovery import PartitionTarget, check_named_segments, discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.index import AbstractIndex, OffsetIndex
-from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.segment import (
-    SNAPSHOT_SUFFIX,
     LogSegment,
-    base_offset_of,
     list_segments,
     open_buffer,
 )
-from kdump.txn.producer_state import ProducerStateManager
+from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 STOP_CODES = frozenset(
@@ -224,31 +221,23 @@ def _producer_state_at(
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     findings: list[Finding] = []
-    snapshots = []
-    for p in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        try:
-            offset = base_offset_of(p)
-        except InputError:
-            continue
-        if offset <= base:
-            snapshots.append((offset, p))
-    for offset, path in sorted(snapshots, reverse=True):
-        try:
-            with mapped(path) as buf:
-                snapshot = parse_producer_snapshot(buf, str(path))
-        except KdumpError as e:
-            findings.append(
-                Finding(
-                    "SNAPSHOT_CORRUPT",
-                    Severity.WARNING,
-                    str(path),
-                    f"{e.reason}; skipped, as the broker does",
-                )
+
+    def skipped(path: Path, e: KdumpError) -> None:
+        findings.append(
+            Finding(
+                "SNAPSHOT_CORRUPT",
+                Severity.WARNING,
+                str(path),
+                f"{e.reason}; skipped, as the broker does",
             )
-            continue
-        start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
-        return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
-    return ProducerStateManager(), None, 0, findings
+        )
+
+    found = newest_readable_snapshot(directory, None, base, skipped)
+    if found is None:
+        return ProducerStateManager(), None, 0, findings
+    offset, _, snapshot = found
+    start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
+    return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
 
 
 def _rebuild_partition(

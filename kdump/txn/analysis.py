@@ -29,13 +29,13 @@ from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
-from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
+from kdump.format.snapshot import ProducerSnapshot
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, flag_batches
 from kdump.partition import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
-from kdump.segment import SNAPSHOT_SUFFIX, FileRecords, LogSegment, base_offset_of, open_buffer
+from kdump.segment import FileRecords, LogSegment, base_offset_of, open_buffer
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
     CoordinatorView,
@@ -51,6 +51,7 @@ from kdump.txn.producer_state import (
     ProducerStateEntry,
     ProducerStateManager,
     TxnMetadata,
+    newest_readable_snapshot,
 )
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
@@ -372,28 +373,20 @@ def _latest_snapshot(
 ) -> tuple[Path | None, ProducerSnapshot | None]:
     """ProducerStateManager.truncateAndReload then loadFromSnapshot: snapshots at or below the
     log start offset or past the log end are deleted; the newest readable one of the rest."""
-    candidates = []
-    for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        try:
-            offset = base_offset_of(path)
-        except InputError:
-            continue
-        if path.is_file() and offset > log_start and (log_end is None or offset <= log_end):
-            candidates.append((offset, path))
-    for _, path in sorted(candidates, reverse=True):
-        try:
-            return path, parse_producer_snapshot(open_buffer(path), str(path))
-        except KdumpError as e:
-            findings.append(
-                Finding(
-                    "SNAPSHOT_CORRUPT",
-                    Severity.WARNING,
-                    str(path),
-                    f"{e.reason}; skipped, as the broker skips it (and deletes it)",
-                    position=e.position,
-                )
+
+    def skipped(path: Path, e: KdumpError) -> None:
+        findings.append(
+            Finding(
+                "SNAPSHOT_CORRUPT",
+                Severity.WARNING,
+                str(path),
+                f"{e.reason}; skipped, as the broker skips it (and deletes it)",
+                position=e.position,
             )
-    return None, None
+        )
+
+    found = newest_readable_snapshot(directory, log_start, log_end, skipped)
+    return (None, None) if found is None else (found[1], found[2])
 
 
 class _Replay:
