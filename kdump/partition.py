@@ -14,6 +14,14 @@ from kdump.format.textfiles import read_offset_checkpoint
 from kdump.segment import SegmentFiles, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+"""The log dir's high watermarks (ReplicaManager writes it; Partition.createLog reads it)."""
+
+
+def clamp_high_watermark(checkpointed: int, log_start: int, log_end: int) -> int:
+    """UnifiedLog.updateHighWatermark: a checkpointed high watermark kept within
+    [log start offset, log end offset]."""
+    return min(max(checkpointed, log_start), log_end)
 
 
 class PartitionLog:

@@ -22,10 +22,14 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
-from kdump.partition import LOG_START_OFFSET_CHECKPOINT, PartitionLog
+from kdump.partition import (
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    PartitionLog,
+    clamp_high_watermark,
+)
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 
-REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 TINY_MIN_SEGMENTS = 10
 """Closed segments a partition needs before kdump calls its segments many and tiny."""
 TINY_MEDIAN_BATCHES = 2
@@ -181,7 +185,7 @@ def _high_watermark(log: PartitionLog, log_start: int, log_end: int) -> tuple[in
     checkpointed = _checkpoint(log, REPLICATION_OFFSET_CHECKPOINT)
     if checkpointed is None:
         return log_end, f"no {REPLICATION_OFFSET_CHECKPOINT} entry: assumed the log end offset"
-    clamped = min(max(checkpointed, log_start), log_end)
+    clamped = clamp_high_watermark(checkpointed, log_start, log_end)
     source = REPLICATION_OFFSET_CHECKPOINT
     if clamped != checkpointed:
         source += f" ({checkpointed}, clamped to [log start, log end])"
