@@ -63,6 +63,9 @@ class AtLeast:
 
     minimum: int
 
+    def describe(self) -> str:
+        return f"x>={self.minimum}"
+
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, int | float)
         if value < self.minimum:
@@ -76,6 +79,9 @@ class Between:
 
     low: int
     high: int
+
+    def describe(self) -> str:
+        return f"{self.low}<=x<={self.high}"
 
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, int | float)
@@ -91,6 +97,9 @@ class ValidList:
     """ConfigDef.ValidList.in(...): an empty list is allowed, empty or repeated items are not."""
 
     choices: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "one or more of " + ", ".join(self.choices)
 
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, tuple)

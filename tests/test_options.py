@@ -55,9 +55,9 @@ def _lowest(option: click.Option) -> int:
         validator = option.key.validator
         assert isinstance(validator, AtLeast | Between), f"{option.opts[0]}: no lower bound"
         return validator.minimum if isinstance(validator, AtLeast) else validator.low
-    assert isinstance(option.type, click.IntRange), f"{option.opts[0]}: not an IntRange"
-    assert option.type.min is not None, f"{option.opts[0]}: no lower bound"
-    return int(option.type.min)
+    lowest = getattr(option.type, "min", None)  # click.IntRange, filters.JavaInteger
+    assert lowest is not None, f"{option.opts[0]}: no lower bound"
+    return int(lowest)
 
 
 def _argv(path: list[str], command: click.Command, flag: str, value: int) -> list[str]:

@@ -151,6 +151,32 @@ def format_option(*choices: str, default: str = "text") -> Callable[[F], F]:
     )
 
 
+def max_batch_bytes_option(help: str = "Largest decompressed batch accepted.") -> Any:
+    """--max-batch-bytes: kdump's bound on a batch's decompressed size (not a Kafka setting)."""
+    from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES
+
+    return click.option(
+        "--max-batch-bytes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_BATCH_BYTES,
+        show_default=True,
+        help=help,
+    )
+
+
+def fail_on_option(
+    help: str = "Lowest severity that makes the exit code non-zero.",
+) -> Callable[[F], F]:
+    """--fail-on: the lowest finding severity that makes the exit code non-zero."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice(["error", "warning", "never"]),
+        default="error",
+        show_default=True,
+        help=help,
+    )
+
+
 def quiet_option(f: F) -> F:
     return click.option(
         "--quiet", "-q", is_flag=True, help="Only warnings and errors: no tables, no progress."
@@ -363,6 +389,9 @@ def kafka_option(
         except ValueError as e:
             raise ConfigError(f"{flag} {value}", str(e)) from None
 
+    shown = f"{key.default if unset is None else unset}"
+    if key.validator is not None:
+        shown += f"; {key.validator.describe()}"
     return click.option(
         flag,
         cls=KafkaOption,
@@ -370,9 +399,8 @@ def kafka_option(
         type=str,  # parsed as Kafka parses it (ConfigDef.parseType), in Kafka's words
         metavar=key.type.value,
         default=None if unset else key.default,
-        show_default=not unset,
         callback=check,
-        help=f"{config}: {help}" + (f" [default: {unset}]" if unset else ""),
+        help=f"{config}: {help}  [default: {shown}]",
     )
 
 

@@ -14,10 +14,25 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# what the batch header can hold (the producer id, producer epoch and leader epoch fields)
-JAVA_LONG = click.IntRange(-(1 << 63), (1 << 63) - 1)
-JAVA_INT = click.IntRange(-(1 << 31), (1 << 31) - 1)
-JAVA_SHORT = click.IntRange(-(1 << 15), (1 << 15) - 1)
+
+class JavaInteger(click.types.IntParamType):
+    """An integer a Java field of ``bits`` bits holds (the batch header's producer id, producer
+    epoch and leader epoch; an offset); shown as INTEGER in --help."""
+
+    def __init__(self, java_type: str, bits: int) -> None:
+        self.java_type = java_type
+        self.min, self.max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not self.min <= number <= self.max:
+            self.fail(f"{number} is not a Java {self.java_type} ({self.min} to {self.max})")
+        return number
+
+
+JAVA_LONG = JavaInteger("long", 64)
+JAVA_INT = JavaInteger("int", 32)
+JAVA_SHORT = JavaInteger("short", 16)
 
 
 def _range(parse_bound: Callable[[str], int]) -> Callable[..., Range | None]:

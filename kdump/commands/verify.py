@@ -12,15 +12,16 @@ from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
     apply,
+    fail_on_option,
     jobs_option,
     kafka_option,
+    max_batch_bytes_option,
     metrics_run,
     progress,
     prom_option,
     show_progress,
 )
 from kdump.errors import ExitCode
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 
@@ -66,13 +67,7 @@ def check_options(f: F) -> F:
             "an index file larger than this (log.index.size.max.bytes) is reported",
         ),
         kafka_option("--segment-bytes", "segment.bytes", "a .log larger than this is reported"),
-        click.option(
-            "--max-batch-bytes",
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_BATCH_BYTES,
-            show_default=True,
-            help="Largest decompressed batch accepted with --deep.",
-        ),
+        max_batch_bytes_option("Largest decompressed batch accepted with --deep."),
         click.option(
             "--format",
             "fmt",
@@ -80,13 +75,7 @@ def check_options(f: F) -> F:
             default="text",
             show_default=True,
         ),
-        click.option(
-            "--fail-on",
-            type=click.Choice(["error", "warning", "never"]),
-            default="error",
-            show_default=True,
-            help="Lowest severity that makes the exit code non-zero.",
-        ),
+        fail_on_option(),
         click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors, no tables."),
     ]
     return apply(f, options)
