@@ -526,3 +526,24 @@ def test_index_at_the_interval_kafka_wrote_it_with_is_not_denser(directory: str)
     for name, position in first_gaps.items():
         if position <= 16 * interval:  # the first entry itself is within the wider interval
             assert dense[name].offset == with_entries[name][0]
+
+
+@pytest.mark.parametrize("name", ["index-not-monotonic", "timeindex-not-monotonic"])
+def test_not_monotonic_is_the_formats_one_ordering_rule(name: str) -> None:
+    """verify's *_NOT_MONOTONIC (found by the C walk's fast test, or its Python twin) is where the
+    format's ``first_out_of_order`` says, and lookup's index trust refuses the same file."""
+    from kdump.segment import check_index, open_offset_index, open_time_index
+
+    c = cases()[name]
+    path = Path(case_path(name, c["path"]))
+    index = open_offset_index(path) if path.suffix == ".index" else open_time_index(path)
+    first = index.first_out_of_order(index.used_entries)
+    assert first is not None
+    result = verify_paths([case_path(name, c["target"])], VerifyOptions())
+    positions = [
+        f.position for f in result.findings if f.code == c["code"] and Path(f.path) == path
+    ]
+    assert positions and min(positions) == first * index.entry_size
+    log_size = path.with_suffix(".log").stat().st_size
+    checked = check_index(path, index, log_size)
+    assert not checked.usable and f"entry {first} " in str(checked.warning)
