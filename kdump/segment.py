@@ -1,5 +1,7 @@
 """The one place that opens files: read-only memory maps of segment files, and the layout of
-segments in a partition directory (Kafka's LogSegment, FileRecords and file naming).
+segments in a partition directory (Kafka's LogSegment, FileRecords and file naming); and a
+segment opened for reading by offset and by time (SegmentFiles, for lookup and explain), its
+indexes checked once before they are trusted (check_index).
 """
 
 from __future__ import annotations
