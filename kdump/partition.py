@@ -18,6 +18,12 @@ REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 """The log dir's high watermarks (ReplicaManager writes it; Partition.createLog reads it)."""
 
 
+def start_offset(first_base_offset: int, checkpointed: int | None) -> int:
+    """LogLoader.load: the log start offset is the log-start-offset-checkpoint's entry when it
+    is past the first segment's base offset, else that base offset."""
+    return first_base_offset if checkpointed is None else max(first_base_offset, checkpointed)
+
+
 def clamp_high_watermark(checkpointed: int, log_start: int, log_end: int) -> int:
     """UnifiedLog.updateHighWatermark: a checkpointed high watermark kept within
     [log start offset, log end offset]."""
@@ -62,9 +68,7 @@ class PartitionLog:
     @property
     def log_start_offset(self) -> int:
         """The first segment's base offset, unless the log dir's checkpoint says more."""
-        first = self.base_offsets[0]
-        checkpointed = self.log_start_offset_checkpoint
-        return first if checkpointed is None else max(first, checkpointed)
+        return start_offset(self.base_offsets[0], self.log_start_offset_checkpoint)
 
     @property
     def log_end_offset(self) -> int:

@@ -27,6 +27,7 @@ from kdump.partition import (
     REPLICATION_OFFSET_CHECKPOINT,
     PartitionLog,
     clamp_high_watermark,
+    start_offset,
 )
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 
@@ -135,10 +136,12 @@ def explain_partition(
     log_end = facts[-1].next_offset
     first_base = facts[0].base_offset
     checkpointed_start = _checkpoint(log, LOG_START_OFFSET_CHECKPOINT)
-    if checkpointed_start is not None and checkpointed_start > first_base:
-        log_start, start_source = checkpointed_start, LOG_START_OFFSET_CHECKPOINT
-    else:
-        log_start, start_source = first_base, "the first segment's base offset"
+    log_start = start_offset(first_base, checkpointed_start)
+    start_source = (
+        LOG_START_OFFSET_CHECKPOINT
+        if log_start != first_base
+        else "the first segment's base offset"
+    )
     high_watermark, hw_source = _high_watermark(log, log_start, log_end)
     rolls = [
         explain_roll(f, facts[i + 1], settings) if i + 1 < len(facts) else active_roll(f, settings)
