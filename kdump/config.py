@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -67,6 +67,9 @@ class AtLeast:
 
     minimum: int
 
+    def describe(self) -> str:
+        return f"x>={self.minimum}"
+
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, int | float)
         if value < self.minimum:
@@ -80,6 +83,9 @@ class Between:
 
     low: int
     high: int
+
+    def describe(self) -> str:
+        return f"{self.low}<=x<={self.high}"
 
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, int | float)
@@ -95,6 +101,9 @@ class ValidList:
     """ConfigDef.ValidList.in(...): an empty list is allowed, empty or repeated items are not."""
 
     choices: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "one or more of " + ", ".join(self.choices)
 
     def check(self, name: str, value: Value) -> str | None:
         assert isinstance(value, tuple)
@@ -346,6 +355,36 @@ BROKER_ONLY_DOCS = {
     "log.cleaner.io.buffer.load.factor": "how full the cleaner's key map may get",
     "log.retention.check.interval.ms": "how often the broker applies retention",
 }
+
+
+# -- settings a command takes as an option ---------------------------------------------------------
+
+LEGACY_RECORD_OVERHEAD_V0 = 14
+"""segment.bytes' minimum before Kafka 4.0 (4.1 for a topic): LegacyRecord.RECORD_OVERHEAD_V0."""
+
+OPTION_CONFIGS: dict[str, ConfigKey] = {
+    key.name: key
+    for key in (
+        # LogConfig: explain does not read it (its settings table stays as it is)
+        ConfigKey("index.interval.bytes", T.INT, 4096, AtLeast(0)),
+        TOPIC_CONFIGS["segment.index.bytes"].key,
+        # a segment on disk may come from a Kafka that took segment.bytes down to 14 bytes
+        replace(TOPIC_CONFIGS["segment.bytes"].key, validator=AtLeast(LEGACY_RECORD_OVERHEAD_V0)),
+        # TransactionStateManagerConfig, TransactionLogConfig
+        ConfigKey("transaction.max.timeout.ms", T.INT, 900000, AtLeast(1)),
+        ConfigKey("producer.id.expiration.ms", T.INT, 86400000, AtLeast(1)),
+        ConfigKey("transaction.state.log.num.partitions", T.INT, 50, AtLeast(1)),
+    )
+}
+"""The Kafka settings kdump's commands take as options (``kafka_option``): each default and
+validator defined once, here."""
+
+
+def option_default(name: str) -> int:
+    """The default of a setting in OPTION_CONFIGS, as an int (what the library takes)."""
+    value = OPTION_CONFIGS[name].default
+    assert isinstance(value, int)
+    return value
 
 
 # -- raw values and where they came from -------------------------------------------------------

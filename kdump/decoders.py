@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.errors import KdumpError
+from kdump.format.records import Malformed, zigzag_varint
 from kdump.render.describe import DECODERS, Decoder
 
 ENTRY_POINT_GROUP = "kdump.decoders"
@@ -144,18 +145,13 @@ class Schema:
 
 
 def _zigzag_varint(data: bytes, pos: int) -> tuple[int, int]:
-    raw = shift = 0
-    while True:
-        if pos >= len(data):
-            raise DecodeError("the Protobuf message-index list runs past the value")
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-        if shift > 35:
-            raise DecodeError("a Protobuf message index is not a varint")
+    """A message index: a zig-zag varint of at most 6 bytes (format.records reads it)."""
+    try:
+        return zigzag_varint(data, pos, 6)
+    except IndexError:
+        raise DecodeError("the Protobuf message-index list runs past the value") from None
+    except Malformed:
+        raise DecodeError("a Protobuf message index is not a varint") from None
 
 
 def message_indexes(data: bytes, pos: int) -> tuple[list[int], int]:

@@ -670,6 +670,21 @@ def _(w: Work) -> Expect:
 
 
 @case(
+    "INDEX_DENSER_THAN_INTERVAL",
+    "info",
+    0,
+    "fixtures/oracle/txn-0 in place (written with index.interval.bytes 1024: its .index entries "
+    "are 1048 to 1376 bytes apart), verified with --index-interval-bytes 4096",
+    options=["--index-interval-bytes", "4096"],
+    in_place=True,
+)
+def _(w: Work) -> Expect:
+    index = w.file(SEG0, ".index")
+    first = manifest()["files"][w.source][index.name]["entryList"][0]
+    return w.at(index, position=0, offset=first[0])
+
+
+@case(
     "INDEX_SANITY_CHECK_FAILS",
     "warning",
     2,

@@ -24,17 +24,19 @@ from kdump.format.records import Record
 from kdump.lookup import (
     Lookup,
     Outcome,
-    PartitionLog,
-    check_index,
     find_offset_by_timestamp,
-    floor_offset_entry,
-    floor_time_entry,
     lookup_offset,
     lookup_timestamp,
-    search_index,
     translate_offset,
 )
-from kdump.segment import FileRecords, list_segments, open_offset_index, open_time_index
+from kdump.partition import PartitionLog
+from kdump.segment import (
+    FileRecords,
+    check_index,
+    list_segments,
+    open_offset_index,
+    open_time_index,
+)
 from kdump.units import parse_timestamp
 
 ORACLE_DIRS = sorted(oracle_manifest()["directories"])
@@ -153,8 +155,13 @@ def test_index_floor_matches_kafka(directory: str, name: str) -> None:
     entry of the file; over the written entries only, the true floor (the same answers unless
     the file has a preallocated zero tail)."""
     index, entries = opened_index(directory, name)
-    floor = floor_offset_entry if name.endswith(".index") else floor_time_entry
     miss = (index.base_offset, 0) if name.endswith(".index") else (-1, index.base_offset)
+
+    def floor(index: Any, target: int, entries: int) -> tuple[int, int]:
+        """The FLOOR search with its probes kept (what kdump lookup shows), Kafka's miss."""
+        found = index.search(target, SearchType.FLOOR, entries).entry
+        return miss if found is None else tuple(found)
+
     used = [index.entry(i) for i in range(entries)]
     preallocated = index.zero_tail_entries > 0
     for target, answer in expected(directory, name)["lookup"].items():
@@ -174,8 +181,8 @@ def test_floor_and_ceiling_equal_brute_force(directory: str, name: str) -> None:
     targets = {int(t) for t in expected(directory, name)["lookup"]}
     targets |= {k + d for k in keys for d in (-1, 0, 1)}
     for t in sorted(targets):
-        floor = search_index(index, t, SearchType.FLOOR, entries)
-        ceiling = search_index(index, t, SearchType.CEILING, entries)
+        floor = index.search(t, SearchType.FLOOR, entries)
+        ceiling = index.search(t, SearchType.CEILING, entries)
         assert floor.entry == max((e for e in used if e[0] <= t), default=None), t
         assert ceiling.entry == min((e for e in used if e[0] >= t), default=None), t
         for search in (floor, ceiling):
@@ -189,8 +196,8 @@ def test_ceiling_answers_an_exact_first_entry_where_kafka_skips_it() -> None:
     index = open_offset_index(ORACLE / "plain-0" / "00000000000000000000.index")
     first, second = index.entry(0), index.entry(1)
     assert index.ceiling(first.offset) == second  # Kafka's search, kept as Kafka has it
-    assert search_index(index, first.offset, SearchType.CEILING).entry == first
-    assert search_index(index, first.offset + 1, SearchType.CEILING).entry == second
+    assert index.search(first.offset, SearchType.CEILING).entry == first
+    assert index.search(first.offset + 1, SearchType.CEILING).entry == second
 
 
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".log"))
@@ -417,7 +424,7 @@ def test_preallocated_active_segment_searches_written_entries() -> None:
     # Kafka's own search over the zero tail answers (base, 0) for every offset
     index = active.offset_index.index
     assert index is not None
-    assert floor_offset_entry(index, log.log_end_offset - 1, index.entries) == (
+    assert index.lookup(log.log_end_offset - 1, index.entries) == (
         active.base_offset,
         0,
     )

@@ -496,3 +496,54 @@ def test_a_long_path_is_printed_whole_on_a_pipe(tmp_path: Path, command: str) ->
     assert ran.stderr == "" and ran.exit_code in (0, 1, 2)  # txn-0 holds a hanging transaction
     assert "…" not in ran.stdout
     assert any(str(deep) in line for line in ran.stdout.splitlines())
+
+
+@pytest.mark.parametrize("directory", ORACLE_DIRS)
+def test_index_at_the_interval_kafka_wrote_it_with_is_not_denser(directory: str) -> None:
+    """Kafka writes an entry once more than index.interval.bytes were appended since the last:
+    checked at the interval each oracle dir was written with (manifest), no entry is closer;
+    at 16 times that, every index with an entry is reported, with the first entry."""
+    interval = int(oracle_manifest()["directories"][directory]["config"]["index.interval.bytes"])
+    at_own = verify_paths([str(ORACLE / directory)], VerifyOptions(index_interval_bytes=interval))
+    assert [f for f in at_own.findings if f.code == "INDEX_DENSER_THAN_INTERVAL"] == []
+    wider = verify_paths(
+        [str(ORACLE / directory)], VerifyOptions(index_interval_bytes=16 * interval)
+    )
+    dense = {
+        os.path.basename(f.path): f
+        for f in wider.findings
+        if f.code == "INDEX_DENSER_THAN_INTERVAL"
+    }
+    files = oracle_manifest()["files"][directory]
+    with_entries = {
+        name: f["entryList"][0]
+        for name, f in files.items()
+        if name.endswith(".index") and f.get("entryList")
+    }
+    for name, finding in dense.items():
+        assert finding.severity is Severity.INFO and name in with_entries
+    first_gaps = {name: entry[1] for name, entry in with_entries.items()}
+    for name, position in first_gaps.items():
+        if position <= 16 * interval:  # the first entry itself is within the wider interval
+            assert dense[name].offset == with_entries[name][0]
+
+
+@pytest.mark.parametrize("name", ["index-not-monotonic", "timeindex-not-monotonic"])
+def test_not_monotonic_is_the_formats_one_ordering_rule(name: str) -> None:
+    """verify's *_NOT_MONOTONIC (found by the C walk's fast test, or its Python twin) is where the
+    format's ``first_out_of_order`` says, and lookup's index trust refuses the same file."""
+    from kdump.segment import check_index, open_offset_index, open_time_index
+
+    c = cases()[name]
+    path = Path(case_path(name, c["path"]))
+    index = open_offset_index(path) if path.suffix == ".index" else open_time_index(path)
+    first = index.first_out_of_order(index.used_entries)
+    assert first is not None
+    result = verify_paths([case_path(name, c["target"])], VerifyOptions())
+    positions = [
+        f.position for f in result.findings if f.code == c["code"] and Path(f.path) == path
+    ]
+    assert positions and min(positions) == first * index.entry_size
+    log_size = path.with_suffix(".log").stat().st_size
+    checked = check_index(path, index, log_size)
+    assert not checked.usable and f"entry {first} " in str(checked.warning)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import struct
 from typing import Any
 
@@ -11,7 +12,7 @@ from kdump.checks.gather import INT64_MAX, IndexGather
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.format.index import AbstractIndex, OffsetIndex
+from kdump.format.index import AbstractIndex, OffsetIndex, entry_due
 from kdump.format.timeindex import TimeIndex
 
 REBUILD = "kdump rebuild-index {log}"
@@ -130,6 +131,8 @@ def check_offset_index(
         o, pos = index.entry(i)
         prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
         _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p)
+    if options.index_interval_bytes is not None and used and not len(flagged):
+        _density_check(index, used, valid_bytes, sink, options.index_interval_bytes)
     if first >= 0:
         o, p = index.entry(first)
         _add(
@@ -142,6 +145,34 @@ def check_offset_index(
             "as mismatches",
             offset=o,
         )
+
+
+def _density_check(
+    index: OffsetIndex, used: int, valid_bytes: int, sink: FindingSink, interval: int
+) -> None:
+    """Entries closer together than index.interval.bytes (``entry_due``): the broker ran with a
+    smaller interval when it wrote them. Sparser is no finding: before Kafka 4.0 (KAFKA-806) an
+    entry came at most once per append, a follower's append being a whole fetch, and a
+    restarted broker counts the interval from zero again."""
+    positions = index.positions(used)
+    gaps = list(map(operator.sub, positions, [0, *positions[:-1]]))  # the first: from byte 0
+    if entry_due(min(gaps), interval):
+        return
+    dense = [i for i, gap in enumerate(gaps) if not entry_due(gap, interval)]
+    first = dense[0]
+    scan_bytes = max(*gaps, valid_bytes - positions[-1])
+    _add(
+        sink,
+        index,
+        "INDEX_DENSER_THAN_INTERVAL",
+        Severity.INFO,
+        f"{len(dense)} of {used} entries are at most index.interval.bytes {interval} .log "
+        f"bytes after the entry before (the first: after byte 0; closest: {min(gaps)} "
+        "bytes): a smaller index.interval.bytes was in force when they were written; a "
+        f"lookup here reads at most {scan_bytes} bytes of .log from its entry",
+        offset=index.entry(first).offset,
+        position=first * index.entry_size,
+    )
 
 
 def _gathered(scan: LogScan) -> IndexGather:
@@ -162,7 +193,7 @@ def _offset_test(
         o = index.base_offset + rel
         row = gather.position_row(pos)
         if (
-            (i and (o <= prev_o or pos <= prev_p))
+            (i and not index.follows((prev_o, prev_p), (o, pos)))
             or rel < 0
             or o > last_log
             or pos >= valid_bytes
@@ -192,7 +223,7 @@ def _offset_entry_findings(
     """The findings of one offset index entry the fast test flagged."""
     fix = REBUILD.format(log=scan.path)
     at = i * index.entry_size
-    if i and (offset <= prev_offset or position <= prev_position):
+    if i and not index.follows((prev_offset, prev_position), (offset, position)):
         _add(
             sink,
             index,
@@ -291,7 +322,7 @@ def _time_test(index: TimeIndex, gather: IndexGather) -> list[int]:
         o = index.base_offset + rel
         row = gather.offset_row(o) if o <= INT64_MAX else None
         if (
-            (i and (ts <= prev_ts or o < prev_o))
+            (i and not index.follows((prev_ts, prev_o), (ts, o)))
             or row is None
             or row.base_offset > o
             or row.max_timestamp != ts
@@ -331,7 +362,7 @@ def _time_entry_findings(
 ) -> None:
     """The findings of one time index entry the fast test flagged."""
     at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
-    if i and (timestamp <= prev_ts or offset < prev_offset):
+    if i and not index.follows((prev_ts, prev_offset), (timestamp, offset)):
         _add(
             sink,
             index,

@@ -1,20 +1,23 @@
-"""Settings of a verify run, named after the broker configs they mirror."""
+"""Settings of a verify run, named after the broker configs they mirror (defaults: Kafka's,
+from kdump.config)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kdump.config import option_default
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 
 
 @dataclass(frozen=True)
 class VerifyOptions:
     deep: bool = False
-    index_interval_bytes: int = 4096
-    """index.interval.bytes: how far apart the broker writes index entries."""
-    max_index_size: int = 10485760
+    index_interval_bytes: int | None = None
+    """index.interval.bytes the broker ran with: an offset index denser than this is reported
+    (info); None: not checked."""
+    max_index_size: int = option_default("segment.index.bytes")
     """log.index.size.max.bytes (segment.index.bytes)."""
-    segment_bytes: int = 1073741824
+    segment_bytes: int = option_default("segment.bytes")
     """log.segment.bytes (segment.bytes)."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_findings_per_code: int = 50

@@ -151,6 +151,32 @@ def format_option(*choices: str, default: str = "text") -> Callable[[F], F]:
     )
 
 
+def max_batch_bytes_option(help: str = "Largest decompressed batch accepted.") -> Any:
+    """--max-batch-bytes: kdump's bound on a batch's decompressed size (not a Kafka setting)."""
+    from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES
+
+    return click.option(
+        "--max-batch-bytes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_BATCH_BYTES,
+        show_default=True,
+        help=help,
+    )
+
+
+def fail_on_option(
+    help: str = "Lowest severity that makes the exit code non-zero.",
+) -> Callable[[F], F]:
+    """--fail-on: the lowest finding severity that makes the exit code non-zero."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice(["error", "warning", "never"]),
+        default="error",
+        show_default=True,
+        help=help,
+    )
+
+
 def quiet_option(f: F) -> F:
     return click.option(
         "--quiet", "-q", is_flag=True, help="Only warnings and errors: no tables, no progress."
@@ -336,25 +362,45 @@ def config_layers(
     )
 
 
-def kafka_option(flag: str, config: str, help: str) -> Callable[[F], F]:
-    """An option holding a Kafka setting: its default and validator are Kafka's (the one table
-    in kdump.config), a value Kafka would refuse is a usage error in Kafka's words."""
-    from kdump.config import TOPIC_CONFIGS
+class KafkaOption(click.Option):
+    """An option holding a Kafka setting (``key``, from kdump.config.OPTION_CONFIGS)."""
 
-    key = TOPIC_CONFIGS[config].key
+    def __init__(self, *args: Any, key: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.key = key
+
+
+def kafka_option(
+    flag: str, config: str, help: str, *, unset: str | None = None
+) -> Callable[[F], F]:
+    """An option holding a Kafka setting: its default and validator are Kafka's (defined once,
+    in kdump.config.OPTION_CONFIGS); a value Kafka would refuse ends the run with one line in
+    Kafka's words (exit code 3). ``unset``: the option has no default, and this says what
+    happens without it."""
+    from kdump.config import OPTION_CONFIGS, ConfigError
+
+    key = OPTION_CONFIGS[config]
 
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
         try:
             return key.parse(str(value))
         except ValueError as e:
-            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+            raise ConfigError(f"{flag} {value}", str(e)) from None
 
+    shown = f"{key.default if unset is None else unset}"
+    if key.validator is not None:
+        shown += f"; {key.validator.describe()}"
     return click.option(
         flag,
-        default=key.default,
-        show_default=True,
+        cls=KafkaOption,
+        key=key,
+        type=str,  # parsed as Kafka parses it (ConfigDef.parseType), in Kafka's words
+        metavar=key.type.value,
+        default=None if unset else key.default,
         callback=check,
-        help=f"{config}: {help}",
+        help=f"{config}: {help}  [default: {shown}]",
     )
 
 

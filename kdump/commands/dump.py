@@ -15,6 +15,7 @@ from kdump.commands.common import (
     apply,
     format_option,
     jobs_option,
+    max_batch_bytes_option,
     no_progress_option,
     pipe_safe,
     progress,
@@ -34,8 +35,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 """kafka-dump-log.sh's --max-message-size."""
-DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
-"""kdump's own bound on a decompressed batch (kdump.format.compression checks it)."""
 
 DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
     ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
@@ -75,13 +74,7 @@ _DUMP_OPTIONS = [
         show_default=True,
         help="Read at most this many bytes of each .log.",
     ),
-    click.option(
-        "--max-batch-bytes",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_BATCH_BYTES,
-        show_default=True,
-        help="Largest decompressed batch accepted.",
-    ),
+    max_batch_bytes_option(),
     click.option(
         "--skip-record-metadata",
         is_flag=True,

@@ -15,6 +15,26 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class JavaInteger(click.types.IntParamType):
+    """An integer a Java field of ``bits`` bits holds (the batch header's producer id, producer
+    epoch and leader epoch; an offset); shown as INTEGER in --help."""
+
+    def __init__(self, java_type: str, bits: int) -> None:
+        self.java_type = java_type
+        self.min, self.max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not self.min <= number <= self.max:
+            self.fail(f"{number} is not a Java {self.java_type} ({self.min} to {self.max})")
+        return number
+
+
+JAVA_LONG = JavaInteger("long", 64)
+JAVA_INT = JavaInteger("int", 32)
+JAVA_SHORT = JavaInteger("short", 16)
+
+
 def _range(parse_bound: Callable[[str], int]) -> Callable[..., Range | None]:
     def convert(ctx: click.Context, param: click.Parameter, value: str | None) -> Range | None:
         if value is None:
@@ -45,13 +65,18 @@ def _timestamp(text: str) -> int:
 def filter_options(f: F) -> F:
     """--producer-id, --producer-epoch, --leader-epoch, --offset-range, --time-range."""
     options = [
-        click.option("--producer-id", type=int, default=None, help="Only this producer's batches."),
         click.option(
-            "--producer-epoch", type=int, default=None, help="Only batches of this producer epoch."
+            "--producer-id", type=JAVA_LONG, default=None, help="Only this producer's batches."
+        ),
+        click.option(
+            "--producer-epoch",
+            type=JAVA_SHORT,
+            default=None,
+            help="Only batches of this producer epoch.",
         ),
         click.option(
             "--leader-epoch",
-            type=int,
+            type=JAVA_INT,
             default=None,
             help="Only batches of this partition leader epoch.",
         ),

@@ -7,8 +7,10 @@ import sys
 import click
 
 from kdump.commands.common import format_option, timestamp_option
+from kdump.commands.filters import JAVA_LONG
 from kdump.errors import ExitCode
-from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp
+from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
+from kdump.partition import PartitionLog
 from kdump.render.console import TextConsole
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json
@@ -19,7 +21,7 @@ from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
 
 @click.command("lookup")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--offset", type=int, default=None, help="Find the record at this offset.")
+@click.option("--offset", type=JAVA_LONG, default=None, help="Find the record at this offset.")
 @timestamp_option(
     "--timestamp",
     help="Find what ListOffsets answers for this time: epoch ms or ISO-8601 with a zone.",

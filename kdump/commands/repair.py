@@ -14,7 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
+from kdump.commands.common import (
+    apply,
+    jobs_option,
+    kafka_option,
+    no_progress_option,
+    progress,
+    show_progress,
+)
 from kdump.discovery import PartitionTarget, refuse_output_inside
 from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
@@ -26,7 +33,7 @@ from kdump.repair.plan import (
     plan_trim_index,
     resolve_targets,
 )
-from kdump.repair.rebuild import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE, IndexConfig
+from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,20 +44,19 @@ def _emit(line: str, err: bool) -> None:
 
 
 def index_options(f: F) -> F:
-    f = click.option(
-        "--max-index-size",
-        type=click.IntRange(min=0),
-        default=DEFAULT_MAX_INDEX_SIZE,
-        show_default=True,
-        help="log.index.size.max.bytes: the offset index holds this // 8 entries.",
-    )(f)
-    return click.option(
-        "--index-interval-bytes",
-        type=click.IntRange(min=0),
-        default=DEFAULT_INDEX_INTERVAL_BYTES,
-        show_default=True,
-        help="index.interval.bytes the broker runs with.",
-    )(f)
+    return apply(
+        f,
+        [
+            kafka_option(
+                "--index-interval-bytes", "index.interval.bytes", "what the broker runs with"
+            ),
+            kafka_option(
+                "--max-index-size",
+                "segment.index.bytes",
+                "log.index.size.max.bytes; the offset index holds this // 8 entries",
+            ),
+        ],
+    )
 
 
 def write_options(f: F) -> F:
@@ -79,9 +85,7 @@ def write_options(f: F) -> F:
         ),
         no_progress_option,
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+    return apply(f, options)
 
 
 def _run(

@@ -13,10 +13,14 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.commands.common import progress_display, show_progress
+from kdump.commands.common import (
+    fail_on_option,
+    max_batch_bytes_option,
+    progress_display,
+    show_progress,
+)
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import finding_line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -161,20 +165,8 @@ def verify_command(
 @spark.command("export")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, help="Directory for the Parquet files.")
-@click.option(
-    "--max-batch-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BATCH_BYTES,
-    show_default=True,
-    help="Largest decompressed batch accepted.",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning", "never"]),
-    default="error",
-    show_default=True,
-    help="Lowest finding severity that makes the exit code non-zero.",
-)
+@max_batch_bytes_option()
+@fail_on_option("Lowest finding severity that makes the exit code non-zero.")
 @spark_options
 @click.pass_context
 def export_command(

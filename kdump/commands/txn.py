@@ -9,6 +9,7 @@ import click
 
 from kdump.commands.common import (
     format_option,
+    kafka_option,
     metrics_run,
     no_progress_option,
     now_option,
@@ -22,8 +23,7 @@ from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
 from kdump.render.txn import render_json, render_text
 from kdump.run import log_dir_of
-from kdump.txn.analysis import DEFAULT_TRANSACTION_MAX_TIMEOUT_MS, TxnOptions, analyze_paths
-from kdump.txn.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
+from kdump.txn.analysis import TxnOptions, analyze_paths
 
 EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
 
@@ -32,31 +32,26 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
 @click.argument("paths", nargs=-1, required=True)
 @format_option("text", "json")
 @now_option
-@click.option(
+@kafka_option(
     "--transaction-max-timeout-ms",
-    type=click.IntRange(min=1),
-    default=DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
-    show_default=True,
-    help="An open transaction older than this is hanging (find-hanging's test).",
+    "transaction.max.timeout.ms",
+    "an open transaction older than this is hanging (find-hanging's test)",
 )
-@click.option(
+@kafka_option(
     "--producer-id-expiration-ms",
-    type=click.IntRange(min=1),
-    default=DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    show_default=True,
-    help="Producers idle this long are dropped when the snapshot loads, as the broker does.",
+    "producer.id.expiration.ms",
+    "producers idle this long are dropped when the snapshot loads, as the broker does",
 )
 @click.option(
     "--bootstrap-server",
     default=None,
     help="Put these servers in the printed kafka-transactions.sh commands.",
 )
-@click.option(
+@kafka_option(
     "--transaction-state-partitions",
-    type=click.IntRange(min=1),
-    default=None,
-    help="__transaction_state's partition count [default: Kafka's 50, unless the "
-    "partitions and transactional ids read show another].",
+    "transaction.state.log.num.partitions",
+    "__transaction_state's partition count",
+    unset="Kafka's 50, unless the partitions and transactional ids read show another",
 )
 @click.option(
     "--transactional-id",

@@ -11,7 +11,11 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
+    apply,
+    fail_on_option,
     jobs_option,
+    kafka_option,
+    max_batch_bytes_option,
     metrics_run,
     progress,
     prom_option,
@@ -20,7 +24,6 @@ from kdump.commands.common import (
     tell_unreadable,
 )
 from kdump.errors import ExitCode
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.render.report import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 
@@ -54,22 +57,19 @@ def check_options(f: F) -> F:
     """The options of `kdump verify`: checks, report format, --fail-on (shared with Spark)."""
     options = [
         click.option("--deep", is_flag=True, help="Decompress and decode every record too."),
-        click.option(
-            "--index-interval-bytes", type=click.IntRange(min=0), default=4096, show_default=True
+        kafka_option(
+            "--index-interval-bytes",
+            "index.interval.bytes",
+            "report (info) an offset index denser than this, and what a lookup then reads",
+            unset="not checked",
         ),
-        click.option(
-            "--max-index-size", type=click.IntRange(min=0), default=10485760, show_default=True
+        kafka_option(
+            "--max-index-size",
+            "segment.index.bytes",
+            "an index file larger than this (log.index.size.max.bytes) is reported",
         ),
-        click.option(
-            "--segment-bytes", type=click.IntRange(min=1), default=1073741824, show_default=True
-        ),
-        click.option(
-            "--max-batch-bytes",
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_BATCH_BYTES,
-            show_default=True,
-            help="Largest decompressed batch accepted with --deep.",
-        ),
+        kafka_option("--segment-bytes", "segment.bytes", "a .log larger than this is reported"),
+        max_batch_bytes_option("Largest decompressed batch accepted with --deep."),
         click.option(
             "--format",
             "fmt",
@@ -77,18 +77,10 @@ def check_options(f: F) -> F:
             default="text",
             show_default=True,
         ),
-        click.option(
-            "--fail-on",
-            type=click.Choice(["error", "warning", "never"]),
-            default="error",
-            show_default=True,
-            help="Lowest severity that makes the exit code non-zero.",
-        ),
+        fail_on_option(),
         click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors, no tables."),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+    return apply(f, options)
 
 
 def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
@@ -117,7 +109,7 @@ def verify(
     paths: tuple[str, ...],
     jobs: int,
     deep: bool,
-    index_interval_bytes: int,
+    index_interval_bytes: int | None,
     max_index_size: int,
     segment_bytes: int,
     max_batch_bytes: int,

@@ -39,7 +39,7 @@ from kdump.format.batch import Batch
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.records import ABORT, COMMIT, control_record_key
 from kdump.format.txnindex import AbortedTxn
-from kdump.lookup import PartitionLog
+from kdump.partition import PartitionLog
 from kdump.units import duration
 
 LONG_MAX = (1 << 63) - 1

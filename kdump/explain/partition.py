@@ -22,10 +22,15 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
-from kdump.lookup import LOG_START_OFFSET_CHECKPOINT, PartitionLog
+from kdump.partition import (
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    PartitionLog,
+    clamp_high_watermark,
+    start_offset,
+)
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 
-REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 TINY_MIN_SEGMENTS = 10
 """Closed segments a partition needs before kdump calls its segments many and tiny."""
 TINY_MEDIAN_BATCHES = 2
@@ -132,10 +137,12 @@ def explain_partition(
     log_end = facts[-1].next_offset
     first_base = facts[0].base_offset
     checkpointed_start = _checkpoint(log, LOG_START_OFFSET_CHECKPOINT)
-    if checkpointed_start is not None and checkpointed_start > first_base:
-        log_start, start_source = checkpointed_start, LOG_START_OFFSET_CHECKPOINT
-    else:
-        log_start, start_source = first_base, "the first segment's base offset"
+    log_start = start_offset(first_base, checkpointed_start)
+    start_source = (
+        LOG_START_OFFSET_CHECKPOINT
+        if log_start != first_base
+        else "the first segment's base offset"
+    )
     high_watermark, hw_source = _high_watermark(log, log_start, log_end)
     rolls = [
         explain_roll(f, facts[i + 1], settings) if i + 1 < len(facts) else active_roll(f, settings)
@@ -182,7 +189,7 @@ def _high_watermark(log: PartitionLog, log_start: int, log_end: int) -> tuple[in
     checkpointed = _checkpoint(log, REPLICATION_OFFSET_CHECKPOINT)
     if checkpointed is None:
         return log_end, f"no {REPLICATION_OFFSET_CHECKPOINT} entry: assumed the log end offset"
-    clamped = min(max(checkpointed, log_start), log_end)
+    clamped = clamp_high_watermark(checkpointed, log_start, log_end)
     source = REPLICATION_OFFSET_CHECKPOINT
     if clamped != checkpointed:
         source += f" ({checkpointed}, clamped to [log start, log end])"

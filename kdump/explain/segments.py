@@ -17,7 +17,7 @@ from kdump.checks.partition import verify_segment
 from kdump.errors import FormatError
 from kdump.format.layout import DELETE_HORIZON_BIT, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, flag_batches
-from kdump.lookup import FILE_MTIME, LargestTimestamp, SegmentFiles
+from kdump.segment import FILE_MTIME, LargestTimestamp, SegmentFiles
 from kdump.units import YEAR_9999_MS, at
 
 VERIFY_BATCHES = 1_000_000

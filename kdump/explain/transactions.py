@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kdump.lookup import PartitionLog
+from kdump.partition import PartitionLog
 from kdump.txn.analysis import TxnOptions, analyze_partition
 
 

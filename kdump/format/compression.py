@@ -13,12 +13,11 @@ from collections.abc import Callable
 import cramjam
 
 from kdump.crc import Buffer
+from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = range(5)
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 
-DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
-"""Largest decompressed payload accepted for one batch (``--max-batch-bytes``)."""
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = len(XERIAL_MAGIC) + 8

@@ -8,8 +8,11 @@ the broker, so a file left by an unclean stop ends in zero-filled entries.
 from __future__ import annotations
 
 import struct
+import sys
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
 
@@ -32,6 +35,37 @@ class SearchType(Enum):
 class OffsetPosition(NamedTuple):
     offset: int
     position: int
+
+
+class Probe(NamedTuple):
+    """One comparison of the binary search: the slot, its entry, and the entry's key against
+    the target (-1 below, 0 equal, 1 above)."""
+
+    slot: int
+    entry: tuple[int, int]
+    comparison: int
+
+
+@dataclass(frozen=True)
+class IndexSearch(Generic[E]):
+    """AbstractIndex.indexSlotRangeFor run once, with the slots it compared (``kdump lookup``
+    shows them)."""
+
+    path: str
+    kind: str
+    target: int
+    search: SearchType
+    entries: int
+    probes: tuple[Probe, ...]
+    slot: int
+    entry: E | None
+
+
+def entry_due(bytes_since_last_entry: int, index_interval_bytes: int) -> bool:
+    """LogSegment.append and LogSegment.recover: a batch (before Kafka 4.0: an append) gets an
+    offset index entry when more than index.interval.bytes were appended since the last entry
+    (or the segment's start): entries are always more than that many .log bytes apart."""
+    return bytes_since_last_entry > index_interval_bytes
 
 
 def trailing_zero_bytes(buf: Buffer, start: int = 0) -> int:
@@ -166,6 +200,61 @@ class AbstractIndex(ABC, Generic[E]):
             return lo
         return -1 if lo == n - 1 else lo + 1
 
+    def search(
+        self, target: int, search: SearchType = SearchType.FLOOR, entries: int | None = None
+    ) -> IndexSearch[E]:
+        """``slot_for`` with the slots it compared: FLOOR (the largest entry ≤ target: Kafka's
+        lookup) or CEILING (the smallest entry ≥ target) over the first ``entries`` entries
+        (default: all, as Kafka counts them).
+
+        Kafka's binarySearch never compares its lower bound inside the loop, so a CEILING whose
+        target equals the first entry of the range searched answers the entry after it
+        (AbstractIndex.indexSlotRangeFor; its FLOOR answers are right). The search did compare
+        that entry equal, so this answers it: the smallest entry ≥ target.
+        """
+        slots: list[int] = []
+        slot = self.slot_for(target, search, entries, slots)
+        probes = []
+        for s in slots:
+            entry = self.entry(s)
+            key = self.key(entry)
+            probes.append(Probe(s, entry, (key > target) - (key < target)))
+        if search is SearchType.CEILING:
+            slot = next((p.slot for p in probes if p.comparison == 0), slot)
+        n = self.entries if entries is None else entries
+        return IndexSearch(
+            self.path,
+            self.kind,
+            target,
+            search,
+            n,
+            tuple(probes),
+            slot,
+            None if slot == -1 else self.entry(slot),
+        )
+
+    @staticmethod
+    @abstractmethod
+    def follows(previous: tuple[int, int], entry: tuple[int, int]) -> bool:
+        """ "Entries increase": may ``entry`` come right after ``previous`` (raw or absolute
+        entries alike)? The rule the broker's appends keep and its searches rely on; stronger
+        than ``sanity_check``, which is all the broker itself checks at startup. (The C walk's
+        offset_index_check and time_index_check test the same rule natively.)"""
+
+    def first_out_of_order(
+        self, entries: int | None = None, before: tuple[int, int] | None = None
+    ) -> int | None:
+        """The first of the first ``entries`` entries (default: all) that does not ``follow``
+        the one before it (the first: ``before``, a raw entry, when given), or None."""
+        n = self.entries if entries is None else entries
+        view = memoryview(self.buf)[: n * self.entry_size]
+        previous = before
+        for i, entry in enumerate(self.entry_struct.iter_unpack(view)):
+            if previous is not None and not self.follows(previous, entry):
+                return i
+            previous = entry
+        return None
+
 
 class OffsetIndex(AbstractIndex[OffsetPosition]):
     """The ``.index`` file of a segment (Kafka's OffsetIndex)."""
@@ -177,6 +266,11 @@ class OffsetIndex(AbstractIndex[OffsetPosition]):
         rel, position = self.entry_struct.unpack_from(self.buf, i * self.entry_struct.size)
         return OffsetPosition(self.base_offset + rel, position)
 
+    @staticmethod
+    def follows(previous: tuple[int, int], entry: tuple[int, int]) -> bool:
+        """Offsets and positions both strictly increase."""
+        return entry[0] > previous[0] and entry[1] > previous[1]
+
     def entry_offset(self, i: int) -> int:
         return self.entry(i).offset
 
@@ -186,6 +280,15 @@ class OffsetIndex(AbstractIndex[OffsetPosition]):
     @property
     def last_offset(self) -> int:
         return self.entry(self.entries - 1).offset if self.entries else self.base_offset
+
+    def positions(self, entries: int | None = None) -> list[int]:
+        """The .log positions of the first ``entries`` entries (default: the used ones)."""
+        n = self.used_entries if entries is None else entries
+        words = array("i")
+        words.frombytes(memoryview(self.buf)[: n * self.entry_size])
+        if sys.byteorder == "little":
+            words.byteswap()
+        return words[1::2].tolist()
 
     def lookup(self, target: int, entries: int | None = None) -> OffsetPosition:
         """OffsetIndex.lookup: the largest entry with offset ≤ target, else (base, 0)."""

@@ -114,3 +114,8 @@ LAYOUT = {
 }
 """Every byte offset and size the C extension hard-codes, by the name its LAYOUT gives it
 (tests/test_speedups.py compares the two)."""
+
+DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
+"""kdump's own bound on one batch's decompressed payload (``--max-batch-bytes``): not a Kafka
+setting; kdump.format.compression checks it. Here, where nothing heavy is imported, so the
+command line can show it without loading the codecs."""

@@ -150,8 +150,9 @@ def _malformed(fault: RecordFault, detail: int = 0, detail2: int = 0) -> Malform
     return Malformed(fault_reason(fault, detail, detail2))
 
 
-def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+def zigzag_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
     """A zig-zag varint (``max_bytes`` 5) or varlong (10) at ``pos``; the value and the next pos.
+    Past the end of ``data``: IndexError; longer than ``max_bytes``: Malformed.
 
     The record decoder reads the one- and two-byte varints itself (with _ZIGZAG) and calls this
     for the longer ones.
@@ -188,7 +189,7 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
     headers = []
     for _ in range(count):
         b = data[p]
-        key_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
+        key_size, p = (zigzag[b], p + 1) if b < 0x80 else zigzag_varint(data, p, 5)
         if key_size < 0:
             raise _malformed(RecordFault.BAD_HEADER_KEY, key_size)
         key = data[p : p + key_size]
@@ -196,7 +197,7 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
         if p > end:
             raise _malformed(RecordFault.FIELD_PAST_RECORD, key_size)
         b = data[p]
-        value_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
+        value_size, p = (zigzag[b], p + 1) if b < 0x80 else zigzag_varint(data, p, 5)
         if value_size < 0:
             value = None
         else:
@@ -313,7 +314,7 @@ def _decode_v2(
             elif (c := data[pos + 1]) < 0x80:
                 length, p = zigzag[(b & 0x7F) | c << 7], pos + 2
             else:
-                length, p = _varint(data, pos, 5)
+                length, p = zigzag_varint(data, pos, 5)
             end = p + length
             if length < 0 or end > size:
                 raise _malformed(RecordFault.BAD_LENGTH, length)
@@ -325,21 +326,21 @@ def _decode_v2(
             elif (c := data[p + 2]) < 0x80:
                 timestamp_delta, p = zigzag[(b & 0x7F) | c << 7], p + 3
             else:
-                timestamp_delta, p = _varint(data, p + 1, 10)
+                timestamp_delta, p = zigzag_varint(data, p + 1, 10)
             b = data[p]
             if b < 0x80:
                 offset_delta, p = zigzag[b], p + 1
             elif (c := data[p + 1]) < 0x80:
                 offset_delta, p = zigzag[(b & 0x7F) | c << 7], p + 2
             else:
-                offset_delta, p = _varint(data, p, 5)
+                offset_delta, p = zigzag_varint(data, p, 5)
             b = data[p]
             if b < 0x80:
                 key_size, p = zigzag[b], p + 1
             elif (c := data[p + 1]) < 0x80:
                 key_size, p = zigzag[(b & 0x7F) | c << 7], p + 2
             else:
-                key_size, p = _varint(data, p, 5)
+                key_size, p = zigzag_varint(data, p, 5)
             if key_size < 0:
                 key = None
             else:
@@ -353,7 +354,7 @@ def _decode_v2(
             elif (c := data[p + 1]) < 0x80:
                 value_size, p = zigzag[(b & 0x7F) | c << 7], p + 2
             else:
-                value_size, p = _varint(data, p, 5)
+                value_size, p = zigzag_varint(data, p, 5)
             if value_size < 0:
                 value = None
             else:
@@ -368,7 +369,7 @@ def _decode_v2(
             elif b < 0x80:
                 headers, p = _headers(data, p + 1, zigzag[b], end)
             else:
-                header_count, p = _varint(data, p, 5)
+                header_count, p = zigzag_varint(data, p, 5)
                 headers, p = _headers(data, p, header_count, end)
             if p != end:
                 raise _malformed(RecordFault.BAD_RECORD_SIZE, length, p - body)

@@ -26,6 +26,11 @@ class TimeIndex(AbstractIndex[TimestampOffset]):
         timestamp, rel = self.entry_struct.unpack_from(self.buf, i * self.entry_struct.size)
         return TimestampOffset(timestamp, self.base_offset + rel)
 
+    @staticmethod
+    def follows(previous: tuple[int, int], entry: tuple[int, int]) -> bool:
+        """Timestamps strictly increase; offsets never decrease."""
+        return entry[0] > previous[0] and entry[1] >= previous[1]
+
     def entry_offset(self, i: int) -> int:
         return self.entry(i).offset
 

@@ -10,12 +10,13 @@ from collections.abc import Iterator
 
 from rich.table import Table
 
-from kdump.format.index import OffsetPosition
+from kdump.format.index import IndexSearch, OffsetPosition
 from kdump.format.timeindex import TimestampOffset
-from kdump.lookup import IndexSearch, Lookup, Outcome, Scan
+from kdump.lookup import Lookup, Outcome
 from kdump.render.describe import Decoder, string_decoder
 from kdump.render.dumplog import DumpOptions, batch_line, record_line
 from kdump.render.jsonl import Obj, batch_object, record_object
+from kdump.segment import Scan
 
 COMPARISON = {-1: "<", 0: "=", 1: ">"}
 

@@ -29,7 +29,6 @@ from kdump.errors import InputError, KdumpError
 from kdump.format.batch import read_batch
 from kdump.format.checkpoint import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.index import AbstractIndex, OffsetIndex
-from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import offset_checkpoint_at
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
@@ -40,13 +39,11 @@ from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestam
 from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import (
     SEGMENT_SUFFIXES,
-    SNAPSHOT_SUFFIX,
     LogSegment,
-    base_offset_of,
     list_segments,
     open_buffer,
 )
-from kdump.txn.producer_state import ProducerStateManager
+from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
@@ -281,31 +278,23 @@ def _producer_state_at(
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     findings: list[Finding] = []
-    snapshots = []
-    for p in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        try:
-            offset = base_offset_of(p)
-        except InputError:
-            continue
-        if offset <= base:
-            snapshots.append((offset, p))
-    for offset, path in sorted(snapshots, reverse=True):
-        try:
-            with mapped(path) as buf:
-                snapshot = parse_producer_snapshot(buf, str(path))
-        except KdumpError as e:
-            findings.append(
-                Finding(
-                    "SNAPSHOT_CORRUPT",
-                    Severity.WARNING,
-                    str(path),
-                    f"{e.reason}; skipped, as the broker does",
-                )
+
+    def skipped(path: Path, e: KdumpError) -> None:
+        findings.append(
+            Finding(
+                "SNAPSHOT_CORRUPT",
+                Severity.WARNING,
+                str(path),
+                f"{e.reason}; skipped, as the broker does",
             )
-            continue
-        start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
-        return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
-    return ProducerStateManager(), None, 0, findings
+        )
+
+    found = newest_readable_snapshot(directory, None, base, skipped)
+    if found is None:
+        return ProducerStateManager(), None, 0, findings
+    offset, _, snapshot = found
+    start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
+    return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
 
 
 class Scope(str, Enum):

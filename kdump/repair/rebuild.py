@@ -30,6 +30,7 @@ from itertools import chain, compress, repeat
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
+from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import Batch, RecordBatch, read_batch
@@ -50,8 +51,8 @@ from kdump.format.walk import (
 )
 from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 
-DEFAULT_INDEX_INTERVAL_BYTES = 4096
-DEFAULT_MAX_INDEX_SIZE = 10485760
+DEFAULT_INDEX_INTERVAL_BYTES = option_default("index.interval.bytes")
+DEFAULT_MAX_INDEX_SIZE = option_default("segment.index.bytes")
 
 _OFFSET_ENTRY = OffsetIndex.entry_struct
 _TIME_ENTRY = TimeIndex.entry_struct

@@ -8,7 +8,6 @@ with partitions and segments only.
 from __future__ import annotations
 
 import itertools
-import struct
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,18 +16,16 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionReport, PartitionSummary, verify_partition
 from kdump.checks.verify import log_dir_findings
-from kdump.config import ConfigLayers, resolve_settings
+from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.discovery import PartitionTarget, discover, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
-from kdump.lookup import PartitionLog
+from kdump.partition import PartitionLog
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
 from kdump.run import LogDirIdentity, identify
 from kdump.segment import open_offset_index
 from kdump.txn.analysis import PartitionTxnReport, TxnOptions, analyze_partition
 from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
-
-_POSITIONS = struct.Struct(">ii")
 
 
 @dataclass(frozen=True)
@@ -89,7 +86,7 @@ class PartitionView:
     log_end_offset: int | None = None
     high_watermark: int | None = None
     last_stable_offset: int | None = None
-    index_interval_bytes: int = 4096
+    index_interval_bytes: int = option_default("index.interval.bytes")
     """index.interval.bytes of its topic, the index density is drawn against."""
     retention_ms: int | None = None
     retention_note: str | None = None
@@ -189,8 +186,12 @@ def _partition(
     parsed = parse_partition_dir(target.path.name)
     topic = parsed[0] if parsed else None
     settings = resolve_settings(options.layers, topic)
-    # the topic's index.interval.bytes (--config, describe output, broker) for the index checks
-    checks = replace(options.verify, index_interval_bytes=settings.index_interval_bytes)
+    # The topic's index.interval.bytes where one was given (--config, describe output, broker):
+    # the index checks then name an index denser than it. Kafka's default alone says nothing
+    # of the topic, so it checks nothing (as verify without --index-interval-bytes).
+    interval = settings["index.interval.bytes"]
+    given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
+    checks = replace(options.verify, index_interval_bytes=given)
     report = verify_partition(target.path, checks, target.only, progress)
     p = PartitionView(
         path=str(target.path),
@@ -275,6 +276,6 @@ def index_density(path: Path, base_offset: int) -> IndexDensity | None:
     n = index.used_entries
     if n < 2:
         return None
-    positions = [pos for _, pos in _POSITIONS.iter_unpack(bytes(index.buf[: n * 8]))]
+    positions = index.positions(n)
     gaps = [b - a for a, b in itertools.pairwise(positions)]
     return IndexDensity(n, min(gaps), (positions[-1] - positions[0]) / (n - 1), max(gaps))

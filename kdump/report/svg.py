@@ -205,7 +205,7 @@ def index_plot(p: PartitionView, interval: int) -> str:
         )
     ]
     dense = [s for s in p.segments if s.density is not None]
-    peak = max([interval * 2, *(s.density.max_bytes for s in dense if s.density is not None)])
+    peak = max([interval * 2, 1, *(s.density.max_bytes for s in dense if s.density is not None)])
 
     def y(v: float) -> float:
         return base - (base - top) * v / peak

@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
+from kdump.config import option_default
 from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
-from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
-from kdump.format.textfiles import read_offset_checkpoint
+from kdump.format.snapshot import ProducerSnapshot
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, flag_batches
-from kdump.lookup import PartitionLog
+from kdump.partition import REPLICATION_OFFSET_CHECKPOINT, PartitionLog, clamp_high_watermark
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
-from kdump.segment import SNAPSHOT_SUFFIX, FileRecords, LogSegment, base_offset_of, open_buffer
+from kdump.segment import FileRecords, LogSegment, base_offset_of
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
     CoordinatorView,
@@ -50,11 +50,11 @@ from kdump.txn.producer_state import (
     ProducerStateEntry,
     ProducerStateManager,
     TxnMetadata,
+    newest_readable_snapshot,
 )
 
-DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900000
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
 """transaction.max.timeout.ms; find-hanging's --max-transaction-timeout default (15 minutes)."""
-REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 SERVERS_PLACEHOLDER = "<bootstrap-servers>"
 
 
@@ -238,7 +238,7 @@ def analyze_partition(
         known_end: int | None = log.log_end_offset
     except KdumpError:
         known_end = None  # the walk below reports where the log is damaged
-    checkpoint_hw = _high_watermark_checkpoint(directory, topic, partition, findings)
+    checkpoint_hw = _high_watermark_checkpoint(log, findings)
     snapshot_path, snapshot = _latest_snapshot(directory, log_start, known_end, findings)
     state_hw = None if checkpoint_hw is None else max(checkpoint_hw, log_start)
     if snapshot is not None and snapshot_path is not None:
@@ -258,7 +258,7 @@ def analyze_partition(
     if checkpoint_hw is None:
         high_watermark, hw_source = log_end, "log end (no replication-offset-checkpoint entry)"
     else:
-        high_watermark = min(max(checkpoint_hw, log_start), log_end)
+        high_watermark = clamp_high_watermark(checkpoint_hw, log_start, log_end)
         hw_source = REPLICATION_OFFSET_CHECKPOINT
         if high_watermark != checkpoint_hw:
             hw_source += f" ({checkpoint_hw}, kept within [log start, log end])"
@@ -351,20 +351,14 @@ def _checkpoint_finding(e: KdumpError) -> Finding:
     )
 
 
-def _high_watermark_checkpoint(
-    directory: Path, topic: str | None, partition: int | None, findings: list[Finding]
-) -> int | None:
-    """This partition's entry in the log dir's replication-offset-checkpoint (the last wins)."""
-    checkpoint = directory.parent / REPLICATION_OFFSET_CHECKPOINT
-    if topic is None or not checkpoint.is_file():
-        return None
+def _high_watermark_checkpoint(log: PartitionLog, findings: list[Finding]) -> int | None:
+    """This partition's entry in the log dir's replication-offset-checkpoint (the last wins);
+    an unreadable file is a finding and read as absent."""
     try:
-        entries = read_offset_checkpoint(bytes(open_buffer(checkpoint)), str(checkpoint))
+        return log.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
     except KdumpError as e:
         findings.append(_checkpoint_finding(e))
         return None
-    found = [e.offset for e in entries if (e.topic, e.partition) == (topic, partition)]
-    return found[-1] if found else None
 
 
 def _latest_snapshot(
@@ -372,28 +366,20 @@ def _latest_snapshot(
 ) -> tuple[Path | None, ProducerSnapshot | None]:
     """ProducerStateManager.truncateAndReload then loadFromSnapshot: snapshots at or below the
     log start offset or past the log end are deleted; the newest readable one of the rest."""
-    candidates = []
-    for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        try:
-            offset = base_offset_of(path)
-        except InputError:
-            continue
-        if path.is_file() and offset > log_start and (log_end is None or offset <= log_end):
-            candidates.append((offset, path))
-    for _, path in sorted(candidates, reverse=True):
-        try:
-            return path, parse_producer_snapshot(open_buffer(path), str(path))
-        except KdumpError as e:
-            findings.append(
-                Finding(
-                    "SNAPSHOT_CORRUPT",
-                    Severity.WARNING,
-                    str(path),
-                    f"{e.reason}; skipped, as the broker skips it (and deletes it)",
-                    position=e.position,
-                )
+
+    def skipped(path: Path, e: KdumpError) -> None:
+        findings.append(
+            Finding(
+                "SNAPSHOT_CORRUPT",
+                Severity.WARNING,
+                str(path),
+                f"{e.reason}; skipped, as the broker skips it (and deletes it)",
+                position=e.position,
             )
-    return None, None
+        )
+
+    found = newest_readable_snapshot(directory, log_start, log_end, skipped)
+    return (None, None) if found is None else (found[1], found[2])
 
 
 class _Replay:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.config import option_default
 from kdump.discovery import parse_partition_dir
 from kdump.errors import KdumpError
 from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
@@ -29,7 +30,7 @@ from kdump.java import java_int, java_string_hash, utils_abs
 from kdump.segment import FileRecords, list_segments
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
+DEFAULT_TRANSACTION_STATE_PARTITIONS = option_default("transaction.state.log.num.partitions")
 """transaction.state.log.num.partitions; fixed when the topic is created."""
 OPEN_STATES = frozenset(("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"))
 """States in which the coordinator still has the transaction's partitions to finish."""

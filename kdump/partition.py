@@ -1,0 +1,79 @@
+"""A partition directory opened for reading: its segments by base offset, the log dir's offset
+checkpoints for it, its log start and log end offsets."""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from functools import cached_property
+from pathlib import Path
+
+from kdump.discovery import parse_partition_dir
+from kdump.errors import InputError
+from kdump.format.textfiles import read_offset_checkpoint
+from kdump.segment import SegmentFiles, list_segments, open_buffer
+
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+"""The log dir's high watermarks (ReplicaManager writes it; Partition.createLog reads it)."""
+
+
+def start_offset(first_base_offset: int, checkpointed: int | None) -> int:
+    """LogLoader.load: the log start offset is the log-start-offset-checkpoint's entry when it
+    is past the first segment's base offset, else that base offset."""
+    return first_base_offset if checkpointed is None else max(first_base_offset, checkpointed)
+
+
+def clamp_high_watermark(checkpointed: int, log_start: int, log_end: int) -> int:
+    """UnifiedLog.updateHighWatermark: a checkpointed high watermark kept within
+    [log start offset, log end offset]."""
+    return min(max(checkpointed, log_start), log_end)
+
+
+class PartitionLog:
+    """A partition directory opened for lookups: segments by base offset and the log start."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        if not self.directory.exists():
+            raise InputError(str(directory), "no such directory")
+        if not self.directory.is_dir():
+            raise InputError(str(directory), "not a directory (give a partition directory)")
+        try:
+            segments = [s for s in list_segments(self.directory) if s.log_path.is_file()]
+        except OSError as e:
+            raise InputError(str(directory), e.strerror or str(e)) from None
+        if not segments:
+            raise InputError(str(directory), "no segment .log files: not a partition directory")
+        last = len(segments) - 1
+        self.segments = [SegmentFiles(s, i == last) for i, s in enumerate(segments)]
+        self.base_offsets = [s.base_offset for s in segments]
+
+    def checkpointed(self, name: str) -> int | None:
+        """This partition's entry in the log dir's offset checkpoint file ``name`` (the last
+        one wins, as in Kafka's map), or None (no such file, or no entry)."""
+        checkpoint = self.directory.parent / name
+        tp = parse_partition_dir(self.directory.resolve().name)
+        if tp is None or not checkpoint.is_file():
+            return None
+        entries = read_offset_checkpoint(bytes(open_buffer(checkpoint)), str(checkpoint))
+        found = [e.offset for e in entries if (e.topic, e.partition) == tp]
+        return found[-1] if found else None
+
+    @cached_property
+    def log_start_offset_checkpoint(self) -> int | None:
+        """This partition's entry in the log dir's log-start-offset-checkpoint, or None."""
+        return self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first segment's base offset, unless the log dir's checkpoint says more."""
+        return start_offset(self.base_offsets[0], self.log_start_offset_checkpoint)
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+    def floor_segment(self, offset: int) -> int:
+        """The index of the segment with the greatest base offset ≤ offset (-1: none)."""
+        return bisect_right(self.base_offsets, offset) - 1
