@@ -5,11 +5,14 @@ so an option added later cannot escape."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 import pytest
 from clirun import run_kdump
+from conftest import ORACLE
 
 from kdump.cli import cli
 from kdump.commands.common import KafkaOption
@@ -124,3 +127,14 @@ def test_max_index_size_below_one_entry_is_refused_as_kafka_does() -> None:
         "kdump: --max-index-size 0: Invalid value 0 for configuration segment.index.bytes: "
         "Value must be at least 4\n"
     )
+
+
+def test_a_time_index_with_no_room_is_worded_without_negative_counts(tmp_path: Path) -> None:
+    """--max-index-size 4..23 is valid for Kafka, but leaves a time index no room before its
+    closing entry (TimeIndex.isFull: entries >= maxEntries - 1): never "its -1 entries"."""
+    partition = tmp_path / "plain-0"
+    shutil.copytree(ORACLE / "plain-0", partition)
+    ran = run_kdump(["rebuild-index", "--max-index-size", "8", "--dry-run", str(partition)])
+    assert "REPAIR_TIMEINDEX_FULL" in ran.stdout
+    assert "no room for an entry before the closing one at max index size 8" in ran.stdout
+    assert "-1 entries" not in ran.stdout

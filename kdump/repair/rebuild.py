@@ -455,8 +455,8 @@ def _refusals(
                 "REPAIR_TIMEINDEX_FULL",
                 Severity.WARNING,
                 path,
-                f"the time index filled its {time_index.max_entries - 1} entries before the "
-                f"closing one; {time_index.refused_full} later entries left out",
+                _time_index_full(time_index.max_entries, config.max_index_size)
+                + f"; {time_index.refused_full} later entries left out",
             )
         )
     if index.refused_order is not None:
@@ -507,3 +507,13 @@ __all__ = [
     "largest_timestamp",
     "recover_segment",
 ]
+
+
+def _time_index_full(max_entries: int, max_index_size: int) -> str:
+    """TimeIndex.isFull is entries >= maxEntries - 1: a size below two entries leaves no room."""
+    if max_entries > 1:
+        return f"the time index filled its {max_entries - 1} entries before the closing one"
+    return (
+        f"the time index has no room for an entry before the closing one at max index size "
+        f"{max_index_size} ({max_entries} of 12 bytes)"
+    )
