@@ -90,6 +90,11 @@ class StoreError(InputError):
     this one line, exit 3, rather than becoming one finding among others."""
 
 
+class DecryptionKeyError(InputError):
+    """An encrypted segment (Aiven's) whose key was not given, or does not fit: one line
+    naming the segment, exit 3."""
+
+
 class UnreadableInputError(FormatError):
     """A file a command needs that does not parse (a checkpoint for ``kdump explain``): bad
     input, exit code 3, still naming the file and byte position."""

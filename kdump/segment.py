@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kdump.crc import Buffer
 from kdump.errors import InputError
@@ -20,6 +21,7 @@ from kdump.format.records import Record, iter_records
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import LogWalk, Pager, iter_batches
+from kdump.remote import is_url
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -34,7 +36,12 @@ _BASE_NAME = re.compile(r"^(\d{20})$")
 
 
 def open_buffer(path: str | os.PathLike[str]) -> Buffer:
-    """A read-only view of a file: an mmap, or empty bytes for an empty file."""
+    """A read-only view of a file: an mmap, or empty bytes for an empty file; a URL's object
+    (or for Aiven's layout, the file its objects hold) read whole (kdump.remote.files)."""
+    if is_url(path):
+        from kdump.remote.files import read_file
+
+        return read_file(str(path))
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -114,6 +121,16 @@ class FileRecords:
         return batch.compute_checksum(self.buf)
 
 
+def open_log(path: str | os.PathLike[str]) -> FileRecords:
+    """A .log to walk: a memory-mapped file, or a URL's object read in ranges as the walk goes
+    (kdump.remote.mirror)."""
+    if is_url(path):
+        from kdump.remote.files import open_log as open_remote_log
+
+        return open_remote_log(str(path))
+    return FileRecords(path)
+
+
 def open_offset_index(path: str | os.PathLike[str], base_offset: int | None = None) -> OffsetIndex:
     base = base_offset_of(path) if base_offset is None else base_offset
     return OffsetIndex(open_buffer(path), base, str(path))
@@ -171,6 +188,46 @@ class LogSegment:
     def txn_index(self) -> TransactionIndex | None:
         p = self.txn_index_path
         return open_txn_index(p, self.base_offset) if p.exists() else None
+
+
+class FileRef(Protocol):
+    """A segment file as checks name it: a local Path, or a remote object's RemoteFile."""
+
+    @property
+    def name(self) -> str: ...
+
+    def exists(self) -> bool: ...
+
+
+class Segment(Protocol):
+    """What checks ask of a segment: LogSegment (a directory's files) or, for one in an object
+    store, kdump.remote.segment.RemoteSegment."""
+
+    @property
+    def base_offset(self) -> int: ...
+
+    @property
+    def directory(self) -> Path | str: ...
+
+    @property
+    def log_path(self) -> FileRef: ...
+
+    @property
+    def index_path(self) -> FileRef: ...
+
+    @property
+    def time_index_path(self) -> FileRef: ...
+
+    @property
+    def txn_index_path(self) -> FileRef: ...
+
+    def log(self) -> FileRecords: ...
+
+    def offset_index(self) -> OffsetIndex | None: ...
+
+    def time_index(self) -> TimeIndex | None: ...
+
+    def txn_index(self) -> TransactionIndex | None: ...
 
 
 def list_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:

@@ -11,11 +11,13 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
+    configure_store,
     jobs_option,
     metrics_run,
     progress,
     prom_option,
     show_progress,
+    store_options,
 )
 from kdump.errors import ExitCode
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -109,6 +111,7 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | Non
 @check_options
 @jobs_option
 @prom_option
+@store_options
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -123,12 +126,16 @@ def verify(
     fail_on: str,
     quiet: bool,
     prom: str | None,
+    **store: Any,
 ) -> None:
-    """Audit segment files, partition dirs or broker log dirs. Writes nothing but --prom.
+    """Audit segment files, partition dirs or broker log dirs, or segments in an object store
+    (s3://, gs://, az://, file:// URLs: tiered storage's layouts are recognised). Writes
+    nothing but --prom.
 
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
     """
+    configure_store(store)
     options = VerifyOptions(
         deep=deep,
         index_interval_bytes=index_interval_bytes,

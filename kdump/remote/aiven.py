@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from kdump.errors import InputError, KdumpError
+from kdump.errors import DecryptionKeyError, InputError, KdumpError
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 SUFFIXES = (LOG, INDEXES, MANIFEST)
@@ -121,7 +121,8 @@ def parse_manifest(data: bytes, path: str) -> Manifest:
     except KdumpError:
         raise
     except (ValueError, KeyError, TypeError) as e:
-        raise ManifestError(path, f"not an Aiven segment manifest: {type(e).__name__}: {e}") from None
+        what = f"{type(e).__name__}: {e}"
+        raise ManifestError(path, f"not an Aiven segment manifest: {what}") from None
 
 
 def _chunk_index(doc: dict[str, Any]) -> ChunkIndex:
@@ -184,14 +185,17 @@ def _encryption(doc: dict[str, Any]) -> Encryption:
     if not isinstance(key, str):
         raise ValueError("encryption without a dataKey")
     key_id, sep, wrapped = key.rpartition(":")
-    return Encryption(key_id if sep else None, base64.b64decode(wrapped), base64.b64decode(doc["aad"]))
+    aad = base64.b64decode(doc["aad"])
+    return Encryption(key_id if sep else None, base64.b64decode(wrapped), aad)
 
 
 def _zstd_decompress(data: bytes, limit: int) -> bytes:
     try:
         import zstandard
     except ImportError:
-        raise KdumpError("Aiven's compressed segments need zstandard: pip install 'kdump[remote]'")
+        raise KdumpError(
+            "Aiven's compressed segments need zstandard: pip install 'kdump[remote]'"
+        ) from None
     try:
         params = zstandard.get_frame_parameters(data)
     except zstandard.ZstdError as e:
@@ -208,14 +212,16 @@ def _zstd_decompress(data: bytes, limit: int) -> bytes:
 # -- keys ----------------------------------------------------------------------------------
 
 
-def unwrap_data_key(encryption: Encryption, keys: tuple[tuple[str | None, bytes], ...], path: str) -> bytes:
+def unwrap_data_key(
+    encryption: Encryption, keys: tuple[tuple[str | None, bytes], ...], path: str
+) -> bytes:
     """The AES data key: RSA-OAEP with SHA3-512 (hash and MGF1) under the private key of the
     manifest's key pair id (a key given without an id is tried for any)."""
     wanted = encryption.key_id
     candidates = [pem for key_id, pem in keys if key_id in (wanted, None)]
     name = f"key pair {wanted!r}" if wanted else "an RSA key pair"
     if not candidates:
-        raise InputError(
+        raise DecryptionKeyError(
             path,
             f"segment is encrypted with {name}: give its private key with "
             f"--private-key {wanted or 'ID'}=FILE.pem",
@@ -224,7 +230,9 @@ def unwrap_data_key(encryption: Encryption, keys: tuple[tuple[str | None, bytes]
         key = _oaep_sha3_512_decrypt(pem, encryption.wrapped_key)
         if key is not None and len(key) == 32:
             return key
-    raise InputError(path, f"the private key given does not unwrap the data key of {name}")
+    raise DecryptionKeyError(
+        path, f"the private key given does not unwrap the data key of {name}"
+    )
 
 
 def _load_private_key(pem: bytes) -> Any:
@@ -232,7 +240,9 @@ def _load_private_key(pem: bytes) -> Any:
         from cryptography.hazmat.primitives.asymmetric import rsa
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:
-        raise KdumpError("Aiven's encrypted segments need cryptography: pip install 'kdump[remote]'")
+        raise KdumpError(
+            "Aiven's encrypted segments need cryptography: pip install 'kdump[remote]'"
+        ) from None
     try:
         key = load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as e:
@@ -370,11 +380,11 @@ def parse_custom_metadata(data: bytes) -> CustomMetadata:
         fields[tag], at = data[at : at + size], at + size
     if at != len(data):
         raise ValueError(f"{len(data) - at} bytes after the tagged fields")
-    size = None
+    remote_size = None
     if 0 in fields:
         raw, _ = _uvarint(fields[0], 0)
-        size = (raw >> 1) ^ -(raw & 1)
-    return CustomMetadata(size, _compact_string(fields.get(1)), _compact_string(fields.get(2)))
+        remote_size = (raw >> 1) ^ -(raw & 1)
+    return CustomMetadata(remote_size, _compact_string(fields.get(1)), _compact_string(fields.get(2)))
 
 
 def _compact_string(raw: bytes | None) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kdump.remote import url_name, url_parent
 
@@ -170,9 +170,7 @@ def parse_listing(listing: Iterable[tuple[str, int]]) -> Layouts:
                 parent_url, _Building(KAFKA_FILES, p["topic"], int(p["partition"]), None)
             )
             if m is not None:
-                b.segments.setdefault((int(m["offset"]), None), []).append(
-                    (m["suffix"], url, size)
-                )
+                b.segments.setdefault((int(m["offset"]), None), []).append((m["suffix"], url, size))
             else:
                 b.extras.append((name, url, size))
             continue
@@ -184,9 +182,10 @@ def parse_listing(listing: Iterable[tuple[str, int]]) -> Layouts:
         if not b.segments:
             out.unknown += [url for _, url, _ in b.extras]
             continue
+        ordered = sorted(b.segments.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
         segments = tuple(
             RemoteSegmentRef(b.layout, partition_url, base, sid, tuple(sorted(objects)))
-            for (base, sid), objects in sorted(b.segments.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
+            for (base, sid), objects in ordered
         )
         out.partitions.append(
             RemotePartition(
@@ -195,6 +194,14 @@ def parse_listing(listing: Iterable[tuple[str, int]]) -> Layouts:
         )
     out.partitions.sort(key=lambda p: (p.topic, p.partition, p.url))
     return out
+
+
+def segment_of(partition: RemotePartition, url: str) -> RemotePartition | None:
+    """``partition`` with only the segment one of whose objects ``url`` is, or None."""
+    for segment in partition.segments:
+        if any(u == url for _, u, _ in segment.objects):
+            return replace(partition, segments=(segment,))
+    return None
 
 
 __all__ = [

@@ -2,9 +2,9 @@
 
 The mirror is an anonymous private memory map of the log's (decoded) size, handed to the walk and
 the C paths as the ``FileRecords`` buffer, so every reader of a log keeps its one code path. Only
-what the walk asks for is fetched (a ``RemotePager``: a window of bytes when the walk reaches bytes not
-there, the next window prefetched while the walk works on this one) and what it has passed
-is handed back (MADV_DONTNEED): resident memory stays at a few windows whatever the log's size.
+what the walk asks for is fetched (a ``RemotePager``: a window of bytes when the walk reaches
+bytes not there, the next window prefetched while the walk works on this one) and what it has
+passed is handed back (MADV_DONTNEED): resident memory stays a few windows whatever the size.
 
 An anonymous mapping rather than the sparse temporary file of the first design: no disk is used,
 nothing is left behind by a killed process, and handing pages back is one madvise (no

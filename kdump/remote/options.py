@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 DEFAULT_READ_AHEAD = 16 << 20
-"""Bytes a walk over a remote log fetches per request: object stores answer a ranged GET in tens
-of milliseconds whatever its size up to megabytes, so requests are made large (bench/bench_remote.py)."""
+"""Bytes a walk over a remote log fetches per request: an object store answers a ranged GET in
+tens of milliseconds whatever its size up to megabytes, so requests are large
+(bench/bench_remote.py)."""
 DEFAULT_RETRIES = 3
 """Attempts per request (botocore's standard retry mode, and s3fs's own around a cut read): the
 defaults of the two multiply to 25 attempts and 40 s on a 503."""
