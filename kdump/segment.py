@@ -33,6 +33,8 @@ CHECKPOINT_SUFFIX = ".checkpoint"
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _BASE_NAME = re.compile(r"^(\d{20})$")
+_REMOTE_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
+"""Tiered storage's segment file names: the base offset and the segment's id."""
 
 
 def open_buffer(path: str | os.PathLike[str]) -> Buffer:
@@ -57,6 +59,8 @@ def open_buffer(path: str | os.PathLike[str]) -> Buffer:
 def base_offset_of(path: str | os.PathLike[str]) -> int:
     """The base offset a segment file's 20-digit name gives (Kafka's offsetFromFileName)."""
     stem = Path(path).name.split(".", 1)[0]
+    if _REMOTE_BASE_NAME.match(stem):
+        return int(stem[:20])
     if not _BASE_NAME.match(stem):
         raise InputError(str(path), "file name is not a 20-digit base offset")
     return int(stem)

@@ -165,4 +165,51 @@ def require_file(url: str) -> None:
         raise InputError(url, "no such object")
 
 
-__all__ = ["AivenSegment", "aiven_part", "aiven_segment", "file_exists", "open_log", "read_file"]
+def dumped_files(url: str) -> list[str]:
+    """The segment files ``kdump dump URL`` dumps, as ``kdump dump DIR`` would (the same
+    suffixes, in name order): those of every segment under a prefix, or the one object named
+    (for Aiven's ``.indexes``: the index files it holds)."""
+    from kdump.discovery import DUMPED_SUFFIXES
+    from kdump.remote.layouts import AIVEN, parse_listing
+    from kdump.remote.store import full_url, listing
+
+    objects = listing(url)
+    if not objects:
+        raise StoreError(url, "no such object or prefix")
+    if list(objects) == [full_url(url)]:
+        aiven = _looks_aiven(url)
+        segment = aiven_segment(aiven[0]) if aiven is not None and aiven[1] == "indexes" else None
+        return [url] if segment is None else sorted(_aiven_files(segment))
+    out = []
+    for partition in parse_listing(objects.items()).partitions:
+        files: list[str] = []
+        for ref in partition.segments:
+            segment = aiven_segment(ref.url("log")[: -len(".log")]) if ref.layout == AIVEN else None
+            if segment is not None:
+                files += [ref.url("log"), *_aiven_files(segment)]
+            else:
+                files += [u for _, u, _ in ref.objects]
+        out += sorted(f for f in files if f.endswith(DUMPED_SUFFIXES))
+    if not out:
+        raise StoreError(url, "holds no Kafka segment files in a layout kdump knows")
+    return out
+
+
+def _aiven_files(segment: AivenSegment) -> list[str]:
+    """The index files an Aiven segment's ``.indexes`` holds, by Kafka's names."""
+    return [
+        f"{segment.stem_url}.{suffix}"
+        for suffix in ("index", "timeindex", "snapshot", "txnindex")
+        if segment.manifest.indexes.get(AIVEN_PARTS[suffix]) is not None
+    ]
+
+
+__all__ = [
+    "AivenSegment",
+    "aiven_part",
+    "aiven_segment",
+    "dumped_files",
+    "file_exists",
+    "open_log",
+    "read_file",
+]
