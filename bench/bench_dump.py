@@ -30,7 +30,7 @@ import crc32c as crc32c_package
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kdump import speedups
-from kdump.format.records import iter_records
+from kdump.format.batch import iter_records
 from kdump.format.walk import iter_batches
 
 REPO = Path(__file__).resolve().parents[1]

@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
-from kdump.format.batch import LOG_HEADER
+from kdump.format.layout import LOG_HEADER
 from kdump.format.walk import iter_batches
 from kdump.render.report import render_json
 from kdump.repair.rebuild import IndexConfig, recover_segment

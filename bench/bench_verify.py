@@ -52,7 +52,7 @@ from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
-from kdump.format.batch import LOG_HEADER
+from kdump.format.layout import LOG_HEADER
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.segment import (
     INDEX_SUFFIX,

@@ -21,14 +21,10 @@ from kdump.checks.log import scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
+from kdump.format.batch import iter_records
 from kdump.format.index import OffsetIndex
 from kdump.format.internal import MESSAGE_PARSERS, decode_control_record
-from kdump.format.records import (
-    Record,
-    control_record_key,
-    end_transaction_marker,
-    iter_records,
-)
+from kdump.format.records import Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import (
     read_leader_epoch_checkpoint,

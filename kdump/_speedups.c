@@ -267,13 +267,57 @@ static PyObject *py_crc32c(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 /* ------------------------------------------------------------------ v2 batch headers */
 
-#define LOG_OVERHEAD 12
-#define MAGIC_AT 16
-#define CRC_AT 17
-#define ATTRIBUTES_AT 21
-#define V2_HEADER_SIZE 61
-#define MIN_V2_BATCH_LENGTH (V2_HEADER_SIZE - LOG_OVERHEAD)
-#define V2_FIELDS 14
+/* Where the fields lie: a v2 batch header's, an index entry's. The same numbers as
+ * kdump.format.layout, which exports them as LAYOUT beside the names (tests/test_speedups.py
+ * compares the two). */
+enum {
+    LOG_OVERHEAD = 12,
+    BASE_OFFSET_AT = 0,
+    BATCH_LENGTH_AT = 8,
+    PARTITION_LEADER_EPOCH_AT = 12,
+    MAGIC_AT = 16,
+    CRC_AT = 17,
+    ATTRIBUTES_AT = 21,
+    LAST_OFFSET_DELTA_AT = 23,
+    BASE_TIMESTAMP_AT = 27,
+    MAX_TIMESTAMP_AT = 35,
+    PRODUCER_ID_AT = 43,
+    PRODUCER_EPOCH_AT = 51,
+    BASE_SEQUENCE_AT = 53,
+    RECORDS_COUNT_AT = 57,
+    V2_HEADER_SIZE = 61,
+    MIN_V2_BATCH_LENGTH = V2_HEADER_SIZE - LOG_OVERHEAD,
+    OFFSET_INDEX_ENTRY = 8,  /* relative offset int32, position int32 */
+    OFFSET_INDEX_POSITION_AT = 4,
+    TIME_INDEX_ENTRY = 12,   /* timestamp int64, relative offset int32 */
+    TIME_INDEX_OFFSET_AT = 8,
+};
+
+static const struct {
+    const char *name;
+    int value;
+} layout[] = {
+    {"LOG_OVERHEAD", LOG_OVERHEAD},
+    {"base_offset", BASE_OFFSET_AT},
+    {"batch_length", BATCH_LENGTH_AT},
+    {"partition_leader_epoch", PARTITION_LEADER_EPOCH_AT},
+    {"magic", MAGIC_AT},
+    {"crc", CRC_AT},
+    {"attributes", ATTRIBUTES_AT},
+    {"last_offset_delta", LAST_OFFSET_DELTA_AT},
+    {"base_timestamp", BASE_TIMESTAMP_AT},
+    {"max_timestamp", MAX_TIMESTAMP_AT},
+    {"producer_id", PRODUCER_ID_AT},
+    {"producer_epoch", PRODUCER_EPOCH_AT},
+    {"base_sequence", BASE_SEQUENCE_AT},
+    {"records_count", RECORDS_COUNT_AT},
+    {"RECORD_BATCH_OVERHEAD", V2_HEADER_SIZE},
+    {"MIN_V2_BATCH_LENGTH", MIN_V2_BATCH_LENGTH},
+    {"OFFSET_INDEX_ENTRY", OFFSET_INDEX_ENTRY},
+    {"OFFSET_INDEX_POSITION_AT", OFFSET_INDEX_POSITION_AT},
+    {"TIME_INDEX_ENTRY", TIME_INDEX_ENTRY},
+    {"TIME_INDEX_OFFSET_AT", TIME_INDEX_OFFSET_AT},
+};
 
 typedef struct {
     int64_t base_offset;
@@ -289,19 +333,19 @@ typedef struct {
 
 static void read_v2_header(const uint8_t *p, v2_header *h)
 {
-    h->base_offset = be64s(p);
-    h->batch_length = be32s(p + 8);
-    h->partition_leader_epoch = be32s(p + 12);
-    h->magic = (int8_t)p[16];
-    h->crc = be32(p + 17);
-    h->attributes = be16s(p + 21);
-    h->last_offset_delta = be32s(p + 23);
-    h->base_timestamp = be64s(p + 27);
-    h->max_timestamp = be64s(p + 35);
-    h->producer_id = be64s(p + 43);
-    h->producer_epoch = be16s(p + 51);
-    h->base_sequence = be32s(p + 53);
-    h->records_count = be32s(p + 57);
+    h->base_offset = be64s(p + BASE_OFFSET_AT);
+    h->batch_length = be32s(p + BATCH_LENGTH_AT);
+    h->partition_leader_epoch = be32s(p + PARTITION_LEADER_EPOCH_AT);
+    h->magic = (int8_t)p[MAGIC_AT];
+    h->crc = be32(p + CRC_AT);
+    h->attributes = be16s(p + ATTRIBUTES_AT);
+    h->last_offset_delta = be32s(p + LAST_OFFSET_DELTA_AT);
+    h->base_timestamp = be64s(p + BASE_TIMESTAMP_AT);
+    h->max_timestamp = be64s(p + MAX_TIMESTAMP_AT);
+    h->producer_id = be64s(p + PRODUCER_ID_AT);
+    h->producer_epoch = be16s(p + PRODUCER_EPOCH_AT);
+    h->base_sequence = be32s(p + BASE_SEQUENCE_AT);
+    h->records_count = be32s(p + RECORDS_COUNT_AT);
 }
 
 /* The length of the well-formed v2 batch at pos (header included), or 0 where iteration
@@ -312,7 +356,7 @@ static Py_ssize_t v2_batch_size(const uint8_t *buf, Py_ssize_t pos, Py_ssize_t e
 {
     if (end - pos < V2_HEADER_SIZE || buf[pos + MAGIC_AT] != 2)
         return 0;
-    int32_t length = be32s(buf + pos + 8);
+    int32_t length = be32s(buf + pos + BATCH_LENGTH_AT);
     if (length < MIN_V2_BATCH_LENGTH || length > max_size)
         return 0;
     if ((long long)length + LOG_OVERHEAD > end - pos)
@@ -597,9 +641,14 @@ done:
 
 /* ------------------------------------------------------------------ v2 records */
 
-/* Why decoding stopped; the Python decoder words the same cases the same way. */
+/* Why decoding stopped: kdump.format.records.RecordFault, whose names are record_faults below
+ * (checked there at import) and which words each one, for this decoder and its own. */
 enum { OK = 0, PAST_BATCH, VARINT_TOO_LONG, BAD_LENGTH, FIELD_PAST_RECORD, BAD_HEADER_COUNT,
-       BAD_HEADER_KEY, BAD_RECORD_SIZE, UNMODELLED };
+       BAD_HEADER_KEY, BAD_RECORD_SIZE, UNMODELLED, N_FAULTS };
+static const char *const record_faults[N_FAULTS] = {
+    "OK", "PAST_BATCH", "VARINT_TOO_LONG", "BAD_LENGTH", "FIELD_PAST_RECORD",
+    "BAD_HEADER_COUNT", "BAD_HEADER_KEY", "BAD_RECORD_SIZE", "UNMODELLED",
+};
 
 typedef struct {
     const uint8_t *data;
@@ -834,6 +883,11 @@ static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
  * when read: a record costs its key, its value and itself. */
 
 #define RECORD_FIELDS 10
+/* Record._fields, in order (checked there at import): the C Record's item i is names[i]. */
+static const char *const record_fields[RECORD_FIELDS] = {
+    "offset", "timestamp", "key", "value", "headers", "sequence", "attributes",
+    "size_in_bytes", "crc", "is_valid",
+};
 
 typedef struct {
     PyObject_HEAD
@@ -981,10 +1035,7 @@ static PyObject *crecord_reduce(PyObject *self, PyObject *unused)
 /* Attributes: the fields by name, the Python Record's properties and methods otherwise. */
 static PyObject *crecord_getattro(PyObject *self, PyObject *name)
 {
-    static const char *const names[RECORD_FIELDS] = {
-        "offset", "timestamp", "key", "value", "headers", "sequence", "attributes",
-        "size_in_bytes", "crc", "is_valid",
-    };
+    const char *const *names = record_fields;
     CRecord *r = (CRecord *)self;
     const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
     if (s != NULL) {
@@ -1046,36 +1097,12 @@ static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
     Py_RETURN_NONE;
 }
 
-static PyObject *error_reason(const reader *r)
-{
-    switch (r->error) {
-    case VARINT_TOO_LONG:
-        return PyUnicode_FromString("varint is too long");
-    case BAD_LENGTH:
-        return PyUnicode_FromFormat("record length %lld runs past the batch",
-                                    (long long)r->detail);
-    case FIELD_PAST_RECORD:
-        return PyUnicode_FromFormat("field of %lld bytes runs past the record",
-                                    (long long)r->detail);
-    case BAD_HEADER_COUNT:
-        return PyUnicode_FromFormat("invalid number of record headers %lld",
-                                    (long long)r->detail);
-    case BAD_HEADER_KEY:
-        return PyUnicode_FromFormat("invalid negative header key size %lld",
-                                    (long long)r->detail);
-    case BAD_RECORD_SIZE:
-        return PyUnicode_FromFormat("expected to read %lld bytes in record payload, read %lld",
-                                    (long long)r->detail, (long long)r->detail2);
-    default:
-        return PyUnicode_FromString("record runs past the batch");
-    }
-}
-
 /* v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence,
  *            record_cls, header_cls)
  *   -> None when the batch holds something only the Python decoder models (it then decodes
  *      the whole batch), else (records, position in the payload where decoding stopped,
- *      error) where error is None or (number of the record that failed, reason). */
+ *      error) where error is None or (number of the record that failed, fault, detail,
+ *      detail2): a RecordFault and the numbers its wording takes. */
 static PyObject *py_v2_records(PyObject *self, PyObject *args)
 {
     PyObject *obj, *append_obj, *record_cls, *header_cls;
@@ -1098,7 +1125,7 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     reader r = {view.buf, view.len, OK, 0, 0};
     /* room for every record the payload can hold (one takes at least 7 bytes), made once */
     Py_ssize_t room = count < view.len / 7 + 1 ? count : view.len / 7 + 1;
-    PyObject *list = PyList_New(room > 0 ? room : 0), *result = NULL;
+    PyObject *list = PyList_New(room > 0 ? room : 0);
     Py_ssize_t pos = 0, i = 0;
     for (; list != NULL && i < count && i < room; i++) {
         record_view rec;
@@ -1130,14 +1157,9 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         Py_DECREF(list);
         Py_RETURN_NONE;
     }
-    if (r.error) {
-        PyObject *reason = error_reason(&r);
-        if (reason != NULL)
-            result = Py_BuildValue("(Nn(nN))", list, pos, i, reason);
-        else
-            Py_DECREF(list);
-        return result;
-    }
+    if (r.error)
+        return Py_BuildValue("(Nn(niLL))", list, pos, i, r.error, (long long)r.detail,
+                             (long long)r.detail2);
     return Py_BuildValue("(NnO)", list, pos, Py_None);
 }
 
@@ -1981,7 +2003,7 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OnLp", &obj, &used, &base, &time_index) ||
         get_view(obj, &index) < 0)
         return NULL;
-    Py_ssize_t width = time_index ? 12 : 8;
+    Py_ssize_t width = time_index ? TIME_INDEX_ENTRY : OFFSET_INDEX_ENTRY;
     if (used < 0 || used > index.len / width)
         used = used < 0 ? 0 : index.len / width;
     int64_t *keys = PyMem_Malloc(sizeof(int64_t) * (size_t)(used ? used : 1));
@@ -1992,7 +2014,8 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; i < used; i++, p += width) {
         int past;
-        keys[i] = time_index ? absolute_offset(base, be32s(p + 8), &past) : be32s(p + 4);
+        keys[i] = time_index ? absolute_offset(base, be32s(p + TIME_INDEX_OFFSET_AT), &past)
+                              : be32s(p + OFFSET_INDEX_POSITION_AT);
     }
     release_view(&index);
     qsort(keys, (size_t)used, sizeof(int64_t), cmp_int64);
@@ -2121,14 +2144,14 @@ static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
         return NULL;
     }
     n /= POSITION_ROW;
-    if (used < 0 || used > index.len / 8)
-        used = used < 0 ? 0 : index.len / 8;
+    if (used < 0 || used > index.len / OFFSET_INDEX_ENTRY)
+        used = used < 0 ? 0 : index.len / OFFSET_INDEX_ENTRY;
     PyObject *flagged = PyList_New(0);
     Py_ssize_t multi = 0, first_multi = -1;
     int64_t prev_o = 0, prev_p = 0;
     const uint8_t *p = index.buf;
-    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 8) {
-        int64_t rel = be32s(p), pos = be32s(p + 4);
+    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += OFFSET_INDEX_ENTRY) {
+        int64_t rel = be32s(p), pos = be32s(p + OFFSET_INDEX_POSITION_AT);
         int past;
         int64_t o = absolute_offset(base, rel, &past);
         const int64_t *row = find_row(rows, n, POSITION_ROW, pos);
@@ -2168,15 +2191,15 @@ static PyObject *py_time_index_check(PyObject *self, PyObject *args)
         return NULL;
     }
     n /= OFFSET_ROW;
-    if (used < 0 || used > index.len / 12)
-        used = used < 0 ? 0 : index.len / 12;
+    if (used < 0 || used > index.len / TIME_INDEX_ENTRY)
+        used = used < 0 ? 0 : index.len / TIME_INDEX_ENTRY;
     PyObject *flagged = PyList_New(0);
     int64_t prev_ts = 0, prev_o = 0;
     const uint8_t *p = index.buf;
-    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += 12) {
+    for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += TIME_INDEX_ENTRY) {
         int64_t ts = be64s(p);
         int past;
-        int64_t o = absolute_offset(base, be32s(p + 8), &past);
+        int64_t o = absolute_offset(base, be32s(p + TIME_INDEX_OFFSET_AT), &past);
         const int64_t *row = past ? NULL : find_row(rows, n, OFFSET_ROW, o);
         if ((i && (ts <= prev_ts || o < prev_o)) || row == NULL || row[1] > o || row[3] != ts ||
             row[4] > ts) {
@@ -2244,6 +2267,41 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* module.NAME = a tuple of the C side's names, for the Python side to check its own against */
+static int add_names(PyObject *m, const char *attr, const char *const *names, int count)
+{
+    PyObject *tuple = PyTuple_New(count);
+    for (int i = 0; tuple != NULL && i < count; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (name == NULL)
+            Py_CLEAR(tuple);
+        else
+            PyTuple_SET_ITEM(tuple, i, name);
+    }
+    if (tuple == NULL || PyModule_AddObject(m, attr, tuple) < 0) {
+        Py_XDECREF(tuple);
+        return -1;
+    }
+    return 0;
+}
+
+/* module.LAYOUT = {name: byte offset or size} of the layout enum */
+static int add_layout(PyObject *m)
+{
+    PyObject *dict = PyDict_New();
+    for (size_t i = 0; dict != NULL && i < sizeof(layout) / sizeof(layout[0]); i++) {
+        PyObject *value = PyLong_FromLong(layout[i].value);
+        if (value == NULL || PyDict_SetItemString(dict, layout[i].name, value) < 0)
+            Py_CLEAR(dict);
+        Py_XDECREF(value);
+    }
+    if (dict == NULL || PyModule_AddObject(m, "LAYOUT", dict) < 0) {
+        Py_XDECREF(dict);
+        return -1;
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
@@ -2259,31 +2317,11 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
-    PyObject *names = PyTuple_New(WALK_COLUMNS);
-    for (int c = 0; names != NULL && c < WALK_COLUMNS; c++) {
-        PyObject *name = PyUnicode_FromString(walk_column_names[c]);
-        if (name == NULL)
-            Py_CLEAR(names);
-        else
-            PyTuple_SET_ITEM(names, c, name);
-    }
-    if (m != NULL && (names == NULL || PyModule_AddObject(m, "WALK_COLUMNS", names) < 0)) {
-        Py_XDECREF(names);
-        Py_DECREF(m);
-        return NULL;
-    }
-    PyObject *fields = PyTuple_New(N_FIELDS);
-    for (int f = 0; fields != NULL && f < N_FIELDS; f++) {
-        PyObject *name = PyUnicode_FromString(field_names[f]);
-        if (name == NULL)
-            Py_CLEAR(fields);
-        else
-            PyTuple_SET_ITEM(fields, f, name);
-    }
-    if (m != NULL && (fields == NULL || PyModule_AddObject(m, "RENDER_FIELDS", fields) < 0)) {
-        Py_XDECREF(fields);
-        Py_DECREF(m);
-        return NULL;
-    }
+    if (m != NULL && (add_names(m, "WALK_COLUMNS", walk_column_names, WALK_COLUMNS) < 0 ||
+                      add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||
+                      add_names(m, "RECORD_FIELDS", record_fields, RECORD_FIELDS) < 0 ||
+                      add_names(m, "RECORD_FAULTS", record_faults, N_FAULTS) < 0 ||
+                      add_layout(m) < 0))
+        Py_CLEAR(m);
     return m;
 }

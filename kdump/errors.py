@@ -67,6 +67,14 @@ class CorruptRecordError(FormatError):
     """A record inside a batch that does not decode (bad varint, length past the end)."""
 
 
+class InvalidWrapperError(CorruptRecordError):
+    """A v0/v1 compressed wrapper Kafka's deep iterator refuses (InvalidRecordException).
+
+    The message is Kafka's own: AbstractLegacyRecordBatch.DeepRecordsIterator throws it, so
+    kafka-dump-log.sh stops on it, consumers fail on it and a broker cannot serve it.
+    """
+
+
 class DecompressionError(FormatError):
     """A compressed payload that does not decompress, or would exceed the size limit."""
 

@@ -29,8 +29,9 @@ from typing import Generic, NamedTuple, TypeVar
 
 from kdump.discovery import parse_partition_dir
 from kdump.errors import FormatError, InputError
-from kdump.format.batch import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP, Batch
+from kdump.format.batch import Batch
 from kdump.format.index import OffsetIndex, OffsetPosition, SearchType
+from kdump.format.layout import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kdump.format.records import Record
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.timeindex import TimeIndex, TimestampOffset

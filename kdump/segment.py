@@ -14,10 +14,10 @@ from typing import Protocol
 
 from kdump.crc import Buffer
 from kdump.errors import InputError
-from kdump.format.batch import Batch
+from kdump.format.batch import Batch, iter_records
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.index import OffsetIndex
-from kdump.format.records import Record, iter_records
+from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import LogWalk, Pager, iter_batches

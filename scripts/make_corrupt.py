@@ -53,7 +53,9 @@ LOG_DIR = "logdir"
 IN_PLACE = "../../oracle"
 INT32_MAX = 2**31 - 1
 
-# DefaultRecordBatch's header, in file order; positions are derived from the sizes.
+# DefaultRecordBatch's header, in file order; positions are derived from the sizes. Written out
+# here, not imported from kdump.format.layout: the damage must be placed independently of the
+# code that is to find it.
 V2_FIELDS = (
     ("base_offset", "q"),
     ("batch_length", "i"),

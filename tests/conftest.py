@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
 ORACLE = FIXTURES / "oracle"
 REALFILES = FIXTURES / "realfiles"
 GENERATED = FIXTURES / "generated"

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GENERATED, ORACLE, oracle_manifest
-from test_golden import REPO, Ran, run_kdump
+from clirun import Ran, run_kdump
+from conftest import GENERATED, ORACLE, REPO, oracle_manifest
 
 from kdump.crc import crc32c
 from kdump.format.internal import message_parser

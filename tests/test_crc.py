@@ -10,7 +10,8 @@ import pytest
 from conftest import ORACLE
 
 from kdump import crc
-from kdump.format.batch import ATTRIBUTES_OFFSET, RecordBatch
+from kdump.format.batch import RecordBatch
+from kdump.format.layout import ATTRIBUTES_OFFSET
 from kdump.format.walk import iter_batches
 
 IMPLEMENTATIONS = {

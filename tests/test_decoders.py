@@ -22,9 +22,9 @@ from unittest import mock
 
 import fastavro
 import pytest
+from clirun import run_kdump
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from test_golden import run_kdump
 
 AVRO_SCHEMA = {
     "type": "record",

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from clirun import run_kdump
 from explainbuild import HOUR, T0, batch, checkpoint, segment
-from test_golden import run_kdump
 
 SEGMENT_KEYS = {
     "base_offset": int,

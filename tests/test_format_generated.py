@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from conftest import GENERATED
 
-from kdump.format.batch import TIMESTAMP_TYPE_NAMES
 from kdump.format.compression import codec_name
+from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.segment import FileRecords
 
 

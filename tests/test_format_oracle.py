@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import ORACLE, oracle_files, oracle_manifest
 
-from kdump.format.batch import TIMESTAMP_TYPE_NAMES
 from kdump.format.compression import codec_name
+from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.records import control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.segment import (

@@ -15,22 +15,15 @@ one section by java.util.HashMap over their absolute paths (tests/test_cli_dump.
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from itertools import zip_longest
 from pathlib import Path
 from typing import NamedTuple
-from unittest import mock
 
 import pytest
-from click.testing import CliRunner
-from conftest import ORACLE, oracle_files, oracle_manifest
+from clirun import Ran, run_kdump
+from conftest import ORACLE, REPO, oracle_files, oracle_manifest
 
-from kdump.cli import main
-
-REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "tests" / "golden"
 REPO_PLACEHOLDER = "<REPO>"
 
@@ -269,44 +262,6 @@ CASES: list[Case] = [
         "--cluster-metadata-decoder",
     ),
 ]
-
-
-class Ran(NamedTuple):
-    exit_code: int
-    stdout: str
-    stderr: str
-
-
-@contextmanager
-def _in_directory(path: Path) -> Iterator[None]:
-    before = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
-def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
-    """Run the ``kdump`` console entry point (kdump.cli.main) on ``args``, as a shell would.
-
-    CliRunner captures the streams; main() itself picks the exit code, so what is asserted is
-    what a user's shell sees.
-    """
-    runner = CliRunner()
-    with (
-        _in_directory(cwd or Path.cwd()),
-        runner.isolation() as (out, err, _),
-        mock.patch.object(sys, "argv", ["kdump", *args]),
-    ):
-        try:
-            main()
-        except SystemExit as e:
-            code = e.code
-        else:
-            code = 0
-    exit_code = code if isinstance(code, int) else (0 if code is None else 1)
-    return Ran(exit_code, out.getvalue().decode(), err.getvalue().decode())
 
 
 def run_case(c: Case) -> Ran:

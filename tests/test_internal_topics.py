@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from batchbytes import fix_crc, v2_batch
-from conftest import REALFILES
-from test_golden import REPO, run_kdump
+from clirun import run_kdump
+from conftest import REALFILES, REPO
 
 from kdump.format import messages
 from kdump.format.internal import (

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from clirun import run_kdump
 from conftest import FIXTURES
-from test_golden import run_kdump
 
 from kdump.errors import KdumpError
 from kdump.parallel import map_ordered, stream_ordered

@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import run_kdump
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_golden import REPO, run_kdump
 from test_internal_topics import (
     TOPIC_ID,
     carray,

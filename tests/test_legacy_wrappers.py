@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from clirun import run_kdump
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
-from test_golden import run_kdump
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.verify import verify_paths

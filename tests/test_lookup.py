@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from clirun import run_kdump
 from conftest import GENERATED, ORACLE, oracle_files, oracle_manifest
-from test_golden import run_kdump
 
 from kdump.errors import FormatError
 from kdump.format.batch import Batch

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import run_kdump
+from conftest import ORACLE, REALFILES
 from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
 from kdump.render.prom import Family, escape_label_value, previous_value, render, write_textfile
-from tests.conftest import ORACLE, REALFILES
-from tests.test_golden import run_kdump
 
 V0_LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"  # broker.id=0, 5 INDEX_MISSING
 V1_LOG_DIR = REALFILES / "nomanazeem__Kafka-java" / "kafka-logs"  # node.id=1, directory.id

@@ -17,10 +17,10 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from conftest import ORACLE, REALFILES
 from rich.console import Console
 
 from kdump.commands.common import progress_display
-from tests.conftest import ORACLE, REALFILES
 
 KDUMP = [sys.executable, "-m", "kdump"]
 LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"

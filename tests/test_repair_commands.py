@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import run_kdump
 from conftest import ORACLE, oracle_manifest
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from test_repair_support import batch_positions, copy_partition, damage, run_kdump, tree
+from repair_support import batch_positions, copy_partition, damage, tree
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
@@ -31,8 +32,8 @@ def test_trim_leaves_the_active_segment_alone(tmp_path: Path) -> None:
     partition = copy_partition("activeprealloc-0", tmp_path)
     before = tree(partition)
     ran = run_kdump(["trim-index", str(partition)])
-    assert ran.code == 0
-    assert "skip      " in ran.out and "--include-active" in ran.out
+    assert ran.exit_code == 0
+    assert "skip      " in ran.stdout and "--include-active" in ran.stdout
     assert tree(partition) == before
 
 
@@ -42,9 +43,9 @@ def test_trim_include_active_keeps_the_entries_kafka_had_written(tmp_path: Path)
     index, time_index = (partition / f"00000000000000000225{s}" for s in (".index", ".timeindex"))
     old_index, old_time = index.read_bytes(), time_index.read_bytes()
     ran = run_kdump(["trim-index", "--include-active", str(partition)])
-    assert ran.code == 0, ran.out + ran.err
-    assert "entries 1310720 (2 used) -> 2, bytes 10485760 -> 16" in ran.out
-    assert "entries 873813 (2 used) -> 2, bytes 10485756 -> 24" in ran.out
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert "entries 1310720 (2 used) -> 2, bytes 10485760 -> 16" in ran.stdout
+    assert "entries 873813 (2 used) -> 2, bytes 10485756 -> 24" in ran.stdout
     assert index.read_bytes() == old_index[: 8 * live["offsetIndex.entries_in_memory_before_stop"]]
     assert (
         time_index.read_bytes() == old_time[: 12 * live["timeIndex.entries_in_memory_before_stop"]]
@@ -66,11 +67,11 @@ def test_trim_after_an_unclean_shutdown_restores_the_closed_segments(tmp_path: P
         size = 10485760 if p.suffix == ".index" else 10485756
         p.write_bytes(p.read_bytes() + bytes(size - p.stat().st_size))
     ran = run_kdump(["verify", str(partition)])
-    assert "INDEX_PREALLOCATED" in ran.out
+    assert "INDEX_PREALLOCATED" in ran.stdout
     ran = run_kdump(["trim-index", "--no-backup", str(partition)])
-    assert ran.code == 0
+    assert ran.exit_code == 0
     assert {p.name: p.read_bytes() for p in partition.glob("*index")} == originals
-    assert "PREALLOCATED" not in run_kdump(["verify", str(partition)]).out
+    assert "PREALLOCATED" not in run_kdump(["verify", str(partition)]).stdout
 
 
 def build_log(timestamps: list[int], base_offset: int = 0) -> bytes:
@@ -103,7 +104,7 @@ def test_trim_keeps_a_real_all_zero_time_index_entry(
     (partition / "00000000000000000000.timeindex").write_bytes(bytes(120))
     (partition / "00000000000000000001.log").write_bytes(b"")  # makes segment 0 closed
     ran = run_kdump(["trim-index", "--no-backup", str(partition)])
-    assert ran.code == 0
+    assert ran.exit_code == 0
     assert (partition / "00000000000000000000.index").read_bytes() == b""
     trimmed = (partition / "00000000000000000000.timeindex").read_bytes()
     assert trimmed == bytes(12 * kept)
@@ -119,7 +120,7 @@ def test_recover_gives_kafkas_indexes_of_the_kept_prefix(tmp_path: Path) -> None
     partition = copy_partition("plain-0", tmp_path)
     cuts = damage(partition)
     ran = run_kdump(["recover", "--index-interval-bytes", "100", str(partition)])
-    assert ran.code == 0, ran.out + ran.err
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
     for log, position in cuts.items():
         prefix = (partition / log).read_bytes()
         assert len(prefix) == position
@@ -127,16 +128,16 @@ def test_recover_gives_kafkas_indexes_of_the_kept_prefix(tmp_path: Path) -> None
         assert clean.stop is None
         assert (partition / log.replace(".log", ".index")).read_bytes() == clean.index
         assert (partition / log.replace(".log", ".timeindex")).read_bytes() == clean.time_index
-    assert run_kdump(["verify", "--index-interval-bytes", "100", str(partition)]).code == 0
+    assert run_kdump(["verify", "--index-interval-bytes", "100", str(partition)]).exit_code == 0
     again = run_kdump(["recover", "--index-interval-bytes", "100", str(partition)])
-    assert again.code == 0 and "0 file(s) of 6 segment(s) written" in again.out
+    assert again.exit_code == 0 and "0 file(s) of 6 segment(s) written" in again.stdout
 
 
 def test_recover_of_a_recovered_interval_matches_the_manifest(tmp_path: Path) -> None:
     """An undamaged log loses nothing: recover writes Kafka's recoveredIndexBytes."""
     partition = copy_partition("followerlive-0", tmp_path)
     before = {p.name: p.read_bytes() for p in partition.glob("*.log")}
-    assert run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)]).code == 0
+    assert run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)]).exit_code == 0
     assert {p.name: p.read_bytes() for p in partition.glob("*.log")} == before
     files = oracle_manifest()["files"]["followerlive-0"]
     for name in before:
@@ -155,8 +156,8 @@ def test_recover_cuts_at_a_corrupt_batch_header(tmp_path: Path) -> None:
     struct.pack_into(">i", data, start + 8, 3)  # size below the minimum (14)
     log.write_bytes(bytes(data))
     ran = run_kdump(["recover", str(partition)])
-    assert ran.code == 0, ran.out + ran.err
-    assert f"LOG_CORRUPT_BATCH {log}:{start}" in ran.out
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert f"LOG_CORRUPT_BATCH {log}:{start}" in ran.stdout
     assert log.read_bytes() == original[:start]
     assert (partition / f"{log.name}.kdump-cut-{start}").read_bytes() == bytes(data[start:])
 
@@ -171,10 +172,10 @@ def test_recover_a_damaged_transactional_partition(tmp_path: Path) -> None:
     data[start + 30] ^= 0xFF
     log.write_bytes(bytes(data))
     ran = run_kdump(["recover", "--index-interval-bytes", "1024", str(partition)])
-    assert ran.code == 0, ran.out + ran.err
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
     txn = (partition / "00000000000000000063.txnindex").read_bytes()
     assert txn == (ORACLE / "txn-0" / "00000000000000000063.txnindex").read_bytes()[: 2 * 34]
-    assert run_kdump(["verify", "--index-interval-bytes", "1024", str(partition)]).code == 0
+    assert run_kdump(["verify", "--index-interval-bytes", "1024", str(partition)]).exit_code == 0
 
 
 def patch_base_offset(log: Path, batch: int, offset: int) -> int:
@@ -192,9 +193,9 @@ def test_offset_overflow_is_left_alone(tmp_path: Path) -> None:
     start = patch_base_offset(log, 4, 2**31 + 100)
     before = tree(partition)
     ran = run_kdump(["recover", str(partition)])
-    assert ran.code == 2
-    assert f"LOG_OFFSET_OVERFLOW {log}:{start}" in ran.out
-    assert "kdump leaves it alone" in ran.out
+    assert ran.exit_code == 2
+    assert f"LOG_OFFSET_OVERFLOW {log}:{start}" in ran.stdout
+    assert "kdump leaves it alone" in ran.stdout
     assert tree(partition) == before
 
 
@@ -203,9 +204,9 @@ def test_offsets_going_back_are_refused_by_the_index(tmp_path: Path) -> None:
     log = partition / "00000000000000000000.log"
     patch_base_offset(log, 20, 5)
     ran = run_kdump(["rebuild-index", "--index-interval-bytes", "100", "--dry-run", str(partition)])
-    assert ran.code == 2
-    assert "LOG_OFFSET_NOT_INCREASING" in codes(ran.out)
-    assert "InvalidOffsetException" in ran.out
+    assert ran.exit_code == 2
+    assert "LOG_OFFSET_NOT_INCREASING" in codes(ran.stdout)
+    assert "InvalidOffsetException" in ran.stdout
 
 
 def test_a_full_index_refuses_entries_but_keeps_the_closing_time_entry(tmp_path: Path) -> None:
@@ -220,8 +221,8 @@ def test_a_full_index_refuses_entries_but_keeps_the_closing_time_entry(tmp_path:
     ran = run_kdump(
         ["rebuild-index", "--index-interval-bytes", "100", "--max-index-size", "24", str(partition)]
     )
-    assert ran.code == 0
-    assert "REPAIR_INDEX_FULL" in codes(ran.out)
+    assert ran.exit_code == 0
+    assert "REPAIR_INDEX_FULL" in codes(ran.stdout)
 
 
 def test_usage_errors(tmp_path: Path) -> None:
@@ -234,7 +235,7 @@ def test_usage_errors(tmp_path: Path) -> None:
         ["rebuild-index"],
     ):
         ran: Any = run_kdump(args)
-        assert ran.code == 3, args
+        assert ran.exit_code == 3, args
     assert tree(tmp_path) == before
 
 
@@ -257,7 +258,7 @@ def test_new_files_failing_verify_replace_nothing(
     partition = copy_partition("followerlive-0", tmp_path)
     before = tree(partition)
     ran = run_kdump(["rebuild-index", str(partition)])
-    assert ran.code == 2
-    assert "INDEX_NOT_MONOTONIC" in codes(ran.out)
-    assert "nothing was changed: the new files fail verify's checks" in ran.err
+    assert ran.exit_code == 2
+    assert "INDEX_NOT_MONOTONIC" in codes(ran.stdout)
+    assert "nothing was changed: the new files fail verify's checks" in ran.stderr
     assert tree(partition) == before

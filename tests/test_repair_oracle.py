@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import run_kdump
 from conftest import ORACLE, oracle_manifest
-from test_repair_support import copy_partition, run_kdump, tree
+from repair_support import copy_partition, tree
 
 from kdump.format.txnindex import AbortedTxn
 from kdump.repair.plan import plan_rebuild_index, resolve_targets
@@ -60,9 +61,9 @@ def test_recover_segment_matches_kafka(
 def test_cli_rebuild_writes_kafka_bytes(directory: str, interval: int, tmp_path: Path) -> None:
     partition = copy_partition(directory, tmp_path)
     ran = run_kdump(["rebuild-index", str(partition), "--index-interval-bytes", str(interval)])
-    assert ran.code == 0, ran.err
-    assert not [line for line in ran.out.splitlines() if line.startswith(("error", "warning"))]
-    assert "verify:" not in ran.out or "0 errors, 0 warnings" in ran.out
+    assert ran.exit_code == 0, ran.stderr
+    assert not [line for line in ran.stdout.splitlines() if line.startswith(("error", "warning"))]
+    assert "verify:" not in ran.stdout or "0 errors, 0 warnings" in ran.stdout
     files = oracle_manifest()["files"][directory]
     for name, info in files.items():
         if not name.endswith(".log"):
@@ -80,8 +81,8 @@ def test_cli_rebuild_at_the_interval_kafka_wrote_changes_nothing(tmp_path: Path)
     partition = copy_partition("plain-0", tmp_path)
     before = tree(partition)
     ran = run_kdump(["rebuild-index", str(partition)])
-    assert ran.code == 0
-    assert "0 file(s) of 6 segment(s) written" in ran.out
+    assert ran.exit_code == 0
+    assert "0 file(s) of 6 segment(s) written" in ran.stdout
     assert tree(partition) == before
 
 
@@ -183,8 +184,8 @@ def test_cli_rebuilds_deleted_txnindex_files(tmp_path: Path) -> None:
     for p in partition.glob("*index"):
         p.unlink()
     ran = run_kdump(["rebuild-index", str(partition), "--index-interval-bytes", "1024"])
-    assert ran.code == 0, ran.err
+    assert ran.exit_code == 0, ran.stderr
     assert {p.name: p.read_bytes() for p in partition.glob("*.txnindex")} == originals
     for name in ("00000000000000000000.index", "00000000000000000126.timeindex"):
         assert (partition / name).read_bytes() == (ORACLE / "txn-0" / name).read_bytes()
-    assert run_kdump(["verify", str(partition), "--index-interval-bytes", "1024"]).code == 0
+    assert run_kdump(["verify", str(partition), "--index-interval-bytes", "1024"]).exit_code == 0

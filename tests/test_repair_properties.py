@@ -8,11 +8,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from clirun import run_kdump
 from conftest import ORACLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repair_support import batch_positions
 from test_properties import GZIP, NONE, Rec, build_v2
-from test_repair_support import batch_positions, run_kdump
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
@@ -73,7 +74,7 @@ def assert_rebuilt_indexes_verify(partition: Path, base: int, interval: int) -> 
     findings = verify_segment(LogSegment(partition, base), options, is_active=True)
     assert [f for f in findings if f.severity.rank >= 1] == []
     ran = run_kdump(["verify", "--index-interval-bytes", str(interval), str(partition)])
-    assert ran.code == 0, ran.out
+    assert ran.exit_code == 0, ran.stdout
 
 
 @SETTINGS
@@ -83,8 +84,8 @@ def test_rebuilt_indexes_of_random_logs_verify(segment: tuple[int, bytes], inter
     with tempfile.TemporaryDirectory() as tmp:
         partition = write_partition(Path(tmp), base, log)
         ran = run_kdump(["rebuild-index", "--index-interval-bytes", str(interval), str(partition)])
-        assert ran.code == 0, ran.out + ran.err
-        assert "verify: new files of 1 segment re-checked: 0 errors, 0 warnings" in ran.out
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
+        assert "verify: new files of 1 segment re-checked: 0 errors, 0 warnings" in ran.stdout
         assert_rebuilt_indexes_verify(partition, base, interval)
 
 
@@ -110,7 +111,7 @@ def test_recover_of_a_damaged_random_log(
         path.write_bytes(damaged)
         expected = recover_segment(damaged, base, str(path), IndexConfig(interval))
         ran = run_kdump(["recover", "--index-interval-bytes", str(interval), str(partition)])
-        assert ran.code == 0, ran.out + ran.err
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
         kept = path.read_bytes()
         assert len(kept) == expected.valid_bytes >= keep
         cuts = list(partition.glob(f"{path.name}.kdump-cut-*"))
@@ -143,5 +144,5 @@ def test_fixture_logs_cut_at_random_boundaries(name: Path, interval: int, cut: i
     with tempfile.TemporaryDirectory() as tmp:
         partition = write_partition(Path(tmp), base, source.read_bytes()[:keep])
         ran = run_kdump(["rebuild-index", "--index-interval-bytes", str(interval), str(partition)])
-        assert ran.code == 0, ran.out + ran.err
+        assert ran.exit_code == 0, ran.stdout + ran.stderr
         assert_rebuilt_indexes_verify(partition, base, interval)

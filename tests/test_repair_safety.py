@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ORACLE
-from test_repair_support import copy_partition, damage, run_kdump, tree
+from clirun import run_kdump
+from conftest import ORACLE, REPO
+from repair_support import copy_partition, damage, tree
 
 from kdump.errors import KdumpError
 from kdump.repair.plan import plan_recover, resolve_targets
@@ -25,7 +26,6 @@ from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
 from kdump.segment import list_segments
 
-REPO = Path(__file__).resolve().parent.parent
 INTERVAL = "1024"  # plain-0 was written at 4096: at 1024 every index changes
 
 
@@ -42,7 +42,7 @@ def final_state(root: Path) -> dict[str, bytes]:
     """The real files after a complete, undisturbed `recover`."""
     partition, _ = small_damaged_partition(root)
     ran = run_kdump(["recover", str(partition), "--index-interval-bytes", INTERVAL])
-    assert ran.code == 0, ran.out + ran.err
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
     return real_files(partition)
 
 
@@ -89,14 +89,14 @@ def test_dry_run_writes_nothing(command: str, tmp_path: Path) -> None:
     before = tree(tmp_path)
     ran = run_kdump([command, "--dry-run", str(partition)])
     assert tree(tmp_path) == before
-    assert "nothing was written" in ran.out
+    assert "nothing was written" in ran.stdout
 
 
 def test_dry_run_shows_entries_bytes_and_cut_points(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
     ran = run_kdump(["recover", "--dry-run", "--index-interval-bytes", INTERVAL, str(partition)])
-    assert ran.code == 0  # recover would fix everything it found
-    lines = ran.out.splitlines()
+    assert ran.exit_code == 0  # recover would fix everything it found
+    lines = ran.stdout.splitlines()
     index = next(
         line
         for line in lines
@@ -115,11 +115,11 @@ def test_rebuild_index_stops_at_the_invalid_batch_and_says_so(tmp_path: Path) ->
     partition, cuts = small_damaged_partition(tmp_path)
     logs = dict(sorted((p.name, p.read_bytes()) for p in partition.glob("*.log")))
     ran = run_kdump(["rebuild-index", "--index-interval-bytes", INTERVAL, str(partition)])
-    assert ran.code == 2
+    assert ran.exit_code == 2
     for log, position in cuts.items():
-        assert f"{log}:{position}" in ran.out
+        assert f"{log}:{position}" in ran.stdout
     assert dict(sorted((p.name, p.read_bytes()) for p in partition.glob("*.log"))) == logs
-    assert run_kdump(["rebuild-index", "--dry-run", str(partition)]).code == 2
+    assert run_kdump(["rebuild-index", "--dry-run", str(partition)]).exit_code == 2
 
 
 def test_output_dir_leaves_the_originals_alone(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_output_dir_leaves_the_originals_alone(tmp_path: Path) -> None:
     ran = run_kdump(
         ["recover", "--index-interval-bytes", INTERVAL, "--output-dir", str(out), str(partition)]
     )
-    assert ran.code == 0, ran.out + ran.err
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert tree(partition) == before
     written = tree(out / partition.name)
     for log, position in cuts.items():
@@ -146,8 +146,8 @@ def test_output_dir_must_not_be_the_partition_itself(tmp_path: Path) -> None:
     partition, _ = small_damaged_partition(tmp_path)
     before = tree(partition)
     ran = run_kdump(["recover", "--output-dir", str(partition.parent), str(partition)])
-    assert ran.code == 3
-    assert "output directory is the partition itself" in ran.err
+    assert ran.exit_code == 3
+    assert "output directory is the partition itself" in ran.stderr
     assert tree(partition) == before
 
 
@@ -155,7 +155,7 @@ def test_in_place_keeps_backups_and_cut_bytes(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
     before = tree(partition)
     ran = run_kdump(["recover", "--index-interval-bytes", INTERVAL, str(partition)])
-    assert ran.code == 0, ran.out + ran.err
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
     after = tree(partition)
     for name, data in before.items():
         if name.endswith("index"):
@@ -164,14 +164,14 @@ def test_in_place_keeps_backups_and_cut_bytes(tmp_path: Path) -> None:
         assert after[log] + after[f"{log}.kdump-cut-{position}"] == before[log]
     assert_nothing_lost(partition, before)
     assert temp_files(partition) == []
-    assert run_kdump(["verify", str(partition), "--index-interval-bytes", INTERVAL]).code == 0
+    assert run_kdump(["verify", str(partition), "--index-interval-bytes", INTERVAL]).exit_code == 0
 
 
 def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
     partition, cuts = small_damaged_partition(tmp_path)
     before = tree(partition)
     ran = run_kdump(["recover", "--index-interval-bytes", INTERVAL, "--no-backup", str(partition)])
-    assert ran.code == 0
+    assert ran.exit_code == 0
     after = tree(partition)
     assert not [n for n in after if ".kdump-bak" in n]
     for log, position in cuts.items():  # cut bytes are kept even with --no-backup
@@ -190,7 +190,7 @@ def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
             str(partition2),
         ]
     )
-    assert ran.code == 0
+    assert ran.exit_code == 0
     kept = tree(backups / partition2.name)
     assert kept["00000000000000000000.index.kdump-bak"] == before2["00000000000000000000.index"]
     for log, position in cuts2.items():
@@ -202,9 +202,11 @@ def test_a_second_run_numbers_its_backups(tmp_path: Path) -> None:
     partition = copy_partition("followerlive-0", tmp_path)
     index = partition / "00000000000000000000.index"
     original = index.read_bytes()
-    assert run_kdump(["rebuild-index", str(partition)]).code == 0
+    assert run_kdump(["rebuild-index", str(partition)]).exit_code == 0
     rebuilt = index.read_bytes()
-    assert run_kdump(["rebuild-index", "--index-interval-bytes", "100", str(partition)]).code == 0
+    assert (
+        run_kdump(["rebuild-index", "--index-interval-bytes", "100", str(partition)]).exit_code == 0
+    )
     assert (partition / f"{index.name}.kdump-bak").read_bytes() == original
     assert (partition / f"{index.name}.kdump-bak.1").read_bytes() == rebuilt
 
@@ -374,19 +376,19 @@ def test_a_held_log_dir_lock_refuses(held_lock: tuple[Path, int, str]) -> None:
         ran = run_kdump(
             [command, str(partition), "--include-active"][: 3 if command == "trim-index" else 2]
         )
-        assert ran.code == 3, ran.out
-        assert "locked by" in ran.err and "--force" in ran.err
+        assert ran.exit_code == 3, ran.stdout
+        assert "locked by" in ran.stderr and "--force" in ran.stderr
         assert tree(partition) == before
     ran = run_kdump(["rebuild-index", str(partition)])
     holder = f"process {pid}" if kind == "lockf" else "another process"  # F_GETLK names fcntl's
-    assert ran.err == (
+    assert ran.stderr == (
         f"kdump: {partition.parent / '.lock'}: locked by {holder} (a running Kafka broker?): "
         f"refusing to modify files under {partition.parent}; stop the broker first, or use "
         "--force\n"
     )
-    assert run_kdump(["rebuild-index", "--dry-run", str(partition)]).code == 0
+    assert run_kdump(["rebuild-index", "--dry-run", str(partition)]).exit_code == 0
     out = partition.parent.parent / "out"
-    assert run_kdump(["rebuild-index", "--output-dir", str(out), str(partition)]).code == 0
+    assert run_kdump(["rebuild-index", "--output-dir", str(out), str(partition)]).exit_code == 0
     assert tree(partition) == before
 
 
@@ -394,9 +396,9 @@ def test_force_goes_on_and_warns_loudly(held_lock: tuple[Path, int, str]) -> Non
     partition, pid, kind = held_lock
     before = tree(partition)
     ran = run_kdump(["rebuild-index", "--force", str(partition)])
-    assert ran.code == 0
+    assert ran.exit_code == 0
     holder = f"process {pid}" if kind == "lockf" else "another process"
-    assert ran.err == (
+    assert ran.stderr == (
         f"kdump: WARNING: --force: {partition.parent / '.lock'} is held by {holder} (a running "
         f"Kafka broker?); modifying files under {partition.parent} anyway. A running broker "
         "does not see these changes: it may overwrite them, serve stale data or fail\n"
@@ -408,7 +410,7 @@ def test_force_goes_on_and_warns_loudly(held_lock: tuple[Path, int, str]) -> Non
 def test_a_free_lock_is_taken_and_released(tmp_path: Path) -> None:
     partition = copy_partition("followerlive-0", tmp_path)
     (partition.parent / ".lock").write_bytes(b"")
-    assert run_kdump(["rebuild-index", str(partition)]).code == 0
+    assert run_kdump(["rebuild-index", str(partition)]).exit_code == 0
     import fcntl
 
     with open(partition.parent / ".lock", "r+") as f:  # released: a broker could start now
@@ -424,8 +426,8 @@ def test_read_only_index_file(tmp_path: Path) -> None:
     target.chmod(0o444)
     before = tree(partition)
     ran = run_kdump(["rebuild-index", str(partition)])
-    assert ran.code == 3
-    assert ran.err.strip() == f"kdump: {target}: read-only: nothing was changed"
+    assert ran.exit_code == 3
+    assert ran.stderr.strip() == f"kdump: {target}: read-only: nothing was changed"
     assert tree(partition) == before
 
 
@@ -437,8 +439,8 @@ def test_read_only_directory(tmp_path: Path) -> None:
         ran = run_kdump(["rebuild-index", str(partition)])
     finally:
         partition.chmod(0o755)
-    assert ran.code == 3
-    assert ran.err.strip() == f"kdump: {partition}: read-only: nothing was changed"
+    assert ran.exit_code == 3
+    assert ran.stderr.strip() == f"kdump: {partition}: read-only: nothing was changed"
     assert tree(partition) == before
 
 
@@ -456,9 +458,9 @@ def test_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "write", no_space)
     ran = run_kdump(["recover", str(partition)])
     monkeypatch.undo()
-    assert ran.code == 3
-    assert len(ran.err.strip().splitlines()) == 1
-    assert "No space left on device (while staging; nothing was changed)" in ran.err
+    assert ran.exit_code == 3
+    assert len(ran.stderr.strip().splitlines()) == 1
+    assert "No space left on device (while staging; nothing was changed)" in ran.stderr
     assert tree(partition) == before
 
 
@@ -468,22 +470,22 @@ def test_missing_log(tmp_path: Path) -> None:
     before = tree(partition)
     for command in ("rebuild-index", "recover", "trim-index"):
         ran = run_kdump([command, str(partition / "00000000000000000258.index")])
-        assert ran.code == 3
-        assert ran.err.strip() == (
+        assert ran.exit_code == 3
+        assert ran.stderr.strip() == (
             f"kdump: {partition / '00000000000000000258.log'}: no such file: the segment's .log "
             "is missing"
         )
         ran = run_kdump([command, str(partition / "00000000000000000258.log")])
-        assert ran.code == 3 and "no such file" in ran.err
+        assert ran.exit_code == 3 and "no such file" in ran.stderr
     assert tree(partition) == before
     ran = run_kdump(["rebuild-index", "--dry-run", str(partition)])  # whole dir: reported, skipped
-    assert "INDEX_ORPHAN" in ran.out
+    assert "INDEX_ORPHAN" in ran.stdout
 
 
 def test_not_a_kafka_path(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
     ran = run_kdump(["recover", str(tmp_path / "notes.txt")])
-    assert ran.code == 3 and ran.err.startswith("kdump: ")
+    assert ran.exit_code == 3 and ran.stderr.startswith("kdump: ")
 
 
 def test_the_oracle_fixtures_are_never_modified() -> None:

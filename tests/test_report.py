@@ -7,12 +7,13 @@ import os
 import re
 from pathlib import Path
 
+from clirun import run_kdump
+from conftest import ORACLE
+
 from kdump.config import ConfigLayers, parse_config_option
 from kdump.report import ReportOptions, collect
 from kdump.report.svg import index_plot, offsets_plot, time_plot, txn_plot
 from kdump.units import parse_timestamp
-from tests.conftest import ORACLE
-from tests.test_golden import run_kdump
 
 CRC = ORACLE.parent / "corrupt" / "log-crc-mismatch"
 NOW = parse_timestamp("2023-11-14T22:13:40Z")  # plain-0's batches: 22:13:20 .. 22:13:35

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import run_kdump
+from conftest import ORACLE, REALFILES
 
 from kdump.report import PAGE_SIZE, ReportOptions, collect
 from kdump.report.html import paginate
-from tests.conftest import ORACLE, REALFILES
-from tests.test_golden import run_kdump
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 NOW = "2026-01-01T00:00:00Z"

@@ -19,7 +19,7 @@ from typing import Any
 import crc32c as crc32c_package
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -32,8 +32,10 @@ from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
 from kdump.errors import KdumpError
+from kdump.format import layout
+from kdump.format.batch import RecordBatch, iter_records
 from kdump.format.index import OffsetIndex
-from kdump.format.records import Header, Record, iter_records
+from kdump.format.records import Header, Record, RecordFault, fault_reason
 from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import (
     COLUMNS,
@@ -49,7 +51,6 @@ from kdump.txn.producer_state import ProducerStateManager
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
 
-REPO = Path(__file__).resolve().parent.parent
 LOGS = sorted(FIXTURES.rglob("*.log"))
 PARTITION_GROUPS = [FIXTURES / name for name in ("oracle", "realfiles", "generated", "corrupt")]
 
@@ -339,34 +340,38 @@ def record(body: bytes) -> bytes:
     return varint(len(body)) + body
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        # timestamp delta as a ten-byte varlong: left to the Python decoder
-        b"\x00" + bytes([0xFF] * 9) + b"\x01" + b"\x00\x00\x00\x00",
-        # offset delta that takes the offset past 2^63-1
-        b"\x00\x00" + varint(2**33) + b"\x01\x01\x00",
-        # headers, a null header value, a key that is not UTF-8
-        b"\x00\x02\x02"
-        + varint(1)
-        + b"k"
-        + varint(-1)
-        + varint(2)
-        + varint(2)
-        + b"\xff\xfe"
-        + varint(-1),
-        # a header count that runs past the record
-        b"\x00\x00\x00\x01\x01" + varint(1000),
-        # a negative header key size, a negative header count
-        b"\x00\x00\x00\x01\x01" + varint(1) + varint(-3),
-        b"\x00\x00\x00\x01\x01" + varint(-2),
-        # a key longer than the record
-        b"\x00\x00\x00" + varint(50) + b"abc",
-        # five-byte varints with bits past 32
-        b"\x00\x00" + bytes([0xFF] * 4) + b"\x7f" + b"\x01\x01\x00",
-        b"\x00\x00\x00" + bytes([0xFF] * 5) + b"\x01\x01\x00",
-    ],
-)
+UNUSUAL_BODIES = [
+    # two bytes left in the record after its headers
+    b"\x00\x00\x00\x01\x01\x00\x00\x00",
+    # timestamp delta as a ten-byte varlong: left to the Python decoder
+    b"\x00" + bytes([0xFF] * 9) + b"\x01" + b"\x00\x00\x00\x00",
+    # offset delta that takes the offset past 2^63-1
+    b"\x00\x00" + varint(2**33) + b"\x01\x01\x00",
+    # headers, a null header value, a key that is not UTF-8
+    b"\x00\x02\x02"
+    + varint(1)
+    + b"k"
+    + varint(-1)
+    + varint(2)
+    + varint(2)
+    + b"\xff\xfe"
+    + varint(-1),
+    # a header count that runs past the record
+    b"\x00\x00\x00\x01\x01" + varint(1000),
+    # a negative header key size, a negative header count
+    b"\x00\x00\x00\x01\x01" + varint(1) + varint(-3),
+    b"\x00\x00\x00\x01\x01" + varint(-2),
+    # a key longer than the record
+    b"\x00\x00\x00" + varint(50) + b"abc",
+    # five-byte varints with bits past 32
+    b"\x00\x00" + bytes([0xFF] * 4) + b"\x7f" + b"\x01\x01\x00",
+    b"\x00\x00\x00" + bytes([0xFF] * 5) + b"\x01\x01\x00",
+]
+"""Record bodies at the edges of what the two decoders model: each fault of RecordFault, and
+values only the Python decoder models."""
+
+
+@pytest.mark.parametrize("body", UNUSUAL_BODIES)
 @pytest.mark.parametrize("base_offset", [0, 2**63 - 100])
 def test_unusual_records_decode_the_same(body: bytes, base_offset: int) -> None:
     payload = record(body) + record(b"\x00\x02\x02\x01\x01\x00")
@@ -506,6 +511,31 @@ def test_walk_v2_bounds_its_columns_whatever_the_limit() -> None:
 def test_the_c_module_was_built_from_these_columns() -> None:
     assert native is not None
     assert tuple(native.WALK_COLUMNS) == COLUMNS
+
+
+def test_the_c_module_lays_out_bytes_as_layout_py() -> None:
+    """The offsets and sizes the C code hard-codes are kdump.format.layout's."""
+    assert native is not None
+    assert native.LAYOUT == layout.LAYOUT
+    assert RecordBatch._fields == ("position", *(name for name, _ in layout.V2_FIELDS))
+    assert tuple(native.RECORD_FIELDS) == Record._fields
+
+
+def test_every_fault_the_c_decoder_reports_is_worded_by_python() -> None:
+    """The C decoder reports a RecordFault code; records.py words it. Each fault but OK and
+    UNMODELLED is reached by one of UNUSUAL_BODIES or by a record longer than the batch."""
+    assert native is not None
+    assert tuple(native.RECORD_FAULTS) == tuple(RecordFault.__members__)
+    reached = set()
+    too_long = varint(100) + b"\x00\x00\x00\x01\x01\x00"  # a length past the batch
+    for payload in [*map(record, UNUSUAL_BODIES), too_long]:
+        decoded = native.v2_records(payload, 2, 0, 0, None, -1, Record, Header)
+        if decoded is not None and decoded[2] is not None:
+            _, fault, detail, detail2 = decoded[2]
+            reached.add(RecordFault(fault))
+            assert fault_reason(fault, detail, detail2)
+    worded = set(RecordFault) - {RecordFault.OK, RecordFault.UNMODELLED}
+    assert reached == worded
 
 
 # --------------------------------------------------------------------------- software CRC

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import REALFILES
-from test_golden import REPO, run_kdump
+from clirun import run_kdump
+from conftest import REALFILES, REPO
 
 from kdump.errors import FormatError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata

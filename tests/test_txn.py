@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import v2_batch
-from test_repair_support import run_kdump
+from clirun import run_kdump
 from txnlog import (
     ABORT,
     COMMIT,
@@ -255,32 +255,32 @@ def test_a_wrong_partition_count_is_noticed(log_dir: Path) -> None:
 
 def test_cli_text_abort_command_and_find_hanging(log_dir: Path) -> None:
     ran = run_kdump(["txn", str(log_dir), "--now", str(NOW)])
-    assert ran.code == 2, ran.err
-    assert ran.err == ""
+    assert ran.exit_code == 2, ran.stderr
+    assert ran.stderr == ""
     command = (
         "kafka-transactions.sh --bootstrap-server <bootstrap-servers> abort --topic orders "
         "--partition 0 --start-offset 10"
     )
-    assert f"  {command}\n" in ran.out
-    assert "--producer-id 1003 --producer-epoch 0 --coordinator-epoch 0" in ran.out
+    assert f"  {command}\n" in ran.stdout
+    assert "--producer-id 1003 --producer-epoch 0 --coordinator-epoch 0" in ran.stdout
     # ToolsUtils.prettyPrintTable: values padded to the column, each followed by a tab
     assert (
         "Topic \tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\t"
         "LastTimestamp\tDuration(min)\t\n"
         f"orders\t0        \t1003      \t0            \t-1              \t10         \t"
         f"{T0 + 10_000}\t59           \t\n"
-    ) in ran.out
-    assert f"{T0 + 10_000} (2023-11-14T22:13:30.000Z)" in ran.out  # ISO beside epoch ms
-    assert "error   TXN_HANGING" in ran.out and "warning TXN_OPEN" in ran.out
-    assert "SNAPSHOT_CORRUPT" in ran.out
+    ) in ran.stdout
+    assert f"{T0 + 10_000} (2023-11-14T22:13:30.000Z)" in ran.stdout  # ISO beside epoch ms
+    assert "error   TXN_HANGING" in ran.stdout and "warning TXN_OPEN" in ran.stdout
+    assert "SNAPSHOT_CORRUPT" in ran.stdout
 
 
 def test_cli_json_shape(log_dir: Path) -> None:
     ran = run_kdump(
         ["txn", str(log_dir), "--format", "json", "--now", "2023-11-14T23:13:20Z"]
     )  # the same NOW, as ISO-8601
-    assert ran.code == 2
-    doc = json.loads(ran.out)
+    assert ran.exit_code == 2
+    doc = json.loads(ran.stdout)
     (part,) = doc["partitions"]
     for key in (
         "path",
@@ -327,26 +327,26 @@ def test_bootstrap_server_goes_into_the_command(log_dir: Path) -> None:
     assert (
         "kafka-transactions.sh --bootstrap-server b1:9092,b2:9092 abort --topic orders "
         "--partition 0 --start-offset 10"
-    ) in ran.out
+    ) in ran.stdout
 
 
 def test_exit_codes_follow_what_is_reported(log_dir: Path) -> None:
     """The filters choose what is reported; the state is still built from every batch."""
     young = run_kdump(["txn", str(log_dir), "--now", str(NOW), "--producer-id", "1007"])
-    assert young.code == 1
-    assert "producer 1007" in young.out and "TXN_HANGING" not in young.out
+    assert young.exit_code == 1
+    assert "producer 1007" in young.stdout and "TXN_HANGING" not in young.stdout
     done = run_kdump(["txn", str(log_dir), "--now", str(NOW), "--producer-id", "1001"])
-    assert done.code == 0
+    assert done.exit_code == 0
     by_offset = run_kdump(
         ["txn", str(log_dir), "--now", str(NOW), "--offset-range", "17:", "--format", "json"]
     )
-    doc = json.loads(by_offset.out)
-    assert by_offset.code == 1
+    doc = json.loads(by_offset.stdout)
+    assert by_offset.exit_code == 1
     assert [t["producer_id"] for t in doc["partitions"][0]["open_transactions"]] == [1007]
     assert doc["partitions"][0]["last_stable_offset"] == 10  # 1003 still holds it
     # a transaction ages from the producer's last timestamp: at T0 + 11 s it is young
     early = run_kdump(["txn", str(log_dir / "orders-0"), "--now", str(T0 + 11_000)])
-    assert early.code == 1
+    assert early.exit_code == 1
 
 
 def test_transactional_id_placement_option(log_dir: Path) -> None:
@@ -357,7 +357,7 @@ def test_transactional_id_placement_option(log_dir: Path) -> None:
         ]
     )
     assert "transactional id 'hello' maps to __transaction_state-22 (50 partitions, given)" in (
-        ran.out
+        ran.stdout
     )
 
 
@@ -404,11 +404,11 @@ def test_no_coordinator_view_lists_every_old_transaction(tmp_path: Path) -> None
     w.data(1, T0, 42, 2, 0, True)
     w.write()
     ran = run_kdump(["txn", str(tmp_path / "logdir" / "payments-3"), "--now", str(NOW)])
-    assert ran.code == 2
-    assert "no __transaction_state partition read" in ran.out
-    assert "payments\t3        \t42" in ran.out
+    assert ran.exit_code == 2
+    assert "no __transaction_state partition read" in ran.stdout
+    assert "payments\t3        \t42" in ran.stdout
     doc = json.loads(
-        run_kdump(["txn", str(tmp_path / "logdir"), "--now", str(NOW), "--format", "json"]).out
+        run_kdump(["txn", str(tmp_path / "logdir"), "--now", str(NOW), "--format", "json"]).stdout
     )
     txn = doc["partitions"][0]["open_transactions"][0]
     assert (txn["find_hanging"], txn["coordinator_state"], txn["transactional_id"]) == (
@@ -463,10 +463,10 @@ def test_a_damaged_log_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
     w.raw(v2_batch(1, b"\x00" * 20)[:30], 1)  # a torn write
     w.write()
     ran = run_kdump(["txn", str(tmp_path / "t-0"), "--now", str(NOW)])
-    assert ran.code == 2 and ran.err == ""
-    assert "LOG_TRUNCATED_TAIL" in ran.out
+    assert ran.exit_code == 2 and ran.stderr == ""
+    assert "LOG_TRUNCATED_TAIL" in ran.stdout
     missing = run_kdump(["txn", str(tmp_path / "nothing")])
-    assert missing.code == 3
-    assert missing.err.strip().count("\n") == 0 and "nothing" in missing.err
+    assert missing.exit_code == 3
+    assert missing.stderr.strip().count("\n") == 0 and "nothing" in missing.stderr
     bad = run_kdump(["txn", str(tmp_path / "t-0"), "--offset-range", "9:3"])
-    assert bad.code == 3 and "ends before it starts" in bad.err
+    assert bad.exit_code == 3 and "ends before it starts" in bad.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import v2_batch
-from test_repair_support import run_kdump
+from clirun import run_kdump
 from txnlog import PartitionWriter
 
 from kdump.format.filters import BatchFilter, Range, parse_range
@@ -55,33 +55,31 @@ def test_dump_shows_only_the_batches_the_filter_keeps(
     log: Path, options: list[str], expected: list[int]
 ) -> None:
     ran = run_kdump(["dump", *options, str(log)])
-    assert base_offsets(ran.out) == expected
+    assert base_offsets(ran.stdout) == expected
     files = run_kdump(["--files", str(log), *options])
-    assert base_offsets(files.out) == expected
+    assert base_offsets(files.stdout) == expected
 
 
 def test_a_batch_left_out_is_not_decoded(log: Path) -> None:
     """Batch 3's records do not decode: a deep dump fails there, unless the filter drops it."""
     whole = run_kdump(["dump", "--deep-iteration", str(log)])
-    assert whole.code != 0 and "runs past the batch" in whole.err
+    assert whole.exit_code != 0 and "runs past the batch" in whole.stderr
     kept = run_kdump(["dump", "--deep-iteration", "--producer-id", "5", str(log)])
-    assert (kept.code, kept.err) == (0, "")
-    assert [line.split()[2] for line in kept.out.splitlines() if line.startswith("| offset")] == [
-        "0",
-        "4",
-    ]
+    assert (kept.exit_code, kept.stderr) == (0, "")
+    offsets = [line.split()[2] for line in kept.stdout.splitlines() if line.startswith("| offset")]
+    assert offsets == ["0", "4"]
     jsonl = run_kdump(
         ["dump", "--format", "jsonl", "--print-data-log", "--offset-range", ":2", str(log)]
     )
-    assert (jsonl.code, jsonl.err) == (0, "")
-    objects = [json.loads(line) for line in jsonl.out.splitlines()]
+    assert (jsonl.exit_code, jsonl.stderr) == (0, "")
+    objects = [json.loads(line) for line in jsonl.stdout.splitlines()]
     assert [o["base_offset"] for o in objects if o["type"] == "batch"] == [0, 1]
     assert [o["offset"] for o in objects if o["type"] == "record"] == [0, 1, 2]
 
 
 def test_gaps_a_filter_makes_are_not_offsets_out_of_order(log: Path) -> None:
     ran = run_kdump(["dump", "--deep-iteration", "--producer-id", "5", str(log)])
-    assert "Non-consecutive" not in ran.out + ran.err
+    assert "Non-consecutive" not in ran.stdout + ran.stderr
 
 
 def test_select_and_apply_on_a_run(log: Path) -> None:
@@ -109,4 +107,4 @@ def test_ranges() -> None:
         with pytest.raises(ValueError):
             parse_range(bad)
     ran = run_kdump(["dump", "--time-range", "yesterday:", "x.log"])
-    assert ran.code == 3 and "--time-range" in ran.err
+    assert ran.exit_code == 3 and "--time-range" in ran.stderr

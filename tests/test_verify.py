@@ -317,7 +317,7 @@ def test_missing_path_is_an_input_error(tmp_path: Path) -> None:
 def test_an_unreadable_path_hides_nothing_of_the_others(tmp_path: Path) -> None:
     """A JBOD broker with one dead disk: every readable log dir is reported, the unreadable
     path named on stderr, exit code 3 (issue 15)."""
-    from test_golden import run_kdump
+    from clirun import run_kdump
 
     gone = tmp_path / "dead-disk"
     ran = run_kdump(["verify", str(ORACLE / "plain-0"), str(gone), str(ORACLE / "txn-0")])
@@ -482,3 +482,17 @@ def test_a_last_offset_past_two_to_the_63_is_reported_not_raised(tmp_path: Path)
     assert ("LOG_OFFSET_NOT_INCREASING", 2**63 - 3, len(first)) in found
     assert ("LOG_OFFSET_OVERFLOW", 2**63 - 3, len(first)) in found
     assert exit_code(result, "error") == ExitCode.ERRORS
+
+
+@pytest.mark.parametrize("command", ["verify", "txn", "explain"])
+def test_a_long_path_is_printed_whole_on_a_pipe(tmp_path: Path, command: str) -> None:
+    """On a pipe (cron, grep) a table is printed at its natural width: a partition path longer
+    than any terminal is never cut short with an ellipsis (a CI clone path found this)."""
+    from clirun import run_kdump
+
+    deep = tmp_path.joinpath(*["a-rather-long-log-directory-name"] * 8, "txn-0")
+    shutil.copytree(ORACLE / "txn-0", deep)
+    ran = run_kdump([command, str(deep)])
+    assert ran.stderr == "" and ran.exit_code in (0, 1, 2)  # txn-0 holds a hanging transaction
+    assert "…" not in ran.stdout
+    assert any(str(deep) in line for line in ran.stdout.splitlines())

@@ -16,8 +16,8 @@ from array import array
 from typing import NamedTuple
 
 from kdump import speedups
-from kdump.format.batch import NO_TIMESTAMP
 from kdump.format.index import OffsetIndex
+from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
 

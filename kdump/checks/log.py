@@ -12,18 +12,11 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.errors import KdumpError
-from kdump.format.batch import (
-    INT32_MAX,
-    LOG_APPEND_TIME,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    Batch,
-    LegacyRecordBatch,
-    RecordBatch,
-)
+from kdump.errors import InvalidWrapperError, KdumpError
+from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
 from kdump.format.compression import CodecError, decompress
-from kdump.format.records import InvalidWrapperError, legacy_wrapper_error
+from kdump.format.layout import INT32_MAX, LOG_APPEND_TIME, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
+from kdump.format.legacy import legacy_wrapper_error
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
 from kdump.segment import FileRecords
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
 
 from kdump.commands.common import format_option, timestamp_option
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, PartitionLog, lookup_offset, lookup_timestamp
+from kdump.render.console import TextConsole
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json
 from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
 
-PIPE_WIDTH = 120
 """Width of the --explain tables when stdout is not a terminal (a terminal gives its own)."""
 
 
@@ -58,11 +57,9 @@ def lookup(
         click.echo(to_json(lookup_object(result)))
     else:
         if explain:
-            console = Console(file=sys.stdout)
-            if not console.is_terminal:
-                console.width = PIPE_WIDTH
+            console = TextConsole(sys.stdout, sys.stdout.isatty())
             for table in explain_tables(result):
-                console.print(table)
+                console.table(table)
         for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
             click.echo(line)
     ctx.exit(ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS)

@@ -35,7 +35,8 @@ from kdump.explain.offset_map import (
 )
 from kdump.explain.segments import SegmentFacts
 from kdump.explain.transactions import OpenTransaction
-from kdump.format.batch import RECORD_BATCH_OVERHEAD, Batch
+from kdump.format.batch import Batch
+from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.records import ABORT, COMMIT, control_record_key
 from kdump.format.txnindex import AbortedTxn
 from kdump.lookup import PartitionLog

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from kdump.config import Settings
 from kdump.explain.segments import SegmentFacts, time_index_at_roll
-from kdump.format.batch import INT32_MAX
+from kdump.format.layout import INT32_MAX
 from kdump.units import at, duration
 
 ROLL_CAUSES = ("size", "time", "offset_index_full", "time_index_full", "offset_overflow")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
 from kdump.errors import FormatError
-from kdump.format.batch import DELETE_HORIZON_BIT, NO_TIMESTAMP
+from kdump.format.layout import DELETE_HORIZON_BIT, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, flag_batches
 from kdump.lookup import FILE_MTIME, LargestTimestamp, SegmentFiles
 from kdump.units import YEAR_9999_MS, at

@@ -1,78 +1,49 @@
 """Record batches as they lie in a .log file: magic v2 (DefaultRecordBatch) and the legacy
-magic v0/v1 shallow messages (AbstractLegacyRecordBatch), and Kafka's way of walking them
-(FileLogInputStream).
-
-v2 header, all big-endian::
-
-     0 base_offset int64 | 8 batch_length int32 | 12 partition_leader_epoch int32
-    16 magic int8 | 17 crc uint32 (CRC-32C of [21, end)) | 21 attributes int16
-    23 last_offset_delta int32 | 27 base_timestamp int64 | 35 max_timestamp int64
-    43 producer_id int64 | 51 producer_epoch int16 | 53 base_sequence int32 | 57 records_count int32
-
-Legacy message: offset int64, size int32, crc uint32 (CRC-32 of [16, end)), magic int8,
-attributes int8, [timestamp int64, v1 only], key_length int32, key, value_length int32, value.
+magic v0/v1 shallow messages (AbstractLegacyRecordBatch), Kafka's way of reading one
+(FileLogInputStream.nextBatch), and the records of either. The byte layout of both is drawn in
+layout.py.
 """
 
 from __future__ import annotations
 
-import struct
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.crc import Buffer, crc32, crc32c_range
 from kdump.errors import CorruptBatchError, UnknownMagicError
-
-LOG_OVERHEAD = 12
-"""offset int64 + size int32, the part of every batch its size field does not count."""
-HEADER_SIZE_UP_TO_MAGIC = 17
-RECORD_OVERHEAD_V0 = 14
-RECORD_OVERHEAD_V1 = 22
-
-V2_HEADER = struct.Struct(">qiibIhiqqqhii")
-RECORD_BATCH_OVERHEAD = V2_HEADER.size
-MIN_V2_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
-"""The smallest batch_length of a v2 batch: its header after the length field."""
-CRC_OFFSET = 17
-ATTRIBUTES_OFFSET = CRC_OFFSET + 4
-LOG_HEADER = struct.Struct(">qi")
-MAGIC_OFFSET = 16
-LEGACY_HEADER_V0 = struct.Struct(">qiIbb")
-LEGACY_HEADER_V1 = struct.Struct(">qiIbbq")
-LEGACY_CRC_START = LOG_OVERHEAD + 4
-
-COMPRESSION_MASK = 0x07
-TIMESTAMP_TYPE_BIT = 0x08
-TRANSACTIONAL_BIT = 0x10
-CONTROL_BIT = 0x20
-DELETE_HORIZON_BIT = 0x40
-
-NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1
-TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
-NO_TIMESTAMP = -1
-NO_SEQUENCE = -1
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-NO_PARTITION_LEADER_EPOCH = -1
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-
-
-def java_long(value: int) -> int:
-    """``value`` wrapped to a signed 64-bit long, as Java's arithmetic wraps it: Kafka's
-    lastOffset() is baseOffset + lastOffsetDelta in a long."""
-    return value - (1 << 64) if value > INT64_MAX else value
-
-
-def increment_sequence(sequence: int, increment: int) -> int:
-    """DefaultRecordBatch.incrementSequence: sequences wrap to 0, never to a negative number."""
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
-    return sequence + increment
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.layout import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    CREATE_TIME,
+    DELETE_HORIZON_BIT,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_CRC_START,
+    LEGACY_HEADER_V0,
+    LEGACY_HEADER_V1,
+    LOG_APPEND_TIME,
+    LOG_HEADER,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_V2_BATCH_LENGTH,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    NO_TIMESTAMP_TYPE,
+    RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    RECORD_OVERHEAD_V1,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+    V2_HEADER,
+    increment_sequence,
+    java_long,
+)
+from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
+from kdump.format.records import Record, iter_v2_records
 
 
 class RecordBatch(NamedTuple):
@@ -298,7 +269,17 @@ def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) 
         offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
     base_offset = offset
     if attributes & COMPRESSION_MASK:
-        from kdump.format.records import legacy_wrapper_base_offset
-
         base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
+
+
+def iter_records(
+    buf: Buffer,
+    batch: Batch,
+    path: str = "<bytes>",
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+) -> Iterator[Record]:
+    """The records of any batch, decoded lazily."""
+    if isinstance(batch, RecordBatch):
+        return iter_v2_records(buf, batch, path, max_batch_bytes)
+    return iter_legacy_records(buf, batch, path, max_batch_bytes)

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
+from kdump.format.layout import OFFSET_INDEX_ENTRY
 
 E = TypeVar("E", bound=tuple[int, int])
 
@@ -169,18 +170,18 @@ class AbstractIndex(ABC, Generic[E]):
 class OffsetIndex(AbstractIndex[OffsetPosition]):
     """The ``.index`` file of a segment (Kafka's OffsetIndex)."""
 
-    entry_struct = struct.Struct(">ii")
+    entry_struct = OFFSET_INDEX_ENTRY
     kind = "offset index"
 
     def entry(self, i: int) -> OffsetPosition:
-        rel, position = self.entry_struct.unpack_from(self.buf, i * 8)
+        rel, position = self.entry_struct.unpack_from(self.buf, i * self.entry_struct.size)
         return OffsetPosition(self.base_offset + rel, position)
 
     def entry_offset(self, i: int) -> int:
         return self.entry(i).offset
 
     def relative_offset(self, i: int) -> int:
-        return int(self.entry_struct.unpack_from(self.buf, i * 8)[0])
+        return int(self.entry_struct.unpack_from(self.buf, i * self.entry_struct.size)[0])
 
     @property
     def last_offset(self) -> int:

@@ -1,5 +1,5 @@
-"""Records inside batches: magic v2 records (DefaultRecord) and legacy v0/v1 inner messages
-(LegacyRecord), with Kafka's control-record keys and end-transaction markers.
+"""Records inside batches: the Record every magic decodes to, magic v2 records (DefaultRecord),
+Kafka's control-record keys and end-transaction markers. The v0/v1 messages are in legacy.py.
 
 v2 record (varints zig-zag)::
 
@@ -12,28 +12,17 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import NamedTuple
+from enum import IntEnum
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump import speedups
-from kdump.crc import Buffer, crc32
-from kdump.errors import CorruptRecordError, DecompressionError, KdumpError
-from kdump.format.batch import (
-    COMPRESSION_MASK,
-    INT32_MAX,
-    LEGACY_CRC_START,
-    LEGACY_HEADER_V0,
-    LEGACY_HEADER_V1,
-    LOG_OVERHEAD,
-    NO_SEQUENCE,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    RECORD_OVERHEAD_V0,
-    TIMESTAMP_TYPE_BIT,
-    Batch,
-    LegacyRecordBatch,
-    RecordBatch,
-)
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, ZSTD, CodecError, decompress
+from kdump.crc import Buffer
+from kdump.errors import CorruptRecordError, DecompressionError
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
+from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
+
+if TYPE_CHECKING:
+    from kdump.format.batch import RecordBatch
 
 _INT32 = struct.Struct(">i")
 _new = tuple.__new__
@@ -89,6 +78,8 @@ native_module = speedups.native()
 if native_module is not None:
     # the C decoder's records are a C Record that prints, pickles and delegates as this one
     native_module.set_record_class(Record)
+    if tuple(native_module.RECORD_FIELDS) != Record._fields:  # pragma: no cover
+        raise ImportError("kdump._speedups was built from another kdump/_speedups.c: reinstall")
 
 
 class ControlRecordKey(NamedTuple):
@@ -119,16 +110,44 @@ def end_transaction_marker(record: Record) -> EndTransactionMarker | None:
     return EndTransactionMarker(*_END_TXN_MARKER.unpack_from(record.value))
 
 
-class InvalidWrapperError(CorruptRecordError):
-    """A v0/v1 compressed wrapper Kafka's deep iterator refuses (InvalidRecordException).
-
-    The message is Kafka's own: AbstractLegacyRecordBatch.DeepRecordsIterator throws it, so
-    kafka-dump-log.sh stops on it, consumers fail on it and a broker cannot serve it.
-    """
+class Malformed(Exception):
+    """A field that does not decode, raised inside the record decoders (v2 here, v0/v1 in
+    legacy.py); they turn it into CorruptRecordError with a position."""
 
 
-class _Malformed(Exception):
-    """Raised inside the record decoder; turned into CorruptRecordError with a position."""
+class RecordFault(IntEnum):
+    """Why a v2 record does not decode. The C decoder reports the same codes (its
+    RECORD_FAULTS, checked below); both decoders' errors are worded by fault_reason."""
+
+    OK = 0
+    PAST_BATCH = 1
+    VARINT_TOO_LONG = 2
+    BAD_LENGTH = 3
+    FIELD_PAST_RECORD = 4
+    BAD_HEADER_COUNT = 5
+    BAD_HEADER_KEY = 6
+    BAD_RECORD_SIZE = 7
+    UNMODELLED = 8
+    """Something only the Python decoder models (a varlong above 63 bits): never worded."""
+
+
+_FAULT_REASONS = {
+    RecordFault.PAST_BATCH: "record runs past the batch",
+    RecordFault.VARINT_TOO_LONG: "varint is too long",
+    RecordFault.BAD_LENGTH: "record length {0} runs past the batch",
+    RecordFault.FIELD_PAST_RECORD: "field of {0} bytes runs past the record",
+    RecordFault.BAD_HEADER_COUNT: "invalid number of record headers {0}",
+    RecordFault.BAD_HEADER_KEY: "invalid negative header key size {0}",
+    RecordFault.BAD_RECORD_SIZE: "expected to read {0} bytes in record payload, read {1}",
+}
+
+
+def fault_reason(fault: int, detail: int = 0, detail2: int = 0) -> str:
+    return _FAULT_REASONS[RecordFault(fault)].format(detail, detail2)
+
+
+def _malformed(fault: RecordFault, detail: int = 0, detail2: int = 0) -> Malformed:
+    return Malformed(fault_reason(fault, detail, detail2))
 
 
 def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
@@ -145,7 +164,7 @@ def _varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
         if byte < 0x80:
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
-    raise _Malformed("varint is too long")
+    raise _malformed(RecordFault.VARINT_TOO_LONG)
 
 
 _ZIGZAG = tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14))
@@ -153,29 +172,29 @@ _ZIGZAG = tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14))
 one-byte varint b < 0x80, ``_ZIGZAG[(b & 0x7F) | c << 7]`` for the bytes b >= 0x80, c < 0x80."""
 
 
-def _read(data: Buffer, pos: int, size: int, end: int) -> bytes | None:
+def read_field(data: Buffer, pos: int, size: int, end: int) -> bytes | None:
     if size < 0:
         return None
     if pos + size > end:
-        raise _Malformed(f"field of {size} bytes runs past the record")
+        raise _malformed(RecordFault.FIELD_PAST_RECORD, size)
     return bytes(data[pos : pos + size])
 
 
 def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, ...], int]:
     """``count`` record headers from ``p``: key length varint, UTF-8 key, value length, value."""
     if count < 0:
-        raise _Malformed(f"invalid number of record headers {count}")
+        raise _malformed(RecordFault.BAD_HEADER_COUNT, count)
     zigzag = _ZIGZAG
     headers = []
     for _ in range(count):
         b = data[p]
         key_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
         if key_size < 0:
-            raise _Malformed(f"invalid negative header key size {key_size}")
+            raise _malformed(RecordFault.BAD_HEADER_KEY, key_size)
         key = data[p : p + key_size]
         p += key_size
         if p > end:
-            raise _Malformed(f"field of {key_size} bytes runs past the record")
+            raise _malformed(RecordFault.FIELD_PAST_RECORD, key_size)
         b = data[p]
         value_size, p = (zigzag[b], p + 1) if b < 0x80 else _varint(data, p, 5)
         if value_size < 0:
@@ -184,13 +203,13 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
             value = data[p : p + value_size]
             p += value_size
             if p > end:
-                raise _Malformed(f"field of {value_size} bytes runs past the record")
+                raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
         headers.append(_new(Header, (key.decode("utf-8", "replace"), value)))
     return tuple(headers), p
 
 
 def _payload(
-    buf: Buffer, batch: Batch, start: int, path: str, max_batch_bytes: int
+    buf: Buffer, batch: RecordBatch, start: int, path: str, max_batch_bytes: int
 ) -> bytes | memoryview:
     """The records' bytes: in place when not compressed (no copy), else decompressed."""
     raw = memoryview(buf)[start : batch.end]
@@ -247,13 +266,14 @@ def _then_raise(
     batch: RecordBatch,
     start: int,
     pos: int,
-    error: tuple[int, str] | None,
+    error: tuple[int, int, int, int] | None,
     size: int,
 ) -> Iterator[Record]:
     """The records that decoded, then the error where decoding stopped."""
     yield from records
     if error is not None:
-        i, reason = error
+        i, fault, detail, detail2 = error
+        reason = fault_reason(fault, detail, detail2)
         raise CorruptRecordError(path, _where(batch, start, pos), f"record {i} of batch: {reason}")
     _check_all_read(path, batch, start, pos, size)
 
@@ -296,7 +316,7 @@ def _decode_v2(
                 length, p = _varint(data, pos, 5)
             end = p + length
             if length < 0 or end > size:
-                raise _Malformed(f"record length {length} runs past the batch")
+                raise _malformed(RecordFault.BAD_LENGTH, length)
             body = p
             attributes = data[p]
             b = data[p + 1]
@@ -326,7 +346,7 @@ def _decode_v2(
                 key = data[p : p + key_size]
                 p += key_size
                 if p > end:
-                    raise _Malformed(f"field of {key_size} bytes runs past the record")
+                    raise _malformed(RecordFault.FIELD_PAST_RECORD, key_size)
             b = data[p]
             if b < 0x80:
                 value_size, p = zigzag[b], p + 1
@@ -340,7 +360,7 @@ def _decode_v2(
                 value = data[p : p + value_size]
                 p += value_size
                 if p > end:
-                    raise _Malformed(f"field of {value_size} bytes runs past the record")
+                    raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
             b = data[p]
             if b == 0:  # no header, the usual case
                 headers: tuple[Header, ...] = ()
@@ -351,9 +371,7 @@ def _decode_v2(
                 header_count, p = _varint(data, p, 5)
                 headers, p = _headers(data, p, header_count, end)
             if p != end:
-                raise _Malformed(
-                    f"expected to read {length} bytes in record payload, read {p - body}"
-                )
+                raise _malformed(RecordFault.BAD_RECORD_SIZE, length, p - body)
             if base_sequence == NO_SEQUENCE:
                 sequence = NO_SEQUENCE
             elif offset_delta <= sequence_room:
@@ -376,200 +394,12 @@ def _decode_v2(
                 ),
             )
             pos = end
-    except (_Malformed, IndexError) as e:
-        reason = str(e) if isinstance(e, _Malformed) else "record runs past the batch"
+    except (Malformed, IndexError) as e:
+        reason = str(e) if isinstance(e, Malformed) else fault_reason(RecordFault.PAST_BATCH)
         raise CorruptRecordError(
             path, _where(batch, start, pos), f"record {i} of batch: {reason}"
         ) from None
     _check_all_read(path, batch, start, pos, size)
-
-
-class _LegacyMessage(NamedTuple):
-    offset: int
-    size: int
-    crc: int
-    magic: int
-    attributes: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    computed_crc: int
-
-    @property
-    def end_delta(self) -> int:
-        return self.size + LOG_OVERHEAD
-
-
-def _legacy_message(data: Buffer, pos: int, end: int) -> _LegacyMessage:
-    if pos + LOG_OVERHEAD + RECORD_OVERHEAD_V0 > end:
-        raise _Malformed("inner message header runs past the wrapper")
-    magic = data[pos + LOG_OVERHEAD + 4]
-    if magic == 0:
-        offset, size, crc, magic, attributes = LEGACY_HEADER_V0.unpack_from(data, pos)
-        timestamp, p = NO_TIMESTAMP, pos + LEGACY_HEADER_V0.size
-    elif magic == 1:
-        if pos + LEGACY_HEADER_V1.size + 8 > end:
-            raise _Malformed("inner v1 message header runs past the wrapper")
-        offset, size, crc, magic, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(data, pos)
-        p = pos + LEGACY_HEADER_V1.size
-    else:
-        raise _Malformed(f"unknown magic {magic} in a legacy message")
-    msg_end = pos + LOG_OVERHEAD + size
-    if size < RECORD_OVERHEAD_V0 or msg_end > end:
-        raise _Malformed(f"legacy message size {size} runs past its container")
-    (key_size,) = _INT32.unpack_from(data, p)
-    key = _read(data, p + 4, key_size, msg_end)
-    p += 4 + max(key_size, 0)
-    if p + 4 > msg_end:
-        raise _Malformed("legacy message value length runs past the message")
-    (value_size,) = _INT32.unpack_from(data, p)
-    value = _read(data, p + 4, value_size, msg_end)
-    if p + 4 + max(value_size, 0) != msg_end:
-        raise _Malformed("legacy message key and value do not fill its size")
-    computed = crc32(memoryview(data)[pos + LEGACY_CRC_START : msg_end])
-    return _LegacyMessage(offset, size, crc, magic, attributes, timestamp, key, value, computed)
-
-
-def _inner_messages(
-    wrapper: _LegacyMessage, path: str, position: int, max_batch_bytes: int
-) -> list[_LegacyMessage]:
-    codec = wrapper.attributes & COMPRESSION_MASK
-    if codec == ZSTD:
-        # Checked before anything is decompressed; Kafka's message names the magic, not the codec.
-        raise InvalidWrapperError(
-            path,
-            position,
-            f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper.magic}",
-        )
-    try:
-        data = decompress(codec, wrapper.value or b"", max_batch_bytes)
-    except CodecError as e:
-        raise DecompressionError(path, position, str(e)) from None
-    inner: list[_LegacyMessage] = []
-    pos = 0
-    while pos < len(data):
-        try:
-            msg = _legacy_message(data, pos, len(data))
-        except (_Malformed, IndexError, struct.error) as e:
-            raise CorruptRecordError(path, position, f"inner message {len(inner)}: {e}") from None
-        if msg.attributes & COMPRESSION_MASK:
-            raise CorruptRecordError(
-                path, position, "compressed messages with compressed inner messages"
-            )
-        inner.append(msg)
-        pos += msg.end_delta
-    if not inner:
-        raise CorruptRecordError(path, position, "compressed wrapper holds no inner message")
-    return inner
-
-
-def _absolute_offsets(
-    wrapper: _LegacyMessage, inner: list[_LegacyMessage], path: str, position: int
-) -> list[int]:
-    """DeepRecordsIterator's absolute offsets (FORMAT.md §3).
-
-    v0 inner offsets are absolute. v1 inner offsets are relative to the wrapper's, which is the
-    last inner message's, except that a wrapper offset of 0 (as some librdkafka versions and
-    kafka-python's builder write it) leaves the inner offsets as they are, and a nonzero wrapper
-    offset below the last relative offset is refused.
-    """
-    if wrapper.magic == 0 or wrapper.offset == 0:
-        return [m.offset for m in inner]
-    last = inner[-1].offset
-    if wrapper.offset < last:
-        raise InvalidWrapperError(
-            path,
-            position,
-            "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-            f"'{wrapper.offset}' is less than the last inner message offset '{last}' and it is "
-            "not zero.",
-        )
-    return [wrapper.offset - last + m.offset for m in inner]
-
-
-def _wrapper(buf: Buffer, batch_position: int, end: int, path: str) -> _LegacyMessage:
-    try:
-        return _legacy_message(buf, batch_position, end)
-    except (_Malformed, IndexError, struct.error) as e:
-        raise CorruptRecordError(path, batch_position, str(e)) from None
-
-
-def legacy_wrapper_base_offset(buf: Buffer, position: int, path: str, offset: int) -> int:
-    """First inner offset of a compressed wrapper; its own offset where it does not decode."""
-    try:
-        wrapper = _legacy_message(buf, position, len(buf))
-        inner = _inner_messages(wrapper, path, position, DEFAULT_MAX_BATCH_BYTES)
-        return _absolute_offsets(wrapper, inner, path, position)[0]
-    except (KdumpError, _Malformed, IndexError, struct.error):
-        return offset
-
-
-def legacy_wrapper_error(buf: Buffer, batch: Batch, path: str) -> KdumpError | None:
-    """Why Kafka's deep iterator would refuse this shallow message, if it would.
-
-    verify asks without --deep: such a wrapper cannot be served to a consumer. A payload that
-    does not decompress is left to the deep checks, as before.
-    """
-    if not isinstance(batch, LegacyRecordBatch) or not batch.attributes & COMPRESSION_MASK:
-        return None
-    try:
-        wrapper = _legacy_message(buf, batch.position, batch.end)
-        _absolute_offsets(
-            wrapper,
-            _inner_messages(wrapper, path, batch.position, DEFAULT_MAX_BATCH_BYTES),
-            path,
-            batch.position,
-        )
-    except InvalidWrapperError as e:
-        return e
-    except (KdumpError, _Malformed, IndexError, struct.error):
-        return None
-    return None
-
-
-def iter_legacy_records(
-    buf: Buffer,
-    batch: LegacyRecordBatch,
-    path: str = "<bytes>",
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-) -> Iterator[Record]:
-    """AbstractLegacyRecordBatch.iterator(): the message itself, or a wrapper's inner messages."""
-    wrapper = _wrapper(buf, batch.position, batch.end, path)
-    if not wrapper.attributes & COMPRESSION_MASK:
-        yield _legacy_record(wrapper, wrapper.offset, wrapper.timestamp)
-        return
-    inner = _inner_messages(wrapper, path, batch.position, max_batch_bytes)
-    log_append = wrapper.magic == 1 and bool(wrapper.attributes & TIMESTAMP_TYPE_BIT)
-    offsets = _absolute_offsets(wrapper, inner, path, batch.position)
-    for msg, offset in zip(inner, offsets, strict=True):
-        yield _legacy_record(msg, offset, wrapper.timestamp if log_append else msg.timestamp)
-
-
-def _legacy_record(msg: _LegacyMessage, offset: int, timestamp: int) -> Record:
-    return Record(
-        offset,
-        timestamp,
-        msg.key,
-        msg.value,
-        (),
-        NO_SEQUENCE,
-        msg.attributes,
-        msg.end_delta,
-        msg.crc,
-        msg.crc == msg.computed_crc,
-    )
-
-
-def iter_records(
-    buf: Buffer,
-    batch: Batch,
-    path: str = "<bytes>",
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-) -> Iterator[Record]:
-    """The records of any batch, decoded lazily."""
-    if isinstance(batch, RecordBatch):
-        return iter_v2_records(buf, batch, path, max_batch_bytes)
-    return iter_legacy_records(buf, batch, path, max_batch_bytes)
 
 
 __all__ = [
@@ -578,9 +408,13 @@ __all__ = [
     "ControlRecordKey",
     "EndTransactionMarker",
     "Header",
-    "InvalidWrapperError",
     "Record",
     "control_record_key",
     "end_transaction_marker",
-    "iter_records",
+    "iter_v2_records",
 ]
+
+if native_module is not None and tuple(native_module.RECORD_FAULTS) != tuple(
+    RecordFault.__members__
+):  # pragma: no cover
+    raise ImportError("kdump._speedups was built from another kdump/_speedups.c: reinstall")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from kdump.crc import Buffer, crc32c
 from kdump.errors import FormatError
-from kdump.format.batch import decrement_sequence
+from kdump.format.layout import decrement_sequence
 
 SNAPSHOT_HEADER = struct.Struct(">hIi")
 PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")

@@ -5,11 +5,10 @@ timestamp T, and no earlier batch of the segment has a larger one.
 
 from __future__ import annotations
 
-import struct
 from typing import NamedTuple
 
-from kdump.format.batch import NO_TIMESTAMP
 from kdump.format.index import AbstractIndex, SearchType
+from kdump.format.layout import NO_TIMESTAMP, TIME_INDEX_ENTRY
 
 
 class TimestampOffset(NamedTuple):
@@ -20,11 +19,11 @@ class TimestampOffset(NamedTuple):
 class TimeIndex(AbstractIndex[TimestampOffset]):
     """The ``.timeindex`` file of a segment."""
 
-    entry_struct = struct.Struct(">qi")
+    entry_struct = TIME_INDEX_ENTRY
     kind = "time index"
 
     def entry(self, i: int) -> TimestampOffset:
-        timestamp, rel = self.entry_struct.unpack_from(self.buf, i * 12)
+        timestamp, rel = self.entry_struct.unpack_from(self.buf, i * self.entry_struct.size)
         return TimestampOffset(timestamp, self.base_offset + rel)
 
     def entry_offset(self, i: int) -> int:

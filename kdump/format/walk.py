@@ -23,7 +23,8 @@ from typing import NamedTuple
 from kdump import speedups
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError, FormatError, InputError, UnknownMagicError
-from kdump.format.batch import (
+from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch, read_batch
+from kdump.format.layout import (
     CONTROL_BIT,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
@@ -36,11 +37,7 @@ from kdump.format.batch import (
     NO_SEQUENCE,
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_BIT,
-    Batch,
-    LegacyRecordBatch,
-    RecordBatch,
     java_long,
-    read_batch,
 )
 
 COLUMNS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
-from kdump.format.batch import TIMESTAMP_TYPE_NAMES
 from kdump.format.compression import codec_name
+from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 
 
 def timestamp_type(value: int) -> str:

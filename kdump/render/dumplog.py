@@ -15,10 +15,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from kdump.decoders import apply_decoder
 from kdump.errors import FormatError, InputError, KdumpError
-from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch
+from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.internal import MessageParser, content_text, decode_control_record
+from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
 from kdump.format.records import (
     ABORT,
     COMMIT,

@@ -7,7 +7,6 @@ import json
 from typing import IO, Any
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from kdump.config import Value
@@ -18,10 +17,8 @@ from kdump.explain import (
     RetentionExplanation,
     SegmentExplanation,
 )
+from kdump.render.console import TextConsole
 from kdump.units import at, duration
-
-PIPE_WIDTH = 200
-
 
 # -- JSON --------------------------------------------------------------------------------------
 
@@ -330,16 +327,8 @@ def _compaction_lines(c: CompactionExplanation) -> list[str]:
 
 
 def render_text(result: ExplainResult, out: IO[str], terminal: bool) -> None:
-    console = Console(
-        file=out,
-        force_terminal=terminal,
-        no_color=not terminal,
-        width=None if terminal else PIPE_WIDTH,
-        soft_wrap=not terminal,
-    )
-
-    def say(text: str, style: str | None = None) -> None:
-        console.print(text, style=style if terminal else None, highlight=False, markup=False)
+    console = TextConsole(out, terminal)
+    say = console.say
 
     for i, p in enumerate(result.partitions):
         if i:
@@ -348,7 +337,7 @@ def render_text(result: ExplainResult, out: IO[str], terminal: bool) -> None:
         say(f"{p.path}{where}", "bold")
         for line in _partition_lines(p):
             say(line)
-        console.print(_segments_table(p, terminal))
+        console.table(_segments_table(p, terminal))
         for line in _roll_lines(p) + _retention_lines(p):
             say(line)
         if p.compaction is not None:

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
+from kdump.render.console import TextConsole
 from kdump.units import at
 
 if TYPE_CHECKING:
@@ -65,33 +65,22 @@ def finding_line(f: Finding) -> str:
 def render_text(
     result: VerifyResult, out: IO[str], terminal: bool, quiet: bool, min_severity: Severity
 ) -> None:
-    console = Console(
-        file=out,
-        force_terminal=terminal,
-        no_color=not terminal,
-        width=None if terminal else 200,
-        soft_wrap=not terminal,
-    )
+    console = TextConsole(out, terminal)
     if not quiet:
-        console.print(summary_table(result, terminal))
+        console.table(summary_table(result, terminal))
         for report in result.reports:
             if report.summary.startup:
-                console.print(
-                    f"{report.path}: at startup the broker " + "; ".join(report.summary.startup),
-                    highlight=False,
+                console.say(
+                    f"{report.path}: at startup the broker " + "; ".join(report.summary.startup)
                 )
     shown = [f for f in result.findings if f.severity.rank >= min_severity.rank]
     for f in shown:
-        line = finding_line(f)
-        console.print(
-            line, style=STYLES[f.severity] if terminal else None, highlight=False, markup=False
-        )
+        console.say(finding_line(f), STYLES[f.severity])
     if not quiet:
         counts = result.counts()
-        console.print(
+        console.say(
             f"{len(result.reports)} partition(s): {counts['error']} error(s), "
-            f"{counts['warning']} warning(s), {counts['info']} info",
-            highlight=False,
+            f"{counts['warning']} warning(s), {counts['info']} info"
         )
 
 

@@ -10,10 +10,10 @@ import json
 from typing import IO, Any
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
 from kdump.checks.findings import Severity
+from kdump.render.console import TextConsole
 from kdump.render.report import STYLES, finding_line
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
@@ -47,17 +47,9 @@ def pretty_print_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 
 
 def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
-    console = Console(
-        file=out,
-        force_terminal=terminal,
-        no_color=not terminal,
-        width=None if terminal else 250,
-        soft_wrap=not terminal,
-    )
+    console = TextConsole(out, terminal)
     style = box.SIMPLE_HEAVY if terminal else box.ASCII2
-
-    def say(text: str, markup_style: str | None = None) -> None:
-        console.print(text, style=markup_style if terminal else None, highlight=False, markup=False)
+    say = console.say
 
     options = result.options
     say(
@@ -66,10 +58,10 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
     for report in result.partitions:
         say("")
-        _partition_text(report, console, style, say)
+        _partition_text(report, console, style)
     if not result.coordinator.is_empty:
         say("")
-        _coordinator_text(result.coordinator, console, style, say)
+        _coordinator_text(result.coordinator, console, style)
     for tid, number in result.transactional_ids.items():
         view = result.coordinator
         say(
@@ -110,7 +102,8 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
 
 
-def _partition_text(report: PartitionTxnReport, console: Console, style: box.Box, say: Any) -> None:
+def _partition_text(report: PartitionTxnReport, console: TextConsole, style: box.Box) -> None:
+    say = console.say
     name = f"{report.topic}-{report.partition}" if report.topic is not None else report.path
     say(f"== {name} ({report.path})")
     say(
@@ -138,9 +131,9 @@ def _partition_text(report: PartitionTxnReport, console: Console, style: box.Box
         "consumers cannot read"
     )
     if report.producers:
-        console.print(_producers_table(report.producers, report.expired_producers, style))
+        console.table(_producers_table(report.producers, report.expired_producers, style))
     if report.open_transactions:
-        console.print(_open_table(report.open_transactions, style))
+        console.table(_open_table(report.open_transactions, style))
         for txn in report.open_transactions:
             say(f"  producer {txn.producer_id} at offset {txn.first_offset}: {txn.coordinator}")
     else:
@@ -153,9 +146,9 @@ def _partition_text(report: PartitionTxnReport, console: Console, style: box.Box
             table.add_row(
                 str(pid), str(counts.commits), str(counts.aborts), str(counts.markers_without_data)
             )
-        console.print(table)
+        console.table(table)
     if report.aborted:
-        console.print(_aborted_table(report.aborted, style))
+        console.table(_aborted_table(report.aborted, style))
         if len(report.aborted) > TEXT_ROWS:
             say(f"  ... {len(report.aborted) - TEXT_ROWS} more (--format json lists all)")
 
@@ -241,7 +234,8 @@ def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
     return table
 
 
-def _coordinator_text(view: CoordinatorView, console: Console, style: box.Box, say: Any) -> None:
+def _coordinator_text(view: CoordinatorView, console: TextConsole, style: box.Box) -> None:
+    say = console.say
     read = ", ".join(str(n) for n in view.partitions_read)
     say(
         f"== coordinator: __transaction_state partition(s) {read} read; "
@@ -264,7 +258,7 @@ def _coordinator_text(view: CoordinatorView, console: Console, style: box.Box, s
     txns = sorted(view.transactions.values(), key=lambda t: t.transactional_id)
     for t in txns[:TEXT_ROWS]:
         table.add_row(*_coordinator_row(t, view))
-    console.print(table)
+    console.table(table)
     if len(txns) > TEXT_ROWS:
         say(f"  ... {len(txns) - TEXT_ROWS} more (--format json lists all)")
 

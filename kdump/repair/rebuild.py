@@ -32,8 +32,9 @@ from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
-from kdump.format.batch import INT32_MAX, NO_TIMESTAMP, Batch, RecordBatch, read_batch
+from kdump.format.batch import Batch, RecordBatch, read_batch
 from kdump.format.index import OffsetIndex
+from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import (

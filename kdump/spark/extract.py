@@ -22,7 +22,8 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import KdumpError
-from kdump.format.batch import TIMESTAMP_TYPE_NAMES, Batch, RecordBatch
+from kdump.format.batch import Batch, RecordBatch
+from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.records import Record
 from kdump.segment import FileRecords, list_segments
 from kdump.spark.schema import BATCH_LEVEL

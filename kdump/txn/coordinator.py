@@ -18,8 +18,8 @@ from typing import Any
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import parse_partition_dir
 from kdump.errors import KdumpError
-from kdump.format.batch import CONTROL_BIT
 from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
+from kdump.format.layout import CONTROL_BIT
 from kdump.format.messages import MessageError
 from kdump.format.schemas.transaction_coordinator import (
     COORDINATOR_RECORD_TYPES,

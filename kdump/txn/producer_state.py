@@ -32,13 +32,8 @@ from typing import NamedTuple
 from kdump.checks.findings import Finding, Severity
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
-from kdump.format.batch import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
-    NO_SEQUENCE,
-    NO_TIMESTAMP,
-    RecordBatch,
-)
+from kdump.format.batch import RecordBatch
+from kdump.format.layout import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
 from kdump.format.records import (
     ABORT,
     COMMIT,

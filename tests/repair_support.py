@@ -1,30 +1,15 @@
 """Helpers shared by the repair tests (no tests here): fixture copies laid out as a broker log
-dir, the console entry point run in-process, and a file-tree snapshot to compare states."""
+dir, batch positions, damage, and a file-tree snapshot to compare states."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from conftest import ORACLE
-from test_golden import run_kdump as golden_run_kdump
 
 from kdump.format.walk import iter_batches
 from kdump.segment import open_buffer
-
-
-class Ran(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-def run_kdump(args: Sequence[str]) -> Ran:
-    """``kdump ARGS`` through the console entry point, as a shell sees it."""
-    ran = golden_run_kdump(args)
-    return Ran(ran.exit_code, ran.stdout, ran.stderr)
 
 
 def copy_partition(name: str, root: Path) -> Path:

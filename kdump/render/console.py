@@ -1,0 +1,53 @@
+"""The one way kdump's text reports reach a terminal or a pipe.
+
+On a terminal, rich styles and fits the width it finds. On a pipe (cron mail, ``| grep``, a
+file) the output must be stable and complete: no colour, no wrapping of long lines, and tables
+at their natural width, so a long partition path is never cut to ``/data/kafka/logs/my-topi…``.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+
+# A line too long for this is still printed whole (soft wrap off); the width only bounds rich's
+# layout of things other than tables.
+PIPE_WIDTH = 200
+
+
+class TextConsole:
+    """A rich console with the pipe rules above; ``say`` for lines, ``table`` for tables."""
+
+    def __init__(self, out: IO[str], terminal: bool) -> None:
+        self.terminal = terminal
+        self.rich = Console(
+            file=out,
+            force_terminal=terminal,
+            no_color=not terminal,
+            width=None if terminal else PIPE_WIDTH,
+            soft_wrap=not terminal,
+        )
+
+    def say(self, text: str, style: str | None = None) -> None:
+        """Print ``text`` literally (no markup, no highlighting); styled only on a terminal."""
+        self.rich.print(text, style=style if self.terminal else None, highlight=False, markup=False)
+
+    def table(self, table: Table) -> None:
+        if self.terminal:
+            self.rich.print(table)
+            return
+        # print(width=...) is capped at the console's width, so widen the console itself.
+        self.rich.width = max(PIPE_WIDTH, self._natural_width(table))
+        try:
+            self.rich.print(table)
+        finally:
+            self.rich.width = PIPE_WIDTH
+
+    def print(self, renderable: RenderableType) -> None:
+        self.rich.print(renderable, highlight=False)
+
+    def _natural_width(self, renderable: RenderableType) -> int:
+        options = self.rich.options.update_width(1 << 20)
+        return max(1, self.rich.measure(renderable, options=options).maximum)
