@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from kdump.discovery import parse_partition_dir
+from kdump.discovery import discover, parse_partition_dir
 from kdump.errors import FormatError, InputError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetIndex, OffsetPosition, SearchType
@@ -35,7 +35,8 @@ from kdump.format.layout import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kdump.format.records import Record
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.format.timeindex import TimeIndex, TimestampOffset
-from kdump.segment import FileRecords, LogSegment, list_segments, open_buffer
+from kdump.remote import is_url
+from kdump.segment import FileRecords, FileRef, LogSegment, Segment, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 
@@ -167,7 +168,7 @@ def _monotonic_problem(index: OffsetIndex | TimeIndex, n: int, log_size: int) ->
 
 
 def check_index(
-    path: Path, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
+    path: FileRef, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
 ) -> CheckedIndex[IndexT]:
     """How far a lookup may trust ``index`` (None: the file is missing)."""
     if index is None:
@@ -248,7 +249,7 @@ class Scan:
 class SegmentFiles:
     """One segment opened for lookups: its log, and its indexes checked once."""
 
-    def __init__(self, segment: LogSegment, is_active: bool) -> None:
+    def __init__(self, segment: Segment, is_active: bool) -> None:
         self.segment = segment
         self.is_active = is_active
 
@@ -372,8 +373,12 @@ class SegmentFiles:
     @cached_property
     def last_modified(self) -> int:
         """LogSegment.lastModified: the .log file's modification time, epoch milliseconds."""
+        if is_url(str(self.segment.log_path)):
+            from kdump.remote.store import modified_ms
+
+            return modified_ms(str(self.segment.log_path))
         try:
-            return os.stat(self.segment.log_path).st_mtime_ns // 1_000_000
+            return os.stat(str(self.segment.log_path)).st_mtime_ns // 1_000_000
         except OSError as e:
             raise InputError(str(self.segment.log_path), e.strerror or str(e)) from None
 
@@ -488,24 +493,35 @@ class PartitionLog:
     """A partition directory opened for lookups: segments by base offset and the log start."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        if not self.directory.exists():
-            raise InputError(str(directory), "no such directory")
-        if not self.directory.is_dir():
-            raise InputError(str(directory), "not a directory (give a partition directory)")
-        try:
-            segments = [s for s in list_segments(self.directory) if s.log_path.is_file()]
-        except OSError as e:
-            raise InputError(str(directory), e.strerror or str(e)) from None
+        self._directory: Path | None = None
+        segments: list[Segment]
+        if is_url(directory):
+            self.location = str(directory)
+            segments = _remote_segments(self.location)
+        else:
+            self._directory = Path(directory)
+            self.location = str(self._directory)
+            segments = list(_local_segments(self._directory))
         if not segments:
             raise InputError(str(directory), "no segment .log files: not a partition directory")
-        last = len(segments) - 1
-        self.segments = [SegmentFiles(s, i == last) for i, s in enumerate(segments)]
+        # tiered storage holds closed segments only: a remote partition has no active one
+        # (as verify takes it, kdump.checks.partition)
+        active = len(segments) - 1 if self._directory is not None else -1
+        self.segments = [SegmentFiles(s, i == active) for i, s in enumerate(segments)]
         self.base_offsets = [s.base_offset for s in segments]
+
+    @property
+    def directory(self) -> Path:
+        """The local partition directory (what commands other than lookup read)."""
+        if self._directory is None:
+            raise InputError(self.location, "this command reads local partition directories only")
+        return self._directory
 
     def checkpointed(self, name: str) -> int | None:
         """This partition's entry in the log dir's offset checkpoint file ``name`` (the last
         one wins, as in Kafka's map), or None (no such file, or no entry)."""
+        if self._directory is None:
+            return None  # a remote partition has no log dir
         checkpoint = self.directory.parent / name
         tp = parse_partition_dir(self.directory.resolve().name)
         if tp is None or not checkpoint.is_file():
@@ -533,6 +549,31 @@ class PartitionLog:
     def floor_segment(self, offset: int) -> int:
         """The index of the segment with the greatest base offset ≤ offset (-1: none)."""
         return bisect_right(self.base_offsets, offset) - 1
+
+
+def _local_segments(directory: Path) -> list[LogSegment]:
+    if not directory.exists():
+        raise InputError(str(directory), "no such directory")
+    if not directory.is_dir():
+        raise InputError(str(directory), "not a directory (give a partition directory)")
+    try:
+        return [s for s in list_segments(directory) if s.log_path.is_file()]
+    except OSError as e:
+        raise InputError(str(directory), e.strerror or str(e)) from None
+
+
+def _remote_segments(url: str) -> list[Segment]:
+    """The segments of the one remote partition under ``url`` (kdump.discovery)."""
+    from kdump.remote.segment import RemoteSegment
+
+    found = discover([url], urls=True)
+    if found.errors:
+        raise found.errors[0]
+    partitions = [t.remote for t in found.loose if t.remote is not None]
+    if len(partitions) != 1:
+        names = ", ".join(p.url for p in partitions)
+        raise InputError(url, f"holds {len(partitions)} partitions ({names}): give one")
+    return [RemoteSegment(ref) for ref in partitions[0].segments if ref.object("log")]
 
 
 # -- lookups -----------------------------------------------------------------------------------
@@ -613,7 +654,7 @@ class _Trail:
         return Lookup(
             self.mode,
             self.target,
-            str(self.log.directory),
+            self.log.location,
             self.log.log_start_offset,
             self.log.log_end_offset,
             outcome,

@@ -179,6 +179,8 @@ def parse_listing(listing: Iterable[tuple[str, int]]) -> Layouts:
             continue
         out.unknown.append(url)
     for partition_url, b in building.items():
+        if b.layout == KAFKA_FILES:
+            _snapshots_aside(b)
         if not b.segments:
             out.unknown += [url for _, url, _ in b.extras]
             continue
@@ -194,6 +196,15 @@ def parse_listing(listing: Iterable[tuple[str, int]]) -> Layouts:
         )
     out.partitions.sort(key=lambda p: (p.topic, p.partition, p.url))
     return out
+
+
+def _snapshots_aside(b: _Building) -> None:
+    """A producer snapshot with no segment file beside it is no segment (as in a partition
+    directory, kdump.segment.list_segments): the log end's snapshot, kept as an extra."""
+    for key, objects in list(b.segments.items()):
+        if all(suffix == "snapshot" for suffix, _, _ in objects):
+            b.extras += [(url_name(url), url, size) for _, url, size in objects]
+            del b.segments[key]
 
 
 def segment_of(partition: RemotePartition, url: str) -> RemotePartition | None:

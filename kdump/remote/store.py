@@ -144,6 +144,13 @@ def object_size(url: str) -> int:
         return int(fs.size(path))
 
 
+def modified_ms(url: str) -> int:
+    """When the object was last written, epoch milliseconds (a file's mtime)."""
+    fs, path = filesystem(url)
+    with store_errors(url):
+        return int(fs.modified(path).timestamp() * 1000)
+
+
 def exists(url: str) -> bool:
     fs, path = filesystem(url)
     with store_errors(url):
@@ -181,6 +188,7 @@ __all__ = [
     "full_url",
     "is_prefix",
     "listing",
+    "modified_ms",
     "object_size",
     "read_object",
     "read_range",
