@@ -158,6 +158,8 @@ def _discover_url(url: str, found: Found) -> None:
     from kdump.remote.store import full_url, listing
 
     objects = listing(url)
+    if not objects:
+        raise InputError(url, "no such object or prefix")
     named = None
     if list(objects) == [full_url(url)]:
         # one object: its segment, found among its partition's objects

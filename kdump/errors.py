@@ -97,6 +97,11 @@ class StoreError(InputError):
     connection failing after its retries): the run cannot go on without it, so it ends with
     this one line, exit 3, rather than becoming one finding among others."""
 
+    def __init__(self, path: str, message: str, position: int | None = None) -> None:
+        super().__init__(path, message)
+        self.position = position
+        Exception.__init__(self, str(self))
+
 
 class DecryptionKeyError(InputError):
     """An encrypted segment (Aiven's) whose key was not given, or does not fit: one line

@@ -142,8 +142,9 @@ def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, read_ahead:
     if stored != index.stored_size:
         short = "truncated object" if stored < index.stored_size else "object too long"
         raise StoreError(
-            f"{url}:{min(stored, index.stored_size)}",
+            url,
             f"{short}: {stored} bytes, the manifest's chunk index describes {index.stored_size}",
+            min(stored, index.stored_size),
         )
     detransform = segment.detransform()
     offsets = index.stored_offsets
@@ -175,6 +176,8 @@ def dumped_files(url: str) -> list[str]:
 
     objects = listing(url)
     if not objects:
+        if _looks_aiven(url) is not None and file_exists(url):
+            return [url]  # an index file inside an Aiven segment's .indexes
         raise StoreError(url, "no such object or prefix")
     if list(objects) == [full_url(url)]:
         aiven = _looks_aiven(url)
@@ -189,6 +192,7 @@ def dumped_files(url: str) -> list[str]:
                 files += [ref.url("log"), *_aiven_files(segment)]
             else:
                 files += [u for _, u, _ in ref.objects]
+        files += [u for _, u, _ in partition.extras]  # a log end's producer snapshot
         out += sorted(f for f in files if f.endswith(DUMPED_SUFFIXES))
     if not out:
         raise StoreError(url, "holds no Kafka segment files in a layout kdump knows")

@@ -84,7 +84,7 @@ def store_errors(url: str, position: int | None = None) -> Iterator[None]:
     except FileNotFoundError:
         raise StoreError(url, "no such object") from None
     except PermissionError as e:
-        raise StoreError(url, f"access denied: {_first_line(e)}") from None
+        raise StoreError(url, _denied(_first_line(e))) from None
     except Exception as e:
         raise StoreError(url, _describe(e, position)) from None
 
@@ -92,6 +92,17 @@ def store_errors(url: str, position: int | None = None) -> Iterator[None]:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0]
+
+
+_REFUSED = ("access key id", "signature", "security token", "expired")
+"""What a store's refusal says when the credentials themselves are wrong (S3's
+InvalidAccessKeyId, SignatureDoesNotMatch, InvalidToken, ExpiredToken), not their rights."""
+
+
+def _denied(text: str) -> str:
+    if any(word in text.lower() for word in _REFUSED):
+        return f"credentials refused: {text}"
+    return f"access denied: {text}"
 
 
 def _describe(e: BaseException, position: int | None) -> str:
@@ -118,9 +129,10 @@ def read_range(url: str, start: int, end: int) -> bytes:
     if len(data) != end - start:
         got = start + len(data)
         raise StoreError(
-            f"{url}:{got}",
+            url,
             f"object ended at byte {got}, {end - got} byte(s) short of the {end} read: "
             "truncated object",
+            got,
         )
     return bytes(data)
 

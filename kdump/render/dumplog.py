@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from kdump.decoders import apply_decoder
-from kdump.errors import FormatError, InputError, KdumpError
+from kdump.errors import DecryptionKeyError, FormatError, InputError, KdumpError, StoreError
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.filters import NO_FILTER, BatchFilter
@@ -561,7 +561,8 @@ def dispatch(
     failed: Callable[[KdumpError], T],
 ) -> Iterator[T]:
     """Pick the dumper for a file by its suffix (or text-file name) and run it; a KdumpError
-    ends this file with ``failed(error)``, and the run goes on."""
+    ends this file with ``failed(error)``, and the run goes on; an object store that fails
+    (StoreError), or an encrypted segment without its key, ends the run."""
     name = os.path.basename(path)
     dumper = dumpers.get(name[name.rfind(".") :] if "." in name else "")
     if text_file_reader(name) is not None:
@@ -575,6 +576,8 @@ def dispatch(
         elif not os.path.isfile(path):
             raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
         yield from dumper(path, opts, problems)
+    except (StoreError, DecryptionKeyError):
+        raise  # the store failed (or a key is missing), not this file: the run ends here
     except KdumpError as e:
         problems.failures += 1
         problems.unreadable += isinstance(e, InputError)
