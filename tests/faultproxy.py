@@ -12,6 +12,8 @@ restart) is a list of rules ``{"match": "<substring of the path>", "fault": F, "
 - ``short``: send the first half of the body as if it were all (a store answering fewer bytes
   than were asked: a truncated object);
 - ``404``: answer ``404 NoSuchKey`` (an object listed but gone when read).
+
+Each fault served is a line ``<fault> <path>`` in ``RULES_FILE.served``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def _fault(path: str, rules_file: str) -> str | None:
             after = rule.get("after", 0)
             times = rule.get("times")
             if seen >= after and (times is None or seen < after + times):
+                # what was broken, for the test to see its fault was met (never vacuous)
+                with open(rules_file + ".served", "a") as served:
+                    served.write(f"{rule['fault']} {path}\n")
                 return str(rule["fault"])
     return None
 

@@ -113,12 +113,18 @@ class S3Server:
         assert self.proxy.stdout is not None
         self.proxy_port = int(self.proxy.stdout.readline())
 
+    def served(self) -> list[str]:
+        """The faults the proxy has served since ``faults()``: ``<fault> <path>`` each."""
+        path = Path(f"{self.rules_file}.served")
+        return path.read_text().splitlines() if path.exists() else []
+
     def faults(self, *rules: dict[str, object]) -> None:
         """Break the proxy's answers from now on (no rules: heal it). A fresh proxy process,
         so its counts of GETs seen start at zero."""
         if self.proxy is not None:
             self.proxy.terminate()
             self.proxy.wait()
+        Path(f"{self.rules_file}.served").unlink(missing_ok=True)
         self.start_proxy(rules)
 
     def stop(self) -> None:

@@ -26,6 +26,7 @@ from unittest import mock
 import pytest
 from clirun import Ran, run_kdump
 from conftest import FIXTURES, ORACLE
+from prometheus_client.parser import text_string_to_metric_families
 from s3server import BUCKET, S3Server
 
 pytest.importorskip("s3fs")
@@ -325,13 +326,17 @@ def test_503_mid_read_is_retried(healed: S3Server, plain_url: str) -> None:
     retried = kdump(args, healed.env(via_proxy=True))
     assert retried.exit_code == clean.exit_code == 0, retried.stderr
     assert verify_json(retried) == verify_json(clean)
-    assert healed.rules_file.exists()
+    assert [f.split()[0] for f in healed.served()] == ["503"]
 
 
 def test_cut_off_read_names_object_and_byte(healed: S3Server, plain_url: str) -> None:
     healed.faults({"match": FIRST_LOG, "fault": "cut", "after": 1})
     ran = kdump(["verify", "--read-ahead", "4096", plain_url], healed.env(via_proxy=True))
-    assert_one_error_line(ran, re.escape(f"{plain_url}/00000000000000000000.log"), r"byte \d+")
+    line = assert_one_error_line(
+        ran, re.escape(f"{plain_url}/00000000000000000000.log"), r"byte \d+"
+    )
+    assert len(healed.served()) >= 2, "every attempt was cut"
+    print(line)
 
 
 def test_short_answer_is_a_truncated_object(healed: S3Server, plain_url: str) -> None:
@@ -340,6 +345,7 @@ def test_short_answer_is_a_truncated_object(healed: S3Server, plain_url: str) ->
     assert_one_error_line(
         ran, re.escape(f"{plain_url}/00000000000000000000.log:") + r"\d+", "truncated object"
     )
+    assert healed.served()
 
 
 def test_object_gone_after_listing(healed: S3Server, plain_url: str, tmp_path: Path) -> None:
@@ -351,7 +357,14 @@ def test_object_gone_after_listing(healed: S3Server, plain_url: str, tmp_path: P
     )
     # nothing half-written: the metrics file whole (written on failure too), no temporary left
     assert [p.name for p in tmp_path.iterdir()] == ["kdump.prom"]
-    assert "kdump_run_success" in prom.read_text() or prom.read_text().endswith("\n")
+    exits = [
+        sample.value
+        for family in text_string_to_metric_families(prom.read_text())
+        for sample in family.samples
+        if sample.name == "kdump_exit_status"
+    ]
+    assert exits == [3]
+    assert healed.served()
 
 
 def test_missing_object(s3: S3Server, plain_url: str) -> None:
