@@ -16,8 +16,9 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BUCKET = "kdump-tests"
 REGION = "us-east-1"
@@ -58,7 +59,6 @@ class S3Server:
     process: subprocess.Popen[bytes] | None = None
     proxy: subprocess.Popen[bytes] | None = None
     proxy_port: int = 0
-    _clients: dict[str, object] = field(default_factory=dict)
 
     @property
     def endpoint(self) -> str:
@@ -137,7 +137,7 @@ class S3Server:
                     p.kill()
                     p.wait()
 
-    def client(self) -> object:
+    def client(self) -> Any:
         import boto3
 
         return boto3.client(
@@ -150,7 +150,7 @@ class S3Server:
 
     def put(self, key: str, data: bytes) -> str:
         """Store ``data`` at ``key``; its s3:// URL."""
-        self.client().put_object(Bucket=BUCKET, Key=key, Body=data)  # type: ignore[attr-defined]
+        self.client().put_object(Bucket=BUCKET, Key=key, Body=data)
         return f"s3://{BUCKET}/{key}"
 
     def put_tree(self, local: Path, prefix: str) -> str:
