@@ -6,6 +6,10 @@ A path may be a segment file (that segment of its partition), a partition direct
 holding these, searched a few levels deep without following links. A path that cannot be read or
 holds nothing of Kafka's is an ``InputError`` in ``Found.errors``: the others are still found,
 so one dead disk of a JBOD broker hides nothing about the rest.
+
+A URL (``s3://bucket/prefix``, ``file://...``; commands that read object stores ask for them
+with ``urls=True``) is listed and its keys read in the layouts of tiered storage
+(kdump.remote.layouts): each remote partition is a target with its segments' objects.
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kdump.remote.layouts import RemotePartition
 
 from kdump.errors import InputError
 from kdump.format.checkpoint import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA
+from kdump.remote import is_url
 from kdump.segment import (
     CHECKPOINT_SUFFIX,
     SEGMENT_SUFFIXES,
@@ -53,6 +62,14 @@ class PartitionTarget:
     """Only these segments (when segment files were named), else every segment."""
     log_dir: Path | None = None
     """The broker log dir it was found in (None: named on its own)."""
+    remote: RemotePartition | None = None
+    """A partition in an object store: its URL, layout and segments (``path`` is then only
+    its URL as a name; ``location`` says it)."""
+
+    @property
+    def location(self) -> str:
+        """Where the partition is, as reports name it: a directory, or a URL."""
+        return self.remote.url if self.remote is not None else str(self.path)
 
     @property
     def lock_dir(self) -> Path:
@@ -85,13 +102,15 @@ class Found:
         besides: the segments merged), in the order found."""
         merged: dict[str, PartitionTarget] = {}
         for target in [p for ld in self.log_dirs for p in ld.partitions] + self.loose:
-            key = os.path.realpath(target.path)
+            key = target.location if target.remote else os.path.realpath(target.path)
             seen = merged.get(key)
             if seen is None:
                 merged[key] = target
             elif seen.only is not None:
                 only = None if target.only is None else seen.only | target.only
-                merged[key] = PartitionTarget(seen.path, only, seen.log_dir or target.log_dir)
+                merged[key] = PartitionTarget(
+                    seen.path, only, seen.log_dir or target.log_dir, seen.remote or target.remote
+                )
         return list(merged.values())
 
     def raise_first(self) -> None:
@@ -100,11 +119,17 @@ class Found:
             raise self.errors[0]
 
 
-def discover(paths: list[str] | tuple[str, ...]) -> Found:
-    """The partitions and log dirs under ``paths`` (see the module's docstring)."""
+def discover(paths: list[str] | tuple[str, ...], urls: bool = False) -> Found:
+    """The partitions and log dirs under ``paths`` (see the module's docstring); ``urls``:
+    URLs are read (else each is an error: the command reads local files only)."""
     found = Found()
     for raw in paths:
         try:
+            if is_url(raw):
+                if not urls:
+                    raise InputError(raw, "this command reads local files only, not URLs")
+                _discover_url(raw, found)
+                continue
             _discover_one(raw, found)
         except InputError as e:
             found.errors.append(e)
@@ -125,6 +150,47 @@ def _discover_one(raw: str, found: Found) -> None:
         raise InputError(raw, "holds no Kafka partition or log directory")
     found.log_dirs += log_dirs
     found.loose += partitions
+
+
+def _discover_url(url: str, found: Found) -> None:
+    """The remote partitions under ``url``, or the one holding the segment object it names."""
+    from kdump.remote.layouts import parse_listing, segment_of
+    from kdump.remote.store import full_url, listing
+
+    objects = listing(url)
+    if not objects:
+        raise InputError(url, "no such object or prefix")
+    named = None
+    if list(objects) == [full_url(url)]:
+        # one object: its segment, found among its partition's objects
+        named = next(iter(objects))
+        objects = listing(named.rsplit("/", 1)[0])
+    layouts = parse_listing(objects.items())
+    if not layouts.partitions:
+        raise InputError(url, _nothing_there(layouts.puffins))
+    for partition in layouts.partitions:
+        only = None
+        if named is not None:
+            segment = segment_of(partition, named)
+            if segment is None:
+                continue
+            partition = segment
+            only = frozenset({segment.segments[0].base_offset})
+        found.loose.append(PartitionTarget(Path(partition.url), only, None, partition))
+    if named is not None and not found.loose:
+        raise InputError(named, "not an object of a segment in a layout kdump knows")
+
+
+def _nothing_there(puffins: dict[str, str]) -> str:
+    if puffins:
+        return (
+            f"holds {len(puffins)} Iceberg segment manifest(s) (Aiven segment.format=iceberg): "
+            "those segments are rows of an Iceberg table, not Kafka segment files"
+        )
+    return (
+        "holds no Kafka segments in a layout kdump knows (Kafka's RemoteStorageManager, Aiven, "
+        "Pinterest or Kafka file names)"
+    )
 
 
 def is_segment_name(name: str) -> bool:

@@ -92,6 +92,22 @@ class InputError(KdumpError):
         super().__init__(message, path)
 
 
+class StoreError(InputError):
+    """An object store that could not be read (no such object, credentials refused, the
+    connection failing after its retries): the run cannot go on without it, so it ends with
+    this one line, exit 3, rather than becoming one finding among others."""
+
+    def __init__(self, path: str, message: str, position: int | None = None) -> None:
+        super().__init__(path, message)
+        self.position = position
+        Exception.__init__(self, str(self))
+
+
+class DecryptionKeyError(InputError):
+    """An encrypted segment (Aiven's) whose key was not given, or does not fit: one line
+    naming the segment, exit 3."""
+
+
 class UnreadableInputError(FormatError):
     """A file a command needs that does not parse (a checkpoint for ``kdump explain``): bad
     input, exit code 3, still naming the file and byte position."""

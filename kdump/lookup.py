@@ -177,7 +177,7 @@ class _Trail:
         return Lookup(
             self.mode,
             self.target,
-            str(self.log.directory),
+            self.log.location,
             self.log.log_start_offset,
             self.log.log_end_offset,
             outcome,

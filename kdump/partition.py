@@ -11,7 +11,8 @@ from pathlib import Path
 from kdump.discovery import parse_partition_dir
 from kdump.errors import InputError
 from kdump.format.textfiles import read_offset_checkpoint
-from kdump.segment import SegmentFiles, list_segments, open_buffer
+from kdump.remote import is_url
+from kdump.segment import LogSegment, Segment, SegmentFiles, list_segments, open_buffer
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -31,27 +32,39 @@ def clamp_high_watermark(checkpointed: int, log_start: int, log_end: int) -> int
 
 
 class PartitionLog:
-    """A partition directory opened for lookups: segments by base offset and the log start."""
+    """A partition directory, or a remote partition's URL, opened for lookups: segments by base
+    offset and the log start."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-        if not self.directory.exists():
-            raise InputError(str(directory), "no such directory")
-        if not self.directory.is_dir():
-            raise InputError(str(directory), "not a directory (give a partition directory)")
-        try:
-            segments = [s for s in list_segments(self.directory) if s.log_path.is_file()]
-        except OSError as e:
-            raise InputError(str(directory), e.strerror or str(e)) from None
+        self._directory: Path | None = None
+        segments: list[Segment]
+        if is_url(directory):
+            self.location = str(directory)
+            segments = _remote_segments(self.location)
+        else:
+            self._directory = Path(directory)
+            self.location = str(self._directory)
+            segments = list(_local_segments(self._directory))
         if not segments:
             raise InputError(str(directory), "no segment .log files: not a partition directory")
-        last = len(segments) - 1
-        self.segments = [SegmentFiles(s, i == last) for i, s in enumerate(segments)]
+        # tiered storage holds closed segments only: a remote partition has no active one
+        # (as verify takes it, kdump.checks.partition)
+        active = len(segments) - 1 if self._directory is not None else -1
+        self.segments = [SegmentFiles(s, i == active) for i, s in enumerate(segments)]
         self.base_offsets = [s.base_offset for s in segments]
+
+    @property
+    def directory(self) -> Path:
+        """The local partition directory (what commands other than lookup read)."""
+        if self._directory is None:
+            raise InputError(self.location, "this command reads local partition directories only")
+        return self._directory
 
     def checkpointed(self, name: str) -> int | None:
         """This partition's entry in the log dir's offset checkpoint file ``name`` (the last
         one wins, as in Kafka's map), or None (no such file, or no entry)."""
+        if self._directory is None:
+            return None  # a remote partition has no log dir
         checkpoint = self.directory.parent / name
         tp = parse_partition_dir(self.directory.resolve().name)
         if tp is None or not checkpoint.is_file():
@@ -77,3 +90,29 @@ class PartitionLog:
     def floor_segment(self, offset: int) -> int:
         """The index of the segment with the greatest base offset ≤ offset (-1: none)."""
         return bisect_right(self.base_offsets, offset) - 1
+
+
+def _local_segments(directory: Path) -> list[LogSegment]:
+    if not directory.exists():
+        raise InputError(str(directory), "no such directory")
+    if not directory.is_dir():
+        raise InputError(str(directory), "not a directory (give a partition directory)")
+    try:
+        return [s for s in list_segments(directory) if s.log_path.is_file()]
+    except OSError as e:
+        raise InputError(str(directory), e.strerror or str(e)) from None
+
+
+def _remote_segments(url: str) -> list[Segment]:
+    """The segments of the one remote partition under ``url`` (kdump.discovery)."""
+    from kdump.discovery import discover
+    from kdump.remote.segment import RemoteSegment
+
+    found = discover([url], urls=True)
+    if found.errors:
+        raise found.errors[0]
+    partitions = [t.remote for t in found.loose if t.remote is not None]
+    if len(partitions) != 1:
+        names = ", ".join(p.url for p in partitions)
+        raise InputError(url, f"holds {len(partitions)} partitions ({names}): give one")
+    return [RemoteSegment(ref) for ref in partitions[0].segments if ref.object("log")]

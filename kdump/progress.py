@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from kdump.remote import is_url
+
 LOG_SUFFIX = ".log"
 
 
@@ -37,7 +39,9 @@ NO_PROGRESS: Progress = _NoProgress()
 
 
 def file_size(path: str | os.PathLike[str]) -> int:
-    """Bytes of a file, 0 when it cannot be read (the work itself says why)."""
+    """Bytes of a file, 0 when it cannot be read (the work itself says why), or a URL."""
+    if is_url(path):
+        return 0  # an object's size costs a request; the work reports it
     try:
         return os.stat(path).st_size
     except OSError:

@@ -17,6 +17,7 @@ from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
 from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
+from kdump.remote import is_url, url_parent
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,13 @@ class LogDirIdentity:
         }
 
 
-def identify(log_dir: Path) -> LogDirIdentity:
-    """What ``log_dir/meta.properties`` says; empty when there is none."""
-    path = log_dir / META_PROPERTIES
+def identify(log_dir: str | os.PathLike[str]) -> LogDirIdentity:
+    """What ``log_dir/meta.properties`` says; empty when there is none (and for a prefix in an
+    object store: tiered storage keeps no meta.properties)."""
+    if is_url(log_dir):
+        return LogDirIdentity(str(log_dir))
+    log_dir = str(log_dir)
+    path = Path(log_dir) / META_PROPERTIES
     try:
         with open(path, "rb") as f:
             data = f.read(1 << 20)
@@ -62,7 +67,10 @@ def identify(log_dir: Path) -> LogDirIdentity:
 
 def log_dir_of(partition_path: str) -> str:
     """The log dir a partition directory (or a log dir's own file) lies in: its parent, as
-    an absolute path (a metric's label must not depend on where cron started)."""
+    an absolute path (a metric's label must not depend on where cron started); for a
+    partition in an object store, the URL of the prefix holding it."""
+    if is_url(partition_path):
+        return url_parent(partition_path)
     return os.path.dirname(os.path.abspath(partition_path))
 
 
@@ -86,7 +94,7 @@ class RunClock:
             started=int(self.started * 1000),
             duration_seconds=self.elapsed(),
             host=socket.gethostname(),
-            log_dirs=tuple(identify(Path(d)) for d in dict.fromkeys(log_dirs)),
+            log_dirs=tuple(identify(d) for d in dict.fromkeys(log_dirs)),
         )
 
 

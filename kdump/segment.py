@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -25,6 +25,7 @@ from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import LogWalk, Pager, iter_batches
+from kdump.remote import is_url
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -36,10 +37,17 @@ CHECKPOINT_SUFFIX = ".checkpoint"
 SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _BASE_NAME = re.compile(r"^(\d{20})$")
+_REMOTE_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
+"""Tiered storage's segment file names: the base offset and the segment's id."""
 
 
 def open_buffer(path: str | os.PathLike[str]) -> Buffer:
-    """A read-only view of a file: an mmap, or empty bytes for an empty file."""
+    """A read-only view of a file: an mmap, or empty bytes for an empty file; a URL's object
+    (or for Aiven's layout, the file its objects hold) read whole (kdump.remote.files)."""
+    if is_url(path):
+        from kdump.remote.files import read_file
+
+        return read_file(str(path))
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -55,6 +63,8 @@ def open_buffer(path: str | os.PathLike[str]) -> Buffer:
 def base_offset_of(path: str | os.PathLike[str]) -> int:
     """The base offset a segment file's 20-digit name gives (Kafka's offsetFromFileName)."""
     stem = Path(path).name.split(".", 1)[0]
+    if _REMOTE_BASE_NAME.match(stem):
+        return int(stem[:20])
     if not _BASE_NAME.match(stem):
         raise InputError(str(path), "file name is not a 20-digit base offset")
     return int(stem)
@@ -119,6 +129,16 @@ class FileRecords:
         return batch.compute_checksum(self.buf)
 
 
+def open_log(path: str | os.PathLike[str]) -> FileRecords:
+    """A .log to walk: a memory-mapped file, or a URL's object read in ranges as the walk goes
+    (kdump.remote.mirror)."""
+    if is_url(path):
+        from kdump.remote.files import open_log as open_remote_log
+
+        return open_remote_log(str(path))
+    return FileRecords(path)
+
+
 def open_offset_index(path: str | os.PathLike[str], base_offset: int | None = None) -> OffsetIndex:
     base = base_offset_of(path) if base_offset is None else base_offset
     return OffsetIndex(open_buffer(path), base, str(path))
@@ -176,6 +196,46 @@ class LogSegment:
     def txn_index(self) -> TransactionIndex | None:
         p = self.txn_index_path
         return open_txn_index(p, self.base_offset) if p.exists() else None
+
+
+class FileRef(Protocol):
+    """A segment file as checks name it: a local Path, or a remote object's RemoteFile."""
+
+    @property
+    def name(self) -> str: ...
+
+    def exists(self) -> bool: ...
+
+
+class Segment(Protocol):
+    """What checks ask of a segment: LogSegment (a directory's files) or, for one in an object
+    store, kdump.remote.segment.RemoteSegment."""
+
+    @property
+    def base_offset(self) -> int: ...
+
+    @property
+    def directory(self) -> Path | str: ...
+
+    @property
+    def log_path(self) -> FileRef: ...
+
+    @property
+    def index_path(self) -> FileRef: ...
+
+    @property
+    def time_index_path(self) -> FileRef: ...
+
+    @property
+    def txn_index_path(self) -> FileRef: ...
+
+    def log(self) -> FileRecords: ...
+
+    def offset_index(self) -> OffsetIndex | None: ...
+
+    def time_index(self) -> TimeIndex | None: ...
+
+    def txn_index(self) -> TransactionIndex | None: ...
 
 
 def list_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
@@ -246,7 +306,7 @@ def _trust_problem(index: OffsetIndex | TimeIndex, n: int, log_size: int) -> str
 
 
 def check_index(
-    path: Path, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
+    path: FileRef, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
 ) -> CheckedIndex[IndexT]:
     """How far a lookup may trust ``index`` (None: the file is missing)."""
     if index is None:
@@ -316,7 +376,7 @@ class Scan:
 class SegmentFiles:
     """One segment opened for lookups: its log, and its indexes checked once."""
 
-    def __init__(self, segment: LogSegment, is_active: bool) -> None:
+    def __init__(self, segment: Segment, is_active: bool) -> None:
         self.segment = segment
         self.is_active = is_active
 
@@ -440,8 +500,14 @@ class SegmentFiles:
     @cached_property
     def last_modified(self) -> int:
         """LogSegment.lastModified: the .log file's modification time, epoch milliseconds."""
+        from kdump.remote import is_url
+
+        if is_url(str(self.segment.log_path)):
+            from kdump.remote.store import modified_ms
+
+            return modified_ms(str(self.segment.log_path))
         try:
-            return os.stat(self.segment.log_path).st_mtime_ns // 1_000_000
+            return os.stat(str(self.segment.log_path)).st_mtime_ns // 1_000_000
         except OSError as e:
             raise InputError(str(self.segment.log_path), e.strerror or str(e)) from None
 

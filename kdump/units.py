@@ -84,3 +84,16 @@ def size(n: int) -> str:
         if value < 1024 or unit == "PiB":
             return f"{value:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_bytes(text: str) -> int:
+    """``16MiB``, ``8M``, ``512k``, ``1048576``: a positive number of bytes."""
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    unit = t[-1:] if t[-1:] in _UNITS else ""
+    number = t[: len(t) - len(unit)]
+    if not number.isdigit() or int(number) <= 0:
+        raise ValueError(f"{text!r} is not a size in bytes (16MiB, 8M, 1048576)")
+    return int(number) * _UNITS[unit]

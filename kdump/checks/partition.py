@@ -6,9 +6,9 @@ import dataclasses
 import itertools
 import os
 from collections.abc import Set as AbstractSet
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.gather import IndexGather
@@ -30,9 +30,13 @@ from kdump.segment import (
     LEFTOVER_SUFFIXES,
     SNAPSHOT_SUFFIX,
     LogSegment,
+    Segment,
     base_offset_of,
     list_segments,
 )
+
+if TYPE_CHECKING:
+    from kdump.remote.layouts import RemotePartition, RemoteSegmentRef
 
 
 @dataclass
@@ -66,6 +70,9 @@ class PartitionReport:
     path: str
     findings: list[Finding]
     summary: PartitionSummary
+    spans: list[tuple[int, int, int]] = field(default_factory=list, compare=False)
+    """(base offset, first offset, last offset) of each segment read, in order: what the
+    checks across a partition's remote and local segments compare (not in the report)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,7 +88,7 @@ def _read_small(path: Path) -> bytes:
 
 
 def verify_segment(
-    segment: LogSegment, options: VerifyOptions, is_active: bool, sink: FindingSink | None = None
+    segment: Segment, options: VerifyOptions, is_active: bool, sink: FindingSink | None = None
 ) -> list[Finding]:
     """The log, index, time index and txn index checks of one segment."""
     own = sink or FindingSink(options.max_findings_per_code)
@@ -90,7 +97,7 @@ def verify_segment(
 
 
 def _check_segment(
-    segment: LogSegment, options: VerifyOptions, is_active: bool, sink: FindingSink
+    segment: Segment, options: VerifyOptions, is_active: bool, sink: FindingSink
 ) -> LogScan | None:
     log_path = segment.log_path
     if not log_path.exists():
@@ -335,27 +342,44 @@ def _check_leftovers(directory: Path, sink: FindingSink) -> None:
 
 
 def _check_segment_order(
-    segments: list[LogSegment], scans: dict[int, LogScan], sink: FindingSink, unread: set[int]
+    segments: list[Segment],
+    scans: dict[int, LogScan],
+    sink: FindingSink,
+    unread: set[int],
+    remote: bool = False,
 ) -> None:
+    """Each segment's offsets above the previous one's (``scans`` and ``unread`` by the
+    segment's slot in ``segments``). In an object store two uploads of one range (a new leader
+    copying again what the old one had) are normal until Kafka deletes the one it no longer
+    references: a warning there, which ``kdump tiered scrub`` settles."""
     prev: LogScan | None = None
-    for seg in segments:
-        if seg.base_offset in unread:
+    for slot, seg in enumerate(segments):
+        if slot in unread:
             prev = None  # what lies between is unknown, not a gap
             continue
-        scan = scans.get(seg.base_offset)
+        scan = scans.get(slot)
         if scan is None or scan.last_offset is None:
             continue
         if prev is not None and prev.last_offset is not None:
             first = scan.first_offset
             assert first is not None
             if seg.base_offset <= prev.last_offset or first <= prev.last_offset:
+                message = (
+                    f"segment starts at offset {first} (base {seg.base_offset}), not above "
+                    f"the previous segment's last offset {prev.last_offset}"
+                )
+                if remote:
+                    message += (
+                        f" ({prev.path}): two uploads of these offsets (normal after a leader "
+                        "change until Kafka deletes the one it does not reference; "
+                        "kdump tiered scrub --metadata tells which)"
+                    )
                 sink.add(
                     Finding(
                         "PARTITION_SEGMENT_OVERLAP",
-                        Severity.ERROR,
+                        Severity.WARNING if remote else Severity.ERROR,
                         scan.path,
-                        f"segment starts at offset {first} (base {seg.base_offset}), not above "
-                        f"the previous segment's last offset {prev.last_offset}",
+                        message,
                         offset=first,
                     )
                 )
@@ -370,7 +394,10 @@ def _check_segment_order(
                         offset=prev.last_offset + 1,
                     )
                 )
-        prev = scan
+        # remote: a re-upload of older offsets leaves the furthest segment the one to follow
+        behind = remote and prev is not None and prev.last_offset is not None
+        if not behind or scan.last_offset > prev.last_offset:  # type: ignore[union-attr,operator]
+            prev = scan
 
 
 def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: FindingSink) -> None:
@@ -388,6 +415,7 @@ def _check_leader_epochs(directory: Path, scans: dict[int, LogScan], sink: Findi
 
 
 def _observed_epochs(scans: dict[int, LogScan]) -> list[tuple[int, int]]:
+    """Where each epoch starts in the batches of ``scans`` (taken in key order)."""
     observed: list[tuple[int, int]] = []
     for base in sorted(scans):
         for epoch, offset in scans[base].epoch_starts:
@@ -451,6 +479,16 @@ class SegmentWork:
     is_active: bool
     size: int
     """Bytes of its .log: big pieces of work start first."""
+    slot: int = 0
+    """Its place among the partition's segments (two remote uploads share a base offset)."""
+    remote: RemoteSegmentRef | None = None
+    """A segment in an object store: its objects (``directory`` is then its partition's URL)."""
+
+    @property
+    def log_name(self) -> str:
+        if self.remote is not None:
+            return self.remote.url("log")
+        return str(Path(self.directory) / f"{self.base_offset:020d}.log")
 
 
 @dataclass
@@ -460,10 +498,21 @@ class SegmentOutcome:
     """None: no .log, or it could not be read (``unread``)."""
     unread: bool
     sink: FindingSink
+    slot: int = 0
+
+
+class _RemoteSink(FindingSink):
+    """A remote segment's findings: no ``kdump recover``-style fix (those act on local files;
+    a remote segment is mended by uploading it again)."""
+
+    def add(self, finding: Finding) -> None:
+        super().add(replace(finding, fix=None) if finding.fix else finding)
 
 
 def check_segment_work(work: SegmentWork, options: VerifyOptions) -> SegmentOutcome:
     """The log, index, time index and txn index checks of one segment."""
+    if work.remote is not None:
+        return _check_remote_segment(work, options)
     segment = LogSegment(Path(work.directory), work.base_offset)
     sink = FindingSink(options.max_findings_per_code)
     try:
@@ -473,10 +522,60 @@ def check_segment_work(work: SegmentWork, options: VerifyOptions) -> SegmentOutc
         sink.add(
             Finding("FILE_UNREADABLE", Severity.ERROR, error.path or work.directory, error.reason)
         )
-        return SegmentOutcome(work.base_offset, None, True, sink)
+        return SegmentOutcome(work.base_offset, None, True, sink, work.slot)
     if scan is not None:
         scan.gather = None  # done with: the rows need not travel back
-    return SegmentOutcome(work.base_offset, scan, False, sink)
+    return SegmentOutcome(work.base_offset, scan, False, sink, work.slot)
+
+
+def _check_remote_segment(work: SegmentWork, options: VerifyOptions) -> SegmentOutcome:
+    """A remote segment's checks: those of a local one, and its producer snapshot and leader
+    epoch checkpoint, which tiered storage keeps per segment. A store that fails (StoreError)
+    ends the run; bytes that do not parse are findings, as for a local file."""
+    from kdump.errors import DecryptionKeyError, StoreError
+    from kdump.remote.segment import RemoteSegment
+
+    assert work.remote is not None
+    segment = RemoteSegment(work.remote)
+    sink = _RemoteSink(options.max_findings_per_code)
+    try:
+        scan = _check_segment(segment, options, False, sink)
+        if scan is not None:
+            snapshot = segment.snapshot_path
+            if snapshot.exists():
+                check_snapshot(snapshot.url, sink)
+            _check_segment_epochs(segment, scan, sink)
+    except (StoreError, DecryptionKeyError):
+        raise
+    except KdumpError as e:
+        sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, e.path or work.directory, e.reason))
+        return SegmentOutcome(work.base_offset, None, True, sink, work.slot)
+    finally:
+        segment.close()
+    if scan is not None:
+        scan.gather = None
+    return SegmentOutcome(work.base_offset, scan, False, sink, work.slot)
+
+
+def _check_segment_epochs(segment: Any, scan: LogScan, sink: FindingSink) -> None:
+    """The leader epochs the segment's batches carry against the checkpoint uploaded with it
+    (every epoch from the log start to the segment's end)."""
+    from kdump.remote.files import read_file
+
+    path = segment.leader_epoch_path
+    if not path.exists():
+        return
+    try:
+        entries = read_leader_epoch_checkpoint(read_file(path.url), path.url)
+    except KdumpError as e:
+        from kdump.errors import StoreError
+
+        if isinstance(e, StoreError):
+            raise
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path.url, e.reason))
+        return
+    for problem in leader_epoch_problems(entries, _observed_epochs({0: scan})):
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path.url, problem))
 
 
 @dataclass
@@ -485,28 +584,47 @@ class PartitionWork:
 
     directory: Path
     only: AbstractSet[int] | None
-    segments: list[LogSegment]
+    segments: list[Segment]
     work: list[SegmentWork]
     unlisted: Finding | None = None
+    remote: RemotePartition | None = None
 
 
 def plan_partition(
-    directory: str | os.PathLike[str], only: AbstractSet[int] | None
+    directory: str | os.PathLike[str],
+    only: AbstractSet[int] | None,
+    remote: RemotePartition | None = None,
 ) -> PartitionWork:
-    """The segment checks one partition needs (``only``: just these segments)."""
+    """The segment checks one partition needs (``only``: just these segments); ``remote``: a
+    partition in an object store (``directory`` then only names it)."""
     d = Path(directory)
+    if remote is not None:
+        return _plan_remote(d, only, remote)
     try:
-        segments = list_segments(d)
+        local = list_segments(d)
     except OSError as e:
         finding = Finding("FILE_UNREADABLE", Severity.ERROR, str(d), e.strerror or str(e))
         return PartitionWork(d, only, [], [], finding)
-    active = segments[-1].base_offset if segments else None
+    segments: list[Segment] = list(local)
+    active = local[-1].base_offset if local else None
     work = [
-        SegmentWork(str(d), seg.base_offset, seg.base_offset == active, _log_size(seg))
-        for seg in segments
+        SegmentWork(str(d), seg.base_offset, seg.base_offset == active, _log_size(seg), slot)
+        for slot, seg in enumerate(local)
         if only is None or seg.base_offset in only
     ]
     return PartitionWork(d, only, segments, work)
+
+
+def _plan_remote(d: Path, only: AbstractSet[int] | None, remote: RemotePartition) -> PartitionWork:
+    from kdump.remote.segment import RemoteSegment
+
+    segments: list[Segment] = [RemoteSegment(ref) for ref in remote.segments]
+    work = [
+        SegmentWork(remote.url, ref.base_offset, False, ref.log_size, slot, ref)
+        for slot, ref in enumerate(remote.segments)
+        if only is None or ref.base_offset in only
+    ]
+    return PartitionWork(d, only, segments, work, remote=remote)
 
 
 def _log_size(segment: LogSegment) -> int:
@@ -522,30 +640,56 @@ def finish_partition(
     """The partition's report from its segments' outcomes (in segment order) and the checks
     that hold across segments."""
     d = plan.directory
+    name = d if plan.remote is None else plan.remote.url
     sink = FindingSink(options.max_findings_per_code)
     if plan.unlisted is not None:
         sink.add(plan.unlisted)
         findings = sink.close()
-        return PartitionReport(str(d), findings, _summarise(d, [], {}, findings, options))
+        return PartitionReport(str(name), findings, _summarise(plan, {}, findings, options))
     scans: dict[int, LogScan] = {}
     unread: set[int] = set()
     for outcome in outcomes:
         sink.absorb(outcome.sink)
         if outcome.unread:
-            unread.add(outcome.base_offset)
+            unread.add(outcome.slot)
         elif outcome.scan is not None:
-            scans[outcome.base_offset] = outcome.scan
-    if plan.only is None:
+            scans[outcome.slot] = outcome.scan
+    if plan.only is None and plan.remote is not None:
+        from kdump.remote.checks import check_remote_partition
+
+        _check_segment_order(plan.segments, scans, sink, unread, remote=True)
+        check_remote_partition(plan.remote, scans, sink)
+    elif plan.only is None:
         for snapshot in sorted(d.glob(f"*{SNAPSHOT_SUFFIX}")):
             check_snapshot(str(snapshot), sink)
-        _check_snapshots_beyond_end(d, plan.segments, scans, sink)
+        _check_snapshots_beyond_end(d, _local(plan), _by_base(plan, scans), sink)
         _check_segment_order(plan.segments, scans, sink, unread)
         _check_leftovers(d, sink)
         _check_leader_epochs(d, scans, sink)
         _check_partition_metadata(d, sink)
-    findings = _overflow_fixes(_below_base_fixes(sink.close(), plan.segments, scans))
-    summary = _summarise(d, plan.segments, scans, findings, options)
-    return PartitionReport(str(d), findings, summary)
+    findings = sink.close()
+    if plan.remote is None:
+        findings = _overflow_fixes(_below_base_fixes(findings, _local(plan), _by_base(plan, scans)))
+    summary = _summarise(plan, scans, findings, options)
+    report = PartitionReport(str(name), findings, summary)
+    report.spans = [
+        (plan.segments[slot].base_offset, scan.first_offset, scan.last_offset)
+        for slot, scan in sorted(scans.items())
+        if scan.first_offset is not None and scan.last_offset is not None
+    ]
+    return report
+
+
+def _local(plan: PartitionWork) -> list[LogSegment]:
+    """A local partition's segments (a remote one's are RemoteSegments)."""
+    assert plan.remote is None
+    return [s for s in plan.segments if isinstance(s, LogSegment)]
+
+
+def _by_base(plan: PartitionWork, scans: dict[int, LogScan]) -> dict[int, LogScan]:
+    """``scans`` (by slot) by base offset: in a local partition directory the file names make
+    base offsets unique."""
+    return {plan.segments[slot].base_offset: scan for slot, scan in scans.items()}
 
 
 def verify_partition(
@@ -553,27 +697,32 @@ def verify_partition(
     options: VerifyOptions,
     only: AbstractSet[int] | None = None,
     progress: Progress = NO_PROGRESS,
+    remote: RemotePartition | None = None,
 ) -> PartitionReport:
     """Every check of one partition directory (``only``: just these segments' own checks);
-    ``progress`` hears of each ``.log`` done, by its bytes."""
-    plan = plan_partition(directory, only)
+    ``progress`` hears of each ``.log`` done, by its bytes; ``remote``: a partition in an
+    object store (kdump.remote), which ``directory`` then only names."""
+    plan = plan_partition(directory, only, remote)
     outcomes = []
     for work in plan.work:
         outcomes.append(check_segment_work(work, options))
-        progress.advance(work.size, str(LogSegment(plan.directory, work.base_offset).log_path))
+        progress.advance(work.size, work.log_name)
     return finish_partition(plan, outcomes, options)
 
 
 def _summarise(
-    d: Path,
-    segments: list[LogSegment],
+    plan: PartitionWork,
     scans: dict[int, LogScan],
     findings: list[Finding],
     options: VerifyOptions,
 ) -> PartitionSummary:
-    parsed = parse_partition_dir(d.name)
-    s = PartitionSummary(str(d), *(parsed or (None, None)))
-    s.segments = len(segments)
+    d = plan.directory
+    if plan.remote is not None:
+        s = PartitionSummary(plan.remote.url, plan.remote.topic, plan.remote.partition)
+    else:
+        parsed = parse_partition_dir(d.name)
+        s = PartitionSummary(str(d), *(parsed or (None, None)))
+    s.segments = len(plan.segments)
     ordered = [scans[b] for b in sorted(scans)]
     s.bytes = sum(x.size for x in ordered)
     s.batches = sum(x.batches for x in ordered)
@@ -582,6 +731,8 @@ def _summarise(
     if with_data:
         s.first_offset = with_data[0].first_offset
         s.last_offset = with_data[-1].last_offset
+        if plan.remote is not None:  # a re-upload of older offsets may come last
+            s.last_offset = max(x.last_offset for x in with_data if x.last_offset is not None)
         stamps = [t for x in with_data for t in (x.min_timestamp, x.max_timestamp) if t >= 0]
         if stamps:
             s.first_timestamp, s.last_timestamp = min(stamps), max(stamps)
@@ -592,5 +743,6 @@ def _summarise(
             s.warnings += 1
         else:
             s.infos += 1
-    s.startup = _startup(s, segments, findings, scans)
+    if plan.remote is None:
+        s.startup = _startup(s, _local(plan), findings, _by_base(plan, scans))
     return s

@@ -31,7 +31,6 @@ from kdump.format.checkpoint import OFFSET_CHECKPOINTS
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.segment import segment_file_name
 
 __all__ = [
     "VerifyOptions",
@@ -137,28 +136,59 @@ def verify_paths(
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
     the result is the same as with one.
     """
-    found = discover(paths)
+    found = discover(paths, urls=True)
     targets = found.partitions
-    plans = [plan_partition(t.path, t.only) for t in targets]
+    plans = [plan_partition(t.path, t.only, t.remote) for t in targets]
     work = [w for plan in plans for w in plan.work]
     progress.total(sum(w.size for w in work))
     outcomes = map_ordered(
         partial(check_segment_work, options=options), work, jobs, weight=_log_bytes
     )
-    reports: dict[Path, PartitionReport] = {}
+    reports: dict[str, PartitionReport] = {}
     for target, plan in zip(targets, plans, strict=True):
         done = []
         for w in plan.work:
             done.append(next(outcomes))
-            progress.advance(
-                w.size, str(Path(w.directory) / segment_file_name(w.base_offset, ".log"))
-            )
-        reports[target.path] = finish_partition(plan, done, options)
-    return collect_result(found, lambda t: reports[t.path])
+            progress.advance(w.size, w.log_name)
+        reports[target.location] = finish_partition(plan, done, options)
+    add_boundary_findings(targets, reports)
+    return collect_result(found, lambda t: reports[t.location])
+
+
+def add_boundary_findings(
+    targets: list[PartitionTarget], reports: dict[str, PartitionReport]
+) -> None:
+    """Where a partition was given both in an object store and on local disk: the checks of
+    where the two meet, in the remote partition's report (kdump.remote.checks)."""
+    remote = [t for t in targets if t.remote is not None and t.only is None]
+    if not remote:
+        return
+    from kdump.remote.checks import boundary_findings
+
+    local = {t.topic_partition: t for t in targets if t.remote is None and t.only is None}
+    for t in remote:
+        assert t.remote is not None
+        other = local.get((t.remote.topic, t.remote.partition))
+        if other is None:
+            continue
+        report, local_report = reports[t.location], reports[other.location]
+        found = boundary_findings(report.spans, local_report.spans, t.location, other.location)
+        report.findings.extend(found)
+        for f in found:
+            if f.severity is Severity.ERROR:
+                report.summary.errors += 1
+            elif f.severity is Severity.WARNING:
+                report.summary.warnings += 1
+            else:
+                report.summary.infos += 1
 
 
 def _log_bytes(work: SegmentWork) -> int:
     return work.size
+
+
+def _key(target: PartitionTarget) -> str:
+    return target.location if target.remote is not None else os.path.realpath(target.path)
 
 
 def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionReport]) -> VerifyResult:
@@ -168,11 +198,11 @@ def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionRepor
     ``run`` verifies one partition here, or hands back a report verified elsewhere (Spark).
     """
     result = VerifyResult(unreadable=list(found.errors))
-    targets = {os.path.realpath(t.path): t for t in found.partitions}
+    targets = {_key(t): t for t in found.partitions}
     for ld in found.log_dirs:
         reports = []
         for t in ld.partitions:
-            target = targets.pop(os.path.realpath(t.path), None)
+            target = targets.pop(_key(t), None)
             if target is not None:
                 reports.append(run(target))
         result.reports.extend(reports)

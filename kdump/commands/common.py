@@ -484,3 +484,83 @@ def tell_unreadable(
     if run is not None:
         run.failed = True
     return ExitCode.BAD_INPUT
+
+
+# -- object stores (kdump.remote) ----------------------------------------------------------------
+
+
+def _private_key(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    keys = []
+    for value in values:
+        key_id, sep, path = value.partition("=")
+        if not sep:
+            key_id, path = "", value
+        try:
+            with open(path, "rb") as f:
+                keys.append((key_id or None, f.read(1 << 20)))
+        except OSError as e:
+            raise click.BadParameter(f"{path}: {e.strerror or e}", ctx=ctx, param=param) from None
+    return tuple(keys)
+
+
+def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    from kdump.units import parse_bytes
+
+    try:
+        return parse_bytes(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
+def store_options(f: F) -> F:
+    """How URLs (s3://, gs://, az://, file://) are read: --endpoint-url, --anon,
+    --private-key, --read-ahead. The options are set for the process before the command runs
+    (kdump.remote.options.configure)."""
+    return apply(
+        f,
+        [
+            click.option(
+                "--endpoint-url",
+                default=None,
+                metavar="URL",
+                help="An S3-compatible store's endpoint (MinIO, Ceph...); default "
+                "AWS_ENDPOINT_URL, else AWS. Credentials: the provider's standard chain "
+                "(AWS_ACCESS_KEY_ID..., AWS_PROFILE, instance roles; gcloud; Azure).",
+            ),
+            click.option("--anon", is_flag=True, help="Read a public bucket without credentials."),
+            click.option(
+                "--private-key",
+                "private_keys",
+                multiple=True,
+                callback=_private_key,
+                metavar="[ID=]FILE",
+                help="PEM private key of Aiven's encryption key pair ID (without ID: any); "
+                "repeatable.",
+            ),
+            click.option(
+                "--read-ahead",
+                callback=_size,
+                default=None,
+                metavar="BYTES",
+                help="Bytes of a remote .log fetched per request [default: 16MiB].",
+            ),
+        ],
+    )
+
+
+def configure_store(kw: dict[str, Any]) -> None:
+    """Take the store options out of a command's keyword arguments and set them for this
+    process (and the workers it forks)."""
+    from kdump.remote.options import DEFAULT_READ_AHEAD, StoreOptions, configure
+
+    read_ahead = kw.pop("read_ahead", None)
+    configure(
+        StoreOptions(
+            endpoint_url=kw.pop("endpoint_url", None),
+            anon=kw.pop("anon", False),
+            private_keys=kw.pop("private_keys", ()),
+            read_ahead=read_ahead or DEFAULT_READ_AHEAD,
+        )
+    )

@@ -13,6 +13,7 @@ import click
 from kdump.commands.common import (
     Output,
     apply,
+    configure_store,
     format_option,
     jobs_option,
     max_batch_bytes_option,
@@ -20,11 +21,13 @@ from kdump.commands.common import (
     pipe_safe,
     progress,
     show_progress,
+    store_options,
 )
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
 from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
+from kdump.remote import is_url
 
 if TYPE_CHECKING:
     from kdump.render.describe import Decoder
@@ -204,6 +207,11 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
 
     paths: list[str] = []
     for pattern in patterns:
+        if is_url(pattern):
+            from kdump.remote.files import dumped_files
+
+            paths.extend(dumped_files(pattern))
+            continue
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
             raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
@@ -218,11 +226,14 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
 @dump_options
 @jobs_option
 @no_progress_option
+@store_options
 @click.pass_context
 def dump(
     ctx: click.Context, files: tuple[str, ...], fmt: str, jobs: int, quiet: bool, **kw: Any
 ) -> None:
-    """Dump segment files (globs and partition directories welcome)."""
+    """Dump segment files (globs and partition directories welcome; URLs of objects or
+    prefixes in object stores too, in tiered storage's layouts)."""
+    configure_store(kw)
     from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_files_objects, to_json
 

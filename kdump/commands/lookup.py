@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from kdump.commands.common import format_option, timestamp_option
+from kdump.commands.common import configure_store, format_option, store_options, timestamp_option
 from kdump.commands.filters import JAVA_LONG
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
@@ -29,6 +30,7 @@ from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
 @format_option("text", "json")
 @click.option("--explain", is_flag=True, help="Show each step as a table (text format).")
 @click.option("--print-data-log", is_flag=True, help="Print the record's key and value.")
+@store_options
 @click.pass_context
 def lookup(
     ctx: click.Context,
@@ -38,13 +40,16 @@ def lookup(
     fmt: str,
     explain: bool,
     print_data_log: bool,
+    **store: Any,
 ) -> None:
     """Find a message in partition DIRECTORY by --offset or --timestamp, as the broker does.
 
     Exit code 0 when found (index warnings go to stderr), 1 when the broker would return
     nothing (OFFSET_OUT_OF_RANGE, the log end, or no offset for the timestamp), 2 when a batch
-    on the way does not parse, 3 when DIRECTORY cannot be read.
+    on the way does not parse, 3 when DIRECTORY cannot be read. DIRECTORY may be a partition's
+    URL in an object store (s3://, gs://, az://, file://), in any layout of tiered storage.
     """
+    configure_store(store)
     if (offset is None) == (timestamp is None):
         raise click.UsageError("give exactly one of --offset and --timestamp")
     log = PartitionLog(directory)

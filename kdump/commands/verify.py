@@ -12,6 +12,7 @@ from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
     apply,
+    configure_store,
     fail_on_option,
     jobs_option,
     kafka_option,
@@ -21,6 +22,7 @@ from kdump.commands.common import (
     prom_option,
     refuse_if_nothing_read,
     show_progress,
+    store_options,
     tell_unreadable,
 )
 from kdump.errors import ExitCode
@@ -103,6 +105,7 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | Non
 @check_options
 @jobs_option
 @prom_option
+@store_options
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -117,12 +120,16 @@ def verify(
     fail_on: str,
     quiet: bool,
     prom: str | None,
+    **store: Any,
 ) -> None:
-    """Audit segment files, partition dirs or broker log dirs. Writes nothing but --prom.
+    """Audit segment files, partition dirs or broker log dirs, or segments in an object store
+    (s3://, gs://, az://, file:// URLs: tiered storage's layouts are recognised). Writes
+    nothing but --prom.
 
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
     """
+    configure_store(store)
     options = VerifyOptions(
         deep=deep,
         index_interval_bytes=index_interval_bytes,

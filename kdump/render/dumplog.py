@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from kdump.decoders import apply_decoder
-from kdump.errors import FormatError, InputError, KdumpError
+from kdump.errors import DecryptionKeyError, FormatError, InputError, KdumpError, StoreError
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.filters import NO_FILTER, BatchFilter
@@ -37,6 +37,7 @@ from kdump.java import java_string_hash
 from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.releases import LATEST, Release
+from kdump.remote import is_url
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
@@ -50,6 +51,7 @@ from kdump.segment import (
     FileRecords,
     base_offset_of,
     open_buffer,
+    open_log,
     open_offset_index,
     open_time_index,
     open_txn_index,
@@ -148,7 +150,9 @@ _TABLES = (
 
 
 def _abs(path: str) -> str:
-    return os.path.join(os.getcwd(), path) if not os.path.isabs(path) else path
+    if is_url(path) or os.path.isabs(path):
+        return path
+    return os.path.join(os.getcwd(), path)
 
 
 def _note(table: PairLists, path: str, pair: tuple[int, int]) -> None:
@@ -347,7 +351,7 @@ def rendered(
 
 def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
     yield Line(OUT, _log_header(path))
-    log = FileRecords(path)
+    log = open_log(path)
     walk = log.walk(0, opts.max_bytes)
     renderer = log_renderer(
         log,
@@ -384,7 +388,7 @@ _TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)
 
 def _log_beside(path: str) -> FileRecords:
     base = os.path.basename(path).split(".", 1)[0]
-    return FileRecords(os.path.join(os.path.dirname(path), base + LOG_SUFFIX))
+    return open_log(os.path.join(os.path.dirname(path), base + LOG_SUFFIX))
 
 
 def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -> Batch:
@@ -531,12 +535,20 @@ def java_file_path(path: str) -> str:
 
     DumpLogSegments prints and keys its summaries by File objects, never by the raw argument.
     """
+    if is_url(path):
+        return path
     normal = re.sub("/+", "/", path)
     return normal[:-1] if len(normal) > 1 and normal.endswith("/") else normal
 
 
 T = TypeVar("T")
 Dumper = Callable[[str, DumpOptions, DumpProblems], Iterator[T]]
+
+
+def require_url_file(url: str) -> None:
+    from kdump.remote.files import require_file
+
+    require_file(url)
 
 
 def dispatch(
@@ -549,7 +561,8 @@ def dispatch(
     failed: Callable[[KdumpError], T],
 ) -> Iterator[T]:
     """Pick the dumper for a file by its suffix (or text-file name) and run it; a KdumpError
-    ends this file with ``failed(error)``, and the run goes on."""
+    ends this file with ``failed(error)``, and the run goes on; an object store that fails
+    (StoreError), or an encrypted segment without its key, ends the run."""
     name = os.path.basename(path)
     dumper = dumpers.get(name[name.rfind(".") :] if "." in name else "")
     if text_file_reader(name) is not None:
@@ -558,9 +571,13 @@ def dispatch(
         yield unknown()
         return
     try:
-        if not os.path.isfile(path):
+        if is_url(path):
+            require_url_file(path)
+        elif not os.path.isfile(path):
             raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
         yield from dumper(path, opts, problems)
+    except (StoreError, DecryptionKeyError):
+        raise  # the store failed (or a key is missing), not this file: the run ends here
     except KdumpError as e:
         problems.failures += 1
         problems.unreadable += isinstance(e, InputError)

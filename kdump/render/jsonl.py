@@ -35,8 +35,8 @@ from kdump.segment import (
     SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
-    FileRecords,
     open_buffer,
+    open_log,
     open_offset_index,
     open_time_index,
     open_txn_index,
@@ -153,7 +153,7 @@ def error_object(path: str, error: KdumpError) -> Obj:
 
 
 def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
-    log = FileRecords(path)
+    log = open_log(path)
     walk = log.walk(0, opts.max_bytes)
 
     def python_batch(batch: Batch, valid: bool) -> Iterator[str]:

@@ -34,7 +34,11 @@ from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, flag_batches
 from kdump.partition import REPLICATION_OFFSET_CHECKPOINT, PartitionLog, clamp_high_watermark
 from kdump.progress import NO_PROGRESS, Progress, log_bytes
-from kdump.segment import FileRecords, LogSegment, base_offset_of
+from kdump.segment import (
+    FileRecords,
+    Segment,
+    base_offset_of,
+)
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
     CoordinatorView,
@@ -406,8 +410,8 @@ class _Replay:
             return Producers.ALL
         return Producers.TRANSACTIONAL
 
-    def segment(self, segment: LogSegment) -> None:
-        log = FileRecords(segment.log_path)
+    def segment(self, segment: Segment) -> None:
+        log = segment.log()
         self._segment_aborts = {}
         walk = log.walk(check_crc=False)
         for run in walk:
@@ -488,7 +492,7 @@ class _Replay:
         else:
             counts.commits += 1
 
-    def _compare_txn_index(self, segment: LogSegment) -> None:
+    def _compare_txn_index(self, segment: Segment) -> None:
         """The aborts the markers of this segment end, beside its .txnindex entries."""
         index = segment.txn_index()
         indexed: dict[tuple[int, int], AbortedTxn] = {}
@@ -574,14 +578,14 @@ def _range(txn: CompletedTxn) -> AbortedRange:
     )
 
 
-def _blocked(segments: list[LogSegment], lso: int) -> tuple[int, int]:
+def _blocked(segments: list[Segment], lso: int) -> tuple[int, int]:
     """Records and bytes from the last stable offset to the log end: what read_committed
     consumers cannot read yet (a batch across the LSO counts its offsets from it)."""
     records = size = 0
     for n, segment in enumerate(segments):
         if n + 1 < len(segments) and segments[n + 1].base_offset <= lso:
             continue
-        for run in FileRecords(segment.log_path).walk(check_crc=False):
+        for run in segment.log().walk(check_crc=False):
             if run.last_offset[run.n - 1] < lso:
                 continue
             for i in range(run.n):

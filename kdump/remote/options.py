@@ -1,0 +1,49 @@
+"""How kdump reaches object stores: endpoint, credentials, Aiven's private keys, read-ahead.
+
+Plain data, no object-store library: the command line builds it at start-up, it is set once per
+process (``configure``) and travels to ``--jobs`` workers (forked) and Spark executors (pickled)
+so they reach the same store the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_READ_AHEAD = 16 << 20
+"""Bytes a walk over a remote log fetches per request: an object store answers a ranged GET in
+tens of milliseconds whatever its size up to megabytes, so requests are large
+(bench/bench_remote.py)."""
+DEFAULT_RETRIES = 3
+"""Attempts per request (botocore's standard retry mode, and s3fs's own around a cut read): the
+defaults of the two multiply to 25 attempts and 40 s on a 503."""
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to connect, and between bytes of an answer: a store that stops answering is an error,
+never a hang."""
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    endpoint_url: str | None = None
+    """An S3-compatible store (MinIO, Ceph, moto): its URL; else AWS_ENDPOINT_URL(_S3) or AWS."""
+    anon: bool = False
+    """No credentials at all (public buckets)."""
+    private_keys: tuple[tuple[str | None, bytes], ...] = field(default=(), repr=False)
+    """Aiven's key-encryption keys: (key pair id or None for any, PEM of the private key)."""
+    read_ahead: int = DEFAULT_READ_AHEAD
+    retries: int = DEFAULT_RETRIES
+    timeout: float = DEFAULT_TIMEOUT
+
+
+_CURRENT = [StoreOptions()]
+
+
+def configure(options: StoreOptions) -> None:
+    """The options every URL read by this process uses from now on."""
+    _CURRENT[0] = options
+
+
+def current() -> StoreOptions:
+    return _CURRENT[0]
+
+
+__all__ = ["StoreOptions", "configure", "current"]
