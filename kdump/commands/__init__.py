@@ -9,6 +9,7 @@ COMMANDS: dict[str, str] = {
     "recover": "kdump.commands.repair:recover",
     "report": "kdump.commands.report:report",
     "spark": "kdump.commands.spark:spark",
+    "tiered": "kdump.commands.tiered:tiered",
     "trim-index": "kdump.commands.repair:trim_index",
     "txn": "kdump.commands.txn:txn",
     "verify": "kdump.commands.verify:verify",

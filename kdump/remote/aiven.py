@@ -230,9 +230,7 @@ def unwrap_data_key(
         key = _oaep_sha3_512_decrypt(pem, encryption.wrapped_key)
         if key is not None and len(key) == 32:
             return key
-    raise DecryptionKeyError(
-        path, f"the private key given does not unwrap the data key of {name}"
-    )
+    raise DecryptionKeyError(path, f"the private key given does not unwrap the data key of {name}")
 
 
 def _load_private_key(pem: bytes) -> Any:
@@ -384,7 +382,9 @@ def parse_custom_metadata(data: bytes) -> CustomMetadata:
     if 0 in fields:
         raw, _ = _uvarint(fields[0], 0)
         remote_size = (raw >> 1) ^ -(raw & 1)
-    return CustomMetadata(remote_size, _compact_string(fields.get(1)), _compact_string(fields.get(2)))
+    return CustomMetadata(
+        remote_size, _compact_string(fields.get(1)), _compact_string(fields.get(2))
+    )
 
 
 def _compact_string(raw: bytes | None) -> str | None:
