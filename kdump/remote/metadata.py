@@ -27,8 +27,7 @@ from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import discover
-from kdump.errors import InputError, KdumpError
-from kdump.format.batch import CONTROL_BIT
+from kdump.errors import InputError
 from kdump.format.internal import UnknownMetadataRecord, read_framed
 from kdump.format.messages import MessageError
 from kdump.format.schemas.remote_log_metadata import (
@@ -36,8 +35,8 @@ from kdump.format.schemas.remote_log_metadata import (
     REMOTE_LOG_SEGMENT_STATES,
     REMOTE_PARTITION_DELETE_STATES,
 )
+from kdump.internal_topics import partition_records
 from kdump.java import long_hash, murmur2, objects_hash
-from kdump.segment import FileRecords, list_segments
 
 REMOTE_LOG_METADATA_TOPIC = "__remote_log_metadata"
 DEFAULT_METADATA_PARTITIONS = 50
@@ -252,25 +251,12 @@ def read_remote_log_metadata(
 
 
 def _replay_partition(directory: Path, number: int, out: RemoteLogMetadata) -> None:
-    for segment in list_segments(directory):
-        if not segment.log_path.is_file():
-            continue
-        log = FileRecords(segment.log_path)
-        walk = log.walk(check_crc=True)
-        for run in walk:
-            for i in range(run.n):
-                if run.attributes[i] & CONTROL_BIT or run.magic[i] < 2:
-                    continue
-                batch = run.batch(i)
-                out.first_offsets.setdefault(number, batch.base_offset)
-                try:
-                    for record in log.records(batch):
-                        _replay_value(record.value, number, record.offset, out, log.path)
-                except KdumpError as e:
-                    out.findings.append(_unreadable(log.path, batch.position, e.reason))
-        stop = walk.stop
-        if stop is not None and stop.error is not None:
-            out.findings.append(_unreadable(log.path, stop.position, stop.error.reason))
+    def unreadable(path: str, position: int, reason: str) -> None:
+        out.findings.append(_unreadable(path, position, reason))
+
+    for path, batch, record in partition_records(directory, unreadable, check_crc=True):
+        out.first_offsets.setdefault(number, batch.base_offset)
+        _replay_value(record.value, number, record.offset, out, path)
 
 
 def _unreadable(path: str, position: int, reason: str) -> Finding:

@@ -48,6 +48,21 @@ even under remote.log.manager.copy.max.bytes.per.second quotas of a few MiB/s; i
 remote.log.manager.task.interval.ms (30 s). A STARTED record an hour old is a copy whose broker
 died or gave up without the DELETE_SEGMENT_STARTED a failed copy writes."""
 
+_UNDER_WAY = {
+    COPY_SEGMENT_STARTED: (
+        "copying",
+        "COPY",
+        "a copy that stopped; Kafka lists it as unreferenced and deletes it only when retention "
+        "reaches it",
+    ),
+    DELETE_SEGMENT_STARTED: (
+        "deleting",
+        "DELETE",
+        "a deletion that stopped; the leader retries it",
+    ),
+}
+"""State -> (class counted, finding code's middle, what a stopped one means)."""
+
 CLASSES = ("live", "superseded", "copying", "deleting", "stuck", "orphan", "no-metadata")
 
 
@@ -199,36 +214,8 @@ class _PartitionScrub:
         if segment is None:
             self._unknown(p, ref, where)
             return
-        now, grace = self.options.now_ms, self.options.grace_ms
-        age = now - segment.event_timestamp
-        since = f"since {iso(segment.event_timestamp)} ({duration(max(age, 0))} before --now)"
-        if segment.state == COPY_SEGMENT_STARTED:
-            stuck = age > grace
-            self._count("stuck" if stuck else "copying")
-            self._add(
-                "SCRUB_COPY_STUCK" if stuck else "SCRUB_COPY_IN_PROGRESS",
-                Severity.WARNING if stuck else Severity.INFO,
-                where,
-                f"segment {sid} is COPY_SEGMENT_STARTED {since}, by broker {segment.broker_id}"
-                + (
-                    ": longer than --grace, a copy that stopped; Kafka lists it as unreferenced "
-                    "and deletes it only when retention reaches it"
-                    if stuck
-                    else ""
-                ),
-                segment.start_offset,
-            )
-        elif segment.state == DELETE_SEGMENT_STARTED:
-            stuck = age > grace
-            self._count("stuck" if stuck else "deleting")
-            self._add(
-                "SCRUB_DELETE_STUCK" if stuck else "SCRUB_DELETE_IN_PROGRESS",
-                Severity.WARNING if stuck else Severity.INFO,
-                where,
-                f"segment {sid} is DELETE_SEGMENT_STARTED {since}"
-                + (": longer than --grace; the leader retries it first" if stuck else ""),
-                segment.start_offset,
-            )
+        if segment.state in _UNDER_WAY:
+            self._under_way(segment, where)
         elif segment.state == COPY_SEGMENT_FINISHED and sid not in referenced:
             self._count("superseded")
             self._add(
@@ -243,6 +230,22 @@ class _PartitionScrub:
         elif segment.state == COPY_SEGMENT_FINISHED:
             self._count("live")
             self._live(ref, segment, where)
+
+    def _under_way(self, segment: SegmentMetadata, where: str) -> None:
+        """A copy or a deletion STARTED: under way within --grace, stopped beyond it."""
+        verb, code, stopped = _UNDER_WAY[segment.state]
+        age = self.options.now_ms - segment.event_timestamp
+        stuck = age > self.options.grace_ms
+        self._count("stuck" if stuck else verb)
+        self._add(
+            f"SCRUB_{code}_STUCK" if stuck else f"SCRUB_{code}_IN_PROGRESS",
+            Severity.WARNING if stuck else Severity.INFO,
+            where,
+            f"segment {segment.segment_id} is {segment.state_name} since "
+            f"{iso(segment.event_timestamp)} ({duration(max(age, 0))} before --now), by broker "
+            f"{segment.broker_id}" + (f": longer than --grace, {stopped}" if stuck else ""),
+            segment.start_offset,
+        )
 
     def _count(self, name: str) -> None:
         self.result.classes[name] += 1
