@@ -13,7 +13,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.commands.common import progress_display, show_progress
+from kdump.commands.common import configure_store, progress_display, show_progress, store_options
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -120,6 +120,7 @@ def spark() -> None:
     help="Spark tasks to split the partitions into (default: one per core, balanced by size).",
 )
 @spark_options
+@store_options
 @click.pass_context
 def verify_command(
     ctx: click.Context,
@@ -133,6 +134,10 @@ def verify_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
+    endpoint_url: str | None,
+    anon: bool,
+    private_keys: tuple[tuple[str | None, bytes], ...],
+    read_ahead: int | None,
     **checks: Any,
 ) -> None:
     """`kdump verify` with the partitions verified on Spark executors; same report and exit
@@ -142,6 +147,14 @@ def verify_command(
     from kdump.run import RunClock
 
     clock = RunClock("spark verify")
+    configure_store(
+        {
+            "endpoint_url": endpoint_url,
+            "anon": anon,
+            "private_keys": private_keys,
+            "read_ahead": read_ahead,
+        }
+    )
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
@@ -176,6 +189,7 @@ def verify_command(
     help="Lowest finding severity that makes the exit code non-zero.",
 )
 @spark_options
+@store_options
 @click.pass_context
 def export_command(
     ctx: click.Context,
@@ -186,9 +200,11 @@ def export_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
+    **store: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
     segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
+    configure_store(store)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
