@@ -155,18 +155,18 @@ class MetadataLog:
         self.add(s, time, broker)
         self.update(s, FINISHED, time + 1, broker)
 
-    def write(self, log_dir: Path, number: int) -> Path:
+    def write(self, log_dir: Path, number: int, first_offset: int = 0) -> Path:
         """``log_dir/__remote_log_metadata-<number>/00000000000000000000.log``, a batch a
         record, null keys (as ProducerManager sends them)."""
         directory = log_dir / f"__remote_log_metadata-{number}"
         directory.mkdir(parents=True)
         data = b"".join(
-            batch_bytes(i, [1700000000000 + i], records=[(None, v)])
+            batch_bytes(first_offset + i, [1700000000000 + i], records=[(None, v)])
             for i, v in enumerate(self.values)
         )
-        (directory / "00000000000000000000.log").write_bytes(data)
-        (directory / "00000000000000000000.index").write_bytes(b"")
-        (directory / "00000000000000000000.timeindex").write_bytes(b"")
+        (directory / f"{first_offset:020d}.log").write_bytes(data)
+        (directory / f"{first_offset:020d}.index").write_bytes(b"")
+        (directory / f"{first_offset:020d}.timeindex").write_bytes(b"")
         return directory
 
 

@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from rlmmbuild import (
     DELETE_FINISHED,
     DELETE_STARTED,
+    FINISHED,
     GENUINE_SEGMENT,
     PARTITION_FINISHED,
     MetadataLog,
@@ -287,6 +288,34 @@ def test_no_metadata_given_is_never_an_orphan(tmp_path: Path) -> None:
     assert "no metadata given" in note["message"]
     assert f"__remote_log_metadata-{metadata_partition(TID, 1)}" in note["message"]
     assert "SCRUB_ORPHAN" not in codes(doc)
+
+
+def test_truncated_history_dropped_records_and_missing_partition(tmp_path: Path) -> None:
+    """Metadata whose first records retention deleted: an unknown segment is not called an
+    orphan; an update of a segment never added and an invalid transition are dropped, as the
+    broker drops them; a partition of a listed topic with live segments and no object."""
+    bucket, logs = tmp_path / "kafka-tiered-storage", tmp_path / "logs"
+    known, unknown, lost = _seg(1, 100, 199, {0: 100}), _seg(2, 0, 99, {0: 0}), None
+    lost = _seg(3, 0, 99, {0: 0}, partition=2)
+    log = MetadataLog()
+    log.update(unknown, FINISHED, T0)  # its STARTED record was deleted by retention
+    log.copied(known, T0 + 1)
+    log.update(known, DELETE_FINISHED, T0 + 2)  # FINISHED -> DELETE_FINISHED: invalid
+    n0, n2 = metadata_partition(TID, 0), metadata_partition(TID, 2)
+    log.write(logs, n0, first_offset=7)
+    other = MetadataLog()
+    other.copied(lost, T0)
+    other.write(logs, n2)
+    rsm_segment(bucket, known)
+    rsm_segment(bucket, unknown)
+    code, doc = scrub(bucket, "--metadata", str(logs))
+    found = codes(doc)
+    assert found["SCRUB_UNTRACKED"] == [unknown.segment_id]
+    assert "SCRUB_ORPHAN" not in found
+    assert len(found["SCRUB_METADATA_DROPPED"]) == 2
+    [missing] = [f for f in doc["findings"] if f["code"] == "SCRUB_PARTITION_MISSING"]
+    assert missing["path"].startswith("orders-2") and missing["severity"] == "error"
+    assert code == 2
 
 
 def test_deep_finds_a_corrupt_batch(tmp_path: Path) -> None:
