@@ -342,6 +342,11 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert len(ran.stderr.strip().splitlines()) == 1
     ran = run_kdump(["tiered", "scrub", bucket.as_uri(), "--metadata", str(RLMM), "--grace", "x"])
     assert ran.exit_code == 3
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ran = run_kdump(["tiered", "scrub", empty.as_uri(), "--metadata", str(RLMM)])
+    assert ran.exit_code == 3 and "holds no tiered-storage segments" in ran.stderr
+    assert ran.stdout == ""
 
 
 def test_parse_duration() -> None:

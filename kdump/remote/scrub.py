@@ -25,6 +25,7 @@ from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
+from kdump.errors import InputError
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.remote.layouts import AIVEN, KAFKA_RSM, RemotePartition, RemoteSegmentRef
 from kdump.remote.metadata import (
@@ -380,6 +381,9 @@ def scrub_bucket(
 
     metadata = read_remote_log_metadata(metadata_paths, partition_count)
     layouts = parse_listing(listing(url).items())
+    if not layouts.partitions and not layouts.puffins:
+        # a mistyped bucket or prefix, not "every segment missing"
+        raise InputError(url, "holds no tiered-storage segments in a layout kdump knows")
     result = scrub(layouts.partitions, metadata, options)
     if layouts.puffins:
         result.findings.append(
