@@ -151,6 +151,17 @@ def format_option(*choices: str, default: str = "text") -> Callable[[F], F]:
     )
 
 
+def fail_on_option(f: F) -> F:
+    """--fail-on: the lowest finding severity that makes the exit code non-zero."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice(["error", "warning", "never"]),
+        default="error",
+        show_default=True,
+        help="Lowest finding severity that makes the exit code non-zero.",
+    )(f)
+
+
 def quiet_option(f: F) -> F:
     return click.option(
         "--quiet", "-q", is_flag=True, help="Only warnings and errors: no tables, no progress."

@@ -13,7 +13,13 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.commands.common import configure_store, progress_display, show_progress, store_options
+from kdump.commands.common import (
+    configure_store,
+    fail_on_option,
+    progress_display,
+    show_progress,
+    store_options,
+)
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -181,13 +187,7 @@ def verify_command(
     show_default=True,
     help="Largest decompressed batch accepted.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning", "never"]),
-    default="error",
-    show_default=True,
-    help="Lowest finding severity that makes the exit code non-zero.",
-)
+@fail_on_option
 @spark_options
 @store_options
 @click.pass_context

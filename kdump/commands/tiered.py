@@ -11,6 +11,7 @@ import click
 from kdump.checks.findings import Severity
 from kdump.commands.common import (
     configure_store,
+    fail_on_option,
     format_option,
     jobs_option,
     now_option,
@@ -67,13 +68,7 @@ def tiered() -> None:
 @now_option
 @click.option("--deep", is_flag=True, help="Also CRC-check every batch of every remote segment.")
 @format_option("text", "json")
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning", "never"]),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit code non-zero.",
-)
+@fail_on_option
 @quiet_option
 @jobs_option
 @store_options

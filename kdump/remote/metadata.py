@@ -207,6 +207,8 @@ class RemoteLogMetadata:
     segments' history is missing."""
     partitions: dict[TopicIdPartition, PartitionMetadata] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    placed: set[tuple[TopicIdPartition, int]] = field(default_factory=set)
+    """(user partition, metadata partition) pairs whose placement was checked."""
 
     def metadata_partition(self, topic_id: str, partition: int) -> int:
         return metadata_partition(topic_id, partition, self.partition_count)
@@ -305,6 +307,16 @@ class _Replay:
 
     def _partition(self, tip: dict[str, Any]) -> PartitionMetadata:
         key = (tip["id"], tip["partition"])
+        if (key, self.number) not in self.out.placed:
+            self.out.placed.add((key, self.number))  # checked once, not per record
+            self._check_placement(tip, key)
+        found = self.out.partitions.get(key)
+        if found is None:
+            found = PartitionMetadata(tip["name"], tip["id"], tip["partition"])
+            self.out.partitions[key] = found
+        return found
+
+    def _check_placement(self, tip: dict[str, Any], key: TopicIdPartition) -> None:
         expected = self.out.metadata_partition(*key)
         if expected != self.number:
             self.out.findings.append(
@@ -318,11 +330,6 @@ class _Replay:
                     offset=self.offset,
                 )
             )
-        found = self.out.partitions.get(key)
-        if found is None:
-            found = PartitionMetadata(tip["name"], tip["id"], tip["partition"])
-            self.out.partitions[key] = found
-        return found
 
     def _dropped(self, what: str) -> None:
         # Kafka logs these and goes on (checkStateTransition, RemoteResourceNotFoundException)
