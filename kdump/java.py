@@ -23,3 +23,46 @@ def java_int(value: int) -> int:
 def utils_abs(n: int) -> int:
     """org.apache.kafka.common.utils.Utils.abs: Integer.MIN_VALUE gives 0, not itself."""
     return 0 if n == INT32_MIN else abs(n)
+
+
+_MURMUR2_SEED = 0x9747B28C
+_MURMUR2_M = 0x5BD1E995
+_U32 = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """org.apache.kafka.common.utils.Utils.murmur2: MurmurHash2 of the bytes (seed 0x9747b28c,
+    little-endian 4-byte blocks), as Java's signed int."""
+    length = len(data)
+    h = (_MURMUR2_SEED ^ length) & _U32
+    for i in range(0, length - length % 4, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * _MURMUR2_M) & _U32
+        k ^= k >> 24
+        k = (k * _MURMUR2_M) & _U32
+        h = ((h * _MURMUR2_M) & _U32) ^ k
+    tail = data[length - length % 4 :]
+    if len(tail) == 3:
+        h ^= tail[2] << 16
+    if len(tail) >= 2:
+        h ^= tail[1] << 8
+    if tail:
+        h = ((h ^ tail[0]) * _MURMUR2_M) & _U32
+    h ^= h >> 13
+    h = (h * _MURMUR2_M) & _U32
+    h ^= h >> 15
+    return java_int(h)
+
+
+def long_hash(value: int) -> int:
+    """java.lang.Long.hashCode: ``(int) (value ^ (value >>> 32))``."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return java_int(value ^ (value >> 32))
+
+
+def objects_hash(*hashes: int) -> int:
+    """java.util.Objects.hash (Arrays.hashCode) over the elements' own hash codes."""
+    h = 1
+    for element in hashes:
+        h = (31 * h + element) & _U32
+    return java_int(h)

@@ -43,6 +43,21 @@ def parse_timestamp(text: str) -> int:
     return millis
 
 
+_DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration(text: str) -> int:
+    """Milliseconds from ``3600000``, ``500ms``, ``90s``, ``30m``, ``1h``, ``7d``. Raises
+    ValueError with the reason."""
+    stripped = text.strip().lower()
+    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
+        if stripped.endswith(unit) and stripped[: -len(unit)].strip().isdigit():
+            return int(stripped[: -len(unit)]) * _DURATION_UNITS[unit]
+    if stripped.isdigit():
+        return int(stripped)
+    raise ValueError(f"{text}: not a duration (milliseconds, or a number with ms, s, m, h or d)")
+
+
 def iso(ms: int) -> str:
     """``2023-11-14T22:13:20.000Z``; out-of-range values as the plain number."""
     if not 0 <= ms <= YEAR_9999_MS:

@@ -14,10 +14,12 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.commands.common import (
+    configure_store,
     fail_on_option,
     max_batch_bytes_option,
     progress_display,
     show_progress,
+    store_options,
 )
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
@@ -124,6 +126,7 @@ def spark() -> None:
     help="Spark tasks to split the partitions into (default: one per core, balanced by size).",
 )
 @spark_options
+@store_options
 @click.pass_context
 def verify_command(
     ctx: click.Context,
@@ -137,6 +140,10 @@ def verify_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
+    endpoint_url: str | None,
+    anon: bool,
+    private_keys: tuple[tuple[str | None, bytes], ...],
+    read_ahead: int | None,
     **checks: Any,
 ) -> None:
     """`kdump verify` with the partitions verified on Spark executors; same report and exit
@@ -146,6 +153,14 @@ def verify_command(
     from kdump.run import RunClock
 
     clock = RunClock("spark verify")
+    configure_store(
+        {
+            "endpoint_url": endpoint_url,
+            "anon": anon,
+            "private_keys": private_keys,
+            "read_ahead": read_ahead,
+        }
+    )
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
@@ -168,6 +183,7 @@ def verify_command(
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
 @spark_options
+@store_options
 @click.pass_context
 def export_command(
     ctx: click.Context,
@@ -178,9 +194,11 @@ def export_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
+    **store: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
     segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
+    configure_store(store)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
         from kdump.spark.job import FINDINGS_DIR, export_on_spark

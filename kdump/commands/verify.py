@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -37,7 +37,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING}
 
 
-def exit_code(result: VerifyResult, fail_on: str) -> int:
+class Counted(Protocol):
+    def counts(self) -> dict[str, int]: ...
+
+
+def exit_code(result: Counted, fail_on: str) -> int:
     """0 nothing at or above --fail-on, 1 warnings (with --fail-on warning), 2 errors."""
     if fail_on == "never":
         return ExitCode.OK

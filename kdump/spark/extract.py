@@ -9,6 +9,7 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
@@ -25,7 +26,8 @@ from kdump.errors import KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.records import Record
-from kdump.segment import FileRecords, list_segments
+from kdump.remote.layouts import RemotePartition
+from kdump.segment import FileRecords, list_segments, open_log
 from kdump.spark.schema import BATCH_LEVEL
 
 ROWS_PER_BATCH = 8192
@@ -42,32 +44,60 @@ _SIZE = itemgetter(Record._fields.index("size_in_bytes"))
 
 @dataclass(frozen=True)
 class SegmentTask:
-    """One .log to export: what a Spark task needs, small and picklable."""
+    """One .log to export: what a Spark task needs, small and picklable. ``log_path`` may be
+    a URL: the executor then reads the object's ranges itself (kdump.remote), no shared mount."""
 
     log_path: str
     partition_path: str
     topic: str | None
     partition: int | None
     segment: int
+    size: int = 0
+    """Bytes of the .log (as listed), for balancing the work."""
 
 
 def segment_tasks(paths: Sequence[str]) -> list[SegmentTask]:
-    """The .log files under ``paths`` (as `kdump verify` finds them), partition by partition."""
-    found = discover(list(paths))
+    """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
+    partition."""
+    found = discover(list(paths), urls=True)
     found.raise_first()
     tasks = []
     for target in found.partitions:
+        if target.remote is not None:
+            tasks += _remote_tasks(target.remote, target.only)
+            continue
         topic, partition = parse_partition_dir(target.path.name) or (None, None)
         for seg in list_segments(target.path):
             if target.only is not None and seg.base_offset not in target.only:
                 continue
             if seg.log_path.exists():
+                size = seg.log_path.stat().st_size
                 tasks.append(
                     SegmentTask(
-                        str(seg.log_path), str(target.path), topic, partition, seg.base_offset
+                        str(seg.log_path),
+                        str(target.path),
+                        topic,
+                        partition,
+                        seg.base_offset,
+                        size,
                     )
                 )
     return tasks
+
+
+def _remote_tasks(remote: RemotePartition, only: AbstractSet[int] | None) -> list[SegmentTask]:
+    return [
+        SegmentTask(
+            ref.url("log"),
+            remote.url,
+            remote.topic,
+            remote.partition,
+            ref.base_offset,
+            ref.log_size,
+        )
+        for ref in remote.segments
+        if ref.object("log") is not None and (only is None or ref.base_offset in only)
+    ]
 
 
 class SegmentExport:
@@ -100,11 +130,19 @@ class SegmentExport:
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         try:
-            log = FileRecords(self.task.log_path)
+            log = open_log(self.task.log_path)
         except KdumpError as e:
             path = getattr(e, "path", self.task.log_path)
             self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
             return
+        try:
+            yield from self._batches(log)
+        finally:
+            mirror = getattr(log, "mirror", None)  # a remote log's read-ahead threads
+            if mirror is not None:
+                mirror.close()
+
+    def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
         self._scan(log, deep=False)
         names = self.schema.names
         decode = not set(names) <= BATCH_LEVEL

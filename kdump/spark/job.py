@@ -3,7 +3,9 @@
 The driver lists partition directories and segments (kdump.discovery.discover); executors
 run the library's own checks and parsers on them; the driver assembles the result exactly as
 `kdump verify` does (kdump.checks.verify.collect_result). Paths are made absolute on the driver
-and must be visible to every executor (a shared or distributed file system).
+and must be visible to every executor (a shared or distributed file system); URLs (s3://, gs://,
+az://, file://) need no shared mount: each executor reads its own segments' ranges through
+kdump.remote, with the driver's store options (endpoint, credentials' source, Aiven keys).
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ import heapq
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -26,8 +28,11 @@ from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionReport
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
-from kdump.discovery import discover
+from kdump.discovery import PartitionTarget, discover
 from kdump.errors import ExitCode, KdumpError
+from kdump.remote import is_url
+from kdump.remote.layouts import RemotePartition
+from kdump.remote.options import StoreOptions, configure, current
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 
@@ -49,17 +54,22 @@ class RemoteError(KdumpError):
 
 
 def absolute(paths: Sequence[str]) -> list[str]:
-    """Executors do not share the driver's working directory."""
-    return [os.path.abspath(p) for p in paths]
+    """Executors do not share the driver's working directory (URLs are left as they are)."""
+    return [p if is_url(p) else os.path.abspath(p) for p in paths]
+
+
+VerifyJob = tuple[int, str, AbstractSet[int] | None, RemotePartition | None]
+"""(index, partition path or URL, only these segments, the partition in a store)."""
 
 
 def _verify_group(
-    options: VerifyOptions, group: list[tuple[int, str, set[int] | None]]
+    options: VerifyOptions, store: StoreOptions, group: list[VerifyJob]
 ) -> list[tuple[int, PartitionReport | tuple[str, int]]]:
+    configure(store)  # an executor's Python worker reaches the store as the driver does
     out: list[tuple[int, PartitionReport | tuple[str, int]]] = []
-    for i, path, only in group:
+    for i, path, only, remote in group:
         try:
-            out.append((i, verify_partition(path, options, only)))
+            out.append((i, verify_partition(path, options, only, remote=remote)))
         except KdumpError as e:
             out.append((i, (str(e), int(e.exit_code))))
     return out
@@ -80,7 +90,10 @@ def pack_by_size(items: Sequence[T], sizes: Sequence[int], bins: int) -> list[li
     return groups
 
 
-def _log_bytes(partition: Path) -> int:
+def _log_bytes(target: PartitionTarget) -> int:
+    if target.remote is not None:
+        return sum(ref.log_size for ref in target.remote.segments)
+    partition = target.path
     try:
         return sum(e.stat().st_size for e in os.scandir(partition) if e.name.endswith(".log"))
     except OSError:  # unreadable here: the executor reports it
@@ -95,21 +108,21 @@ def verify_on_spark(
 ) -> VerifyResult:
     """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
     (default: TASKS_PER_CORE per core)."""
-    found = discover(absolute(paths))
+    found = discover(absolute(paths), urls=True)
     found.raise_first()
     targets = found.partitions
     sc = spark.sparkContext
     slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
-    jobs = [(i, str(t.path), t.only) for i, t in enumerate(targets)]
-    groups = pack_by_size(jobs, [_log_bytes(t.path) for t in targets], slices)
-    rdd = sc.parallelize(groups, slices).flatMap(partial(_verify_group, options))
+    jobs: list[VerifyJob] = [(i, str(t.path), t.only, t.remote) for i, t in enumerate(targets)]
+    groups = pack_by_size(jobs, [_log_bytes(t) for t in targets], slices)
+    rdd = sc.parallelize(groups, slices).flatMap(partial(_verify_group, options, current()))
     reports: dict[int, PartitionReport] = {}
     for i, value in rdd.collect():
         if not isinstance(value, PartitionReport):
             raise RemoteError(*value)
         reports[i] = value
-    number = {t.path: i for i, t in enumerate(targets)}
-    return collect_result(found, lambda t: reports[number[t.path]])
+    number = {t.location: i for i, t in enumerate(targets)}
+    return collect_result(found, lambda t: reports[number[t.location]])
 
 
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:
@@ -186,9 +199,15 @@ SUCCESS = "_SUCCESS"
 
 
 def output_filesystem(output: str) -> tuple[pafs.FileSystem, str]:
-    """pyarrow's file system for ``output``: a path, file://, s3://, gs://, hdfs:// ..."""
-    if "://" in output:
-        return pafs.FileSystem.from_uri(output)
+    """pyarrow's view of ``output``: a local path, or a URL through the fsspec file system kdump
+    reads URLs with (kdump.remote.store: the same endpoint, credentials chain and retries;
+    PySpark's wheel has no Hadoop connector for s3a://, and pyarrow's own S3 client ignores
+    AWS_ENDPOINT_URL)."""
+    if is_url(output):
+        from kdump.remote.store import filesystem
+
+        fs, path = filesystem(output)
+        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/")
     return pafs.LocalFileSystem(), os.path.abspath(output)
 
 
@@ -199,10 +218,12 @@ class _WriteSegments:
 
     output: str
     options: VerifyOptions
+    store: StoreOptions
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
     ) -> Iterator[tuple[int, int, list[Finding]]]:
+        configure(self.store)
         fs, base = output_filesystem(self.output)
         schema = arrow_schema(RECORD_SCHEMA)
         for index, task in items:
@@ -240,8 +261,11 @@ def export_on_spark(
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options)).collect())
-    fs.delete_dir(f"{base}/{TEMPORARY_DIR}")
+    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options, current())).collect())
+    temporary = f"{base}/{TEMPORARY_DIR}"
+    # an object store has no empty folders: the prefix went with its last object
+    if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
+        fs.delete_dir(temporary)
     result = ExportResult(output, segments=len(tasks))
     for index, records, findings in outcomes:
         result.records += records

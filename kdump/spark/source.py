@@ -8,9 +8,11 @@ One input partition per segment (.log), read into Arrow batches by the same code
 `kdump spark export`, with the schema of kdump.spark.schema.RECORD_SCHEMA.
 
 Options: ``path`` (what ``load()`` sets) or ``paths`` (a JSON list), both anything
-`kdump verify` accepts; ``mode`` PERMISSIVE (default: the valid prefix of a corrupt segment, as
-Spark's file readers do) or FAILFAST (fail naming the file and byte position);
-``max_batch_bytes`` (largest decompressed batch).
+`kdump verify` accepts, URLs (s3://, gs://, az://, file://) too: each executor reads its own
+segments' ranges from the store; ``endpoint_url`` and ``anon`` as kdump's --endpoint-url and
+--anon (credentials: the provider's standard chain on each executor); ``mode`` PERMISSIVE
+(default: the valid prefix of a corrupt segment, as Spark's file readers do) or FAILFAST (fail
+naming the file and byte position); ``max_batch_bytes`` (largest decompressed batch).
 
 Column pruning: Spark does not tell a Python data source which columns a query uses, but it
 passes a schema given with ``.schema(...)``. Ask for a subset of the columns that way; when all
@@ -32,6 +34,8 @@ from pyspark.sql.types import StructType
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
+from kdump.remote import is_url
+from kdump.remote.options import StoreOptions, configure
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
 
@@ -61,16 +65,22 @@ class KafkaSegmentsReader(DataSourceReader):
             raise KdumpError(f"{NAME}: mode {mode!r} is not one of {', '.join(MODES)}")
         self.fail_fast = mode == "FAILFAST"
         self.options = VerifyOptions()
+        self.store = StoreOptions(
+            endpoint_url=options.get("endpoint_url") or None,
+            anon=options.get("anon", "false").lower() == "true",
+        )
         if "max_batch_bytes" in options:
             self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
 
     def partitions(self) -> list[InputPartition]:
+        configure(self.store)
         return [InputPartition(task) for task in segment_tasks(self.paths)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         task = partition.value
         if not isinstance(task, SegmentTask):  # Spark reads one empty partition when none
             return
+        configure(self.store)
         export = SegmentExport(task, arrow_schema(self.schema), self.options)
         yield from export.batches()
         if self.fail_fast:
@@ -88,7 +98,7 @@ def _paths(options: dict[str, str]) -> list[str]:
         paths = [options["path"]]
     else:
         raise KdumpError(f'{NAME}: give a path: spark.read.format("{NAME}").load(path)')
-    return [os.path.abspath(p) for p in paths]
+    return [p if is_url(p) else os.path.abspath(p) for p in paths]
 
 
 def register(spark: SparkSession) -> None:

@@ -18,16 +18,14 @@ from typing import Any
 from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
 from kdump.discovery import parse_partition_dir
-from kdump.errors import KdumpError
 from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
-from kdump.format.layout import CONTROL_BIT
 from kdump.format.messages import MessageError
 from kdump.format.schemas.transaction_coordinator import (
     COORDINATOR_RECORD_TYPES,
     TRANSACTION_STATES,
 )
+from kdump.internal_topics import partition_records
 from kdump.java import java_int, java_string_hash, utils_abs
-from kdump.segment import FileRecords, list_segments
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 DEFAULT_TRANSACTION_STATE_PARTITIONS = option_default("transaction.state.log.num.partitions")
@@ -208,47 +206,27 @@ def _partition_count(view: CoordinatorView) -> tuple[int, str]:
 
 
 def _load_partition(directory: Path, number: int, view: CoordinatorView) -> None:
-    for segment in list_segments(directory):
-        if not segment.log_path.is_file():
+    def unreadable(path: str, position: int, reason: str) -> None:
+        view.findings.append(_unreadable(path, position, reason))
+
+    for path, batch, record in partition_records(directory, unreadable):
+        if record.key is None:
+            unreadable(path, batch.position, f"record {record.offset} has no key")
             continue
-        log = FileRecords(segment.log_path)
-        walk = log.walk(check_crc=False)
-        for run in walk:
-            for i in range(run.n):
-                if run.attributes[i] & CONTROL_BIT or run.magic[i] < 2:
-                    continue
-                _load_batch(log, run.batch(i), number, view)
-        stop = walk.stop
-        if stop is not None and stop.error is not None:
-            view.findings.append(_unreadable(log.path, stop.position, stop.error.reason))
-
-
-def _load_batch(log: FileRecords, batch: Any, number: int, view: CoordinatorView) -> None:
-    try:
-        for record in log.records(batch):
-            if record.key is None:
-                view.findings.append(
-                    _unreadable(log.path, batch.position, f"record {record.offset} has no key")
-                )
-                continue
-            try:
-                read = deserialize_coordinator_record(
-                    COORDINATOR_RECORD_TYPES, record.key, record.value
-                )
-            except (MessageError, UnknownRecordType) as e:
-                view.findings.append(
-                    _unreadable(log.path, batch.position, f"record {record.offset}: {e}")
-                )
-                continue
-            transactional_id = read.key["transactionalId"]
-            if read.value is None:
-                view.transactions.pop(transactional_id, None)
-            else:
-                view.transactions[transactional_id] = TransactionMetadata.from_value(
-                    transactional_id, read.value, number, record.offset
-                )
-    except KdumpError as e:
-        view.findings.append(_unreadable(log.path, batch.position, str(e)))
+        try:
+            read = deserialize_coordinator_record(
+                COORDINATOR_RECORD_TYPES, record.key, record.value
+            )
+        except (MessageError, UnknownRecordType) as e:
+            unreadable(path, batch.position, f"record {record.offset}: {e}")
+            continue
+        transactional_id = read.key["transactionalId"]
+        if read.value is None:
+            view.transactions.pop(transactional_id, None)
+        else:
+            view.transactions[transactional_id] = TransactionMetadata.from_value(
+                transactional_id, read.value, number, record.offset
+            )
 
 
 def _unreadable(path: str, position: int, message: str) -> Finding:
