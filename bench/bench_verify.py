@@ -46,6 +46,7 @@ from bench_dump import (
     peak_rss_mib,
     template_batch,
 )
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kdump import speedups
 from kdump.checks.indexes import check_offset_index, check_time_index
@@ -65,10 +66,26 @@ from kdump.segment import (
 MIB = 2**20
 
 
-def build_partition(part: Path, size_mib: int, segment_mib: int, batch_kib: int) -> int:
-    """Write ``size_mib`` MiB of batches in segments of ``segment_mib``, with the indexes
-    Kafka's recovery writes; the number of batches."""
-    template, per_batch = template_batch(batch_kib * 1024)
+def small_template(batch_bytes: int) -> tuple[bytearray, int]:
+    """One v2 batch of exactly ``batch_bytes`` holding one record (the size of the batches of
+    a busy producer with linger.ms=0, ~127 bytes in the genuine files)."""
+    for value_size in range(batch_bytes):
+        builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+        builder.append(0, T0, b"key-000001", b"v" * value_size, [])
+        batch = builder.build()
+        if len(batch) >= batch_bytes:
+            assert len(batch) == batch_bytes, f"no one-record batch of {batch_bytes} bytes"
+            return batch, 1
+    raise ValueError(f"no one-record batch of {batch_bytes} bytes")
+
+
+def build_partition(part: Path, size_mib: int, segment_mib: int, batch_bytes: int) -> int:
+    """Write ``size_mib`` MiB of batches of about ``batch_bytes`` in segments of
+    ``segment_mib``, with the indexes Kafka's recovery writes; the number of batches."""
+    if batch_bytes < 1024:
+        template, per_batch = small_template(batch_bytes)
+    else:
+        template, per_batch = template_batch(batch_bytes)
     size = len(template)
     per_segment = max(1, segment_mib * MIB // size)
     whole = size_mib % segment_mib == 0
@@ -100,12 +117,13 @@ def build_partition(part: Path, size_mib: int, segment_mib: int, batch_kib: int)
     return total
 
 
-def partition(size_mib: int, segment_mib: int, batch_kib: int) -> Path:
+def partition(size_mib: int, segment_mib: int, batch_bytes: int) -> Path:
     """The partition for these sizes under bench/out/, built on first use."""
-    part = OUT / f"verify-{size_mib}m-seg{segment_mib}m-{batch_kib}k" / "bench-0"
+    size = f"{batch_bytes // 1024}k" if batch_bytes % 1024 == 0 else f"{batch_bytes}b"
+    part = OUT / f"verify-{size_mib}m-seg{segment_mib}m-{size}" / "bench-0"
     if not part.exists():
         start = time.perf_counter()
-        batches = build_partition(part, size_mib, segment_mib, batch_kib)
+        batches = build_partition(part, size_mib, segment_mib, batch_bytes)
         print(
             f"built {part.relative_to(REPO)}: {batches} batches in "
             f"{time.perf_counter() - start:.1f} s",
@@ -202,9 +220,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the verify of (a)")
     args = parser.parse_args()
 
-    main_part = partition(args.size_mib, args.segment_mib, 16)
-    small_part = partition(args.small_mib, args.segment_mib, 1)
-    one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16)
+    main_part = partition(args.size_mib, args.segment_mib, 16 * 1024)
+    small_part = partition(args.small_mib, args.segment_mib, 1024)
+    one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16 * 1024)
     print(f"Python {sys.version.split()[0]}; kdump's C fast paths: {speedups.describe()}")
 
     print(f"\n(a) verify of {main_part.relative_to(REPO)} (16 KiB batches)")

@@ -70,7 +70,15 @@ class Output:
 
     def flush(self) -> None:
         if self.pending:
-            self.out.write(self.pending)
+            # a large write to a pipe can be partial (its reader left half way: the next
+            # write is the one that fails): write until everything went or the pipe broke
+            view, done = memoryview(self.pending), 0
+            while done < len(view):
+                written = self.out.write(view[done:])
+                if not written:  # nothing went and nothing failed: no point in a loop
+                    break
+                done += written
+            view.release()
             self.pending.clear()
         self.out.flush()
 
@@ -81,28 +89,45 @@ class _TextSink:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
 
-    def write(self, data: bytes | bytearray) -> int:
-        return self.stream.write(bytes(data).decode())
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        self.stream.write(bytes(data).decode())
+        return len(data)  # bytes, as Output counts them (the stream counts characters)
 
     def flush(self) -> None:
         self.stream.flush()
 
 
 @contextmanager
-def pipe_safe(exit_code: int = ExitCode.OK) -> Iterator[None]:
-    """`kdump ... | head`: a reader that goes away ends the run quietly, with ``exit_code``
-    (the command's own, when it knows it before writing)."""
+def pipe_safe(exit_code: int = ExitCode.PIPE_CLOSED) -> Iterator[None]:
+    """`kdump ... | head`: a reader that goes away ends the run quietly, with ``exit_code``:
+    the command's own when it knows it before writing, else ExitCode.PIPE_CLOSED."""
     try:
         yield
     except BrokenPipeError:
         quiet_pipe(exit_code)
 
 
-def quiet_pipe(exit_code: int) -> None:
-    # Python flushes stdout at exit; pointing it at /dev/null keeps `kdump ... | head` quiet.
+def silence_stdout() -> None:
+    """Point standard output at /dev/null: what is still written (Python flushes stdout at
+    exit) goes nowhere, quietly."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def quiet_pipe(exit_code: int) -> None:
+    silence_stdout()
     sys.exit(exit_code)
+
+
+def echo_on(line: str, err: bool = False) -> None:
+    """A line of a run that must finish whatever happens to its reader (a repair): once the
+    reader of standard output has gone, the rest of the output is dropped and the run goes on
+    to its own exit code."""
+    try:
+        click.echo(line, err=err)
+    except BrokenPipeError:
+        silence_stdout()
 
 
 # -- shared options ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from kdump.commands.common import (
     metrics_run,
     no_progress_option,
     now_option,
+    pipe_safe,
     progress,
     prom_option,
     show_progress,
@@ -79,9 +80,10 @@ def explain(
 
             run.measures = explain_families(result)
         out = sys.stdout
-        if fmt == "json":
-            out.write(render_json(result) + "\n")
-        else:
-            render_text(result, out, out.isatty())
-        out.flush()
+        with pipe_safe(ExitCode.OK):  # the explanation was complete before the reader left
+            if fmt == "json":
+                out.write(render_json(result) + "\n")
+            else:
+                render_text(result, out, out.isatty())
+            out.flush()
     ctx.exit(ExitCode.OK)

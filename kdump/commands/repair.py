@@ -14,7 +14,13 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump.commands.common import jobs_option, no_progress_option, progress, show_progress
+from kdump.commands.common import (
+    echo_on,
+    jobs_option,
+    no_progress_option,
+    progress,
+    show_progress,
+)
 from kdump.discovery import PartitionTarget
 from kdump.progress import log_bytes
 from kdump.repair.apply import WriteOptions
@@ -29,10 +35,6 @@ from kdump.repair.rebuild import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX
 from kdump.repair.run import RunOptions, run_repair
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _emit(line: str, err: bool) -> None:
-    click.echo(line, err=err)
 
 
 def index_options(f: F) -> F:
@@ -104,7 +106,7 @@ def _run(
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(log_bytes(t.path, t.only) for t in targets))
         plans = plan(targets, kw["jobs"])
-        result = run_repair(targets, plans, options, config, _emit, progress=meter)
+        result = run_repair(targets, plans, options, config, echo_on, progress=meter)
     ctx.exit(result.exit_code)
 
 

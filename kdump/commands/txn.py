@@ -12,6 +12,7 @@ from kdump.commands.common import (
     metrics_run,
     no_progress_option,
     now_option,
+    pipe_safe,
     progress,
     prom_option,
     show_progress,
@@ -109,9 +110,10 @@ def txn(
 
             run.measures = txn_families(result)
         out = sys.stdout
-        if fmt == "json":
-            out.write(render_json(result) + "\n")
-        else:
-            render_text(result, out, out.isatty())
-        out.flush()
+        with pipe_safe(code):
+            if fmt == "json":
+                out.write(render_json(result) + "\n")
+            else:
+                render_text(result, out, out.isatty())
+            out.flush()
     ctx.exit(code)

@@ -13,6 +13,7 @@ from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
     jobs_option,
     metrics_run,
+    pipe_safe,
     progress,
     prom_option,
     show_progress,
@@ -151,7 +152,8 @@ def verify(
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
-        print_result(result, fmt, quiet, info)
+        with pipe_safe(code):
+            print_result(result, fmt, quiet, info)
         for error in result.unreadable:
             click.echo(f"kdump: {error}", err=True)
     ctx.exit(code)

@@ -17,12 +17,19 @@ from rich.table import Table
 PIPE_WIDTH = 200
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own handling exits with status 1, which reads as "warnings" in kdump's exit
+        # codes: let the command end the run (kdump.commands.common.pipe_safe, kdump.cli).
+        raise BrokenPipeError
+
+
 class TextConsole:
     """A rich console with the pipe rules above; ``say`` for lines, ``table`` for tables."""
 
     def __init__(self, out: IO[str], terminal: bool) -> None:
         self.terminal = terminal
-        self.rich = Console(
+        self.rich = _Console(
             file=out,
             force_terminal=terminal,
             no_color=not terminal,
