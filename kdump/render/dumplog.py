@@ -114,6 +114,8 @@ class DumpProblems:
     unreadable: int = 0
     trailing_bytes: int = 0
     invalid_batches: int = 0
+    dumped: int = 0
+    """Files of a kind kdump dumps (not ``Ignoring unknown file``), readable or not."""
 
     @property
     def found(self) -> bool:
@@ -134,7 +136,7 @@ class DumpProblems:
             mine: PairLists = getattr(self, name)
             for path, pairs in getattr(other, name).items():
                 mine.setdefault(path, []).extend(pairs)
-        for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches"):
+        for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches", "dumped"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -557,6 +559,7 @@ def dispatch(
     if dumper is None:
         yield unknown()
         return
+    problems.dumped += 1
     try:
         if not os.path.isfile(path):
             raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
