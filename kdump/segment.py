@@ -19,7 +19,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
-from kdump.format.walk import LogWalk, Pager, iter_batches
+from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -98,9 +98,13 @@ class FileRecords:
         return Pager(self.buf)
 
     def batches(
-        self, start: int = 0, end: int | None = None, max_size: int | None = None
+        self,
+        start: int = 0,
+        end: int | None = None,
+        max_size: int | None = None,
+        run_batches: int = RUN_BATCHES,
     ) -> Iterator[Batch]:
-        return iter_batches(self.buf, self.path, start, end, max_size)
+        return iter_batches(self.buf, self.path, start, end, max_size, run_batches)
 
     def records(
         self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES

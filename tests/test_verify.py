@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from batchbytes import v2_batch
+from clirun import run_kdump
 from conftest import FIXTURES, ORACLE, REALFILES, oracle_manifest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -496,3 +497,22 @@ def test_a_long_path_is_printed_whole_on_a_pipe(tmp_path: Path, command: str) ->
     assert ran.stderr == "" and ran.exit_code in (0, 1, 2)  # txn-0 holds a hanging transaction
     assert "…" not in ran.stdout
     assert any(str(deep) in line for line in ran.stdout.splitlines())
+
+
+def test_time_index_entries_inside_batches_are_named() -> None:
+    """A genuine __consumer_offsets time index (a broker before KAFKA-16310): entries name the
+    first record with the largest timestamp, inside its batch. kafka-dump-log.sh's check
+    reports each; verify names them once, as info, and exits 0 (README, dump section)."""
+    repo = REALFILES / "aryan-jadon__Distributed-Kafka-Clusters"
+    part = repo / "data/kafka-logs/__consumer_offsets-22"
+    timeindex = part / "00000000000000000000.timeindex"
+    dumped = run_kdump(["--files", str(timeindex), "--verify-index-only"])
+    mismatches = [ln for ln in dumped.stderr.splitlines() if ln.startswith("Indexed offset: ")]
+    assert dumped.exit_code == ExitCode.ERRORS
+    assert mismatches[0] == "Indexed offset: 52, found log offset: 54"
+    result = verify_paths([str(part)], VerifyOptions())
+    assert [(f.code, f.severity, f.offset) for f in result.findings] == [
+        ("TIMEINDEX_ENTRY_INSIDE_BATCH", Severity.INFO, 52)
+    ]
+    assert result.findings[0].message.startswith(f"{len(mismatches)} entries name an offset")
+    assert exit_code(result, "error") == ExitCode.OK

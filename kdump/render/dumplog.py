@@ -391,7 +391,7 @@ def _log_beside(path: str) -> FileRecords:
 
 def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -> Batch:
     end = min(log.size, position + max_size)
-    batch = next(log.batches(position, end), None)
+    batch = next(log.batches(position, end, run_batches=1), None)
     if batch is None:
         raise KdumpError(f"{path}: no batch of {log.path} starts at position {position}")
     return batch
@@ -421,6 +421,12 @@ def _sanity(path: str, failure: str | None) -> Iterator[Line]:
     yield Line(OUT, f"{path} passed sanity check.")
 
 
+LOOKUP_RUN = 16
+"""Batches read at a time while looking for a time index entry's batch: it is a batch or two
+past the offset index's position (a walk's full run of 4096 made a large index's check
+quadratic)."""
+
+
 def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     log = _log_beside(path)
     base = os.path.basename(path).split(".", 1)[0]
@@ -434,7 +440,8 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
     for i in range(time_index.entries_before_first_zero_entry()):
         entry = time_index.entry(i)
         position = index.lookup(entry.offset).position
-        batch = next((b for b in log.batches(position) if b.last_offset >= entry.offset), None)
+        batches = log.batches(position, run_batches=LOOKUP_RUN)
+        batch = next((b for b in batches if b.last_offset >= entry.offset), None)
         if batch is None:
             _note(problems.shallow_offsets_not_found, path, (entry.offset, -1))
         elif batch.last_offset != entry.offset:
