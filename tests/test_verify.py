@@ -516,3 +516,40 @@ def test_time_index_entries_inside_batches_are_named() -> None:
     ]
     assert result.findings[0].message.startswith(f"{len(mismatches)} entries name an offset")
     assert exit_code(result, "error") == ExitCode.OK
+
+
+HOLD_LOCK = """
+import fcntl, sys
+f = open(sys.argv[1], "r+")
+fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fcntl(F_SETLK): Kafka's FileChannel.tryLock
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
+    """A live broker holds <log dir>/.lock (a POSIX record lock): verify says so, as info, and
+    takes no lock itself."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(ORACLE / "plain-0", log_dir / "plain-0")
+    lock = log_dir / ".lock"
+    lock.write_bytes(b"")
+    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        for path in (log_dir, log_dir / "plain-0"):  # the log dir, or a partition in it
+            result = verify_paths([str(path)], VerifyOptions())
+            assert [(f.code, f.severity, f.path) for f in result.findings] == [
+                ("LOG_DIR_LOCKED", Severity.INFO, str(lock))
+            ]
+            assert f"held by process {holder.pid}" in result.findings[0].message
+            assert exit_code(result, "warning") == ExitCode.OK
+    finally:
+        holder.communicate("", timeout=30)
+    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
