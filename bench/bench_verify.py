@@ -7,7 +7,10 @@ that LogSegment.recover writes for them (kdump.repair.rebuild), then measures in
     to one raw ``crc32c`` pass over the same bytes (target >= 0.5);
 (b) batches/s of the same verify on 1 KiB batches (a 256 MiB partition);
 (c) the peak RSS of a ``kdump verify`` process on the 1 GiB partition cut into 256 MiB
-    segments and into one 1 GiB segment (target < 150 MB, flat in segment size).
+    segments and into one 1 GiB segment (target < 150 MB, flat in segment size);
+(d) the same on one 1 GiB segment of 127-byte batches (8.4 million of them, the typical size
+    in the genuine files): memory must not grow with the number of batches (``--small-batch``
+    sets the size, ``--rss-only`` runs (d) alone).
 
 Batches come from bench_dump.py's template (kafka-python's builder), with base offsets and
 timestamps patched in and the CRC recomputed per batch. ``--profile`` adds where the time of
@@ -210,6 +213,23 @@ def profile(part: Path, lines: int = 18) -> str:
     return out.getvalue()
 
 
+RSS_LIMIT_MB = 150
+
+
+def small_batches_rss(size_mib: int, batch_bytes: int) -> None:
+    """(d): peak RSS and time of a whole ``kdump verify`` process on one segment of
+    ``size_mib`` MiB of ``batch_bytes``-byte batches, as a ratio to the 150 MB limit."""
+    part = partition(size_mib, size_mib, batch_bytes)
+    log = logs_of(part)[0]
+    print(
+        f"\n(d) peak RSS of `kdump verify` on one {log.stat().st_size / MIB:.0f} MiB segment of "
+        f"{batch_bytes}-byte batches (limit {RSS_LIMIT_MB} MB)"
+    )
+    rss, t = peak_rss_mib([sys.executable, "-m", "kdump", "verify", "--quiet", str(part)])
+    mb = rss * MIB / 1e6
+    print(f"  peak RSS {mb:6.0f} MB in {t:.1f} s; ratio to the limit {mb / RSS_LIMIT_MB:.2f} (< 1)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="partition size (1024)")
@@ -218,7 +238,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="timings per measurement (best)")
     parser.add_argument("--skip-rss", action="store_true", help="skip the process RSS runs")
     parser.add_argument("--profile", action="store_true", help="cProfile the verify of (a)")
+    parser.add_argument("--small-batch", type=int, default=127, help="bytes per batch of (d)")
+    parser.add_argument("--rss-only", action="store_true", help="run only (d)")
     args = parser.parse_args()
+    if args.rss_only:
+        small_batches_rss(args.size_mib, args.small_batch)
+        return 0
 
     main_part = partition(args.size_mib, args.segment_mib, 16 * 1024)
     small_part = partition(args.small_mib, args.segment_mib, 1024)
@@ -264,6 +289,9 @@ def main() -> int:
                 f"  {len(logs):2d} segment(s) of {biggest:5.0f} MiB          {rss:6.0f} MiB  "
                 f"({t:.1f} s)"
             )
+
+    if one_segment is not None:
+        small_batches_rss(args.size_mib, args.small_batch)
 
     if args.profile:
         print(

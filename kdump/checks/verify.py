@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 
-
 @dataclass
 class VerifyResult:
     reports: list[PartitionReport] = field(default_factory=list)
