@@ -553,3 +553,21 @@ def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
     finally:
         holder.communicate("", timeout=30)
     assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
+
+
+def test_partitions_in_natural_order(tmp_path: Path) -> None:
+    """topic-2 before topic-10, everywhere partitions are listed (one key: natural_key)."""
+    from kdump.discovery import discover, natural_key
+
+    names = ["t-10", "t-2", "t-1", "u-0", "t-0"]
+    for name in names:
+        shutil.copytree(ORACLE / "plain-0", tmp_path / "logs" / name)
+    want = ["t-0", "t-1", "t-2", "t-10", "u-0"]
+    assert sorted(names, key=natural_key) == want
+    found = discover([str(tmp_path / "logs")])
+    assert [t.path.name for t in found.partitions] == want
+    result = verify_paths([str(tmp_path / "logs")], VerifyOptions())
+    assert [Path(r.path).name for r in result.reports] == want
+    ran = run_kdump(["verify", str(tmp_path / "logs")])
+    rows = [ln for ln in ran.stdout.splitlines() if "/logs/" in ln]
+    assert [ln.split("/logs/")[1].split()[0] for ln in rows] == want
