@@ -70,7 +70,7 @@ def command_section(command: click.Command, path: list[str], parent: click.Conte
 
 
 def manpage() -> str:
-    ctx = click.Context(cli, info_name="kdump")
+    ctx = click.Context(cli, info_name="kdump", **cli.context_settings)  # as a run makes it
     lines = [
         f'.TH KDUMP 1 "" "kdump {__version__}" "User Commands"',
         ".SH NAME",
