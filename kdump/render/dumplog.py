@@ -406,8 +406,10 @@ def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterato
     if opts.index_sanity_check:
         yield from _sanity(path, index.sanity_check())
         return
+    pager = log.pager()  # entries go up the log: hand back the pages behind them
     for i in range(index.entries_before_first_zero_entry()):
         entry = index.entry(i)
+        pager.advance(max(0, min(entry.position, log.size)))
         batch = _first_batch_at(log, entry.position, opts.max_message_size, path)
         if batch.last_offset != entry.offset:
             _note(problems.index_mismatches, path, (entry.offset, batch.last_offset))
@@ -437,9 +439,11 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
         yield from _sanity(path, time_index.sanity_check())
         return
     prev_timestamp = NO_TIMESTAMP
+    pager = log.pager()  # entries go up the log: hand back the pages behind them
     for i in range(time_index.entries_before_first_zero_entry()):
         entry = time_index.entry(i)
         position = index.lookup(entry.offset).position
+        pager.advance(max(0, min(position, log.size)))
         batches = log.batches(position, run_batches=LOOKUP_RUN)
         batch = next((b for b in batches if b.last_offset >= entry.offset), None)
         if batch is None:
