@@ -91,11 +91,14 @@ def _launch_driver(options: Mapping[str, str]) -> None:
 
 
 def _forward(stream: IO[bytes]) -> None:
-    out = sys.stderr.buffer
+    # os.write on the descriptor, not sys.stderr: a daemon thread holding the lock of Python's
+    # stderr buffer when the interpreter shuts down would abort it
+    err = sys.stderr.fileno()
     for line in stream:
-        if line.rstrip(b"\r\n") != INCUBATOR_WARNING:
-            out.write(line)
-            out.flush()
+        if line.rstrip(b"\r\n") == INCUBATOR_WARNING:
+            continue
+        while line:
+            line = line[os.write(err, line) :]
 
 
 @contextmanager
