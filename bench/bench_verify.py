@@ -7,7 +7,10 @@ that LogSegment.recover writes for them (kdump.repair.rebuild), then measures in
     to one raw ``crc32c`` pass over the same bytes (target >= 0.5);
 (b) batches/s of the same verify on 1 KiB batches (a 256 MiB partition);
 (c) the peak RSS of a ``kdump verify`` process on the 1 GiB partition cut into 256 MiB
-    segments and into one 1 GiB segment (target < 150 MB, flat in segment size).
+    segments and into one 1 GiB segment (target < 150 MB, flat in segment size);
+(d) the same on one 1 GiB segment of 127-byte batches (8.4 million of them, the typical size
+    in the genuine files): memory must not grow with the number of batches (``--small-batch``
+    sets the size, ``--rss-only`` runs (d) alone).
 
 Batches come from bench_dump.py's template (kafka-python's builder), with base offsets and
 timestamps patched in and the CRC recomputed per batch. ``--profile`` adds where the time of
@@ -46,6 +49,7 @@ from bench_dump import (
     peak_rss_mib,
     template_batch,
 )
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kdump import speedups
 from kdump.checks.indexes import check_offset_index, check_time_index
@@ -65,10 +69,26 @@ from kdump.segment import (
 MIB = 2**20
 
 
-def build_partition(part: Path, size_mib: int, segment_mib: int, batch_kib: int) -> int:
-    """Write ``size_mib`` MiB of batches in segments of ``segment_mib``, with the indexes
-    Kafka's recovery writes; the number of batches."""
-    template, per_batch = template_batch(batch_kib * 1024)
+def small_template(batch_bytes: int) -> tuple[bytearray, int]:
+    """One v2 batch of exactly ``batch_bytes`` holding one record (the size of the batches of
+    a busy producer with linger.ms=0, ~127 bytes in the genuine files)."""
+    for value_size in range(batch_bytes):
+        builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+        builder.append(0, T0, b"key-000001", b"v" * value_size, [])
+        batch = builder.build()
+        if len(batch) >= batch_bytes:
+            assert len(batch) == batch_bytes, f"no one-record batch of {batch_bytes} bytes"
+            return batch, 1
+    raise ValueError(f"no one-record batch of {batch_bytes} bytes")
+
+
+def build_partition(part: Path, size_mib: int, segment_mib: int, batch_bytes: int) -> int:
+    """Write ``size_mib`` MiB of batches of about ``batch_bytes`` in segments of
+    ``segment_mib``, with the indexes Kafka's recovery writes; the number of batches."""
+    if batch_bytes < 1024:
+        template, per_batch = small_template(batch_bytes)
+    else:
+        template, per_batch = template_batch(batch_bytes)
     size = len(template)
     per_segment = max(1, segment_mib * MIB // size)
     whole = size_mib % segment_mib == 0
@@ -100,12 +120,13 @@ def build_partition(part: Path, size_mib: int, segment_mib: int, batch_kib: int)
     return total
 
 
-def partition(size_mib: int, segment_mib: int, batch_kib: int) -> Path:
+def partition(size_mib: int, segment_mib: int, batch_bytes: int) -> Path:
     """The partition for these sizes under bench/out/, built on first use."""
-    part = OUT / f"verify-{size_mib}m-seg{segment_mib}m-{batch_kib}k" / "bench-0"
+    size = f"{batch_bytes // 1024}k" if batch_bytes % 1024 == 0 else f"{batch_bytes}b"
+    part = OUT / f"verify-{size_mib}m-seg{segment_mib}m-{size}" / "bench-0"
     if not part.exists():
         start = time.perf_counter()
-        batches = build_partition(part, size_mib, segment_mib, batch_kib)
+        batches = build_partition(part, size_mib, segment_mib, batch_bytes)
         print(
             f"built {part.relative_to(REPO)}: {batches} batches in "
             f"{time.perf_counter() - start:.1f} s",
@@ -192,6 +213,23 @@ def profile(part: Path, lines: int = 18) -> str:
     return out.getvalue()
 
 
+RSS_LIMIT_MB = 150
+
+
+def small_batches_rss(size_mib: int, batch_bytes: int) -> None:
+    """(d): peak RSS and time of a whole ``kdump verify`` process on one segment of
+    ``size_mib`` MiB of ``batch_bytes``-byte batches, as a ratio to the 150 MB limit."""
+    part = partition(size_mib, size_mib, batch_bytes)
+    log = logs_of(part)[0]
+    print(
+        f"\n(d) peak RSS of `kdump verify` on one {log.stat().st_size / MIB:.0f} MiB segment of "
+        f"{batch_bytes}-byte batches (limit {RSS_LIMIT_MB} MB)"
+    )
+    rss, t = peak_rss_mib([sys.executable, "-m", "kdump", "verify", "--quiet", str(part)])
+    mb = rss * MIB / 1e6
+    print(f"  peak RSS {mb:6.0f} MB in {t:.1f} s; ratio to the limit {mb / RSS_LIMIT_MB:.2f} (< 1)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="partition size (1024)")
@@ -200,11 +238,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="timings per measurement (best)")
     parser.add_argument("--skip-rss", action="store_true", help="skip the process RSS runs")
     parser.add_argument("--profile", action="store_true", help="cProfile the verify of (a)")
+    parser.add_argument("--small-batch", type=int, default=127, help="bytes per batch of (d)")
+    parser.add_argument("--rss-only", action="store_true", help="run only (d)")
     args = parser.parse_args()
+    if args.rss_only:
+        small_batches_rss(args.size_mib, args.small_batch)
+        return 0
 
-    main_part = partition(args.size_mib, args.segment_mib, 16)
-    small_part = partition(args.small_mib, args.segment_mib, 1)
-    one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16)
+    main_part = partition(args.size_mib, args.segment_mib, 16 * 1024)
+    small_part = partition(args.small_mib, args.segment_mib, 1024)
+    one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16 * 1024)
     print(f"Python {sys.version.split()[0]}; kdump's C fast paths: {speedups.describe()}")
 
     print(f"\n(a) verify of {main_part.relative_to(REPO)} (16 KiB batches)")
@@ -246,6 +289,9 @@ def main() -> int:
                 f"  {len(logs):2d} segment(s) of {biggest:5.0f} MiB          {rss:6.0f} MiB  "
                 f"({t:.1f} s)"
             )
+
+    if one_segment is not None:
+        small_batches_rss(args.size_mib, args.small_batch)
 
     if args.profile:
         print(

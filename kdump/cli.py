@@ -92,8 +92,8 @@ def main() -> None:
     except click.Abort:
         click.echo("Aborted.", err=True)
         _exit(ExitCode.BAD_INPUT)
-    except BrokenPipeError:
-        quiet_pipe(ExitCode.OK)
+    except BrokenPipeError:  # the reader left before the command had its answer
+        quiet_pipe(ExitCode.PIPE_CLOSED)
     except KdumpError as e:
         if _RUN["traceback"]:
             raise

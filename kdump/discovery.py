@@ -216,8 +216,24 @@ def _is_log_dir(d: Path) -> bool:
     return any((d / n).is_dir() and is_partition_dir(d / n) for n in names)
 
 
+def natural_key(name: str | os.PathLike[str]) -> tuple[str | int, ...]:
+    """The order a person expects of partition and log dir names: runs of digits compare as
+    numbers (``topic-2`` before ``topic-10``, ``data2`` before ``data10``). Every list of
+    partitions or log dirs kdump prints is in this order."""
+    parts = re.split(r"(\d+)", os.fspath(name))
+    # split alternates text and digits, text first: the same kinds meet at every place
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _subdirs(d: Path) -> list[Path]:
+    return sorted(
+        (p for p in d.iterdir() if p.is_dir() and not p.is_symlink()),
+        key=lambda p: natural_key(p.name),
+    )
+
+
 def _partitions_of(log_dir: Path) -> list[PartitionTarget]:
-    subdirs = sorted(p for p in log_dir.iterdir() if p.is_dir() and not p.is_symlink())
+    subdirs = _subdirs(log_dir)
     return [PartitionTarget(p, None, log_dir) for p in subdirs if is_partition_dir(p)]
 
 
@@ -233,7 +249,7 @@ def _search(
     log_dirs: list[LogDirTarget] = []
     partitions: list[PartitionTarget] = []
     try:
-        children = sorted(p for p in d.iterdir() if p.is_dir() and not p.is_symlink())
+        children = _subdirs(d)
         if _is_log_dir(d):
             log_dir = LogDirTarget(d, _partitions_of(d))
             log_dirs.append(log_dir)
@@ -292,6 +308,7 @@ __all__ = [
     "discover",
     "is_partition_dir",
     "is_segment_name",
+    "natural_key",
     "parse_partition_dir",
     "partition_files",
     "refuse_output_inside",

@@ -13,6 +13,10 @@ class ExitCode(IntEnum):
     WARNINGS = 1
     ERRORS = 2
     BAD_INPUT = 3
+    PIPE_CLOSED = 141
+    """The reader of standard output went away before the command had its answer (``kdump
+    dump ... | head``): 128 + SIGPIPE, what a shell reports for ``yes | head -1``. A command
+    that already had its answer when the reader left (verify, recover) exits with that."""
 
 
 class KdumpError(Exception):

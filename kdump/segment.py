@@ -24,7 +24,7 @@ from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
-from kdump.format.walk import LogWalk, Pager, iter_batches
+from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches
 from kdump.remote import is_url
 
 LOG_SUFFIX = ".log"
@@ -93,6 +93,7 @@ class FileRecords:
         max_size: int | None = None,
         check_crc: bool = True,
         until_invalid: bool = False,
+        run_batches: int = RUN_BATCHES,
     ) -> LogWalk:
         """The one walk over this log (kdump.format.walk), reading it in windows (``pager``) and
         handing back what it has passed, so memory stays flat."""
@@ -105,6 +106,7 @@ class FileRecords:
             check_crc=check_crc,
             until_invalid=until_invalid,
             pager=self.pager(),
+            run_batches=run_batches,
         )
 
     def pager(self) -> Pager:
@@ -113,9 +115,13 @@ class FileRecords:
         return Pager(self.buf)
 
     def batches(
-        self, start: int = 0, end: int | None = None, max_size: int | None = None
+        self,
+        start: int = 0,
+        end: int | None = None,
+        max_size: int | None = None,
+        run_batches: int = RUN_BATCHES,
     ) -> Iterator[Batch]:
-        return iter_batches(self.buf, self.path, start, end, max_size)
+        return iter_batches(self.buf, self.path, start, end, max_size, run_batches)
 
     def records(
         self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES

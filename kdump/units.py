@@ -89,6 +89,12 @@ def duration(ms: int) -> str:
     return f"{ms} ms ({sign}{' '.join(parts[:2])})"
 
 
+def byte_count(n: int) -> str:
+    """``1073741824 bytes (1.0 GiB)``: the exact count a person may need, and its size at a
+    glance (the exact count alone below 1 KiB)."""
+    return f"{n} bytes" if n < 1024 else f"{n} bytes ({size(n)})"
+
+
 def size(n: int) -> str:
     """``1.0 GiB``: a byte count in binary units (bytes below 1 KiB)."""
     if n < 1024:

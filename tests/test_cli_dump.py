@@ -24,6 +24,7 @@ from clirun import Ran, run_kdump
 from conftest import GENERATED, ORACLE, REPO, oracle_manifest
 
 from kdump.crc import crc32c
+from kdump.errors import ExitCode
 from kdump.format.internal import message_parser
 from kdump.format.records import Record
 from kdump.releases import Release
@@ -394,6 +395,38 @@ def test_missing_file_exits_3() -> None:
         assert ran.exit_code == BAD_INPUT
         assert ran.stdout == f"Dumping {missing}\n"
         assert ran.stderr == f"kdump: {missing}: no such file\n"
+
+
+def test_nothing_to_dump_exits_3(tmp_path: Path) -> None:
+    """A missing path, an empty directory, a directory or file that is no Kafka file: one line
+    and exit 3 (the report of issue 15: `kdump dump /nope` printed a line and exited 0)."""
+    empty, other = tmp_path / "empty", tmp_path / "other"
+    empty.mkdir()
+    other.mkdir()
+    (other / "notes.txt").write_text("not kafka\n")
+    nope = str(tmp_path / "nope")
+    for path, reason in (
+        (nope, "no such file or directory"),
+        (str(empty), "holds no Kafka file to dump (.log, .index, …)"),
+        (str(other), "holds no Kafka file to dump (.log, .index, …)"),
+    ):
+        ran = kdump("dump", path)
+        assert (ran.exit_code, ran.stdout, ran.stderr) == (
+            BAD_INPUT,
+            "",
+            f"kdump: {path}: {reason}\n",
+        )
+    # an unknown suffix keeps kafka-dump-log.sh's line; nothing dumped at all is exit 3
+    for args in (("dump", str(other / "notes.txt")), ("--files", nope)):
+        ran = kdump(*args)
+        assert ran.exit_code == BAD_INPUT
+        assert ran.stderr.splitlines() == [
+            f"Ignoring unknown file {args[1]}",
+            "kdump: no Kafka file to dump among the paths given",
+        ]
+    # one Kafka file among unknown ones: Kafka's answer, exit 0
+    ran = kdump("--files", f"{nope},{PLAIN_258}.index")
+    assert ran.exit_code == OK and "Ignoring unknown file" in ran.stderr
 
 
 def test_index_without_its_log_exits_3(tmp_path: Path) -> None:
@@ -776,6 +809,6 @@ def test_closed_pipe_is_quiet() -> None:
     first = proc.stdout.readline()
     proc.stdout.close()
     stderr = proc.stderr.read()
-    assert proc.wait(timeout=60) == OK
+    assert proc.wait(timeout=60) == ExitCode.PIPE_CLOSED  # cut short: 141, as shells say
     assert first == f"Dumping {BIG}\n".encode()
     assert stderr == b""

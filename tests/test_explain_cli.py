@@ -151,3 +151,12 @@ def test_missing_path_and_bad_now_exit_3(tmp_path: Path) -> None:
     assert run_kdump(["explain", str(tmp_path / "nope")]).exit_code == 3
     ran = run_kdump(["explain", str(partitions(tmp_path)), "--now", "yesterday"])
     assert ran.exit_code == 3 and "yesterday" in ran.stderr
+
+
+def test_byte_counts_for_people() -> None:
+    """Text output gives exact bytes and, from 1 KiB, their size in binary units beside them."""
+    from kdump.units import byte_count
+
+    assert byte_count(1023) == "1023 bytes"
+    assert byte_count(159864) == "159864 bytes (156.1 KiB)"
+    assert byte_count(1 << 30) == "1073741824 bytes (1.0 GiB)"

@@ -1,7 +1,7 @@
 """Bounded fuzzing as part of the suite: saved crash inputs replay clean, hypothesis mutates
 the fixtures, and a short coverage-guided atheris run per target finds nothing.
 
-The long run is `fuzz/run.py TARGET -max_total_time=SECONDS` (README, Hardening).
+The long run is `fuzz/run.py TARGET -max_total_time=SECONDS` (docs/internals.md, Hardening).
 """
 
 from __future__ import annotations

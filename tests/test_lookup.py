@@ -37,6 +37,7 @@ from kdump.segment import (
     open_offset_index,
     open_time_index,
 )
+from kdump.units import iso as iso_text
 from kdump.units import parse_timestamp
 
 ORACLE_DIRS = sorted(oracle_manifest()["directories"])
@@ -579,8 +580,9 @@ def test_cli_timestamp_text_json_and_iso() -> None:
         assert obj["record"]["offset"] == answer[1]
     text = run_kdump(["lookup", directory, "--timestamp", str(target)])
     assert text.exit_code == 0
+    shown = f"{answer[0]} ({iso_text(answer[0])})" if answer[0] >= 0 else str(answer[0])
     assert text.stdout.splitlines()[-1] == (
-        f"ListOffsets: timestamp: {answer[0]} offset: {answer[1]} leaderEpoch: {answer[2]}"
+        f"ListOffsets: timestamp: {shown} offset: {answer[1]} leaderEpoch: {answer[2]}"
     )
 
 

@@ -359,5 +359,10 @@ def test_a_broken_text_file_is_one_clear_error(tmp_path: Path) -> None:
 def test_other_names_stay_unknown(tmp_path: Path) -> None:
     other = tmp_path / "quorum-state"
     other.write_text("{}")
-    _, out, err = kdump("--files", str(other))
-    assert (out, err) == (f"Dumping {other}\n", f"Ignoring unknown file {os.fspath(other)}\n")
+    code, out, err = kdump("--files", str(other))
+    # Kafka's line for an unknown file; nothing at all dumped is bad input (issue 15)
+    assert (code, out) == (3, f"Dumping {other}\n")
+    assert err.splitlines() == [
+        f"Ignoring unknown file {os.fspath(other)}",
+        "kdump: no Kafka file to dump among the paths given",
+    ]

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from batchbytes import v2_batch
+from clirun import run_kdump
 from conftest import FIXTURES, ORACLE, REALFILES, oracle_manifest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -547,3 +548,77 @@ def test_not_monotonic_is_the_formats_one_ordering_rule(name: str) -> None:
     log_size = path.with_suffix(".log").stat().st_size
     checked = check_index(path, index, log_size)
     assert not checked.usable and f"entry {first} " in str(checked.warning)
+
+
+def test_time_index_entries_inside_batches_are_named() -> None:
+    """A genuine __consumer_offsets time index (a broker before KAFKA-16310): entries name the
+    first record with the largest timestamp, inside its batch. kafka-dump-log.sh's check
+    reports each; verify names them once, as info, and exits 0 (README, dump section)."""
+    repo = REALFILES / "aryan-jadon__Distributed-Kafka-Clusters"
+    part = repo / "data/kafka-logs/__consumer_offsets-22"
+    timeindex = part / "00000000000000000000.timeindex"
+    dumped = run_kdump(["--files", str(timeindex), "--verify-index-only"])
+    mismatches = [ln for ln in dumped.stderr.splitlines() if ln.startswith("Indexed offset: ")]
+    assert dumped.exit_code == ExitCode.ERRORS
+    assert mismatches[0] == "Indexed offset: 52, found log offset: 54"
+    result = verify_paths([str(part)], VerifyOptions())
+    assert [(f.code, f.severity, f.offset) for f in result.findings] == [
+        ("TIMEINDEX_ENTRY_INSIDE_BATCH", Severity.INFO, 52)
+    ]
+    assert result.findings[0].message.startswith(f"{len(mismatches)} entries name an offset")
+    assert exit_code(result, "error") == ExitCode.OK
+
+
+HOLD_LOCK = """
+import fcntl, sys
+f = open(sys.argv[1], "r+")
+fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fcntl(F_SETLK): Kafka's FileChannel.tryLock
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
+    """A live broker holds <log dir>/.lock (a POSIX record lock): verify says so, as info, and
+    takes no lock itself."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(ORACLE / "plain-0", log_dir / "plain-0")
+    lock = log_dir / ".lock"
+    lock.write_bytes(b"")
+    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        for path in (log_dir, log_dir / "plain-0"):  # the log dir, or a partition in it
+            result = verify_paths([str(path)], VerifyOptions())
+            assert [(f.code, f.severity, f.path) for f in result.findings] == [
+                ("LOG_DIR_LOCKED", Severity.INFO, str(lock))
+            ]
+            assert f"held by process {holder.pid}" in result.findings[0].message
+            assert exit_code(result, "warning") == ExitCode.OK
+    finally:
+        holder.communicate("", timeout=30)
+    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
+
+
+def test_partitions_in_natural_order(tmp_path: Path) -> None:
+    """topic-2 before topic-10, everywhere partitions are listed (one key: natural_key)."""
+    from kdump.discovery import discover, natural_key
+
+    names = ["t-10", "t-2", "t-1", "u-0", "t-0"]
+    for name in names:
+        shutil.copytree(ORACLE / "plain-0", tmp_path / "logs" / name)
+    want = ["t-0", "t-1", "t-2", "t-10", "u-0"]
+    assert sorted(names, key=natural_key) == want
+    found = discover([str(tmp_path / "logs")])
+    assert [t.path.name for t in found.partitions] == want
+    result = verify_paths([str(tmp_path / "logs")], VerifyOptions())
+    assert [Path(r.path).name for r in result.reports] == want
+    ran = run_kdump(["verify", str(tmp_path / "logs")])
+    rows = [ln for ln in ran.stdout.splitlines() if "/logs/" in ln]
+    assert [ln.split("/logs/")[1].split()[0] for ln in rows] == want

@@ -236,3 +236,32 @@ def test_bad_option_value_is_a_usage_error() -> None:
     run = kdump("--fail-on", "sometimes", CLEAN)
     assert run.returncode == 3
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_terminal_table_never_cuts_a_partition_name(
+    width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal of any width the partition's path is all there: less important columns
+    go first, then the path folds onto further lines; never an ellipsis."""
+    import io
+    import re
+
+    from kdump.checks.findings import Severity
+    from kdump.checks.verify import VerifyOptions, verify_paths
+    from kdump.render.report import render_text
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    repo = "fixtures/realfiles/aryan-jadon__Distributed-Kafka-Clusters"
+    part = f"{repo}/data/kafka-logs/__consumer_offsets-22"
+    result = verify_paths([part], VerifyOptions())
+    out = io.StringIO()
+    render_text(result, out, True, False, Severity.ERROR)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    assert "…" not in text
+    assert all(len(line) <= width for line in text.splitlines())
+    rows = text.split("━")[-1].splitlines()
+    first_cells = "".join(
+        line.split()[0] for line in rows if line.strip() and "partition(s)" not in line
+    )
+    assert part in first_cells

@@ -8,7 +8,7 @@ from typing import Any
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.gather import INT64_MAX, IndexGather
+from kdump.checks.gather import INT64_MAX, ROW, IndexGather
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
@@ -310,7 +310,41 @@ def check_time_index(
         ts, o = index.entry(i)
         prev_ts, prev_o = index.entry(i - 1) if i else (0, 0)
         _time_entry_findings(index, scan, gather, sink, i, ts, o, prev_ts, prev_o)
+    _entries_inside_batches(index, gather, sink)
     _final_entry_check(index, scan, sink, is_active)
+
+
+def _entries_inside_batches(index: TimeIndex, gather: IndexGather, sink: FindingSink) -> None:
+    """Entries naming an offset inside its batch rather than the batch's last offset: brokers
+    before KAFKA-16310 (Kafka 3.8, 2024) wrote, on the leader, the offset of the record with
+    the largest timestamp. Lookups by time are right either way (the broker reads the batches
+    from the offset index's position on), but kafka-dump-log.sh --verify-index-only compares
+    the entry with the last offset of the batch and reports "Indexed offset: X, found log
+    offset: Y" for each: the difference an operator sees between the two tools."""
+    rows = gather.offset_rows
+    offsets, bases, lasts = rows[0::ROW], rows[1::ROW], rows[2::ROW]
+    if offsets == lasts:  # the usual case, compared in C with nothing allocated
+        return
+    count, first = 0, None
+    for o, b, last in zip(offsets, bases, lasts, strict=True):
+        if b <= o < last:
+            count += 1
+            first = first or (o, b, last)
+    if first is None:
+        return
+    o, b, last = first
+    _add(
+        sink,
+        index,
+        "TIMEINDEX_ENTRY_INSIDE_BATCH",
+        Severity.INFO,
+        f"{count} entr{'y names' if count == 1 else 'ies name'} an offset inside "
+        f"its batch, first {o} (batch {b}..{last}): the record with the largest timestamp, as "
+        "brokers before Kafka 3.8 wrote it (KAFKA-16310); lookups by time are right, but "
+        f"kafka-dump-log.sh --verify-index-only reports 'Indexed offset: {o}, found log "
+        f"offset: {last}'",
+        offset=o,
+    )
 
 
 def _time_test(index: TimeIndex, gather: IndexGather) -> list[int]:

@@ -31,6 +31,7 @@ from kdump.format.checkpoint import OFFSET_CHECKPOINTS
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.repair.lock import LOCK_FILE, lock_holder
 
 __all__ = [
     "VerifyOptions",
@@ -41,8 +42,6 @@ __all__ = [
     "verify_paths",
     "verify_segment",
 ]
-
-LOCK_FILE = ".lock"
 
 
 @dataclass
@@ -208,4 +207,33 @@ def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionRepor
         result.reports.extend(reports)
         result.log_dir_findings.extend(log_dir_findings(ld.path, reports))
     result.reports.extend(run(t) for t in targets.values())
+    lock_dirs = dict.fromkeys(t.lock_dir for t in found.partitions)
+    result.log_dir_findings.extend(f for d in lock_dirs if (f := broker_live(d)) is not None)
     return result
+
+
+def broker_live(log_dir: Path) -> Finding | None:
+    """An info finding when another process holds ``log_dir``'s ``.lock``: a broker runs on it.
+
+    Kafka locks the file with FileChannel.tryLock, a POSIX record lock (fcntl) on Linux; it is
+    tested here with F_GETLK, which takes no lock (a lock taken even for a moment could make a
+    broker starting at that moment refuse the directory)."""
+    path = log_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        holder = lock_holder(fd)
+    finally:
+        os.close(fd)
+    if holder is None:
+        return None
+    return Finding(
+        "LOG_DIR_LOCKED",
+        Severity.INFO,
+        str(path),
+        f"held by process {holder}: a broker is running on this log dir. Its active segments "
+        "(and their indexes) may be mid-write, so findings there are provisional; verify again "
+        "with the broker stopped before repairing",
+    )

@@ -70,7 +70,15 @@ class Output:
 
     def flush(self) -> None:
         if self.pending:
-            self.out.write(self.pending)
+            # a large write to a pipe can be partial (its reader left half way: the next
+            # write is the one that fails): write until everything went or the pipe broke
+            view, done = memoryview(self.pending), 0
+            while done < len(view):
+                written = self.out.write(view[done:])
+                if not written:  # nothing went and nothing failed: no point in a loop
+                    break
+                done += written
+            view.release()
             self.pending.clear()
         self.out.flush()
 
@@ -81,28 +89,45 @@ class _TextSink:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
 
-    def write(self, data: bytes | bytearray) -> int:
-        return self.stream.write(bytes(data).decode())
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        self.stream.write(bytes(data).decode())
+        return len(data)  # bytes, as Output counts them (the stream counts characters)
 
     def flush(self) -> None:
         self.stream.flush()
 
 
 @contextmanager
-def pipe_safe(exit_code: int = ExitCode.OK) -> Iterator[None]:
-    """`kdump ... | head`: a reader that goes away ends the run quietly, with ``exit_code``
-    (the command's own, when it knows it before writing)."""
+def pipe_safe(exit_code: int = ExitCode.PIPE_CLOSED) -> Iterator[None]:
+    """`kdump ... | head`: a reader that goes away ends the run quietly, with ``exit_code``:
+    the command's own when it knows it before writing, else ExitCode.PIPE_CLOSED."""
     try:
         yield
     except BrokenPipeError:
         quiet_pipe(exit_code)
 
 
-def quiet_pipe(exit_code: int) -> None:
-    # Python flushes stdout at exit; pointing it at /dev/null keeps `kdump ... | head` quiet.
+def silence_stdout() -> None:
+    """Point standard output at /dev/null: what is still written (Python flushes stdout at
+    exit) goes nowhere, quietly."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def quiet_pipe(exit_code: int) -> None:
+    silence_stdout()
     sys.exit(exit_code)
+
+
+def echo_on(line: str, err: bool = False) -> None:
+    """A line of a run that must finish whatever happens to its reader (a repair): once the
+    reader of standard output has gone, the rest of the output is dropped and the run goes on
+    to its own exit code."""
+    try:
+        click.echo(line, err=err)
+    except BrokenPipeError:
+        silence_stdout()
 
 
 # -- shared options ----------------------------------------------------------------------------
@@ -450,6 +475,13 @@ def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
         yield run
     except click.exceptions.Exit:
         raise
+    except SystemExit:  # a closed pipe (pipe_safe): the answer was made, only its reader left
+        if prom is not None:
+            from kdump.metrics import write_run
+
+            info = run.info or run.clock.info(run.log_dirs)
+            write_run(prom, info, run.exit_status, run.measures, failed=run.failed)
+        raise
     except Exception as e:
         if prom is not None:
             from kdump.metrics import write_run
@@ -471,19 +503,44 @@ def refuse_if_nothing_read(unreadable: Sequence[KdumpError], read_any: bool) -> 
         raise unreadable[0]
 
 
-def tell_unreadable(
+def unreadable_code(
     unreadable: Sequence[KdumpError], code: int, run: MetricsRun | None = None
 ) -> int:
-    """After the output of what could be read: name each unreadable path on stderr, one line
-    each, and exit 3 (no success for --prom), so one dead disk of a JBOD broker hides nothing
-    of the others and is not missed either."""
-    for error in unreadable:
-        click.echo(f"kdump: {error}", err=True)
+    """The exit code of a run that read all it could: 3 when a path was unreadable (no success
+    for --prom), so one dead disk of a JBOD broker hides nothing of the others and is not
+    missed either; else the command's own ``code``."""
     if not unreadable:
         return code
     if run is not None:
         run.failed = True
     return ExitCode.BAD_INPUT
+
+
+def name_unreadable(unreadable: Sequence[KdumpError]) -> None:
+    """Each unreadable path on stderr, one line each."""
+    for error in unreadable:
+        click.echo(f"kdump: {error}", err=True)
+
+
+def tell_unreadable(
+    unreadable: Sequence[KdumpError], code: int, run: MetricsRun | None = None
+) -> int:
+    """After the output of what could be read: name the unreadable paths; the exit code."""
+    name_unreadable(unreadable)
+    return unreadable_code(unreadable, code, run)
+
+
+@contextlib.contextmanager
+def answer(unreadable: Sequence[KdumpError], code: int, run: MetricsRun) -> Iterator[None]:
+    """Print the answer of a command that knows its exit code before it prints (verify, txn,
+    explain): a reader that leaves (``| head``) ends the run quietly with that code, and the
+    unreadable paths are named on stderr after the output, whatever became of its reader."""
+    run.exit_status = unreadable_code(unreadable, code, run)
+    try:
+        with pipe_safe(run.exit_status):
+            yield
+    finally:
+        name_unreadable(unreadable)
 
 
 # -- object stores (kdump.remote) ----------------------------------------------------------------

@@ -24,7 +24,7 @@ from kdump.commands.common import (
     store_options,
 )
 from kdump.commands.filters import batch_filter, filter_options
-from kdump.errors import ExitCode
+from kdump.errors import ExitCode, InputError
 from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
 from kdump.remote import is_url
@@ -188,6 +188,10 @@ def write_lines(lines: Iterator[Line | Chunk]) -> None:
 
 
 def dump_exit(problems: DumpProblems) -> int:
+    """The exit code of a dump; when no path was a Kafka file, says so (one line) and 3."""
+    if not problems.dumped:
+        click.echo("kdump: no Kafka file to dump among the paths given", err=True)
+        return ExitCode.BAD_INPUT
     if problems.unreadable:
         return ExitCode.BAD_INPUT
     return ExitCode.ERRORS if problems.found else ExitCode.OK
@@ -203,7 +207,7 @@ def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
 
 
 def _expand(patterns: tuple[str, ...]) -> list[str]:
-    from kdump.discovery import partition_files
+    from kdump.discovery import DUMPED_SUFFIXES, partition_files
 
     paths: list[str] = []
     for pattern in patterns:
@@ -216,7 +220,16 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
         if not matches:
             raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
         for path in matches:
-            paths.extend(partition_files(path) if os.path.isdir(path) else [path])
+            if not os.path.lexists(path) and not path.endswith(DUMPED_SUFFIXES):
+                # (a missing segment file is named where it is met, the others still dumped)
+                raise InputError(path, "no such file or directory")
+            if os.path.isdir(path):
+                found = partition_files(path)
+                if not found:
+                    raise InputError(path, "holds no Kafka file to dump (.log, .index, …)")
+                paths.extend(found)
+            else:
+                paths.append(path)
     return paths
 
 

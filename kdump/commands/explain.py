@@ -8,6 +8,7 @@ import sys
 import click
 
 from kdump.commands.common import (
+    answer,
     config_layers,
     config_options,
     format_option,
@@ -18,7 +19,6 @@ from kdump.commands.common import (
     prom_option,
     refuse_if_nothing_read,
     show_progress,
-    tell_unreadable,
 )
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
@@ -82,10 +82,10 @@ def explain(
 
             run.measures = explain_families(result)
         out = sys.stdout
-        if fmt == "json":
-            out.write(render_json(result) + "\n")
-        else:
-            render_text(result, out, out.isatty())
-        out.flush()
-        run.exit_status = tell_unreadable(result.unreadable, ExitCode.OK, run)
+        with answer(result.unreadable, ExitCode.OK, run):
+            if fmt == "json":
+                out.write(render_json(result) + "\n")
+            else:
+                render_text(result, out, out.isatty())
+            out.flush()
     ctx.exit(run.exit_status)

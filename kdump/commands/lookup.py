@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from kdump.commands.common import configure_store, format_option, store_options, timestamp_option
+from kdump.commands.common import (
+    configure_store,
+    format_option,
+    pipe_safe,
+    store_options,
+    timestamp_option,
+)
 from kdump.commands.filters import JAVA_LONG
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
@@ -60,13 +66,16 @@ def lookup(
         result = lookup_timestamp(log, timestamp)
     for warning in result.warnings:
         click.echo(f"kdump: warning: {warning}", err=True)
-    if fmt == "json":
-        click.echo(to_json(lookup_object(result)))
-    else:
-        if explain:
-            console = TextConsole(sys.stdout, sys.stdout.isatty())
-            for table in explain_tables(result):
-                console.table(table)
-        for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
-            click.echo(line)
-    ctx.exit(ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS)
+    code = ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS
+    with pipe_safe(code):
+        if fmt == "json":
+            click.echo(to_json(lookup_object(result)))
+        else:
+            if explain:
+                console = TextConsole(sys.stdout, sys.stdout.isatty())
+                for table in explain_tables(result):
+                    console.table(table)
+            for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
+                click.echo(line)
+        sys.stdout.flush()
+    ctx.exit(code)

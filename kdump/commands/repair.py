@@ -16,6 +16,7 @@ import click
 
 from kdump.commands.common import (
     apply,
+    echo_on,
     jobs_option,
     kafka_option,
     no_progress_option,
@@ -37,10 +38,6 @@ from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _emit(line: str, err: bool) -> None:
-    click.echo(line, err=err)
 
 
 def index_options(f: F) -> F:
@@ -112,7 +109,7 @@ def _run(
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(log_bytes(t.path, t.only) for t in targets))
         plans = plan(targets, kw["jobs"])
-        result = run_repair(targets, plans, options, config, _emit, progress=meter)
+        result = run_repair(targets, plans, options, config, echo_on, progress=meter)
     ctx.exit(result.exit_code)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kdump.commands.common import (
+    answer,
     format_option,
     kafka_option,
     metrics_run,
@@ -17,7 +18,6 @@ from kdump.commands.common import (
     prom_option,
     refuse_if_nothing_read,
     show_progress,
-    tell_unreadable,
 )
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.errors import ExitCode
@@ -110,10 +110,10 @@ def txn(
 
             run.measures = txn_families(result)
         out = sys.stdout
-        if fmt == "json":
-            out.write(render_json(result) + "\n")
-        else:
-            render_text(result, out, out.isatty())
-        out.flush()
-        run.exit_status = tell_unreadable(result.unreadable, code, run)
+        with answer(result.unreadable, code, run):
+            if fmt == "json":
+                out.write(render_json(result) + "\n")
+            else:
+                render_text(result, out, out.isatty())
+            out.flush()
     ctx.exit(run.exit_status)

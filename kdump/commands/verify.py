@@ -11,6 +11,7 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.common import (
+    answer,
     apply,
     configure_store,
     fail_on_option,
@@ -23,7 +24,6 @@ from kdump.commands.common import (
     refuse_if_nothing_read,
     show_progress,
     store_options,
-    tell_unreadable,
 )
 from kdump.errors import ExitCode
 from kdump.render.report import render_json, render_jsonl, render_text
@@ -151,6 +151,6 @@ def verify(
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
-        print_result(result, fmt, quiet, info)
-        run.exit_status = tell_unreadable(result.unreadable, exit_code(result, fail_on), run)
+        with answer(result.unreadable, exit_code(result, fail_on), run):
+            print_result(result, fmt, quiet, info)
     ctx.exit(run.exit_status)

@@ -1,6 +1,6 @@
 """Legacy magic v0/v1 messages (LegacyRecord, AbstractLegacyRecordBatch): a plain message is
 its own record; a compressed wrapper holds inner messages, with the offsets rules of Kafka's
-deep iterator (FORMAT.md §3).
+deep iterator (AbstractLegacyRecordBatch.DeepRecordsIterator).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _inner_messages(
 def _absolute_offsets(
     wrapper: _LegacyMessage, inner: list[_LegacyMessage], path: str, position: int
 ) -> list[int]:
-    """DeepRecordsIterator's absolute offsets (FORMAT.md §3).
+    """DeepRecordsIterator's absolute offsets.
 
     v0 inner offsets are absolute. v1 inner offsets are relative to the wrapper's, which is the
     last inner message's, except that a wrapper offset of 0 (as some librdkafka versions and

@@ -451,10 +451,14 @@ def iter_batches(
     start: int = 0,
     end: int | None = None,
     max_size: int | None = None,
+    run_batches: int = RUN_BATCHES,
 ) -> Iterator[Batch]:
     """Every batch from ``start`` to ``end`` in file order, as header tuples (no CRC check);
-    raises the walk's error where it ends at a corrupt batch or an unknown magic."""
-    walk = LogWalk(buf, path, start, end, max_size=max_size, check_crc=False)
+    raises the walk's error where it ends at a corrupt batch or an unknown magic. A caller
+    that wants the first batch or two passes a small ``run_batches``."""
+    walk = LogWalk(
+        buf, path, start, end, max_size=max_size, check_crc=False, run_batches=run_batches
+    )
     yield from walk.batches()
     if walk.stop is not None and walk.stop.error is not None:
         raise walk.stop.error

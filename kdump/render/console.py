@@ -7,6 +7,7 @@ at their natural width, so a long partition path is never cut to ``/data/kafka/l
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Sequence
 from typing import IO
 
 from rich.console import Console, RenderableType
@@ -17,12 +18,19 @@ from rich.table import Table
 PIPE_WIDTH = 200
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own handling exits with status 1, which reads as "warnings" in kdump's exit
+        # codes: let the command end the run (kdump.commands.common.pipe_safe, kdump.cli).
+        raise BrokenPipeError
+
+
 class TextConsole:
     """A rich console with the pipe rules above; ``say`` for lines, ``table`` for tables."""
 
     def __init__(self, out: IO[str], terminal: bool) -> None:
         self.terminal = terminal
-        self.rich = Console(
+        self.rich = _Console(
             file=out,
             force_terminal=terminal,
             no_color=not terminal,
@@ -44,6 +52,23 @@ class TextConsole:
             self.rich.print(table)
         finally:
             self.rich.width = PIPE_WIDTH
+
+    def fitted_table(
+        self, make: Callable[[Collection[str]], Table], droppable: Sequence[str]
+    ) -> None:
+        """The table ``make(dropped)`` builds, on a terminal with as few of ``droppable``
+        columns left out (in that order) as makes it fit the width: a terminal too narrow for
+        every column loses the less important ones before any cell is folded. On a pipe every
+        column, at natural width."""
+        dropped: list[str] = []
+        table = make(dropped)
+        if self.terminal:
+            for name in droppable:
+                if self._natural_width(table) <= self.rich.width:
+                    break
+                dropped.append(name)
+                table = make(dropped)
+        self.table(table)
 
     def print(self, renderable: RenderableType) -> None:
         self.rich.print(renderable, highlight=False)

@@ -116,6 +116,8 @@ class DumpProblems:
     unreadable: int = 0
     trailing_bytes: int = 0
     invalid_batches: int = 0
+    dumped: int = 0
+    """Files of a kind kdump dumps (not ``Ignoring unknown file``), readable or not."""
 
     @property
     def found(self) -> bool:
@@ -136,7 +138,7 @@ class DumpProblems:
             mine: PairLists = getattr(self, name)
             for path, pairs in getattr(other, name).items():
                 mine.setdefault(path, []).extend(pairs)
-        for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches"):
+        for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches", "dumped"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -393,7 +395,7 @@ def _log_beside(path: str) -> FileRecords:
 
 def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -> Batch:
     end = min(log.size, position + max_size)
-    batch = next(log.batches(position, end), None)
+    batch = next(log.batches(position, end, run_batches=1), None)
     if batch is None:
         raise KdumpError(f"{path}: no batch of {log.path} starts at position {position}")
     return batch
@@ -408,8 +410,10 @@ def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterato
     if opts.index_sanity_check:
         yield from _sanity(path, index.sanity_check())
         return
+    pager = log.pager()  # entries go up the log: hand back the pages behind them
     for i in range(index.entries_before_first_zero_entry()):
         entry = index.entry(i)
+        pager.advance(max(0, min(entry.position, log.size)))
         batch = _first_batch_at(log, entry.position, opts.max_message_size, path)
         if batch.last_offset != entry.offset:
             _note(problems.index_mismatches, path, (entry.offset, batch.last_offset))
@@ -423,6 +427,12 @@ def _sanity(path: str, failure: str | None) -> Iterator[Line]:
     yield Line(OUT, f"{path} passed sanity check.")
 
 
+LOOKUP_RUN = 16
+"""Batches read at a time while looking for a time index entry's batch: it is a batch or two
+past the offset index's position (a walk's full run of 4096 made a large index's check
+quadratic)."""
+
+
 def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     log = _log_beside(path)
     base = os.path.basename(path).split(".", 1)[0]
@@ -433,10 +443,13 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
         yield from _sanity(path, time_index.sanity_check())
         return
     prev_timestamp = NO_TIMESTAMP
+    pager = log.pager()  # entries go up the log: hand back the pages behind them
     for i in range(time_index.entries_before_first_zero_entry()):
         entry = time_index.entry(i)
         position = index.lookup(entry.offset).position
-        batch = next((b for b in log.batches(position) if b.last_offset >= entry.offset), None)
+        pager.advance(max(0, min(position, log.size)))
+        batches = log.batches(position, run_batches=LOOKUP_RUN)
+        batch = next((b for b in batches if b.last_offset >= entry.offset), None)
         if batch is None:
             _note(problems.shallow_offsets_not_found, path, (entry.offset, -1))
         elif batch.last_offset != entry.offset:
@@ -570,6 +583,7 @@ def dispatch(
     if dumper is None:
         yield unknown()
         return
+    problems.dumped += 1
     try:
         if is_url(path):
             require_url_file(path)

@@ -18,7 +18,7 @@ from kdump.explain import (
     SegmentExplanation,
 )
 from kdump.render.console import TextConsole
-from kdump.units import at, duration
+from kdump.units import at, byte_count, duration
 
 # -- JSON --------------------------------------------------------------------------------------
 
@@ -258,7 +258,7 @@ def _retention_lines(p: PartitionExplanation) -> list[str]:
     passes = ", ".join(x.replace("_", " ") for x in r.passes) or "none"
     lines = [
         f"retention (passes: {passes}):",
-        f"  deletable now: {r.deletable_segments} segment(s), {r.deletable_bytes} bytes; "
+        f"  deletable now: {r.deletable_segments} segment(s), {byte_count(r.deletable_bytes)}; "
         f"the log start offset becomes {r.log_start_offset_after}",
     ]
     b = r.blocked_by
@@ -288,7 +288,7 @@ def _compaction_lines(c: CompactionExplanation) -> list[str]:
         f"  first uncleanable offset: {c.first_uncleanable_offset} (bounded at "
         f"{c.uncleanable_offset} by {' and '.join(c.uncleanable_by)}); "
         f"last stable offset {c.last_stable_offset}",
-        f"  clean bytes {c.clean_bytes}, dirty bytes {c.dirty_bytes}: dirty ratio "
+        f"  clean {byte_count(c.clean_bytes)}, dirty {byte_count(c.dirty_bytes)}: dirty ratio "
         f"{c.dirty_ratio:.4f} against min.cleanable.dirty.ratio {c.min_cleanable_dirty_ratio}",
     ]
     if c.max_compaction_delay_ms:
@@ -302,7 +302,8 @@ def _compaction_lines(c: CompactionExplanation) -> list[str]:
     lines.append(
         f"  a cleaning now: maps {p.distinct_keys} keys ({kind}, {p.map_slots} slots, "
         f"{p.map_max_entries} at most), cleans below offset {p.end_offset}, reads "
-        f"{p.records_read} records and drops {p.droppable_records} ({p.droppable_bytes} bytes): "
+        f"{p.records_read} records and drops {p.droppable_records} "
+        f"({byte_count(p.droppable_bytes)}): "
         f"{p.superseded} superseded by a later record of their key, {p.tombstones} tombstones "
         f"past their delete horizon, {p.aborted} aborted, {p.no_key} without a key, "
         f"{p.markers} transaction markers"

@@ -17,6 +17,7 @@ from kdump.render.describe import Decoder, string_decoder
 from kdump.render.dumplog import DumpOptions, batch_line, record_line
 from kdump.render.jsonl import Obj, batch_object, record_object
 from kdump.segment import Scan
+from kdump.units import at
 
 COMPARISON = {-1: "<", 0: "=", 1: ">"}
 
@@ -165,7 +166,7 @@ def lookup_lines(result: Lookup, opts: DumpOptions) -> Iterator[str]:
             elif result.time_search.time_index_search.entry is None:
                 yield f"time index entry: none (starting at base offset {entry.offset})"
             else:
-                yield f"time index entry: timestamp: {entry.timestamp} offset: {entry.offset}"
+                yield f"time index entry: timestamp: {_ts(entry.timestamp)} offset: {entry.offset}"
         yield f"index entry: {_index_entry_text(scan)}"
         yield f"scan start: {scan.position}"
         batches = sum(s.batches_scanned for s in result.scans)
@@ -178,7 +179,7 @@ def lookup_lines(result: Lookup, opts: DumpOptions) -> Iterator[str]:
     if answer is not None:
         epoch = "unknown" if answer.leader_epoch is None else answer.leader_epoch
         yield (
-            f"ListOffsets: timestamp: {answer.timestamp} offset: {answer.offset} "
+            f"ListOffsets: timestamp: {_ts(answer.timestamp)} offset: {answer.offset} "
             f"leaderEpoch: {epoch}"
         )
     if result.outcome is not Outcome.FOUND:
@@ -199,16 +200,21 @@ def _segments_table(result: Lookup) -> Table:
     for s in result.segments:
         row = [os.path.basename(s.log_path), str(s.base_offset)]
         if timestamps and s.largest_timestamp is not None:
-            row += [str(s.largest_timestamp.timestamp), s.largest_timestamp.source]
+            row += [_ts(s.largest_timestamp.timestamp), s.largest_timestamp.source]
         verdict = "chosen" if s.chosen else "passed"
         row.append(verdict if timestamps else f"{verdict}: {s.reason}")
         table.add_row(*row)
     return table
 
 
+def _ts(ms: int) -> str:
+    """A timestamp for the text: epoch ms and UTC ISO-8601; Kafka's -1 (none) as it is."""
+    return at(ms) if ms >= 0 else str(ms)
+
+
 def _entry_text(kind: str, entry: tuple[int, int]) -> str:
     if kind == "time index":
-        return f"timestamp {entry[0]} offset {entry[1]}"
+        return f"timestamp {_ts(entry[0])} offset {entry[1]}"
     return f"offset {entry[0]} position {entry[1]}"
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
 from rich import box
@@ -12,7 +13,7 @@ from rich.table import Table
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
 from kdump.render.console import TextConsole
-from kdump.units import at
+from kdump.units import at, size
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
@@ -24,32 +25,53 @@ def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def summary_table(result: VerifyResult, terminal: bool) -> Table:
+SUMMARY_COLUMNS = (
+    "partition",
+    "segments",
+    "bytes",
+    "batches",
+    "records",
+    "offsets",
+    "first timestamp",
+    "last timestamp",
+    "errors",
+    "warnings",
+    "info",
+)
+DROPPED_FIRST = ("first timestamp", "last timestamp", "records", "segments", "batches")
+"""On a terminal too narrow for the whole table, these columns go, in this order, before a
+partition name is ever folded (``kdump verify --format json`` has them all)."""
+
+
+def summary_table(result: VerifyResult, terminal: bool, drop: Collection[str] = ()) -> Table:
+    """The table of partitions; ``drop`` names columns left out. No cell is ever cut: a path
+    too wide for the terminal folds onto further lines."""
     table = Table(
         title="kdump verify",
         box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
         show_edge=terminal,
     )
-    for name in ("partition", "segments", "bytes", "batches", "records", "offsets"):
-        table.add_column(name, justify="left" if name in ("partition", "offsets") else "right")
-    for name in ("first timestamp", "last timestamp", "errors", "warnings", "info"):
-        table.add_column(name, justify="right")
+    shown = [name for name in SUMMARY_COLUMNS if name not in drop]
+    for name in shown:
+        left = name in ("partition", "offsets")
+        table.add_column(name, justify="left" if left else "right", overflow="fold")
     for report in result.reports:
         s = report.summary
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
-        table.add_row(
-            s.path,
-            str(s.segments),
-            str(s.bytes),
-            str(s.batches),
-            _or_dash(s.records),
-            offsets,
-            at(s.first_timestamp),
-            at(s.last_timestamp),
-            str(s.errors),
-            str(s.warnings),
-            str(s.infos),
-        )
+        cells = {
+            "partition": s.path,
+            "segments": str(s.segments),
+            "bytes": size(s.bytes),
+            "batches": str(s.batches),
+            "records": _or_dash(s.records),
+            "offsets": offsets,
+            "first timestamp": at(s.first_timestamp),
+            "last timestamp": at(s.last_timestamp),
+            "errors": str(s.errors),
+            "warnings": str(s.warnings),
+            "info": str(s.infos),
+        }
+        table.add_row(*(cells[name] for name in shown))
     return table
 
 
@@ -67,7 +89,7 @@ def render_text(
 ) -> None:
     console = TextConsole(out, terminal)
     if not quiet:
-        console.table(summary_table(result, terminal))
+        console.fitted_table(partial(summary_table, result, terminal), DROPPED_FIRST)
         for report in result.reports:
             if report.summary.startup:
                 console.say(

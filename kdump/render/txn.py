@@ -25,7 +25,7 @@ from kdump.txn.analysis import (
 )
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
 from kdump.txn.producer_state import ProducerStateEntry
-from kdump.units import at, duration
+from kdump.units import at, byte_count, duration
 
 TEXT_ROWS = 50
 """Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""
@@ -127,7 +127,7 @@ def _partition_text(report: PartitionTxnReport, console: TextConsole, style: box
     )
     say(
         f"last stable offset {report.last_stable_offset}{unstable}: {report.blocked_records} "
-        f"record(s), {report.blocked_bytes} byte(s) before the log end that read_committed "
+        f"record(s), {byte_count(report.blocked_bytes)} before the log end that read_committed "
         "consumers cannot read"
     )
     if report.producers:

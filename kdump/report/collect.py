@@ -17,7 +17,7 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionReport, PartitionSummary, verify_partition
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
-from kdump.discovery import PartitionTarget, discover, parse_partition_dir
+from kdump.discovery import PartitionTarget, discover, natural_key, parse_partition_dir
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
 from kdump.partition import PartitionLog
@@ -175,7 +175,7 @@ def collect(
             reports.append(report)
         if directory in {ld.path for ld in found.log_dirs}:
             log_dir.findings = list(log_dir_findings(directory, reports))
-        log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), p.name))
+        log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))
 

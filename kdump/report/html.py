@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kdump import __version__
 from kdump.checks.findings import Finding
+from kdump.discovery import natural_key
 from kdump.report.collect import LogDirView, PartitionView, ReportModel
 from kdump.report.svg import partition_plots
 from kdump.units import iso, size
@@ -179,7 +180,9 @@ def _overview(ordered: list[PartitionView], page_of: dict[str, int]) -> str:
 def paginate(model: ReportModel) -> list[list[PartitionView]]:
     """The detailed sections' pages: partitions with errors first (then warnings, then by
     path), across log dirs, PAGE_SIZE to a page; one empty page when there is nothing."""
-    ordered = sorted(model.partitions, key=lambda p: (-p.worst, -len(p.findings), p.path))
+    ordered = sorted(
+        model.partitions, key=lambda p: (-p.worst, -len(p.findings), natural_key(p.path))
+    )
     return [ordered[i : i + PAGE_SIZE] for i in range(0, len(ordered), PAGE_SIZE)] or [[]]
 
 

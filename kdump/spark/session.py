@@ -5,10 +5,13 @@ cluster, or the session spark-submit prepared when kdump runs under spark-submit
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from pyspark.sql import SparkSession
 
@@ -34,21 +37,24 @@ def build_session(
     submitted = SUBMITTED in os.environ
     if master is None and not submitted:
         master = DEFAULT_MASTER
-    builder = SparkSession.builder.appName("kdump")
+    options = {"spark.app.name": "kdump", "spark.ui.showConsoleProgress": "false"}
     if master is not None:
-        builder = builder.master(master)
+        options["spark.master"] = master
     if not submitted:
         # Only a JVM we launch takes our log config; spark-submit's keeps the user's.
-        builder = builder.config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
+        options["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
         )
     if master is not None and master.startswith("local"):
         # Local workers must import kdump from this interpreter's environment, not `python3`.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = builder.config("spark.ui.showConsoleProgress", "false")
-    for key, value in (conf or {}).items():
+    options.update(conf or {})
+    builder = SparkSession.builder
+    for key, value in options.items():
         builder = builder.config(key, value)
     try:
+        if not submitted:
+            _launch_driver(options)
         spark = builder.getOrCreate()
     except Exception as e:  # pyspark raises PySparkRuntimeError, Py4JError, OSError, ...
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -58,6 +64,41 @@ def build_session(
         ) from None
     spark.sparkContext.setLogLevel(log_level)
     return spark
+
+
+INCUBATOR_WARNING = b"WARNING: Using incubator modules: jdk.incubator.vector"
+"""What the JDK prints on every start of a JVM given ``--add-modules=jdk.incubator.vector``,
+which Spark's launcher always adds (JavaModuleOptions). The JDK has no option to silence it
+(ModuleBootstrap prints it unconditionally), so the driver's stderr goes through
+``_forward``, which drops this one line and passes everything else on."""
+
+
+def _launch_driver(options: Mapping[str, str]) -> None:
+    """Start the driver JVM the session will use (unless one runs already), its stderr
+    forwarded to ours without INCUBATOR_WARNING."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False)
+    for key, value in options.items():
+        conf.set(key, value)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    stream = gateway.proc.stderr
+    threading.Thread(target=_forward, args=(stream,), name="kdump-jvm-stderr", daemon=True).start()
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _forward(stream: IO[bytes]) -> None:
+    # os.write on the descriptor, not sys.stderr: a daemon thread holding the lock of Python's
+    # stderr buffer when the interpreter shuts down would abort it
+    err = sys.stderr.fileno()
+    for line in stream:
+        if line.rstrip(b"\r\n") == INCUBATOR_WARNING:
+            continue
+        while line:
+            line = line[os.write(err, line) :]
 
 
 @contextmanager

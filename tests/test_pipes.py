@@ -1,0 +1,97 @@
+"""A reader that closes the pipe early (`kdump ... | head -1`): kdump ends quietly, with the
+command's own exit code when it had its answer before writing (verify, lookup, txn, explain,
+recover), else 141 (README, Exit codes). Real processes and real pipes: the exit status is what
+a shell under `set -o pipefail` sees."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ORACLE, REPO
+
+from kdump.errors import ExitCode
+
+CRC = FIXTURES / "corrupt" / "log-crc-mismatch" / "txn-0"
+"""A partition verify finds an error in (exit 2)."""
+TXN = ORACLE / "txn-0"
+
+
+def closed_reader(args: list[str], cwd: Path = REPO) -> tuple[int, bytes]:
+    """Run ``kdump args`` with standard output on a pipe whose reader has already gone: every
+    write fails (EPIPE), whatever the size of the output. Exit code and stderr."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kdump", *args],
+            cwd=cwd,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    return proc.returncode, proc.stderr
+
+
+def plain(args: list[str], cwd: Path = REPO) -> int:
+    return subprocess.run(
+        [sys.executable, "-m", "kdump", *args], cwd=cwd, capture_output=True, timeout=120
+    ).returncode
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", str(CRC)],
+        ["verify", "--format", "json", str(CRC)],
+        ["verify", str(TXN)],
+        ["lookup", str(TXN), "--offset", "5"],
+        ["lookup", str(TXN), "--offset", "999999"],
+        ["txn", str(TXN)],
+        ["explain", str(TXN)],
+    ],
+    ids=["verify-errors", "verify-json", "verify-clean", "lookup", "lookup-none", "txn", "explain"],
+)
+def test_closed_pipe_keeps_the_commands_own_code(args: list[str]) -> None:
+    code, stderr = closed_reader(args)
+    assert stderr == b""
+    assert code == plain(args)
+    assert code != 1 or args[0] == "lookup"  # never rich's "1" for a broken pipe
+
+
+def test_verify_under_pipefail_head() -> None:
+    """The shell line of the report: `set -o pipefail; kdump verify DIR | head -1`."""
+    line = f"set -o pipefail; {sys.executable} -m kdump verify {CRC} | head -1"
+    ran = subprocess.run(["bash", "-c", line], cwd=REPO, capture_output=True, timeout=120)
+    assert ran.returncode == ExitCode.ERRORS
+    assert ran.stdout.strip() != b"" and ran.stderr == b""
+
+
+def test_dump_cut_short_exits_141() -> None:
+    """dump streams: when the reader leaves its answer is not known yet."""
+    for args in (["dump", str(TXN)], ["--files", str(TXN / "00000000000000000000.log")]):
+        code, stderr = closed_reader(args)
+        assert (code, stderr) == (ExitCode.PIPE_CLOSED, b"")
+
+
+def test_recover_finishes_and_keeps_its_code(tmp_path: Path) -> None:
+    """A repair is never left half done because its reader left: it goes on, quietly."""
+    for dry_run in (["--dry-run"], []):
+        work = tmp_path / ("dry" if dry_run else "real") / "txn-0"
+        shutil.copytree(CRC, work)
+        reference = tmp_path / ("dry-ref" if dry_run else "real-ref") / "txn-0"
+        shutil.copytree(CRC, reference)
+        expected = plain(["recover", *dry_run, str(reference)])
+        code, stderr = closed_reader(["recover", *dry_run, str(work)])
+        assert code == expected and code != 1
+        assert b"Traceback" not in stderr
+        after = {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()}
+        done = {p.name: p.read_bytes() for p in reference.iterdir() if p.is_file()}
+        assert sorted(after) == sorted(done)
+        assert after == done  # the same repair, reader or not
