@@ -86,8 +86,11 @@ def main() -> None:
         code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
         _exit(e.exit_code)
+    except click.UsageError as e:
+        click.echo(usage_line(e), err=True)
+        _exit(ExitCode.BAD_INPUT)
     except click.ClickException as e:
-        e.show()
+        click.echo(f"kdump: {e.format_message()}", err=True)
         _exit(ExitCode.BAD_INPUT)
     except click.Abort:
         click.echo("Aborted.", err=True)
@@ -114,6 +117,14 @@ def main() -> None:
         )
         _exit(ExitCode.BAD_INPUT)
     _exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def usage_line(e: click.UsageError) -> str:
+    """A command line click refuses, in one line like every other kdump error: the command, what
+    is wrong, and where the help is (click's own three-line usage block is for people at a
+    terminal; cron mail and scripts want one line)."""
+    command = e.ctx.command_path if e.ctx is not None else "kdump"
+    return f"{command}: {e.format_message()} (see '{command} --help')"
 
 
 def _exit(code: int | None) -> None:

@@ -1,4 +1,4 @@
-"""Finding a message the way the broker does (FORMAT.md §6), with every step kept for display.
+"""Finding a message the way the broker does, with every step kept for display.
 
 By offset (LocalLog.read): the segment with the greatest base offset ≤ the target, the largest
 ``.index`` entry ≤ the target (none: position 0), then batches from that position to the first

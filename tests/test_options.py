@@ -91,6 +91,7 @@ def test_below_the_range_is_refused(item: tuple[list[str], click.Command, click.
     ran = run_kdump(_argv(path, command, flag, lowest - 1))
     assert ran.exit_code == 3, ran
     assert flag in ran.stderr or option.name in ran.stderr, ran.stderr
+    assert len(ran.stderr.splitlines()) == 1, ran.stderr  # one line, as every kdump error
     if isinstance(option, KafkaOption):
         assert ran.stderr.splitlines() == [
             f"kdump: {flag} {lowest - 1}: Invalid value {lowest - 1} for configuration "
@@ -138,3 +139,22 @@ def test_a_time_index_with_no_room_is_worded_without_negative_counts(tmp_path: P
     assert "REPAIR_TIMEINDEX_FULL" in ran.stdout
     assert "no room for an entry before the closing one at max index size 8" in ran.stdout
     assert "-1 entries" not in ran.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verfy"],
+        ["verify"],
+        ["--files"],
+        ["verify", "--no-such-option", "x"],
+        ["dump", "--format", "xml", "x"],
+    ],
+)
+def test_a_command_line_click_refuses_is_one_line(argv: list[str]) -> None:
+    """Usage errors are one line naming the command and its --help (click's usage block was
+    three lines), exit 3."""
+    ran = run_kdump(argv)
+    assert ran.exit_code == 3
+    (line,) = ran.stderr.splitlines()
+    assert line.startswith("kdump") and line.endswith("--help')"), line

@@ -1,5 +1,5 @@
 """Kafka's ``LogSegment.recover``: rebuild a segment's offset index, time index and transaction
-index from its .log, and find where the log must be truncated (FORMAT.md §5 "Rebuild").
+index from its .log, and find where the log must be truncated.
 
 Pure: a buffer (the memory-mapped .log) in, the bytes of the new index files out::
 
