@@ -29,9 +29,9 @@ from kdump.discovery import Found, PartitionTarget, discover
 from kdump.errors import InputError, KdumpError, as_kdump_error
 from kdump.format.checkpoint import OFFSET_CHECKPOINTS
 from kdump.format.textfiles import read_offset_checkpoint
+from kdump.lock import LOCK_FILE, lock_holder
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.repair.lock import LOCK_FILE, lock_holder
 
 __all__ = [
     "VerifyOptions",

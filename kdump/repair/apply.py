@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.errors import ExitCode, KdumpError
-from kdump.repair.lock import LockHeldError, LogDirLock, lock_log_dir
+from kdump.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
 from kdump.repair.salvage import CUT_SUFFIX
 
