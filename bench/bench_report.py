@@ -17,7 +17,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,7 +47,10 @@ def build(n: int) -> Path:
     return log_dir
 
 
-def browse(html: Path) -> tuple[float, float, int]:
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless chromium through its chromedriver (as tests/test_report_browser.py),
+    with a fresh profile."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -59,6 +65,14 @@ def browse(html: Path) -> tuple[float, float, int]:
         options.add_argument(flag)
     driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
     try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def browse(html: Path) -> tuple[float, float, int]:
+    with chromium() as driver:
         start = time.perf_counter()
         driver.get(html.as_uri())
         driver.find_element("css selector", "body[data-ready='1']")
@@ -69,9 +83,6 @@ def browse(html: Path) -> tuple[float, float, int]:
         driver.execute_script("return document.body.offsetHeight")
         paged = time.perf_counter() - start
         return loaded, paged, plots
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def main() -> None:

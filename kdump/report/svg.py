@@ -1,6 +1,6 @@
 """The report's plots, drawn as static SVG text: no plotting library, no script, nothing to
-load (why: measured in docs/report.md; vega-lite would add a 1 MB+ bundle and a render step per
-chart, and static SVG of 2,000 partitions renders as fast as the page can be paged).
+load (why: bench/bench_report_libraries.py measures the same plots drawn by plotly, altair and
+matplotlib against these, in one run; the figures are in the README's report section).
 
 Each function takes a ``PartitionView`` and returns one ``<svg>`` element. Colours and line
 styles are CSS classes defined once by the page (kdump/report/html.py), so each plot is a few
