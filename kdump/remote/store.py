@@ -184,14 +184,25 @@ def listing(url: str) -> dict[str, int]:
     out = {}
     for name, info in sorted(found.items()):
         if info.get("type", "file") == "file":
-            out[fs.unstrip_protocol(name)] = int(info.get("size") or 0)
+            out[_unstrip(url, fs, name)] = int(info.get("size") or 0)
     return out
+
+
+def _unstrip(url: str, fs: Any, path: str) -> str:
+    """``path`` as a URL in the scheme ``url`` was given in: adlfs writes every path as
+    abfs://, gcsfs as gs://, so an az:// or gcs:// the user typed would come back renamed."""
+    from fsspec.core import split_protocol
+
+    scheme = split_protocol(url)[0]
+    if scheme and scheme != "file":
+        return f"{scheme}://{path}"
+    return str(fs.unstrip_protocol(path))
 
 
 def full_url(url: str) -> str:
     """``url`` as the file system writes it (``file:///abs/path`` for ``file://rel``)."""
     fs, path = filesystem(url)
-    return str(fs.unstrip_protocol(path))
+    return _unstrip(url, fs, path)
 
 
 __all__ = [
