@@ -13,6 +13,7 @@ credentials refused, a connection that keeps failing after the retries) is one s
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -49,11 +50,23 @@ def filesystem(url: str, options: StoreOptions | None = None) -> tuple[Any, str]
             raise _missing(_BACKENDS.get(protocol, protocol)) from None
         except ValueError:
             raise StoreError(url, f"unknown URL scheme {protocol}://") from None
+        _quiet(cls)
         fs = cls(**_storage_options(protocol, options), skip_instance_cache=True)
         if protocol in ("s3", "s3a"):
             fs.retries = options.retries  # s3fs's own retries around botocore's
         _FILESYSTEMS[key] = fs
     return fs, fs._strip_protocol(url)
+
+
+def _quiet(cls: type) -> None:
+    """Keep the client library's log records off stderr: what fails reaches the user as the
+    one StoreError line it raises. (gcsfs warns on every call where it cannot ask the
+    control-plane API whether a bucket is hierarchical, as with no credentials or an
+    emulator, then reads as usual.) A handler on its logger stops logging's last resort,
+    which prints warnings to stderr when nothing is configured."""
+    logger = logging.getLogger(cls.__module__.split(".")[0])
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
 
 
 def _storage_options(protocol: str, options: StoreOptions) -> dict[str, Any]:
