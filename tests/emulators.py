@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from s3server import BUCKET, _free_port, _wait_listening
+from s3server import BUCKET, _free_port, _stop, _wait_listening
 
 AZURITE_ACCOUNT = "devstoreaccount1"
 AZURITE_KEY = (
@@ -63,14 +63,7 @@ class Emulator:
         return self
 
     def stop(self) -> None:
-        p = self.process
-        if p is not None and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        _stop(self.process)
 
     def create_bucket(self) -> None:
         raise NotImplementedError
