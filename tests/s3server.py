@@ -47,6 +47,17 @@ def _wait_listening(port: int, process: subprocess.Popen[bytes], what: str) -> N
     raise RuntimeError(f"{what} did not listen on {port}")
 
 
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    """End a server this test run started, by its own handle; killed if it will not stop."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
 class S3Server:
     """moto's server with one IAM user and one bucket; ``env()`` is what a child process needs
@@ -129,13 +140,7 @@ class S3Server:
 
     def stop(self) -> None:
         for p in (self.proxy, self.process):
-            if p is not None and p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            _stop(p)
 
     def client(self) -> Any:
         import boto3

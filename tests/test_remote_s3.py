@@ -13,20 +13,24 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
-from clirun import Ran, run_kdump
+from clirun import run_kdump
 from conftest import FIXTURES, ORACLE
 from prometheus_client.parser import text_string_to_metric_families
+from remoterun import (
+    assert_one_error_line,
+    kdump,
+    kdump_in,
+    same_names,
+    sorted_lines,
+    verify_json,
+)
 from s3server import BUCKET, S3Server
 
 pytest.importorskip("s3fs")
@@ -45,28 +49,6 @@ AIVEN_STEMS = {
 AIVEN_PARTITION = "test_topic_a-lZ6vvmajTWKDBUTV6SQAtQ/0"
 PARTITIONS = sorted(p.name for p in ORACLE.iterdir() if p.is_dir())
 TOPIC_ID = "lZ6vvmajTWKDBUTV6SQAtQ"
-KDUMP = str(Path(sys.executable).parent / "kdump")
-"""The console script installed beside this Python (the venv's)."""
-_SEGMENT_ID = re.compile(r"(\d{20})-[A-Za-z0-9_-]{22}\.")
-
-
-def kdump(args: list[str], env: dict[str, str] | None = None) -> Ran:
-    """``kdump ARGS`` in a child process (no progress display: stderr is not a terminal)."""
-    done = subprocess.run(
-        [KDUMP, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    return Ran(done.returncode, done.stdout, done.stderr)
-
-
-def kdump_in(args: list[str], env: dict[str, str]) -> Ran:
-    """``kdump ARGS`` in this process (run_kdump) with ``env`` as its environment: the
-    comparisons run many commands, and a child process each costs a second of start-up."""
-    with mock.patch.dict(os.environ, env, clear=True):
-        return run_kdump(args)
 
 
 @pytest.fixture(scope="module")
@@ -138,40 +120,11 @@ def upload_kafka_rsm(s3: S3Server, name: str, local: Path) -> str:
     return f"s3://{BUCKET}/{prefix}"
 
 
-def same_names(text: str, url: str, local: Path) -> str:
-    """``text`` with the store's names turned into the local files' names."""
-    text = text.replace(url, str(local))
-    return _SEGMENT_ID.sub(r"\1.", text)
-
-
-def sorted_lines(text: str) -> list[str]:
-    # DumpLogSegments prints its summaries in hash order of the file names
-    return sorted(text.splitlines())
-
-
-def assert_one_error_line(ran: Ran, *wanted: str) -> str:
-    assert ran.exit_code == 3, ran
-    assert "Traceback" not in ran.stderr, ran.stderr
-    lines = ran.stderr.strip().splitlines()
-    assert len(lines) == 1, ran.stderr
-    line = lines[0]
-    assert line.startswith("kdump: s3://"), line
-    for w in wanted:
-        assert re.search(w, line), (w, line)
-    return line
-
-
 def found_where(verified: dict[str, Any]) -> set[tuple[str, str]]:
     return {(f["code"], f["path"]) for f in verified["findings"]}
 
 
 # -- the same answers as local files -------------------------------------------------------------
-
-
-def verify_json(ran: Ran) -> dict[str, Any]:
-    out = json.loads(ran.stdout)
-    del out["run"]
-    return out
 
 
 @pytest.mark.parametrize("name", PARTITIONS)

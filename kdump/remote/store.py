@@ -13,6 +13,7 @@ credentials refused, a connection that keeps failing after the retries) is one s
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -49,11 +50,23 @@ def filesystem(url: str, options: StoreOptions | None = None) -> tuple[Any, str]
             raise _missing(_BACKENDS.get(protocol, protocol)) from None
         except ValueError:
             raise StoreError(url, f"unknown URL scheme {protocol}://") from None
+        _quiet(cls)
         fs = cls(**_storage_options(protocol, options), skip_instance_cache=True)
         if protocol in ("s3", "s3a"):
             fs.retries = options.retries  # s3fs's own retries around botocore's
         _FILESYSTEMS[key] = fs
     return fs, fs._strip_protocol(url)
+
+
+def _quiet(cls: type) -> None:
+    """Keep the client library's log records off stderr: what fails reaches the user as the
+    one StoreError line it raises. (gcsfs warns on every call where it cannot ask the
+    control-plane API whether a bucket is hierarchical, as with no credentials or an
+    emulator, then reads as usual.) A handler on its logger stops logging's last resort,
+    which prints warnings to stderr when nothing is configured."""
+    logger = logging.getLogger(cls.__module__.split(".")[0])
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
 
 
 def _storage_options(protocol: str, options: StoreOptions) -> dict[str, Any]:
@@ -184,14 +197,25 @@ def listing(url: str) -> dict[str, int]:
     out = {}
     for name, info in sorted(found.items()):
         if info.get("type", "file") == "file":
-            out[fs.unstrip_protocol(name)] = int(info.get("size") or 0)
+            out[_unstrip(url, fs, name)] = int(info.get("size") or 0)
     return out
+
+
+def _unstrip(url: str, fs: Any, path: str) -> str:
+    """``path`` as a URL in the scheme ``url`` was given in: adlfs writes every path as
+    abfs://, gcsfs as gs://, so an az:// or gcs:// the user typed would come back renamed."""
+    from fsspec.core import split_protocol
+
+    scheme = split_protocol(url)[0]
+    if scheme and scheme != "file":
+        return f"{scheme}://{path}"
+    return str(fs.unstrip_protocol(path))
 
 
 def full_url(url: str) -> str:
     """``url`` as the file system writes it (``file:///abs/path`` for ``file://rel``)."""
     fs, path = filesystem(url)
-    return str(fs.unstrip_protocol(path))
+    return _unstrip(url, fs, path)
 
 
 __all__ = [
