@@ -181,8 +181,8 @@ def main() -> int:
     runs = args.runs
     print(f"kdump {speedups.describe()}; {os.cpu_count()} CPUs; best of {runs}", flush=True)
 
-    one = partition(1024, 1024, 16)
-    four = partition(1024, 256, 16)
+    one = partition(1024, 1024, 16 << 10)
+    four = partition(1024, 256, 16 << 10)
     seg256 = segment_dir(256, 16)
     gib = (logs_of(one)[0].stat().st_size) / 2**30
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from clirun import run_kdump
 from conftest import FIXTURES
 
 from kdump.errors import KdumpError
-from kdump.parallel import map_ordered, stream_ordered
+from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
 
 ORACLE = FIXTURES / "oracle"
 CORRUPT = FIXTURES / "corrupt"
@@ -102,3 +103,16 @@ def test_memory_stays_bounded_by_the_lookahead() -> None:
     """A process runs at most ``lookahead`` results ahead of the reader."""
     produced = stream_ordered(lambda n: (bytes(1 << 20) for _ in range(50)), [0, 1], 2, lookahead=2)
     assert sum(len(chunk) for chunk in produced) == 100 << 20
+
+
+def _pid(_: int) -> Iterator[int]:
+    yield os.getpid()
+
+
+def test_work_too_light_to_be_worth_a_fork_runs_here() -> None:
+    """Forking costs more than verifying a small partition: below WORTH_A_FORK bytes of weight
+    the work runs in this process; above it, in the workers."""
+    light = set(stream_ordered(_pid, [0, 1, 2, 3], 2, weight=lambda _: 1024))
+    assert light == {os.getpid()}
+    heavy = set(stream_ordered(_pid, [0, 1, 2, 3], 2, weight=lambda _: WORTH_A_FORK))
+    assert os.getpid() not in heavy and len(heavy) == 2
