@@ -114,6 +114,11 @@ class FileRecords:
         bytes arrive in ranges (an object in a store) has a pager that fetches them."""
         return Pager(self.buf)
 
+    def batch_pager(self) -> Pager | None:
+        """The pager a read of a few batches needs: none for a mapped file (its bytes are all
+        there, and nothing need be released), the fetching one for a log in an object store."""
+        return None
+
     def batches(
         self,
         start: int = 0,
@@ -121,7 +126,9 @@ class FileRecords:
         max_size: int | None = None,
         run_batches: int = RUN_BATCHES,
     ) -> Iterator[Batch]:
-        return iter_batches(self.buf, self.path, start, end, max_size, run_batches)
+        return iter_batches(
+            self.buf, self.path, start, end, max_size, run_batches, self.batch_pager()
+        )
 
     def records(
         self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES

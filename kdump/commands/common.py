@@ -133,15 +133,24 @@ def echo_on(line: str, err: bool = False) -> None:
 # -- shared options ----------------------------------------------------------------------------
 
 
-def _timestamp(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    from kdump.units import parse_timestamp
+def units_callback(parser: str) -> Callable[[click.Context, click.Parameter, str | None], Any]:
+    """A click callback reading an option's text with ``kdump.units.<parser>`` (imported when
+    the option is given: start-up stays light); its ValueError is click's BadParameter."""
 
-    try:
-        return parse_timestamp(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+        if value is None:
+            return None
+        import kdump.units
+
+        try:
+            return getattr(kdump.units, parser)(value)
+        except ValueError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+    return parse
+
+
+_timestamp = units_callback("parse_timestamp")
 
 
 def timestamp_option(*names: str, help: str) -> Callable[[F], F]:
@@ -560,15 +569,7 @@ def _private_key(ctx: click.Context, param: click.Parameter, values: tuple[str, 
     return tuple(keys)
 
 
-def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    if value is None:
-        return None
-    from kdump.units import parse_bytes
-
-    try:
-        return parse_bytes(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+_size = units_callback("parse_bytes")
 
 
 def store_options(f: F) -> F:

@@ -19,17 +19,9 @@ from kdump.commands.common import (
     quiet_option,
     show_progress,
     store_options,
+    units_callback,
 )
 from kdump.commands.verify import exit_code
-
-
-def _grace(ctx: click.Context, param: click.Parameter, value: str) -> int:
-    from kdump.units import parse_duration
-
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
 @click.group()
@@ -61,7 +53,7 @@ def tiered() -> None:
     "grace_ms",
     default="1h",
     show_default=True,
-    callback=_grace,
+    callback=units_callback("parse_duration"),
     metavar="DURATION",
     help="A copy or delete STARTED longer ago than this (at --now) has stopped: 90s, 30m, 1h, ms.",
 )

@@ -452,12 +452,21 @@ def iter_batches(
     end: int | None = None,
     max_size: int | None = None,
     run_batches: int = RUN_BATCHES,
+    pager: Pager | None = None,
 ) -> Iterator[Batch]:
     """Every batch from ``start`` to ``end`` in file order, as header tuples (no CRC check);
     raises the walk's error where it ends at a corrupt batch or an unknown magic. A caller
-    that wants the first batch or two passes a small ``run_batches``."""
+    that wants the first batch or two passes a small ``run_batches``; ``pager``: how the bytes
+    are read (kdump.segment.FileRecords.pager)."""
     walk = LogWalk(
-        buf, path, start, end, max_size=max_size, check_crc=False, run_batches=run_batches
+        buf,
+        path,
+        start,
+        end,
+        max_size=max_size,
+        check_crc=False,
+        run_batches=run_batches,
+        pager=pager,
     )
     yield from walk.batches()
     if walk.stop is not None and walk.stop.error is not None:

@@ -27,7 +27,7 @@ from kdump.crc import Buffer
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import Record
-from kdump.format.walk import RUN_BATCHES, Pager
+from kdump.format.walk import Pager
 from kdump.segment import FileRecords
 
 Fetch = Callable[[int, int], Iterator[tuple[int, bytes]]]
@@ -212,17 +212,8 @@ class RemoteRecords(FileRecords):
     def pager(self) -> Pager:
         return RemotePager(self.mirror)
 
-    def batches(
-        self,
-        start: int = 0,
-        end: int | None = None,
-        max_size: int | None = None,
-        run_batches: int = RUN_BATCHES,
-    ) -> Iterator[Batch]:
-        walk = self.walk(start, end, max_size=max_size, check_crc=False, run_batches=run_batches)
-        yield from walk.batches()
-        if walk.stop is not None and walk.stop.error is not None:
-            raise walk.stop.error
+    def batch_pager(self) -> Pager:
+        return self.pager()
 
     def _have(self, batch: Batch) -> None:
         if not self.mirror.holds(batch.position, batch.end):
