@@ -7,8 +7,14 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_MADVISE 1
+#endif
 
 /* ------------------------------------------------------------------ big-endian reads */
 
@@ -472,6 +478,10 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     }
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
+    /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
+     * call's own, so a read-ahead thread (kdump.format.walk.Pager) can fault in the next
+     * window while this one is checked. */
+    Py_BEGIN_ALLOW_THREADS
     /* the headers first, then the CRCs of the batches three at a time */
     while (n < limit && pos < stop) {
         Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
@@ -514,6 +524,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
                     break;
                 }
     }
+    Py_END_ALLOW_THREADS
     release_view(&view);
     PyObject *data = columns_bytes(cols, limit, n);
     PyMem_Free(cols);
@@ -2018,7 +2029,12 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
                               : be32s(p + OFFSET_INDEX_POSITION_AT);
     }
     release_view(&index);
-    qsort(keys, (size_t)used, sizeof(int64_t), cmp_int64);
+    /* a sound index is already in order: sort only one that is not */
+    Py_ssize_t i = 1;
+    while (i < used && keys[i - 1] <= keys[i])
+        i++;
+    if (i < used)
+        qsort(keys, (size_t)used, sizeof(int64_t), cmp_int64);
     Py_ssize_t n = 0;
     for (Py_ssize_t i = 0; i < used; i++)
         if (n == 0 || keys[n - 1] != keys[i])
@@ -2124,6 +2140,20 @@ static const int64_t *find_row(const int64_t *rows, Py_ssize_t count, int width,
     return lo < count && rows[lo * width] == key ? rows + lo * width : NULL;
 }
 
+/* find_row for keys asked in rising order, as a sound index asks them: the row after the last
+ * one found is tried first (*hint: its number), the binary search only where it misses. */
+static const int64_t *find_next_row(const int64_t *rows, Py_ssize_t count, int width,
+                                    int64_t key, Py_ssize_t *hint)
+{
+    Py_ssize_t next = *hint + 1;
+    const int64_t *row = next < count && rows[next * width] == key
+                             ? rows + next * width
+                             : find_row(rows, count, width, key);
+    if (row != NULL)
+        *hint = (row - rows) / width;
+    return row;
+}
+
 /* offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log)
  *   -> (entries to check one by one, multi-batch entries, first multi-batch entry or -1)
  * The fast test of kdump.checks.indexes: each entry against the batch gathered at its
@@ -2149,12 +2179,13 @@ static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
     PyObject *flagged = PyList_New(0);
     Py_ssize_t multi = 0, first_multi = -1;
     int64_t prev_o = 0, prev_p = 0;
+    Py_ssize_t hint = -1;
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += OFFSET_INDEX_ENTRY) {
         int64_t rel = be32s(p), pos = be32s(p + OFFSET_INDEX_POSITION_AT);
         int past;
         int64_t o = absolute_offset(base, rel, &past);
-        const int64_t *row = find_row(rows, n, POSITION_ROW, pos);
+        const int64_t *row = find_next_row(rows, n, POSITION_ROW, pos, &hint);
         if (past || (i && (o <= prev_o || pos <= prev_p)) || rel < 0 || o > last_log ||
             pos >= valid_bytes || row == NULL || (row[4] && row[3] >= o)) {
             if (append_index(flagged, i) < 0)
@@ -2195,12 +2226,13 @@ static PyObject *py_time_index_check(PyObject *self, PyObject *args)
         used = used < 0 ? 0 : index.len / TIME_INDEX_ENTRY;
     PyObject *flagged = PyList_New(0);
     int64_t prev_ts = 0, prev_o = 0;
+    Py_ssize_t hint = -1;
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += TIME_INDEX_ENTRY) {
         int64_t ts = be64s(p);
         int past;
         int64_t o = absolute_offset(base, be32s(p + TIME_INDEX_OFFSET_AT), &past);
-        const int64_t *row = past ? NULL : find_row(rows, n, OFFSET_ROW, o);
+        const int64_t *row = past ? NULL : find_next_row(rows, n, OFFSET_ROW, o, &hint);
         if ((i && (ts <= prev_ts || o < prev_o)) || row == NULL || row[1] > o || row[3] != ts ||
             row[4] > ts) {
             if (append_index(flagged, i) < 0)
@@ -2214,6 +2246,43 @@ static PyObject *py_time_index_check(PyObject *self, PyObject *args)
     return flagged;
 }
 
+/* ------------------------------------------------------------------ advise */
+
+/* advise(buf, start, end, advice) -> 0 or an errno value
+ * madvise() over the pages holding buf[start:end] (a memory map), without the GIL: the walk's
+ * read-ahead thread populates the next window (MADV_POPULATE_READ) and hands back the pages
+ * behind the walk (MADV_DONTNEED) while the walk's own thread checks CRCs. The errno is
+ * returned, not raised: an advice the kernel does not know (EINVAL) only ends the read-ahead. */
+static PyObject *py_advise(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t start, end;
+    int advice;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice) || get_view(obj, &view) < 0)
+        return NULL;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    int err = 0;
+#ifdef HAVE_MADVISE
+    if (start < end) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t from = ((uintptr_t)view.buf + (uintptr_t)start) & ~(page - 1);
+        uintptr_t to = (uintptr_t)view.buf + (uintptr_t)end;
+        Py_BEGIN_ALLOW_THREADS
+        if (madvise((void *)from, (size_t)(to - from), advice) != 0)
+            err = errno;
+        Py_END_ALLOW_THREADS
+    }
+#else
+    err = ENOSYS;
+#endif
+    release_view(&view);
+    return PyLong_FromLong(err);
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -2223,6 +2292,9 @@ static PyMethodDef methods[] = {
      "hardware_crc() -> whether CRC-32C runs on the processor's CRC instructions"},
     {"set_hardware_crc", py_set_hardware_crc, METH_O,
      "set_hardware_crc(on) -> the previous setting; off: the table-driven code (tests)"},
+    {"advise", py_advise, METH_VARARGS,
+     "advise(buf, start, end, advice) -> 0 or errno: madvise() of the pages of buf[start:end], "
+     "without the GIL"},
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
      "(n, columns, next position)"},

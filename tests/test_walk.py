@@ -3,8 +3,11 @@ ranges (an object store's) walked the same as one read whole."""
 
 from __future__ import annotations
 
+import errno
 import itertools
+import mmap
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
 
+from kdump import speedups
 from kdump.errors import InputError
-from kdump.format.walk import Damaged, LogWalk, Pager, StopReason, walk_resync
+from kdump.format import walk as walk_module
+from kdump.format.walk import Damaged, LogWalk, Pager, ReadAhead, StopReason, walk_resync
 
 LOGS = sorted(FIXTURES.rglob("*.log"))
 RECORD = b"\x0e\x00\x00\x00\x02k\x02v\x00"  # one record: key "k", value "v"
@@ -122,3 +127,123 @@ def test_walk_resync_finds_every_whole_valid_batch_between_garbage(
                      [(d.start, d.end) for d in damaged])  # fmt: skip
     assert all(a[1] == b[0] for a, b in itertools.pairwise(covered))
     assert not covered or covered[-1][1] == len(data)
+
+
+# --- read-ahead: a walk over a mapped file pages the next windows in on a thread ---------
+
+
+def _mapped_log(tmp_path: Path, batches: int, payload: int = 4000) -> Path:
+    """A .log of ``batches`` uncompressed v2 batches (independent encoder), one corrupt CRC
+    in the middle so the walk's verdicts are not all alike."""
+    data = bytearray()
+    for i in range(batches):
+        data += v2_batch(i, bytes([i % 251]) * payload)
+    data[len(data) // 2 + 100] ^= 0xFF
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _walk_mapped(path: Path, each_run: Any = None, **kw: Any) -> tuple[list[Any], Any]:
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        walk = LogWalk(buf, "seg.log", pager=Pager(buf), **kw)
+        rows = []
+        for run in walk:
+            rows.extend(zip(*run.columns(), strict=True))
+            if each_run is not None:
+                each_run()
+        return rows, walk.stop
+
+
+def _read_ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if isinstance(t, ReadAhead)]
+
+
+def _resident(path: Path) -> int:
+    """Resident bytes of this process's mappings of ``path`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and "-" in fields[0] and fields[0].replace("-", "").isalnum():
+            inside = fields[-1] == str(path)
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1]) * 1024
+    return total
+
+
+needs_c = pytest.mark.skipif(not speedups.built(), reason="read-ahead needs the C walk")
+
+
+@needs_c
+@pytest.mark.parametrize("until_invalid", [False, True])
+def test_reading_ahead_changes_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, until_invalid: bool
+) -> None:
+    """Walked through a read-ahead thread (64 KiB windows over 4 MiB), the columns and the stop
+    are those of the same bytes walked whole, by C and by Python; the thread runs during the
+    walk and is gone after it."""
+    monkeypatch.setattr(Pager, "window", 64 << 10)
+    path = _mapped_log(tmp_path, 1000)
+    seen: list[int] = []
+    got = _walk_mapped(
+        path, lambda: seen.append(len(_read_ahead_threads())), until_invalid=until_invalid
+    )
+    assert max(seen) == 1 and not _read_ahead_threads()
+    data = path.read_bytes()
+    want = walked(data, until_invalid=until_invalid)
+    assert (got[0], got[1]._replace(error=None)) == want
+    with pure_python():
+        assert _walk_mapped(path, until_invalid=until_invalid)[0] == want[0]
+
+
+@needs_c
+@pytest.mark.parametrize("populate", [True, False], ids=["populate", "kernel-without-it"])
+def test_reading_ahead_keeps_memory_flat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, populate: bool
+) -> None:
+    """Over a 32 MiB log in 1 MiB windows, at most the window walked, the windows read ahead
+    and the one being released are resident at any run; where the kernel refuses
+    MADV_POPULATE_READ (an advice it does not know) the walk reads by page faults alone."""
+    monkeypatch.setattr(Pager, "window", 1 << 20)
+    if not populate:
+        monkeypatch.setattr(walk_module, "MADV_POPULATE_READ", 0x7FFF)
+    path = _mapped_log(tmp_path, 8000)
+    peaks: list[int] = []
+    rows, stop = _walk_mapped(path, lambda: peaks.append(_resident(path)))
+    assert len(rows) == 8000 and stop.reason is StopReason.END
+    assert len(peaks) > 20 and max(peaks) <= (ReadAhead.AHEAD + 2) * Pager.window
+
+
+@needs_c
+def test_a_walk_left_early_stops_reading_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Pager, "window", 64 << 10)
+    path = _mapped_log(tmp_path, 1000)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        for _ in LogWalk(buf, "seg.log", pager=Pager(buf)):
+            assert len(_read_ahead_threads()) == 1
+            break
+        assert not _read_ahead_threads()
+
+
+@needs_c
+def test_a_map_closed_under_the_read_ahead_ends_it_quietly(tmp_path: Path) -> None:
+    path = _mapped_log(tmp_path, 100)
+    with open(path, "rb") as f:
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    ahead = ReadAhead(speedups.native(), buf, 0, len(buf), 64 << 10, 0)
+    ahead.reached(200_000)
+    buf.close()
+    ahead.run()  # no exception: the thread would print none
+    assert ahead.filled == 0
+
+
+@needs_c
+def test_advise_reports_the_kernels_errno(tmp_path: Path) -> None:
+    path = _mapped_log(tmp_path, 10)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        native = speedups.native()
+        assert native.advise(buf, 0, len(buf), mmap.MADV_DONTNEED) == 0
+        assert native.advise(buf, 100, 5000, 0x7FFF) == errno.EINVAL
+        assert native.advise(buf, 10, 10, 0x7FFF) == 0  # nothing to advise

@@ -71,8 +71,8 @@ class IndexGather:
         self.wanted_offsets = index_keys(time_index) if time_index else array("q")
         # room for a row per wanted key, made once (each key is met at most once); the rows
         # filled so far are what position_rows and offset_rows give
-        self._position_room = array("q", bytes(8 * ROW * len(self.wanted_positions)))
-        self._offset_room = array("q", bytes(8 * ROW * len(self.wanted_offsets)))
+        self._position_room = array("q", [0]) * (ROW * len(self.wanted_positions))
+        self._offset_room = array("q", [0]) * (ROW * len(self.wanted_offsets))
         # next wanted position, a batch before?, its last offset, next wanted offset, max ts,
         # position rows, offset rows
         self._state: tuple[int, ...] = (0, 0, 0, 0, NO_TIMESTAMP, 0, 0)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import mmap
 import re
+import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from enum import Enum, IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -195,16 +196,25 @@ class BatchRun:
         return BatchRun(stop - start, columns)
 
 
+MADV_POPULATE_READ = 22
+"""Linux 5.14+: fault a range of a mapping in now (Python's mmap module has no name for it)."""
+
+
 class Pager:
     """How a walk reads its log. For a memory-mapped file: it hands back the pages it has
     passed (MADV_DONTNEED; they stay in the page cache), so resident memory stays flat over a
     segment of any size. Runs end at window boundaries, where ``advance`` is called.
+
+    A walk over more than a window of a mapped file also reads ahead (``read_ahead``): a
+    thread faults in the next windows and hands back the passed ones while the walk's thread
+    checks CRCs, so page faults, which bound a single thread, cost no walk time.
 
     A log whose bytes arrive in ranges (an object store) has a pager that says how many bytes
     from the start are readable (``available``) and reads more on ``ensure``: the walk never
     mistakes bytes not yet read for a torn tail."""
 
     window = 8 << 20
+    _ahead: ReadAhead | None = None
 
     def __init__(self, buf: Buffer) -> None:
         usable = hasattr(mmap, "MADV_DONTNEED") and isinstance(buf, mmap.mmap)
@@ -214,17 +224,104 @@ class Pager:
 
     def advance(self, position: int) -> int:
         """The walk has reached ``position``: release what lies before; the next boundary."""
-        buf = self.buf
-        if buf is not None:
-            end = position - position % mmap.PAGESIZE
-            if end > self.released:
-                buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
-                self.released = end
+        if self._ahead is not None:
+            self._ahead.reached(position)  # its thread releases what lies before
+        elif self.buf is not None:
+            self._release(position)
         return position + self.window
+
+    def _release(self, position: int) -> None:
+        end = position - position % mmap.PAGESIZE
+        if self.buf is not None and end > self.released:
+            self.buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
+            self.released = end
+
+    def read_ahead(self, start: int, end: int) -> None:
+        """The walk will read every byte from ``start`` to ``end``: page it in ahead of the
+        walk, where that pays (a mapped file, more than a window, the C walk: its CRC loop
+        runs without the GIL)."""
+        native = speedups.native()
+        if self.buf is None or native is None or end - start <= self.window or self._ahead:
+            return
+        self._ahead = ReadAhead(native, self.buf, start, end, self.window, self.released)
+        self._ahead.start()
+
+    def close(self, position: int) -> None:
+        """The walk ended at ``position``: stop reading ahead, release what lies before it."""
+        if self._ahead is not None:
+            self.released = self._ahead.finish()
+            self._ahead = None
+        self.advance(position)
 
     def ensure(self, end: int) -> int:
         """Make the bytes before ``end`` readable; how many from the start now are."""
         return self.available
+
+
+class ReadAhead(threading.Thread):
+    """A walk's pager thread: keeps ``AHEAD`` windows past the walk's position faulted in and
+    the pages behind it handed back. Memory stays flat: at most those windows more are
+    resident. Where the kernel refuses MADV_POPULATE_READ (before Linux 5.14) the walk's own
+    page faults do the reading, as without this thread."""
+
+    AHEAD = 2
+    """Windows kept ready: one being read ahead while the walk is in the other."""
+
+    def __init__(
+        self, native: Any, buf: mmap.mmap, start: int, end: int, window: int, released: int
+    ) -> None:
+        super().__init__(name="kdump-read-ahead", daemon=True)
+        self.native, self.buf, self.end, self.window = native, buf, end, window
+        self.filled = start
+        self.released = released
+        self._position = start
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def reached(self, position: int) -> None:
+        with self._changed:
+            self._position = position
+            self._changed.notify()
+
+    def finish(self) -> int:
+        """Stop and wait for the thread; how far it released."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+        self.join()
+        return self.released
+
+    def _work(self) -> tuple[int, int] | None:
+        """Wait until there is something to do: (release up to, fill up to); None: closed."""
+        with self._changed:
+            while True:
+                if self._closed:
+                    return None
+                position = self._position
+                release = position - position % mmap.PAGESIZE
+                fill = min(self.end, position + self.AHEAD * self.window, self.filled + self.window)
+                if release > self.released or fill > self.filled:
+                    return release, fill
+                self._changed.wait()
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except ValueError:  # the map was closed under a walk left unfinished: nothing to do
+            return
+
+    def _run(self) -> None:
+        populate = True
+        while (work := self._work()) is not None:
+            release, fill = work
+            if release > self.released:
+                # best effort, as a page fault is: a refusal only leaves the pages resident
+                self.native.advise(self.buf, self.released, release, mmap.MADV_DONTNEED)
+                self.released = release
+            if fill > self.filled:
+                if populate and self.native.advise(self.buf, self.filled, fill, MADV_POPULATE_READ):
+                    populate = False  # not this kernel: the walk's page faults read instead
+                self.filled = fill
 
 
 class LogWalk:
@@ -267,6 +364,16 @@ class LogWalk:
     def __iter__(self) -> Iterator[BatchRun]:
         position, end = self.start, self.end
         pager = self.pager
+        if pager is None:
+            yield from self._runs(position, end, None)
+            return
+        pager.read_ahead(position, end)
+        try:
+            yield from self._runs(position, end, pager)
+        finally:
+            pager.close(self.stop.position if self.stop is not None else position)
+
+    def _runs(self, position: int, end: int, pager: Pager | None) -> Iterator[BatchRun]:
         boundary = pager.advance(position) if pager is not None else end
         while self.stop is None:
             if pager is not None and position >= boundary:
@@ -298,8 +405,6 @@ class LogWalk:
                 self._more(pager, position, edge)
             elif ended or (self.stop is None and position >= end):
                 self._finish(position)
-        if pager is not None:
-            pager.advance(position)
 
     def _more(self, pager: Pager, position: int, edge: int) -> None:
         """The bytes that have arrived end inside the batch at ``position``: have its whole
