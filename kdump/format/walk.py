@@ -225,31 +225,40 @@ class Pager:
     def advance(self, position: int) -> int:
         """The walk has reached ``position``: release what lies before; the next boundary."""
         if self._ahead is not None:
-            self._ahead.reached(position)  # its thread releases what lies before
-        elif self.buf is not None:
-            self._release(position)
+            self._ahead.reached(position)
+        self._release(position)
         return position + self.window
 
     def _release(self, position: int) -> None:
+        # On the walk's own thread, so what is resident stays bounded however little CPU the
+        # read-ahead thread gets (a busy machine); without the GIL where the C code is there.
         end = position - position % mmap.PAGESIZE
         if self.buf is not None and end > self.released:
-            self.buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
+            native = speedups.native()
+            if native is not None:
+                native.advise(self.buf, self.released, end, mmap.MADV_DONTNEED)
+            else:
+                self.buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
             self.released = end
 
     def read_ahead(self, start: int, end: int) -> None:
         """The walk will read every byte from ``start`` to ``end``: page it in ahead of the
         walk, where that pays (a mapped file, more than a window, the C walk: its CRC loop
-        runs without the GIL)."""
+        runs without the GIL, a CPU free for the thread)."""
         native = speedups.native()
         if self.buf is None or native is None or end - start <= self.window or self._ahead:
             return
-        self._ahead = ReadAhead(native, self.buf, start, end, self.window, self.released)
+        from kdump.parallel import spare_cpu
+
+        if not spare_cpu():
+            return
+        self._ahead = ReadAhead(native, self.buf, start, end, self.window)
         self._ahead.start()
 
     def close(self, position: int) -> None:
         """The walk ended at ``position``: stop reading ahead, release what lies before it."""
         if self._ahead is not None:
-            self.released = self._ahead.finish()
+            self._ahead.finish()
             self._ahead = None
         self.advance(position)
 
@@ -259,21 +268,18 @@ class Pager:
 
 
 class ReadAhead(threading.Thread):
-    """A walk's pager thread: keeps ``AHEAD`` windows past the walk's position faulted in and
-    the pages behind it handed back. Memory stays flat: at most those windows more are
-    resident. Where the kernel refuses MADV_POPULATE_READ (before Linux 5.14) the walk's own
-    page faults do the reading, as without this thread."""
+    """A walk's pager thread: keeps ``AHEAD`` windows past the walk's position faulted in, no
+    further, so memory stays flat (the walk releases what it has passed). Where the kernel
+    refuses MADV_POPULATE_READ (before Linux 5.14) the walk's own page faults do the reading,
+    as without this thread."""
 
     AHEAD = 2
     """Windows kept ready: one being read ahead while the walk is in the other."""
 
-    def __init__(
-        self, native: Any, buf: mmap.mmap, start: int, end: int, window: int, released: int
-    ) -> None:
+    def __init__(self, native: Any, buf: mmap.mmap, start: int, end: int, window: int) -> None:
         super().__init__(name="kdump-read-ahead", daemon=True)
         self.native, self.buf, self.end, self.window = native, buf, end, window
         self.filled = start
-        self.released = released
         self._position = start
         self._closed = False
         self._changed = threading.Condition()
@@ -283,45 +289,32 @@ class ReadAhead(threading.Thread):
             self._position = position
             self._changed.notify()
 
-    def finish(self) -> int:
-        """Stop and wait for the thread; how far it released."""
+    def finish(self) -> None:
+        """Stop, and wait for the thread."""
         with self._changed:
             self._closed = True
             self._changed.notify()
         self.join()
-        return self.released
 
-    def _work(self) -> tuple[int, int] | None:
-        """Wait until there is something to do: (release up to, fill up to); None: closed."""
+    def _next_fill(self) -> int | None:
+        """Wait until there is a window to read ahead: where it ends; None: closed."""
         with self._changed:
-            while True:
-                if self._closed:
-                    return None
-                position = self._position
-                release = position - position % mmap.PAGESIZE
-                fill = min(self.end, position + self.AHEAD * self.window, self.filled + self.window)
-                if release > self.released or fill > self.filled:
-                    return release, fill
+            while not self._closed:
+                ahead = self._position + self.AHEAD * self.window
+                fill = min(self.end, ahead, self.filled + self.window)
+                if fill > self.filled:
+                    return fill
                 self._changed.wait()
+            return None
 
     def run(self) -> None:
         try:
-            self._run()
+            while (fill := self._next_fill()) is not None:
+                if self.native.advise(self.buf, self.filled, fill, MADV_POPULATE_READ):
+                    return  # not this kernel: the walk's page faults read instead
+                self.filled = fill
         except ValueError:  # the map was closed under a walk left unfinished: nothing to do
             return
-
-    def _run(self) -> None:
-        populate = True
-        while (work := self._work()) is not None:
-            release, fill = work
-            if release > self.released:
-                # best effort, as a page fault is: a refusal only leaves the pages resident
-                self.native.advise(self.buf, self.released, release, mmap.MADV_DONTNEED)
-                self.released = release
-            if fill > self.filled:
-                if populate and self.native.advise(self.buf, self.filled, fill, MADV_POPULATE_READ):
-                    populate = False  # not this kernel: the walk's page faults read instead
-                self.filled = fill
 
 
 class LogWalk:
@@ -642,15 +635,21 @@ def valid_batch_at(buf: Buffer, position: int, end: int, path: str = "<bytes>") 
     return batch if batch is not None and batch.is_valid(buf) else None
 
 
-def resync(buf: Buffer, position: int, end: int, path: str = "<bytes>") -> int | None:
-    """The first position at or after ``position`` (before ``end``) where a whole, valid batch
-    starts, or None: how a reader finds its footing again after damage, byte by byte."""
-    while position + HEADER_SIZE_UP_TO_MAGIC < end:
+def resync(
+    buf: Buffer, position: int, end: int, path: str = "<bytes>", before: int | None = None
+) -> int | None:
+    """The first position at or after ``position`` (and before ``before``) where a whole, valid
+    batch ending by ``end`` starts, or None: how a reader finds its footing again after damage,
+    byte by byte."""
+    last = end if before is None else min(end, before)
+    while position + HEADER_SIZE_UP_TO_MAGIC < end and position < last:
         # a batch's size field (14 at least) has a non-zero byte: skip runs of zeros at once
         found = _NON_ZERO.search(buf, position + _SIZE_FIELD, end)
         if found is None:
             return None
         position = max(position, found.start() - _SIZE_FIELD - 3)
+        if position >= last:
+            return None
         if valid_batch_at(buf, position, end, path) is not None:
             return position
         position += 1
@@ -672,14 +671,17 @@ def walk_resync(buf: Buffer, path: str = "<bytes>", start: int = 0) -> Iterator[
         if not stop.is_damage:
             return
         damaged = stop.position
-        after = None
+        batch = None
         if stop.reason is StopReason.INVALID_BATCH:
-            # a bad CRC with a sound size field: the next batch is most likely right after it
             batch = read_batch(buf, damaged, end, path)
-            if batch is not None and valid_batch_at(buf, batch.end, end, path) is not None:
-                after = batch.end
-        if after is None:
+        if batch is None:
             after = resync(buf, damaged + 1, end, path)
+        else:
+            # a bad CRC with a sound size field: the next batch is most likely right after it,
+            # unless that size field is garbage too and whole batches start inside its span
+            after = resync(buf, damaged + 1, end, path, before=batch.end)
+            if after is None:
+                after = resync(buf, batch.end, end, path)
         yield Damaged(damaged, end if after is None else after)
         if after is None:
             return
