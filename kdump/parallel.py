@@ -30,6 +30,31 @@ WORTH_A_FORK = 32 << 20
 and their queues costs ≈ 20 ms, more than 32 MiB of verify takes on one core (≈ 5 ms)."""
 
 
+_processes = 1
+"""The processes this run works in at once: a forked worker is told the run's ``jobs``."""
+
+
+def spare_cpu() -> bool:
+    """Whether a helper thread of this process (the walk's read-ahead) would find a CPU of its
+    own: the CPUs this process may run on outnumber the run's processes and the other tasks
+    ready to run right now (/proc/loadavg's fourth field counts them, this one included). On a
+    busy machine the thread would only take time from the work."""
+    cpus = default_jobs()
+    if cpus <= _processes:
+        return False
+    ready = ready_tasks()
+    return ready is not None and cpus - _processes - (ready - 1) >= 1
+
+
+def ready_tasks() -> int | None:
+    """The tasks ready to run on this machine now, the caller included (None: not known)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def default_jobs() -> int:
     """The CPUs this process may run on (its affinity mask, as a container or taskset sets)."""
     try:
@@ -68,7 +93,12 @@ def stream_ordered(
     workers = [
         context.Process(
             target=_work,
-            args=(fn, [(i, items[i]) for i in range(len(items)) if owner[i] == w], queues[w]),
+            args=(
+                fn,
+                [(i, items[i]) for i in range(len(items)) if owner[i] == w],
+                queues[w],
+                jobs,
+            ),
             daemon=True,
         )
         for w in range(jobs)
@@ -128,7 +158,11 @@ def _deal(items: Sequence[Any], jobs: int, weight: Callable[[Any], int] | None) 
     return owner
 
 
-def _work(fn: Callable[[Any], Iterable[Any]], mine: list[tuple[int, Any]], out: Any) -> None:
+def _work(
+    fn: Callable[[Any], Iterable[Any]], mine: list[tuple[int, Any]], out: Any, jobs: int
+) -> None:
+    global _processes
+    _processes = jobs
     for index, item in mine:
         try:
             for result in fn(item):

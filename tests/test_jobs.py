@@ -13,6 +13,7 @@ import pytest
 from clirun import run_kdump
 from conftest import FIXTURES
 
+from kdump import parallel
 from kdump.errors import KdumpError
 from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
 
@@ -116,3 +117,30 @@ def test_work_too_light_to_be_worth_a_fork_runs_here() -> None:
     assert light == {os.getpid()}
     heavy = set(stream_ordered(_pid, [0, 1, 2, 3], 2, weight=lambda _: WORTH_A_FORK))
     assert os.getpid() not in heavy and len(heavy) == 2
+
+
+def _spare(_: int) -> Iterator[bool]:
+    yield parallel.spare_cpu()
+
+
+@pytest.mark.parametrize(
+    ("cpus", "ready", "spare"),
+    [(2, 1, True), (2, 2, False), (4, 3, True), (4, 4, False), (1, 1, False), (2, None, False)],
+)
+def test_a_helper_thread_gets_a_cpu_only_where_one_is_free(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, ready: int | None, spare: bool
+) -> None:
+    """The read-ahead thread's CPU: only where the CPUs outnumber this run's processes and the
+    tasks ready to run (this one among them); in --jobs workers, which fill the CPUs, never."""
+    monkeypatch.setattr(parallel, "default_jobs", lambda: cpus)
+    monkeypatch.setattr(parallel, "ready_tasks", lambda: ready)
+    assert parallel.spare_cpu() is spare
+    heavy = list(stream_ordered(_spare, [0, 1], 2, weight=lambda _: WORTH_A_FORK))
+    assert heavy == [cpus > 2 and spare and cpus - 2 - (ready or 0) + 1 >= 1] * 2
+
+
+def test_ready_tasks_counts_this_one() -> None:
+    if not Path("/proc/loadavg").exists():
+        pytest.skip("no /proc/loadavg")
+    ready = parallel.ready_tasks()
+    assert ready is not None and ready >= 1
