@@ -650,6 +650,92 @@ done:
     return result;
 }
 
+/* pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second)
+ *   -> (bytes, entries, last first, last second) or None
+ * The in-order case of the rebuild's index builders (kdump.repair.rebuild), whose Python code
+ * takes every other case: offset index entries (offset, position) from strictly rising
+ * offsets above last_first; time index entries (timestamp, offset) from rising timestamps and
+ * offsets not below last_second, only those with a timestamp above the one before (above
+ * last_first for the first), as TimeIndex.maybeAppend keeps them. Packed big-endian, offsets
+ * relative to base_offset; None where an entry is out of that order or does not fit. */
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static PyObject *py_pack_entries(PyObject *self, PyObject *args)
+{
+    PyObject *objs[2];
+    long long base, last_first, last_second;
+    int time_index;
+    Py_buffer views[2];
+    const int64_t *cols[2];
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OOLpLL", &objs[0], &objs[1], &base, &time_index, &last_first,
+                          &last_second) ||
+        get_columns(objs, views, cols, 2, &n) < 0)
+        return NULL;
+    const int64_t *firsts = cols[0], *seconds = cols[1];
+    Py_ssize_t width = time_index ? TIME_INDEX_ENTRY : OFFSET_INDEX_ENTRY;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * width);
+    if (out == NULL) {
+        release_columns(views, 2);
+        return NULL;
+    }
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    Py_ssize_t k = 0;
+    int in_order = 1;
+    int64_t not_before = last_second; /* time index: the offset no entry may go below */
+    for (Py_ssize_t i = 0; i < n && in_order; i++) {
+        int64_t first = firsts[i], second = seconds[i], rel;
+        if (time_index) {
+            /* offsets never back, timestamps never back; a timestamp not above the last
+             * one kept makes no entry */
+            if (second < not_before || (i && first < firsts[i - 1]))
+                in_order = 0;
+            else if (first > last_first) {
+                if (__builtin_sub_overflow(second, (int64_t)base, &rel) || rel < 0 ||
+                    rel > INT32_MAX)
+                    in_order = 0;
+                else {
+                    uint64_t ts = (uint64_t)first;
+                    put_be32(p, (uint32_t)(ts >> 32));
+                    put_be32(p + 4, (uint32_t)ts);
+                    put_be32(p + 8, (uint32_t)rel);
+                    p += width;
+                    k++;
+                    last_first = first;
+                    last_second = second;
+                }
+            }
+            not_before = second;
+        } else {
+            if (first <= last_first || __builtin_sub_overflow(first, (int64_t)base, &rel) ||
+                rel < 0 || rel > INT32_MAX || second < 0 || second > INT32_MAX)
+                in_order = 0;
+            else {
+                put_be32(p, (uint32_t)rel);
+                put_be32(p + 4, (uint32_t)second);
+                p += width;
+                k++;
+                last_first = first;
+                last_second = second;
+            }
+        }
+    }
+    release_columns(views, 2);
+    if (!in_order) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    if (_PyBytes_Resize(&out, k * width) < 0)
+        return NULL;
+    return Py_BuildValue("(NnLL)", out, k, last_first, last_second);
+}
+
 /* ------------------------------------------------------------------ v2 records */
 
 /* Why decoding stopped: kdump.format.records.RecordFault, whose names are record_faults below
@@ -2312,6 +2398,9 @@ static PyMethodDef methods[] = {
      "(flagged entries, multi-batch entries, first multi-batch entry)"},
     {"time_index_check", py_time_index_check, METH_VARARGS,
      "time_index_check(index, used, base_offset, offset_rows) -> flagged entries"},
+    {"pack_entries", py_pack_entries, METH_VARARGS,
+     "pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second) -> "
+     "(bytes, entries, last first, last second) or None"},
     {"index_points", py_index_points, METH_VARARGS,
      "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
      "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "

@@ -5,9 +5,12 @@ keeps every byte it cuts."""
 
 from __future__ import annotations
 
+import struct
 import tempfile
+from array import array
 from pathlib import Path
 
+import pytest
 from clirun import run_kdump
 from conftest import ORACLE
 from hypothesis import HealthCheck, given, settings
@@ -15,9 +18,15 @@ from hypothesis import strategies as st
 from repair_support import batch_positions
 from test_properties import GZIP, NONE, Rec, build_v2
 
+from kdump import speedups
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
-from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.repair.rebuild import (
+    IndexConfig,
+    _OffsetIndexBuilder,
+    _TimeIndexBuilder,
+    recover_segment,
+)
 from kdump.segment import LogSegment, segment_file_name
 
 SETTINGS = settings(
@@ -146,3 +155,62 @@ def test_fixture_logs_cut_at_random_boundaries(name: Path, interval: int, cut: i
         ran = run_kdump(["rebuild-index", "--index-interval-bytes", str(interval), str(partition)])
         assert ran.exit_code == 0, ran.stdout + ran.stderr
         assert_rebuilt_indexes_verify(partition, base, interval)
+
+
+def _builder_state(b: object) -> dict[str, object]:
+    return {k: (bytes(v) if isinstance(v, bytearray) else v) for k, v in vars(b).items()}
+
+
+_INT64 = st.integers(-(2**63), 2**63 - 1)
+_NEAR = st.integers(-3, 2**31 + 3)
+
+
+@pytest.mark.skipif(not speedups.built(), reason="compares the C packing with Python")
+@settings(max_examples=300, deadline=None)
+@given(
+    st.booleans(),
+    st.integers(0, 2**40),
+    st.integers(1, 12),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=5),
+    st.lists(st.tuples(_NEAR, _NEAR), max_size=12),
+    st.booleans(),
+)
+def test_packed_index_entries_are_the_python_builders(
+    is_time: bool,
+    base: int,
+    max_entries: int,
+    before: list[tuple[int, int]],
+    pairs: list[tuple[int, int]],
+    rising: bool,
+) -> None:
+    """The rebuild's C packing (pack_entries) leaves an index builder exactly as its Python
+    extend() does: the same bytes, entries, last values and refusals, from any earlier state,
+    for entries in order (the usual case, ``rising``), out of order, beyond int32 or too many."""
+    if rising:
+        pairs = sorted(pairs)
+        pairs = [(a + i, b + i) for i, (a, b) in enumerate(pairs)]
+    firsts = [base + a if not is_time else a for a, _ in pairs]
+    seconds = [b if not is_time else base + b for _, b in pairs]
+    made = []
+    for how in ("one by one", "extend", "packed"):
+        builder = (_TimeIndexBuilder if is_time else _OffsetIndexBuilder)(base, max_entries)
+        for a, b in before:
+            if is_time:
+                builder.maybe_append(a, base + b)
+            else:
+                builder.append(base + a, b)
+        try:
+            if how == "packed":
+                builder.extend_packed(speedups.native(), array("q", firsts), array("q", seconds))
+            elif how == "extend":
+                builder.extend(firsts, seconds)
+            else:  # Kafka's appends, one entry at a time
+                for first, second in zip(firsts, seconds, strict=True):
+                    if is_time:
+                        builder.maybe_append(first, second)
+                    else:
+                        builder.append(first, second)
+        except struct.error:
+            return  # beyond int32 (the recovery stops before such an entry)
+        made.append(_builder_state(builder))
+    assert made[0] == made[1] == made[2]

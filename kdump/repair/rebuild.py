@@ -27,6 +27,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
+from typing import Any
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
@@ -114,6 +115,18 @@ class _OffsetIndexBuilder:
             for offset, position in zip(offsets, positions, strict=True):
                 self.append(offset, position)
 
+    def extend_packed(self, native: Any, offsets: array[int], positions: array[int]) -> None:
+        """extend() of int64 columns: in order, packed by the C code at once."""
+        if offsets and self.entries + len(offsets) <= self.max_entries:
+            above = self.last_offset if self.entries else speedups.INT64_MIN
+            packed = native.pack_entries(offsets, positions, self.base_offset, False, above, 0)
+            if packed is not None:
+                data, count, self.last_offset, _ = packed
+                self.data += data
+                self.entries += count
+                return
+        self.extend(offsets.tolist(), positions.tolist())
+
 
 def _pack_entries(entry: struct.Struct, firsts: list[int], seconds: list[int]) -> bytes:
     """Index entries (first, second) in entry's layout, one pack for all."""
@@ -162,8 +175,12 @@ class _TimeIndexBuilder:
             for timestamp, offset in zip(timestamps, offsets, strict=True):
                 self.maybe_append(timestamp, offset)
             return
-        # rising timestamps, each entered once: the first pair of every new timestamp
-        rising = list(map(operator.gt, timestamps, [self.last_timestamp, *timestamps[:-1]]))
+        # rising timestamps, each entered once: the first pair of every timestamp above the last
+        # one entered (timestamps never go back here, so that is the one before, or the last
+        # entry's where it is higher)
+        last = self.last_timestamp
+        floors = list(map(max, [last, *timestamps[:-1]], repeat(last)))
+        rising = list(map(operator.gt, timestamps, floors))
         kept_timestamps = list(compress(timestamps, rising))
         if kept_timestamps:
             kept_offsets = list(compress(offsets, rising))
@@ -171,6 +188,22 @@ class _TimeIndexBuilder:
             self.data += _pack_entries(_TIME_ENTRY, kept_timestamps, relative)
             self.entries += len(kept_timestamps)
             self.last_timestamp, self.last_offset = kept_timestamps[-1], kept_offsets[-1]
+
+    def extend_packed(self, native: Any, timestamps: array[int], offsets: array[int]) -> None:
+        """extend() of int64 columns: in order, packed by the C code at once."""
+        if timestamps and self.entries + len(timestamps) < self.max_entries:
+            not_before = self.last_offset if self.entries else speedups.INT64_MIN
+            packed = native.pack_entries(
+                timestamps, offsets, self.base_offset, True, self.last_timestamp, not_before
+            )
+            if packed is not None:
+                data, count, last_timestamp, last_offset = packed
+                if count:
+                    self.data += data
+                    self.entries += count
+                    self.last_timestamp, self.last_offset = last_timestamp, last_offset
+                return
+        self.extend(timestamps.tolist(), offsets.tolist())
 
 
 class _IndexWriter:
@@ -220,8 +253,8 @@ class _IndexWriter:
             positions, last_offsets, max_timestamps, interval, *state
         )
         self.last_index_entry, self.max_ts, self.offset_of_max_ts = state
-        self.index.extend(array("q", offsets).tolist(), array("q", at).tolist())
-        self.time_index.extend(array("q", timestamps).tolist(), array("q", time_offsets).tolist())
+        self.index.extend_packed(native, array("q", offsets), array("q", at))
+        self.time_index.extend_packed(native, array("q", timestamps), array("q", time_offsets))
 
     def close(self) -> None:
         self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts, skip_full_check=True)
