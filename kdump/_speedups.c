@@ -2140,15 +2140,20 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
  * whose last offset reaches it (with the largest max timestamp of the batches before it),
  * written into the row arrays (int64, room for a row per wanted key: each is met at most once)
  * after the rows already there. state = (next wanted position, has a batch before, its last
- * offset, next wanted offset, the max timestamp so far, position rows, offset rows). */
+ * offset, next wanted offset, the max timestamp so far, position rows, offset rows, and the
+ * last batch that raised the max timestamp: whether there is one, its base offset, last
+ * offset, max timestamp, the max before it, the last offset before it (INT64_MIN: none), and
+ * whether every last offset so far rose). */
 static PyObject *py_gather(PyObject *self, PyObject *args)
 {
     PyObject *objs[6], *out_objs[2];
     long long cursor_p, has_prev, prev_last, cursor_o, before;
+    long long c_has, c_base, c_last, c_maxts, c_before, c_prev_last, rising;
     Py_ssize_t prow_n, orow_n;
-    if (!PyArg_ParseTuple(args, "OOOOOOOO(LLLLLnn)", &objs[0], &objs[1], &objs[2], &objs[3],
-                          &objs[4], &objs[5], &out_objs[0], &out_objs[1], &cursor_p, &has_prev,
-                          &prev_last, &cursor_o, &before, &prow_n, &orow_n))
+    if (!PyArg_ParseTuple(args, "OOOOOOOO(LLLLLnnLLLLLLL)", &objs[0], &objs[1], &objs[2],
+                          &objs[3], &objs[4], &objs[5], &out_objs[0], &out_objs[1], &cursor_p,
+                          &has_prev, &prev_last, &cursor_o, &before, &prow_n, &orow_n, &c_has,
+                          &c_base, &c_last, &c_maxts, &c_before, &c_prev_last, &rising))
         return NULL;
     Py_buffer views[6], outs[2];
     const int64_t *col[6];
@@ -2200,16 +2205,22 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
             row[0] = wo[cursor_o], row[1] = base, row[2] = last, row[3] = maxts, row[4] = before;
             cursor_o++;
         }
-        if (maxts > before)
+        if (maxts > before) {
+            c_has = 1, c_base = base, c_last = last, c_maxts = maxts, c_before = before;
+            c_prev_last = has_prev ? prev_last : INT64_MIN;
             before = maxts;
+        }
+        if (has_prev && last <= prev_last)
+            rising = 0;
         has_prev = 1;
         prev_last = last;
     }
     release_columns(views, 6);
     PyBuffer_Release(&outs[0]);
     PyBuffer_Release(&outs[1]);
-    return Py_BuildValue("(LLLLLnn)", cursor_p, has_prev, prev_last, cursor_o, before, prow_n,
-                         orow_n);
+    return Py_BuildValue("(LLLLLnnLLLLLLL)", cursor_p, has_prev, prev_last, cursor_o, before,
+                         prow_n, orow_n, c_has, c_base, c_last, c_maxts, c_before, c_prev_last,
+                         rising);
 }
 
 /* The row of `key` among rows of `width` int64s sorted by their first, or NULL. */

@@ -53,9 +53,9 @@ def gather(
     wanted_offsets: Buffer,
     position_rows: Buffer,
     offset_rows: Buffer,
-    state: tuple[int, int, int, int, int, int, int],
+    state: tuple[int, ...],
     /,
-) -> tuple[int, int, int, int, int, int, int]: ...
+) -> tuple[int, ...]: ...
 def offset_index_check(
     index: Buffer, used: int, base_offset: int, rows: Buffer, valid_bytes: int, last_log: int, /
 ) -> tuple[list[int], int, int]: ...

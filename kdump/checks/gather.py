@@ -13,15 +13,18 @@ from __future__ import annotations
 import bisect
 import struct
 from array import array
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from kdump import speedups
+from kdump.crc import Buffer
 from kdump.format.index import OffsetIndex
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
 
 INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
 ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
 
@@ -49,15 +52,20 @@ class OffsetRow(NamedTuple):
 def index_keys(index: OffsetIndex | TimeIndex) -> array[int]:
     """The sorted distinct positions (offset index) or offsets (time index) the used entries
     name; an offset past int64 counts as 2^63-1 (above every log offset either way)."""
-    used, is_time = index.used_entries, isinstance(index, TimeIndex)
+    return entry_keys(
+        index.buf, index.used_entries, index.base_offset, isinstance(index, TimeIndex)
+    )
+
+
+def entry_keys(buf: Buffer, used: int, base_offset: int, is_time: bool) -> array[int]:
+    """index_keys of the first ``used`` entries in ``buf`` (time index entries: ``is_time``)."""
     native = speedups.native()
-    if native is not None and speedups.fits_int64(index.base_offset):
-        return array("q", native.index_keys(index.buf, used, index.base_offset, is_time))
-    view = memoryview(index.buf)[: used * index.entry_size]
+    if native is not None and speedups.fits_int64(base_offset):
+        return array("q", native.index_keys(buf, used, base_offset, is_time))
+    width = (TimeIndex if is_time else OffsetIndex).entry_struct.size
+    view = memoryview(buf)[: used * width]
     if is_time:
-        keys = {
-            min(index.base_offset + rel, INT64_MAX) for _, rel in struct.iter_unpack(">qi", view)
-        }
+        keys = {min(base_offset + rel, INT64_MAX) for _, rel in struct.iter_unpack(">qi", view)}
     else:
         keys = {position for _, position in struct.iter_unpack(">ii", view)}
     return array("q", sorted(keys))
@@ -74,8 +82,72 @@ class IndexGather:
         self._position_room = array("q", [0]) * (ROW * len(self.wanted_positions))
         self._offset_room = array("q", [0]) * (ROW * len(self.wanted_offsets))
         # next wanted position, a batch before?, its last offset, next wanted offset, max ts,
-        # position rows, offset rows
-        self._state: tuple[int, ...] = (0, 0, 0, 0, NO_TIMESTAMP, 0, 0)
+        # position rows, offset rows; the last batch that raised the max ts: one?, its base
+        # offset, last offset, max ts, the max before it, the last offset before it; whether
+        # every last offset so far rose (what ``want`` needs for a key named late)
+        self._state: tuple[int, ...] = (0, 0, 0, 0, NO_TIMESTAMP, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+        self._growing = False
+        self._fed_position = -1
+        """The position of the last batch fed."""
+        self.complete = True
+        """False once ``want`` was given a key whose batch had gone by and cannot be named."""
+
+    @classmethod
+    def growing(cls) -> IndexGather:
+        """A gather whose keys come during the walk (``want``), as a rebuild makes its index
+        entries: the rows of the new index files, gathered by the walk that makes them."""
+        gather = cls(None, None)
+        gather._growing = True
+        return gather
+
+    def want(self, positions: Sequence[int], offsets: Sequence[int]) -> None:
+        """More keys, above those given before, each before the walk feeds the batch it names.
+        An offset whose batch has gone by can still be named when it is the last one that
+        raised the max timestamp (a time index entry names that batch when the entry is made
+        after it); any other late key leaves the gather incomplete."""
+        if not self.complete:
+            return
+        if positions and positions[0] <= self._fed_position:
+            self.complete = False  # its batch went by: a position is named by its own batch
+            return
+        self._grow(positions, self.wanted_positions, "_position_room")
+        # the keys whose batches went by come first (keys are sorted); one at most can be
+        # named, the one a time index entry made after that batch names
+        fed, fed_last = self._state[1], self._state[2]
+        late = 0
+        while fed and late < len(offsets) and offsets[late] <= fed_last:
+            late += 1
+        if late > 1 or (late and not self._late_row(offsets[0])):
+            self.complete = False
+            return
+        self._grow(offsets[late:], self.wanted_offsets, "_offset_room")
+
+    def _grow(self, keys: Sequence[int], wanted: array[int], room: str) -> None:
+        last = wanted[-1] if wanted else None
+        if keys and last is not None and keys[0] <= last:  # (keys: index_keys, sorted, distinct)
+            self.complete = False
+            return
+        wanted.extend(keys)
+        getattr(self, room).extend(array("q", [0]) * (ROW * len(keys)))
+
+    def _late_row(self, offset: int) -> bool:
+        """The row of ``offset`` from the last batch that raised the max timestamp, if that
+        batch is the first whose last offset reaches it; whether it was."""
+        state = list(self._state)
+        cursor_o, orow_n = state[3], state[6]
+        has, base, last, max_ts, before, prev_last, rising = state[7:14]
+        wanted = self.wanted_offsets
+        if (
+            not (has and rising and prev_last < offset <= last)
+            or cursor_o != len(wanted)
+            or (wanted and offset <= wanted[-1])
+        ):
+            return False
+        self.wanted_offsets.append(offset)
+        self._offset_room.extend(array("q", (offset, base, last, max_ts, before)))
+        state[3], state[6] = cursor_o + 1, orow_n + 1
+        self._state = tuple(state)
+        return True
 
     @property
     def position_rows(self) -> memoryview:
@@ -86,8 +158,10 @@ class IndexGather:
         return memoryview(self._offset_room)[: ROW * self._state[6]]
 
     def feed(self, run: BatchRun) -> None:
-        if not (self.wanted_positions or self.wanted_offsets):
+        if not (self.wanted_positions or self.wanted_offsets or self._growing):
             return
+        if run.n:
+            self._fed_position = run.position[-1]
         native = speedups.native()
         if native is not None:
             self._state = native.gather(
@@ -100,7 +174,8 @@ class IndexGather:
 
     def _feed_python(self, run: BatchRun) -> None:
         """The reference: the same merge as the C code's, batch by batch."""
-        cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n = self._state
+        cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n, *raised = self._state
+        has_raised, r_base, r_last, r_max_ts, r_before, r_prev_last, rising = raised
         wp, wo = self.wanted_positions, self.wanted_offsets
         prows, orows = self._position_room, self._offset_room
         for j in range(run.n):
@@ -120,9 +195,17 @@ class IndexGather:
                 )
                 orow_n += 1
                 cursor_o += 1
-            before = max(before, max_ts)
+            if max_ts > before:
+                has_raised, r_base, r_last, r_max_ts, r_before = 1, base, last, max_ts, before
+                r_prev_last = prev_last if has_prev else INT64_MIN
+                before = max_ts
+            if has_prev and last <= prev_last:
+                rising = 0
             has_prev, prev_last = 1, last
-        self._state = (cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n)
+        self._state = (
+            cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n,
+            has_raised, r_base, r_last, r_max_ts, r_before, r_prev_last, rising,
+        )  # fmt: skip
 
     def position_row(self, position: int) -> PositionRow | None:
         """The batch starting exactly at ``position``, if one does (and the index named it)."""

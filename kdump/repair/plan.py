@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule, verify_segment
 from kdump.crc import Buffer
@@ -129,6 +130,9 @@ class SegmentPlan:
     new indexes are checked against the batches before it."""
     new_base: int | None = None
     """The base offset the segment's files are renamed to (its first batch's)."""
+    scan: LogScan | None = field(default=None, repr=False, compare=False)
+    """What the rebuild's walk gathered for checking the new index files (None: the check
+    walks the log again)."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -399,6 +403,7 @@ def _rebuild_partition(
             findings=partition_findings,
             valid_end=recovered.valid_bytes,
             new_base=new_base,
+            scan=recovered.scan,
         )
         partition_findings = []
         if new_base is not None:

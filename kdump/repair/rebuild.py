@@ -31,6 +31,8 @@ from typing import Any
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.gather import IndexGather, entry_keys
+from kdump.checks.log import LogScan
 from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
@@ -279,6 +281,9 @@ class RecoveredSegment:
     """Why the walk ended before the end of the file (invalid batch, torn tail, overflow)."""
     findings: list[Finding] = field(default_factory=list)
     """Refused index entries and producer-state surprises, as warnings or errors."""
+    scan: LogScan | None = field(default=None, compare=False, repr=False)
+    """What verify's index checks need of the new index files, gathered by the same walk
+    (kdump.repair.recheck); None where a key came after its batch had gone by."""
 
     @property
     def truncated_bytes(self) -> int:
@@ -324,7 +329,11 @@ def recover_segment(
     writer = recovery.writer
     out.max_timestamp, out.offset_of_max_timestamp = writer.max_ts, writer.offset_of_max_ts
     writer.close()
+    recovery.want_new_entries()
     out.index, out.time_index = bytes(writer.index.data), bytes(writer.time_index.data)
+    scan = recovery.scan
+    scan.valid_bytes = recovery.valid_bytes
+    out.scan = scan if recovery.gather.complete else None
     out.findings.extend(_refusals(path, writer.index, writer.time_index, config))
     return out
 
@@ -350,6 +359,10 @@ class _Recovery:
         self.has_prev, self.prev_last, self.epoch = False, 0, NO_EPOCH_YET
         self.valid_bytes = self.batches = 0
         self.stop: Finding | None = None
+        # the recheck's rows of the new index files, gathered as their entries are made
+        self.gather = IndexGather.growing()
+        self.scan = LogScan(path, base_offset, len(buf), gather=self.gather)
+        self._wanted = (0, 0)  # bytes of each index whose keys the gather has
 
     def _mode(self) -> Producers:
         if self.producers is None:
@@ -423,11 +436,30 @@ class _Recovery:
         self._advance(part.slice(i, i + 1), 0)
         return True
 
+    def want_new_entries(self) -> None:
+        """The keys of the entries made since the last call go to the gather."""
+        index, time_index = self.writer.index, self.writer.time_index
+        done_index, done_time = self._wanted
+        if len(index.data) == done_index and len(time_index.data) == done_time:
+            return
+        self.gather.want(
+            _new_keys(index.data, done_index, self.base_offset, False),
+            _new_keys(time_index.data, done_time, self.base_offset, True),
+        )
+        self._wanted = (len(index.data), len(time_index.data))
+
     def _advance(self, part: BatchRun, last: int) -> None:
+        self.want_new_entries()
+        self.scan.take(part.slice(0, last + 1))
         self.batches += last + 1
         self.valid_bytes = part.position[last] + part.size[last]
         self.has_prev, self.prev_last = True, part.last_offset[last]
         self.epoch = part.partition_leader_epoch[last]
+
+
+def _new_keys(data: bytearray, done: int, base_offset: int, is_time: bool) -> array[int]:
+    entry = _TIME_ENTRY if is_time else _OFFSET_ENTRY
+    return entry_keys(data[done:], (len(data) - done) // entry.size, base_offset, is_time)
 
 
 def _walk_stop(stop: Stop | None, buf: Buffer, path: str) -> Finding | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from kdump.checks.findings import Finding
-from kdump.checks.gather import IndexGather
+from kdump.checks.gather import IndexGather, index_keys
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import gather_log
+from kdump.checks.log import LogScan, gather_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
@@ -50,9 +50,11 @@ def recheck_staged(
             offset_index = OffsetIndex(views[OFFSET_INDEX][0], base, views[OFFSET_INDEX][1])
         if TIME_INDEX in views:
             time_index = TimeIndex(views[TIME_INDEX][0], base, views[TIME_INDEX][1])
-        gather = IndexGather(offset_index, time_index)
-        log = FileRecords(seg.log_path, stack.enter_context(mapped(seg.log_path)))
-        scan = gather_log(log, base, plan.valid_end, gather)
+        scan = _gathered_by_rebuild(plan, offset_index, time_index)
+        if scan is None:
+            gather = IndexGather(offset_index, time_index)
+            log = FileRecords(seg.log_path, stack.enter_context(mapped(seg.log_path)))
+            scan = gather_log(log, base, plan.valid_end, gather)
         if offset_index is not None:
             check_offset_index(offset_index, scan, sink, options, plan.is_active)
         if time_index is not None:
@@ -61,3 +63,19 @@ def recheck_staged(
             buf, name = views[TXN_INDEX]
             check_txn_index(TransactionIndex(buf, base, name), scan, sink)
     return sink.close()
+
+
+def _gathered_by_rebuild(
+    plan: SegmentPlan, offset_index: OffsetIndex | None, time_index: TimeIndex | None
+) -> LogScan | None:
+    """What the rebuild's own walk gathered, where it serves: its keys are those of the staged
+    files, as written and read back (else None, and the log is walked again)."""
+    scan = plan.scan
+    if scan is None or scan.gather is None:
+        return None
+    gather = scan.gather
+    if offset_index is not None and index_keys(offset_index) != gather.wanted_positions:
+        return None
+    if time_index is not None and index_keys(time_index) != gather.wanted_offsets:
+        return None
+    return scan
