@@ -5,6 +5,7 @@ Kafka's interval and with intervals that put an entry at every batch or at very 
 
 from __future__ import annotations
 
+import tempfile
 from array import array
 from contextlib import nullcontext
 from dataclasses import replace
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ORACLE, REALFILES
+from hypothesis import given
+from test_repair_properties import INTERVALS, SETTINGS, segment_logs, write_partition
 
 from kdump.checks.gather import ROW, IndexGather
 from kdump.format.walk import COLUMNS, BatchRun
@@ -123,3 +126,19 @@ def test_a_key_that_cannot_be_named_late_leaves_the_gather_incomplete(
     growing.feed(FIRST)
     growing.want(array("q", positions), array("q", offsets))
     assert not growing.complete
+
+
+@SETTINGS
+@given(segment=segment_logs(), interval=INTERVALS)
+def test_on_random_logs_too(segment: tuple[int, bytes], interval: int) -> None:
+    """Logs by an independent encoder, timestamps going back, gaps, compression: the same."""
+    base, log = segment
+    config = IndexConfig(interval)
+    with tempfile.TemporaryDirectory() as tmp:
+        partition = write_partition(Path(tmp), base, log)
+        with RepairSession(WriteOptions(output_dir=Path(tmp) / "out", backup=False)) as session:
+            for plan in plan_rebuild_index(resolve_targets([str(partition)]), config):
+                staged = session.stage(plan, plan.changes)
+                one_walk = recheck.recheck_staged(plan, staged, config)
+                two_walks = recheck.recheck_staged(replace(plan, scan=None), staged, config)
+                assert one_walk == two_walks
