@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from clirun import run_kdump
 from conftest import FIXTURES
 
 from kdump import parallel
+from kdump.checks.options import VerifyOptions
+from kdump.checks.verify import verify_paths
 from kdump.errors import KdumpError
 from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
 
@@ -144,3 +147,55 @@ def test_ready_tasks_counts_this_one() -> None:
         pytest.skip("no /proc/loadavg")
     ready = parallel.ready_tasks()
     assert ready is not None and ready >= 1
+
+
+def _thread_name(n: int) -> tuple[int, str]:
+    return n, threading.current_thread().name
+
+
+def test_gil_free_work_runs_in_threads_in_order() -> None:
+    """map_ordered(threads=True): this process's threads (no fork), the items' order, the
+    biggest dealt first; below WORTH_A_FORK of weight, in this thread."""
+    got = list(
+        map_ordered(
+            _thread_name, list(range(20)), 2, weight=lambda n: WORTH_A_FORK + n, threads=True
+        )
+    )
+    assert [n for n, _ in got] == list(range(20))
+    assert {name.split("_")[0] for _, name in got} == {"kdump-job"}
+    light = list(map_ordered(_thread_name, [0, 1], 2, weight=lambda _: 1, threads=True))
+    assert {name for _, name in light} == {threading.current_thread().name}
+
+
+def _fails_at_3(n: int) -> int:
+    if n == 3:
+        raise KdumpError("three")
+    return n
+
+
+def test_a_threads_error_comes_at_its_turn() -> None:
+    results = map_ordered(
+        _fails_at_3, list(range(8)), 2, weight=lambda _: WORTH_A_FORK, threads=True
+    )
+    assert [next(results) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(KdumpError, match="three"):
+        next(results)
+
+
+def test_threads_take_the_cpus_from_the_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    monkeypatch.setattr(parallel, "ready_tasks", lambda: 1)
+    seen = list(
+        map_ordered(lambda _: parallel.spare_cpu(), [0, 1], 2, lambda _: WORTH_A_FORK, threads=True)
+    )
+    assert seen == [False, False] and parallel.spare_cpu()
+
+
+def test_verify_in_threads_is_verify_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fixture partition verified by two threads (the fork threshold set to nothing)
+    gives the findings and summaries of --jobs 1."""
+    monkeypatch.setattr(parallel, "WORTH_A_FORK", 0)
+    paths = [str(ORACLE), str(CORRUPT), str(FIXTURES / "realfiles")]
+    one = verify_paths(paths, VerifyOptions(), jobs=1)
+    two = verify_paths(paths, VerifyOptions(), jobs=2)
+    assert two.findings == one.findings and two.summary() == one.summary()
