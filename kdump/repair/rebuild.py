@@ -373,6 +373,16 @@ class _Recovery:
 
     def take(self, run: BatchRun, out: RecoveredSegment) -> bool:
         """Feed one run; False where recovery stops inside it (``out.stop`` says why)."""
+        before = self.batches
+        going = self._take(run, out)
+        # the run's new index entries first: the gather must know their keys before it
+        # sees the batches they name
+        self.want_new_entries()
+        if self.batches > before:
+            self.scan.take(run.slice(0, self.batches - before))
+        return going
+
+    def _take(self, run: BatchRun, out: RecoveredSegment) -> bool:
         done = 0
         while done < run.n:
             part = run.slice(done, run.n)
@@ -449,8 +459,6 @@ class _Recovery:
         self._wanted = (len(index.data), len(time_index.data))
 
     def _advance(self, part: BatchRun, last: int) -> None:
-        self.want_new_entries()
-        self.scan.take(part.slice(0, last + 1))
         self.batches += last + 1
         self.valid_bytes = part.position[last] + part.size[last]
         self.has_prev, self.prev_last = True, part.last_offset[last]
