@@ -21,7 +21,7 @@ def test_the_short_varint_table_is_zigzag() -> None:
     decoding of every 14-bit payload."""
     from kdump.format.records import _ZIGZAG
 
-    assert _ZIGZAG == tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14))
+    assert tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)) == _ZIGZAG
     for value in (0, -1, 1, -8192, 8191):
         data = varint(value)
         payload = data[0] & 0x7F | (data[1] << 7 if len(data) > 1 else 0)
