@@ -18,7 +18,7 @@ warning in the result; the answer stays the one a healthy index gives.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
@@ -214,7 +214,7 @@ def lookup_offset(log: PartitionLog, offset: int) -> Lookup:
             trail.scans.append(scan)
             continue
         record = first_record_at_or_after(seg.log, scan.batch, offset)
-        trail.scans.append(replace(scan, record=record))
+        trail.scans.append(scan._replace(record=record))
         return trail.finish(Outcome.FOUND)
     return trail.finish(Outcome.AT_LOG_END)
 

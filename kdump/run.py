@@ -9,9 +9,8 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kdump import __version__
 from kdump.checks.findings import Finding
@@ -20,8 +19,7 @@ from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
 from kdump.remote import is_url, url_parent
 
 
-@dataclass(frozen=True)
-class LogDirIdentity:
+class LogDirIdentity(NamedTuple):
     path: str
     meta_properties_version: int | None = None
     node_id: int | None = None
@@ -98,8 +96,7 @@ class RunClock:
         )
 
 
-@dataclass(frozen=True)
-class RunInfo:
+class RunInfo(NamedTuple):
     command: str
     version: str
     started: int

@@ -358,8 +358,7 @@ class LargestTimestamp(NamedTuple):
     source: str
 
 
-@dataclass(frozen=True)
-class Start:
+class Start(NamedTuple):
     """Where a scan of a segment's log starts: the offset index search and the entry used."""
 
     offset: int
@@ -368,8 +367,7 @@ class Start:
     position: int
 
 
-@dataclass(frozen=True)
-class Scan:
+class Scan(NamedTuple):
     """A scan of one segment's log: from where, how many batches and bytes, and what it found.
 
     ``restarted`` holds the warning when the index position had to be given up for 0.

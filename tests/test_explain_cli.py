@@ -4,6 +4,7 @@ read), text with UTC times beside epoch ms, the settings files, and exit codes."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,8 @@ def test_text_names_settings_and_shows_utc(tmp_path: Path) -> None:
     assert "00000000000000000000: time" in out
     assert "deletable now: 1 segment(s)" in out
     assert "\x1b[" not in out  # plain text on a pipe
+    # where each largest timestamp was read, in brackets: printed, never taken for rich markup
+    assert re.search(r"\(2023-[0-9T:.-]+Z\) \[(time index|log)[^]]*\]", out), out
 
 
 def test_bad_setting_exits_3_with_one_line(tmp_path: Path) -> None:

@@ -16,6 +16,18 @@ def test_zigzag_varint_reads_what_was_written(value: int) -> None:
     assert zigzag_varint(data, 1, 5) == (value, len(data) - 1)
 
 
+def test_the_short_varint_table_is_zigzag() -> None:
+    """The decoder's table of one- and two-byte varints, built by slices, is the zig-zag
+    decoding of every 14-bit payload."""
+    from kdump.format.records import _ZIGZAG
+
+    assert tuple((raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)) == _ZIGZAG
+    for value in (0, -1, 1, -8192, 8191):
+        data = varint(value)
+        payload = data[0] & 0x7F | (data[1] << 7 if len(data) > 1 else 0)
+        assert _ZIGZAG[payload] == value
+
+
 def test_zigzag_varint_limits() -> None:
     with pytest.raises(Malformed):
         zigzag_varint(b"\x80\x80\x80\x80\x80\x01", 0, 5)  # six bytes for an int

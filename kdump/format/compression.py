@@ -10,8 +10,6 @@ import struct
 import zlib
 from collections.abc import Callable
 
-import cramjam
-
 from kdump.crc import Buffer
 from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES
 
@@ -37,6 +35,10 @@ def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -
     """Decompress one batch payload; raise CodecError when it is damaged or exceeds ``limit``."""
     if codec == NONE:
         return bytes(data)
+    # cramjam (its own native library, a few ms to load) only once a batch is compressed: a
+    # verify without --deep, or of uncompressed batches, starts without it.
+    import cramjam
+
     try:
         if codec == GZIP:
             return _gunzip(data, limit)
@@ -89,6 +91,8 @@ def _snappy(data: Buffer, limit: int) -> bytes:
 
 
 def _snappy_raw(data: Buffer, limit: int) -> bytes:
+    import cramjam
+
     if cramjam.snappy.decompress_raw_len(data) > limit:
         raise _too_big(limit)
     return bytes(cramjam.snappy.decompress_raw(data))
@@ -98,6 +102,8 @@ def _grow_into(
     decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int
 ) -> bytes:
     """Decompress into a buffer that doubles until the payload fits or passes ``limit``."""
+    import cramjam
+
     size = min(limit, max(64 * 1024, 8 * len(data)))
     while True:
         out = bytearray(size)

@@ -12,7 +12,6 @@ import sys
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, NamedTuple, TypeVar
 
@@ -46,8 +45,7 @@ class Probe(NamedTuple):
     comparison: int
 
 
-@dataclass(frozen=True)
-class IndexSearch(Generic[E]):
+class IndexSearch(NamedTuple, Generic[E]):
     """AbstractIndex.indexSlotRangeFor run once, with the slots it compared (``kdump lookup``
     shows them)."""
 

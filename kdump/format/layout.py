@@ -58,6 +58,9 @@ OFFSET_INDEX_ENTRY = struct.Struct(">ii")
 TIME_INDEX_ENTRY = struct.Struct(">qi")
 """A .timeindex entry: timestamp, offset relative to the segment's base offset."""
 
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+"""Uuid.ZERO_UUID in base64: "no topic id" in partition.metadata and metadata records."""
+
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
 TRANSACTIONAL_BIT = 0x10

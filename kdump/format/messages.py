@@ -31,6 +31,8 @@ from decimal import Decimal
 from struct import Struct
 from typing import Any, NamedTuple
 
+from kdump.format.layout import ZERO_UUID
+
 Json = Any
 SHORT_MAX = 0x7FFF
 
@@ -124,7 +126,6 @@ UNKNOWN_TAGGED_FIELDS = "_unknownTaggedFields"
 never printed, but a struct holding some is not its default (the generated equals() compares
 them), so a tagged struct field holding only unknown tags still prints."""
 UUID_SIZE = 16
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 VARIABLE = ("string", "bytes")
 
 

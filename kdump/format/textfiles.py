@@ -29,7 +29,7 @@ from kdump.format.checkpoint import (
     EpochEntry,
     PartitionMetadata,
 )
-from kdump.format.messages import ZERO_UUID
+from kdump.format.layout import ZERO_UUID
 
 META_PROPERTIES = "meta.properties"
 CHECKPOINT_VERSION = 0

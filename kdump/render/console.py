@@ -3,46 +3,168 @@
 On a terminal, rich styles and fits the width it finds. On a pipe (cron mail, ``| grep``, a
 file) the output must be stable and complete: no colour, no wrapping of long lines, and tables
 at their natural width, so a long partition path is never cut to ``/data/kafka/logs/my-topi…``.
+
+On a pipe, lines and ``TextTable`` s of printable ASCII are written directly, byte for byte what
+rich writes for them: a cron run of ``kdump verify`` then never imports rich (about half of its
+start-up). Anything else goes through rich, so the output stays rich's in every case.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING, Literal
 
-from rich.console import Console, RenderableType
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.table import Table
 
 # A line too long for this is still printed whole (soft wrap off); the width only bounds rich's
 # layout of things other than tables.
 PIPE_WIDTH = 200
 
+Justify = Literal["left", "right"]
+Overflow = Literal["fold", "crop", "ellipsis", "ignore"]  # rich.text.OverflowMethod
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # rich's own handling exits with status 1, which reads as "warnings" in kdump's exit
-        # codes: let the command end the run (kdump.commands.common.pipe_safe, kdump.cli).
-        raise BrokenPipeError
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e]")
+"""Text rich would print otherwise: a character outside printable ASCII (a tab, a wide or
+combining character, an escape, a line break)."""
+
+
+def plain_line(text: str) -> str | None:
+    """``text`` as rich prints it on a pipe, when that is ``text`` itself; else None."""
+    return None if _NOT_PLAIN.search(text) else text
+
+
+class TextTable:
+    """A report's table: a title, columns of text each justified left or right, rows of cells.
+    Every text is literal: a ``[`` or ``:name:`` in a path is printed as it is, never read as
+    rich markup or an emoji code.
+
+    TextConsole prints it: on a pipe as plain text where that is exact (``plain_table``), else
+    as the rich ``Table`` of ``to_rich``: heavy rules with edges on a terminal, ASCII rules
+    without edges on a pipe.
+    """
+
+    def __init__(self, title: str | None = None, overflow: Overflow = "ellipsis") -> None:
+        self.title = title
+        self.overflow = overflow
+        """what rich does with a cell too wide for a terminal: "fold" keeps all of it"""
+        self.columns: list[tuple[str, Justify]] = []
+        self.rows: list[tuple[str, ...]] = []
+
+    def add_column(self, header: str, justify: Justify = "left") -> None:
+        self.columns.append((header, justify))
+
+    def add_row(self, *cells: str) -> None:
+        assert len(cells) == len(self.columns)
+        self.rows.append(cells)
+
+    def to_rich(self, terminal: bool) -> Table:
+        from rich import box
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(
+            # the style rich gives a title of its own
+            title=None if self.title is None else Text(self.title, style="table.title"),
+            box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
+            show_edge=terminal,
+        )
+        for header, justify in self.columns:
+            table.add_column(Text(header), justify=justify, overflow=self.overflow)
+        for row in self.rows:
+            table.add_row(*(Text(cell) for cell in row))
+        return table
+
+
+def plain_table(table: TextTable) -> str | None:
+    """``table`` as rich prints ``table.to_rich(False)`` on a pipe at its natural width (title
+    line, header, ``-+-`` rule, rows; every cell padded by a space each side, columns joined by
+    ``|``), or None where that is not certain (text rich would print otherwise, no columns)."""
+    if not table.columns:
+        return None
+    texts = [table.title or "", *(header for header, _ in table.columns)]
+    texts += [cell for row in table.rows for cell in row]
+    if any(plain_line(text) is None for text in texts):
+        return None
+    grid = [tuple(header for header, _ in table.columns), *table.rows]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(table.columns))]
+    justify = [j for _, j in table.columns]
+
+    def line(row: Sequence[str]) -> str:
+        return "|".join(
+            f" {cell.rjust(w) if j == 'right' else cell.ljust(w)} "
+            for cell, w, j in zip(row, widths, justify, strict=True)
+        )
+
+    lines = [table.title] if table.title else []
+    lines += [line(grid[0]), "+".join("-" * (w + 2) for w in widths)]
+    lines += [line(row) for row in grid[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def _rich_console(out: IO[str], terminal: bool) -> Console:
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich's own handling exits with status 1, which reads as "warnings" in kdump's
+            # exit codes: let the command end the run (kdump.commands.common.pipe_safe,
+            # kdump.cli).
+            raise BrokenPipeError
+
+    return _Console(
+        file=out,
+        force_terminal=terminal,
+        no_color=not terminal,
+        width=None if terminal else PIPE_WIDTH,
+        soft_wrap=not terminal,
+    )
 
 
 class TextConsole:
-    """A rich console with the pipe rules above; ``say`` for lines, ``table`` for tables."""
+    """The pipe rules above; ``say`` for lines, ``table`` for tables. A rich console is made
+    (and rich imported) only for what the plain path does not print."""
 
     def __init__(self, out: IO[str], terminal: bool) -> None:
+        self.out = out
         self.terminal = terminal
-        self.rich = _Console(
-            file=out,
-            force_terminal=terminal,
-            no_color=not terminal,
-            width=None if terminal else PIPE_WIDTH,
-            soft_wrap=not terminal,
-        )
+        self._rich: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        if self._rich is None:
+            self._rich = _rich_console(self.out, self.terminal)
+        return self._rich
 
     def say(self, text: str, style: str | None = None) -> None:
         """Print ``text`` literally (no markup, no highlighting); styled only on a terminal."""
-        self.rich.print(text, style=style if self.terminal else None, highlight=False, markup=False)
+        if not self.terminal and (line := plain_line(text)) is not None:
+            self._write(line + "\n")
+            return
+        self.rich_say(text, style)
 
-    def table(self, table: Table) -> None:
+    def rich_say(self, text: str, style: str | None = None) -> None:
+        """``say`` through rich whatever the text (literally: no markup, no emoji codes)."""
+        self.rich.print(
+            text,
+            style=style if self.terminal else None,
+            highlight=False,
+            markup=False,
+            emoji=False,
+        )
+
+    def table(self, table: TextTable | Table) -> None:
+        if isinstance(table, TextTable):
+            if not self.terminal and (text := plain_table(table)) is not None:
+                self._write(text)
+                return
+            table = table.to_rich(self.terminal)
+        self.rich_table(table)
+
+    def rich_table(self, table: Table) -> None:
+        """``table`` through rich: at the terminal's width, or at its natural width on a pipe."""
         if self.terminal:
             self.rich.print(table)
             return
@@ -54,7 +176,7 @@ class TextConsole:
             self.rich.width = PIPE_WIDTH
 
     def fitted_table(
-        self, make: Callable[[Collection[str]], Table], droppable: Sequence[str]
+        self, make: Callable[[Collection[str]], TextTable], droppable: Sequence[str]
     ) -> None:
         """The table ``make(dropped)`` builds, on a terminal with as few of ``droppable``
         columns left out (in that order) as makes it fit the width: a terminal too narrow for
@@ -64,7 +186,7 @@ class TextConsole:
         table = make(dropped)
         if self.terminal:
             for name in droppable:
-                if self._natural_width(table) <= self.rich.width:
+                if self._natural_width(table.to_rich(True)) <= self.rich.width:
                     break
                 dropped.append(name)
                 table = make(dropped)
@@ -72,6 +194,12 @@ class TextConsole:
 
     def print(self, renderable: RenderableType) -> None:
         self.rich.print(renderable, highlight=False)
+
+    def _write(self, text: str) -> None:
+        # rich flushes after every print: so does this, for the same interleaving with stderr
+        # and the same moment a closed pipe is found.
+        self.out.write(text)
+        self.out.flush()
 
     def _natural_width(self, renderable: RenderableType) -> int:
         options = self.rich.options.update_width(1 << 20)

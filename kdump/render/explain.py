@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from rich import box
-from rich.table import Table
-
 from kdump.config import Value
 from kdump.explain import (
     CompactionExplanation,
@@ -17,7 +14,7 @@ from kdump.explain import (
     RetentionExplanation,
     SegmentExplanation,
 )
-from kdump.render.console import TextConsole
+from kdump.render.console import TextConsole, TextTable
 from kdump.units import at, byte_count, duration
 
 # -- JSON --------------------------------------------------------------------------------------
@@ -191,10 +188,10 @@ def _when(ms: int | None) -> str:
     return "-" if ms is None or ms < 0 else at(ms)
 
 
-def _segments_table(p: PartitionExplanation, terminal: bool) -> Table:
-    table = Table(box=box.SIMPLE_HEAVY if terminal else box.ASCII2, show_edge=terminal)
+def _segments_table(p: PartitionExplanation) -> TextTable:
+    table = TextTable()
     for name in ("base offset", "last offset", "size", "batches"):
-        table.add_column(name, justify="right")
+        table.add_column(name, "right")
     for name in ("first timestamp", "largest timestamp", "rolled by", "retention"):
         table.add_column(name)
     for s in p.segments:
@@ -338,7 +335,7 @@ def render_text(result: ExplainResult, out: IO[str], terminal: bool) -> None:
         say(f"{p.path}{where}", "bold")
         for line in _partition_lines(p):
             say(line)
-        console.table(_segments_table(p, terminal))
+        console.table(_segments_table(p))
         for line in _roll_lines(p) + _retention_lines(p):
             say(line)
         if p.compaction is not None:

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator
 from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
-from rich import box
-from rich.table import Table
-
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
-from kdump.render.console import TextConsole
+from kdump.render.console import TextConsole, TextTable
 from kdump.units import at, size
 
 if TYPE_CHECKING:
@@ -43,18 +39,13 @@ DROPPED_FIRST = ("first timestamp", "last timestamp", "records", "segments", "ba
 partition name is ever folded (``kdump verify --format json`` has them all)."""
 
 
-def summary_table(result: VerifyResult, terminal: bool, drop: Collection[str] = ()) -> Table:
+def summary_table(result: VerifyResult, drop: Collection[str] = ()) -> TextTable:
     """The table of partitions; ``drop`` names columns left out. No cell is ever cut: a path
     too wide for the terminal folds onto further lines."""
-    table = Table(
-        title="kdump verify",
-        box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
-        show_edge=terminal,
-    )
+    table = TextTable(title="kdump verify", overflow="fold")
     shown = [name for name in SUMMARY_COLUMNS if name not in drop]
     for name in shown:
-        left = name in ("partition", "offsets")
-        table.add_column(name, justify="left" if left else "right", overflow="fold")
+        table.add_column(name, "left" if name in ("partition", "offsets") else "right")
     for report in result.reports:
         s = report.summary
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
@@ -89,7 +80,7 @@ def render_text(
 ) -> None:
     console = TextConsole(out, terminal)
     if not quiet:
-        console.fitted_table(partial(summary_table, result, terminal), DROPPED_FIRST)
+        console.fitted_table(partial(summary_table, result), DROPPED_FIRST)
         for report in result.reports:
             if report.summary.startup:
                 console.say(
@@ -107,6 +98,8 @@ def render_text(
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
+    import json  # only for --format json: a text report's start-up does without it
+
     doc: dict[str, Any] = {
         "findings": [f.to_dict() for f in result.findings],
         "summary": result.summary(),
@@ -117,5 +110,7 @@ def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
 
 
 def render_jsonl(result: VerifyResult) -> Iterator[str]:
+    import json
+
     for f in result.findings:
         yield json.dumps(f.to_dict(), separators=(",", ":"))
