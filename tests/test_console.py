@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from conftest import ORACLE, REPO
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kdump.render.console import TextConsole, TextTable, plain_line, plain_table
@@ -62,8 +62,18 @@ def test_a_plain_line_is_what_rich_prints(text: str) -> None:
     assert out.getvalue() == _through_rich_say(text)
 
 
+def _one_column(header: str, justify: str, *cells: str) -> TextTable:
+    table = TextTable(title=None, overflow="fold")
+    table.add_column(header, justify)
+    for cell in cells:
+        table.add_row(cell)
+    return table
+
+
 @settings(max_examples=300, deadline=None)
 @given(_tables())
+@example(_one_column("a ", "right"))  # rich drops a right-justified cell's trailing spaces
+@example(_one_column("ab", "right", "x  ", " y "))
 def test_a_plain_table_is_what_rich_prints(table: TextTable) -> None:
     plain = plain_table(table)
     if plain is not None:

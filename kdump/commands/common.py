@@ -611,14 +611,18 @@ def store_options(f: F) -> F:
 def configure_store(kw: dict[str, Any]) -> None:
     """Take the store options out of a command's keyword arguments and set them for this
     process (and the workers it forks)."""
+    given: dict[str, Any] = {
+        k: kw.pop(k) for k in ("endpoint_url", "anon", "private_keys", "read_ahead") if k in kw
+    }
+    if not any(given.values()) and "kdump.remote.options" not in sys.modules:
+        return  # the defaults, which the module starts with once loaded: a local run skips it
     from kdump.remote.options import DEFAULT_READ_AHEAD, StoreOptions, configure
 
-    read_ahead = kw.pop("read_ahead", None)
     configure(
         StoreOptions(
-            endpoint_url=kw.pop("endpoint_url", None),
-            anon=kw.pop("anon", False),
-            private_keys=kw.pop("private_keys", ()),
-            read_ahead=read_ahead or DEFAULT_READ_AHEAD,
+            endpoint_url=given.get("endpoint_url"),
+            anon=given.get("anon", False),
+            private_keys=given.get("private_keys", ()),
+            read_ahead=given.get("read_ahead") or DEFAULT_READ_AHEAD,
         )
     )

@@ -93,8 +93,9 @@ def plain_table(table: TextTable) -> str | None:
     justify = [j for _, j in table.columns]
 
     def line(row: Sequence[str]) -> str:
+        # rich drops a right-justified cell's trailing spaces before it justifies the cell
         return "|".join(
-            f" {cell.rjust(w) if j == 'right' else cell.ljust(w)} "
+            f" {cell.rstrip(' ').rjust(w) if j == 'right' else cell.ljust(w)} "
             for cell, w, j in zip(row, widths, justify, strict=True)
         )
 
