@@ -154,6 +154,13 @@ def best(runs: int, args: list[str], count_lines: bool = False) -> Ran:
     return Ran(min(r.wall for r in timed), peak, timed[0].lines)
 
 
+def _bare_interpreter() -> float:
+    """Wall time of ``python -c pass``: how fast this machine starts any Python right now."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True, cwd=REPO)
+    return time.perf_counter() - start
+
+
 def limit_seconds(logs: list[Path], runs: int) -> float:
     """(b): the bare child's own timing, best of ``runs``."""
     times = []
@@ -215,9 +222,11 @@ def main() -> int:
     startup, limit, v1, v2, rb = (min(times[k]) for k in times)
     rss_one, rss_four = child(one_seg).rss_mib, child(four_seg).rss_mib
 
+    bare = min(_bare_interpreter() for _ in range(runs))
     print(
         f"(a) start-up, verify of a tiny partition: {startup:.3f} s "
-        f"(target <= 0.15 s: {verdict(startup <= 0.15)})",
+        f"(target <= 0.15 s: {verdict(startup <= 0.15)}); this machine's bare interpreter "
+        f"start (python -c pass): {bare:.3f} s",
         flush=True,
     )
     print(
