@@ -121,6 +121,11 @@ static void crc_init(void)
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
 {
     uint64_t c0 = crc;
+    /* to an 8-byte boundary first: unaligned loads that straddle cache lines slow the loops */
+    while (n && ((uintptr_t)p & 7)) {
+        c0 = _mm_crc32_u8((uint32_t)c0, *p++);
+        n--;
+    }
     for (int level = 0; level < BLOCK_LEVELS; level++) {
         const size_t block = BLOCKS[level];
         while (n >= 3 * block) {
@@ -153,18 +158,28 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
 __attribute__((target("sse4.2"))) static void crc_hw3(const uint8_t *const p[3],
                                                      const size_t n[3], uint32_t out[3])
 {
-    uint64_t c0 = 0xFFFFFFFFu, c1 = 0xFFFFFFFFu, c2 = 0xFFFFFFFFu;
-    size_t common = n[0] < n[1] ? n[0] : n[1];
-    common = (common < n[2] ? common : n[2]) & ~(size_t)7;
-    const uint8_t *p0 = p[0], *p1 = p[1], *p2 = p[2];
+    uint64_t c[3] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
+    const uint8_t *q[3] = {p[0], p[1], p[2]};
+    size_t left[3] = {n[0], n[1], n[2]};
+    /* each stream first to an 8-byte boundary: a batch's CRC starts 21 bytes into it, and
+     * unaligned 8-byte loads that straddle cache lines slow the loop */
+    for (int k = 0; k < 3; k++)
+        while (left[k] && ((uintptr_t)q[k] & 7)) {
+            c[k] = _mm_crc32_u8((uint32_t)c[k], *q[k]++);
+            left[k]--;
+        }
+    size_t common = left[0] < left[1] ? left[0] : left[1];
+    common = (common < left[2] ? common : left[2]) & ~(size_t)7;
+    const uint8_t *p0 = q[0], *p1 = q[1], *p2 = q[2];
+    uint64_t c0 = c[0], c1 = c[1], c2 = c[2];
     for (size_t i = 0; i < common; i += 8) {
         c0 = _mm_crc32_u64(c0, load_le64(p0 + i));
         c1 = _mm_crc32_u64(c1, load_le64(p1 + i));
         c2 = _mm_crc32_u64(c2, load_le64(p2 + i));
     }
-    out[0] = ~crc_hw((uint32_t)c0, p0 + common, n[0] - common);
-    out[1] = ~crc_hw((uint32_t)c1, p1 + common, n[1] - common);
-    out[2] = ~crc_hw((uint32_t)c2, p2 + common, n[2] - common);
+    out[0] = ~crc_hw((uint32_t)c0, p0 + common, left[0] - common);
+    out[1] = ~crc_hw((uint32_t)c1, p1 + common, left[1] - common);
+    out[2] = ~crc_hw((uint32_t)c2, p2 + common, left[2] - common);
 }
 #endif
 

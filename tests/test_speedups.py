@@ -137,6 +137,38 @@ def test_crc32c_at_every_block_boundary(size: int) -> None:
         assert native.crc32c(data, 5, 5 + length) == crc32c_package.crc32c(data[5 : 5 + length])
 
 
+@given(
+    st.integers(0, 15),
+    st.lists(st.integers(0, 3000), min_size=1, max_size=9),
+    st.data(),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_walks_three_stream_crcs_at_any_alignment(
+    pad: int, payloads: list[int], data: st.DataObject
+) -> None:
+    """walk_v2 CRCs batches three at a time, each stream first brought to an 8-byte boundary:
+    batches (independent encoder) of any length at any alignment are valid, and one byte
+    changed in any batch's CRC'd bytes makes that batch, and only it, invalid."""
+    assert native is not None
+    log = bytearray(bytes(pad))
+    starts = []
+    for i, size in enumerate(payloads):
+        starts.append(len(log))
+        log += v2_batch(i, os.urandom(size))
+    buf = bytes(log)
+    n, columns, _ = native.walk_v2(buf, pad, len(buf), len(buf), 2**31 - 1, 100, True, False)
+    valid = memoryview(columns).cast("q")[15 * n : 16 * n]
+    assert n == len(payloads) and list(valid) == [1] * n
+    hit = data.draw(st.integers(0, n - 1))
+    end = starts[hit + 1] if hit + 1 < n else len(log)
+    at = data.draw(st.integers(starts[hit] + 21, end - 1))
+    log[at] ^= 0x01
+    buf = bytes(log)
+    n, columns, _ = native.walk_v2(buf, pad, len(buf), len(buf), 2**31 - 1, 100, True, False)
+    valid = memoryview(columns).cast("q")[15 * n : 16 * n]
+    assert list(valid) == [int(i != hit) for i in range(n)]
+
+
 @pytest.mark.parametrize(
     ("start", "end"), [(8, 100), (20, 30), (-3, 10), (0, -2), (-20, -15), (5, 2)]
 )
