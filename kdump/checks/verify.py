@@ -140,13 +140,15 @@ def verify_paths(
     plans = [plan_partition(t.path, t.only, t.remote) for t in targets]
     work = [w for plan in plans for w in plan.work]
     progress.total(sum(w.size for w in work))
-    # shallow checks are CRCs in C without the GIL: threads; deep ones decode in Python
+    # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
+    # Python, and object-store clients are kept one per process: processes
+    local = all(w.remote is None for w in work)
     outcomes = map_ordered(
         partial(check_segment_work, options=options),
         work,
         jobs,
         weight=_log_bytes,
-        threads=not options.deep,
+        threads=local and not options.deep,
     )
     reports: dict[str, PartitionReport] = {}
     for target, plan in zip(targets, plans, strict=True):
