@@ -282,18 +282,7 @@ def _producer_state_at(
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     findings: list[Finding] = []
-
-    def skipped(path: Path, e: KdumpError) -> None:
-        findings.append(
-            Finding(
-                "SNAPSHOT_CORRUPT",
-                Severity.WARNING,
-                str(path),
-                f"{e.reason}; skipped, as the broker does",
-            )
-        )
-
-    found = newest_readable_snapshot(directory, None, base, skipped)
+    found = newest_readable_snapshot(directory, None, base, findings)
     if found is None:
         return ProducerStateManager(), None, 0, findings
     offset, _, snapshot = found

@@ -370,19 +370,7 @@ def _latest_snapshot(
 ) -> tuple[Path | None, ProducerSnapshot | None]:
     """ProducerStateManager.truncateAndReload then loadFromSnapshot: snapshots at or below the
     log start offset or past the log end are deleted; the newest readable one of the rest."""
-
-    def skipped(path: Path, e: KdumpError) -> None:
-        findings.append(
-            Finding(
-                "SNAPSHOT_CORRUPT",
-                Severity.WARNING,
-                str(path),
-                f"{e.reason}; skipped, as the broker skips it (and deletes it)",
-                position=e.position,
-            )
-        )
-
-    found = newest_readable_snapshot(directory, log_start, log_end, skipped)
+    found = newest_readable_snapshot(directory, log_start, log_end, findings)
     return (None, None) if found is None else (found[1], found[2])
 
 

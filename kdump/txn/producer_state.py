@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import mmap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -376,12 +375,12 @@ def newest_readable_snapshot(
     directory: Path,
     above: int | None,
     at_most: int | None,
-    skipped: Callable[[Path, KdumpError], None],
+    findings: list[Finding],
 ) -> tuple[int, Path, ProducerSnapshot] | None:
     """The snapshot ProducerStateManager loads (truncateAndReload, then loadFromSnapshot): of
     the regular files ``<offset>.snapshot`` with ``above < offset <= at_most`` (None: no bound),
-    the newest that parses; each newer one that does not is handed to ``skipped`` (the broker
-    skips it, and deletes it)."""
+    the newest that parses; each newer one that does not is a SNAPSHOT_CORRUPT warning in
+    ``findings`` (the broker skips it, and deletes it)."""
     candidates = []
     for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
         try:
@@ -395,7 +394,15 @@ def newest_readable_snapshot(
         try:
             snapshot = _read_snapshot(path)
         except KdumpError as e:
-            skipped(path, e)
+            findings.append(
+                Finding(
+                    "SNAPSHOT_CORRUPT",
+                    Severity.WARNING,
+                    str(path),
+                    f"{e.reason}; skipped, as the broker skips it (and deletes it)",
+                    position=e.position,
+                )
+            )
             continue
         return offset, path, snapshot
     return None
