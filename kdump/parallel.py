@@ -73,9 +73,7 @@ def stream_ordered(
     """What ``fn(item)`` yields, item after item in their order, worked out in up to ``jobs``
     processes. ``weight`` (bytes, say) deals the biggest items out first; ``lookahead`` bounds
     the results a process may hold ready. The results must pickle."""
-    jobs = min(jobs, len(items))
-    if jobs > 1 and weight is not None and sum(map(weight, items)) < WORTH_A_FORK:
-        jobs = 1
+    jobs = _workers(items, jobs, weight)
     if jobs <= 1:
         for item in items:
             yield from fn(item)
@@ -135,10 +133,17 @@ def map_ordered(
     ``threads`` of this one: for work that runs in C without the GIL (verify's CRCs), which
     then pays no fork and no pickling, and shares one interpreter's memory. Results are held
     until their turn comes, so they should be small."""
-    jobs = min(jobs, len(items))
-    if threads and jobs > 1 and not (weight and sum(map(weight, items)) < WORTH_A_FORK):
-        return _threaded(fn, items, jobs, weight)
+    if threads and (workers := _workers(items, jobs, weight)) > 1:
+        return _threaded(fn, items, workers, weight)
     return stream_ordered(_One(fn), items, jobs, weight, lookahead)
+
+
+def _workers(items: Sequence[Any], jobs: int, weight: Callable[[Any], int] | None) -> int:
+    """How many workers the items are worth: one where they weigh under WORTH_A_FORK."""
+    jobs = min(jobs, len(items))
+    if jobs > 1 and weight is not None and sum(map(weight, items)) < WORTH_A_FORK:
+        return 1
+    return jobs
 
 
 def _threaded(

@@ -24,7 +24,6 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
 
 INT64_MAX = 2**63 - 1
-INT64_MIN = -(2**63)
 ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
 
@@ -110,7 +109,7 @@ class IndexGather:
         if positions and positions[0] <= self._fed_position:
             self.complete = False  # its batch went by: a position is named by its own batch
             return
-        self._grow(positions, self.wanted_positions, "_position_room")
+        self._grow(positions, self.wanted_positions, self._position_room)
         # the keys whose batches went by come first (keys are sorted); one at most can be
         # named, the one a time index entry made after that batch names
         fed, fed_last = self._state[1], self._state[2]
@@ -120,15 +119,15 @@ class IndexGather:
         if late > 1 or (late and not self._late_row(offsets[0])):
             self.complete = False
             return
-        self._grow(offsets[late:], self.wanted_offsets, "_offset_room")
+        self._grow(offsets[late:], self.wanted_offsets, self._offset_room)
 
-    def _grow(self, keys: Sequence[int], wanted: array[int], room: str) -> None:
-        last = wanted[-1] if wanted else None
-        if keys and last is not None and keys[0] <= last:  # (keys: index_keys, sorted, distinct)
+    def _grow(self, keys: Sequence[int], wanted: array[int], room: array[int]) -> None:
+        """Keys (sorted, distinct: index_keys) after ``wanted``, and a row of ``room`` each."""
+        if keys and wanted and keys[0] <= wanted[-1]:
             self.complete = False
             return
         wanted.extend(keys)
-        getattr(self, room).extend(array("q", [0]) * (ROW * len(keys)))
+        room.extend(array("q", [0]) * (ROW * len(keys)))
 
     def _late_row(self, offset: int) -> bool:
         """The row of ``offset`` from the last batch that raised the max timestamp, if that
@@ -197,7 +196,7 @@ class IndexGather:
                 cursor_o += 1
             if max_ts > before:
                 has_raised, r_base, r_last, r_max_ts, r_before = 1, base, last, max_ts, before
-                r_prev_last = prev_last if has_prev else INT64_MIN
+                r_prev_last = prev_last if has_prev else speedups.INT64_MIN
                 before = max_ts
             if has_prev and last <= prev_last:
                 rising = 0

@@ -206,8 +206,8 @@ class Pager:
     segment of any size. Runs end at window boundaries, where ``advance`` is called.
 
     A walk over more than a window of a mapped file also reads ahead (``read_ahead``): a
-    thread faults in the next windows and hands back the passed ones while the walk's thread
-    checks CRCs, so page faults, which bound a single thread, cost no walk time.
+    thread faults the next windows in while the walk's thread checks CRCs, so page faults, which
+    bound a single thread, cost the walk little time.
 
     A log whose bytes arrive in ranges (an object store) has a pager that says how many bytes
     from the start are readable (``available``) and reads more on ``ensure``: the walk never
@@ -677,8 +677,8 @@ def walk_resync(buf: Buffer, path: str = "<bytes>", start: int = 0) -> Iterator[
         if batch is None:
             after = resync(buf, damaged + 1, end, path)
         else:
-            # a bad CRC with a sound size field: the next batch is most likely right after it,
-            # unless that size field is garbage too and whole batches start inside its span
+            # a bad CRC with a sound size field: whole batches may still start inside its span
+            # (the size field garbage too); if none does, the next is most likely right after
             after = resync(buf, damaged + 1, end, path, before=batch.end)
             if after is None:
                 after = resync(buf, batch.end, end, path)
