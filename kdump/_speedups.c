@@ -611,6 +611,35 @@ static PyObject *py_flag_batches(PyObject *self, PyObject *args)
                          prev_last, epoch);
 }
 
+/* column_range(column, stop) -> (min, max) of column[:stop] (an int64 column; stop clipped to
+ * its length), or None for no values. A run's timestamp range without a Python int per batch:
+ * min() and max() over a column of 8 M small batches cost ~0.2 s per GiB. */
+static PyObject *py_column_range(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t stop;
+    if (!PyArg_ParseTuple(args, "On", &obj, &stop))
+        return NULL;
+    Py_buffer view;
+    const int64_t *col;
+    Py_ssize_t n = -1;
+    if (get_columns(&obj, &view, &col, 1, &n) < 0)
+        return NULL;
+    if (stop < n)
+        n = stop < 0 ? 0 : stop;
+    if (n == 0) {
+        release_columns(&view, 1);
+        Py_RETURN_NONE;
+    }
+    int64_t lo = col[0], hi = col[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        lo = col[i] < lo ? col[i] : lo;
+        hi = col[i] > hi ? col[i] : hi;
+    }
+    release_columns(&view, 1);
+    return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
+}
+
 /* index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts,
  *              offset_of_max_ts)
  *   -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps, time_offsets)
@@ -2410,6 +2439,8 @@ static PyMethodDef methods[] = {
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
      "(n, columns, next position)"},
+    {"column_range", py_column_range, METH_VARARGS,
+     "column_range(column, stop) -> (min, max) of an int64 column's first stop values, or None"},
     {"flag_batches", py_flag_batches, METH_VARARGS,
      "flag_batches(base_offsets, last_offsets, epochs, magics, valids, producer_ids, "
      "attributes, segment_base, has_prev, prev_last, epoch, producers) -> (flagged, gaps, "

@@ -28,6 +28,7 @@ def walk_v2(
     until_invalid: bool,
     /,
 ) -> tuple[int, bytes, int]: ...
+def column_range(column: Buffer, stop: int, /) -> tuple[int, int] | None: ...
 def flag_batches(
     base_offsets: Buffer,
     last_offsets: Buffer,

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def test_gil_free_work_runs_in_threads_in_order() -> None:
         )
     )
     assert [n for n, _ in got] == list(range(20))
-    assert {name.split("_")[0] for _, name in got} == {"kdump-job"}
+    assert all(name.startswith("kdump-job-") for _, name in got)
     light = list(map_ordered(_thread_name, [0, 1], 2, weight=lambda _: 1, threads=True))
     assert {name for _, name in light} == {threading.current_thread().name}
 
@@ -180,6 +181,32 @@ def test_a_threads_error_comes_at_its_turn() -> None:
     assert [next(results) for _ in range(3)] == [0, 1, 2]
     with pytest.raises(KdumpError, match="three"):
         next(results)
+
+
+def test_threads_take_the_biggest_first_and_stop_with_their_caller() -> None:
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def note(n: int) -> int:
+        with lock:
+            started.append(n)
+        return n
+
+    results = map_ordered(note, list(range(10)), 2, weight=lambda n: WORTH_A_FORK + n, threads=True)
+    assert next(results) == 0  # its turn first, though dealt last
+    assert sorted(started[:2]) == [8, 9] and list(results) == list(range(1, 10))
+
+    def slow(n: int) -> int:
+        time.sleep(0.05)
+        return note(n)
+
+    started.clear()
+    results = map_ordered(slow, list(range(40)), 2, weight=lambda _: WORTH_A_FORK, threads=True)
+    assert next(results) == 0
+    results.close()  # the caller stops: the running items end, no new one starts
+    count = len(started)
+    time.sleep(0.1)
+    assert count < 40 and len(started) == count
 
 
 def test_threads_take_the_cpus_from_the_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:

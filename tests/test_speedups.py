@@ -590,6 +590,29 @@ def test_every_fixture_directory_verifies_the_same_with_the_software_crc(group: 
     assert soft == verify_all([group], False)
 
 
+# --------------------------------------------------------------------------- timestamp_range
+
+
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40),
+    st.one_of(st.none(), st.integers(-2, 45)),
+)
+@settings(max_examples=300, deadline=None)
+def test_timestamp_range_is_min_and_max(stamps: list[int], stop: int | None) -> None:
+    """BatchRun.timestamp_range (C column_range) is min and max of the column's first ``stop``
+    values, computed here by hand; None where there are none."""
+    from array import array
+
+    columns = [
+        array("q", stamps if name == "max_timestamp" else [0] * len(stamps)) for name in COLUMNS
+    ]
+    run = BatchRun(len(stamps), columns)
+    upto = len(stamps) if stop is None else max(0, min(stop, len(stamps)))
+    want = (min(stamps[:upto]), max(stamps[:upto])) if upto else None
+    fast, pure = both(lambda: run.timestamp_range(stop))
+    assert fast == pure == want
+
+
 # --------------------------------------------------------------------------- flag_batches
 
 small = st.integers(-3, 40)

@@ -112,12 +112,13 @@ class LogScan:
 
     def take(self, run: BatchRun) -> None:
         """Count a run of the walk in the totals, and feed the index gather."""
+        least, greatest = run.timestamp_range() or (self.min_timestamp, self.max_timestamp)
         if self.first_offset is None:
             self.first_offset = run.base_offset[0]
-            self.min_timestamp = min(run.max_timestamp)
+            self.min_timestamp = least
         else:
-            self.min_timestamp = min(self.min_timestamp, min(run.max_timestamp))
-        self.max_timestamp = max(self.max_timestamp, max(run.max_timestamp))
+            self.min_timestamp = min(self.min_timestamp, least)
+        self.max_timestamp = max(self.max_timestamp, greatest)
         self.last_offset = run.last_offset[-1]
         self.batches += run.n
         if self.gather is not None:

@@ -16,7 +16,7 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import verify_segment
 from kdump.errors import FormatError
 from kdump.format.layout import DELETE_HORIZON_BIT, NO_TIMESTAMP
-from kdump.format.walk import NO_EPOCH_YET, flag_batches
+from kdump.format.walk import NO_EPOCH_YET, BatchRun, flag_batches
 from kdump.segment import FILE_MTIME, LargestTimestamp, SegmentFiles
 from kdump.units import YEAR_9999_MS, at
 
@@ -121,15 +121,14 @@ def read_segment_facts(
                 run.max_timestamp[0],
                 run.magic[0],
             )
-            rest = run.max_timestamp[1:]
+            rest = run.slice(1, run.n)
         else:
-            rest = run.max_timestamp
-        if len(rest):
-            max_rest = max(max_rest, max(rest))
-        max_ts = max(max_ts, max(run.max_timestamp))
+            rest = run
+        max_rest = max(max_rest, _greatest(rest))
+        max_ts = max(max_ts, _greatest(run))
         if run.position[0] <= last_index_position:
             k = bisect_right(run.position, last_index_position)
-            prefix_max = max(prefix_max, max(run.max_timestamp[:k]))
+            prefix_max = max(prefix_max, _greatest(run, k))
         flags = flag_batches(run, segment.base_offset, has_prev, prev_last, epoch)
         has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
         gaps += flags.gaps
@@ -174,6 +173,12 @@ def read_segment_facts(
     if effect is None:
         return facts
     return replace(facts, time_index_effect=effect)
+
+
+def _greatest(run: BatchRun, stop: int | None = None) -> int:
+    """The greatest max timestamp of the run's first ``stop`` batches (NO_TIMESTAMP: none)."""
+    found = run.timestamp_range(stop)
+    return NO_TIMESTAMP if found is None else found[1]
 
 
 def _time_index_effect(

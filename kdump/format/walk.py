@@ -185,6 +185,16 @@ class BatchRun:
     def batches(self) -> Iterator[Batch]:
         return map(self.batch, range(self.n))
 
+    def timestamp_range(self, stop: int | None = None) -> tuple[int, int] | None:
+        """The least and greatest max timestamp of the first ``stop`` batches (all of them:
+        None); None where there are none."""
+        stop = self.n if stop is None else max(0, min(stop, self.n))
+        native = speedups.native()
+        if native is not None:
+            return native.column_range(self.max_timestamp, stop)
+        column = self.max_timestamp[:stop]
+        return (min(column), max(column)) if stop else None
+
     def columns(self) -> list[Sequence[int]]:
         return [getattr(self, name) for name in COLUMNS]
 
