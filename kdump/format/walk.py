@@ -243,13 +243,17 @@ class Pager:
         # On the walk's own thread, so what is resident stays bounded however little CPU the
         # read-ahead thread gets (a busy machine); without the GIL where the C code is there.
         end = position - position % mmap.PAGESIZE
-        if self.buf is not None and end > self.released:
+        # from where the read-ahead last paged in, if that is behind us: a window it began
+        # ahead of the walk may have been overtaken (and released) before it was done
+        start = min(self.released, self._ahead.paged_from()) if self._ahead else self.released
+        start -= start % mmap.PAGESIZE
+        if self.buf is not None and end > start:
             native = speedups.native()
             if native is not None:
-                native.advise(self.buf, self.released, end, mmap.MADV_DONTNEED)
+                native.advise(self.buf, start, end, mmap.MADV_DONTNEED)
             else:
-                self.buf.madvise(mmap.MADV_DONTNEED, self.released, end - self.released)
-            self.released = end
+                self.buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+        self.released = max(self.released, end)
 
     def read_ahead(self, start: int, end: int) -> None:
         """The walk will read every byte from ``start`` to ``end``: page it in ahead of the
@@ -269,8 +273,8 @@ class Pager:
         """The walk ended at ``position``: stop reading ahead, release what lies before it."""
         if self._ahead is not None:
             self._ahead.finish()
-            self._ahead = None
-        self.advance(position)
+        self.advance(position)  # with what the read-ahead paged in last, if behind
+        self._ahead = None
 
     def ensure(self, end: int) -> int:
         """Make the bytes before ``end`` readable; how many from the start now are."""
@@ -293,6 +297,15 @@ class ReadAhead(threading.Thread):
         self._position = start
         self._closed = False
         self._changed = threading.Condition()
+        self._paged_from = end
+        """The lowest start of the windows paged in since the walk last asked (paged_from)."""
+
+    def paged_from(self) -> int:
+        """Where the windows paged in since the last call begin (the end of the range: none),
+        so the walk can release what it overtook."""
+        with self._changed:
+            low, self._paged_from = self._paged_from, self.end
+            return low
 
     def reached(self, position: int) -> None:
         with self._changed:
@@ -310,6 +323,7 @@ class ReadAhead(threading.Thread):
         """Wait until there is a window to read ahead: where it ends; None: closed."""
         with self._changed:
             while not self._closed:
+                self.filled = max(self.filled, self._position)  # never behind the walk
                 ahead = self._position + self.AHEAD * self.window
                 fill = min(self.end, ahead, self.filled + self.window)
                 if fill > self.filled:
@@ -322,7 +336,9 @@ class ReadAhead(threading.Thread):
             while (fill := self._next_fill()) is not None:
                 if self.native.advise(self.buf, self.filled, fill, MADV_POPULATE_READ):
                     return  # not this kernel: the walk's page faults read instead
-                self.filled = fill
+                with self._changed:
+                    self._paged_from = min(self._paged_from, self.filled)
+                    self.filled = fill
         except ValueError:  # the map was closed under a walk left unfinished: nothing to do
             return
 
