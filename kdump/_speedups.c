@@ -11,9 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #define HAVE_MADVISE 1
+#define HAVE_CRC_SHARE 1
 #endif
 
 /* ------------------------------------------------------------------ big-endian reads */
@@ -458,23 +460,218 @@ static PyObject *columns_bytes(const int64_t *cols, Py_ssize_t stride, Py_ssize_
     return out;
 }
 
-/* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid)
+/* valid[i] for batches lo..hi-1 of a run: whether each one's CRC-32C (from its attributes to
+ * its end) is the stored one; three batches at a time, the loop's streams interleaved. */
+static void check_crcs(const uint8_t *buf, const int64_t *positions, const int64_t *sizes,
+                       const int64_t *stored, int64_t *valid, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i += 3) {
+        const uint8_t *p[3];
+        size_t len[3];
+        uint32_t crc[3];
+        for (int k = 0; k < 3; k++) {
+            Py_ssize_t j = i + k < hi ? i + k : i; /* past the end: batch i again */
+            p[k] = buf + positions[j] + ATTRIBUTES_AT;
+            len[k] = (size_t)(sizes[j] - ATTRIBUTES_AT);
+        }
+        crc32c_3(p, len, crc);
+        for (int k = 0; k < 3 && i + k < hi; k++)
+            valid[i + k] = (int64_t)crc[k] == stored[i + k];
+    }
+}
+
+#ifdef HAVE_CRC_SHARE
+/* CrcShare: a walk's CRCs shared with its read-ahead thread (kdump.format.walk.ReadAhead).
+ * Where the pages are cheap to map (the page cache holds the log in 2 MiB folios) the
+ * read-ahead has little to do and the CRC is all the walk's time; walk_v2 then posts a run's
+ * CRC work here, both threads take slices of it (by sixteenths: a slice is ~0.5 MiB of CRC
+ * for 8 MiB windows, short to wait for at the end), and walk_v2 returns once every slice is
+ * done. Who checks a batch changes no verdict. The thread takes CRC work only when it is not
+ * paging in: `help` waits (without the GIL) for work, a `kick` (the walk moved on: maybe a
+ * window to page in) or `close`. Slices are taken under the lock, so a slice of one run is
+ * never mistaken for a slice of the next. */
+typedef struct {
+    PyObject_HEAD
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    const uint8_t *buf;
+    const int64_t *positions, *sizes, *stored;
+    int64_t *valid;
+    Py_ssize_t n, next, done, slice;
+    unsigned long long kicks, posted, helped;
+    int closed;
+} CrcShare;
+
+/* The smallest run worth sharing: below it the hand-over costs more than half the CRC. */
+#define SHARE_MIN_BYTES (512 << 10)
+#define SHARE_SLICES 16
+
+/* Take and check slices of the posted run until none is left (lock held on entry and exit);
+ * `helper`: the thread's calls, counted in `helped`. */
+static void share_work(CrcShare *sh, int helper)
+{
+    while (sh->next < sh->n) {
+        sh->helped += (unsigned long long)helper;
+        Py_ssize_t lo = sh->next, hi = lo + sh->slice < sh->n ? lo + sh->slice : sh->n;
+        const uint8_t *buf = sh->buf;
+        const int64_t *positions = sh->positions, *sizes = sh->sizes, *stored = sh->stored;
+        int64_t *valid = sh->valid;
+        sh->next = hi;
+        pthread_mutex_unlock(&sh->lock);
+        check_crcs(buf, positions, sizes, stored, valid, lo, hi);
+        pthread_mutex_lock(&sh->lock);
+        sh->done += hi - lo;
+        if (sh->done == sh->n)
+            pthread_cond_broadcast(&sh->changed);
+    }
+}
+
+/* walk_v2's side: post the run, check slices, wait for the thread's last one. */
+static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
+                      const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->buf = buf;
+    sh->positions = positions;
+    sh->sizes = sizes;
+    sh->stored = stored;
+    sh->valid = valid;
+    sh->n = n;
+    sh->next = sh->done = 0;
+    sh->slice = n / SHARE_SLICES > 0 ? n / SHARE_SLICES : 1;
+    sh->posted++;
+    pthread_cond_broadcast(&sh->changed);
+    share_work(sh, 0);
+    while (sh->done < sh->n)
+        pthread_cond_wait(&sh->changed, &sh->lock);
+    sh->n = sh->next = sh->done = 0; /* nothing posted: the run's columns are about to go */
+    sh->buf = NULL;
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    CrcShare *sh = (CrcShare *)type->tp_alloc(type, 0);
+    if (sh == NULL)
+        return NULL;
+    if (pthread_mutex_init(&sh->lock, NULL) != 0 || pthread_cond_init(&sh->changed, NULL) != 0) {
+        Py_DECREF(sh);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)sh;
+}
+
+static void share_dealloc(CrcShare *sh)
+{
+    pthread_cond_destroy(&sh->changed);
+    pthread_mutex_destroy(&sh->lock);
+    Py_TYPE(sh)->tp_free((PyObject *)sh);
+}
+
+/* help(kicks) -> whether it checked CRCs: waits until a run is posted (and checks slices of
+ * it), the kicks count differs from `kicks`, or the share is closed. */
+static PyObject *share_help(CrcShare *sh, PyObject *arg)
+{
+    unsigned long long seen = PyLong_AsUnsignedLongLong(arg);
+    if (seen == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    int worked = 0;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&sh->lock);
+    while (!sh->closed && sh->kicks == seen && sh->next >= sh->n)
+        pthread_cond_wait(&sh->changed, &sh->lock);
+    if (!sh->closed && sh->next < sh->n) {
+        share_work(sh, 1);
+        worked = 1;
+    }
+    pthread_mutex_unlock(&sh->lock);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(worked);
+}
+
+static PyObject *share_kicks(CrcShare *sh, PyObject *unused)
+{
+    pthread_mutex_lock(&sh->lock);
+    unsigned long long kicks = sh->kicks;
+    pthread_mutex_unlock(&sh->lock);
+    return PyLong_FromUnsignedLongLong(kicks);
+}
+
+static PyObject *share_counts(CrcShare *sh, PyObject *unused)
+{
+    pthread_mutex_lock(&sh->lock);
+    unsigned long long posted = sh->posted, helped = sh->helped;
+    pthread_mutex_unlock(&sh->lock);
+    return Py_BuildValue("(KK)", posted, helped);
+}
+
+static PyObject *share_kick(CrcShare *sh, PyObject *unused)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->kicks++;
+    pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+    Py_RETURN_NONE;
+}
+
+static PyObject *share_close(CrcShare *sh, PyObject *unused)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->closed = 1;
+    pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef share_methods[] = {
+    {"help", (PyCFunction)share_help, METH_O,
+     "help(kicks) -> bool: check CRCs of a posted run; else wait for one, a kick or close"},
+    {"kicks", (PyCFunction)share_kicks, METH_NOARGS, "kicks() -> the kicks so far"},
+    {"counts", (PyCFunction)share_counts, METH_NOARGS,
+     "counts() -> (runs posted, slices the helping thread checked)"},
+    {"kick", (PyCFunction)share_kick, METH_NOARGS, "kick(): wake a thread waiting in help"},
+    {"close", (PyCFunction)share_close, METH_NOARGS, "close(): help returns, now and after"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CrcShareType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.CrcShare",
+    .tp_basicsize = sizeof(CrcShare),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A walk's CRC work shared with its read-ahead thread.",
+    .tp_new = share_new,
+    .tp_dealloc = (destructor)share_dealloc,
+    .tp_methods = share_methods,
+};
+#endif
+
+/* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
  *   -> (n, columns, next position)
  * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
  * from `start` that start before `stop`, as int64 columns (columns_bytes). It stops, leaving
  * the decision to the Python reference, at 17 bytes or fewer left, another magic, a
  * batch_length below the header or above max_size, a batch running past `end`, and (with
- * until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc. */
+ * until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc.
+ * A CrcShare (`share`, or None) lets the walk's read-ahead thread check some of the CRCs. */
 static PyObject *py_walk_v2(PyObject *self, PyObject *args)
 {
-    PyObject *obj;
+    PyObject *obj, *share = Py_None;
     Py_ssize_t start, stop, end, limit;
     long long max_size;
     int check_crc, until_invalid;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnnnLnpp", &obj, &start, &stop, &end, &max_size, &limit,
-                          &check_crc, &until_invalid) ||
-        get_view(obj, &view) < 0)
+    if (!PyArg_ParseTuple(args, "OnnnLnpp|O", &obj, &start, &stop, &end, &max_size, &limit,
+                          &check_crc, &until_invalid, &share))
+        return NULL;
+#ifdef HAVE_CRC_SHARE
+    if (share != Py_None && !PyObject_TypeCheck(share, &CrcShareType)) {
+        PyErr_SetString(PyExc_TypeError, "share: a CrcShare or None");
+        return NULL;
+    }
+#else
+    share = Py_None;
+#endif
+    if (get_view(obj, &view) < 0)
         return NULL;
     if (end > view.len)
         end = view.len;
@@ -518,19 +715,12 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     if (check_crc) {
         int64_t *positions = cols, *sizes = cols + 3 * limit, *stored = cols + 6 * limit,
                 *valid = cols + 15 * limit;
-        for (Py_ssize_t i = 0; i < n; i += 3) {
-            const uint8_t *p[3];
-            size_t len[3];
-            uint32_t crc[3];
-            for (int k = 0; k < 3; k++) {
-                Py_ssize_t j = i + k < n ? i + k : i; /* past the end: batch i again */
-                p[k] = buf + positions[j] + ATTRIBUTES_AT;
-                len[k] = (size_t)(sizes[j] - ATTRIBUTES_AT);
-            }
-            crc32c_3(p, len, crc);
-            for (int k = 0; k < 3 && i + k < n; k++)
-                valid[i + k] = (int64_t)crc[k] == stored[i + k];
-        }
+#ifdef HAVE_CRC_SHARE
+        if (share != Py_None && n > 1 && pos - positions[0] >= SHARE_MIN_BYTES)
+            share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
+        else
+#endif
+            check_crcs(buf, positions, sizes, stored, valid, 0, n);
         if (until_invalid) /* the walk ends before the first batch whose CRC fails */
             for (Py_ssize_t i = 0; i < n; i++)
                 if (!valid[i]) {
@@ -2535,6 +2725,13 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(m);
         return NULL;
     }
+#ifdef HAVE_CRC_SHARE
+    if (m != NULL && (PyType_Ready(&CrcShareType) < 0 ||
+                      PyModule_AddObjectRef(m, "CrcShare", (PyObject *)&CrcShareType) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
     if (m != NULL && (add_names(m, "WALK_COLUMNS", walk_column_names, WALK_COLUMNS) < 0 ||
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||
                       add_names(m, "RECORD_FIELDS", record_fields, RECORD_FIELDS) < 0 ||

@@ -263,6 +263,99 @@ def test_a_read_ahead_overtaken_by_the_walk_leaves_nothing_behind(
     assert after <= Pager.window
 
 
+# --- a walk's CRCs shared with its read-ahead thread (CrcShare) ---------------------------
+
+_SHARED_BATCHES = [v2_batch(i, bytes([i % 251]) * (3000 + 97 * (i % 13))) for i in range(400)]
+_SHARED_LOG = b"".join(_SHARED_BATCHES)
+"""~1.3 MiB of batches of unequal sizes (independent encoder): runs over SHARE_MIN_BYTES."""
+_SHARED_STARTS = [0, *itertools.accumulate(map(len, _SHARED_BATCHES))]
+
+
+class _Helper(threading.Thread):
+    """A read-ahead thread with no window to page in: it only takes CRC slices."""
+
+    def __init__(self, share: Any) -> None:
+        super().__init__(daemon=True)
+        self.share, self.done = share, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self.share.help(self.share.kicks())
+
+
+needs_share = pytest.mark.skipif(
+    not hasattr(speedups.native(), "CrcShare"), reason="CRC sharing needs the C module's threads"
+)
+
+
+@needs_share
+@given(
+    st.sets(st.integers(0, len(_SHARED_LOG) - 1), max_size=6),
+    st.integers(0, 39),
+    st.booleans(),
+)
+@settings(max_examples=60, deadline=None)
+def test_shared_crcs_give_the_same_verdicts(
+    flips: set[int], start_batch: int, until_invalid: bool
+) -> None:
+    """walk_v2 with its CRCs shared with a helping thread gives the columns, verdicts and next
+    position of walk_v2 alone, whichever bytes are flipped (header bytes end the walk early
+    in both), from any batch on, stopping before the first bad CRC or not."""
+    native = speedups.native()
+    data = bytearray(_SHARED_LOG)
+    for at in flips:
+        data[at] ^= 0x5A
+    start = _SHARED_STARTS[start_batch]
+    share = native.CrcShare()
+    helper = _Helper(share)
+    helper.start()
+    try:
+        for _ in range(3):
+            args = (bytes(data), start, len(data), len(data), 2**31 - 1, 4096, True, until_invalid)
+            assert native.walk_v2(*args, share) == native.walk_v2(*args)
+    finally:
+        helper.done.set()
+        share.close()
+        helper.join()
+    end = len(data)
+    headers = native.walk_v2(bytes(data), start, end, end, 2**31 - 1, 4096, False, False)
+    if headers[2] - start >= 512 << 10:  # a run worth sharing (SHARE_MIN_BYTES)
+        assert share.counts()[0] == 3
+
+
+@needs_share
+def test_the_read_ahead_takes_a_share_of_the_crcs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a 16 MiB log in 2 MiB windows, with CRCs failing here and there, a walk through the
+    read-ahead thread shares its runs' CRCs with it (the thread checks some of them, within a
+    few walks) and gives the rows and stop of the same bytes walked whole."""
+    monkeypatch.setattr(Pager, "window", 2 << 20)
+    path = _mapped_log(tmp_path, 4000)
+    data = bytearray(path.read_bytes())
+    for at in range(500_000, len(data), 3_000_000):
+        data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    shares: list[Any] = []
+    real = Pager.share
+
+    def noted(pager: Pager) -> Any:
+        share = real.fget(pager)  # type: ignore[attr-defined]
+        if share is not None:
+            shares.append(share)
+        return share
+
+    monkeypatch.setattr(Pager, "share", property(noted))
+    want = walked(bytes(data))
+    for _ in range(20):
+        got = _walk_mapped(path)
+        assert (got[0], got[1]._replace(error=None)) == want
+        if any(share.counts()[1] for share in shares):
+            break
+    assert any(share.counts()[0] for share in shares)
+    assert any(share.counts()[1] for share in shares), "the thread never took a slice"
+
+
 @needs_c
 def test_a_walk_left_early_stops_reading_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

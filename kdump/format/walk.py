@@ -269,6 +269,11 @@ class Pager:
         self._ahead = ReadAhead(native, self.buf, start, end, self.window)
         self._ahead.start()
 
+    @property
+    def share(self) -> Any:
+        """Where the walk shares its CRC work with the read-ahead thread (None: no thread)."""
+        return self._ahead.share if self._ahead is not None else None
+
     def close(self, position: int) -> None:
         """The walk ended at ``position``: stop reading ahead, release what lies before it."""
         if self._ahead is not None:
@@ -299,6 +304,9 @@ class ReadAhead(threading.Thread):
         self._changed = threading.Condition()
         self._paged_from = end
         """The lowest start of the windows paged in since the walk last asked (paged_from)."""
+        self.share: Any = native.CrcShare() if hasattr(native, "CrcShare") else None
+        """The walk's CRC work, which this thread takes a share of when it has no window to
+        page in (the C module's CrcShare; None where it has none)."""
 
     def paged_from(self) -> int:
         """Where the windows paged in since the last call begin (the end of the range: none),
@@ -311,25 +319,35 @@ class ReadAhead(threading.Thread):
         with self._changed:
             self._position = position
             self._changed.notify()
+        if self.share is not None:
+            self.share.kick()
 
     def finish(self) -> None:
         """Stop, and wait for the thread."""
         with self._changed:
             self._closed = True
             self._changed.notify()
+        if self.share is not None:
+            self.share.close()
         self.join()
 
     def _next_fill(self) -> int | None:
-        """Wait until there is a window to read ahead: where it ends; None: closed."""
-        with self._changed:
-            while not self._closed:
+        """Wait until there is a window to read ahead: where it ends; None: closed. Waiting,
+        the thread checks the CRCs the walk shares (``share``)."""
+        while True:
+            kicks = self.share.kicks() if self.share is not None else 0
+            with self._changed:
+                if self._closed:
+                    return None
                 self.filled = max(self.filled, self._position)  # never behind the walk
                 ahead = self._position + self.AHEAD * self.window
                 fill = min(self.end, ahead, self.filled + self.window)
                 if fill > self.filled:
                     return fill
-                self._changed.wait()
-            return None
+                if self.share is None:
+                    self._changed.wait()
+                    continue
+            self.share.help(kicks)  # until the walk moves on (a kick) or ends
 
     def run(self) -> None:
         try:
@@ -404,7 +422,7 @@ class LogWalk:
             if native is not None:
                 n, data, position = native.walk_v2(
                     self.buf, position, limit, edge, self.largest, self.run_batches,
-                    self.check_crc, self.until_invalid,
+                    self.check_crc, self.until_invalid, pager.share if pager else None,
                 )  # fmt: skip
                 if n:
                     yield BatchRun.from_native(n, data)
