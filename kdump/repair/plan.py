@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
@@ -44,7 +44,9 @@ from kdump.segment import (
     list_segments,
     open_buffer,
 )
-from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
+
+if TYPE_CHECKING:
+    from kdump.txn.producer_state import ProducerStateManager
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
@@ -281,6 +283,9 @@ def _producer_state_at(
 ) -> tuple[ProducerStateManager, int | None, int, list[Finding]]:
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
+    # here, not at the top: rebuild-index never replays producers
+    from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
+
     findings: list[Finding] = []
     found = newest_readable_snapshot(directory, None, base, findings)
     if found is None:

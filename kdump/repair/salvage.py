@@ -11,8 +11,6 @@ bytes, unchanged, to a ``.log`` for forensics (``kdump dump`` reads it).
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -147,6 +145,8 @@ def first_damage(buf: Buffer, path: str) -> int | None:
 
 
 def _b64(data: bytes | None) -> str | None:
+    import base64  # here: a rebuild or a clean recover never salvages
+
     return None if data is None else base64.b64encode(data).decode("ascii")
 
 
@@ -233,6 +233,8 @@ def _salvage(
     result.log = out / segment_file_name(first, LOG_SUFFIX)
     result.records = out / segment_file_name(first, ".jsonl")
     topic, partition = topic_partition or (None, None)
+    import json  # here: a rebuild or a clean recover never salvages
+
     with _atomic(result.log, "wb") as log_out, _atomic(result.records, "w") as jsonl:
         for part in walk_resync(buf, path, at):
             if isinstance(part, Damaged):
