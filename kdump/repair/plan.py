@@ -209,7 +209,8 @@ def _index_state(path: Path, cls: type[AbstractIndex[Any]], base: int) -> tuple[
 
 def _same_bytes(path: Path, content: bytes) -> bool:
     with mapped(path) as buf:
-        return len(buf) == len(content) and memoryview(buf) == content
+        # a copy compared by memcmp: a memoryview compares item by item (~6 ms per MiB)
+        return len(buf) == len(content) and buf[:] == content
 
 
 def _describe_entry(kind: str, data: Buffer, i: int, base: int) -> str:
