@@ -20,9 +20,9 @@ target beside it; nothing is compared with a number from another machine or anot
 
 Each child figure is the best of ``--runs`` (least wall time), timed alone as the limit is; its
 peak RSS (of the whole process tree) comes from one more run, sampled every 10 ms. The ratios of
-(c) and (d) are each round's own (its limit against its kdump run less its start-up run), shown
-as the median of the rounds and their range: this VM's speed drifts by a third within a minute,
-and the least times of different rounds would compare moments, not programs.
+(c) and (d) are each round's own (its limit against its kdump run less the median start-up),
+shown as the median of the rounds and their range: this VM's speed drifts by a third within a
+minute, and the least times of different rounds would compare moments, not programs.
 
 The page cache's state moves the limit by up to 3x (bench/pagecache.py): ``--page-cache
 written`` (the default) puts the files' pages as a broker's appends leave them, ``read-back``
@@ -276,10 +276,12 @@ def main() -> int:
     rss_one, rss_four = child(one_seg).rss_mib, child(four_seg).rss_mib
 
     def ratios(kdump: str, against: str) -> Ratios:
-        """Each round's limit over its kdump time less its start-up: this VM's speed drifts
-        by a third within a minute, so a round's figures are compared with each other."""
-        pairs = zip(times[against], times[kdump], times["tiny"], strict=True)
-        return Ratios([lim / max(t - s, 1e-9) for lim, t, s in pairs])
+        """Each round's limit over its kdump time less the start-up (the median of every
+        round's: a constant, best estimated from all): this VM's speed drifts by a third
+        within a minute, so a round's limit and kdump run are compared with each other."""
+        start = statistics.median(times["tiny"])
+        pairs = zip(times[against], times[kdump], strict=True)
+        return Ratios([lim / max(t - start, 1e-3) for lim, t in pairs])
 
     bare = min(_bare_interpreter() for _ in range(runs))
     print(
