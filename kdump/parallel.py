@@ -157,10 +157,7 @@ def _threaded(
     import threading
 
     global _processes
-    order = list(range(len(items)))
-    if weight is not None:  # the biggest first: the last to finish is a small one
-        order.sort(key=lambda i: -weight(items[i]))
-    pending = iter(order)
+    pending = iter(_biggest_first(items, weight))
     take = threading.Lock()
     ready = [threading.Event() for _ in items]
     results: list[Any] = [None] * len(items)
@@ -209,14 +206,20 @@ class _One:
         return (self.fn(item),)
 
 
+def _biggest_first(items: Sequence[Any], weight: Callable[[Any], int] | None) -> list[int]:
+    """The items' indexes, the heaviest first (the last to finish is then a small one); in
+    their order without a weight."""
+    order = list(range(len(items)))
+    if weight is not None:
+        order.sort(key=lambda i: -weight(items[i]))
+    return order
+
+
 def _deal(items: Sequence[Any], jobs: int, weight: Callable[[Any], int] | None) -> list[int]:
     """Which process does each item: the biggest first, each to the least loaded."""
     loads = [0] * jobs
     owner = [0] * len(items)
-    order = range(len(items))
-    if weight is not None:
-        order = sorted(order, key=lambda i: -weight(items[i]))  # type: ignore[assignment]
-    for i in order:
+    for i in _biggest_first(items, weight):
         w = loads.index(min(loads))
         owner[i] = w
         loads[w] += weight(items[i]) if weight is not None else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import operator
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from kdump import speedups
@@ -156,11 +157,15 @@ def _density_check(
     entry came at most once per append, a follower's append being a whole fetch, and a
     restarted broker counts the interval from zero again."""
     positions = index.positions(used)
+
     # each entry's distance from the one before (the first's: from byte 0); the least first,
     # without a list: the index that is as dense as it should be is the common case
-    if entry_due(min(map(operator.sub, positions, itertools.chain((0,), positions))), interval):
+    def distances() -> Iterator[int]:
+        return map(operator.sub, positions, itertools.chain((0,), positions))
+
+    if entry_due(min(distances()), interval):
         return
-    gaps = list(map(operator.sub, positions, itertools.chain((0,), positions)))
+    gaps = list(distances())
     dense = [i for i, gap in enumerate(gaps) if not entry_due(gap, interval)]
     first = dense[0]
     scan_bytes = max(*gaps, valid_bytes - positions[-1])

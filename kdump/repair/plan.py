@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
@@ -44,9 +44,7 @@ from kdump.segment import (
     list_segments,
     open_buffer,
 )
-
-if TYPE_CHECKING:
-    from kdump.txn.producer_state import ProducerStateManager
+from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
@@ -284,9 +282,6 @@ def _producer_state_at(
 ) -> tuple[ProducerStateManager, int | None, int, list[Finding]]:
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
-    # here, not at the top: rebuild-index never replays producers
-    from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
-
     findings: list[Finding] = []
     found = newest_readable_snapshot(directory, None, base, findings)
     if found is None:

@@ -11,6 +11,7 @@ bytes, unchanged, to a ``.log`` for forensics (``kdump dump`` reads it).
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -145,8 +146,6 @@ def first_damage(buf: Buffer, path: str) -> int | None:
 
 
 def _b64(data: bytes | None) -> str | None:
-    import base64  # here: a rebuild or a clean recover never salvages
-
     return None if data is None else base64.b64encode(data).decode("ascii")
 
 
