@@ -263,6 +263,54 @@ def test_a_read_ahead_overtaken_by_the_walk_leaves_nothing_behind(
     assert after <= Pager.window
 
 
+class _CountedReleases:
+    """The C module, counting which thread hands pages back (MADV_DONTNEED) and how much."""
+
+    def __init__(self, native: Any) -> None:
+        self.native = native
+        self.released: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.native, name)
+
+    def advise(self, buf: Any, start: int, end: int, advice: int) -> int:
+        if advice == mmap.MADV_DONTNEED:
+            with self.lock:
+                who = "read-ahead" if isinstance(threading.current_thread(), ReadAhead) else "walk"
+                self.released[who] = self.released.get(who, 0) + end - start
+        return int(self.native.advise(buf, start, end, advice))
+
+
+@needs_c
+def test_the_read_ahead_releases_what_the_walk_passed_while_it_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing to page in, the read-ahead thread hands back the windows the walk has
+    passed (the walk meanwhile checks CRCs); the walk's own thread releases only what lies
+    more than a window behind it, and the rest at the end (but the file's last, partial page),
+    every byte walked released once, whichever thread did it."""
+    monkeypatch.setattr(Pager, "window", 1 << 20)
+    counted = _CountedReleases(speedups.native())
+    monkeypatch.setattr(walk_module.speedups, "native", lambda: counted)
+    path = _mapped_log(tmp_path, 8000)
+    peaks: list[int] = []
+
+    def consumer_takes_its_time() -> None:  # the thread is idle: it releases
+        time.sleep(0.002)
+        peaks.append(_resident(path))
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        walk = LogWalk(buf, "seg.log", pager=Pager(buf))
+        for _run in walk:
+            consumer_takes_its_time()
+        after = _resident(path)
+    assert walk.stop is not None and walk.stop.reason is StopReason.END
+    assert counted.released.get("read-ahead", 0) > path.stat().st_size // 2
+    assert sum(counted.released.values()) <= path.stat().st_size + Pager.window
+    assert max(peaks) <= (ReadAhead.AHEAD + 2) * Pager.window and after <= mmap.PAGESIZE
+
+
 # --- a walk's CRCs shared with its read-ahead thread (CrcShare) ---------------------------
 
 _SHARED_BATCHES = [v2_batch(i, bytes([i % 251]) * (3000 + 97 * (i % 13))) for i in range(400)]

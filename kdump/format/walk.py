@@ -210,6 +210,18 @@ MADV_POPULATE_READ = 22
 """Linux 5.14+: fault a range of a mapping in now (Python's mmap module has no name for it)."""
 
 
+def release_pages(buf: mmap.mmap | None, start: int, end: int) -> None:
+    """Hand the pages of ``buf[start:end]`` back (MADV_DONTNEED: they stay in the page cache);
+    without the GIL where the C module is there."""
+    if buf is None or end <= start:
+        return
+    native = speedups.native()
+    if native is not None:
+        native.advise(buf, start, end, mmap.MADV_DONTNEED)
+    else:
+        buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+
 class Pager:
     """How a walk reads its log. For a memory-mapped file: it hands back the pages it has
     passed (MADV_DONTNEED; they stay in the page cache), so resident memory stays flat over a
@@ -240,19 +252,16 @@ class Pager:
         return position + self.window
 
     def _release(self, position: int) -> None:
-        # On the walk's own thread, so what is resident stays bounded however little CPU the
-        # read-ahead thread gets (a busy machine); without the GIL where the C code is there.
+        # With a read-ahead thread, the thread releases what the walk has passed while it has
+        # nothing to page in (the walk checks CRCs meanwhile); the walk's own thread releases
+        # only what lies more than a window behind it, so what is resident stays bounded
+        # however little CPU the thread gets (a busy machine).
+        if self._ahead is not None:
+            self._ahead.release(position - self.window)
+            return
         end = position - position % mmap.PAGESIZE
-        # from where the read-ahead last paged in, if that is behind us: a window it began
-        # ahead of the walk may have been overtaken (and released) before it was done
-        start = min(self.released, self._ahead.paged_from()) if self._ahead else self.released
-        start -= start % mmap.PAGESIZE
-        if self.buf is not None and end > start:
-            native = speedups.native()
-            if native is not None:
-                native.advise(self.buf, start, end, mmap.MADV_DONTNEED)
-            else:
-                self.buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+        if end > self.released:
+            release_pages(self.buf, self.released, end)
         self.released = max(self.released, end)
 
     def read_ahead(self, start: int, end: int) -> None:
@@ -266,7 +275,7 @@ class Pager:
 
         if not spare_cpu():
             return
-        self._ahead = ReadAhead(native, self.buf, start, end, self.window)
+        self._ahead = ReadAhead(native, self.buf, start, end, self.window, self.released)
         self._ahead.start()
 
     @property
@@ -276,10 +285,12 @@ class Pager:
 
     def close(self, position: int) -> None:
         """The walk ended at ``position``: stop reading ahead, release what lies before it."""
-        if self._ahead is not None:
-            self._ahead.finish()
-        self.advance(position)  # with what the read-ahead paged in last, if behind
-        self._ahead = None
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.finish()
+            ahead.release(position)  # with what it paged in last, if behind
+            self.released = max(self.released, ahead.released)
+        self.advance(position)
 
     def ensure(self, end: int) -> int:
         """Make the bytes before ``end`` readable; how many from the start now are."""
@@ -295,25 +306,44 @@ class ReadAhead(threading.Thread):
     AHEAD = 2
     """Windows kept ready: one being read ahead while the walk is in the other."""
 
-    def __init__(self, native: Any, buf: mmap.mmap, start: int, end: int, window: int) -> None:
+    def __init__(
+        self, native: Any, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
+    ) -> None:
         super().__init__(name="kdump-read-ahead", daemon=True)
         self.native, self.buf, self.end, self.window = native, buf, end, window
         self.filled = start
+        self.released = released
+        """Every page before it has been released since it was last paged in (but those
+        from ``_paged_from`` on)."""
         self._position = start
         self._closed = False
         self._changed = threading.Condition()
         self._paged_from = end
-        """The lowest start of the windows paged in since the walk last asked (paged_from)."""
+        """The lowest start of the windows paged in since the last release that reached it:
+        a window begun ahead of the walk can be overtaken, and released, before it is done."""
         self.share: Any = native.CrcShare() if hasattr(native, "CrcShare") else None
         """The walk's CRC work, which this thread takes a share of when it has no window to
         page in (the C module's CrcShare; None where it has none)."""
 
-    def paged_from(self) -> int:
-        """Where the windows paged in since the last call begin (the end of the range: none),
-        so the walk can release what it overtook."""
+    def release(self, position: int) -> None:
+        """Release the pages before ``position`` not released since they were paged in (by
+        either thread: each claims its range under the lock, so no page is released twice)."""
         with self._changed:
-            low, self._paged_from = self._paged_from, self.end
-            return low
+            claimed = self._claim(position)
+        if claimed is not None:
+            release_pages(self.buf, *claimed)
+
+    def _claim(self, position: int) -> tuple[int, int] | None:
+        """The range to release for ``position`` (None: nothing), marked released (lock held)."""
+        end = position - position % mmap.PAGESIZE
+        start = min(self.released, self._paged_from)
+        start -= start % mmap.PAGESIZE
+        if end <= start:
+            return None
+        # what was paged in past ``end`` may lie below ``released``: kept for a later claim
+        self._paged_from = self.end if self.filled <= end else max(self._paged_from, end)
+        self.released = max(self.released, end)
+        return start, end
 
     def reached(self, position: int) -> None:
         with self._changed:
@@ -333,7 +363,8 @@ class ReadAhead(threading.Thread):
 
     def _next_fill(self) -> int | None:
         """Wait until there is a window to read ahead: where it ends; None: closed. Waiting,
-        the thread checks the CRCs the walk shares (``share``)."""
+        the thread releases what the walk has passed and checks the CRCs the walk shares
+        (``share``)."""
         while True:
             kicks = self.share.kicks() if self.share is not None else 0
             with self._changed:
@@ -344,10 +375,14 @@ class ReadAhead(threading.Thread):
                 fill = min(self.end, ahead, self.filled + self.window)
                 if fill > self.filled:
                     return fill
-                if self.share is None:
+                claimed = self._claim(self._position)
+                if claimed is None and self.share is None:
                     self._changed.wait()
                     continue
-            self.share.help(kicks)  # until the walk moves on (a kick) or ends
+            if claimed is not None:
+                release_pages(self.buf, *claimed)
+            else:
+                self.share.help(kicks)  # until the walk moves on (a kick) or ends
 
     def run(self) -> None:
         try:
