@@ -2486,9 +2486,10 @@ static const int64_t *find_next_row(const int64_t *rows, Py_ssize_t count, int w
 }
 
 /* offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log)
- *   -> (entries to check one by one, multi-batch entries, first multi-batch entry or -1)
+ *   -> (entries to check one by one, multi-batch entries, first multi-batch entry or -1,
+ *       least distance between an entry's position and the one before's, the first's from 0)
  * The fast test of kdump.checks.indexes: each entry against the batch gathered at its
- * position. */
+ * position; the distance serves the density check (INT64_MAX: no entries). */
 static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
 {
     PyObject *index_obj, *rows_obj;
@@ -2509,11 +2510,13 @@ static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
         used = used < 0 ? 0 : index.len / OFFSET_INDEX_ENTRY;
     PyObject *flagged = PyList_New(0);
     Py_ssize_t multi = 0, first_multi = -1;
-    int64_t prev_o = 0, prev_p = 0;
+    int64_t prev_o = 0, prev_p = 0, least_gap = INT64_MAX;
     Py_ssize_t hint = -1;
     const uint8_t *p = index.buf;
     for (Py_ssize_t i = 0; flagged != NULL && i < used; i++, p += OFFSET_INDEX_ENTRY) {
         int64_t rel = be32s(p), pos = be32s(p + OFFSET_INDEX_POSITION_AT);
+        if (pos - prev_p < least_gap) /* the first entry's: from byte 0 */
+            least_gap = pos - prev_p;
         int past;
         int64_t o = absolute_offset(base, rel, &past);
         const int64_t *row = find_next_row(rows, n, POSITION_ROW, pos, &hint);
@@ -2533,7 +2536,7 @@ static PyObject *py_offset_index_check(PyObject *self, PyObject *args)
     PyBuffer_Release(&rows_view);
     if (flagged == NULL)
         return NULL;
-    return Py_BuildValue("(Nnn)", flagged, multi, first_multi);
+    return Py_BuildValue("(NnnL)", flagged, multi, first_multi, (long long)least_gap);
 }
 
 /* time_index_check(index, used, base_offset, offset_rows) -> entries to check one by one
@@ -2642,7 +2645,7 @@ static PyMethodDef methods[] = {
      "wanted_offsets, position_rows, offset_rows, state) -> state"},
     {"offset_index_check", py_offset_index_check, METH_VARARGS,
      "offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log) -> "
-     "(flagged entries, multi-batch entries, first multi-batch entry)"},
+     "(flagged entries, multi-batch entries, first multi-batch entry, least position gap)"},
     {"time_index_check", py_time_index_check, METH_VARARGS,
      "time_index_check(index, used, base_offset, offset_rows) -> flagged entries"},
     {"pack_entries", py_pack_entries, METH_VARARGS,

@@ -5,6 +5,7 @@ Kafka's interval and with intervals that put an entry at every batch or at very 
 
 from __future__ import annotations
 
+import pickle
 import tempfile
 from array import array
 from contextlib import nullcontext
@@ -16,7 +17,10 @@ from conftest import FIXTURES, ORACLE, REALFILES
 from hypothesis import given
 from test_repair_properties import INTERVALS, SETTINGS, segment_logs, write_partition
 
+from kdump.checks import gather as gather_module
 from kdump.checks.gather import ROW, IndexGather
+from kdump.checks.options import VerifyOptions
+from kdump.checks.verify import verify_paths
 from kdump.format.walk import COLUMNS, BatchRun
 from kdump.repair import recheck
 from kdump.repair.apply import RepairSession, WriteOptions
@@ -107,6 +111,43 @@ def test_a_key_named_after_its_batch_went_by_has_the_row_a_walk_gives(c: bool) -
     assert growing.complete
     assert list(growing.position_rows) == list(fixed.position_rows)
     assert list(growing.offset_rows) == list(fixed.offset_rows)
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["array", "mapping"])
+@pytest.mark.parametrize("room", [(0, 0), (1, 1), (64, 64)], ids=["none", "short", "enough"])
+def test_room_made_up_front_or_grown_holds_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch, mapped: bool, room: tuple[int, int]
+) -> None:
+    """Room for the keys made up front (a rebuild makes room for the most its index files can
+    hold), too little and grown, in an array or an anonymous mapping: the rows a gather that
+    knew its keys before the walk finds, and the same once the gather went to another process
+    (a --jobs worker's result is pickled)."""
+    if mapped:
+        monkeypatch.setattr(gather_module, "MAPPED_ROOM", 0)
+    growing = IndexGather.growing(*room)
+    growing.want(array("q", [0, 70]), array("q", [4]))
+    growing.feed(FIRST)
+    growing.want(array("q", [210, 280]), array("q", [9, 19, 24]))
+    growing.feed(SECOND)
+    fixed = _fixed([0, 70, 210, 280], [4, 9, 19, 24])
+    for gather in (growing, pickle.loads(pickle.dumps(growing))):
+        assert gather.complete
+        assert list(gather.position_rows) == list(fixed.position_rows)
+        assert list(gather.offset_rows) == list(fixed.offset_rows)
+        assert gather.offset_row(19) == fixed.offset_row(19) is not None
+        assert gather.position_row(210) == fixed.position_row(210) is not None
+
+
+@pytest.mark.parametrize("name", ["plain-0", "variety-0", "txn-0", "legacyv1-0"])
+def test_verify_finds_the_same_with_rows_in_a_mapping(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Kafka-written partitions: verify's findings and summaries are the same whether the
+    index checks' rows lie in arrays or in anonymous mappings."""
+    want = verify_paths([str(ORACLE / name)], VerifyOptions())
+    monkeypatch.setattr(gather_module, "MAPPED_ROOM", 0)
+    got = verify_paths([str(ORACLE / name)], VerifyOptions())
+    assert got == want
 
 
 @pytest.mark.parametrize(

@@ -434,8 +434,11 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
     with pytest.raises(TypeError):
         native.flag_batches(*[array("i", [0])] * 7, 0, False, 0, 0, 0)
     # a used count beyond the index is clamped to its entries
-    flagged, multi, first = native.offset_index_check(b"\0" * 8, 99, 0, array("q"), 10, 0)
+    flagged, multi, first, least_gap = native.offset_index_check(
+        b"\0" * 8, 99, 0, array("q"), 10, 0
+    )
     assert (flagged, multi, first) == ([0], 0, -1)  # no batch at position 0: checked in Python
+    assert least_gap == 0  # the one entry's position, from byte 0
     assert native.time_index_check(b"\0" * 12, -4, 0, array("q")) == []
 
 

@@ -11,7 +11,10 @@ batches (a 1 GiB segment of 100-byte batches has ten million of them).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import mmap
 import struct
+import sys
 from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -26,6 +29,12 @@ from kdump.format.walk import BatchRun
 INT64_MAX = 2**63 - 1
 ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
+
+MAP_NORESERVE = 0x4000
+"""Linux: reserve no swap for a mapping ahead (Python's mmap module has no name for it)."""
+
+MAPPED_ROOM = 1 << 20
+"""Room of this many bytes or more is an anonymous mapping (see ``_room``), less an array."""
 
 
 class PositionRow(NamedTuple):
@@ -78,8 +87,8 @@ class IndexGather:
         self.wanted_offsets = index_keys(time_index) if time_index else array("q")
         # room for a row per wanted key, made once (each key is met at most once); the rows
         # filled so far are what position_rows and offset_rows give
-        self._position_room = array("q", [0]) * (ROW * len(self.wanted_positions))
-        self._offset_room = array("q", [0]) * (ROW * len(self.wanted_offsets))
+        self._position_room = _room(len(self.wanted_positions))
+        self._offset_room = _room(len(self.wanted_offsets))
         # next wanted position, a batch before?, its last offset, next wanted offset, max ts,
         # position rows, offset rows; the last batch that raised the max ts: one?, its base
         # offset, last offset, max ts, the max before it, the last offset before it; whether
@@ -92,12 +101,27 @@ class IndexGather:
         """False once ``want`` was given a key whose batch had gone by and cannot be named."""
 
     @classmethod
-    def growing(cls) -> IndexGather:
+    def growing(cls, positions: int = 0, offsets: int = 0) -> IndexGather:
         """A gather whose keys come during the walk (``want``), as a rebuild makes its index
-        entries: the rows of the new index files, gathered by the walk that makes them."""
+        entries: the rows of the new index files, gathered by the walk that makes them.
+        ``positions``/``offsets``: room for that many keys of each, made once (the most the
+        index files can hold: room not written to costs nothing), more made when exceeded."""
         gather = cls(None, None)
         gather._growing = True
+        gather._position_room, gather._offset_room = _room(positions), _room(offsets)
         return gather
+
+    def __getstate__(self) -> dict[str, object]:
+        # to another process (a --jobs worker's result): the rows filled, not the mapping
+        state = dict(self.__dict__)
+        state["_position_room"] = array("q", self.position_rows)
+        state["_offset_room"] = array("q", self.offset_rows)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._position_room = memoryview(self._position_room)
+        self._offset_room = memoryview(self._offset_room)
 
     def want(self, positions: Sequence[int], offsets: Sequence[int]) -> None:
         """More keys, above those given before, each before the walk feeds the batch it names.
@@ -109,7 +133,8 @@ class IndexGather:
         if positions and positions[0] <= self._fed_position:
             self.complete = False  # its batch went by: a position is named by its own batch
             return
-        self._grow(positions, self.wanted_positions, self._position_room)
+        if self._grow(positions, self.wanted_positions):
+            self._position_room = _room_for(self._position_room, len(self.wanted_positions))
         # the keys whose batches went by come first (keys are sorted); one at most can be
         # named, the one a time index entry made after that batch names
         fed, fed_last = self._state[1], self._state[2]
@@ -119,15 +144,17 @@ class IndexGather:
         if late > 1 or (late and not self._late_row(offsets[0])):
             self.complete = False
             return
-        self._grow(offsets[late:], self.wanted_offsets, self._offset_room)
+        if self._grow(offsets[late:], self.wanted_offsets):
+            self._offset_room = _room_for(self._offset_room, len(self.wanted_offsets))
 
-    def _grow(self, keys: Sequence[int], wanted: array[int], room: array[int]) -> None:
-        """Keys (sorted, distinct: index_keys) after ``wanted``, and a row of ``room`` each."""
+    def _grow(self, keys: Sequence[int], wanted: array[int]) -> bool:
+        """Keys (sorted, distinct: index_keys) after ``wanted``; whether they were (the caller
+        makes a row of room each)."""
         if keys and wanted and keys[0] <= wanted[-1]:
             self.complete = False
-            return
+            return False
         wanted.extend(keys)
-        _room_for(room, len(wanted))
+        return True
 
     def _late_row(self, offset: int) -> bool:
         """The row of ``offset`` from the last batch that raised the max timestamp, if that
@@ -143,7 +170,7 @@ class IndexGather:
         ):
             return False
         self.wanted_offsets.append(offset)
-        _room_for(self._offset_room, orow_n + 1)
+        self._offset_room = _room_for(self._offset_room, orow_n + 1)
         self._offset_room[ROW * orow_n : ROW * (orow_n + 1)] = array(
             "q", (offset, base, last, max_ts, before)
         )
@@ -232,9 +259,27 @@ def _find(rows: memoryview, width: int, key: int) -> tuple[int, ...] | None:
     return None
 
 
-def _room_for(room: array[int], rows: int) -> None:
-    """At least ``rows`` rows of ``room``, grown by doubling: a rebuild wants keys run after
-    run, and growing by each run's keys cost ~15 ms per GiB of 16 KiB batches in copies."""
-    short = ROW * rows - len(room)
-    if short > 0:
-        room.frombytes(bytes(room.itemsize * max(short, len(room))))
+def _room(rows: int) -> memoryview:
+    """Room for ``rows`` rows, zeros. Large room is an anonymous mapping: the kernel makes
+    its pages only as rows are written (in 2 MiB pages where it can), so room for every key an
+    index can name costs what the rows written cost. Zeroing an array of 5 MiB of rows (a
+    1 GiB segment's two indexes) instead took ~4 ms of page faults; growing one by doubling as
+    a rebuild made entries, ~16 ms."""
+    size = ROW * rows * 8
+    if not size or size < MAPPED_ROOM or not sys.platform.startswith("linux"):
+        return memoryview(array("q", [0]) * (ROW * rows))
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE
+    room = mmap.mmap(-1, size, flags=flags)
+    with contextlib.suppress(AttributeError, OSError):  # no transparent huge pages: 4 KiB
+        room.madvise(mmap.MADV_HUGEPAGE)
+    return memoryview(room).cast("q")
+
+
+def _room_for(room: memoryview, rows: int) -> memoryview:
+    """``room``, or where it has fewer than ``rows`` rows, room for twice as many (at least
+    ``rows``) holding what it held."""
+    if ROW * rows <= len(room):
+        return room
+    grown = _room(max(rows, 2 * len(room) // ROW))
+    grown[: len(room)] = room
+    return grown

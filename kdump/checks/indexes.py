@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import operator
 import struct
-from collections.abc import Iterator
 from typing import Any
 
 from kdump import speedups
@@ -124,17 +123,18 @@ def check_offset_index(
     last_log = scan.last_offset if scan.last_offset is not None else base - 1
     native = speedups.native()
     if native is not None and speedups.fits_int64(base, valid_bytes, last_log):
-        flagged, multi, first = native.offset_index_check(
+        flagged, multi, first, least_gap = native.offset_index_check(
             index.buf, used, base, gather.position_rows, valid_bytes, last_log
         )
     else:
-        flagged, multi, first = _offset_test(index, gather, valid_bytes, last_log)
+        flagged, multi, first, least_gap = _offset_test(index, gather, valid_bytes, last_log)
     for i in flagged:
         o, pos = index.entry(i)
         prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
         _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p)
-    if options.index_interval_bytes is not None and used and not len(flagged):
-        _density_check(index, used, valid_bytes, sink, options.index_interval_bytes)
+    interval = options.index_interval_bytes
+    if interval is not None and used and not len(flagged) and not entry_due(least_gap, interval):
+        _denser_than_interval(index, used, valid_bytes, sink, interval)
     if first >= 0:
         o, p = index.entry(first)
         _add(
@@ -149,23 +149,16 @@ def check_offset_index(
         )
 
 
-def _density_check(
+def _denser_than_interval(
     index: OffsetIndex, used: int, valid_bytes: int, sink: FindingSink, interval: int
 ) -> None:
     """Entries closer together than index.interval.bytes (``entry_due``): the broker ran with a
-    smaller interval when it wrote them. Sparser is no finding: before Kafka 4.0 (KAFKA-806) an
-    entry came at most once per append, a follower's append being a whole fetch, and a
-    restarted broker counts the interval from zero again."""
+    smaller interval when it wrote them (the fast test found the closest two). Sparser is no
+    finding: before Kafka 4.0 (KAFKA-806) an entry came at most once per append, a follower's
+    append being a whole fetch, and a restarted broker counts the interval from zero again."""
     positions = index.positions(used)
-
-    # each entry's distance from the one before (the first's: from byte 0); the least first,
-    # without a list: the index that is as dense as it should be is the common case
-    def distances() -> Iterator[int]:
-        return map(operator.sub, positions, itertools.chain((0,), positions))
-
-    if entry_due(min(distances()), interval):
-        return
-    gaps = list(distances())
+    # each entry's distance from the one before (the first's: from byte 0)
+    gaps = list(map(operator.sub, positions, itertools.chain((0,), positions)))
     dense = [i for i, gap in enumerate(gaps) if not entry_due(gap, interval)]
     first = dense[0]
     scan_bytes = max(*gaps, valid_bytes - positions[-1])
@@ -190,15 +183,18 @@ def _gathered(scan: LogScan) -> IndexGather:
 
 def _offset_test(
     index: OffsetIndex, gather: IndexGather, valid_bytes: int, last_log: int
-) -> tuple[list[int], int, int]:
+) -> tuple[list[int], int, int, int]:
     """The fast test in Python (the C code's offset_index_check): the entries to look at one
-    by one, the multi-batch entries, the first of them (-1: none)."""
+    by one, the multi-batch entries, the first of them (-1: none), the least distance between
+    an entry's position and the one before's (the first's: from 0)."""
     flagged: list[int] = []
     multi, first_multi = 0, -1
     prev_o = prev_p = 0
+    least_gap = INT64_MAX
     view = memoryview(index.buf)[: index.used_entries * index.entry_size]
     for i, (rel, pos) in enumerate(struct.iter_unpack(">ii", view)):
         o = index.base_offset + rel
+        least_gap = min(least_gap, pos - prev_p)
         row = gather.position_row(pos)
         if (
             (i and not index.follows((prev_o, prev_p), (o, pos)))
@@ -214,7 +210,7 @@ def _offset_test(
             if first_multi < 0:
                 first_multi = i
         prev_o, prev_p = o, pos
-    return flagged, multi, first_multi
+    return flagged, multi, first_multi, least_gap
 
 
 def _offset_entry_findings(

@@ -38,7 +38,7 @@ from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import Batch, RecordBatch, read_batch
 from kdump.format.index import OffsetIndex
-from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
+from kdump.format.layout import INT32_MAX, LOG_OVERHEAD, NO_TIMESTAMP, RECORD_OVERHEAD_V0
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import (
@@ -360,7 +360,11 @@ class _Recovery:
         self.valid_bytes = self.batches = 0
         self.stop: Finding | None = None
         # the recheck's rows of the new index files, gathered as their entries are made
-        self.gather = IndexGather.growing()
+        # room for the most entries the new index files can take, or batches the log holds
+        most_batches = len(buf) // (LOG_OVERHEAD + RECORD_OVERHEAD_V0) + 1
+        self.gather = IndexGather.growing(
+            min(config.max_offset_entries, most_batches), min(config.max_time_entries, most_batches)
+        )
         self.scan = LogScan(path, base_offset, len(buf), gather=self.gather)
         self._wanted = (0, 0)  # bytes of each index whose keys the gather has
 
