@@ -113,17 +113,24 @@ def test_a_key_named_after_its_batch_went_by_has_the_row_a_walk_gives(c: bool) -
     assert list(growing.offset_rows) == list(fixed.offset_rows)
 
 
-@pytest.mark.parametrize("mapped", [False, True], ids=["array", "mapping"])
+def _no_mapping(size: int) -> memoryview:
+    raise OSError(12, "Cannot allocate memory")  # a strict overcommit policy
+
+
+@pytest.mark.parametrize("kind", ["array", "mapping", "refused"])
 @pytest.mark.parametrize("room", [(0, 0), (1, 1), (64, 64)], ids=["none", "short", "enough"])
 def test_room_made_up_front_or_grown_holds_the_same_rows(
-    monkeypatch: pytest.MonkeyPatch, mapped: bool, room: tuple[int, int]
+    monkeypatch: pytest.MonkeyPatch, kind: str, room: tuple[int, int]
 ) -> None:
     """Room for the keys made up front (a rebuild makes room for the most its index files can
-    hold), too little and grown, in an array or an anonymous mapping: the rows a gather that
-    knew its keys before the walk finds, and the same once the gather went to another process
-    (a --jobs worker's result is pickled)."""
-    if mapped:
+    hold), too little and grown, in an array, an anonymous mapping or, where the mapping is
+    refused, an array grown as keys come: the rows a gather that knew its keys before the walk
+    finds, and the same once the gather went to another process (a --jobs worker's result is
+    pickled)."""
+    if kind != "array":
         monkeypatch.setattr(gather_module, "MAPPED_ROOM", 0)
+    if kind == "refused":
+        monkeypatch.setattr(gather_module, "_mapped_room", _no_mapping)
     growing = IndexGather.growing(*room)
     growing.want(array("q", [0, 70]), array("q", [4]))
     growing.feed(FIRST)
@@ -143,11 +150,13 @@ def test_verify_finds_the_same_with_rows_in_a_mapping(
     monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Kafka-written partitions: verify's findings and summaries are the same whether the
-    index checks' rows lie in arrays or in anonymous mappings."""
+    index checks' rows lie in arrays or in anonymous mappings, or in arrays where a mapping
+    is refused."""
     want = verify_paths([str(ORACLE / name)], VerifyOptions())
     monkeypatch.setattr(gather_module, "MAPPED_ROOM", 0)
-    got = verify_paths([str(ORACLE / name)], VerifyOptions())
-    assert got == want
+    assert verify_paths([str(ORACLE / name)], VerifyOptions()) == want
+    monkeypatch.setattr(gather_module, "_mapped_room", _no_mapping)  # room for every key anyway
+    assert verify_paths([str(ORACLE / name)], VerifyOptions()) == want
 
 
 @pytest.mark.parametrize(

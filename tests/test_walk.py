@@ -224,6 +224,46 @@ def test_reading_ahead_keeps_memory_flat(
     assert len(peaks) > 20 and max(peaks) <= (ReadAhead.AHEAD + 2) * Pager.window
 
 
+FOLIO = 2 << 20
+"""The largest folio of the page cache here (x86_64): a fault can map a whole one, so what is
+resident reaches up to one past the last byte read."""
+
+
+@needs_c
+def test_a_read_ahead_the_kernel_refuses_leaves_the_releasing_to_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel refuses MADV_POPULATE_READ (before 5.14) the thread ends at once and
+    the walk releases all it has passed at each window, as a walk alone does."""
+    monkeypatch.setattr(Pager, "window", 4 << 20)
+    monkeypatch.setattr(walk_module, "MADV_POPULATE_READ", 0x7FFF)
+    path = _mapped_log(tmp_path, 12000)
+    peaks: list[int] = []
+    rows, stop = _walk_mapped(path, lambda: peaks.append(_resident(path)))
+    assert len(rows) == 12000 and stop.reason is StopReason.END
+    assert len(peaks) > 8 and max(peaks) <= Pager.window + FOLIO
+
+
+@needs_c
+@pytest.mark.parametrize("read_ahead", [True, False], ids=["read-ahead", "alone"])
+def test_a_walk_left_early_leaves_nothing_resident(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: bool
+) -> None:
+    """A walk its reader leaves after a few runs (a lookup that found its batch, a recovery
+    that stops) releases what it passed and what its thread paged in ahead of it."""
+    monkeypatch.setattr(Pager, "window", 1 << 20)
+    monkeypatch.setattr(parallel, "spare_cpu", lambda: read_ahead)
+    path = _mapped_log(tmp_path, 8000)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        runs = iter(LogWalk(buf, "seg.log", pager=Pager(buf)))
+        for _ in range(6):
+            next(runs)
+        assert _resident(path) > 0
+        runs.close()  # __iter__'s finally: the pager closes
+        assert not _read_ahead_threads()
+        assert _resident(path) <= FOLIO  # past the last batch read, a folio's pages at most
+
+
 class _SlowPopulate:
     """The C module, with a read-ahead that pages in slower than the walk goes (a busy CPU)."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import mmap
+import os
 import struct
 import sys
 from array import array
@@ -30,8 +31,18 @@ INT64_MAX = 2**63 - 1
 ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
 
-MAP_NORESERVE = 0x4000
-"""Linux: reserve no swap for a mapping ahead (Python's mmap module has no name for it)."""
+
+def _map_noreserve() -> int:
+    """Linux's MAP_NORESERVE: reserve no swap for a mapping ahead. Python's mmap module names
+    it from 3.13; before, the value of the architectures that share the generic one, and none
+    elsewhere (the kernel's overcommit heuristic then decides)."""
+    if hasattr(mmap, "MAP_NORESERVE"):
+        return int(mmap.MAP_NORESERVE)
+    generic = ("x86_64", "i686", "aarch64", "armv7l", "riscv64", "s390x")
+    return 0x4000 if hasattr(os, "uname") and os.uname().machine in generic else 0
+
+
+MAP_NORESERVE = _map_noreserve()
 
 MAPPED_ROOM = 1 << 20
 """Room of this many bytes or more is an anonymous mapping (see ``_room``), less an array."""
@@ -108,14 +119,17 @@ class IndexGather:
         index files can hold: room not written to costs nothing), more made when exceeded."""
         gather = cls(None, None)
         gather._growing = True
-        gather._position_room, gather._offset_room = _room(positions), _room(offsets)
+        gather._position_room = _room(positions, or_else=0)
+        gather._offset_room = _room(offsets, or_else=0)
         return gather
 
     def __getstate__(self) -> dict[str, object]:
         # to another process (a --jobs worker's result): the rows filled, not the mapping
         state = dict(self.__dict__)
-        state["_position_room"] = array("q", self.position_rows)
-        state["_offset_room"] = array("q", self.offset_rows)
+        rooms = {"_position_room": self.position_rows, "_offset_room": self.offset_rows}
+        for name, rows in rooms.items():
+            state[name] = array("q")
+            state[name].frombytes(rows.cast("B"))
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -259,15 +273,25 @@ def _find(rows: memoryview, width: int, key: int) -> tuple[int, ...] | None:
     return None
 
 
-def _room(rows: int) -> memoryview:
+def _room(rows: int, or_else: int | None = None) -> memoryview:
     """Room for ``rows`` rows, zeros. Large room is an anonymous mapping: the kernel makes
     its pages only as rows are written (in 2 MiB pages where it can), so room for every key an
     index can name costs what the rows written cost. Zeroing an array of 5 MiB of rows (a
     1 GiB segment's two indexes) instead took ~4 ms of page faults; growing one by doubling as
-    a rebuild made entries, ~16 ms."""
+    a rebuild made entries, ~16 ms. Where no mapping can be had (a strict overcommit policy),
+    an array of ``or_else`` rows (default: ``rows``) that ``_room_for`` grows."""
     size = ROW * rows * 8
-    if not size or size < MAPPED_ROOM or not sys.platform.startswith("linux"):
-        return memoryview(array("q", [0]) * (ROW * rows))
+    if size and size >= MAPPED_ROOM:
+        try:
+            return _mapped_room(size)
+        except OSError:
+            rows = rows if or_else is None else or_else
+    return memoryview(array("q", [0]) * (ROW * rows))
+
+
+def _mapped_room(size: int) -> memoryview:
+    if not sys.platform.startswith("linux"):  # zero pages on demand there too
+        return memoryview(mmap.mmap(-1, size)).cast("q")
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE
     room = mmap.mmap(-1, size, flags=flags)
     with contextlib.suppress(AttributeError, OSError):  # no transparent huge pages: 4 KiB

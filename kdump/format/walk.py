@@ -245,7 +245,8 @@ class Pager:
         self.available = len(buf)
 
     def advance(self, position: int) -> int:
-        """The walk has reached ``position``: release what lies before; the next boundary."""
+        """The walk has reached ``position``: what lies before it is released (by the
+        read-ahead thread, if there is one, or here); the next boundary."""
         if self._ahead is not None:
             self._ahead.reached(position)
         self._release(position)
@@ -257,7 +258,9 @@ class Pager:
         # only what lies more than a window behind it, so what is resident stays bounded
         # however little CPU the thread gets (a busy machine).
         if self._ahead is not None:
-            self._ahead.release(position - self.window)
+            # a thread that stopped (a kernel without MADV_POPULATE_READ) releases nothing
+            behind = self.window if self._ahead.is_alive() else 0
+            self._ahead.release(position - behind)
             return
         end = position - position % mmap.PAGESIZE
         if end > self.released:
@@ -284,11 +287,14 @@ class Pager:
         return self._ahead.share if self._ahead is not None else None
 
     def close(self, position: int) -> None:
-        """The walk ended at ``position``: stop reading ahead, release what lies before it."""
+        """The walk ended at ``position`` (or was left there): stop reading ahead, release
+        what lies before it."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead.finish()
-            ahead.release(position)  # with what it paged in last, if behind
+            # with what it paged in last, behind the walk (overtaken) or ahead of it (a walk
+            # left early, or ended at damage: nothing reads those windows now)
+            ahead.release(max(position, ahead.filled))
             self.released = max(self.released, ahead.released)
         self.advance(position)
 
@@ -299,9 +305,10 @@ class Pager:
 
 class ReadAhead(threading.Thread):
     """A walk's pager thread: keeps ``AHEAD`` windows past the walk's position faulted in, no
-    further, so memory stays flat (the walk releases what it has passed). Where the kernel
-    refuses MADV_POPULATE_READ (before Linux 5.14) the walk's own page faults do the reading,
-    as without this thread."""
+    further, and releases what the walk has passed, so memory stays flat (the walk itself
+    releases what lies more than a window behind it). Where the kernel refuses
+    MADV_POPULATE_READ (before Linux 5.14) the thread ends and the walk's own page faults do
+    the reading and the walk the releasing, as without this thread."""
 
     AHEAD = 2
     """Windows kept ready: one being read ahead while the walk is in the other."""
@@ -432,6 +439,8 @@ class LogWalk:
         self.run_batches = max(1, run_batches)
         self.pager = pager
         self.stop: Stop | None = None
+        self._walked = start
+        """The end of the last run handed out."""
 
     def __iter__(self) -> Iterator[BatchRun]:
         position, end = self.start, self.end
@@ -442,8 +451,8 @@ class LogWalk:
         pager.read_ahead(position, end)
         try:
             yield from self._runs(position, end, pager)
-        finally:
-            pager.close(self.stop.position if self.stop is not None else position)
+        finally:  # ended, or left by its reader after the last run it took
+            pager.close(self.stop.position if self.stop is not None else self._walked)
 
     def _runs(self, position: int, end: int, pager: Pager | None) -> Iterator[BatchRun]:
         boundary = pager.advance(position) if pager is not None else end
@@ -460,6 +469,7 @@ class LogWalk:
                     self.check_crc, self.until_invalid, pager.share if pager else None,
                 )  # fmt: skip
                 if n:
+                    self._walked = position
                     yield BatchRun.from_native(n, data)
                 if n == self.run_batches or limit <= position < end:
                     continue
@@ -471,6 +481,7 @@ class LogWalk:
             else:
                 run, position, ended = self._python_run(position, limit, edge, self.run_batches)
             if run.n:
+                self._walked = position
                 yield run
             if ended and edge < end:
                 assert pager is not None
