@@ -155,33 +155,82 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
     return (uint32_t)c0;
 }
 
+/* Batches shorter than this are not aligned first: for ~100-byte batches (the usual on a
+ * broker) the bytes taken one at a time to reach a boundary cost more than the loads save. */
+#define ALIGN_FROM 256
+
+/* The register after the last n < 8 bytes at p. */
+__attribute__((target("sse4.2"))) static inline uint64_t tail_hw(uint64_t c, const uint8_t *p,
+                                                                 size_t n)
+{
+    uint32_t v32;
+    uint16_t v16;
+    if (n & 4) {
+        memcpy(&v32, p, 4);
+        c = _mm_crc32_u32((uint32_t)c, v32);
+        p += 4;
+    }
+    if (n & 2) {
+        memcpy(&v16, p, 2);
+        c = _mm_crc32_u16((uint32_t)c, v16);
+        p += 2;
+    }
+    if (n & 1)
+        c = _mm_crc32_u8((uint32_t)c, *p);
+    return c;
+}
+
 /* Three CRC-32Cs at once, one per stream: three batches keep the instruction as busy as one
  * long buffer split in three, and need no joining. Each then finishes on its own. */
 __attribute__((target("sse4.2"))) static void crc_hw3(const uint8_t *const p[3],
                                                      const size_t n[3], uint32_t out[3])
 {
-    uint64_t c[3] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
-    const uint8_t *q[3] = {p[0], p[1], p[2]};
-    size_t left[3] = {n[0], n[1], n[2]};
-    /* each stream first to an 8-byte boundary: a batch's CRC starts 21 bytes into it, and
-     * unaligned 8-byte loads that straddle cache lines slow the loop */
-    for (int k = 0; k < 3; k++)
-        while (left[k] && ((uintptr_t)q[k] & 7)) {
-            c[k] = _mm_crc32_u8((uint32_t)c[k], *q[k]++);
-            left[k]--;
+    uint64_t c0 = 0xFFFFFFFFu, c1 = 0xFFFFFFFFu, c2 = 0xFFFFFFFFu;
+    const uint8_t *p0 = p[0], *p1 = p[1], *p2 = p[2];
+    size_t l0 = n[0], l1 = n[1], l2 = n[2];
+    size_t common = l0 < l1 ? l0 : l1;
+    common = common < l2 ? common : l2;
+    if (common >= ALIGN_FROM) {
+        /* long batches: each stream first to an 8-byte boundary (a batch's CRC starts 21
+         * bytes into it, and unaligned loads that straddle cache lines slow a long loop) */
+        while ((uintptr_t)p0 & 7) {
+            c0 = _mm_crc32_u8((uint32_t)c0, *p0++);
+            l0--;
         }
-    size_t common = left[0] < left[1] ? left[0] : left[1];
-    common = (common < left[2] ? common : left[2]) & ~(size_t)7;
-    const uint8_t *p0 = q[0], *p1 = q[1], *p2 = q[2];
-    uint64_t c0 = c[0], c1 = c[1], c2 = c[2];
+        while ((uintptr_t)p1 & 7) {
+            c1 = _mm_crc32_u8((uint32_t)c1, *p1++);
+            l1--;
+        }
+        while ((uintptr_t)p2 & 7) {
+            c2 = _mm_crc32_u8((uint32_t)c2, *p2++);
+            l2--;
+        }
+        common = l0 < l1 ? l0 : l1;
+        common = common < l2 ? common : l2;
+    }
+    common &= ~(size_t)7;
     for (size_t i = 0; i < common; i += 8) {
         c0 = _mm_crc32_u64(c0, load_le64(p0 + i));
         c1 = _mm_crc32_u64(c1, load_le64(p1 + i));
         c2 = _mm_crc32_u64(c2, load_le64(p2 + i));
     }
-    out[0] = ~crc_hw((uint32_t)c0, p0 + common, left[0] - common);
-    out[1] = ~crc_hw((uint32_t)c1, p1 + common, left[1] - common);
-    out[2] = ~crc_hw((uint32_t)c2, p2 + common, left[2] - common);
+    p0 += common, p1 += common, p2 += common;
+    l0 -= common, l1 -= common, l2 -= common;
+    if ((l0 | l1 | l2) >= 8) { /* lengths that differ: the rest of each 8 bytes at a time */
+        c0 = crc_hw((uint32_t)c0, p0, l0 & ~(size_t)7);
+        c1 = crc_hw((uint32_t)c1, p1, l1 & ~(size_t)7);
+        c2 = crc_hw((uint32_t)c2, p2, l2 & ~(size_t)7);
+        p0 += l0 & ~(size_t)7, p1 += l1 & ~(size_t)7, p2 += l2 & ~(size_t)7;
+        l0 &= 7, l1 &= 7, l2 &= 7;
+    }
+    /* the last 0-7 bytes of the three side by side, 4, 2 and 1 at a time: a short batch's
+     * tail one byte at a time would cost as much as its body */
+    c0 = tail_hw(c0, p0, l0);
+    c1 = tail_hw(c1, p1, l1);
+    c2 = tail_hw(c2, p2, l2);
+    out[0] = ~(uint32_t)c0;
+    out[1] = ~(uint32_t)c1;
+    out[2] = ~(uint32_t)c2;
 }
 #endif
 
@@ -448,16 +497,18 @@ static const char *const walk_column_names[WALK_COLUMNS] = {
     "producer_epoch", "base_sequence",    "records_count",  "valid",
 };
 
-/* The run's columns, n values each, column after column, as one bytes object. */
-static PyObject *columns_bytes(const int64_t *cols, Py_ssize_t stride, Py_ssize_t n)
+/* Rows of the walk's header pass kept together before they go to the columns. */
+#define ROW_BLOCK 32
+
+/* `count` rows of `block` into the columns (`stride` values apart), from row `first` on. */
+static void flush_rows(int64_t *cols, Py_ssize_t stride, Py_ssize_t first,
+                       int64_t (*block)[WALK_COLUMNS], Py_ssize_t count)
 {
-    PyObject *out = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t));
-    if (out == NULL)
-        return NULL;
-    char *dst = PyBytes_AS_STRING(out);
-    for (int c = 0; c < WALK_COLUMNS; c++)
-        memcpy(dst + c * n * sizeof(int64_t), cols + c * stride, (size_t)n * sizeof(int64_t));
-    return out;
+    for (int c = 0; c < WALK_COLUMNS; c++) {
+        int64_t *column = cols + c * stride + first;
+        for (Py_ssize_t i = 0; i < count; i++)
+            column[i] = block[i][c];
+    }
 }
 
 /* valid[i] for batches lo..hi-1 of a run: whether each one's CRC-32C (from its attributes to
@@ -648,10 +699,10 @@ static PyTypeObject CrcShareType = {
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
  *   -> (n, columns, next position)
  * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
- * from `start` that start before `stop`, as int64 columns (columns_bytes). It stops, leaving
- * the decision to the Python reference, at 17 bytes or fewer left, another magic, a
- * batch_length below the header or above max_size, a batch running past `end`, and (with
- * until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc.
+ * from `start` that start before `stop`, as int64 columns (one bytes object, column after
+ * column of n values). It stops, leaving the decision to the Python reference, at 17 bytes
+ * or fewer left, another magic, a batch_length below the header or above max_size, a batch
+ * running past `end`, and (with until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc.
  * A CrcShare (`share`, or None) lets the walk's read-ahead thread check some of the CRCs. */
 static PyObject *py_walk_v2(PyObject *self, PyObject *args)
 {
@@ -683,38 +734,61 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         limit = 0;
     if (limit > room)
         limit = room;
-    int64_t *cols = PyMem_Malloc(sizeof(int64_t) * WALK_COLUMNS * (size_t)(limit ? limit : 1));
-    if (cols == NULL) {
+    /* the columns are written where Python gets them, `limit` values apart, and closed up
+     * to n apart at the end: a full run (small batches) is handed over without a copy */
+    Py_ssize_t stride = limit ? limit : 1;
+    PyObject *data = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * stride * (Py_ssize_t)sizeof(int64_t));
+    if (data == NULL) {
         release_view(&view);
-        return PyErr_NoMemory();
+        return NULL;
     }
+    int64_t *cols = (int64_t *)PyBytes_AS_STRING(data);
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
-     * call's own, so a read-ahead thread (kdump.format.walk.Pager) can fault in the next
-     * window while this one is checked. */
+     * call's own (no other reference to them yet), so a read-ahead thread
+     * (kdump.format.walk.Pager) can fault in the next window while this one is checked. */
     Py_BEGIN_ALLOW_THREADS
-    /* the headers first, then the CRCs of the batches three at a time */
+    /* the headers first, then the CRCs of the batches three at a time. A header's 16 values
+     * go to 16 columns: written a row at a time they are 16 scattered stores per batch, which
+     * cost small batches more than reading them; rows gather in a block that goes to the
+     * columns ROW_BLOCK at a time, a whole cache line or more to each */
+    int64_t block[ROW_BLOCK][WALK_COLUMNS];
+    Py_ssize_t filled = 0; /* rows of the block */
     while (n < limit && pos < stop) {
         Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
         if (size == 0)
             break;
         v2_header h;
         read_v2_header(buf + pos, &h);
-        const int64_t row[WALK_COLUMNS] = {
-            pos, h.base_offset, (int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)h.last_offset_delta),
-            size, h.partition_leader_epoch, h.magic, h.crc, h.attributes, h.last_offset_delta,
-            h.base_timestamp, h.max_timestamp, h.producer_id, h.producer_epoch, h.base_sequence,
-            h.records_count, -1,
-        };
-        for (int c = 0; c < WALK_COLUMNS; c++)
-            cols[c * limit + n] = row[c];
+        int64_t *row = block[filled];
+        row[0] = pos;
+        row[1] = h.base_offset;
+        row[2] = (int64_t)((uint64_t)h.base_offset + (uint64_t)(int64_t)h.last_offset_delta);
+        row[3] = size;
+        row[4] = h.partition_leader_epoch;
+        row[5] = h.magic;
+        row[6] = h.crc;
+        row[7] = h.attributes;
+        row[8] = h.last_offset_delta;
+        row[9] = h.base_timestamp;
+        row[10] = h.max_timestamp;
+        row[11] = h.producer_id;
+        row[12] = h.producer_epoch;
+        row[13] = h.base_sequence;
+        row[14] = h.records_count;
+        row[15] = -1;
         pos += size;
         n++;
+        if (++filled == ROW_BLOCK) {
+            flush_rows(cols, stride, n - filled, block, filled);
+            filled = 0;
+        }
     }
+    flush_rows(cols, stride, n - filled, block, filled);
     if (check_crc) {
-        int64_t *positions = cols, *sizes = cols + 3 * limit, *stored = cols + 6 * limit,
-                *valid = cols + 15 * limit;
+        int64_t *positions = cols, *sizes = cols + 3 * stride, *stored = cols + 6 * stride,
+                *valid = cols + 15 * stride;
 #ifdef HAVE_CRC_SHARE
         if (share != Py_None && n > 1 && pos - positions[0] >= SHARE_MIN_BYTES)
             share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
@@ -729,11 +803,12 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
                     break;
                 }
     }
+    if (n < stride) /* columns n apart: each moves down over room the one before left */
+        for (int c = 1; c < WALK_COLUMNS; c++)
+            memmove(cols + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
     Py_END_ALLOW_THREADS
     release_view(&view);
-    PyObject *data = columns_bytes(cols, limit, n);
-    PyMem_Free(cols);
-    if (data == NULL)
+    if (n < stride && _PyBytes_Resize(&data, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t)) < 0)
         return NULL;
     return Py_BuildValue("(nNn)", n, data, pos);
 }

@@ -9,6 +9,7 @@ makes any call into the C module fail. Both runs must give the same batches, rec
 from __future__ import annotations
 
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -139,16 +140,18 @@ def test_crc32c_at_every_block_boundary(size: int) -> None:
 
 @given(
     st.integers(0, 15),
-    st.lists(st.integers(0, 3000), min_size=1, max_size=9),
+    st.lists(st.integers(0, 300) | st.integers(0, 3000), min_size=1, max_size=9),
     st.data(),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 def test_the_walks_three_stream_crcs_at_any_alignment(
     pad: int, payloads: list[int], data: st.DataObject
 ) -> None:
-    """walk_v2 CRCs batches three at a time, each stream first brought to an 8-byte boundary:
-    batches (independent encoder) of any length at any alignment are valid, and one byte
-    changed in any batch's CRC'd bytes makes that batch, and only it, invalid."""
+    """walk_v2 CRCs batches three at a time: long ones each first brought to an 8-byte
+    boundary, short ones (a broker's usual) unaligned with their last bytes 4, 2 and 1 at a
+    time, side by side. Batches (independent encoder) of any length at any alignment are
+    valid, and one byte changed in any batch's CRC'd bytes makes that batch, and only it,
+    invalid."""
     assert native is not None
     log = bytearray(bytes(pad))
     starts = []
@@ -167,6 +170,22 @@ def test_the_walks_three_stream_crcs_at_any_alignment(
     n, columns, _ = native.walk_v2(buf, pad, len(buf), len(buf), 2**31 - 1, 100, True, False)
     valid = memoryview(columns).cast("q")[15 * n : 16 * n]
     assert list(valid) == [int(i != hit) for i in range(n)]
+
+
+@pytest.mark.parametrize("run_batches", [1, 31, 32, 33, 64, 100, 4096])
+def test_runs_of_small_batches_have_the_python_walks_columns(run_batches: int) -> None:
+    """The C walk gathers header rows in blocks before they go to the columns, and closes the
+    columns up where a run ends short of its limit: runs that fill their limit, end between
+    blocks, or end short give the columns of the Python walk, a CRC failure included."""
+    rng = random.Random(run_batches)
+    log, starts = bytearray(), []
+    for i in range(100):
+        starts.append(len(log))
+        log += v2_batch(i, rng.randbytes(rng.randrange(0, 120)))
+    log[starts[50] + 40] ^= 0x10  # a CRC'd byte of a batch in the middle: its CRC fails
+    c_walk, python_walk = both(lambda: walk_all(bytes(log), run_batches=run_batches))
+    assert c_walk == python_walk
+    assert sum(row[COLUMNS.index("valid")] == 0 for row in c_walk[0]) == 1
 
 
 @pytest.mark.parametrize(
