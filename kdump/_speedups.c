@@ -2500,29 +2500,43 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
         prow_n = prow_room;
     if (orow_n < 0 || orow_n > orow_room)
         orow_n = orow_room;
+    /* A key is met once in ~32 small batches: the loop keeps the running values few, so they
+     * stay in registers. The last batch that raised the max timestamp is kept by its number
+     * and the two values only the moment knows; its columns are read once, after the loop. */
+    const int64_t *positions = col[0], *bases = col[1], *lasts = col[2], *maxtss = col[3];
+    Py_ssize_t raised = -1;
+    int64_t raised_before = 0, raised_prev_last = 0;
     for (Py_ssize_t j = 0; j < n; j++) {
-        int64_t pos = col[0][j], base = col[1][j], last = col[2][j], maxts = col[3][j];
-        while (cursor_p < np && wp[cursor_p] < pos)
-            cursor_p++;
-        if (cursor_p < np && wp[cursor_p] == pos && prow_n < prow_room) {
-            int64_t *row = prow + prow_n++ * POSITION_ROW;
-            row[0] = pos, row[1] = base, row[2] = last, row[3] = prev_last, row[4] = has_prev;
-            cursor_p++;
+        int64_t pos = positions[j], last = lasts[j], maxts = maxtss[j];
+        if (cursor_p < np && wp[cursor_p] <= pos) {
+            while (cursor_p < np && wp[cursor_p] < pos)
+                cursor_p++;
+            if (cursor_p < np && wp[cursor_p] == pos && prow_n < prow_room) {
+                int64_t *row = prow + prow_n++ * POSITION_ROW;
+                row[0] = pos, row[1] = bases[j], row[2] = last, row[3] = prev_last;
+                row[4] = has_prev;
+                cursor_p++;
+            }
         }
         while (cursor_o < no && wo[cursor_o] <= last && orow_n < orow_room) {
             int64_t *row = orow + orow_n++ * OFFSET_ROW;
-            row[0] = wo[cursor_o], row[1] = base, row[2] = last, row[3] = maxts, row[4] = before;
+            row[0] = wo[cursor_o], row[1] = bases[j], row[2] = last, row[3] = maxts;
+            row[4] = before;
             cursor_o++;
         }
         if (maxts > before) {
-            c_has = 1, c_base = base, c_last = last, c_maxts = maxts, c_before = before;
-            c_prev_last = has_prev ? prev_last : INT64_MIN;
+            raised = j, raised_before = before;
+            raised_prev_last = has_prev ? prev_last : INT64_MIN;
             before = maxts;
         }
         if (has_prev && last <= prev_last)
             rising = 0;
         has_prev = 1;
         prev_last = last;
+    }
+    if (raised >= 0) {
+        c_has = 1, c_base = bases[raised], c_last = lasts[raised], c_maxts = maxtss[raised];
+        c_before = raised_before, c_prev_last = raised_prev_last;
     }
     release_columns(views, 6);
     PyBuffer_Release(&outs[0]);

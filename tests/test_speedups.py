@@ -552,6 +552,63 @@ def test_index_entries_past_int64_are_checked_the_same() -> None:
     assert {f.code for f in fast} >= {"INDEX_OFFSET_OUT_OF_RANGE", "TIMEINDEX_OFFSET_NOT_FOUND"}
 
 
+@st.composite
+def gather_runs(draw: st.DrawFn) -> tuple[list[BatchRun], list[int], list[int]]:
+    """Runs of batches whose last offsets and max timestamps may fall as well as rise (a
+    damaged log), and the keys an index names: positions of batches and between them,
+    offsets anywhere, some past the last batch."""
+    from array import array
+
+    count = draw(st.integers(1, 80))
+    gaps = draw(st.lists(st.integers(1, 200), min_size=count, max_size=count))
+    steps = draw(st.lists(st.integers(-3, 6), min_size=count, max_size=count))
+    stamps = draw(st.lists(st.integers(-1, 50), min_size=count, max_size=count))
+    positions, lasts, position = [], [], 0
+    for gap, step in zip(gaps, steps, strict=True):
+        positions.append(position)
+        lasts.append((lasts[-1] if lasts else 0) + step)
+        position += gap
+    cuts = sorted(draw(st.sets(st.integers(1, count - 1), max_size=3))) if count > 1 else []
+    runs = []
+    for lo, hi in zip([0, *cuts], [*cuts, count], strict=True):
+        values = {
+            "position": positions[lo:hi],
+            "base_offset": [last - 2 for last in lasts[lo:hi]],
+            "last_offset": lasts[lo:hi],
+            "max_timestamp": stamps[lo:hi],
+        }
+        runs.append(
+            BatchRun(hi - lo, [array("q", values.get(name, [0] * (hi - lo))) for name in COLUMNS])
+        )
+    wanted_positions = draw(st.sets(st.sampled_from(positions) | st.integers(0, position + 5)))
+    wanted_offsets = draw(st.sets(st.integers(min(lasts) - 3, max(lasts) + 3)))
+    return runs, sorted(wanted_positions), sorted(wanted_offsets)
+
+
+@given(gather_runs())
+@settings(max_examples=300, deadline=None)
+def test_the_index_gather_gives_the_python_rows(
+    case: tuple[list[BatchRun], list[int], list[int]],
+) -> None:
+    """The rows and running state of the C gather are the Python reference's, fed the same
+    runs, whatever the offsets and timestamps do."""
+    from array import array
+
+    runs, positions, offsets = case
+
+    def gathered() -> tuple[Any, ...]:
+        gather = IndexGather(None, None)
+        gather.wanted_positions, gather.wanted_offsets = array("q", positions), array("q", offsets)
+        gather._position_room = memoryview(array("q", [0]) * (5 * len(positions)))
+        gather._offset_room = memoryview(array("q", [0]) * (5 * len(offsets)))
+        for run in runs:
+            gather.feed(run)
+        return gather._state, gather.position_rows.tolist(), gather.offset_rows.tolist()
+
+    fast, pure = both(gathered)
+    assert fast == pure
+
+
 def test_walk_v2_bounds_its_columns_whatever_the_limit() -> None:
     assert native is not None
     batch = v2_batch(0, RECORDS, records_count=10, last_offset_delta=9)
