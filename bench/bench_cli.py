@@ -45,7 +45,6 @@ Run from the repository root (needs the ``bench`` extra; builds bench/out/ on fi
 from __future__ import annotations
 
 import argparse
-import mmap
 import os
 import shutil
 import statistics
@@ -56,7 +55,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench_dump import OUT, REPO, kdump_deep, segment
+from bench_dump import OUT, REPO, segment
 from bench_repair import segment_dir
 from bench_verify import logs_of, partition
 from pagecache import STATES, prepare
@@ -221,15 +220,32 @@ def two_limits_seconds(logs: list[Path]) -> float:
     return max(float(child.communicate()[0]) for child in children)
 
 
+LIBRARY_CHILD = """
+import mmap, sys, time
+from bench_dump import kdump_deep
+best, records = float("inf"), 0
+with open(sys.argv[1], "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+    for _ in range(int(sys.argv[2])):
+        start = time.perf_counter()
+        records = kdump_deep(buf, 0, len(buf))
+        best = min(best, time.perf_counter() - start)
+print(records, records / best)
+"""
+
+
 def library_deep_rate(log: Path, runs: int) -> tuple[int, float]:
-    """Records in ``log`` and records/s of the library's deep decode over it, in this process."""
-    best_time, records = float("inf"), 0
-    with open(log, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        for _ in range(runs):
-            start = time.perf_counter()
-            records = kdump_deep(buf, 0, len(buf))
-            best_time = min(best_time, time.perf_counter() - start)
-    return records, records / best_time
+    """Records in ``log`` and records/s of the library's deep decode over it, in a child: a
+    mapping read here would raise this process's peak RSS, which the children started after
+    it inherit as their own (ru_maxrss counts the address space they were started from)."""
+    out = subprocess.run(
+        [sys.executable, "-c", LIBRARY_CHILD, str(log), str(runs)],
+        cwd=Path(__file__).parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    records, rate = out.stdout.split()
+    return int(records), float(rate)
 
 
 class Ratios:
