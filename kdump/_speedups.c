@@ -734,8 +734,8 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         limit = 0;
     if (limit > room)
         limit = room;
-    /* the columns are written where Python gets them, `limit` values apart, and closed up
-     * to n apart at the end: a full run (small batches) is handed over without a copy */
+    /* the columns are written where Python gets them, `limit` values apart: a full run
+     * (small batches) is handed over without a copy, a short one copied n apart */
     Py_ssize_t stride = limit ? limit : 1;
     PyObject *data = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * stride * (Py_ssize_t)sizeof(int64_t));
     if (data == NULL) {
@@ -803,13 +803,22 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
                     break;
                 }
     }
-    if (n < stride) /* columns n apart: each moves down over room the one before left */
-        for (int c = 1; c < WALK_COLUMNS; c++)
-            memmove(cols + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
     Py_END_ALLOW_THREADS
     release_view(&view);
-    if (n < stride && _PyBytes_Resize(&data, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t)) < 0)
-        return NULL;
+    if (n < stride) { /* a short run: its columns n apart, in bytes of their own size */
+        PyObject *full = data;
+        data = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t));
+        if (data != NULL) {
+            int64_t *dst = (int64_t *)PyBytes_AS_STRING(data);
+            for (int c = 0; c < WALK_COLUMNS; c++)
+                memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
+        }
+        /* freed, not shrunk in place: glibc then keeps room this size in its heap for the
+         * next run (a shrunk mapping would be mapped and faulted in again every run) */
+        Py_DECREF(full);
+        if (data == NULL)
+            return NULL;
+    }
     return Py_BuildValue("(nNn)", n, data, pos);
 }
 
