@@ -11,7 +11,8 @@ target beside it; nothing is compared with a number from another machine or anot
 (c) ``kdump verify`` of that one-segment partition as a child, start-up subtracted: >= 0.9x (b);
     the 4-segment 1 GiB partition with ``--jobs 2``: >= 1.5x the one-process limit over its
     own four files (the same child; beside it, two such children at once, each over half the
-    files: what two CPUs can do at all).
+    files, and one such child walking half the files in each of two threads started together,
+    as ``--jobs 2`` does: what two CPUs can do at all).
 (d) ``kdump rebuild-index`` of the 1 GiB segment (to --output-dir), its own start-up (the same
     command on a one-segment partition of TINY's first segment: it loads the repair modules,
     and writes, fsyncs and rechecks that segment's two new files) subtracted: >= 0.75x (b);
@@ -84,6 +85,25 @@ for crc in crcs:
                 buf.madvise(mmap.MADV_DONTNEED, at, min(WINDOW, len(buf) - at))
     best = min(best, time.perf_counter() - start)
 print(best)
+""".replace("WINDOW", str(WINDOW))
+
+THREADS_CHILD = """
+import mmap, sys, threading, time
+import crc32c  # releases the GIL over long buffers, as kdump's walk does
+def walk(paths):
+    for path in paths:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            for at in range(0, len(buf), WINDOW):
+                crc32c.crc32c(memoryview(buf)[at:at + WINDOW])
+                buf.madvise(mmap.MADV_DONTNEED, at, min(WINDOW, len(buf) - at))
+files = sys.argv[2:]
+threads = [threading.Thread(target=walk, args=(files[half::2],)) for half in (0, 1)]
+start = time.perf_counter()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(time.perf_counter() - start)
 """.replace("WINDOW", str(WINDOW))
 
 
@@ -206,6 +226,20 @@ def limit_seconds(logs: list[Path], runs: int) -> float:
     return min(times)
 
 
+def two_threads_seconds(logs: list[Path]) -> float:
+    """One bare child walking every other file in each of two threads started together, as
+    ``--jobs 2`` does: what two CPUs can do at once in one process (two children started
+    one after the other overlap less, so they contend less for memory)."""
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS_CHILD, "-", *map(str, logs)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout)
+
+
 def two_limits_seconds(logs: list[Path]) -> float:
     """Two bare children at once, each over every other file: the slower one's own timing."""
     children = [
@@ -304,7 +338,7 @@ def main() -> int:
     rebuild = ["rebuild-index", "--jobs", "1", "--output-dir", str(scratch), str(one)]
     times: dict[str, list[float]] = {
         "tiny": [], "limit": [], "limit4": [], "two4": [], "one": [], "four": [], "rebuild": [],
-        "tiny_rebuild": [],
+        "tiny_rebuild": [], "threads4": [],
     }  # fmt: skip
     for _ in range(runs):
         times["tiny"].append(child(tiny, sample=False).wall)
@@ -313,12 +347,13 @@ def main() -> int:
         times["limit"].append(limit_seconds(logs_of(one), 1))
         times["limit4"].append(limit_seconds(logs_of(four), 1))
         times["two4"].append(two_limits_seconds(logs_of(four)))
+        times["threads4"].append(two_threads_seconds(logs_of(four)))
         times["one"].append(child(one_seg, sample=False).wall)
         times["four"].append(child(four_seg, sample=False).wall)
         shutil.rmtree(scratch, ignore_errors=True)
         times["rebuild"].append(child(rebuild, sample=False).wall)
     shutil.rmtree(scratch, ignore_errors=True)
-    startup, limit, limit4, _, v1, v2, rb, rebuild_startup = (min(times[k]) for k in times)
+    startup, limit, limit4, _, v1, v2, rb, rebuild_startup, _ = (min(times[k]) for k in times)
     rss_one, rss_four = child(one_seg).rss_mib, child(four_seg).rss_mib
 
     def ratios(kdump: str, against: str, tiny: str = "tiny") -> Ratios:
@@ -351,15 +386,18 @@ def main() -> int:
         flush=True,
     )
     got = ratios("four", "limit4")
-    two = Ratios(
-        min(times["limit4"]) / min(times["two4"]),
-        [a / b for a, b in zip(times["limit4"], times["two4"], strict=True)],
+    two, threads = (
+        Ratios(
+            min(times["limit4"]) / min(times[k]),
+            [a / b for a, b in zip(times["limit4"], times[k], strict=True)],
+        )
+        for k in ("two4", "threads4")
     )
     print(
         f"    verify --jobs 2, 1 GiB in 4 segments: {v2:.3f} s wall, {rss_four:.0f} MiB "
         f"(process tree); {got}x the one-process limit over those files, "
         f"{limit4:.3f} s (target >= 1.5: {verdict(got.best >= 1.5)}); two bare children "
-        f"at once: {two}x",
+        f"at once: {two}x; one bare child's two threads started together: {threads}x",
         flush=True,
     )
     got = ratios("rebuild", "limit", "tiny_rebuild")
