@@ -702,7 +702,8 @@ static PyTypeObject CrcShareType = {
  * from `start` that start before `stop`, as int64 columns (one bytes object, column after
  * column of n values). It stops, leaving the decision to the Python reference, at 17 bytes
  * or fewer left, another magic, a batch_length below the header or above max_size, a batch
- * running past `end`, and (with until_invalid) a batch whose CRC-32C fails. `valid` is 1 or 0, or -1 without check_crc.
+ * running past `end`, and (with until_invalid) a batch whose CRC-32C fails. `valid` is 1 or
+ * 0, or -1 without check_crc.
  * A CrcShare (`share`, or None) lets the walk's read-ahead thread check some of the CRCs. */
 static PyObject *py_walk_v2(PyObject *self, PyObject *args)
 {
@@ -737,7 +738,8 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     /* the columns are written where Python gets them, `limit` values apart: a full run
      * (small batches) is handed over without a copy, a short one copied n apart */
     Py_ssize_t stride = limit ? limit : 1;
-    PyObject *data = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * stride * (Py_ssize_t)sizeof(int64_t));
+    Py_ssize_t row_bytes = WALK_COLUMNS * (Py_ssize_t)sizeof(int64_t);
+    PyObject *data = PyBytes_FromStringAndSize(NULL, row_bytes * stride);
     if (data == NULL) {
         release_view(&view);
         return NULL;
@@ -807,7 +809,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     release_view(&view);
     if (n < stride) { /* a short run: its columns n apart, in bytes of their own size */
         PyObject *full = data;
-        data = PyBytes_FromStringAndSize(NULL, WALK_COLUMNS * n * (Py_ssize_t)sizeof(int64_t));
+        data = PyBytes_FromStringAndSize(NULL, row_bytes * n);
         if (data != NULL) {
             int64_t *dst = (int64_t *)PyBytes_AS_STRING(data);
             for (int c = 0; c < WALK_COLUMNS; c++)
