@@ -211,33 +211,23 @@ def _bare_interpreter() -> float:
     return time.perf_counter() - start
 
 
+def child_output(code: str, *args: str, cwd: Path = REPO) -> str:
+    """What ``python -c code args`` prints (a bare child timing itself)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout
+
+
 def limit_seconds(logs: list[Path], runs: int) -> float:
     """(b): the bare child's own timing, best of ``runs``."""
-    times = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", LIMIT_CHILD, "-", *map(str, logs)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        times.append(float(out.stdout))
-    return min(times)
+    return min(float(child_output(LIMIT_CHILD, "-", *map(str, logs))) for _ in range(runs))
 
 
 def two_threads_seconds(logs: list[Path]) -> float:
     """One bare child walking every other file in each of two threads started together, as
     ``--jobs 2`` does: what two CPUs can do at once in one process (two children started
     one after the other overlap less, so they contend less for memory)."""
-    out = subprocess.run(
-        [sys.executable, "-c", THREADS_CHILD, "-", *map(str, logs)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(out.stdout)
+    return float(child_output(THREADS_CHILD, "-", *map(str, logs)))
 
 
 def two_limits_seconds(logs: list[Path]) -> float:
@@ -271,14 +261,9 @@ def library_deep_rate(log: Path, runs: int) -> tuple[int, float]:
     """Records in ``log`` and records/s of the library's deep decode over it, in a child: a
     mapping read here would raise this process's peak RSS, which the children started after
     it inherit as their own (ru_maxrss counts the address space they were started from)."""
-    out = subprocess.run(
-        [sys.executable, "-c", LIBRARY_CHILD, str(log), str(runs)],
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    records, rate = out.stdout.split()
+    records, rate = child_output(
+        LIBRARY_CHILD, str(log), str(runs), cwd=Path(__file__).parent
+    ).split()
     return int(records), float(rate)
 
 
