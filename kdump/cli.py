@@ -21,8 +21,9 @@ import click
 
 from kdump import __version__
 from kdump.commands import COMMANDS
-from kdump.commands.common import jobs_option, quiet_pipe
 from kdump.commands.dump import dump_options, run_files
+from kdump.commands.options import jobs_option
+from kdump.commands.output import quiet_pipe
 from kdump.errors import ExitCode, KdumpError
 
 _RUN = {"traceback": False, "freeze": False}

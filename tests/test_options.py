@@ -15,7 +15,7 @@ from clirun import run_kdump
 from conftest import ORACLE
 
 from kdump.cli import cli
-from kdump.commands.common import KafkaOption
+from kdump.commands.options import KafkaOption
 from kdump.config import OPTION_CONFIGS, AtLeast, Between, ConfigType
 
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import ORACLE, REALFILES
 from rich.console import Console
 
-from kdump.commands.common import progress_display
+from kdump.render.progress import progress_display
 
 KDUMP = [sys.executable, "-m", "kdump"]
 LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"

@@ -30,9 +30,9 @@ from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa
 from rich.console import Console  # noqa: E402
 
 from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
-from kdump.commands.common import progress_display  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
 from kdump.format.layout import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
+from kdump.render.progress import progress_display  # noqa: E402
 from kdump.segment import FileRecords  # noqa: E402
 from kdump.spark.extract import segment_tasks  # noqa: E402
 from kdump.spark.job import FINDINGS_DIR  # noqa: E402

@@ -10,24 +10,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.common import (
-    Output,
+from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.options import (
     apply,
     configure_store,
     format_option,
     jobs_option,
     max_batch_bytes_option,
     no_progress_option,
-    pipe_safe,
-    progress,
-    show_progress,
     store_options,
 )
-from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.output import Output, pipe_safe
 from kdump.errors import ExitCode, InputError
 from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
 from kdump.remote import is_url
+from kdump.render.progress import progress, show_progress
 
 if TYPE_CHECKING:
     from kdump.render.describe import Decoder

@@ -7,22 +7,19 @@ import sys
 
 import click
 
-from kdump.commands.common import (
-    answer,
+from kdump.commands.options import (
     config_layers,
     config_options,
     format_option,
-    metrics_run,
     no_progress_option,
     now_option,
-    progress,
     prom_option,
-    refuse_if_nothing_read,
-    show_progress,
 )
+from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
 from kdump.render.explain import render_json, render_text
+from kdump.render.progress import progress, show_progress
 from kdump.run import log_dir_of
 
 

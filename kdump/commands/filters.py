@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.common import apply
+from kdump.commands.options import apply
 
 if TYPE_CHECKING:
     from kdump.format.filters import BatchFilter, Range

@@ -7,14 +7,9 @@ from typing import Any
 
 import click
 
-from kdump.commands.common import (
-    configure_store,
-    format_option,
-    pipe_safe,
-    store_options,
-    timestamp_option,
-)
 from kdump.commands.filters import JAVA_LONG
+from kdump.commands.options import configure_store, format_option, store_options, timestamp_option
+from kdump.commands.output import pipe_safe
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
 from kdump.partition import PartitionLog

@@ -14,17 +14,11 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump.commands.common import (
-    apply,
-    echo_on,
-    jobs_option,
-    kafka_option,
-    no_progress_option,
-    progress,
-    show_progress,
-)
+from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
+from kdump.commands.output import echo_on
 from kdump.discovery import PartitionTarget, refuse_output_inside
 from kdump.progress import log_bytes
+from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
     Scope,

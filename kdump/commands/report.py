@@ -7,17 +7,10 @@ from pathlib import Path
 
 import click
 
-from kdump.commands.common import (
-    config_layers,
-    config_options,
-    no_progress_option,
-    now_option,
-    progress,
-    refuse_if_nothing_read,
-    show_progress,
-    tell_unreadable,
-)
+from kdump.commands.options import config_layers, config_options, no_progress_option, now_option
+from kdump.commands.outcome import refuse_if_nothing_read, tell_unreadable
 from kdump.errors import ExitCode
+from kdump.render.progress import progress, show_progress
 
 
 @click.command("report")

@@ -13,16 +13,15 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.commands.common import (
+from kdump.commands.options import (
     configure_store,
     fail_on_option,
     max_batch_bytes_option,
-    progress_display,
-    show_progress,
     store_options,
 )
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
+from kdump.render.progress import progress_display, show_progress
 from kdump.render.report import finding_line
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -9,19 +9,18 @@ from typing import Any
 import click
 
 from kdump.checks.findings import Severity
-from kdump.commands.common import (
+from kdump.commands.options import (
     configure_store,
     fail_on_option,
     format_option,
     jobs_option,
     now_option,
-    progress,
     quiet_option,
-    show_progress,
     store_options,
     units_callback,
 )
 from kdump.commands.verify import exit_code
+from kdump.render.progress import progress, show_progress
 
 
 @click.group()

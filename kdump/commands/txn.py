@@ -7,20 +7,17 @@ from typing import Any
 
 import click
 
-from kdump.commands.common import (
-    answer,
+from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.options import (
     format_option,
     kafka_option,
-    metrics_run,
     no_progress_option,
     now_option,
-    progress,
     prom_option,
-    refuse_if_nothing_read,
-    show_progress,
 )
-from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
+from kdump.render.progress import progress, show_progress
 from kdump.render.txn import render_json, render_text
 from kdump.run import log_dir_of
 from kdump.txn.analysis import TxnOptions, analyze_paths

@@ -10,22 +10,19 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.commands.common import (
-    answer,
+from kdump.commands.options import (
     apply,
     configure_store,
     fail_on_option,
     jobs_option,
     kafka_option,
     max_batch_bytes_option,
-    metrics_run,
-    progress,
     prom_option,
-    refuse_if_nothing_read,
-    show_progress,
     store_options,
 )
+from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
+from kdump.render.progress import progress, show_progress
 from kdump.render.report import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 

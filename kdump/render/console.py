@@ -111,7 +111,7 @@ def _rich_console(out: IO[str], terminal: bool) -> Console:
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             # rich's own handling exits with status 1, which reads as "warnings" in kdump's
-            # exit codes: let the command end the run (kdump.commands.common.pipe_safe,
+            # exit codes: let the command end the run (kdump.commands.output.pipe_safe,
             # kdump.cli).
             raise BrokenPipeError
 
