@@ -1,90 +1,46 @@
-"""Where Kafka's files are: segment files, partition directories and broker log directories under
-the paths an operator names, found one way for every command.
+"""Where Kafka's files are: the partitions and broker log directories under the paths an operator
+names, found one way for every command and handed back opened (kdump.unified_log.UnifiedLog,
+kdump.log_dir.LogDir).
 
 A path may be a segment file (that segment of its partition), a partition directory
 (``topic-0/``, or ``topic-0.<id>-delete`` and the like), a broker log directory, or any folder
-holding these, searched a few levels deep without following links. A path that cannot be read or
-holds nothing of Kafka's is an ``InputError`` in ``Found.errors``: the others are still found,
-so one dead disk of a JBOD broker hides nothing about the rest.
-
-A URL (``s3://bucket/prefix``, ``file://...``; commands that read object stores ask for them
-with ``urls=True``) is listed and its keys read in the layouts of tiered storage
-(kdump.remote.layouts): each remote partition is a target with its segments' objects.
+holding these, searched a few levels deep without following links; on disk or in an object
+store (``s3://bucket/prefix``, ``file://...``), where a copy of a log dir is read as on disk and
+the layouts of tiered storage are recognised (kdump.storage.remote.layouts). A path that cannot
+be read or holds nothing of Kafka's is an ``InputError`` in ``Found.errors``: the others are
+still found, so one dead disk of a JBOD broker hides nothing about the rest.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kdump.remote.layouts import RemotePartition
 
 from kdump.errors import InputError
-from kdump.format.checkpoint import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA
-from kdump.remote import is_url
-from kdump.segment import (
-    CHECKPOINT_SUFFIX,
-    SEGMENT_SUFFIXES,
-    SNAPSHOT_SUFFIX,
-    LogSegment,
-    base_offset_of,
+from kdump.format.names import (
+    LEADER_EPOCH_CHECKPOINT,
+    META_PROPERTIES,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    is_segment_name,
+    offset_in_name,
+    parse_partition_dir,
 )
+from kdump.log_dir import LogDir
+from kdump.storage import ObjectStore, is_url
+from kdump.storage.base import Storage
+from kdump.storage.local import LocalStorage
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 MAX_DEPTH = 6
 """How deep below a named folder partitions and log dirs are looked for."""
 
-META_PROPERTIES = "meta.properties"
-PARTITION_DIR = re.compile(
-    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
-)
-"""Kafka's partition directory names (UnifiedLog.parseTopicPartitionName)."""
-
-DUMPED_SUFFIXES = (*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, CHECKPOINT_SUFFIX)
-"""The files of a partition directory ``kdump dump DIR`` dumps (KRaft snapshots included)."""
-
-
-def parse_partition_dir(name: str) -> tuple[str, int] | None:
-    """(topic, partition) of a partition directory's name, or None."""
-    m = PARTITION_DIR.match(name)
-    return (m["topic"], int(m["partition"])) if m else None
-
-
-@dataclass(frozen=True)
-class PartitionTarget:
-    """A partition directory to work on."""
-
-    path: Path
-    only: frozenset[int] | None = None
-    """Only these segments (when segment files were named), else every segment."""
-    log_dir: Path | None = None
-    """The broker log dir it was found in (None: named on its own)."""
-    remote: RemotePartition | None = None
-    """A partition in an object store: its URL, layout and segments (``path`` is then only
-    its URL as a name; ``location`` says it)."""
-
-    @property
-    def location(self) -> str:
-        """Where the partition is, as reports name it: a directory, or a URL."""
-        return self.remote.url if self.remote is not None else str(self.path)
-
-    @property
-    def lock_dir(self) -> Path:
-        """The log dir whose ``.lock`` a running broker holds over this partition."""
-        return self.log_dir if self.log_dir is not None else self.path.parent
-
-    @property
-    def topic_partition(self) -> tuple[str, int] | None:
-        return parse_partition_dir(self.path.name)
-
-
-@dataclass
-class LogDirTarget:
-    path: Path
-    partitions: list[PartitionTarget] = field(default_factory=list)
+WATERMARK = "offset.wm"
+"""Pinterest's tiered storage marks its partition prefixes with this file: closed segments
+only, read as tiered storage (kdump.storage.tiered)."""
 
 
 @dataclass
@@ -92,25 +48,22 @@ class Found:
     """What the paths hold: log dirs with their partitions, partitions named on their own (or
     found outside any log dir), and the paths that could not be read."""
 
-    log_dirs: list[LogDirTarget] = field(default_factory=list)
-    loose: list[PartitionTarget] = field(default_factory=list)
+    log_dirs: list[LogDir] = field(default_factory=list)
+    loose: list[UnifiedLog] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
 
     @property
-    def partitions(self) -> list[PartitionTarget]:
+    def partitions(self) -> list[UnifiedLog]:
         """Every partition, log dirs' first, each once (named twice, or a segment of it named
         besides: the segments merged), in the order found."""
-        merged: dict[str, PartitionTarget] = {}
-        for target in [p for ld in self.log_dirs for p in ld.partitions] + self.loose:
-            key = target.location if target.remote else os.path.realpath(target.path)
+        merged: dict[str, UnifiedLog] = {}
+        for log in [p for ld in self.log_dirs for p in ld.partitions] + self.loose:
+            key = _key(log)
             seen = merged.get(key)
             if seen is None:
-                merged[key] = target
+                merged[key] = log
             elif seen.only is not None:
-                only = None if target.only is None else seen.only | target.only
-                merged[key] = PartitionTarget(
-                    seen.path, only, seen.log_dir or target.log_dir, seen.remote or target.remote
-                )
+                seen.only = None if log.only is None else seen.only | log.only
         return list(merged.values())
 
     def raise_first(self) -> None:
@@ -119,69 +72,200 @@ class Found:
             raise self.errors[0]
 
 
-def discover(paths: list[str] | tuple[str, ...], urls: bool = False) -> Found:
-    """The partitions and log dirs under ``paths`` (see the module's docstring); ``urls``:
-    URLs are read (else each is an error: the command reads local files only)."""
-    found = Found()
+def _key(log: UnifiedLog) -> str:
+    local = log.storage.local_path
+    return os.path.realpath(local) if local is not None else log.location
+
+
+def discover(
+    paths: Iterable[str],
+    store: ObjectStore | None = None,
+    options: OpenOptions | None = None,
+    urls: bool = True,
+) -> Found:
+    """The partitions and log dirs under ``paths`` (see the module's docstring), opened with
+    ``options``; URLs are read through ``store`` (``urls`` False: each is an error, for the
+    commands that write local files only)."""
+    search = _Search(store or ObjectStore(), options or OpenOptions())
     for raw in paths:
         try:
             if is_url(raw):
                 if not urls:
                     raise InputError(raw, "this command reads local files only, not URLs")
-                _discover_url(raw, found)
-                continue
-            _discover_one(raw, found)
+                search.url(raw)
+            else:
+                search.local(raw)
         except InputError as e:
-            found.errors.append(e)
-    return found
+            search.found.errors.append(e)
+    return search.found
 
 
-def _discover_one(raw: str, found: Found) -> None:
-    path = Path(raw)
-    if not path.exists():
-        raise InputError(raw, "no such file or directory")
-    if path.is_file():
-        if not is_segment_name(path.name):
-            raise InputError(raw, "not a Kafka segment file (NNNNNNNNNNNNNNNNNNNN.log ...)")
-        found.loose.append(PartitionTarget(path.parent, frozenset({base_offset_of(path)})))
-        return
-    log_dirs, partitions = _search(path, 0, set())
-    if not log_dirs and not partitions:
-        raise InputError(raw, "holds no Kafka partition or log directory")
-    found.log_dirs += log_dirs
-    found.loose += partitions
+class _Search:
+    def __init__(self, store: ObjectStore, options: OpenOptions) -> None:
+        self.store, self.options = store, options
+        self.found = Found()
+        self._log_dirs: dict[str, LogDir] = {}
 
+    # -- opening ----------------------------------------------------------------------------
 
-def _discover_url(url: str, found: Found) -> None:
-    """The remote partitions under ``url``, or the one holding the segment object it names."""
-    from kdump.remote.layouts import parse_listing, segment_of
-    from kdump.remote.store import full_url, listing
+    def _log_dir(self, storage: Storage) -> LogDir:
+        """One LogDir per folder, however often it is met (its checkpoints read once)."""
+        found = self._log_dirs.get(storage.location)
+        if found is None:
+            found = self._log_dirs[storage.location] = LogDir(storage)
+        return found
 
-    objects = listing(url)
-    if not objects:
-        raise InputError(url, "no such object or prefix")
-    named = None
-    if list(objects) == [full_url(url)]:
-        # one object: its segment, found among its partition's objects
-        named = next(iter(objects))
-        objects = listing(named.rsplit("/", 1)[0])
-    layouts = parse_listing(objects.items())
-    if not layouts.partitions:
-        raise InputError(url, _nothing_there(layouts.puffins))
-    for partition in layouts.partitions:
-        only = None
-        if named is not None:
-            segment = segment_of(partition, named)
-            if segment is None:
+    def _open(
+        self, storage: Storage, parent: Storage | None, only: frozenset[int] | None = None
+    ) -> UnifiedLog:
+        log_dir = None if parent is None else self._log_dir(parent)
+        return UnifiedLog(storage, log_dir, only, self.options)
+
+    # -- local paths ------------------------------------------------------------------------
+
+    def local(self, raw: str) -> None:
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(raw, "no such file or directory")
+        if path.is_file():
+            if not is_segment_name(path.name):
+                raise InputError(raw, "not a Kafka segment file (NNNNNNNNNNNNNNNNNNNN.log ...)")
+            offset = offset_in_name(path.name)
+            assert offset is not None
+            folder = LocalStorage(path.parent)
+            self.found.loose.append(self._open(folder, _parent(path.parent), frozenset({offset})))
+            return
+        self.tree(LocalStorage(path), _parent(path), raw)
+
+    def tree(self, root: Storage, parent: Storage | None, raw: str) -> None:
+        log_dirs, partitions = self._search(root, parent, 0, set())
+        if not log_dirs and not partitions:
+            raise InputError(raw, "holds no Kafka partition or log directory")
+        self.found.log_dirs += log_dirs
+        self.found.loose += partitions
+
+    def _search(
+        self, d: Storage, parent: Storage | None, depth: int, seen: set[str]
+    ) -> tuple[list[LogDir], list[UnifiedLog]]:
+        local = d.local_path
+        real = os.path.realpath(local) if local is not None else d.location
+        if real in seen or depth > MAX_DEPTH:
+            return [], []
+        seen.add(real)
+        if is_partition_dir(d):
+            return [], [self._open(d, parent)]
+        if WATERMARK in d.files():
+            return [], []  # Pinterest's tiered storage: read in its layout (url())
+        log_dirs: list[LogDir] = []
+        partitions: list[UnifiedLog] = []
+        children = [d.folder(name) for name in sorted(d.folders(), key=natural_key)]
+        if _is_log_dir(d, children):
+            log_dir = self._log_dir(d)
+            owned = [c for c in children if is_partition_dir(c)]
+            log_dir.partitions = [UnifiedLog(c, log_dir, None, self.options) for c in owned]
+            log_dirs.append(log_dir)
+            # a folder holding partitions may hold further log dirs beside them
+            names = {c.location for c in owned}
+            children = [c for c in children if c.location not in names]
+        for child in children:
+            a, b = self._search(child, d, depth + 1, seen)
+            log_dirs += a
+            partitions += b
+        return log_dirs, partitions
+
+    # -- URLs -------------------------------------------------------------------------------
+
+    def url(self, url: str) -> None:
+        """The partitions under ``url``: copies of log dirs (Kafka's own names, read as on
+        disk) and tiered storage's layouts; or the one holding the segment object it names."""
+        from kdump.storage.objects import ObjectStorage
+        from kdump.storage.remote.urls import url_parent
+
+        listing = self.store.listing(url)
+        if not listing:
+            raise InputError(url, "no such object or prefix")
+        full = self.store.full_url(url)
+        if list(listing) == [full]:
+            self._one_object(full, url_parent(full))
+            return
+        before = len(self.found.loose) + len(self.found.log_dirs)
+        tiered = self._tiered(listing, None)
+        root = ObjectStorage(full, self.store, listing)
+        try:
+            self.tree(root, _object_parent(full, self.store), url)
+        except InputError:
+            if not tiered:
+                raise InputError(url, _nothing_there(listing)) from None
+        self.found.loose += [p for p in tiered]
+        if len(self.found.loose) + len(self.found.log_dirs) == before:
+            raise InputError(url, _nothing_there(listing))
+
+    def _tiered(self, listing: dict[str, int], named: str | None) -> list[UnifiedLog]:
+        """The partitions of ``listing`` in tiered storage's layouts (Pinterest's told by its
+        watermark file; plain Kafka names without one are a copy, read as on disk)."""
+        from kdump.storage.remote.layouts import KAFKA_FILES, parse_listing, segment_of
+        from kdump.storage.tiered import TieredStorage
+
+        out = []
+        for partition in parse_listing(listing.items()).partitions:
+            if partition.layout == KAFKA_FILES and partition.extra(WATERMARK) is None:
                 continue
-            partition = segment
-            only = frozenset({segment.segments[0].base_offset})
-        found.loose.append(PartitionTarget(Path(partition.url), only, None, partition))
-    if named is not None and not found.loose:
-        raise InputError(named, "not an object of a segment in a layout kdump knows")
+            only = None
+            if named is not None:
+                one = segment_of(partition, named)
+                if one is None:
+                    continue
+                partition, only = one, frozenset({one.segments[0].base_offset})
+            storage = TieredStorage(partition, self.store)
+            out.append(
+                UnifiedLog(
+                    storage, None, only, self.options, (partition.topic, partition.partition)
+                )
+            )
+        return out
+
+    def _one_object(self, url: str, prefix: str) -> None:
+        """A segment object named: that segment of the partition holding it."""
+        from kdump.storage.objects import ObjectStorage
+        from kdump.storage.remote.urls import url_name
+
+        listing = self.store.listing(prefix)
+        tiered = self._tiered(listing, url)
+        if tiered:
+            self.found.loose += tiered
+            return
+        name = url_name(url)
+        offset = offset_in_name(name)
+        if not is_segment_name(name) or offset is None:
+            raise InputError(url, "not an object of a segment in a layout kdump knows")
+        folder = ObjectStorage(prefix, self.store, listing)
+        self.found.loose.append(
+            self._open(folder, _object_parent(prefix, self.store), frozenset({offset}))
+        )
 
 
-def _nothing_there(puffins: dict[str, str]) -> str:
+def _parent(path: Path) -> Storage | None:
+    """The folder holding ``path`` (its log dir, when it is a partition)."""
+    parent = path.parent if path.name else path.resolve().parent
+    return None if parent == path else LocalStorage(parent)
+
+
+def _object_parent(url: str, store: ObjectStore) -> Storage | None:
+    """The prefix holding ``url``, its own objects listed when first asked (a log dir's
+    checkpoints), never the whole tree below it."""
+    from kdump.storage.objects import ObjectStorage
+    from kdump.storage.remote.urls import url_parent
+
+    parent = url_parent(url)
+    if parent == url or parent.endswith(":/") or parent.endswith(":"):
+        return None
+    return ObjectStorage(parent, store, None)
+
+
+def _nothing_there(listing: dict[str, int]) -> str:
+    from kdump.storage.remote.layouts import parse_listing
+
+    puffins = parse_listing(listing.items()).puffins
     if puffins:
         return (
             f"holds {len(puffins)} Iceberg segment manifest(s) (Aiven segment.format=iceberg): "
@@ -193,27 +277,22 @@ def _nothing_there(puffins: dict[str, str]) -> str:
     )
 
 
-def is_segment_name(name: str) -> bool:
-    """A segment's file: a 20-digit base offset and a segment suffix (or a snapshot)."""
-    return name.endswith((*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)) and name[:20].isdigit()
-
-
-def is_partition_dir(d: Path) -> bool:
+def is_partition_dir(d: Storage) -> bool:
+    """A folder holding a segment's files, or named as a partition and holding its metadata."""
     try:
-        names = os.listdir(d)
-    except OSError:
+        names = d.files()
+    except InputError:
         return False
     if any(is_segment_name(n) for n in names):
         return True
     markers = (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA)
-    return parse_partition_dir(d.name) is not None and any(n in markers for n in names)
+    return parse_partition_dir(d.name) is not None and any(n in names for n in markers)
 
 
-def _is_log_dir(d: Path) -> bool:
-    names = set(os.listdir(d))
-    if names & {META_PROPERTIES, *OFFSET_CHECKPOINTS}:
+def _is_log_dir(d: Storage, children: list[Storage]) -> bool:
+    if set(d.files()) & {META_PROPERTIES, *OFFSET_CHECKPOINTS}:
         return True
-    return any((d / n).is_dir() and is_partition_dir(d / n) for n in names)
+    return any(is_partition_dir(c) for c in children)
 
 
 def natural_key(name: str | os.PathLike[str]) -> tuple[str | int, ...]:
@@ -225,71 +304,27 @@ def natural_key(name: str | os.PathLike[str]) -> tuple[str | int, ...]:
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
 
 
-def _subdirs(d: Path) -> list[Path]:
-    return sorted(
-        (p for p in d.iterdir() if p.is_dir() and not p.is_symlink()),
-        key=lambda p: natural_key(p.name),
-    )
-
-
-def _partitions_of(log_dir: Path) -> list[PartitionTarget]:
-    subdirs = _subdirs(log_dir)
-    return [PartitionTarget(p, None, log_dir) for p in subdirs if is_partition_dir(p)]
-
-
-def _search(
-    d: Path, depth: int, seen: set[str]
-) -> tuple[list[LogDirTarget], list[PartitionTarget]]:
-    real = os.path.realpath(d)
-    if real in seen or depth > MAX_DEPTH:
-        return [], []
-    seen.add(real)
-    if is_partition_dir(d):
-        return [], [PartitionTarget(d)]
-    log_dirs: list[LogDirTarget] = []
-    partitions: list[PartitionTarget] = []
-    try:
-        children = _subdirs(d)
-        if _is_log_dir(d):
-            log_dir = LogDirTarget(d, _partitions_of(d))
-            log_dirs.append(log_dir)
-            # a folder holding partitions may hold further log dirs beside them
-            owned = {p.path for p in log_dir.partitions}
-            children = [c for c in children if c not in owned]
-    except OSError as e:
-        raise InputError(str(d), e.strerror or str(e)) from None
-    for child in children:
-        a, b = _search(child, depth + 1, seen)
-        log_dirs += a
-        partitions += b
-    return log_dirs, partitions
-
-
-def partition_files(directory: str | os.PathLike[str]) -> list[str]:
-    """The Kafka files of a partition directory, in name order (what ``kdump dump DIR``
-    dumps)."""
-    return [
-        os.path.join(directory, name)
-        for name in sorted(os.listdir(directory))
-        if name.endswith(DUMPED_SUFFIXES)
-    ]
-
-
-def check_named_segments(target: PartitionTarget) -> None:
+def check_named_segments(log: UnifiedLog) -> None:
     """A segment named by one of its files must have its ``.log`` (an InputError if not)."""
-    for base in sorted(target.only or ()):
-        log = LogSegment(target.path, base).log_path
-        if not log.is_file():
-            raise InputError(str(log), "no such file: the segment's .log is missing")
+    have = {s.base_offset for s in log.segments}
+    for base in sorted(log.only or ()):
+        if base not in have:
+            path = log.storage.location_of(f"{base:020d}.log")
+            raise InputError(path, "no such file: the segment's .log is missing")
 
 
-def refuse_output_inside(output_dir: Path, targets: list[PartitionTarget]) -> None:
+def refuse_output_inside(output_dir: Path, logs: list[UnifiedLog]) -> None:
     """An output directory inside (or equal to) a partition or log dir being read is refused
     (an InputError): what kdump writes there would sit among the broker's own files, where
     the broker takes a new directory for a partition and refuses to start on its name."""
     out = Path(os.path.realpath(output_dir))
-    for target in targets:
-        for kind, d in (("partition", target.path), ("log dir", target.lock_dir)):
+    for log in logs:
+        folders = [("partition", log.storage.local_path)]
+        if log.log_dir is not None:
+            folders.append(("log dir", log.log_dir.storage.local_path))
+        for kind, d in folders:
+            if d is None:
+                continue
             inside = Path(os.path.realpath(d))
             if out == inside or inside in out.parents:
                 where = "is" if out == inside else "lies inside"
@@ -302,14 +337,9 @@ def refuse_output_inside(output_dir: Path, targets: list[PartitionTarget]) -> No
 
 __all__ = [
     "Found",
-    "LogDirTarget",
-    "PartitionTarget",
     "check_named_segments",
     "discover",
     "is_partition_dir",
-    "is_segment_name",
     "natural_key",
-    "parse_partition_dir",
-    "partition_files",
     "refuse_output_inside",
 ]

@@ -11,8 +11,8 @@ from pathlib import Path
 from kdump.discovery import parse_partition_dir
 from kdump.errors import InputError
 from kdump.format.textfiles import read_offset_checkpoint
-from kdump.remote import is_url
 from kdump.segment import LogSegment, Segment, SegmentFiles, list_segments, open_buffer
+from kdump.storage.remote import is_url
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
@@ -106,7 +106,7 @@ def _local_segments(directory: Path) -> list[LogSegment]:
 def _remote_segments(url: str) -> list[Segment]:
     """The segments of the one remote partition under ``url`` (kdump.discovery)."""
     from kdump.discovery import discover
-    from kdump.remote.segment import RemoteSegment
+    from kdump.storage.remote.segment import RemoteSegment
 
     found = discover([url], urls=True)
     if found.errors:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from kdump.remote import is_url
+from kdump.storage.remote import is_url
 
 LOG_SUFFIX = ".log"
 

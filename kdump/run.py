@@ -16,7 +16,7 @@ from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
 from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
-from kdump.remote import is_url, url_parent
+from kdump.storage.remote import is_url, url_parent
 
 
 class LogDirIdentity(NamedTuple):

@@ -1,269 +1,35 @@
-"""The one place that opens files: read-only memory maps of segment files, and the layout of
-segments in a partition directory (Kafka's LogSegment, FileRecords and file naming); and a
-segment opened for reading by offset and by time (SegmentFiles, for lookup and explain), its
-indexes checked once before they are trusted (check_index).
+"""One segment of a partition: its files in a storage (kdump.storage), by Kafka's suffixes, each
+opened once and shared by every reader (Kafka's LogSegment); and how far a lookup may trust its
+index files (``check_index``), checked once before they are trusted.
 """
 
 from __future__ import annotations
 
-import mmap
-import os
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
-from kdump.format.batch import Batch, iter_records
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.batch import Batch
 from kdump.format.index import IndexSearch, OffsetIndex, OffsetPosition, SearchType
 from kdump.format.layout import NO_TIMESTAMP
+from kdump.format.names import (
+    INDEX_SUFFIX,
+    LEADER_EPOCH_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_file_name,
+)
 from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
-from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches
-from kdump.remote import is_url
-
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-TIME_INDEX_SUFFIX = ".timeindex"
-TXN_INDEX_SUFFIX = ".txnindex"
-SNAPSHOT_SUFFIX = ".snapshot"
-CHECKPOINT_SUFFIX = ".checkpoint"
-"""A KRaft snapshot (``<20-digit end offset>-<10-digit epoch>.checkpoint``)."""
-SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
-LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
-_BASE_NAME = re.compile(r"^(\d{20})$")
-_REMOTE_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
-"""Tiered storage's segment file names: the base offset and the segment's id."""
-
-
-def open_buffer(path: str | os.PathLike[str]) -> Buffer:
-    """A read-only view of a file: an mmap, or empty bytes for an empty file; a URL's object
-    (or for Aiven's layout, the file its objects hold) read whole (kdump.remote.files)."""
-    if is_url(path):
-        from kdump.remote.files import read_file
-
-        return read_file(str(path))
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                return b""
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory, not a file") from None
-    except OSError as e:
-        raise InputError(str(path), e.strerror or str(e)) from None
-
-
-def base_offset_of(path: str | os.PathLike[str]) -> int:
-    """The base offset a segment file's 20-digit name gives (Kafka's offsetFromFileName)."""
-    stem = Path(path).name.split(".", 1)[0]
-    if _REMOTE_BASE_NAME.match(stem):
-        return int(stem[:20])
-    if not _BASE_NAME.match(stem):
-        raise InputError(str(path), "file name is not a 20-digit base offset")
-    return int(stem)
-
-
-def segment_file_name(base_offset: int, suffix: str) -> str:
-    return f"{base_offset:020d}{suffix}"
-
-
-class FileRecords:
-    """A .log file: its batches, read through a memory map."""
-
-    def __init__(self, path: str | os.PathLike[str], buf: Buffer | None = None) -> None:
-        self.path = str(path)
-        self.buf = open_buffer(path) if buf is None else buf
-
-    @property
-    def size(self) -> int:
-        return len(self.buf)
-
-    def walk(
-        self,
-        start: int = 0,
-        end: int | None = None,
-        *,
-        max_size: int | None = None,
-        check_crc: bool = True,
-        until_invalid: bool = False,
-        run_batches: int = RUN_BATCHES,
-    ) -> LogWalk:
-        """The one walk over this log (kdump.format.walk), reading it in windows (``pager``) and
-        handing back what it has passed, so memory stays flat."""
-        return LogWalk(
-            self.buf,
-            self.path,
-            start,
-            end,
-            max_size=max_size,
-            check_crc=check_crc,
-            until_invalid=until_invalid,
-            pager=self.pager(),
-            run_batches=run_batches,
-        )
-
-    def pager(self) -> Pager:
-        """How the walk reads this log: a memory map's pages released behind it. A log whose
-        bytes arrive in ranges (an object in a store) has a pager that fetches them."""
-        return Pager(self.buf)
-
-    def batch_pager(self) -> Pager | None:
-        """The pager a read of a few batches needs: none for a mapped file (its bytes are all
-        there, and nothing need be released), the fetching one for a log in an object store."""
-        return None
-
-    def batches(
-        self,
-        start: int = 0,
-        end: int | None = None,
-        max_size: int | None = None,
-        run_batches: int = RUN_BATCHES,
-    ) -> Iterator[Batch]:
-        return iter_batches(
-            self.buf, self.path, start, end, max_size, run_batches, self.batch_pager()
-        )
-
-    def records(
-        self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
-    ) -> Iterator[Record]:
-        return iter_records(self.buf, batch, self.path, max_batch_bytes)
-
-    def is_valid(self, batch: Batch) -> bool:
-        return batch.is_valid(self.buf)
-
-    def compute_checksum(self, batch: Batch) -> int:
-        return batch.compute_checksum(self.buf)
-
-
-def open_log(path: str | os.PathLike[str]) -> FileRecords:
-    """A .log to walk: a memory-mapped file, or a URL's object read in ranges as the walk goes
-    (kdump.remote.mirror)."""
-    if is_url(path):
-        from kdump.remote.files import open_log as open_remote_log
-
-        return open_remote_log(str(path))
-    return FileRecords(path)
-
-
-def open_offset_index(path: str | os.PathLike[str], base_offset: int | None = None) -> OffsetIndex:
-    base = base_offset_of(path) if base_offset is None else base_offset
-    return OffsetIndex(open_buffer(path), base, str(path))
-
-
-def open_time_index(path: str | os.PathLike[str], base_offset: int | None = None) -> TimeIndex:
-    base = base_offset_of(path) if base_offset is None else base_offset
-    return TimeIndex(open_buffer(path), base, str(path))
-
-
-def open_txn_index(
-    path: str | os.PathLike[str], base_offset: int | None = None
-) -> TransactionIndex:
-    base = base_offset_of(path) if base_offset is None else base_offset
-    return TransactionIndex(open_buffer(path), base, str(path))
-
-
-@dataclass(frozen=True)
-class LogSegment:
-    """The files of one segment in a partition directory, named by its base offset."""
-
-    directory: Path
-    base_offset: int
-
-    def path(self, suffix: str) -> Path:
-        return self.directory / segment_file_name(self.base_offset, suffix)
-
-    @property
-    def log_path(self) -> Path:
-        return self.path(LOG_SUFFIX)
-
-    @property
-    def index_path(self) -> Path:
-        return self.path(INDEX_SUFFIX)
-
-    @property
-    def time_index_path(self) -> Path:
-        return self.path(TIME_INDEX_SUFFIX)
-
-    @property
-    def txn_index_path(self) -> Path:
-        return self.path(TXN_INDEX_SUFFIX)
-
-    def log(self) -> FileRecords:
-        return FileRecords(self.log_path)
-
-    def offset_index(self) -> OffsetIndex | None:
-        p = self.index_path
-        return open_offset_index(p, self.base_offset) if p.exists() else None
-
-    def time_index(self) -> TimeIndex | None:
-        p = self.time_index_path
-        return open_time_index(p, self.base_offset) if p.exists() else None
-
-    def txn_index(self) -> TransactionIndex | None:
-        p = self.txn_index_path
-        return open_txn_index(p, self.base_offset) if p.exists() else None
-
-
-class FileRef(Protocol):
-    """A segment file as checks name it: a local Path, or a remote object's RemoteFile."""
-
-    @property
-    def name(self) -> str: ...
-
-    def exists(self) -> bool: ...
-
-
-class Segment(Protocol):
-    """What checks ask of a segment: LogSegment (a directory's files) or, for one in an object
-    store, kdump.remote.segment.RemoteSegment."""
-
-    @property
-    def base_offset(self) -> int: ...
-
-    @property
-    def directory(self) -> Path | str: ...
-
-    @property
-    def log_path(self) -> FileRef: ...
-
-    @property
-    def index_path(self) -> FileRef: ...
-
-    @property
-    def time_index_path(self) -> FileRef: ...
-
-    @property
-    def txn_index_path(self) -> FileRef: ...
-
-    def log(self) -> FileRecords: ...
-
-    def offset_index(self) -> OffsetIndex | None: ...
-
-    def time_index(self) -> TimeIndex | None: ...
-
-    def txn_index(self) -> TransactionIndex | None: ...
-
-
-def list_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
-    """Every segment of a partition directory that has any segment file, by base offset."""
-    d = Path(directory)
-    bases: set[int] = set()
-    for entry in os.scandir(d):
-        name = entry.name
-        for suffix in SEGMENT_SUFFIXES:
-            if name.endswith(suffix) and _BASE_NAME.match(name[: -len(suffix)]):
-                bases.add(int(name[: -len(suffix)]))
-    return [LogSegment(d, b) for b in sorted(bases)]
-
-
-# -- a segment opened for reading by offset and by time (lookup, explain) ----------------------
+from kdump.storage.base import Storage
+from kdump.storage.records import FileRecords
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
 
@@ -319,7 +85,7 @@ def _trust_problem(index: OffsetIndex | TimeIndex, n: int, log_size: int) -> str
 
 
 def check_index(
-    path: FileRef, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
+    path: str, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
 ) -> CheckedIndex[IndexT]:
     """How far a lookup may trust ``index`` (None: the file is missing)."""
     if index is None:
@@ -384,51 +150,161 @@ class Scan(NamedTuple):
     restarted: str | None = None
 
 
-class SegmentFiles:
-    """One segment opened for lookups: its log, and its indexes checked once."""
+class LogSegment:
+    """The files of one segment (Kafka's LogSegment): its ``.log`` and index files as a listing
+    found them in ``storage`` (``files``: suffix -> name), each opened once.
 
-    def __init__(self, segment: Segment, is_active: bool) -> None:
-        self.segment = segment
+    ``is_active``: the partition's last segment, which the broker appends to (never in tiered
+    storage). ``slot``: its place among the partition's segments (two uploads in tiered storage
+    may share a base offset).
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        base_offset: int,
+        files: Mapping[str, str],
+        is_active: bool = False,
+        segment_id: str | None = None,
+        slot: int = 0,
+    ) -> None:
+        self.storage = storage
+        self.base_offset = base_offset
+        self.files = dict(files)
         self.is_active = is_active
+        self.segment_id = segment_id
+        self.slot = slot
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.storage.location!r}, {self.base_offset}, active={self.is_active})"
+
+    def __getstate__(self) -> dict[str, object]:
+        # what was opened stays behind: another process opens its own
+        keep = ("storage", "base_offset", "files", "is_active", "segment_id", "slot")
+        return {k: self.__dict__[k] for k in keep}
+
+    # -- names ------------------------------------------------------------------------------
+
+    def file_name(self, suffix: str) -> str:
+        """The name of this segment's file ``suffix``, present or not."""
+        return self.files.get(suffix) or segment_file_name(self.base_offset, suffix)
+
+    def has(self, suffix: str) -> bool:
+        name = self.files.get(suffix)
+        return name is not None and self.storage.exists(name)
+
+    def path(self, suffix: str) -> str:
+        """How reports name the file ``suffix`` (a path or a URL), present or not."""
+        return self.storage.location_of(self.file_name(suffix))
+
+    def local_path(self, suffix: str) -> Path:
+        """The file ``suffix`` on disk (repairs write local files only)."""
+        directory = self.storage.local_path
+        if directory is None:
+            raise InputError(self.storage.location, "repairs write local files only")
+        return directory / self.file_name(suffix)
 
     @property
-    def base_offset(self) -> int:
-        return self.segment.base_offset
+    def directory(self) -> str:
+        return self.storage.location
 
     @property
     def log_path(self) -> str:
-        return str(self.segment.log_path)
+        return self.path(LOG_SUFFIX)
+
+    @property
+    def index_path(self) -> str:
+        return self.path(INDEX_SUFFIX)
+
+    @property
+    def time_index_path(self) -> str:
+        return self.path(TIME_INDEX_SUFFIX)
+
+    @property
+    def txn_index_path(self) -> str:
+        return self.path(TXN_INDEX_SUFFIX)
+
+    @property
+    def snapshot_path(self) -> str:
+        """A tiered segment's own producer snapshot."""
+        return self.path(SNAPSHOT_SUFFIX)
+
+    @property
+    def leader_epoch_path(self) -> str:
+        """A tiered segment's own leader-epoch checkpoint."""
+        return self.path(LEADER_EPOCH_SUFFIX)
+
+    @property
+    def log_size(self) -> int:
+        """Bytes of the ``.log`` as listed (LogSegment.size)."""
+        name = self.files.get(LOG_SUFFIX)
+        return 0 if name is None else self.storage.size_of(name)
+
+    # -- files, opened once -----------------------------------------------------------------
 
     @cached_property
     def log(self) -> FileRecords:
-        return self.segment.log()
+        return self.storage.open_log(self.file_name(LOG_SUFFIX))
+
+    def _read(self, suffix: str) -> tuple[str, Buffer] | None:
+        if not self.has(suffix):
+            return None
+        name = self.file_name(suffix)
+        return self.storage.location_of(name), self.storage.read(name)
 
     @cached_property
-    def offset_index(self) -> CheckedIndex[OffsetIndex]:
-        s = self.segment
-        return check_index(s.index_path, s.offset_index(), self.log.size)
+    def offset_index(self) -> OffsetIndex | None:
+        found = self._read(INDEX_SUFFIX)
+        return None if found is None else OffsetIndex(found[1], self.base_offset, found[0])
 
     @cached_property
-    def time_index(self) -> CheckedIndex[TimeIndex]:
-        s = self.segment
+    def time_index(self) -> TimeIndex | None:
+        found = self._read(TIME_INDEX_SUFFIX)
+        return None if found is None else TimeIndex(found[1], self.base_offset, found[0])
+
+    @cached_property
+    def txn_index(self) -> TransactionIndex | None:
+        found = self._read(TXN_INDEX_SUFFIX)
+        return None if found is None else TransactionIndex(found[1], self.base_offset, found[0])
+
+    @cached_property
+    def last_modified(self) -> int:
+        """LogSegment.lastModified: the .log file's modification time, epoch milliseconds."""
+        return self.storage.modified_ms(self.file_name(LOG_SUFFIX))
+
+    def close(self) -> None:
+        """Give back what reading it holds (an object's mirror)."""
+        log = self.__dict__.pop("log", None)
+        if log is not None:
+            log.close()
+
+    # -- reads by offset and by time (lookup, explain) ----------------------------------------
+
+    @cached_property
+    def checked_offset_index(self) -> CheckedIndex[OffsetIndex]:
+        """How far a lookup may trust the offset index (checked once)."""
+        return check_index(self.index_path, self.offset_index, self.log.size)
+
+    @cached_property
+    def checked_time_index(self) -> CheckedIndex[TimeIndex]:
         return check_index(
-            s.time_index_path,
-            s.time_index(),
+            self.time_index_path,
+            self.time_index,
             self.log.size,
             "reading timestamps from the log",
         )
 
     def offset_index_warnings(self) -> list[str]:
-        return [self.offset_index.warning] if self.offset_index.warning else []
+        return [self.checked_offset_index.warning] if self.checked_offset_index.warning else []
 
     def time_index_warnings(self) -> list[str]:
         """Warnings about what the time index gave for this segment (and, for the active
         segment, the offset index its log tail was found through)."""
-        found = [self.time_index.warning] if self.time_index.warning else []
+        found = [self.checked_time_index.warning] if self.checked_time_index.warning else []
         largest = self.largest_timestamp
         if largest.source == _FROM_EMPTY_TIME_INDEX:
             found.append(
-                f"{self.segment.time_index_path}: empty, but the log holds timestamps up to "
+                f"{self.time_index_path}: empty, but the log holds timestamps up to "
                 f"{largest.timestamp}; read them from the log"
             )
         if largest.source == _FROM_TIME_INDEX_AND_TAIL:
@@ -437,7 +313,7 @@ class SegmentFiles:
 
     def start_for(self, offset: int) -> Start:
         """The offset index's FLOOR entry for ``offset`` and the position it gives."""
-        checked = self.offset_index
+        checked = self.checked_offset_index
         if not checked.usable:
             return Start(offset, None, None, 0)
         assert checked.index is not None
@@ -470,9 +346,7 @@ class SegmentFiles:
         return Scan(self.log_path, start, position, count, read, None, None, None, restarted)
 
     def _bad_start(self, start: Start) -> str | None:
-        where = (
-            f"{self.segment.index_path}: entry {start.entry} points at position {start.position}"
-        )
+        where = f"{self.index_path}: entry {start.entry} points at position {start.position}"
         try:
             first = next(self.log.batches(start.position), None)
         except FormatError as e:
@@ -493,9 +367,9 @@ class SegmentFiles:
         """LogSegment.largestTimestamp (maxTimestampSoFar): the last time index entry of a
         closed segment; for the active segment also the batches after that entry (a broker
         keeps the true maximum in memory); read from the log when the time index cannot say."""
-        checked = self.time_index
+        checked = self.checked_time_index
         if not checked.usable or not checked.entries:
-            ts = _max_timestamp(self.log.batches())
+            ts = self._tail(0).max_timestamp
             source = "log"
             if checked.usable and ts != NO_TIMESTAMP:
                 source = _FROM_EMPTY_TIME_INDEX
@@ -505,22 +379,8 @@ class SegmentFiles:
         if not self.is_active:
             return LargestTimestamp(last.timestamp, "time index")
         position = self.start_for(last.offset).position
-        tail = _max_timestamp(self.log.batches(position))
+        tail = self._tail(position).max_timestamp
         return LargestTimestamp(max(last.timestamp, tail), _FROM_TIME_INDEX_AND_TAIL)
-
-    @cached_property
-    def last_modified(self) -> int:
-        """LogSegment.lastModified: the .log file's modification time, epoch milliseconds."""
-        from kdump.remote import is_url
-
-        if is_url(str(self.segment.log_path)):
-            from kdump.remote.store import modified_ms
-
-            return modified_ms(str(self.segment.log_path))
-        try:
-            return os.stat(str(self.segment.log_path)).st_mtime_ns // 1_000_000
-        except OSError as e:
-            raise InputError(str(self.segment.log_path), e.strerror or str(e)) from None
 
     @cached_property
     def largest_timestamp_as_loaded(self) -> LargestTimestamp:
@@ -537,30 +397,43 @@ class SegmentFiles:
             if largest.timestamp >= 0:
                 return largest
         else:
-            index = self.segment.time_index()
+            index = self.time_index
             if index is not None and (last := index.last_entry).timestamp >= 0:
                 return LargestTimestamp(last.timestamp, TIME_INDEX_LAST_ENTRY)
         return LargestTimestamp(self.last_modified, FILE_MTIME)
 
     @cached_property
     def next_offset(self) -> int:
-        """LogSegment.readNextOffset: the offset after the last batch, or the base offset."""
-        checked = self.offset_index
+        """LogSegment.readNextOffset: the offset after the last whole batch, read from the
+        offset index's last entry on (no CRC checked, as the broker reads it), or the base
+        offset; bytes that do not parse end it, as they end FileRecords' batches."""
+        checked = self.checked_offset_index
         position = 0
         if checked.usable and checked.entries:
             assert checked.index is not None
             position = checked.index.entry(checked.entries - 1).position
-        last = None
-        for batch in self.log.batches(position):
-            last = batch
-        return self.base_offset if last is None else last.next_offset
+        last = self._tail(position).last_offset
+        return self.base_offset if last is None else last + 1
+
+    def _tail(self, position: int) -> _Tail:
+        """The batches from ``position`` to where the log stops parsing: their greatest max
+        timestamp and the last one's last offset (a damaged tail ends the walk, never raises:
+        where it ends is the checks' business)."""
+        greatest, last = NO_TIMESTAMP, None
+        for run in self.log.walk(position, check_crc=False):
+            found = run.timestamp_range()
+            if found is not None:
+                greatest = max(greatest, found[1])
+            last = run.last_offset[run.n - 1]
+        return _Tail(greatest, last)
+
+
+class _Tail(NamedTuple):
+    max_timestamp: int
+    last_offset: int | None
 
 
 TIME_INDEX_LAST_ENTRY = "time index (last entry)"
 FILE_MTIME = "file mtime"
 _FROM_EMPTY_TIME_INDEX = "log (time index empty)"
 _FROM_TIME_INDEX_AND_TAIL = "time index + log tail"
-
-
-def _max_timestamp(batches: Iterator[Batch]) -> int:
-    return max((b.max_timestamp for b in batches), default=NO_TIMESTAMP)

@@ -5,7 +5,9 @@ memory does not grow with the number of batches.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
@@ -15,10 +17,18 @@ from kdump.checks.sink import FindingSink
 from kdump.errors import InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
 from kdump.format.compression import CodecError, decompress
-from kdump.format.layout import INT32_MAX, LOG_APPEND_TIME, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
+from kdump.format.layout import (
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    INT32_MAX,
+    LOG_APPEND_TIME,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_BIT,
+)
 from kdump.format.legacy import legacy_wrapper_error
-from kdump.format.walk import NO_EPOCH_YET, BatchRun, StopReason, flag_batches
-from kdump.segment import FileRecords
+from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
+from kdump.storage.records import FileRecords
 
 RECOVER = "kdump recover {dir}"
 SPLIT_FAILS = (
@@ -82,6 +92,45 @@ STOP_CODES = {
 """The finding of each way a walk can end at damage."""
 
 
+class FirstBatch(NamedTuple):
+    """A segment's first batch, as its header says (the roll anchor of
+    LogSegment.timeWaitedForRoll, and the witness of the previous segment's roll)."""
+
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int
+    max_timestamp: int
+    magic: int
+
+
+class RunConsumer(Protocol):
+    """Another reader of the batches riding on a segment's walk (kdump txn's producer state):
+    it sees every run the walk reads, in order, then where the walk stopped."""
+
+    def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None: ...
+
+    def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None: ...
+
+
+def _low_bytes(column: object) -> bytes:
+    """The lowest byte of each int64 of a column (little-endian): where the attribute bits of a
+    batch are, as bytes, so that bytes' own C methods count them."""
+    return bytes(memoryview(column).cast("B")[0::8])  # type: ignore[arg-type]
+
+
+def _bits_table(mask: int) -> bytes:
+    return bytes(1 if b & mask else 0 for b in range(256))
+
+
+_TRANSACTIONAL = _bits_table(TRANSACTIONAL_BIT | CONTROL_BIT)
+_DELETE_HORIZON = _bits_table(DELETE_HORIZON_BIT)
+
+
+def _count_bits(low: bytes, table: bytes) -> int:
+    return low.translate(table).count(1)
+
+
 @dataclass
 class LogScan:
     """What one pass over a .log learned: totals and the first and last of what matters, never
@@ -105,9 +154,25 @@ class LogScan:
     """Position of the first batch the broker's recovery would truncate at."""
     epoch_starts: list[tuple[int, int]] = field(default_factory=list)
     """(partition leader epoch, first offset) wherever the epoch changes between batches."""
+    recovered_last_offset: int | None = None
+    """The last offset before ``first_invalid`` (None: no whole batch before it): where the log
+    ends once recovery cuts it there."""
     records: int = 0
     gaps: int = 0
     legacy_batches: int = 0
+    transactional_batches: int = 0
+    """Transactional data and control batches: a producer state replay has work only here."""
+    delete_horizon_batches: int = 0
+    """Batches carrying a delete horizon: the cleaner rewrote them."""
+    first_batch: FirstBatch | None = None
+    max_timestamp_after_first: int = NO_TIMESTAMP
+    """The largest batch max timestamp of every batch but the first."""
+    index_end_position: int = -1
+    """The position of the offset index's last written entry (-1: none)."""
+    max_timestamp_to_index_end: int = NO_TIMESTAMP
+    """The largest batch max timestamp of the batches at or before ``index_end_position``."""
+    stop: Stop | None = field(default=None, compare=False)
+    """Why the walk ended (the end of the file, or damage)."""
     gather: IndexGather | None = field(default=None, compare=False)
 
     def take(self, run: BatchRun) -> None:
@@ -116,9 +181,29 @@ class LogScan:
         if self.first_offset is None:
             self.first_offset = run.base_offset[0]
             self.min_timestamp = least
+            self.first_batch = FirstBatch(
+                run.position[0],
+                run.base_offset[0],
+                run.last_offset[0],
+                run.size[0],
+                run.max_timestamp[0],
+                run.magic[0],
+            )
+            rest = run.slice(1, run.n).timestamp_range() if run.n > 1 else None
         else:
             self.min_timestamp = min(self.min_timestamp, least)
+            rest = (least, greatest)
+        if rest is not None:
+            self.max_timestamp_after_first = max(self.max_timestamp_after_first, rest[1])
         self.max_timestamp = max(self.max_timestamp, greatest)
+        if run.position[0] <= self.index_end_position:
+            k = bisect_right(run.position, self.index_end_position)
+            up_to = run.timestamp_range(k)
+            if up_to is not None:
+                self.max_timestamp_to_index_end = max(self.max_timestamp_to_index_end, up_to[1])
+        low = _low_bytes(run.attributes)
+        self.transactional_batches += _count_bits(low, _TRANSACTIONAL)
+        self.delete_horizon_batches += _count_bits(low, _DELETE_HORIZON)
         self.last_offset = run.last_offset[-1]
         self.batches += run.n
         if self.gather is not None:
@@ -150,9 +235,12 @@ class _State:
             message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
 
-    def invalid(self, position: int) -> None:
+    def invalid(self, position: int, prev_last: int | None) -> None:
+        """The batch at ``position`` is one recovery refuses; ``prev_last``: the last offset
+        of the batch before it (None: none)."""
         if self.scan.first_invalid is None:
             self.scan.first_invalid = position
+            self.scan.recovered_last_offset = prev_last
 
 
 def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int | None) -> None:
@@ -195,8 +283,8 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int
         )
 
 
-def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
-    st.invalid(batch.position)
+def _crc_mismatch(st: _State, batch: Batch, computed: int, prev_last: int | None) -> None:
+    st.invalid(batch.position, prev_last)
     st.finding(
         "LOG_CRC_MISMATCH",
         Severity.ERROR,
@@ -213,10 +301,14 @@ def scan_log(
     sink: FindingSink,
     directory: str,
     gather: IndexGather | None = None,
+    consumer: RunConsumer | None = None,
+    index_end_position: int = -1,
 ) -> LogScan:
     """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep;
-    what the index checks need goes to ``gather``."""
+    what the index checks need goes to ``gather``; ``consumer`` sees every run too.
+    ``index_end_position``: the offset index's last entry's position (explain's evidence)."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
+    scan.index_end_position = index_end_position
     st = _State(scan, sink, directory, log)
     walk = log.walk()
     has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
@@ -237,12 +329,17 @@ def scan_log(
         scan.gaps += flags.gaps
         st.first_gap = st.first_gap or flags.first_gap
         scan.take(run)
+        if consumer is not None:
+            consumer.take(log, run, base_offset)
         has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
     stop = walk.stop
     assert stop is not None
+    scan.stop = stop
+    if consumer is not None:
+        consumer.end(log, base_offset, stop)
     scan.valid_bytes = stop.position
     if stop.error is not None:
-        st.invalid(stop.position)
+        st.invalid(stop.position, scan.last_offset)
         code = (
             "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
         )
@@ -283,7 +380,7 @@ def _attend(
             st.scan.epoch_starts.append((run.partition_leader_epoch[i], base))
     if run.valid[i] == 0:
         batch = run.batch(i)
-        _crc_mismatch(st, batch, batch.compute_checksum(st.buf))
+        _crc_mismatch(st, batch, batch.compute_checksum(st.buf), prev)
     if legacy:
         refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path)
         if refused is not None:
@@ -303,7 +400,7 @@ def _tail_and_size(st: _State, options: VerifyOptions) -> None:
         )
     stopped_at = scan.valid_bytes
     if stopped_at < scan.size and scan.first_invalid != stopped_at:
-        st.invalid(stopped_at)
+        st.invalid(stopped_at, scan.last_offset)
         st.finding(
             "LOG_TRUNCATED_TAIL",
             Severity.ERROR,
@@ -385,7 +482,7 @@ def _deep_checks(st: _State, log: FileRecords, batch: Batch, options: VerifyOpti
     except InvalidWrapperError:
         return  # reported by the scan, deep or not
     except KdumpError as e:
-        st.invalid(batch.position)
+        # recovery checks CRCs, never records (LogSegment.recover): no cut here, kept as is
         held = _records_held(log, batch, options)
         if held is not None and held != batch.records_count:
             st.finding(

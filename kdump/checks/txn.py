@@ -5,10 +5,10 @@ from __future__ import annotations
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
+from kdump.crc import Buffer
 from kdump.errors import KdumpError
 from kdump.format.snapshot import SnapshotCrcError, parse_producer_snapshot
 from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
-from kdump.segment import open_buffer
 
 
 def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: FindingSink) -> None:
@@ -71,9 +71,10 @@ def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: Finding
             )
 
 
-def check_snapshot(path: str, sink: FindingSink) -> None:
+def check_snapshot_bytes(data: Buffer, path: str, sink: FindingSink) -> None:
+    """A producer snapshot's bytes as ProducerStateManager reads them at startup."""
     try:
-        parse_producer_snapshot(open_buffer(path), path)
+        parse_producer_snapshot(data, path)
     except SnapshotCrcError as e:
         sink.add(
             Finding(

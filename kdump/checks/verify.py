@@ -10,28 +10,34 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
-    PartitionReport,
-    SegmentWork,
-    check_segment_work,
+    PartitionResult,
     finish_partition,
-    plan_partition,
+    segments_to_check,
     verify_partition,
-    verify_segment,
 )
-from kdump.discovery import Found, PartitionTarget, discover
-from kdump.errors import InputError, KdumpError, as_kdump_error
-from kdump.format.checkpoint import OFFSET_CHECKPOINTS
-from kdump.format.textfiles import read_offset_checkpoint
-from kdump.lock import LOCK_FILE, lock_holder
+from kdump.checks.segment import SegmentResult, check_segment
+from kdump.discovery import Found, discover
+from kdump.errors import InputError
+from kdump.format.names import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LOCK_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    RECOVERY_POINT_CHECKPOINT,
+)
+from kdump.lock import lock_holder
+from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.segment import LogSegment
+from kdump.storage import ObjectStore
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [
     "VerifyOptions",
@@ -40,20 +46,19 @@ __all__ = [
     "log_dir_findings",
     "verify_partition",
     "verify_paths",
-    "verify_segment",
 ]
 
 
 @dataclass
 class VerifyResult:
-    reports: list[PartitionReport] = field(default_factory=list)
+    partitions: list[PartitionResult] = field(default_factory=list)
     log_dir_findings: list[Finding] = field(default_factory=list)
     unreadable: list[InputError] = field(default_factory=list)
     """Paths named that could not be read: the rest is reported all the same."""
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for r in self.reports for f in r.findings] + self.log_dir_findings
+        return [f for r in self.partitions for f in r.findings] + self.log_dir_findings
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -63,65 +68,63 @@ class VerifyResult:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "partitions": len(self.reports),
-            "segments": sum(r.summary.segments for r in self.reports),
-            "bytes": sum(r.summary.bytes for r in self.reports),
-            "batches": sum(r.summary.batches for r in self.reports),
+            "partitions": len(self.partitions),
+            "segments": sum(r.summary.segments for r in self.partitions),
+            "bytes": sum(r.summary.bytes for r in self.partitions),
+            "batches": sum(r.summary.batches for r in self.partitions),
             "findings": self.counts(),
-            "by_partition": [r.summary.to_dict() for r in self.reports],
+            "by_partition": [r.summary.to_dict() for r in self.partitions],
         }
 
 
-def log_dir_findings(log_dir: Path, reports: list[PartitionReport]) -> Iterator[Finding]:
-    ends = {
-        (r.summary.topic, r.summary.partition): r.summary
-        for r in reports
-        if r.summary.topic is not None
-    }
+def log_dir_findings(log_dir: LogDir, logs: list[UnifiedLog]) -> Iterator[Finding]:
+    """The log dir's offset checkpoints against its partitions: unreadable files, and entries
+    beyond a partition's log end offset (after recovery, as the broker has it at startup)."""
+    ends = {log.topic_partition: log for log in logs if log.topic_partition is not None}
     for name in OFFSET_CHECKPOINTS:
-        path = log_dir / name
-        if not path.exists():
+        checkpoint = log_dir.checkpoint(name)
+        if not checkpoint.exists:
             continue
-        try:
-            with open(path, "rb") as f:
-                entries = read_offset_checkpoint(f.read(1 << 24), str(path))
-            offsets = {(e.topic, e.partition): e.offset for e in entries}
-        except (KdumpError, OSError) as e:
-            error = as_kdump_error(e, str(path))
+        if checkpoint.error is not None:
             yield Finding(
                 "CHECKPOINT_CORRUPT",
                 Severity.WARNING,
-                str(path),
-                f"{error.reason}; the broker falls back to a full recovery",
-                position=error.position,
+                checkpoint.path,
+                f"{checkpoint.error.reason}; the broker falls back to a full recovery",
+                position=checkpoint.error.position,
             )
             continue
-        for (topic, partition), offset in sorted(offsets.items()):
-            summary = ends.get((topic, partition))
-            if summary is None or name == "cleaner-offset-checkpoint":
+        if name == CLEANER_OFFSET_CHECKPOINT:
+            continue
+        for (topic, partition), offset in sorted(checkpoint.entries.items()):
+            log = ends.get((topic, partition))
+            if log is None or (log.segments and not log.has_batches):
+                continue  # segments without a batch: nothing to measure the entry against
+            end = log.log_end_offset if log.segments else 0
+            if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not log.segments):
                 continue
-            leo = summary.log_end_offset
-            if leo is None and summary.segments:
-                continue
-            end = leo if leo is not None else 0
-            if offset > end and not (name == "log-start-offset-checkpoint" and leo is None):
-                severe = name == "log-start-offset-checkpoint"
-                clamped = name == "recovery-point-offset-checkpoint"
-                if severe:
-                    why = ": data the broker acknowledged is missing"
-                elif clamped:
-                    why = f"; {BROKER_FIXES} (it clamps the recovery point to the log end offset)"
-                else:
-                    why = ""
-                yield Finding(
-                    "CHECKPOINT_BEYOND_LOG_END",
-                    Severity.ERROR if severe else Severity.WARNING,
-                    str(path),
-                    f"{topic}-{partition}: {name} says {offset}, beyond the log end offset "
-                    f"{end}" + why,
-                    offset=offset,
-                    fix=RECOVER.format(dir=log_dir) if clamped else None,
-                )
+            yield _beyond_end(log_dir, checkpoint.path, name, topic, partition, offset, end)
+
+
+def _beyond_end(
+    log_dir: LogDir, path: str, name: str, topic: str, partition: int, offset: int, end: int
+) -> Finding:
+    severe = name == LOG_START_OFFSET_CHECKPOINT
+    clamped = name == RECOVERY_POINT_CHECKPOINT
+    if severe:
+        why = ": data the broker acknowledged is missing"
+    elif clamped:
+        why = f"; {BROKER_FIXES} (it clamps the recovery point to the log end offset)"
+    else:
+        why = ""
+    return Finding(
+        "CHECKPOINT_BEYOND_LOG_END",
+        Severity.ERROR if severe else Severity.WARNING,
+        path,
+        f"{topic}-{partition}: {name} says {offset}, beyond the log end offset {end}" + why,
+        offset=offset,
+        fix=RECOVER.format(dir=log_dir.location) if clamped else None,
+    )
 
 
 def verify_paths(
@@ -129,103 +132,93 @@ def verify_paths(
     options: VerifyOptions,
     progress: Progress = NO_PROGRESS,
     jobs: int = 1,
+    store: ObjectStore | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
     the result is the same as with one.
     """
-    found = discover(paths, urls=True)
-    targets = found.partitions
-    plans = [plan_partition(t.path, t.only, t.remote) for t in targets]
-    work = [w for plan in plans for w in plan.work]
-    progress.total(sum(w.size for w in work))
+    found = discover(paths, store, OpenOptions(verify=options))
+    logs = found.partitions
+    work = [(log, s) for log in logs for s in segments_to_check(log)]
+    progress.total(sum(s.log_size for _, s in work))
     # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
     # Python, and object-store clients are kept one per process: processes
-    local = all(w.remote is None for w in work)
+    local = all(log.storage.local_path is not None for log in logs)
     outcomes = map_ordered(
-        partial(check_segment_work, options=options),
-        work,
+        partial(_check, options=options),
+        [s for _, s in work],
         jobs,
         weight=_log_bytes,
         threads=local and not options.deep,
     )
-    reports: dict[str, PartitionReport] = {}
-    for target, plan in zip(targets, plans, strict=True):
-        done = []
-        for w in plan.work:
-            done.append(next(outcomes))
-            progress.advance(w.size, w.log_name)
-        reports[target.location] = finish_partition(plan, done, options)
-    add_boundary_findings(targets, reports)
-    return collect_result(found, lambda t: reports[t.location])
+    for log, segment in work:
+        log.take_result(segment, next(outcomes))
+        progress.advance(segment.log_size, segment.log_path)
+    results = {log.location: finish_partition(log) for log in logs}
+    add_boundary_findings(logs, results)
+    return collect_result(found, lambda log: results[log.location])
 
 
-def add_boundary_findings(
-    targets: list[PartitionTarget], reports: dict[str, PartitionReport]
-) -> None:
-    """Where a partition was given both in an object store and on local disk: the checks of
-    where the two meet, in the remote partition's report (kdump.remote.checks)."""
-    remote = [t for t in targets if t.remote is not None and t.only is None]
-    if not remote:
+def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:
+    return check_segment(segment, options)
+
+
+def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:
+    """Where a partition was given both in tiered storage and on local disk: the checks of
+    where the two meet, in the tiered partition's result (kdump.tiered.checks)."""
+    tiered = [log for log in logs if log.tiered and log.only is None]
+    if not tiered:
         return
-    from kdump.remote.checks import boundary_findings
+    from kdump.tiered.checks import boundary_findings
 
-    local = {t.topic_partition: t for t in targets if t.remote is None and t.only is None}
-    for t in remote:
-        assert t.remote is not None
-        other = local.get((t.remote.topic, t.remote.partition))
+    local = {log.topic_partition: log for log in logs if not log.tiered and log.only is None}
+    for log in tiered:
+        other = local.get(log.topic_partition)
         if other is None:
             continue
-        report, local_report = reports[t.location], reports[other.location]
-        found = boundary_findings(report.spans, local_report.spans, t.location, other.location)
-        report.findings.extend(found)
+        result, local_result = results[log.location], results[other.location]
+        found = boundary_findings(result.spans, local_result.spans, log.location, other.location)
+        result.findings.extend(found)
         for f in found:
-            if f.severity is Severity.ERROR:
-                report.summary.errors += 1
-            elif f.severity is Severity.WARNING:
-                report.summary.warnings += 1
-            else:
-                report.summary.infos += 1
+            result.summary.count(f)
 
 
-def _log_bytes(work: SegmentWork) -> int:
-    return work.size
+def _log_bytes(segment: LogSegment) -> int:
+    return segment.log_size
 
 
-def _key(target: PartitionTarget) -> str:
-    return target.location if target.remote is not None else os.path.realpath(target.path)
-
-
-def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionReport]) -> VerifyResult:
-    """The reports in discovery order (each partition once), each log dir's own findings after
+def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -> VerifyResult:
+    """The results in discovery order (each partition once), each log dir's own findings after
     its partitions; the paths that could not be read.
 
-    ``run`` verifies one partition here, or hands back a report verified elsewhere (Spark).
+    ``run`` verifies one partition here, or hands back a result verified elsewhere (Spark).
     """
     result = VerifyResult(unreadable=list(found.errors))
-    targets = {_key(t): t for t in found.partitions}
+    logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        reports = []
-        for t in ld.partitions:
-            target = targets.pop(_key(t), None)
-            if target is not None:
-                reports.append(run(target))
-        result.reports.extend(reports)
-        result.log_dir_findings.extend(log_dir_findings(ld.path, reports))
-    result.reports.extend(run(t) for t in targets.values())
-    lock_dirs = dict.fromkeys(t.lock_dir for t in found.partitions)
-    result.log_dir_findings.extend(f for d in lock_dirs if (f := broker_live(d)) is not None)
+        mine = [p for p in ld.partitions if logs.pop(id(p), None) is not None]
+        result.partitions.extend(run(p) for p in mine)
+        result.log_dir_findings.extend(log_dir_findings(ld, mine))
+    result.partitions.extend(run(log) for log in logs.values())
+    lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
+    result.log_dir_findings.extend(
+        f for d in lock_dirs.values() if (f := broker_live(d)) is not None
+    )
     return result
 
 
-def broker_live(log_dir: Path) -> Finding | None:
+def broker_live(log_dir: LogDir) -> Finding | None:
     """An info finding when another process holds ``log_dir``'s ``.lock``: a broker runs on it.
 
     Kafka locks the file with FileChannel.tryLock, a POSIX record lock (fcntl) on Linux; it is
     tested here with F_GETLK, which takes no lock (a lock taken even for a moment could make a
     broker starting at that moment refuse the directory)."""
-    path = log_dir / LOCK_FILE
+    local = log_dir.storage.local_path
+    if local is None:
+        return None
+    path = local / LOCK_FILE
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

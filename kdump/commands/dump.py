@@ -24,8 +24,8 @@ from kdump.commands.output import Output, pipe_safe
 from kdump.errors import ExitCode, InputError
 from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
-from kdump.remote import is_url
 from kdump.render.progress import progress, show_progress
+from kdump.storage.remote import is_url
 
 if TYPE_CHECKING:
     from kdump.render.describe import Decoder
@@ -210,7 +210,7 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
     paths: list[str] = []
     for pattern in patterns:
         if is_url(pattern):
-            from kdump.remote.files import dumped_files
+            from kdump.storage.remote.files import dumped_files
 
             paths.extend(dumped_files(pattern))
             continue

@@ -243,7 +243,7 @@ def prom_option(f: F) -> F:
     )(f)
 
 
-# -- object stores (kdump.remote) ----------------------------------------------------------------
+# -- object stores (kdump.storage.remote) ----------------------------------------------------------------
 
 
 def _private_key(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
@@ -266,7 +266,7 @@ _size = units_callback("parse_bytes")
 def store_options(f: F) -> F:
     """How URLs (s3://, gs://, az://, file://) are read: --endpoint-url, --anon,
     --private-key, --read-ahead. The options are set for the process before the command runs
-    (kdump.remote.options.configure)."""
+    (kdump.storage.remote.options.configure)."""
     return apply(
         f,
         [
@@ -305,9 +305,9 @@ def configure_store(kw: dict[str, Any]) -> None:
     given: dict[str, Any] = {
         k: kw.pop(k) for k in ("endpoint_url", "anon", "private_keys", "read_ahead") if k in kw
     }
-    if not any(given.values()) and "kdump.remote.options" not in sys.modules:
+    if not any(given.values()) and "kdump.storage.remote.options" not in sys.modules:
         return  # the defaults, which the module starts with once loaded: a local run skips it
-    from kdump.remote.options import DEFAULT_READ_AHEAD, StoreOptions, configure
+    from kdump.storage.remote.options import DEFAULT_READ_AHEAD, StoreOptions, configure
 
     configure(
         StoreOptions(

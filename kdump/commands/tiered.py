@@ -1,5 +1,5 @@
 """`kdump tiered scrub BUCKET_URL --metadata DUMP`: a tiered-storage bucket against
-``__remote_log_metadata`` (kdump.remote.scrub)."""
+``__remote_log_metadata`` (kdump.tiered.scrub)."""
 
 from __future__ import annotations
 
@@ -86,8 +86,8 @@ def scrub(
     3 a usage or I/O problem.
     """
     from kdump.checks.options import VerifyOptions
-    from kdump.remote.scrub import ScrubOptions, scrub_bucket
     from kdump.render.scrub import render_json, render_text
+    from kdump.tiered.scrub import ScrubOptions, scrub_bucket
 
     configure_store(store)
     with progress(show_progress(quiet) and deep, "scrub --deep") as meter:

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterator
 from enum import Enum
+from functools import cached_property
 from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
@@ -123,9 +124,10 @@ class AbstractIndex(ABC, Generic[E]):
     def __len__(self) -> int:
         return self.entries
 
-    @property
+    @cached_property
     def zero_tail_entries(self) -> int:
-        """Whole entries at the end of the file that are entirely zero: preallocated space."""
+        """Whole entries at the end of the file that are entirely zero: preallocated space
+        (counted once: a preallocated index is megabytes of zeros, and its buffer is read-only)."""
         whole = self.entries * self.entry_size
         return trailing_zero_bytes(memoryview(self.buf)[:whole]) // self.entry_size
 

@@ -37,7 +37,6 @@ from kdump.java import java_string_hash
 from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.releases import LATEST, Release
-from kdump.remote import is_url
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
@@ -56,6 +55,7 @@ from kdump.segment import (
     open_time_index,
     open_txn_index,
 )
+from kdump.storage.remote import is_url
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -559,7 +559,7 @@ Dumper = Callable[[str, DumpOptions, DumpProblems], Iterator[T]]
 
 
 def require_url_file(url: str) -> None:
-    from kdump.remote.files import require_file
+    from kdump.storage.remote.files import require_file
 
     require_file(url)
 

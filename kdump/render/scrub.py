@@ -7,9 +7,9 @@ import json
 from typing import IO
 
 from kdump.checks.findings import Severity
-from kdump.remote.scrub import ScrubResult
 from kdump.render.console import TextConsole
 from kdump.render.report import STYLES, finding_line
+from kdump.tiered.scrub import ScrubResult
 from kdump.units import size
 
 

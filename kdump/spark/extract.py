@@ -26,9 +26,9 @@ from kdump.errors import KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.records import Record
-from kdump.remote.layouts import RemotePartition
 from kdump.segment import FileRecords, list_segments, open_log
 from kdump.spark.schema import BATCH_LEVEL
+from kdump.storage.remote.layouts import RemotePartition
 
 ROWS_PER_BATCH = 8192
 BYTES_PER_BATCH = 32 << 20
@@ -45,7 +45,7 @@ _SIZE = itemgetter(Record._fields.index("size_in_bytes"))
 @dataclass(frozen=True)
 class SegmentTask:
     """One .log to export: what a Spark task needs, small and picklable. ``log_path`` may be
-    a URL: the executor then reads the object's ranges itself (kdump.remote), no shared mount."""
+    a URL: the executor then reads the object's ranges itself (kdump.storage.remote), no shared mount."""
 
     log_path: str
     partition_path: str

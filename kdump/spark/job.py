@@ -5,7 +5,7 @@ run the library's own checks and parsers on them; the driver assembles the resul
 `kdump verify` does (kdump.checks.verify.collect_result). Paths are made absolute on the driver
 and must be visible to every executor (a shared or distributed file system); URLs (s3://, gs://,
 az://, file://) need no shared mount: each executor reads its own segments' ranges through
-kdump.remote, with the driver's store options (endpoint, credentials' source, Aiven keys).
+kdump.storage.remote, with the driver's store options (endpoint, credentials' source, Aiven keys).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from kdump.checks.partition import PartitionReport
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.discovery import PartitionTarget, discover
 from kdump.errors import ExitCode, KdumpError
-from kdump.remote import is_url
-from kdump.remote.layouts import RemotePartition
-from kdump.remote.options import StoreOptions, configure, current
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
+from kdump.storage.remote import is_url
+from kdump.storage.remote.layouts import RemotePartition
+from kdump.storage.remote.options import StoreOptions, configure, current
 
 TASKS_PER_CORE = 1
 """Verify packs partitions into this many Spark tasks per core, balanced by bytes of log
@@ -200,11 +200,11 @@ SUCCESS = "_SUCCESS"
 
 def output_filesystem(output: str) -> tuple[pafs.FileSystem, str]:
     """pyarrow's view of ``output``: a local path, or a URL through the fsspec file system kdump
-    reads URLs with (kdump.remote.store: the same endpoint, credentials chain and retries;
+    reads URLs with (kdump.storage.remote.store: the same endpoint, credentials chain and retries;
     PySpark's wheel has no Hadoop connector for s3a://, and pyarrow's own S3 client ignores
     AWS_ENDPOINT_URL)."""
     if is_url(output):
-        from kdump.remote.store import filesystem
+        from kdump.storage.remote.store import filesystem
 
         fs, path = filesystem(output)
         return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/")

@@ -34,10 +34,10 @@ from pyspark.sql.types import StructType
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
-from kdump.remote import is_url
-from kdump.remote.options import StoreOptions, configure
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
+from kdump.storage.remote import is_url
+from kdump.storage.remote.options import StoreOptions, configure
 
 NAME = "kafka-segments"
 MODES = ("PERMISSIVE", "FAILFAST")

@@ -1,12 +1,12 @@
-"""Segment files by URL, whatever the layout stores them as: what ``kdump.segment.open_buffer``
-and ``open_log`` call for a URL.
+"""Segment files by URL, whatever the layout stores them as (kdump.storage's object-store and
+tiered implementations read through these). Every function takes the ``ObjectStore`` to read
+with.
 
 A file of Kafka's layouts is one object. Aiven's segment is three objects, so its files have
 the names Kafka gives them beside those objects: ``<offset20>-<segmentId>.log`` is the ``.log``
 object decoded through its manifest's chunk index, ``.index``, ``.timeindex``, ``.snapshot``,
 ``.txnindex`` and ``.leader-epoch-checkpoint`` are the parts of ``.indexes`` the manifest
-places (decrypted). Manifests and data keys are read once per process.
-"""
+places (decrypted). Manifests and data keys are read once per process and store."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kdump.errors import InputError, StoreError
-from kdump.remote import url_name, url_parent
-from kdump.remote.aiven import Detransform, Manifest, parse_manifest, unwrap_data_key
-from kdump.remote.mirror import Mirror, RemoteRecords
-from kdump.remote.options import StoreOptions, current
-from kdump.remote.store import object_size, read_object, read_range
+from kdump.errors import StoreError
+from kdump.storage.remote.aiven import Detransform, Manifest, parse_manifest, unwrap_data_key
+from kdump.storage.remote.mirror import Mirror, RemoteRecords
+from kdump.storage.remote.store import ObjectStore
+from kdump.storage.remote.urls import url_name, url_parent
 
 _AIVEN_FILE = re.compile(r"^(?P<stem>\d{20}-[A-Za-z0-9_-]{22})\.(?P<suffix>[a-z_-]+)$")
 AIVEN_PARTS = {
@@ -54,7 +53,7 @@ class AivenSegment:
         return Detransform(self.manifest, self.data_key)
 
 
-def _looks_aiven(url: str) -> tuple[str, str] | None:
+def looks_aiven(url: str) -> tuple[str, str] | None:
     """(stem URL, suffix) when ``url`` is named as an Aiven segment's file would be."""
     m = _AIVEN_FILE.match(url_name(url))
     parent = url_parent(url)
@@ -63,16 +62,12 @@ def _looks_aiven(url: str) -> tuple[str, str] | None:
     return f"{parent}/{m['stem']}", m["suffix"]
 
 
-def aiven_segment(stem_url: str) -> AivenSegment | None:
-    """The Aiven segment whose objects start with ``stem_url``, or None (no manifest)."""
-    return _aiven_segment(stem_url, current())
-
-
 @lru_cache(maxsize=64)
-def _aiven_segment(stem_url: str, options: StoreOptions) -> AivenSegment | None:
+def aiven_segment(stem_url: str, store: ObjectStore) -> AivenSegment | None:
+    """The Aiven segment whose objects start with ``stem_url``, or None (no manifest)."""
     url = f"{stem_url}.rsm-manifest"
     try:
-        data = read_object(url, 16 << 20)
+        data = store.read_object(url, 16 << 20)
     except StoreError as e:
         if e.reason == "no such object":
             return None
@@ -80,65 +75,64 @@ def _aiven_segment(stem_url: str, options: StoreOptions) -> AivenSegment | None:
     manifest = parse_manifest(data, url)
     key = None
     if manifest.encryption is not None:
-        key = unwrap_data_key(manifest.encryption, options.private_keys, f"{stem_url}.log")
+        key = unwrap_data_key(manifest.encryption, store.options.private_keys, f"{stem_url}.log")
     return AivenSegment(stem_url, manifest, key)
 
 
-def read_file(url: str) -> bytes:
+def read_file(url: str, store: ObjectStore, limit: int = 1 << 30) -> bytes:
     """A small segment file (index, snapshot, checkpoint) by URL."""
-    aiven = _looks_aiven(url)
+    aiven = looks_aiven(url)
     if aiven is not None and aiven[1] in AIVEN_PARTS:
-        segment = aiven_segment(aiven[0])
+        segment = aiven_segment(aiven[0], store)
         if segment is not None:
-            return aiven_part(segment, aiven[1], url)
-    return read_object(url)
+            return aiven_part(segment, aiven[1], url, store)
+    return store.read_object(url, limit)
 
 
-def aiven_part(segment: AivenSegment, suffix: str, url: str) -> bytes:
+def aiven_part(segment: AivenSegment, suffix: str, url: str, store: ObjectStore) -> bytes:
     """One index file out of an Aiven segment's ``.indexes`` object (decrypted)."""
     placed = segment.manifest.indexes.get(AIVEN_PARTS[suffix])
     if placed is None:
         raise StoreError(url, f"no such file: the manifest of {segment.stem_url} has no {suffix}")
     position, size = placed
-    data = read_range(segment.indexes_url, position, position + size)
+    data = store.read_range(segment.indexes_url, position, position + size)
     if not size:
         return b""
     return segment.detransform().decrypt(data, segment.indexes_url, position)
 
 
-def file_exists(url: str) -> bool:
+def file_exists(url: str, store: ObjectStore) -> bool:
     """Whether the file ``url`` names is there (for Aiven: in its segment's manifest)."""
-    from kdump.remote.store import exists
-
-    aiven = _looks_aiven(url)
+    aiven = looks_aiven(url)
     if aiven is not None and (aiven[1] in AIVEN_PARTS or aiven[1] == "log"):
-        segment = aiven_segment(aiven[0])
+        segment = aiven_segment(aiven[0], store)
         if segment is not None:
             if aiven[1] == "log":
                 return True
             return segment.manifest.indexes.get(AIVEN_PARTS[aiven[1]]) is not None
-    return exists(url)
+    return store.exists(url)
 
 
-def open_log(url: str, size: int | None = None) -> RemoteRecords:
+def open_log(url: str, store: ObjectStore, size: int | None = None) -> RemoteRecords:
     """A remote ``.log`` for the walk (``size``: the object's, when a listing gave it)."""
-    options = current()
-    aiven = _looks_aiven(url)
+    read_ahead = store.options.read_ahead
+    aiven = looks_aiven(url)
     if aiven is not None and aiven[1] == "log":
-        segment = aiven_segment(aiven[0])
+        segment = aiven_segment(aiven[0], store)
         if segment is not None:
-            return RemoteRecords(_aiven_mirror(segment, url, size, options.read_ahead))
-    stored = object_size(url) if size is None else size
+            return RemoteRecords(_aiven_mirror(segment, url, size, store))
+    stored = store.size(url) if size is None else size
 
     def fetch(start: int, end: int) -> Iterator[tuple[int, bytes]]:
-        yield start, read_range(url, start, end)
+        yield start, store.read_range(url, start, end)
 
-    return RemoteRecords(Mirror(url, stored, fetch, options.read_ahead))
+    return RemoteRecords(Mirror(url, stored, fetch, read_ahead))
 
 
-def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, read_ahead: int) -> Mirror:
+def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, store: ObjectStore) -> Mirror:
+    read_ahead = store.options.read_ahead
     index = segment.manifest.chunk_index
-    stored = object_size(url) if size is None else size
+    stored = store.size(url) if size is None else size
     if stored != index.stored_size:
         short = "truncated object" if stored < index.stored_size else "object too long"
         raise StoreError(
@@ -153,7 +147,7 @@ def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, read_ahead:
         chunks = index.chunks(start, end)
         if not chunks:
             return
-        data = read_range(url, offsets[chunks.start], offsets[chunks.stop])
+        data = store.read_range(url, offsets[chunks.start], offsets[chunks.stop])
         yield from detransform.chunks(data, chunks.start, url)
 
     # a whole number of chunks a window, at least one
@@ -161,45 +155,7 @@ def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, read_ahead:
     return Mirror(url, index.original_file_size, fetch, window)
 
 
-def require_file(url: str) -> None:
-    if not file_exists(url):
-        raise InputError(url, "no such object")
-
-
-def dumped_files(url: str) -> list[str]:
-    """The segment files ``kdump dump URL`` dumps, as ``kdump dump DIR`` would (the same
-    suffixes, in name order): those of every segment under a prefix, or the one object named
-    (for Aiven's ``.indexes``: the index files it holds)."""
-    from kdump.discovery import DUMPED_SUFFIXES
-    from kdump.remote.layouts import AIVEN, parse_listing
-    from kdump.remote.store import full_url, listing
-
-    objects = listing(url)
-    if not objects:
-        if _looks_aiven(url) is not None and file_exists(url):
-            return [url]  # an index file inside an Aiven segment's .indexes
-        raise StoreError(url, "no such object or prefix")
-    if list(objects) == [full_url(url)]:
-        aiven = _looks_aiven(url)
-        segment = aiven_segment(aiven[0]) if aiven is not None and aiven[1] == "indexes" else None
-        return [url] if segment is None else sorted(_aiven_files(segment))
-    out = []
-    for partition in parse_listing(objects.items()).partitions:
-        files: list[str] = []
-        for ref in partition.segments:
-            segment = aiven_segment(ref.url("log")[: -len(".log")]) if ref.layout == AIVEN else None
-            if segment is not None:
-                files += [ref.url("log"), *_aiven_files(segment)]
-            else:
-                files += [u for _, u, _ in ref.objects]
-        files += [u for _, u, _ in partition.extras]  # a log end's producer snapshot
-        out += sorted(f for f in files if f.endswith(DUMPED_SUFFIXES))
-    if not out:
-        raise StoreError(url, "holds no Kafka segment files in a layout kdump knows")
-    return out
-
-
-def _aiven_files(segment: AivenSegment) -> list[str]:
+def aiven_files(segment: AivenSegment) -> list[str]:
     """The index files an Aiven segment's ``.indexes`` holds, by Kafka's names."""
     return [
         f"{segment.stem_url}.{suffix}"
@@ -209,11 +165,13 @@ def _aiven_files(segment: AivenSegment) -> list[str]:
 
 
 __all__ = [
+    "AIVEN_PARTS",
     "AivenSegment",
+    "aiven_files",
     "aiven_part",
     "aiven_segment",
-    "dumped_files",
     "file_exists",
+    "looks_aiven",
     "open_log",
     "read_file",
 ]

@@ -6,7 +6,7 @@
   broker's files.
 - ``aiven``: Aiven's tiered-storage-for-apache-kafka (ObjectKeyFactory):
   ``<prefix><topic>-<topicId>/<partition>/<offset20>-<segmentId>.{log,indexes,rsm-manifest}``
-  (kdump.remote.aiven); before 2023-10 one object per index instead of ``.indexes``.
+  (kdump.storage.remote.aiven); before 2023-10 one object per index instead of ``.indexes``.
 - ``kafka-files``: Kafka's own file names in ``<topic>-<partition>/`` (Pinterest's uploader:
   ``<prefix>/[<hash bits>/]<cluster>/<topic>-<partition>/<offset20>.{log,index,timeindex}`` and
   ``offset.wm``; or a copied partition directory, a backup).
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from kdump.remote import url_name, url_parent
+from kdump.storage.remote import url_name, url_parent
 
 KAFKA_RSM = "kafka-rsm"
 AIVEN = "aiven"

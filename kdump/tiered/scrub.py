@@ -1,5 +1,5 @@
 """`kdump tiered scrub`: a bucket's listing against what ``__remote_log_metadata`` says of each
-segment (kdump.remote.metadata), as typed findings.
+segment (kdump.tiered.metadata), as typed findings.
 
 Per user partition in the bucket (Kafka's RemoteStorageManager layout or Aiven's: both name a
 segment by its RemoteLogSegmentId), each segment's objects are classified by the state Kafka's
@@ -27,8 +27,8 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import InputError
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.remote.layouts import AIVEN, KAFKA_RSM, RemotePartition, RemoteSegmentRef
-from kdump.remote.metadata import (
+from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, RemotePartition, RemoteSegmentRef
+from kdump.tiered.metadata import (
     COPY_SEGMENT_FINISHED,
     COPY_SEGMENT_STARTED,
     DEFAULT_METADATA_PARTITIONS,
@@ -376,8 +376,8 @@ def scrub_bucket(
 ) -> ScrubResult:
     """List ``url``, replay the metadata under ``metadata_paths``, compare; with ``deep``, every
     remote segment is checked as `kdump verify` checks it (each batch's CRC)."""
-    from kdump.remote.layouts import parse_listing
-    from kdump.remote.store import listing
+    from kdump.storage.remote.layouts import parse_listing
+    from kdump.storage.remote.store import listing
 
     metadata = read_remote_log_metadata(metadata_paths, partition_count)
     layouts = parse_listing(listing(url).items())

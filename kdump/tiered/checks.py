@@ -8,8 +8,8 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError, StoreError
-from kdump.remote.layouts import AIVEN, KAFKA_RSM, WATERMARK, RemotePartition
-from kdump.remote.store import read_object
+from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, WATERMARK, RemotePartition
+from kdump.storage.remote.store import read_object
 
 _WRITES = {
     AIVEN: ("log", "indexes", "rsm-manifest"),

@@ -13,14 +13,13 @@ credentials refused, a connection that keeps failing after the retries) is one s
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from collections.abc import Iterator
 from typing import Any
 
 from kdump.errors import KdumpError, StoreError
-from kdump.remote import EXTRA
-from kdump.remote.options import StoreOptions, current
+from kdump.storage.remote.options import StoreOptions
+from kdump.storage.remote.urls import EXTRA
 
 _FILESYSTEMS: dict[tuple[int, str, StoreOptions], Any] = {}
 _BACKENDS = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs"}
@@ -32,9 +31,8 @@ def _missing(module: str) -> KdumpError:
     return KdumpError(f"reading URLs needs {module}: pip install 'kdump[{extra}]'")
 
 
-def filesystem(url: str, options: StoreOptions | None = None) -> tuple[Any, str]:
+def filesystem(url: str, options: StoreOptions) -> tuple[Any, str]:
     """The fsspec file system of ``url`` (one per process and options) and the path in it."""
-    options = options or current()
     try:
         import fsspec
         from fsspec.core import split_protocol
@@ -64,6 +62,8 @@ def _quiet(cls: type) -> None:
     control-plane API whether a bucket is hierarchical, as with no credentials or an
     emulator, then reads as usual.) A handler on its logger stops logging's last resort,
     which prints warnings to stderr when nothing is configured."""
+    import logging  # with the store's client library, not at start-up
+
     logger = logging.getLogger(cls.__module__.split(".")[0])
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())
@@ -88,8 +88,9 @@ def _storage_options(protocol: str, options: StoreOptions) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def store_errors(url: str, position: int | None = None) -> Iterator[None]:
-    """Whatever the store or its client raises, as one StoreError naming ``url``."""
+def store_errors(url: str, position: int | None = None, retries: int = 1) -> Iterator[None]:
+    """Whatever the store or its client raises, as one StoreError naming ``url`` (``retries``:
+    the attempts made, as the error tells them)."""
     try:
         yield
     except KdumpError:
@@ -99,7 +100,7 @@ def store_errors(url: str, position: int | None = None) -> Iterator[None]:
     except PermissionError as e:
         raise StoreError(url, _denied(_first_line(e))) from None
     except Exception as e:
-        raise StoreError(url, _describe(e, position)) from None
+        raise StoreError(url, _describe(e, position, retries)) from None
 
 
 def _first_line(e: BaseException) -> str:
@@ -118,7 +119,7 @@ def _denied(text: str) -> str:
     return f"access denied: {text}"
 
 
-def _describe(e: BaseException, position: int | None) -> str:
+def _describe(e: BaseException, position: int | None, retries: int) -> str:
     name = type(e).__name__
     text = _first_line(e)
     if name == "NoCredentialsError":
@@ -129,76 +130,113 @@ def _describe(e: BaseException, position: int | None) -> str:
     if name in ("InvalidAccessKeyId", "SignatureDoesNotMatch") or "AccessDenied" in text:
         return f"credentials refused: {text}"
     where = "" if position is None else f" at byte {position}"
-    return f"read failed{where} after {current().retries} attempt(s): {name}: {text}"
+    return f"read failed{where} after {retries} attempt(s): {name}: {text}"
 
 
-def read_range(url: str, start: int, end: int) -> bytes:
-    """Bytes ``[start, end)`` of the object, exactly: fewer is a truncated object."""
-    if end <= start:
-        return b""
-    fs, path = filesystem(url)
-    with store_errors(url, start):
-        data = fs.cat_file(path, start=start, end=end)
-    if len(data) != end - start:
-        got = start + len(data)
-        raise StoreError(
-            url,
-            f"object ended at byte {got}, {end - got} byte(s) short of the {end} read: "
-            "truncated object",
-            got,
-        )
-    return bytes(data)
+class ObjectStore:
+    """One object store reached one way (``options``: endpoint, credentials, retries): every
+    read of a URL goes through one of these, handed down from the command that was given the
+    options (never a process-wide setting)."""
 
+    def __init__(self, options: StoreOptions | None = None) -> None:
+        self.options = options or StoreOptions()
 
-def read_object(url: str, limit: int = 1 << 30) -> bytes:
-    """A whole (small) object: index files, manifests, snapshots."""
-    fs, path = filesystem(url)
-    with store_errors(url):
-        size = int(fs.size(path))
-        if size > limit:
-            raise StoreError(url, f"{size} bytes, more than the {limit} read whole")
-        data = fs.cat_file(path)
-    if len(data) != size:
-        raise StoreError(url, f"read {len(data)} bytes of the {size} listed: truncated object")
-    return bytes(data)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjectStore) and other.options == self.options
 
+    def __hash__(self) -> int:
+        return hash(self.options)
 
-def object_size(url: str) -> int:
-    fs, path = filesystem(url)
-    with store_errors(url):
-        return int(fs.size(path))
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.options!r})"
 
+    def _fs(self, url: str) -> tuple[Any, str]:
+        return filesystem(url, self.options)
 
-def modified_ms(url: str) -> int:
-    """When the object was last written, epoch milliseconds (a file's mtime)."""
-    fs, path = filesystem(url)
-    with store_errors(url):
-        return int(fs.modified(path).timestamp() * 1000)
+    def errors(
+        self, url: str, position: int | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        return store_errors(url, position, self.options.retries)
 
+    def read_range(self, url: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object, exactly: fewer is a truncated object."""
+        if end <= start:
+            return b""
+        fs, path = self._fs(url)
+        with self.errors(url, start):
+            data = fs.cat_file(path, start=start, end=end)
+        if len(data) != end - start:
+            got = start + len(data)
+            raise StoreError(
+                url,
+                f"object ended at byte {got}, {end - got} byte(s) short of the {end} read: "
+                "truncated object",
+                got,
+            )
+        return bytes(data)
 
-def exists(url: str) -> bool:
-    fs, path = filesystem(url)
-    with store_errors(url):
-        return bool(fs.exists(path))
+    def read_object(self, url: str, limit: int = 1 << 30) -> bytes:
+        """A whole (small) object: index files, manifests, snapshots."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            size = int(fs.size(path))
+            if size > limit:
+                raise StoreError(url, f"{size} bytes, more than the {limit} read whole")
+            data = fs.cat_file(path)
+        if len(data) != size:
+            raise StoreError(
+                url, f"read {len(data)} bytes of the {size} listed: truncated object", len(data)
+            )
+        return bytes(data)
 
+    def size(self, url: str) -> int:
+        fs, path = self._fs(url)
+        with self.errors(url):
+            return int(fs.size(path))
 
-def is_prefix(url: str) -> bool:
-    """Whether ``url`` names a folder-like prefix (objects below it), not one object."""
-    fs, path = filesystem(url)
-    with store_errors(url):
-        return bool(fs.isdir(path))
+    def modified_ms(self, url: str) -> int:
+        """When the object was last written, epoch milliseconds (a file's mtime)."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            return int(fs.modified(path).timestamp() * 1000)
 
+    def exists(self, url: str) -> bool:
+        fs, path = self._fs(url)
+        with self.errors(url):
+            return bool(fs.exists(path))
 
-def listing(url: str) -> dict[str, int]:
-    """Every object below the prefix ``url`` (or the object itself): URL -> size in bytes."""
-    fs, path = filesystem(url)
-    with store_errors(url):
-        found = fs.find(path, detail=True)
-    out = {}
-    for name, info in sorted(found.items()):
-        if info.get("type", "file") == "file":
-            out[_unstrip(url, fs, name)] = int(info.get("size") or 0)
-    return out
+    def is_prefix(self, url: str) -> bool:
+        """Whether ``url`` names a folder-like prefix (objects below it), not one object."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            return bool(fs.isdir(path))
+
+    def listing(self, url: str) -> dict[str, int]:
+        """Every object below the prefix ``url`` (or the object itself): URL -> size in bytes."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            found = fs.find(path, detail=True)
+        out = {}
+        for name, info in sorted(found.items()):
+            if info.get("type", "file") == "file":
+                out[_unstrip(url, fs, name)] = int(info.get("size") or 0)
+        return out
+
+    def files_in(self, url: str) -> dict[str, int]:
+        """The objects directly below the prefix ``url`` (not deeper): URL -> size."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            found = fs.ls(path, detail=True)
+        return {
+            _unstrip(url, fs, info["name"]): int(info.get("size") or 0)
+            for info in sorted(found, key=lambda i: i["name"])
+            if info.get("type", "file") == "file"
+        }
+
+    def full_url(self, url: str) -> str:
+        """``url`` as the file system writes it (``file:///abs/path`` for ``file://rel``)."""
+        fs, path = self._fs(url)
+        return _unstrip(url, fs, path)
 
 
 def _unstrip(url: str, fs: Any, path: str) -> str:
@@ -212,21 +250,4 @@ def _unstrip(url: str, fs: Any, path: str) -> str:
     return str(fs.unstrip_protocol(path))
 
 
-def full_url(url: str) -> str:
-    """``url`` as the file system writes it (``file:///abs/path`` for ``file://rel``)."""
-    fs, path = filesystem(url)
-    return _unstrip(url, fs, path)
-
-
-__all__ = [
-    "exists",
-    "filesystem",
-    "full_url",
-    "is_prefix",
-    "listing",
-    "modified_ms",
-    "object_size",
-    "read_object",
-    "read_range",
-    "store_errors",
-]
+__all__ = ["ObjectStore", "filesystem", "store_errors"]

@@ -1,8 +1,8 @@
 """How kdump reaches object stores: endpoint, credentials, Aiven's private keys, read-ahead.
 
-Plain data, no object-store library: the command line builds it at start-up, it is set once per
-process (``configure``) and travels to ``--jobs`` workers (forked) and Spark executors (pickled)
-so they reach the same store the same way.
+Plain data, no object-store library: the command line builds it from its options and hands it
+down (kdump.storage.remote.store.ObjectStore holds it); it travels with the storage to ``--jobs``
+workers and Spark executors (pickled), so they reach the same store the same way.
 """
 
 from __future__ import annotations
@@ -34,16 +34,4 @@ class StoreOptions:
     timeout: float = DEFAULT_TIMEOUT
 
 
-_CURRENT = [StoreOptions()]
-
-
-def configure(options: StoreOptions) -> None:
-    """The options every URL read by this process uses from now on."""
-    _CURRENT[0] = options
-
-
-def current() -> StoreOptions:
-    return _CURRENT[0]
-
-
-__all__ = ["StoreOptions", "configure", "current"]
+__all__ = ["DEFAULT_READ_AHEAD", "StoreOptions"]

@@ -1,0 +1,176 @@
+"""One segment's walk with verify's checks riding on it: its log, offset index, time index and
+transaction index, whatever storage holds them. What the walk learns (``LogScan``) is the
+segment's facts for every command (kdump.unified_log); the findings are verify's.
+
+Tiered storage keeps a producer snapshot and a leader-epoch checkpoint with every segment:
+those are checked here too. A store that fails (``StoreError``, ``DecryptionKeyError``) ends the
+run; bytes that do not parse are findings, as for a local file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kdump.checks.findings import Finding, Severity
+from kdump.checks.gather import IndexGather
+from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
+from kdump.checks.log import LogScan, RunConsumer, scan_log
+from kdump.checks.options import VerifyOptions
+from kdump.checks.sink import FindingSink
+from kdump.checks.txn import check_snapshot_bytes, check_txn_index
+from kdump.errors import DecryptionKeyError, KdumpError, StoreError, as_kdump_error
+from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
+from kdump.format.textfiles import read_leader_epoch_checkpoint
+from kdump.segment import LogSegment
+
+
+@dataclass
+class SegmentResult:
+    """What one segment's walk found: its facts (``scan``: None when it has no ``.log`` or could
+    not be read) and verify's findings on it."""
+
+    base_offset: int
+    slot: int
+    scan: LogScan | None
+    sink: FindingSink
+    unread: bool = False
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.sink.findings
+
+
+class _NoFixSink(FindingSink):
+    """Findings on files kdump cannot repair where they are (an object store): no ``kdump
+    recover``-style fix (those act on local files; a segment in a store is mended by writing
+    it again)."""
+
+    def add(self, finding: Finding) -> None:
+        super().add(replace(finding, fix=None) if finding.fix else finding)
+
+
+def check_segment(
+    segment: LogSegment,
+    options: VerifyOptions,
+    consumer: RunConsumer | None = None,
+) -> SegmentResult:
+    """Walk ``segment`` once with every check of it; ``consumer`` rides on the same walk
+    (another command's reader of the batches: kdump txn's producer state)."""
+    local = segment.storage.local_path is not None
+    sink = (
+        FindingSink(options.max_findings_per_code)
+        if local
+        else _NoFixSink(options.max_findings_per_code)
+    )
+    try:
+        scan = _check(segment, options, sink, consumer)
+    except (StoreError, DecryptionKeyError):
+        raise
+    except (KdumpError, OSError) as e:
+        error = as_kdump_error(e, segment.directory)
+        sink.add(
+            Finding(
+                "FILE_UNREADABLE", Severity.ERROR, error.path or segment.directory, error.reason
+            )
+        )
+        return SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+    finally:
+        if not local:
+            segment.close()  # an object's mirror: its pages go now, not with the log
+    if scan is not None:
+        scan.gather = None  # done with: the rows need not travel back
+    return SegmentResult(segment.base_offset, segment.slot, scan, sink)
+
+
+def _check(
+    segment: LogSegment,
+    options: VerifyOptions,
+    sink: FindingSink,
+    consumer: RunConsumer | None,
+) -> LogScan | None:
+    if LOG_SUFFIX not in segment.files:
+        _orphans(segment, sink)
+        return None
+    index, time_index = segment.offset_index, segment.time_index
+    gather = IndexGather(index, time_index)
+    end = -1
+    if index is not None and index.used_entries:
+        end = index.entry(index.used_entries - 1).position
+    log = segment.log
+    scan = scan_log(
+        log, segment.base_offset, options, sink, segment.directory, gather, consumer, end
+    )
+    fix = REBUILD.format(log=scan.path)
+    if index is not None:
+        check_offset_index(index, scan, sink, options, segment.is_active)
+    elif scan.size:
+        sink.add(
+            Finding(
+                "INDEX_MISSING",
+                Severity.WARNING,
+                segment.index_path,
+                "the log has data but no offset index: the broker rebuilds both indexes at startup",
+                fix=fix,
+            )
+        )
+    if time_index is not None:
+        check_time_index(time_index, scan, sink, options, segment.is_active)
+    elif index is not None and scan.size and scan.max_timestamp >= 0:
+        sink.add(
+            Finding(
+                "TIMEINDEX_MISSING",
+                Severity.WARNING,
+                segment.time_index_path,
+                "the log has timestamps but no time index: the broker starts an empty one "
+                "and lookups by time skip this segment",
+                fix=fix,
+            )
+        )
+    txn_index = segment.txn_index
+    if txn_index is not None:
+        check_txn_index(txn_index, scan, sink)
+    if segment.storage.closed_segments_only:
+        _tiered_extras(segment, scan, sink)
+    return scan
+
+
+def _orphans(segment: LogSegment, sink: FindingSink) -> None:
+    for suffix in INDEX_SUFFIXES:
+        if segment.has(suffix):
+            path = segment.path(suffix)
+            sink.add(
+                Finding(
+                    "INDEX_ORPHAN",
+                    Severity.WARNING,
+                    path,
+                    f"no {segment.file_name(LOG_SUFFIX)} beside it; the broker deletes such "
+                    "index files",
+                    fix=f"rm {path}",
+                )
+            )
+
+
+def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> None:
+    """A tiered segment's own producer snapshot, and the leader epochs its batches carry
+    against the checkpoint uploaded with it (every epoch from the log start to its end)."""
+    from kdump.checks.epochs import leader_epoch_problems, observed_epochs
+
+    if segment.has(SNAPSHOT_SUFFIX):
+        name = segment.file_name(SNAPSHOT_SUFFIX)
+        check_snapshot_bytes(segment.storage.read(name), segment.snapshot_path, sink)
+    if not segment.has(LEADER_EPOCH_SUFFIX):
+        return
+    path = segment.leader_epoch_path
+    try:
+        data = bytes(segment.storage.read(segment.file_name(LEADER_EPOCH_SUFFIX)))
+        entries = read_leader_epoch_checkpoint(data, path)
+    except (StoreError, DecryptionKeyError):
+        raise
+    except KdumpError as e:
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, e.reason))
+        return
+    for problem in leader_epoch_problems(entries, observed_epochs([scan])):
+        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
+
+
+__all__ = ["SegmentResult", "check_segment"]

@@ -1,0 +1,169 @@
+"""The names of Kafka's files and directories, and of the files kdump itself leaves beside them:
+each defined once, here (Kafka's LogFileUtils, UnifiedLog, LogManager and CheckpointFile).
+
+Pure: names in, numbers and parts out; nothing here touches a file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# -- a partition directory's files (LogFileUtils) ----------------------------------------------
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+"""A producer state snapshot, named by the offset whose state it holds."""
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+CHECKPOINT_SUFFIX = ".checkpoint"
+"""A KRaft snapshot (``<20-digit end offset>-<10-digit epoch>.checkpoint``)."""
+DELETED_SUFFIX = ".deleted"
+"""A segment file retention or a replaced segment left to the async delete."""
+CLEANED_SUFFIX = ".cleaned"
+"""The cleaner's output before it is swapped in."""
+SWAP_SUFFIX = ".swap"
+"""A cleaned (or split) segment being swapped in for the segments it replaces."""
+LEFTOVER_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
+"""What an interrupted delete, compaction or swap leaves; LogLoader settles each at startup."""
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition.metadata"
+LEADER_EPOCH_SUFFIX = ".leader-epoch-checkpoint"
+"""A tiered segment's own leader-epoch checkpoint (every epoch from the log start to its end),
+as Kafka's RemoteLogSegmentFileset names it beside the segment's other files."""
+
+# -- a log dir's files (LogManager, ReplicaManager) --------------------------------------------
+
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+"""The log dir's high watermarks (ReplicaManager writes it; Partition.createLog reads it)."""
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+OFFSET_CHECKPOINTS = (
+    RECOVERY_POINT_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT,
+)
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+"""The log dir's clean shutdown marker (CleanShutdownFileHandler)."""
+LOCK_FILE = ".lock"
+"""What a running broker holds locked (LogManager.lockLogDirs)."""
+META_PROPERTIES = "meta.properties"
+
+# -- what kdump leaves beside Kafka's files ----------------------------------------------------
+
+BACKUP_SUFFIX = ".kdump-bak"
+"""A file a repair replaced, kept: ``NAME.kdump-bak``."""
+CUT_SUFFIX = ".kdump-cut-"
+"""The bytes ``kdump recover`` cut off a log: ``NAME.log.kdump-cut-POSITION``."""
+TEMP_MARK = ".kdump-tmp-"
+"""A file kdump is writing: ``.NAME.kdump-tmp-PID`` (hidden, and no segment suffix, so neither
+Kafka nor kdump takes it for a segment file)."""
+
+# -- names -------------------------------------------------------------------------------------
+
+BASE_OFFSET_DIGITS = 20
+_BASE_NAME = re.compile(r"^(\d{20})$")
+_TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
+"""Tiered storage's segment file names: the base offset and the segment's id."""
+PARTITION_DIR = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
+)
+"""Kafka's partition directory names (UnifiedLog.parseTopicPartitionName)."""
+
+
+class SegmentName(NamedTuple):
+    """A segment file's name, parsed: its base offset and suffix (``.log``...)."""
+
+    base_offset: int
+    suffix: str
+
+
+def segment_file_name(base_offset: int, suffix: str) -> str:
+    """LogFileUtils.filenamePrefixFromOffset: the base offset in 20 digits, then the suffix."""
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_segment_name(name: str) -> SegmentName | None:
+    """The base offset and suffix of a segment file of a partition directory (``.log``,
+    ``.index``, ``.timeindex``, ``.txnindex``), or None for any other name."""
+    for suffix in SEGMENT_SUFFIXES:
+        if name.endswith(suffix) and _BASE_NAME.match(name[: -len(suffix)]):
+            return SegmentName(int(name[: -len(suffix)]), suffix)
+    return None
+
+
+def offset_in_name(name: str) -> int | None:
+    """The 20-digit offset a file's name starts with (segment files, snapshots; a tiered
+    segment's ``<offset>-<id>`` too), or None (LogFileUtils.offsetFromFileName)."""
+    stem = name.split(".", 1)[0]
+    if _BASE_NAME.match(stem) or _TIERED_BASE_NAME.match(stem):
+        return int(stem[:BASE_OFFSET_DIGITS])
+    return None
+
+
+def is_segment_name(name: str) -> bool:
+    """A segment's file: a 20-digit base offset and a segment suffix (or a snapshot)."""
+    return name.endswith((*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)) and name[:20].isdigit()
+
+
+def is_snapshot_name(name: str) -> bool:
+    return (
+        name.endswith(SNAPSHOT_SUFFIX)
+        and _BASE_NAME.match(name[: -len(SNAPSHOT_SUFFIX)]) is not None
+    )
+
+
+def is_leftover_name(name: str) -> bool:
+    """A file an interrupted delete, compaction or swap left (``.deleted``, ``.cleaned``,
+    ``.swap``)."""
+    return name.endswith(LEFTOVER_SUFFIXES)
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory's name, or None."""
+    m = PARTITION_DIR.match(name)
+    return (m["topic"], int(m["partition"])) if m else None
+
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "CHECKPOINT_SUFFIX",
+    "CLEANED_SUFFIX",
+    "CLEANER_OFFSET_CHECKPOINT",
+    "CLEAN_SHUTDOWN",
+    "CUT_SUFFIX",
+    "DELETED_SUFFIX",
+    "INDEX_SUFFIX",
+    "INDEX_SUFFIXES",
+    "LEADER_EPOCH_CHECKPOINT",
+    "LEADER_EPOCH_SUFFIX",
+    "LEFTOVER_SUFFIXES",
+    "LOCK_FILE",
+    "LOG_START_OFFSET_CHECKPOINT",
+    "LOG_SUFFIX",
+    "META_PROPERTIES",
+    "OFFSET_CHECKPOINTS",
+    "PARTITION_DIR",
+    "PARTITION_METADATA",
+    "RECOVERY_POINT_CHECKPOINT",
+    "REPLICATION_OFFSET_CHECKPOINT",
+    "SEGMENT_SUFFIXES",
+    "SNAPSHOT_SUFFIX",
+    "SWAP_SUFFIX",
+    "TEMP_MARK",
+    "TIME_INDEX_SUFFIX",
+    "TXN_INDEX_SUFFIX",
+    "SegmentName",
+    "is_leftover_name",
+    "is_segment_name",
+    "is_snapshot_name",
+    "offset_in_name",
+    "parse_partition_dir",
+    "parse_segment_name",
+    "segment_file_name",
+]

@@ -1,0 +1,109 @@
+"""A broker log directory, opened once: its offset checkpoints read once for all its partitions
+(Kafka's LogManager reads them once at startup), its clean-shutdown marker, its lock.
+
+The partitions found in it are kdump.unified_log.UnifiedLog objects pointing back here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from kdump.errors import KdumpError, as_kdump_error
+from kdump.format.names import (
+    CLEAN_SHUTDOWN,
+    LOCK_FILE,
+    LOG_START_OFFSET_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+from kdump.format.textfiles import read_offset_checkpoint
+from kdump.storage.base import Storage
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
+
+CHECKPOINT_LIMIT = 1 << 24
+"""The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One offset checkpoint file of a log dir, read: its entries (the last line of a partition
+    wins, as in Kafka's map), or why it could not be read."""
+
+    name: str
+    path: str
+    exists: bool
+    entries: dict[TopicPartition, int] = field(default_factory=dict)
+    error: KdumpError | None = None
+
+
+class LogDir:
+    """A broker's log directory (``log.dirs``): the folder holding partition directories and
+    the checkpoint files that speak for them."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.location = storage.location
+        self.partitions: list[UnifiedLog] = []
+        """The partitions found in it, in the order listed."""
+
+    def __repr__(self) -> str:
+        return f"LogDir({self.location!r})"
+
+    @cached_property
+    def _checkpoints(self) -> dict[str, Checkpoint]:
+        return {name: self._read_checkpoint(name) for name in OFFSET_CHECKPOINTS}
+
+    def _read_checkpoint(self, name: str) -> Checkpoint:
+        path = self.storage.location_of(name)
+        if not self.storage.exists(name):
+            return Checkpoint(name, path, False)
+        try:
+            data = bytes(self.storage.read(name, CHECKPOINT_LIMIT)[:CHECKPOINT_LIMIT])
+            entries = read_offset_checkpoint(data, path)
+        except (KdumpError, OSError) as e:
+            return Checkpoint(name, path, True, error=as_kdump_error(e, path))
+        return Checkpoint(name, path, True, {(e.topic, e.partition): e.offset for e in entries})
+
+    def checkpoint(self, name: str) -> Checkpoint:
+        """The offset checkpoint file ``name`` (one of OFFSET_CHECKPOINTS), read once."""
+        return self._checkpoints[name]
+
+    def checkpointed(self, name: str, tp: TopicPartition) -> int | None:
+        """``tp``'s entry in the checkpoint ``name`` (None: no file, no entry); an unreadable
+        file raises its error (the caller says what that means)."""
+        found = self.checkpoint(name)
+        if found.error is not None:
+            raise found.error
+        return found.entries.get(tp)
+
+    @property
+    def recovery_points(self) -> Checkpoint:
+        return self.checkpoint(RECOVERY_POINT_CHECKPOINT)
+
+    @property
+    def log_start_offsets(self) -> Checkpoint:
+        return self.checkpoint(LOG_START_OFFSET_CHECKPOINT)
+
+    @property
+    def high_watermarks(self) -> Checkpoint:
+        return self.checkpoint(REPLICATION_OFFSET_CHECKPOINT)
+
+    @property
+    def had_clean_shutdown(self) -> bool:
+        """The broker stopped cleanly (its marker is there): it recovers no segment at its next
+        start (LogLoader.recoverLog), but for those missing or failing their indexes."""
+        return self.storage.exists(CLEAN_SHUTDOWN)
+
+    @property
+    def lock_path(self) -> str:
+        return self.storage.location_of(LOCK_FILE)
+
+
+__all__ = ["CHECKPOINT_LIMIT", "Checkpoint", "LogDir", "TopicPartition"]

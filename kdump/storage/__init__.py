@@ -1,0 +1,46 @@
+"""Where Kafka's files are, behind one interface (kdump.storage.base.Storage): a directory on
+disk (``local``), a prefix of an object store holding Kafka's own file names (``objects``: a
+copy of a log dir, read as on disk), and tiered storage's layouts (``tiered``). The only place
+in kdump that tells a path from a URL.
+
+How to reach an object store (endpoint, credentials, retries) is an ``ObjectStore`` built from
+the command's options and handed down, never a process-wide setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdump.errors import InputError
+from kdump.storage.base import Storage
+from kdump.storage.local import LocalStorage
+from kdump.storage.remote.options import StoreOptions
+from kdump.storage.remote.store import ObjectStore
+from kdump.storage.remote.urls import is_url
+
+
+def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, str]:
+    """The folder holding the file ``raw`` names (a path, or a URL of an object), and its name
+    in it: what ``kdump dump FILE`` reads through."""
+    if not is_url(raw):
+        path = Path(raw)
+        return LocalStorage(path.parent), path.name
+    from kdump.storage.objects import ObjectStorage
+    from kdump.storage.remote.files import file_exists
+    from kdump.storage.remote.urls import url_name, url_parent
+
+    store = store or ObjectStore()
+    full = store.full_url(raw)
+    if not file_exists(full, store):
+        raise InputError(raw, "no such object")
+    return ObjectStorage(url_parent(full), store, None), url_name(full)
+
+
+__all__ = [
+    "LocalStorage",
+    "ObjectStore",
+    "Storage",
+    "StoreOptions",
+    "is_url",
+    "locate_file",
+]

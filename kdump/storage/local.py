@@ -1,0 +1,112 @@
+"""Kafka's files in a directory on disk: listed once, read through read-only memory maps."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kdump.crc import Buffer
+from kdump.errors import InputError
+from kdump.storage.base import SMALL_FILE_LIMIT, Storage
+from kdump.storage.records import FileRecords
+
+
+def map_file(path: str | os.PathLike[str]) -> Buffer:
+    """A read-only view of a file on disk: an mmap, or empty bytes for an empty file."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except IsADirectoryError:
+        raise InputError(str(path), "is a directory, not a file") from None
+    except OSError as e:
+        raise InputError(str(path), e.strerror or str(e)) from None
+
+
+class LocalStorage(Storage):
+    """A directory on disk."""
+
+    kind = "local"
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+
+    def __repr__(self) -> str:
+        return f"LocalStorage({self.location!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LocalStorage) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a listing is taken again where the storage is used (another process, later)
+        return {"path": self.path, "location": self.location}
+
+    @property
+    def local_path(self) -> Path:
+        return self.path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @cached_property
+    def _listing(self) -> tuple[dict[str, int], list[str]]:
+        files: dict[str, int] = {}
+        folders: list[str] = []
+        try:
+            with os.scandir(self.path) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
+                    elif entry.is_file():
+                        files[entry.name] = entry.stat().st_size
+        except FileNotFoundError:
+            raise InputError(self.location, "no such directory") from None
+        except NotADirectoryError:
+            raise InputError(self.location, "not a directory") from None
+        except OSError as e:
+            raise InputError(self.location, e.strerror or str(e)) from None
+        return dict(sorted(files.items())), sorted(folders)
+
+    def files(self) -> Mapping[str, int]:
+        return self._listing[0]
+
+    def folders(self) -> list[str]:
+        return self._listing[1]
+
+    def folder(self, name: str) -> LocalStorage:
+        return LocalStorage(self.path / name)
+
+    def read(self, name: str, limit: int = SMALL_FILE_LIMIT) -> Buffer:
+        return map_file(self.path / name)
+
+    def open_log(self, name: str) -> FileRecords:
+        path = self.path / name
+        return FileRecords(str(path), map_file(path))
+
+    def modified_ms(self, name: str) -> int:
+        try:
+            return os.stat(self.path / name).st_mtime_ns // 1_000_000
+        except OSError as e:
+            raise InputError(self.location_of(name), e.strerror or str(e)) from None
+
+    def location_of(self, name: str) -> str:
+        return str(self.path / name)
+
+    def refresh(self) -> None:
+        """Forget the listing (files were written since)."""
+        self.__dict__.pop("_listing", None)
+        self.__dict__.pop("_segment_sets", None)
+
+
+__all__ = ["LocalStorage", "map_file"]

@@ -1,0 +1,88 @@
+"""A ``.log``'s bytes as Kafka's FileRecords: batches read through the one walk
+(kdump.format.walk), whatever holds the bytes (a memory-mapped file, a sparse mirror of an
+object in a store)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kdump.crc import Buffer
+from kdump.format.batch import Batch, iter_records
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.records import Record
+from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches
+
+
+class FileRecords:
+    """A .log file: its batches, read through a memory map (``buf``)."""
+
+    def __init__(self, path: str, buf: Buffer) -> None:
+        self.path = path
+        self.buf = buf
+
+    @property
+    def size(self) -> int:
+        return len(self.buf)
+
+    def walk(
+        self,
+        start: int = 0,
+        end: int | None = None,
+        *,
+        max_size: int | None = None,
+        check_crc: bool = True,
+        until_invalid: bool = False,
+        run_batches: int = RUN_BATCHES,
+    ) -> LogWalk:
+        """The one walk over this log (kdump.format.walk), reading it in windows (``pager``) and
+        handing back what it has passed, so memory stays flat."""
+        return LogWalk(
+            self.buf,
+            self.path,
+            start,
+            end,
+            max_size=max_size,
+            check_crc=check_crc,
+            until_invalid=until_invalid,
+            pager=self.pager(),
+            run_batches=run_batches,
+        )
+
+    def pager(self) -> Pager:
+        """How the walk reads this log: a memory map's pages released behind it. A log whose
+        bytes arrive in ranges (an object in a store) has a pager that fetches them."""
+        return Pager(self.buf)
+
+    def batch_pager(self) -> Pager | None:
+        """The pager a read of a few batches needs: none for a mapped file (its bytes are all
+        there, and nothing need be released), the fetching one for a log in an object store."""
+        return None
+
+    def batches(
+        self,
+        start: int = 0,
+        end: int | None = None,
+        max_size: int | None = None,
+        run_batches: int = RUN_BATCHES,
+    ) -> Iterator[Batch]:
+        return iter_batches(
+            self.buf, self.path, start, end, max_size, run_batches, self.batch_pager()
+        )
+
+    def records(
+        self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    ) -> Iterator[Record]:
+        return iter_records(self.buf, batch, self.path, max_batch_bytes)
+
+    def is_valid(self, batch: Batch) -> bool:
+        return batch.is_valid(self.buf)
+
+    def compute_checksum(self, batch: Batch) -> int:
+        return batch.compute_checksum(self.buf)
+
+    def close(self) -> None:
+        """Give back what holds the bytes (an object's mirror); a mapped file goes with its
+        last reference."""
+
+
+__all__ = ["FileRecords"]

@@ -1,0 +1,393 @@
+"""The partition's producer state replayed as the broker rebuilds it at startup
+(UnifiedLog.rebuildProducerState after ProducerStateManager.truncateAndReload), in one walk of
+its segments, up to where recovery cuts the log.
+
+One replay feeds two producer states: ``history``, from the first batch (every transaction a
+marker ends, aborted ranges, each segment's ``.txnindex`` compared), and ``state``, from the
+loaded snapshot's offset on (the broker's producer state at the log end: open transactions,
+the first unstable offset). It rides on a command's own walk of the segments (kdump.checks:
+``begin``, ``take``, ``end`` for each segment, in order), or walks them itself (``run``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kdump.checks.findings import Finding, Severity
+from kdump.format.batch import RecordBatch
+from kdump.format.txnindex import AbortedTxn
+from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
+from kdump.segment import LogSegment
+from kdump.storage.records import FileRecords
+from kdump.txn.producer_state import (
+    Appended,
+    CompletedTxn,
+    MarkerWithoutTxn,
+    ProducerStateManager,
+)
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
+
+
+@dataclass
+class AbortedRange:
+    """An aborted transaction: from its ABORT marker, its .txnindex entry, or both."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int | None
+    segment: int
+    """Base offset of the segment holding the marker (or the index entry)."""
+    in_log: bool
+    in_txn_index: bool
+    producer_epoch: int | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+
+
+@dataclass
+class TxnCounts:
+    commits: int = 0
+    aborts: int = 0
+    markers_without_data: int = 0
+    """Markers whose producer had no open transaction: they complete nothing."""
+
+
+@dataclass
+class ProducerStateAtEnd:
+    """What the replay left: the broker's producer state at the log end (``state``), the
+    partition's transaction history, and the findings met on the way."""
+
+    state: ProducerStateManager
+    state_from: int
+    """The offset the state was replayed from: the loaded snapshot's, or the log start."""
+    snapshot_path: str | None
+    completed: dict[int, TxnCounts]
+    aborted: list[AbortedRange]
+    findings: list[Finding]
+    log_end: int | None
+    """After the last batch replayed (None: none)."""
+    batches: int
+    first_unstable_offset: int | None
+    """ProducerStateManager.firstUnstableOffset once the high watermark is known."""
+
+
+class ProducerReplay:
+    """One walk over the partition's segments feeding two producer states: ``history`` from the
+    first batch (markers, aborted ranges, the .txnindex comparison) and ``state`` from
+    ``state_from`` (the broker's producer state at the log end)."""
+
+    def __init__(
+        self, history: ProducerStateManager, state: ProducerStateManager, state_from: int
+    ) -> None:
+        self.history, self.state, self.state_from = history, state, state_from
+        self.pending = {
+            first: txn for first, txn in state.ongoing_txns.items() if txn.first_timestamp is None
+        }
+        self.completed: dict[int, TxnCounts] = {}
+        self.aborted: list[AbortedRange] = []
+        self.findings: list[Finding] = []
+        self.log_end: int | None = None
+        self.batches = 0
+        self.cut = False
+        """Recovery's cut was met: nothing after it is replayed."""
+        self.snapshot_path: str | None = None
+        self._segment: LogSegment | None = None
+        self._segment_aborts: dict[tuple[int, int], AbortedRange] = {}
+
+    def _mode(self, part: BatchRun) -> Producers:
+        if self.history.ongoing_txns or part.last_offset[part.n - 1] >= self.state_from:
+            return Producers.ALL
+        return Producers.TRANSACTIONAL
+
+    # -- riding on a walk: each segment in order -------------------------------------------
+
+    def begin(self, segment: LogSegment) -> None:
+        self._segment = segment
+        self._segment_aborts = {}
+
+    def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
+        if self.cut:
+            return
+        invalid = _first_invalid(run)
+        if invalid is not None:
+            # recovery cuts the log at the first batch whose CRC fails: nothing from it on is
+            # the broker's (LogSegment.recover, LogLoader.recoverLog)
+            self._cut_at(log, run.position[invalid], "its CRC fails")
+            run = run.slice(0, invalid)
+            if not run.n:
+                return
+        self._run(log, run, base_offset)
+        self.batches += run.n
+        self.log_end = run.last_offset[run.n - 1] + 1
+
+    def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None:
+        if self.log_end is None or self.log_end < base_offset:
+            self.log_end = base_offset
+        if not self.cut and stop is not None and stop.is_damage:
+            why = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
+            self._cut_at(log, stop.position, f"the log stops being readable here ({why})")
+        self._compare_txn_index(self._segment)
+
+    def _cut_at(self, log: FileRecords, position: int, why: str) -> None:
+        self.cut = True
+        self.findings.append(
+            Finding(
+                "LOG_DAMAGE_CUTS_REPLAY",
+                Severity.WARNING,
+                log.path,
+                f"{why}: recovery cuts the log here, so batches from here on are not in the "
+                "producer state",
+                position=position,
+            )
+        )
+
+    # -- walking the segments itself ------------------------------------------------------
+
+    def run(self, segments: list[LogSegment]) -> None:
+        """Replay ``segments`` in order, each in one walk of its own (CRCs checked: recovery's
+        cut is where the replay stops)."""
+        for segment in segments:
+            if self.cut:
+                break
+            self.begin(segment)
+            log = segment.log
+            walk = log.walk()
+            for run in walk:
+                self.take(log, run, segment.base_offset)
+                if self.cut:
+                    break
+            self.end(log, segment.base_offset, walk.stop)
+
+    def _run(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
+        done = 0
+        while done < run.n:
+            part = run.slice(done, run.n)
+            mode = self._mode(part)
+            restart = None
+            for i in flag_batches(part, base_offset, producers=mode).flagged:
+                if part.magic[i] < 2 or part.producer_id[i] < 0:
+                    continue
+                batch = part.batch(i)
+                assert isinstance(batch, RecordBatch)
+                self._one(log, batch)
+                if self._mode(part) is not mode:  # a transaction opened or closed: flag anew
+                    restart = i + 1
+                    break
+            if restart is None:
+                return
+            done += restart
+
+    def _one(self, log: FileRecords, batch: RecordBatch) -> None:
+        pending = self.pending.pop(batch.base_offset, None) if self.pending else None
+        if pending is not None and batch.producer_id == pending.producer_id:
+            pending.first_timestamp = batch.max_timestamp
+            pending.leader_epoch = batch.partition_leader_epoch
+        self._history(self.history.update(log.buf, batch, log.path), batch)
+        if batch.last_offset >= self.state_from:
+            self.state.update(log.buf, batch, log.path)
+
+    def _history(self, result: Appended, batch: RecordBatch) -> None:
+        if result is None:
+            return
+        if isinstance(result, Finding):
+            self.findings.append(result)
+            return
+        counts = self.completed.setdefault(result.producer_id, TxnCounts())
+        if isinstance(result, MarkerWithoutTxn):
+            counts.markers_without_data += 1
+            if result.is_aborted:
+                self._segment_aborts[(result.producer_id, result.offset)] = AbortedRange(
+                    result.producer_id,
+                    -1,
+                    result.offset,
+                    None,
+                    -1,
+                    True,
+                    False,
+                    result.producer_epoch,
+                    None,
+                    None,
+                )
+            return
+        if result.is_aborted:
+            counts.aborts += 1
+            self._segment_aborts[(result.producer_id, result.last_offset)] = _range(result)
+        else:
+            counts.commits += 1
+
+    def _compare_txn_index(self, segment: LogSegment | None) -> None:
+        """The aborts the markers of this segment end, beside its .txnindex entries."""
+        if segment is None:
+            return
+        index = segment.txn_index
+        indexed: dict[tuple[int, int], AbortedTxn] = {}
+        if index is not None:
+            for txn in index:
+                indexed.setdefault((txn.producer_id, txn.last_offset), txn)
+        path = str(segment.txn_index_path)
+        for key, aborted in self._segment_aborts.items():
+            aborted.segment = segment.base_offset
+            entry = indexed.pop(key, None)
+            if entry is None:
+                if aborted.first_offset >= 0:
+                    self.findings.append(
+                        Finding(
+                            "TXN_INDEX_MISSING_ABORT",
+                            Severity.WARNING,
+                            path,
+                            f"the ABORT marker at offset {aborted.last_offset} ends producer "
+                            f"{aborted.producer_id}'s transaction from offset "
+                            f"{aborted.first_offset}, which the .txnindex does not list: "
+                            "read_committed consumers receive its records as committed",
+                            offset=aborted.last_offset,
+                            fix=f"kdump rebuild-index {segment.log_path}",
+                        )
+                    )
+                    self.aborted.append(aborted)
+                continue  # a marker without data ends nothing: no range to report
+            aborted.in_txn_index = True
+            if aborted.first_offset < 0:
+                aborted.first_offset = entry.first_offset  # its data lies before the log read
+                aborted.last_stable_offset = entry.last_stable_offset
+            elif entry.first_offset != aborted.first_offset:
+                self.findings.append(
+                    Finding(
+                        "TXN_INDEX_DISAGREES",
+                        Severity.WARNING,
+                        path,
+                        f"producer {aborted.producer_id}'s transaction aborted at offset "
+                        f"{aborted.last_offset} starts at offset {aborted.first_offset} in the "
+                        f"log, at {entry.first_offset} in the .txnindex",
+                        offset=aborted.last_offset,
+                        fix=f"kdump rebuild-index {segment.log_path}",
+                    )
+                )
+            self.aborted.append(aborted)
+        for entry in indexed.values():
+            self.aborted.append(
+                AbortedRange(
+                    entry.producer_id,
+                    entry.first_offset,
+                    entry.last_offset,
+                    entry.last_stable_offset,
+                    segment.base_offset,
+                    False,
+                    True,
+                )
+            )
+            self.findings.append(
+                Finding(
+                    "TXN_INDEX_WITHOUT_MARKER",
+                    Severity.INFO,
+                    path,
+                    f"the .txnindex lists producer {entry.producer_id}'s abort at offset "
+                    f"{entry.last_offset} (from offset {entry.first_offset}), where the log has "
+                    "no ABORT marker of it (the cleaner may have removed the marker)",
+                    offset=entry.last_offset,
+                )
+            )
+
+
+def _range(txn: CompletedTxn) -> AbortedRange:
+    return AbortedRange(
+        txn.producer_id,
+        txn.first_offset,
+        txn.last_offset,
+        txn.last_stable_offset,
+        -1,
+        True,
+        False,
+        txn.producer_epoch,
+        txn.first_timestamp,
+        txn.last_timestamp,
+    )
+
+
+def _first_invalid(run: BatchRun) -> int | None:
+    """The first batch of ``run`` whose CRC was checked and failed (``valid`` 0; -1 is not
+    checked, 1 matches)."""
+    try:
+        low = bytes(memoryview(run.valid).cast("B")[0::8])  # type: ignore[arg-type]
+    except TypeError:  # not a buffer: a list of the Python walk
+        return next((i for i, v in enumerate(run.valid) if v == 0), None)
+    found = low.find(0)
+    return None if found < 0 else found
+
+
+# -- the replay a partition's facts need --------------------------------------------------------
+
+
+def start_replay(log: UnifiedLog, at_most: int | None) -> ProducerReplay:
+    """A replay of ``log`` set up as the broker's load sets it up: the newest readable snapshot
+    with ``log start < offset <= at_most`` loaded (producers expired at the log's ``now_ms``
+    left out), the state replayed from its offset (from the log start with none)."""
+    loaded = log.snapshot_between(log.log_start_offset, at_most)
+    hw = _checkpointed_high_watermark(log)
+    state_hw = None if hw is None else max(hw, log.log_start_offset)
+    if loaded.snapshot is not None and loaded.file is not None:
+        state = ProducerStateManager.from_snapshot(
+            loaded.snapshot, log.now_ms, log.producer_id_expiration_ms, state_hw
+        )
+        state_from, path = loaded.file.offset, loaded.file.path
+    else:
+        state = ProducerStateManager(high_watermark=state_hw)
+        state_from, path = log.log_start_offset, None
+    replay = ProducerReplay(ProducerStateManager(), state, state_from)
+    replay.snapshot_path = path
+    replay.findings += [_skipped(file.path, e) for file, e in loaded.skipped]
+    return replay
+
+
+def finish_replay(log: UnifiedLog, replay: ProducerReplay) -> ProducerStateAtEnd:
+    """The state at the log end once every segment was replayed; a replay whose snapshot lies
+    past where recovery cuts the log is done again from an older one (the broker deletes
+    snapshots past the log end before it loads one)."""
+    if replay.state_from > log.log_end_offset and replay.snapshot_path is not None:
+        replay = start_replay(log, log.log_end_offset)
+        replay.run(log.segments)
+    replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
+    state = replay.state
+    state.on_high_watermark_updated(log.high_watermark.value)
+    return ProducerStateAtEnd(
+        state=state,
+        state_from=replay.state_from,
+        snapshot_path=replay.snapshot_path,
+        completed=replay.completed,
+        aborted=replay.aborted,
+        findings=replay.findings,
+        log_end=replay.log_end,
+        batches=replay.batches,
+        first_unstable_offset=state.first_unstable_offset(),
+    )
+
+
+def replay_to_end(log: UnifiedLog) -> ProducerStateAtEnd:
+    """The producer state at ``log``'s end, in a walk of its own."""
+    replay = start_replay(log, log.log_end_offset)
+    replay.run(log.segments)
+    return finish_replay(log, replay)
+
+
+def _checkpointed_high_watermark(log: UnifiedLog) -> int | None:
+    from kdump.errors import KdumpError
+    from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
+
+    try:
+        return log.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
+    except KdumpError:
+        return None
+
+
+def _skipped(path: str, e: Exception) -> Finding:
+    reason = getattr(e, "reason", str(e))
+    return Finding(
+        "SNAPSHOT_CORRUPT",
+        Severity.WARNING,
+        path,
+        f"{reason}; skipped, as the broker skips it (and deletes it)",
+        position=getattr(e, "position", None),
+    )

@@ -1,0 +1,550 @@
+"""A partition opened once (Kafka's UnifiedLog over LocalLog): its segments and every fact the
+broker works out about them, each computed once, when first asked, and shared by every command.
+
+Discovery (kdump.discovery) hands these back. A fact that needs the log's bytes reads them in
+one walk per segment (kdump.checks.segment: the walk verify's checks ride on); a command that
+walks the segments itself (verify, in parallel) hands its results in (``take_result``), so no
+segment is walked twice.
+
+The facts and the broker's rules they follow:
+
+- ``log_start_offset``: the log dir's log-start-offset-checkpoint entry when it is past the first
+  segment's base offset, else that base offset (LogLoader.load).
+- ``log_end_offset_on_disk``: after the last whole batch of the last segment (readNextOffset).
+- ``damaged_from`` and ``log_end_offset``: the first batch recovery refuses (a failed CRC, a
+  header that does not parse, a torn tail) and where the log ends once recovery cuts it there
+  and deletes every later segment (LogSegment.recover, LogLoader.recoverLog): what ``kdump
+  recover`` does, and the broker when it recovers that segment.
+- ``high_watermark``: the replication-offset-checkpoint entry kept within [log start, log end]
+  (UnifiedLog.updateHighWatermark); without one, kdump takes the log end (fully replicated).
+- ``last_stable_offset``: the first unstable offset if below the high watermark, else the high
+  watermark (UnifiedLog.lastStableOffset), from the producer state at the log end.
+- ``recovery_point``: the recovery-point-offset-checkpoint entry, at most the log end
+  (LogLoader.recoverLog).
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from kdump.checks.options import VerifyOptions
+from kdump.checks.segment import SegmentResult, check_segment
+from kdump.config import option_default
+from kdump.errors import KdumpError
+from kdump.format.checkpoint import EpochEntry, PartitionMetadata
+from kdump.format.names import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    LOG_SUFFIX,
+    PARTITION_METADATA,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TEMP_MARK,
+    is_leftover_name,
+    is_snapshot_name,
+    offset_in_name,
+    parse_partition_dir,
+)
+from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
+from kdump.log_dir import LogDir
+from kdump.segment import LogSegment
+from kdump.storage.base import Storage
+
+if TYPE_CHECKING:
+    from kdump.format.snapshot import ProducerSnapshot
+    from kdump.txn.replay import ProducerStateAtEnd
+
+SMALL_TEXT_FILE = 1 << 20
+"""The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+
+
+@dataclass(frozen=True)
+class DamagedFrom:
+    """Where recovery cuts the log: the first batch it refuses, in the first segment that has
+    one; ``offset`` is the first offset the cut removes (the log end offset after it)."""
+
+    segment: int
+    """The damaged segment's base offset."""
+    position: int
+    path: str
+    offset: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"segment": self.segment, "position": self.position, "offset": self.offset}
+
+
+@dataclass(frozen=True)
+class SnapshotFile:
+    """A producer state snapshot of the partition, named by the offset whose state it holds."""
+
+    offset: int
+    name: str
+    path: str
+    segment: LogSegment | None = field(default=None, compare=False)
+    """Tiered storage keeps one per segment: that segment."""
+
+
+@dataclass(frozen=True)
+class LoadedSnapshot:
+    """The snapshot the broker loads at startup (ProducerStateManager.truncateAndReload, then
+    loadFromSnapshot), and the newer ones it skipped because they do not parse."""
+
+    file: SnapshotFile | None
+    snapshot: ProducerSnapshot | None
+    skipped: tuple[tuple[SnapshotFile, KdumpError], ...] = ()
+
+
+@dataclass(frozen=True)
+class OpenOptions:
+    """How an opened partition works its facts out."""
+
+    verify: VerifyOptions = field(default_factory=VerifyOptions)
+    """What a segment's walk checks as it reads (verify's options)."""
+    now_ms: int | None = None
+    """The broker's clock when it loads producer state (producers idle past their expiration
+    are dropped); None: the time the facts are first asked for."""
+    producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A number and where it came from, in words (reports show both)."""
+
+    value: int
+    source: str
+
+
+class UnifiedLog:
+    """One partition: ``storage`` holds its files; ``log_dir`` is the broker log dir it was
+    found in (None: named on its own, or in tiered storage); ``only``: the segments named, when
+    the user named segment files (the facts are still the whole partition's)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        log_dir: LogDir | None = None,
+        only: frozenset[int] | None = None,
+        options: OpenOptions | None = None,
+        topic_partition: tuple[str, int] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.log_dir = log_dir
+        self.only = only
+        self.open_options = options or OpenOptions()
+        self._topic_partition = topic_partition
+        self._results: dict[int, SegmentResult] = {}
+
+    @property
+    def options(self) -> VerifyOptions:
+        """How a segment's walk checks what it reads (verify's options)."""
+        return self.open_options.verify
+
+    @cached_property
+    def now_ms(self) -> int:
+        now = self.open_options.now_ms
+        return time.time_ns() // 1_000_000 if now is None else now
+
+    @property
+    def producer_id_expiration_ms(self) -> int:
+        return self.open_options.producer_id_expiration_ms
+
+    def __repr__(self) -> str:
+        return f"UnifiedLog({self.location!r})"
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """Where the partition is, as reports name it: a directory, or a URL."""
+        return self.storage.location
+
+    @property
+    def name(self) -> str:
+        return self.storage.name
+
+    @property
+    def kind(self) -> str:
+        return self.storage.kind
+
+    @property
+    def tiered(self) -> bool:
+        return self.storage.closed_segments_only
+
+    @cached_property
+    def topic_partition(self) -> tuple[str, int] | None:
+        if self._topic_partition is not None:
+            return self._topic_partition
+        return parse_partition_dir(self.storage.name)
+
+    @property
+    def topic(self) -> str | None:
+        tp = self.topic_partition
+        return None if tp is None else tp[0]
+
+    @property
+    def partition(self) -> int | None:
+        tp = self.topic_partition
+        return None if tp is None else tp[1]
+
+    # -- segments ---------------------------------------------------------------------------
+
+    @cached_property
+    def all_segments(self) -> list[LogSegment]:
+        """Every segment any of whose files is here, by base offset (then id); only those with
+        a ``.log`` are the log's (``segments``), the others are orphan index files."""
+        sets = self.storage.segment_sets()
+        with_log = [i for i, s in enumerate(sets) if LOG_SUFFIX in s.files]
+        active = -1 if self.tiered or not with_log else with_log[-1]
+        return [
+            LogSegment(self.storage, s.base_offset, s.files, i == active, s.segment_id, i)
+            for i, s in enumerate(sets)
+        ]
+
+    @cached_property
+    def segments(self) -> list[LogSegment]:
+        """The log's segments (those with a ``.log``), by base offset; the last is the active
+        one, except in tiered storage."""
+        return [s for s in self.all_segments if LOG_SUFFIX in s.files]
+
+    @property
+    def orphan_segments(self) -> list[LogSegment]:
+        """Index files with no ``.log``: LogLoader deletes them."""
+        return [s for s in self.all_segments if LOG_SUFFIX not in s.files]
+
+    @property
+    def named_segments(self) -> list[LogSegment]:
+        """The segments the user named (all of them when a partition was named)."""
+        if self.only is None:
+            return self.segments
+        return [s for s in self.segments if s.base_offset in self.only]
+
+    @property
+    def active_segment(self) -> LogSegment | None:
+        last = self.segments[-1] if self.segments else None
+        return last if last is not None and last.is_active else None
+
+    @cached_property
+    def base_offsets(self) -> list[int]:
+        return [s.base_offset for s in self.segments]
+
+    def floor_segment(self, offset: int) -> int:
+        """The index of the segment with the greatest base offset <= offset (-1: none)."""
+        return bisect_right(self.base_offsets, offset) - 1
+
+    @property
+    def has_batches(self) -> bool:
+        """Whether any segment holds a whole batch."""
+        return any((r.scan is not None and r.scan.batches > 0) for r in self.results())
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the log's ``.log`` files (LogSegment.size summed)."""
+        return sum(s.log_size for s in self.segments)
+
+    # -- each segment's walk ----------------------------------------------------------------
+
+    def result(self, segment: LogSegment) -> SegmentResult:
+        """The walk of ``segment`` with verify's checks on it: done once, when first asked,
+        unless a command did it and handed it in."""
+        found = self._results.get(segment.slot)
+        if found is None:
+            found = check_segment(segment, self.options)
+            self._results[segment.slot] = found
+        return found
+
+    def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
+        """A segment's walk done elsewhere (verify's workers): kept as this log's."""
+        self._results[segment.slot] = result
+
+    def results(self) -> list[SegmentResult]:
+        return [self.result(s) for s in self.segments]
+
+    def walk_in_order(self) -> None:
+        """Every segment's walk, in order, with the producer state replay riding on it: one
+        walk of each segment gives verify's checks, the facts and the producer state (what
+        kdump txn and kdump report need). Segments walked already are not walked again (the
+        replay then walks on its own, when asked)."""
+        if any(s.slot in self._results for s in self.segments):
+            return
+        from kdump.txn.replay import finish_replay, start_replay
+
+        replay = start_replay(self, None)
+        for segment in self.segments:
+            if not replay.cut:
+                replay.begin(segment)
+            found = check_segment(segment, self.options, None if replay.cut else replay)
+            self._results[segment.slot] = found
+            if found.unread:
+                replay.cut = True  # what follows an unreadable segment cannot be replayed
+        self.adopt_producer_state(finish_replay(self, replay))
+
+    # -- offsets ----------------------------------------------------------------------------
+
+    def checkpointed(self, name: str) -> int | None:
+        """This partition's entry in its log dir's checkpoint ``name`` (None: no log dir, no
+        file, no entry); an unreadable file raises its error."""
+        tp = self.topic_partition
+        if self.log_dir is None or tp is None:
+            return None
+        return self.log_dir.checkpointed(name, tp)
+
+    @cached_property
+    def log_start(self) -> Fact:
+        """LogLoader.load: the checkpoint's log start offset when past the first segment's base
+        offset, else that base offset. An unreadable checkpoint counts as absent (the broker
+        then takes the base offset too)."""
+        first = self.segments[0].base_offset if self.segments else 0
+        try:
+            checkpointed = self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
+        except KdumpError:
+            checkpointed = None
+        if checkpointed is not None and checkpointed > first:
+            return Fact(checkpointed, LOG_START_OFFSET_CHECKPOINT)
+        return Fact(first, "the first segment's base offset")
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log_start.value
+
+    @cached_property
+    def log_end_offset_on_disk(self) -> int:
+        """The offset after the last whole batch of the last segment, CRCs or not (what the
+        broker's readNextOffset reads), or its base offset when it holds none."""
+        if not self.segments:
+            return self.log_start_offset
+        last = self.segments[-1]
+        scan = self.result(last).scan
+        if scan is None or scan.last_offset is None:
+            return last.base_offset
+        if self.tiered:  # a re-upload of older offsets may come last: the furthest one
+            return (
+                max(
+                    (r.scan.last_offset for r in self.results() if r.scan and r.scan.last_offset),
+                    default=last.base_offset - 1,
+                )
+                + 1
+            )
+        return scan.last_offset + 1
+
+    @cached_property
+    def damaged_from(self) -> DamagedFrom | None:
+        """The first batch recovery refuses, in segment order (None: nothing to cut)."""
+        for segment in self.segments:
+            scan = self.result(segment).scan
+            if scan is None or scan.first_invalid is None:
+                continue
+            last = scan.recovered_last_offset
+            offset = segment.base_offset if last is None else last + 1
+            return DamagedFrom(segment.base_offset, scan.first_invalid, segment.log_path, offset)
+        return None
+
+    @property
+    def log_end_offset(self) -> int:
+        """Where the log ends once recovery has cut it at ``damaged_from`` (and deleted every
+        later segment); the log end on disk when nothing is damaged."""
+        damaged = self.damaged_from
+        return self.log_end_offset_on_disk if damaged is None else damaged.offset
+
+    @property
+    def segments_after_recovery(self) -> list[LogSegment]:
+        """The segments left once recovery cut the log (those after the damaged one go)."""
+        damaged = self.damaged_from
+        if damaged is None:
+            return self.segments
+        return [s for s in self.segments if s.base_offset <= damaged.segment]
+
+    @cached_property
+    def high_watermark(self) -> Fact:
+        """Partition.createLog: the checkpointed high watermark kept within [log start, log end]
+        (UnifiedLog.updateHighWatermark); with no entry (or no readable file) kdump assumes the
+        log is fully replicated: the log end offset."""
+        try:
+            checkpointed = self.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
+        except KdumpError:
+            checkpointed = None
+        end = self.log_end_offset
+        if checkpointed is None:
+            return Fact(
+                end, f"no {REPLICATION_OFFSET_CHECKPOINT} entry: assumed the log end offset"
+            )
+        clamped = min(max(checkpointed, self.log_start_offset), end)
+        source = REPLICATION_OFFSET_CHECKPOINT
+        if clamped != checkpointed:
+            source += f" ({checkpointed}, kept within [log start, log end])"
+        return Fact(clamped, source)
+
+    @cached_property
+    def recovery_point(self) -> int | None:
+        """The checkpointed recovery point, at most the log end offset (LogLoader.recoverLog);
+        None where there is no entry."""
+        try:
+            point = self.checkpointed(RECOVERY_POINT_CHECKPOINT)
+        except KdumpError:
+            return None
+        return None if point is None else min(point, self.log_end_offset)
+
+    # -- producer state ---------------------------------------------------------------------
+
+    @cached_property
+    def snapshot_files(self) -> list[SnapshotFile]:
+        """The partition's producer snapshots by offset (tiered storage: one per segment)."""
+        if self.tiered:
+            return [
+                SnapshotFile(s.base_offset, s.file_name(".snapshot"), s.snapshot_path, s)
+                for s in self.segments
+                if ".snapshot" in s.files and s.has(".snapshot")
+            ]
+        found = []
+        for name in self.storage.files():
+            if is_snapshot_name(name):
+                offset = offset_in_name(name)
+                assert offset is not None
+                found.append(SnapshotFile(offset, name, self.storage.location_of(name)))
+        return sorted(found, key=lambda f: f.offset)
+
+    def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
+        from kdump.format.snapshot import parse_producer_snapshot
+
+        return parse_producer_snapshot(self.storage.read(file.name), file.path)
+
+    def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
+        """Of the snapshots with ``above < offset <= at_most`` (None: no bound), the newest that
+        parses, and the newer ones that do not (the broker skips and deletes them)."""
+        skipped = []
+        for file in reversed(self.snapshot_files):
+            if (above is not None and file.offset <= above) or (
+                at_most is not None and file.offset > at_most
+            ):
+                continue
+            try:
+                return LoadedSnapshot(file, self.read_snapshot(file), tuple(skipped))
+            except KdumpError as e:
+                skipped.append((file, e))
+        return LoadedSnapshot(None, None, tuple(skipped))
+
+    @cached_property
+    def loaded_snapshot(self) -> LoadedSnapshot:
+        """ProducerStateManager.truncateAndReload then loadFromSnapshot: snapshots at or below
+        the log start offset or past the log end are dropped; the newest readable one of the
+        rest is loaded."""
+        return self.snapshot_between(self.log_start_offset, self.log_end_offset)
+
+    @cached_property
+    def producer_state(self) -> ProducerStateAtEnd:
+        """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
+        the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
+        from kdump.txn.replay import replay_to_end
+
+        return replay_to_end(self)
+
+    def adopt_producer_state(self, state: ProducerStateAtEnd) -> None:
+        """A replay done during a command's own walk of the segments (kdump txn, report)."""
+        self.__dict__["producer_state"] = state
+
+    @cached_property
+    def last_stable(self) -> Fact:
+        """UnifiedLog.lastStableOffset: the first unstable offset (raised to the log start) if
+        below the high watermark, else the high watermark. Without a transaction open in the
+        loaded snapshot and with no transactional batch after it, nothing is unstable and no
+        replay is needed."""
+        hw = self.high_watermark.value
+        if "producer_state" not in self.__dict__ and not self._transactions_after_snapshot():
+            return Fact(hw, "high watermark: no open transaction")
+        first_unstable = self.producer_state.first_unstable_offset
+        if first_unstable is not None:
+            first_unstable = max(first_unstable, self.log_start_offset)
+            if first_unstable < hw:
+                return Fact(first_unstable, "first unstable offset: an open transaction")
+        return Fact(hw, "high watermark: no open transaction below it")
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.last_stable.value
+
+    def _transactions_after_snapshot(self) -> bool:
+        loaded = self.loaded_snapshot
+        if loaded.snapshot is not None and any(
+            e.current_txn_first_offset >= 0 for e in loaded.snapshot.producers
+        ):
+            return True
+        start = self.log_start_offset if loaded.file is None else loaded.file.offset
+        for segment in self.segments_after_recovery:
+            scan = self.result(segment).scan
+            if scan is None:
+                return True  # unread: cannot tell, so replay
+            reaches = scan.last_offset is not None and scan.last_offset >= start
+            if reaches and scan.transactional_batches:
+                return True
+        return False
+
+    # -- the partition's other files --------------------------------------------------------
+
+    @cached_property
+    def leader_epoch_entries(self) -> list[EpochEntry] | KdumpError | None:
+        """The leader-epoch-checkpoint's entries; its error when it does not parse; None when
+        there is none."""
+        return self._small_text(LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint)
+
+    @cached_property
+    def partition_metadata(self) -> PartitionMetadata | KdumpError | None:
+        return self._small_text(PARTITION_METADATA, read_partition_metadata)
+
+    def _small_text(self, name: str, parse: Any) -> Any:
+        if self.tiered or not self.storage.exists(name):
+            return None
+        path = self.storage.location_of(name)
+        try:
+            return parse(bytes(self.storage.read(name)[:SMALL_TEXT_FILE]), path)
+        except KdumpError as e:
+            return e
+
+    @property
+    def leftover_files(self) -> list[str]:
+        """``.deleted``, ``.cleaned`` and ``.swap`` files an interrupted delete, compaction or
+        swap left (LogLoader settles each at startup)."""
+        return [n for n in self.storage.files() if is_leftover_name(n)]
+
+    @property
+    def kdump_leftovers(self) -> list[str]:
+        """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
+        return [n for n in self.storage.files() if TEMP_MARK in n]
+
+    # -- the facts every command reports ----------------------------------------------------
+
+    def facts(self) -> dict[str, Any]:
+        """The ``partition`` object of every JSON output: the same keys, the same numbers,
+        wherever a partition is reported."""
+        active = self.active_segment
+        damaged = self.damaged_from
+        return {
+            "path": self.location,
+            "topic": self.topic,
+            "partition": self.partition,
+            "log_start_offset": self.log_start_offset,
+            "log_end_offset": self.log_end_offset,
+            "log_end_offset_on_disk": self.log_end_offset_on_disk,
+            "high_watermark": self.high_watermark.value,
+            "last_stable_offset": self.last_stable_offset,
+            "recovery_point": self.recovery_point,
+            "segments": len(self.segments),
+            "active_segment": None if active is None else active.base_offset,
+            "bytes": self.bytes,
+            "damaged_from": None if damaged is None else damaged.to_dict(),
+        }
+
+    def close(self) -> None:
+        for segment in self.all_segments:
+            segment.close()
+
+
+__all__ = [
+    "DamagedFrom",
+    "Fact",
+    "LoadedSnapshot",
+    "SnapshotFile",
+    "UnifiedLog",
+]
