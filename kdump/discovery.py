@@ -25,6 +25,7 @@ from kdump.format.names import (
     META_PROPERTIES,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
+    PINTEREST_WATERMARK,
     is_segment_name,
     offset_in_name,
     parse_partition_dir,
@@ -37,10 +38,6 @@ from kdump.unified_log import OpenOptions, UnifiedLog
 
 MAX_DEPTH = 6
 """How deep below a named folder partitions and log dirs are looked for."""
-
-WATERMARK = "offset.wm"
-"""Pinterest's tiered storage marks its partition prefixes with this file: closed segments
-only, read as tiered storage (kdump.storage.tiered)."""
 
 
 @dataclass
@@ -154,7 +151,7 @@ class _Search:
         seen.add(real)
         if is_partition_dir(d):
             return [], [self._open(d, parent)]
-        if WATERMARK in d.files():
+        if PINTEREST_WATERMARK in d.files():
             return [], []  # Pinterest's tiered storage: read in its layout (url())
         log_dirs: list[LogDir] = []
         partitions: list[UnifiedLog] = []
@@ -208,7 +205,7 @@ class _Search:
 
         out = []
         for partition in parse_listing(listing.items()).partitions:
-            if partition.layout == KAFKA_FILES and partition.extra(WATERMARK) is None:
+            if partition.layout == KAFKA_FILES and partition.extra(PINTEREST_WATERMARK) is None:
                 continue
             only = None
             if named is not None:

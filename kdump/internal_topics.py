@@ -5,25 +5,25 @@ and pre-v2 messages skipped, what cannot be read reported and passed over."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch
 from kdump.format.records import Record
-from kdump.segment import FileRecords, list_segments
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
 
 Unreadable = Callable[[str, int, str], None]
 """Told (path, byte position, reason) of a batch or a stretch of log that could not be read."""
 
 
 def partition_records(
-    directory: Path, unreadable: Unreadable, check_crc: bool = False
+    partition: UnifiedLog, unreadable: Unreadable, check_crc: bool = False
 ) -> Iterator[tuple[str, Batch, Record]]:
-    """(log path, batch, record) of every data record in the partition directory."""
-    for segment in list_segments(directory):
-        if not segment.log_path.is_file():
-            continue
-        log = FileRecords(segment.log_path)
+    """(log path, batch, record) of every data record of the partition."""
+    for segment in partition.segments:
+        log = segment.log
         walk = log.walk(check_crc=check_crc)
         for run in walk:
             for i in range(run.n):

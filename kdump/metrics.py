@@ -113,7 +113,7 @@ def verify_families(result: object, command: str = "verify") -> Measures:
     segments: dict[str, float] = defaultdict(int)
     scanned: dict[str, float] = defaultdict(int)
     rows = []
-    for r in result.reports:
+    for r in result.partitions:
         s = r.summary
         where = _labels(r.path, s.topic, s.partition)
         partitions[where.log_dir] += 1

@@ -16,7 +16,8 @@ from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
 from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
-from kdump.storage.remote import is_url, url_parent
+from kdump.storage import is_url
+from kdump.storage.remote.urls import url_parent
 
 
 class LogDirIdentity(NamedTuple):

@@ -37,6 +37,7 @@ from kdump.config import option_default
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
+    DUMPED_SUFFIXES,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     LOG_SUFFIX,
@@ -52,7 +53,7 @@ from kdump.format.names import (
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
 from kdump.segment import LogSegment
-from kdump.storage.base import Storage
+from kdump.storage.base import Storage, StoredFile
 
 if TYPE_CHECKING:
     from kdump.format.snapshot import ProducerSnapshot
@@ -512,6 +513,21 @@ class UnifiedLog:
     def kdump_leftovers(self) -> list[str]:
         """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
         return [n for n in self.storage.files() if TEMP_MARK in n]
+
+    def dump_files(self) -> list[StoredFile]:
+        """The files ``kdump dump`` dumps of this partition, in name order: its segment files,
+        snapshots and KRaft snapshots (in tiered storage: each segment's, an Aiven segment's
+        index files out of its ``.indexes`` object)."""
+        names = {n for n in self.storage.files() if n.endswith(DUMPED_SUFFIXES)}
+        if self.tiered:
+            for segment in self.segments:
+                names.update(n for n in segment.files.values() if n.endswith(DUMPED_SUFFIXES))
+        location = self.storage.location_of
+        return [
+            StoredFile(self.storage, n, location(n))
+            for n in sorted(names)
+            if self.storage.exists(n)
+        ]
 
     # -- the facts every command reports ----------------------------------------------------
 

@@ -13,23 +13,23 @@ import click
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     apply,
-    configure_store,
     format_option,
     jobs_option,
     max_batch_bytes_option,
     no_progress_option,
+    object_store,
     store_options,
 )
 from kdump.commands.output import Output, pipe_safe
 from kdump.errors import ExitCode, InputError
-from kdump.progress import file_size
 from kdump.releases import LATEST, RELEASES
 from kdump.render.progress import progress, show_progress
-from kdump.storage.remote import is_url
 
 if TYPE_CHECKING:
     from kdump.render.describe import Decoder
     from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, Line
+    from kdump.storage import ObjectStore
+    from kdump.storage.base import StoredFile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -200,19 +200,34 @@ def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     from kdump.render.dumplog import DumpProblems, dump_files
 
     problems = DumpProblems()
-    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs))
+    files = [stored_file(p) for p in paths]
+    write_lines(dump_files(files, dump_settings(**kw), problems, jobs))
     return dump_exit(problems)
 
 
-def _expand(patterns: tuple[str, ...]) -> list[str]:
-    from kdump.discovery import DUMPED_SUFFIXES, partition_files
+def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
+    """The files the patterns name: files and objects, globs, and every Kafka file of the
+    partitions under a folder or prefix (a partition, a log dir, a bucket)."""
+    from kdump.discovery import discover
+    from kdump.format.names import DUMPED_SUFFIXES
+    from kdump.storage import is_url
 
-    paths: list[str] = []
+    files: list[StoredFile] = []
+
+    def folder(raw: str) -> None:
+        found = discover([raw], store)
+        found.raise_first()
+        named = [f for log in found.partitions for f in log.dump_files()]
+        if not named:
+            raise InputError(raw, "holds no Kafka file to dump (.log, .index, …)")
+        files.extend(named)
+
     for pattern in patterns:
         if is_url(pattern):
-            from kdump.storage.remote.files import dumped_files
-
-            paths.extend(dumped_files(pattern))
+            if store.is_prefix(pattern):
+                folder(pattern)
+            else:
+                files.append(stored_file(pattern, store))
             continue
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
@@ -222,13 +237,20 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
                 # (a missing segment file is named where it is met, the others still dumped)
                 raise InputError(path, "no such file or directory")
             if os.path.isdir(path):
-                found = partition_files(path)
-                if not found:
-                    raise InputError(path, "holds no Kafka file to dump (.log, .index, …)")
-                paths.extend(found)
+                folder(path)
             else:
-                paths.append(path)
-    return paths
+                files.append(stored_file(path))
+    return files
+
+
+def stored_file(raw: str, store: ObjectStore | None = None) -> StoredFile:
+    """One file or object as named, printed as kafka-dump-log.sh prints it (File.toString)."""
+    from kdump.render.dumplog import java_file_path
+    from kdump.storage import locate_file
+    from kdump.storage.base import StoredFile
+
+    storage, name = locate_file(raw, store)
+    return StoredFile(storage, name, java_file_path(raw))
 
 
 @click.command()
@@ -244,15 +266,15 @@ def dump(
 ) -> None:
     """Dump segment files (globs and partition directories welcome; URLs of objects or
     prefixes in object stores too, in tiered storage's layouts)."""
-    configure_store(kw)
+    store = object_store(kw)
     from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_files_objects, to_json
 
-    paths = _expand(files)
+    paths = _expand(files, store)
     opts = dump_settings(**kw)
     problems = DumpProblems()
     with progress(show_progress(quiet, streams_stdout=True), "dump") as meter:
-        meter.total(sum(file_size(p) for p in paths))
+        meter.total(sum(f.size for f in paths))
         if fmt == "text":
             write_lines(dump_files(paths, opts, problems, jobs, meter))
         else:

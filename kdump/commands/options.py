@@ -7,12 +7,14 @@ imports when the option is given.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from kdump.storage import ObjectStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -243,7 +245,7 @@ def prom_option(f: F) -> F:
     )(f)
 
 
-# -- object stores (kdump.storage.remote) ----------------------------------------------------------------
+# -- object stores (kdump.storage) ------------------------------------------------------------
 
 
 def _private_key(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
@@ -265,8 +267,7 @@ _size = units_callback("parse_bytes")
 
 def store_options(f: F) -> F:
     """How URLs (s3://, gs://, az://, file://) are read: --endpoint-url, --anon,
-    --private-key, --read-ahead. The options are set for the process before the command runs
-    (kdump.storage.remote.options.configure)."""
+    --private-key, --read-ahead: the command builds its ObjectStore of them (``object_store``)."""
     return apply(
         f,
         [
@@ -299,17 +300,16 @@ def store_options(f: F) -> F:
     )
 
 
-def configure_store(kw: dict[str, Any]) -> None:
-    """Take the store options out of a command's keyword arguments and set them for this
-    process (and the workers it forks)."""
+def object_store(kw: dict[str, Any]) -> ObjectStore:
+    """Take the store options out of a command's keyword arguments: the ObjectStore every URL
+    of the run is read through (handed down, never set for the process)."""
+    from kdump.storage import ObjectStore, StoreOptions
+    from kdump.storage.remote.options import DEFAULT_READ_AHEAD
+
     given: dict[str, Any] = {
         k: kw.pop(k) for k in ("endpoint_url", "anon", "private_keys", "read_ahead") if k in kw
     }
-    if not any(given.values()) and "kdump.storage.remote.options" not in sys.modules:
-        return  # the defaults, which the module starts with once loaded: a local run skips it
-    from kdump.storage.remote.options import DEFAULT_READ_AHEAD, StoreOptions, configure
-
-    configure(
+    return ObjectStore(
         StoreOptions(
             endpoint_url=given.get("endpoint_url"),
             anon=given.get("anon", False),

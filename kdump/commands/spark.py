@@ -22,7 +22,7 @@ from kdump.commands.options import (
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
 from kdump.errors import KdumpError
 from kdump.render.progress import progress_display, show_progress
-from kdump.render.report import finding_line
+from kdump.render.verify import finding_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -12,18 +12,18 @@ from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.options import (
     apply,
-    configure_store,
     fail_on_option,
     jobs_option,
     kafka_option,
     max_batch_bytes_option,
+    object_store,
     prom_option,
     store_options,
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
 from kdump.render.progress import progress, show_progress
-from kdump.render.report import render_json, render_jsonl, render_text
+from kdump.render.verify import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def exit_code(result: Counted, fail_on: str) -> int:
 
 def result_log_dirs(result: VerifyResult) -> list[str]:
     """The log dirs of a verify run, in report order: each partition's parent directory."""
-    paths = [r.path for r in result.reports] + [f.path for f in result.log_dir_findings]
+    paths = [r.path for r in result.partitions] + [f.path for f in result.log_dir_findings]
     return list(dict.fromkeys(log_dir_of(p) for p in paths))
 
 
@@ -130,7 +130,7 @@ def verify(
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
     """
-    configure_store(store)
+    objects = object_store(store)
     options = VerifyOptions(
         deep=deep,
         index_interval_bytes=index_interval_bytes,
@@ -140,8 +140,10 @@ def verify(
     )
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
-            result = verify_paths(list(paths), options, meter, jobs)
-        refuse_if_nothing_read(result.unreadable, bool(result.reports or result.log_dir_findings))
+            result = verify_paths(list(paths), options, meter, jobs, objects)
+        refuse_if_nothing_read(
+            result.unreadable, bool(result.partitions or result.log_dir_findings)
+        )
         run.log_dirs = result_log_dirs(result)
         info = run.finish() if fmt == "json" else None
         if prom is not None:

@@ -37,13 +37,14 @@ from kdump.explain.segments import SegmentFacts
 from kdump.explain.transactions import OpenTransaction
 from kdump.format.batch import Batch
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
+from kdump.format.names import CLEANER_OFFSET_CHECKPOINT
 from kdump.format.records import ABORT, COMMIT, control_record_key
 from kdump.format.txnindex import AbortedTxn
-from kdump.partition import PartitionLog
+from kdump.unified_log import UnifiedLog
 from kdump.units import duration
 
 LONG_MAX = (1 << 63) - 1
-CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+
 TOP_KEYS = 10
 
 
@@ -136,7 +137,7 @@ def non_active_from(bases: Sequence[int], start: int) -> range:
 
 
 def explain_compaction(
-    log: PartitionLog,
+    log: UnifiedLog,
     facts: Sequence[SegmentFacts],
     settings: Settings,
     now: int,
@@ -208,7 +209,7 @@ def explain_compaction(
     )
 
 
-def cleaner_checkpoint(log: PartitionLog) -> int | None:
+def cleaner_checkpoint(log: UnifiedLog) -> int | None:
     """This partition's ``cleaner-offset-checkpoint`` entry (a file that does not parse is
     bad input: the broker would refuse it too)."""
     try:
@@ -335,7 +336,7 @@ class _CleanedTransactions:
 
 
 def collect_aborted_transactions(
-    log: PartitionLog, log_start: int, start: int, upper: int
+    log: UnifiedLog, log_start: int, start: int, upper: int
 ) -> list[AbortedTxn]:
     """UnifiedLog.collectAbortedTransactions(start, upper): the ``.txnindex`` entries from the
     segment holding ``start`` on with ``lastOffset >= logStartOffset`` (LocalLog passes the log
@@ -343,7 +344,7 @@ def collect_aborted_transactions(
     offset reaches ``upper``."""
     found: list[AbortedTxn] = []
     for segment in log.segments[max(log.floor_segment(start), 0) :]:
-        index = segment.segment.txn_index()
+        index = segment.txn_index
         if index is None:
             continue
         for txn in index:
@@ -370,7 +371,7 @@ class _Preview:
 
 
 def _preview(
-    log: PartitionLog,
+    log: UnifiedLog,
     facts: Sequence[SegmentFacts],
     settings: Settings,
     now: int,
@@ -436,7 +437,7 @@ def _show_key(key: bytes) -> str:
     return text if text.isprintable() else "0x" + key.hex()
 
 
-def _control_type(log: PartitionLog, index: int, batch: Batch) -> int | None:
+def _control_type(log: UnifiedLog, index: int, batch: Batch) -> int | None:
     record = next(iter(log.segments[index].log.records(batch)), None)
     if record is None:
         return None
@@ -445,7 +446,7 @@ def _control_type(log: PartitionLog, index: int, batch: Batch) -> int | None:
 
 
 def _build_offset_map(
-    log: PartitionLog, log_start: int, start: int, end: int, offset_map: OffsetMap
+    log: UnifiedLog, log_start: int, start: int, end: int, offset_map: OffsetMap
 ) -> tuple[int | None, str | None]:
     """Cleaner.buildOffsetMap over [start, end): (the offset where the map filled, a failure)."""
     bases = [s.base_offset for s in log.segments]
@@ -481,7 +482,7 @@ def _build_offset_map(
 
 
 def _clean(
-    log: PartitionLog,
+    log: UnifiedLog,
     facts: Sequence[SegmentFacts],
     settings: Settings,
     now: int,
@@ -523,7 +524,7 @@ def _clean(
 
 
 def _clean_batch(
-    log: PartitionLog,
+    log: UnifiedLog,
     index: int,
     batch: Batch,
     txns: _CleanedTransactions,

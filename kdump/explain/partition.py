@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from kdump.config import ConfigError, ConfigLayers, Settings, resolve_settings
-from kdump.discovery import discover, parse_partition_dir
-from kdump.errors import FormatError, InputError, UnreadableInputError
+from kdump.discovery import discover
+from kdump.errors import InputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction
 from kdump.explain.offset_map import BYTES_PER_ENTRY
 from kdump.explain.retention import RetentionExplanation, SegmentRetention, explain_retention
@@ -22,14 +23,9 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
-from kdump.partition import (
-    LOG_START_OFFSET_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
-    PartitionLog,
-    clamp_high_watermark,
-    start_offset,
-)
-from kdump.progress import NO_PROGRESS, Progress, log_bytes
+from kdump.format.names import OFFSET_CHECKPOINTS
+from kdump.progress import NO_PROGRESS, Progress
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 TINY_MIN_SEGMENTS = 10
 """Closed segments a partition needs before kdump calls its segments many and tiny."""
@@ -83,6 +79,8 @@ class PartitionExplanation:
     compaction: CompactionExplanation | None
     tiny_segments: TinySegments | None
     notes: tuple[str, ...]
+    facts: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
 
 @dataclass(frozen=True)
@@ -103,74 +101,57 @@ def explain_paths(
     """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
     settings; ``progress`` hears of each partition's bytes of log."""
     resolve_settings(layers, None)  # a bad --config fails before any partition is read
-    found = discover(paths)
-    targets = [t.path for t in found.partitions]
+    found = discover(paths, options=OpenOptions(now_ms=options.now), urls=False)
+    logs = found.partitions
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
-    sizes = [log_bytes(t) for t in targets]
-    progress.total(sum(sizes))
-    for path, size in zip(targets, sizes, strict=True):
-        parsed = parse_partition_dir(path.name)
-        settings = resolve_settings(layers, parsed[0] if parsed else None)
-        try:
-            log = PartitionLog(path)
-        except InputError as e:
-            skipped.append(str(e))
+    progress.total(sum(log.bytes for log in logs))
+    for log in logs:
+        if not log.segments:
+            skipped.append(f"{log.location}: no segment .log files: not a partition directory")
             continue
+        settings = resolve_settings(layers, log.topic)
         done.append(explain_partition(log, settings, options))
-        progress.advance(size, str(path))
+        progress.advance(log.bytes, log.location)
     return ExplainResult(tuple(done), tuple(skipped), tuple(found.errors))
 
 
-def _checkpoint(log: PartitionLog, name: str) -> int | None:
-    try:
-        return log.checkpointed(name)
-    except FormatError as e:
-        raise UnreadableInputError(e.path, e.position, e.reason) from None
-
-
 def explain_partition(
-    log: PartitionLog, settings: Settings, options: ExplainOptions
+    log: UnifiedLog, settings: Settings, options: ExplainOptions
 ) -> PartitionExplanation:
     now = options.now
-    facts = [read_segment_facts(s, settings.segment_index_bytes) for s in log.segments]
-    log_end = facts[-1].next_offset
-    first_base = facts[0].base_offset
-    checkpointed_start = _checkpoint(log, LOG_START_OFFSET_CHECKPOINT)
-    log_start = start_offset(first_base, checkpointed_start)
-    start_source = (
-        LOG_START_OFFSET_CHECKPOINT
-        if log_start != first_base
-        else "the first segment's base offset"
-    )
-    high_watermark, hw_source = _high_watermark(log, log_start, log_end)
+    facts = [read_segment_facts(log, s) for s in log.segments]
+    log_start, log_end = log.log_start, log.log_end_offset
+    high_watermark = log.high_watermark
     rolls = [
         explain_roll(f, facts[i + 1], settings) if i + 1 < len(facts) else active_roll(f, settings)
         for i, f in enumerate(facts)
     ]
-    retention = explain_retention(facts, settings, now, log_start, log_end, high_watermark)
+    retention = explain_retention(
+        facts, settings, now, log_start.value, log_end, high_watermark.value
+    )
     compaction = None
     notes = [f.damage + ": kdump verify tells more" for f in facts if f.damage is not None]
     notes += list(settings.notes)
+    notes += _unreadable_checkpoints(log)
     if settings.compact:
-        txns = open_transactions(log, now)
+        txns = open_transactions(log)
         compaction = explain_compaction(
-            log, facts, settings, now, log_start, log_end, high_watermark,
+            log, facts, settings, now, log_start.value, log_end, high_watermark.value,
             txns.last_stable_offset, txns.transactions, _map_bytes(settings, options),
             options.deep,
         )  # fmt: skip
-    parsed = parse_partition_dir(log.directory.name)
     return PartitionExplanation(
-        path=str(log.directory),
-        topic=parsed[0] if parsed else None,
-        partition=parsed[1] if parsed else None,
+        path=log.location,
+        topic=log.topic,
+        partition=log.partition,
         now=now,
         settings=settings,
-        log_start_offset=log_start,
-        log_start_offset_source=start_source,
+        log_start_offset=log_start.value,
+        log_start_offset_source=log_start.source,
         log_end_offset=log_end,
-        high_watermark=high_watermark,
-        high_watermark_source=hw_source,
+        high_watermark=high_watermark.value,
+        high_watermark_source=high_watermark.source,
         segments=tuple(
             SegmentExplanation(f, r, s)
             for f, r, s in zip(facts, rolls, retention.segments, strict=True)
@@ -179,21 +160,20 @@ def explain_partition(
         compaction=compaction,
         tiny_segments=_tiny_segments(facts, rolls, settings),
         notes=tuple(notes),
+        facts=log.facts(),
     )
 
 
-def _high_watermark(log: PartitionLog, log_start: int, log_end: int) -> tuple[int, str]:
-    """Partition.createLog: the checkpointed high watermark, clamped to [log start, log end]
-    (UnifiedLog.updateHighWatermark). Without a checkpoint entry kdump assumes the log is
-    fully replicated (a broker would start at the log start offset and catch up)."""
-    checkpointed = _checkpoint(log, REPLICATION_OFFSET_CHECKPOINT)
-    if checkpointed is None:
-        return log_end, f"no {REPLICATION_OFFSET_CHECKPOINT} entry: assumed the log end offset"
-    clamped = clamp_high_watermark(checkpointed, log_start, log_end)
-    source = REPLICATION_OFFSET_CHECKPOINT
-    if clamped != checkpointed:
-        source += f" ({checkpointed}, clamped to [log start, log end])"
-    return clamped, source
+def _unreadable_checkpoints(log: UnifiedLog) -> list[str]:
+    """A log dir checkpoint that does not parse counts as absent, as the broker counts it."""
+    if log.log_dir is None:
+        return []
+    out = []
+    for name in OFFSET_CHECKPOINTS:
+        error = log.log_dir.checkpoint(name).error
+        if error is not None:
+            out.append(f"{error}: read as absent, as the broker reads it (kdump verify tells more)")
+    return out
 
 
 def _map_bytes(settings: Settings, options: ExplainOptions) -> int:

@@ -1,14 +1,13 @@
-"""Open transactions and the last stable offset, which bounds what the cleaner may clean: what
-``kdump txn`` finds (kdump.txn.analysis: the broker's snapshot choice and replay, one
-producer-state model), in the form the compaction answer reads.
+"""Open transactions and the last stable offset, which bounds what the cleaner may clean: the
+opened partition's producer state (kdump.unified_log: the broker's snapshot choice and replay,
+the one ``kdump txn`` reports), in the form the compaction answer reads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kdump.partition import PartitionLog
-from kdump.txn.analysis import TxnOptions, analyze_partition
+from kdump.unified_log import UnifiedLog
 
 
 @dataclass(frozen=True)
@@ -28,16 +27,19 @@ class OpenTransactions:
     last_stable_offset: int
 
 
-def open_transactions(log: PartitionLog, now: int) -> OpenTransactions:
+def open_transactions(log: UnifiedLog) -> OpenTransactions:
     """The transactions a broker loading this partition would find open (and those completed
     at or above the high watermark), and the last stable offset they leave."""
-    report = analyze_partition(log.directory, TxnOptions(now=now))
-    assert report is not None, "a partition with segments"
-    found = [OpenTransaction(t.producer_id, t.first_offset) for t in report.open_transactions]
+    end = log.producer_state
+    state = end.state
+    found = [
+        OpenTransaction(t.producer_id, t.first_offset)
+        for t in state.ongoing_txns.values()
+        if t.producer_id in state.producers
+    ]
     found += [
-        OpenTransaction(t.producer_id, t.first_offset, t.last_offset) for t in report.unreplicated
+        OpenTransaction(t.producer_id, t.first_offset, t.last_offset)
+        for t in state.unreplicated_txns.values()
     ]
     found.sort(key=lambda t: t.first_offset)
-    return OpenTransactions(
-        tuple(found), report.snapshot, report.replayed_from, report.last_stable_offset
-    )
+    return OpenTransactions(tuple(found), end.snapshot_path, end.state_from, log.last_stable_offset)

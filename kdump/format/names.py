@@ -35,6 +35,13 @@ LEADER_EPOCH_SUFFIX = ".leader-epoch-checkpoint"
 """A tiered segment's own leader-epoch checkpoint (every epoch from the log start to its end),
 as Kafka's RemoteLogSegmentFileset names it beside the segment's other files."""
 
+PINTEREST_WATERMARK = "offset.wm"
+"""Pinterest's tiered storage marks a partition's prefix with this file: the base offset of the
+last segment it uploaded (WatermarkFileHandler)."""
+
+DUMPED_SUFFIXES = (*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX, CHECKPOINT_SUFFIX)
+"""The files of a partition directory ``kdump dump DIR`` dumps (KRaft snapshots included)."""
+
 # -- a log dir's files (LogManager, ReplicaManager) --------------------------------------------
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -138,6 +145,7 @@ __all__ = [
     "CLEAN_SHUTDOWN",
     "CUT_SUFFIX",
     "DELETED_SUFFIX",
+    "DUMPED_SUFFIXES",
     "INDEX_SUFFIX",
     "INDEX_SUFFIXES",
     "LEADER_EPOCH_CHECKPOINT",
@@ -150,6 +158,7 @@ __all__ = [
     "OFFSET_CHECKPOINTS",
     "PARTITION_DIR",
     "PARTITION_METADATA",
+    "PINTEREST_WATERMARK",
     "RECOVERY_POINT_CHECKPOINT",
     "REPLICATION_OFFSET_CHECKPOINT",
     "SEGMENT_SUFFIXES",

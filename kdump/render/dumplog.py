@@ -35,27 +35,25 @@ from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.java import java_string_hash
 from kdump.parallel import stream_ordered
-from kdump.progress import NO_PROGRESS, Progress, file_size
+from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
-from kdump.segment import (
+from kdump.format.index import OffsetIndex
+from kdump.format.names import (
     CHECKPOINT_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
     SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
-    FileRecords,
-    base_offset_of,
-    open_buffer,
-    open_log,
-    open_offset_index,
-    open_time_index,
-    open_txn_index,
+    offset_in_name,
 )
-from kdump.storage.remote import is_url
+from kdump.format.timeindex import TimeIndex
+from kdump.format.txnindex import TransactionIndex
+from kdump.storage.base import StoredFile
+from kdump.storage.records import FileRecords
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -152,7 +150,8 @@ _TABLES = (
 
 
 def _abs(path: str) -> str:
-    if is_url(path) or os.path.isabs(path):
+    """File.getAbsolutePath: a relative path joined to the working directory (a URL, kept)."""
+    if "://" in path or os.path.isabs(path):
         return path
     return os.path.join(os.getcwd(), path)
 
@@ -290,8 +289,16 @@ def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str |
     )
 
 
-def _log_header(path: str) -> str:
-    name = os.path.basename(path)
+def base_offset_of(file: StoredFile) -> int:
+    """The offset a segment file's 20-digit name gives (Kafka's offsetFromFileName)."""
+    offset = offset_in_name(file.name)
+    if offset is None:
+        raise InputError(file.path, "file name is not a 20-digit base offset")
+    return offset
+
+
+def _log_header(file: StoredFile) -> str:
+    path, name = file.path, file.name
     if name == "bootstrap.checkpoint":
         return "KRaft bootstrap snapshot"
     if name.endswith(CHECKPOINT_SUFFIX):
@@ -299,7 +306,7 @@ def _log_header(path: str) -> str:
         if match is None:
             raise InputError(path, "KRaft snapshot name is not <20-digit offset>-<10-digit epoch>")
         return f"Snapshot end offset: {int(match[1])}, epoch: {int(match[2])}"
-    return f"Log starting offset: {base_offset_of(path)}"
+    return f"Log starting offset: {base_offset_of(file)}"
 
 
 def log_renderer(
@@ -351,9 +358,12 @@ def rendered(
         raise stop.error
 
 
-def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
-    yield Line(OUT, _log_header(path))
-    log = open_log(path)
+def _dump_log(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line | Chunk]:
+    path = file.path
+    yield Line(OUT, _log_header(file))
+    log = file.open_log()
     walk = log.walk(0, opts.max_bytes)
     renderer = log_renderer(
         log,
@@ -370,7 +380,7 @@ def _dump_log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
     if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining
         yield Line(
-            OUT, f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}"
+            OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}"
         )
 
 
@@ -388,9 +398,8 @@ def _batch_lines(
 _TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)
 
 
-def _log_beside(path: str) -> FileRecords:
-    base = os.path.basename(path).split(".", 1)[0]
-    return open_log(os.path.join(os.path.dirname(path), base + LOG_SUFFIX))
+def _log_beside(file: StoredFile) -> FileRecords:
+    return file.beside(LOG_SUFFIX).open_log()
 
 
 def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -> Batch:
@@ -401,9 +410,10 @@ def _first_batch_at(log: FileRecords, position: int, max_size: int, path: str) -
     return batch
 
 
-def _dump_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
-    log = _log_beside(path)
-    index = open_offset_index(path)
+def _dump_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    path = file.path
+    log = _log_beside(file)
+    index = OffsetIndex(file.read(), base_offset_of(file), path)
     if index.entries == 0:
         yield Line(OUT, f"{path} is empty.")
         return
@@ -433,12 +443,14 @@ past the offset index's position (a walk's full run of 4096 made a large index's
 quadratic)."""
 
 
-def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
-    log = _log_beside(path)
-    base = os.path.basename(path).split(".", 1)[0]
-    index_path = os.path.join(os.path.dirname(path), base + INDEX_SUFFIX)
-    index = open_offset_index(index_path, base_offset_of(path))
-    time_index = open_time_index(path)
+def _dump_time_index(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line]:
+    path = file.path
+    log = _log_beside(file)
+    beside = file.beside(INDEX_SUFFIX)
+    index = OffsetIndex(beside.read(), base_offset_of(file), beside.path)
+    time_index = TimeIndex(file.read(), base_offset_of(file), path)
     if opts.index_sanity_check:
         yield from _sanity(path, time_index.sanity_check())
         return
@@ -465,9 +477,12 @@ def _dump_time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> It
         prev_timestamp = entry.timestamp
 
 
-def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def _dump_txn_index(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line]:
+    path = file.path
     generated = opts.release.reads_generated_aborted_txn
-    entries = list(open_txn_index(path))
+    entries = list(TransactionIndex(file.read(), base_offset_of(file), path))
     for i, t in enumerate(entries):
         # TransactionIndex reads every entry before DumpLogSegments prints one, and refuses a
         # version it does not read, so such a file prints no entry at all.
@@ -491,9 +506,11 @@ def _dump_txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Ite
         )
 
 
-def _dump_snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def _dump_snapshot(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line]:
     try:
-        snapshot = parse_producer_snapshot(open_buffer(path), path)
+        snapshot = parse_producer_snapshot(file.read(), file.path)
     except FormatError as e:
         # DumpLogSegments prints a CorruptSnapshotException's message alone and goes on.
         problems.failures += 1
@@ -527,9 +544,11 @@ def text_entry_line(entry: NamedTuple) -> str:
     )
 
 
-def _dump_text_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+def _dump_text_file(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line]:
     """Checkpoint files, partition.metadata, meta.properties (kdump's own; Kafka skips them)."""
-    for entry in text_file_entries(os.path.basename(path), bytes(open_buffer(path)), path):
+    for entry in text_file_entries(file.name, bytes(file.read()), file.path):
         yield Line(OUT, text_entry_line(entry))
 
 
@@ -548,24 +567,18 @@ def java_file_path(path: str) -> str:
 
     DumpLogSegments prints and keys its summaries by File objects, never by the raw argument.
     """
-    if is_url(path):
+    if "://" in path:
         return path
     normal = re.sub("/+", "/", path)
     return normal[:-1] if len(normal) > 1 and normal.endswith("/") else normal
 
 
 T = TypeVar("T")
-Dumper = Callable[[str, DumpOptions, DumpProblems], Iterator[T]]
-
-
-def require_url_file(url: str) -> None:
-    from kdump.storage.remote.files import require_file
-
-    require_file(url)
+Dumper = Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]]
 
 
 def dispatch(
-    path: str,
+    file: StoredFile,
     opts: DumpOptions,
     problems: DumpProblems,
     dumpers: Mapping[str, Dumper[T]],
@@ -576,7 +589,7 @@ def dispatch(
     """Pick the dumper for a file by its suffix (or text-file name) and run it; a KdumpError
     ends this file with ``failed(error)``, and the run goes on; an object store that fails
     (StoreError), or an encrypted segment without its key, ends the run."""
-    name = os.path.basename(path)
+    name, path = file.name, file.path
     dumper = dumpers.get(name[name.rfind(".") :] if "." in name else "")
     if text_file_reader(name) is not None:
         dumper = text_dumper
@@ -585,11 +598,12 @@ def dispatch(
         return
     problems.dumped += 1
     try:
-        if is_url(path):
-            require_url_file(path)
-        elif not os.path.isfile(path):
-            raise InputError(path, "no such file" if not os.path.exists(path) else "not a file")
-        yield from dumper(path, opts, problems)
+        if not file.exists():
+            local = file.storage.local_path
+            there = local is not None and os.path.exists(local / name)
+            what = "no such object" if local is None else "no such file"
+            raise InputError(path, "not a file" if there else what)
+        yield from dumper(file, opts, problems)
     except (StoreError, DecryptionKeyError):
         raise  # the store failed (or a key is missing), not this file: the run ends here
     except KdumpError as e:
@@ -598,12 +612,14 @@ def dispatch(
         yield failed(e)
 
 
-def dump_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
+def dump_file(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line | Chunk]:
     """The lines for one file; a KdumpError ends this file with one line on stderr."""
-    path = java_file_path(path)
+    path = file.path
     yield Line(OUT, f"Dumping {path}")
     yield from dispatch(
-        path,
+        file,
         opts,
         problems,
         DUMPERS,
@@ -670,7 +686,7 @@ def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
 
 
 def dump_files(
-    paths: list[str],
+    paths: list[StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int = 1,
@@ -682,31 +698,35 @@ def dump_files(
 
 
 def dumped(
-    paths: list[str],
+    paths: list[StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int,
-    per_file: Callable[[str, DumpOptions, DumpProblems], Iterator[T]],
+    per_file: Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]],
     progress: Progress = NO_PROGRESS,
 ) -> Iterator[T]:
     """What ``per_file`` yields for each file, in order, dumped in ``jobs`` processes; what
     each file's dump collects goes to ``problems``; ``progress`` hears of each file done."""
     one = partial(_with_problems, per_file=per_file, opts=opts)
     paths_left = iter(paths)
-    for item in stream_ordered(one, paths, jobs, weight=file_size):
+    for item in stream_ordered(one, paths, jobs, weight=_size):
         if isinstance(item, DumpProblems):
             problems.merge(item)  # a file's last item
-            path = next(paths_left)
-            progress.advance(file_size(path), path)
+            file = next(paths_left)
+            progress.advance(file.size, file.path)
         else:
             yield item
 
 
+def _size(file: StoredFile) -> int:
+    return file.size
+
+
 def _with_problems(
-    path: str,
-    per_file: Callable[[str, DumpOptions, DumpProblems], Iterator[T]],
+    file: StoredFile,
+    per_file: Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]],
     opts: DumpOptions,
 ) -> Iterator[T | DumpProblems]:
     problems = DumpProblems()
-    yield from per_file(path, opts, problems)
+    yield from per_file(file, opts, problems)
     yield problems

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
-from kdump.format.index import OffsetPosition
+from kdump.format.index import OffsetIndex, OffsetPosition
 from kdump.format.internal import DELETE, KafkaText, MessageParser, decode_control_record
+from kdump.format.names import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+)
 from kdump.format.records import Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
-from kdump.format.timeindex import TimestampOffset
+from kdump.format.timeindex import TimeIndex, TimestampOffset
+from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
@@ -23,24 +30,14 @@ from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
     DumpOptions,
     DumpProblems,
+    base_offset_of,
     dispatch,
     dumped,
     log_renderer,
     rendered,
 )
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
-from kdump.segment import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    SNAPSHOT_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    TXN_INDEX_SUFFIX,
-    open_buffer,
-    open_log,
-    open_offset_index,
-    open_time_index,
-    open_txn_index,
-)
+from kdump.storage.base import StoredFile
 
 Obj = dict[str, Any]
 
@@ -152,8 +149,9 @@ def error_object(path: str, error: KdumpError) -> Obj:
     return {"type": "error", "file": path, "position": position, "message": reason}
 
 
-def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
-    log = open_log(path)
+def _log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
+    path = file.path
+    log = file.open_log()
     walk = log.walk(0, opts.max_bytes)
 
     def python_batch(batch: Batch, valid: bool) -> Iterator[str]:
@@ -188,25 +186,26 @@ def _log(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj |
         }
 
 
-def _index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
-    index = open_offset_index(path)
+def _index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    index = OffsetIndex(file.read(), base_offset_of(file), file.path)
     for i in range(index.entries_before_first_zero_entry()):
-        yield index_entry_object(path, index.entry(i))
+        yield index_entry_object(file.path, index.entry(i))
 
 
-def _time_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
-    index = open_time_index(path)
+def _time_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    index = TimeIndex(file.read(), base_offset_of(file), file.path)
     for i in range(index.entries_before_first_zero_entry()):
-        yield time_index_entry_object(path, index.entry(i))
+        yield time_index_entry_object(file.path, index.entry(i))
 
 
-def _txn_index(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
-    for t in open_txn_index(path):
-        yield {"type": "aborted_txn", "file": path, **t._asdict()}
+def _txn_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    for t in TransactionIndex(file.read(), base_offset_of(file), file.path):
+        yield {"type": "aborted_txn", "file": file.path, **t._asdict()}
 
 
-def _snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
-    snapshot = parse_producer_snapshot(open_buffer(path), path)
+def _snapshot(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+    path = file.path
+    snapshot = parse_producer_snapshot(file.read(), path)
     for e in snapshot.producers:
         meta = e.batch_metadata
         yield {
@@ -218,11 +217,11 @@ def _snapshot(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[
         }
 
 
-def _text_file(path: str, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
+def _text_file(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj]:
     """One object per checkpoint entry, or the partition.metadata / meta.properties content."""
-    for entry in text_file_entries(os.path.basename(path), bytes(open_buffer(path)), path):
+    for entry in text_file_entries(file.name, bytes(file.read()), file.path):
         kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(entry).__name__).lower()
-        yield {"type": kind, "file": path, **entry._asdict()}
+        yield {"type": kind, "file": file.path, **entry._asdict()}
 
 
 JSON_DUMPERS = {
@@ -236,7 +235,7 @@ JSON_DUMPERS = {
 
 
 def dump_files_objects(
-    paths: list[str],
+    paths: list[StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int = 1,
@@ -247,14 +246,16 @@ def dump_files_objects(
 
 
 def dump_file_objects(
-    path: str, opts: DumpOptions, problems: DumpProblems
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
 ) -> Iterator[Obj | bytes]:
+    path = file.path
+
     def unknown() -> Obj:
         problems.failures += 1
         return {"type": "error", "file": path, "position": None, "message": "unknown file type"}
 
     yield from dispatch(
-        path, opts, problems, JSON_DUMPERS, _text_file, unknown, lambda e: error_object(path, e)
+        file, opts, problems, JSON_DUMPERS, _text_file, unknown, lambda e: error_object(path, e)
     )
 
 

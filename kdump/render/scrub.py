@@ -8,7 +8,7 @@ from typing import IO
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
-from kdump.render.report import STYLES, finding_line
+from kdump.render.verify import STYLES, finding_line
 from kdump.tiered.scrub import ScrubResult
 from kdump.units import size
 

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
-from kdump.render.report import STYLES, finding_line
+from kdump.render.verify import STYLES, finding_line
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
     AbortedRange,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kdump.checks.findings import Finding, Severity
-from kdump.render.report import finding_line
+from kdump.render.verify import finding_line
 from kdump.repair.apply import Written
 from kdump.repair.plan import CHECKPOINT, LOG, SNAPSHOT, FileChange, SegmentPlan
 

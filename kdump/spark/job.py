@@ -128,7 +128,7 @@ def verify_on_spark(
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:
     """FINDINGS_SCHEMA rows in the order of ``result.findings``."""
     owned: list[tuple[Finding, str | None]] = [
-        (f, r.path) for r in result.reports for f in r.findings
+        (f, r.path) for r in result.partitions for f in r.findings
     ]
     owned += [(f, None) for f in result.log_dir_findings]
     return [_row(f, partition_path) for f, partition_path in owned]

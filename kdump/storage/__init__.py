@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdump.errors import InputError
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage
 from kdump.storage.remote.options import StoreOptions
@@ -26,13 +25,10 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
         path = Path(raw)
         return LocalStorage(path.parent), path.name
     from kdump.storage.objects import ObjectStorage
-    from kdump.storage.remote.files import file_exists
     from kdump.storage.remote.urls import url_name, url_parent
 
     store = store or ObjectStore()
     full = store.full_url(raw)
-    if not file_exists(full, store):
-        raise InputError(raw, "no such object")
     return ObjectStorage(url_parent(full), store, None), url_name(full)
 
 

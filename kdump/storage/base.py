@@ -104,4 +104,32 @@ class Storage(ABC):
         return self._segment_sets
 
 
-__all__ = ["SEGMENT_SUFFIXES", "SMALL_FILE_LIMIT", "SegmentSet", "Storage"]
+class StoredFile(NamedTuple):
+    """One file of a storage, and the path reports print for it (what the user named: dump's
+    ``Dumping a.log`` keeps the path as given)."""
+
+    storage: Storage
+    name: str
+    path: str
+
+    def read(self, limit: int = SMALL_FILE_LIMIT) -> Buffer:
+        return self.storage.read(self.name, limit)
+
+    def open_log(self) -> FileRecords:
+        return self.storage.open_log(self.name)
+
+    def exists(self) -> bool:
+        return self.storage.exists(self.name)
+
+    @property
+    def size(self) -> int:
+        return self.storage.size_of(self.name)
+
+    def beside(self, suffix: str) -> StoredFile:
+        """The file of the same segment with ``suffix`` (a ``.timeindex``'s ``.log``)."""
+        stem = self.name.split(".", 1)[0] + suffix
+        head = self.path[: len(self.path) - len(self.name)] if self.path.endswith(self.name) else ""
+        return StoredFile(self.storage, stem, head + stem)
+
+
+__all__ = ["SEGMENT_SUFFIXES", "SMALL_FILE_LIMIT", "SegmentSet", "Storage", "StoredFile"]

@@ -74,6 +74,18 @@ class ObjectStorage(Storage):
         below = {u: s for u, s in self.listing.items() if u.startswith(prefix)}
         return ObjectStorage(url, self.store, below)
 
+    def exists(self, name: str) -> bool:
+        if name in self.files():
+            return True
+        from kdump.storage.remote.files import looks_aiven
+
+        if looks_aiven(self.location_of(name)) is None:
+            return False
+        # an Aiven segment's index file is a part of its .indexes object, named by the manifest
+        from kdump.storage.remote.files import file_exists
+
+        return file_exists(self.location_of(name), self.store)
+
     def read(self, name: str, limit: int = SMALL_FILE_LIMIT) -> Buffer:
         from kdump.storage.remote.files import read_file
 

@@ -9,7 +9,7 @@ from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError, StoreError
 from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, WATERMARK, RemotePartition
-from kdump.storage.remote.store import read_object
+from kdump.storage.tiered import TieredStorage
 
 _WRITES = {
     AIVEN: ("log", "indexes", "rsm-manifest"),
@@ -18,8 +18,9 @@ _WRITES = {
 
 
 def check_remote_partition(
-    partition: RemotePartition, scans: dict[int, LogScan], sink: FindingSink
+    storage: TieredStorage, scans: dict[int, LogScan], sink: FindingSink
 ) -> None:
+    partition = storage.partition
     for segment in partition.segments:
         have = {suffix for suffix, _, _ in segment.objects}
         wanted = _WRITES.get(partition.layout, ("log",))
@@ -39,17 +40,16 @@ def check_remote_partition(
                     offset=segment.base_offset,
                 )
             )
-    watermark = partition.extra(WATERMARK)
-    if watermark is not None:
-        _check_watermark(partition, watermark, scans, sink)
+    if partition.extra(WATERMARK) is not None:
+        _check_watermark(storage, sink)
 
 
-def _check_watermark(
-    partition: RemotePartition, url: str, scans: dict[int, LogScan], sink: FindingSink
-) -> None:
+def _check_watermark(storage: TieredStorage, sink: FindingSink) -> None:
     """Pinterest's ``offset.wm``: the 20-digit base offset of the last segment uploaded."""
+    partition: RemotePartition = storage.partition
+    url = storage.location_of(WATERMARK)
     try:
-        text = read_object(url, 1 << 10).decode("ascii", "replace").strip()
+        text = bytes(storage.read(WATERMARK, 1 << 10)).decode("ascii", "replace").strip()
     except StoreError:
         raise
     except KdumpError as e:

@@ -22,8 +22,7 @@ import bisect
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import discover
@@ -37,6 +36,10 @@ from kdump.format.schemas.remote_log_metadata import (
 )
 from kdump.internal_topics import partition_records
 from kdump.java import long_hash, murmur2, objects_hash
+from kdump.storage import ObjectStore
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
 
 REMOTE_LOG_METADATA_TOPIC = "__remote_log_metadata"
 DEFAULT_METADATA_PARTITIONS = 50
@@ -224,39 +227,41 @@ class RemoteLogMetadata:
 
 
 def read_remote_log_metadata(
-    paths: list[str], partition_count: int = DEFAULT_METADATA_PARTITIONS
+    paths: list[str],
+    partition_count: int = DEFAULT_METADATA_PARTITIONS,
+    store: ObjectStore | None = None,
 ) -> RemoteLogMetadata:
     """Replay every ``__remote_log_metadata-N`` directory under ``paths``."""
-    found = discover(paths)
+    found = discover(paths, store)
     if found.errors:
         raise found.errors[0]
     directories = sorted(
-        (tp[1], t.path)
-        for t in found.partitions
-        if (tp := t.topic_partition) is not None and tp[0] == REMOTE_LOG_METADATA_TOPIC
-    )
+        ((tp[1], log) for log in found.partitions
+         if (tp := log.topic_partition) is not None and tp[0] == REMOTE_LOG_METADATA_TOPIC),
+        key=lambda pair: pair[0],
+    )  # fmt: skip
     if not directories:
         raise InputError(", ".join(paths), f"holds no {REMOTE_LOG_METADATA_TOPIC} partition")
     out = RemoteLogMetadata(partition_count)
-    for number, directory in directories:
+    for number, log in directories:
         if number >= partition_count:
             raise InputError(
-                str(directory),
+                log.location,
                 f"{REMOTE_LOG_METADATA_TOPIC} has more than the {partition_count} partitions "
                 "of --metadata-partitions",
             )
         if number in out.read:
             continue  # the same partition from two brokers: the first one given
-        out.read[number] = str(directory)
-        _replay_partition(Path(directory), number, out)
+        out.read[number] = log.location
+        _replay_partition(log, number, out)
     return out
 
 
-def _replay_partition(directory: Path, number: int, out: RemoteLogMetadata) -> None:
+def _replay_partition(log: UnifiedLog, number: int, out: RemoteLogMetadata) -> None:
     def unreadable(path: str, position: int, reason: str) -> None:
         out.findings.append(_unreadable(path, position, reason))
 
-    for path, batch, record in partition_records(directory, unreadable, check_crc=True):
+    for path, batch, record in partition_records(log, unreadable, check_crc=True):
         out.first_offsets.setdefault(number, batch.base_offset)
         _replay_value(record.value, number, record.offset, out, path)
 

@@ -27,6 +27,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import InputError
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.storage import ObjectStore
 from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, RemotePartition, RemoteSegmentRef
 from kdump.tiered.metadata import (
     COPY_SEGMENT_FINISHED,
@@ -373,14 +374,15 @@ def scrub_bucket(
     deep: VerifyOptions | None = None,
     progress: Progress = NO_PROGRESS,
     jobs: int = 1,
+    store: ObjectStore | None = None,
 ) -> ScrubResult:
     """List ``url``, replay the metadata under ``metadata_paths``, compare; with ``deep``, every
     remote segment is checked as `kdump verify` checks it (each batch's CRC)."""
     from kdump.storage.remote.layouts import parse_listing
-    from kdump.storage.remote.store import listing
 
-    metadata = read_remote_log_metadata(metadata_paths, partition_count)
-    layouts = parse_listing(listing(url).items())
+    store = store or ObjectStore()
+    metadata = read_remote_log_metadata(metadata_paths, partition_count, store)
+    layouts = parse_listing(store.listing(url).items())
     if not layouts.partitions and not layouts.puffins:
         # a mistyped bucket or prefix, not "every segment missing"
         raise InputError(url, "holds no tiered-storage segments in a layout kdump knows")
@@ -398,7 +400,8 @@ def scrub_bucket(
     if deep is not None and layouts.partitions:
         from kdump.checks.verify import verify_paths
 
-        result.deep = verify_paths([p.url for p in layouts.partitions], deep, progress, jobs)
+        urls = [p.url for p in layouts.partitions]
+        result.deep = verify_paths(urls, deep, progress, jobs, store)
     return result
 
 

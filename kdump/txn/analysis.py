@@ -21,24 +21,16 @@ For each data partition:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
-from kdump.discovery import discover, parse_partition_dir
+from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
-from kdump.format.batch import RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
-from kdump.format.snapshot import ProducerSnapshot
-from kdump.format.txnindex import AbortedTxn
-from kdump.format.walk import BatchRun, Producers, flag_batches
-from kdump.partition import REPLICATION_OFFSET_CHECKPOINT, PartitionLog, clamp_high_watermark
-from kdump.progress import NO_PROGRESS, Progress, log_bytes
-from kdump.segment import (
-    FileRecords,
-    Segment,
-    base_offset_of,
-)
+from kdump.format.names import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from kdump.progress import NO_PROGRESS, Progress
+from kdump.segment import LogSegment
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
     CoordinatorView,
@@ -48,14 +40,12 @@ from kdump.txn.coordinator import (
 )
 from kdump.txn.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    Appended,
     CompletedTxn,
-    MarkerWithoutTxn,
     ProducerStateEntry,
-    ProducerStateManager,
     TxnMetadata,
-    newest_readable_snapshot,
 )
+from kdump.txn.replay import AbortedRange, TxnCounts
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
 """transaction.max.timeout.ms; find-hanging's --max-transaction-timeout default (15 minutes)."""
@@ -107,31 +97,6 @@ class OpenTransaction:
 
 
 @dataclass
-class AbortedRange:
-    """An aborted transaction: from its ABORT marker, its .txnindex entry, or both."""
-
-    producer_id: int
-    first_offset: int
-    last_offset: int
-    last_stable_offset: int | None
-    segment: int
-    """Base offset of the segment holding the marker (or the index entry)."""
-    in_log: bool
-    in_txn_index: bool
-    producer_epoch: int | None = None
-    first_timestamp: int | None = None
-    last_timestamp: int | None = None
-
-
-@dataclass
-class TxnCounts:
-    commits: int = 0
-    aborts: int = 0
-    markers_without_data: int = 0
-    """Markers whose producer had no open transaction: they complete nothing."""
-
-
-@dataclass
 class PartitionTxnReport:
     path: str
     topic: str | None
@@ -159,6 +124,8 @@ class PartitionTxnReport:
     blocked_bytes: int
     batches: int
     findings: list[Finding] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
     @property
     def hanging(self) -> list[OpenTransaction]:
@@ -199,20 +166,22 @@ def analyze_paths(
 ) -> TxnResult:
     """Everything under ``paths``: __transaction_state partitions make the coordinator's view,
     every other partition is analysed against it."""
-    found = discover(paths)
-    directories = [t.path for t in found.partitions]
-    view = read_coordinator_view(
-        [d for d in directories if is_transaction_state(d)], options.transaction_state_partitions
+    opened = OpenOptions(
+        now_ms=options.now, producer_id_expiration_ms=options.producer_id_expiration_ms
     )
-    data = [d for d in directories if not is_transaction_state(d)]
+    found = discover(paths, options=opened, urls=False)
+    logs = found.partitions
+    view = read_coordinator_view(
+        [log for log in logs if is_transaction_state(log)], options.transaction_state_partitions
+    )
+    data = [log for log in logs if not is_transaction_state(log)]
     reports = []
-    sizes = [log_bytes(d) for d in data]
-    progress.total(sum(sizes))
-    for directory, size in zip(data, sizes, strict=True):
-        report = analyze_partition(directory, options, view)
+    progress.total(sum(log.bytes for log in data))
+    for log in data:
+        report = analyze_partition(log, options, view)
         if report is not None:
             reports.append(report)
-        progress.advance(size, str(directory))
+        progress.advance(log.bytes, log.location)
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
     return TxnResult(reports, view, options, ids, list(found.errors))
 
@@ -221,61 +190,25 @@ def analyze_paths(
 
 
 def analyze_partition(
-    directory: Path, options: TxnOptions, view: CoordinatorView | None = None
+    log: UnifiedLog, options: TxnOptions, view: CoordinatorView | None = None
 ) -> PartitionTxnReport | None:
-    """The report for one partition directory (None: it holds no .log)."""
+    """The report for one partition (None: it holds no .log). Its segments are walked once,
+    the producer state replay riding on the walk (UnifiedLog.walk_in_order)."""
     view = view if view is not None else CoordinatorView()
-    try:
-        log = PartitionLog(directory)
-    except InputError:
+    if not log.segments:
         return None
-    findings: list[Finding] = []
-    tp = parse_partition_dir(directory.resolve().name)
-    topic, partition = tp if tp is not None else (None, None)
-    segments = [s.segment for s in log.segments]
-    try:
-        log_start = log.log_start_offset
-    except KdumpError as e:
-        findings.append(_checkpoint_finding(e))
-        log_start = segments[0].base_offset
-    try:
-        known_end: int | None = log.log_end_offset
-    except KdumpError:
-        known_end = None  # the walk below reports where the log is damaged
-    checkpoint_hw = _high_watermark_checkpoint(log, findings)
-    snapshot_path, snapshot = _latest_snapshot(directory, log_start, known_end, findings)
-    state_hw = None if checkpoint_hw is None else max(checkpoint_hw, log_start)
-    if snapshot is not None and snapshot_path is not None:
-        state = ProducerStateManager.from_snapshot(
-            snapshot, options.now, options.producer_id_expiration_ms, state_hw
-        )
-        state_from = base_offset_of(snapshot_path)
-    else:
-        state = ProducerStateManager(high_watermark=state_hw)
-        state_from = log_start
-    replay = _Replay(ProducerStateManager(), state, state_from)
-    for segment in segments:
-        replay.segment(segment)
-    findings += replay.findings
-    replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-    log_end = replay.log_end if replay.log_end is not None else segments[-1].base_offset
-    if checkpoint_hw is None:
-        high_watermark, hw_source = log_end, "log end (no replication-offset-checkpoint entry)"
-    else:
-        high_watermark = clamp_high_watermark(checkpoint_hw, log_start, log_end)
-        hw_source = REPLICATION_OFFSET_CHECKPOINT
-        if high_watermark != checkpoint_hw:
-            hw_source += f" ({checkpoint_hw}, kept within [log start, log end])"
-    state.on_high_watermark_updated(high_watermark)
-    first_unstable = state.first_unstable_offset()
+    log.walk_in_order()
+    end = log.producer_state
+    findings: list[Finding] = [_checkpoint_finding(e) for e in _unreadable_checkpoints(log)]
+    findings += end.findings
+    state = end.state
+    hw = log.high_watermark
+    lso = log.last_stable_offset
+    first_unstable = end.first_unstable_offset
     if first_unstable is not None:
-        first_unstable = max(first_unstable, log_start)  # UnifiedLog clamps it to the log start
-    lso = (
-        first_unstable
-        if first_unstable is not None and first_unstable < high_watermark
-        else high_watermark
-    )
-    blocked_records, blocked_bytes = _blocked(segments, lso)
+        first_unstable = max(first_unstable, log.log_start_offset)
+    topic, partition = log.topic, log.partition
+    blocked_records, blocked_bytes = _blocked(log.segments_after_recovery, lso)
     flt = options.batch_filter
     entries = sorted(state.producers.values(), key=lambda e: e.producer_id)
     open_txns = [
@@ -296,11 +229,11 @@ def analyze_partition(
             t.last_timestamp,
         )
     ]
-    path = str(directory)
+    path = log.location
     findings += [_open_finding(path, t, options) for t in open_txns]
     aborted = [
         a
-        for a in replay.aborted
+        for a in end.aborted
         if flt.matches_span(
             a.producer_id,
             a.producer_epoch,
@@ -315,15 +248,15 @@ def analyze_partition(
         path=path,
         topic=topic,
         partition=partition,
-        log_start_offset=log_start,
-        log_end_offset=log_end,
-        high_watermark=high_watermark,
-        high_watermark_source=hw_source,
+        log_start_offset=log.log_start_offset,
+        log_end_offset=log.log_end_offset,
+        high_watermark=hw.value,
+        high_watermark_source=hw.source,
         last_stable_offset=lso,
         first_unstable_offset=first_unstable,
-        snapshot=None if snapshot is None else str(snapshot_path),
-        snapshot_offset=None if snapshot is None else state_from,
-        replayed_from=state_from,
+        snapshot=end.snapshot_path,
+        snapshot_offset=None if end.snapshot_path is None else end.state_from,
+        replayed_from=end.state_from,
         producers=[e for e in entries if flt.matches_producer(e.producer_id, e.producer_epoch)],
         expired_producers=[
             e.producer_id
@@ -335,14 +268,23 @@ def analyze_partition(
         aborted=aborted,
         completed={
             pid: counts
-            for pid, counts in sorted(replay.completed.items())
+            for pid, counts in sorted(end.completed.items())
             if flt.matches_producer(pid, None)
         },
         blocked_records=blocked_records,
         blocked_bytes=blocked_bytes,
-        batches=replay.batches,
+        batches=end.batches,
         findings=findings,
+        facts=log.facts(),
     )
+
+
+def _unreadable_checkpoints(log: UnifiedLog) -> list[KdumpError]:
+    """The log dir's offset checkpoints the facts need that do not parse (read as absent)."""
+    if log.log_dir is None:
+        return []
+    names = (LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
+    return [e for n in names if (e := log.log_dir.checkpoint(n).error) is not None]
 
 
 def _checkpoint_finding(e: KdumpError) -> Finding:
@@ -355,225 +297,14 @@ def _checkpoint_finding(e: KdumpError) -> Finding:
     )
 
 
-def _high_watermark_checkpoint(log: PartitionLog, findings: list[Finding]) -> int | None:
-    """This partition's entry in the log dir's replication-offset-checkpoint (the last wins);
-    an unreadable file is a finding and read as absent."""
-    try:
-        return log.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
-    except KdumpError as e:
-        findings.append(_checkpoint_finding(e))
-        return None
-
-
-def _latest_snapshot(
-    directory: Path, log_start: int, log_end: int | None, findings: list[Finding]
-) -> tuple[Path | None, ProducerSnapshot | None]:
-    """ProducerStateManager.truncateAndReload then loadFromSnapshot: snapshots at or below the
-    log start offset or past the log end are deleted; the newest readable one of the rest."""
-    found = newest_readable_snapshot(directory, log_start, log_end, findings)
-    return (None, None) if found is None else (found[1], found[2])
-
-
-class _Replay:
-    """One walk over the partition's segments feeding two producer states: ``history`` from the
-    first batch (markers, aborted ranges, the .txnindex comparison) and ``state`` from
-    ``state_from`` (the broker's producer state at the log end)."""
-
-    def __init__(
-        self, history: ProducerStateManager, state: ProducerStateManager, state_from: int
-    ) -> None:
-        self.history, self.state, self.state_from = history, state, state_from
-        self.pending = {
-            first: txn for first, txn in state.ongoing_txns.items() if txn.first_timestamp is None
-        }
-        self.completed: dict[int, TxnCounts] = {}
-        self.aborted: list[AbortedRange] = []
-        self.findings: list[Finding] = []
-        self.log_end: int | None = None
-        self.batches = 0
-        self._segment_aborts: dict[tuple[int, int], AbortedRange] = {}
-
-    def _mode(self, part: BatchRun) -> Producers:
-        if self.history.ongoing_txns or part.last_offset[part.n - 1] >= self.state_from:
-            return Producers.ALL
-        return Producers.TRANSACTIONAL
-
-    def segment(self, segment: Segment) -> None:
-        log = segment.log()
-        self._segment_aborts = {}
-        walk = log.walk(check_crc=False)
-        for run in walk:
-            self._run(log, run, segment.base_offset)
-            self.batches += run.n
-            self.log_end = run.last_offset[run.n - 1] + 1
-        if self.log_end is None or self.log_end < segment.base_offset:
-            self.log_end = segment.base_offset
-        stop = walk.stop
-        if stop is not None and stop.is_damage:
-            reason = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
-            self.findings.append(
-                Finding(
-                    f"LOG_{stop.reason.name}",
-                    Severity.WARNING,
-                    log.path,
-                    f"the log stops being readable here ({reason}); batches after it are not "
-                    "in the producer state (the broker's recovery would truncate them)",
-                    position=stop.position,
-                )
-            )
-        self._compare_txn_index(segment)
-
-    def _run(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
-        done = 0
-        while done < run.n:
-            part = run.slice(done, run.n)
-            mode = self._mode(part)
-            restart = None
-            for i in flag_batches(part, base_offset, producers=mode).flagged:
-                if part.magic[i] < 2 or part.producer_id[i] < 0:
-                    continue
-                batch = part.batch(i)
-                assert isinstance(batch, RecordBatch)
-                self._one(log, batch)
-                if self._mode(part) is not mode:  # a transaction opened or closed: flag anew
-                    restart = i + 1
-                    break
-            if restart is None:
-                return
-            done += restart
-
-    def _one(self, log: FileRecords, batch: RecordBatch) -> None:
-        pending = self.pending.pop(batch.base_offset, None) if self.pending else None
-        if pending is not None and batch.producer_id == pending.producer_id:
-            pending.first_timestamp = batch.max_timestamp
-            pending.leader_epoch = batch.partition_leader_epoch
-        self._history(self.history.update(log.buf, batch, log.path), batch)
-        if batch.last_offset >= self.state_from:
-            self.state.update(log.buf, batch, log.path)
-
-    def _history(self, result: Appended, batch: RecordBatch) -> None:
-        if result is None:
-            return
-        if isinstance(result, Finding):
-            self.findings.append(result)
-            return
-        counts = self.completed.setdefault(result.producer_id, TxnCounts())
-        if isinstance(result, MarkerWithoutTxn):
-            counts.markers_without_data += 1
-            if result.is_aborted:
-                self._segment_aborts[(result.producer_id, result.offset)] = AbortedRange(
-                    result.producer_id,
-                    -1,
-                    result.offset,
-                    None,
-                    -1,
-                    True,
-                    False,
-                    result.producer_epoch,
-                    None,
-                    None,
-                )
-            return
-        if result.is_aborted:
-            counts.aborts += 1
-            self._segment_aborts[(result.producer_id, result.last_offset)] = _range(result)
-        else:
-            counts.commits += 1
-
-    def _compare_txn_index(self, segment: Segment) -> None:
-        """The aborts the markers of this segment end, beside its .txnindex entries."""
-        index = segment.txn_index()
-        indexed: dict[tuple[int, int], AbortedTxn] = {}
-        if index is not None:
-            for txn in index:
-                indexed.setdefault((txn.producer_id, txn.last_offset), txn)
-        path = str(segment.txn_index_path)
-        for key, aborted in self._segment_aborts.items():
-            aborted.segment = segment.base_offset
-            entry = indexed.pop(key, None)
-            if entry is None:
-                if aborted.first_offset >= 0:
-                    self.findings.append(
-                        Finding(
-                            "TXN_INDEX_MISSING_ABORT",
-                            Severity.WARNING,
-                            path,
-                            f"the ABORT marker at offset {aborted.last_offset} ends producer "
-                            f"{aborted.producer_id}'s transaction from offset "
-                            f"{aborted.first_offset}, which the .txnindex does not list: "
-                            "read_committed consumers receive its records as committed",
-                            offset=aborted.last_offset,
-                            fix=f"kdump rebuild-index {segment.log_path}",
-                        )
-                    )
-                    self.aborted.append(aborted)
-                continue  # a marker without data ends nothing: no range to report
-            aborted.in_txn_index = True
-            if aborted.first_offset < 0:
-                aborted.first_offset = entry.first_offset  # its data lies before the log read
-                aborted.last_stable_offset = entry.last_stable_offset
-            elif entry.first_offset != aborted.first_offset:
-                self.findings.append(
-                    Finding(
-                        "TXN_INDEX_DISAGREES",
-                        Severity.WARNING,
-                        path,
-                        f"producer {aborted.producer_id}'s transaction aborted at offset "
-                        f"{aborted.last_offset} starts at offset {aborted.first_offset} in the "
-                        f"log, at {entry.first_offset} in the .txnindex",
-                        offset=aborted.last_offset,
-                        fix=f"kdump rebuild-index {segment.log_path}",
-                    )
-                )
-            self.aborted.append(aborted)
-        for entry in indexed.values():
-            self.aborted.append(
-                AbortedRange(
-                    entry.producer_id,
-                    entry.first_offset,
-                    entry.last_offset,
-                    entry.last_stable_offset,
-                    segment.base_offset,
-                    False,
-                    True,
-                )
-            )
-            self.findings.append(
-                Finding(
-                    "TXN_INDEX_WITHOUT_MARKER",
-                    Severity.INFO,
-                    path,
-                    f"the .txnindex lists producer {entry.producer_id}'s abort at offset "
-                    f"{entry.last_offset} (from offset {entry.first_offset}), where the log has "
-                    "no ABORT marker of it (the cleaner may have removed the marker)",
-                    offset=entry.last_offset,
-                )
-            )
-
-
-def _range(txn: CompletedTxn) -> AbortedRange:
-    return AbortedRange(
-        txn.producer_id,
-        txn.first_offset,
-        txn.last_offset,
-        txn.last_stable_offset,
-        -1,
-        True,
-        False,
-        txn.producer_epoch,
-        txn.first_timestamp,
-        txn.last_timestamp,
-    )
-
-
-def _blocked(segments: list[Segment], lso: int) -> tuple[int, int]:
+def _blocked(segments: list[LogSegment], lso: int) -> tuple[int, int]:
     """Records and bytes from the last stable offset to the log end: what read_committed
     consumers cannot read yet (a batch across the LSO counts its offsets from it)."""
     records = size = 0
     for n, segment in enumerate(segments):
         if n + 1 < len(segments) and segments[n + 1].base_offset <= lso:
             continue
-        for run in segment.log().walk(check_crc=False):
+        for run in segment.log.walk(check_crc=False):
             if run.last_offset[run.n - 1] < lso:
                 continue
             for i in range(run.n):

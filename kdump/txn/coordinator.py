@@ -12,12 +12,10 @@ kdump.format.schemas.transaction_coordinator), the one ``kafka-dump-log.sh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
-from kdump.discovery import parse_partition_dir
 from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
 from kdump.format.messages import MessageError
 from kdump.format.schemas.transaction_coordinator import (
@@ -26,6 +24,9 @@ from kdump.format.schemas.transaction_coordinator import (
 )
 from kdump.internal_topics import partition_records
 from kdump.java import java_int, java_string_hash, utils_abs
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 DEFAULT_TRANSACTION_STATE_PARTITIONS = option_default("transaction.state.log.num.partitions")
@@ -136,34 +137,33 @@ class CoordinatorView:
         return self.partition_for(transactional_id) in self.partitions_read
 
 
-def is_transaction_state(directory: Path) -> bool:
-    tp = parse_partition_dir(directory.name)
-    return tp is not None and tp[0] == TRANSACTION_STATE_TOPIC
+def is_transaction_state(log: UnifiedLog) -> bool:
+    return log.topic == TRANSACTION_STATE_TOPIC
 
 
 def read_coordinator_view(
-    directories: list[Path], partition_count: int | None = None
+    logs: list[UnifiedLog], partition_count: int | None = None
 ) -> CoordinatorView:
-    """Load every __transaction_state partition directory given, in partition order."""
+    """Load every __transaction_state partition given, in partition order."""
     view = CoordinatorView()
     numbered = sorted(
-        ((tp[1], d) for d in directories if (tp := parse_partition_dir(d.name)) is not None),
+        ((log.partition, log) for log in logs if log.partition is not None),
         key=lambda pair: pair[0],
     )
-    for number, directory in numbered:
+    for number, log in numbered:
         if number in view.partitions_read:
             view.findings.append(
                 Finding(
                     "TXN_COORDINATOR_DUPLICATE",
                     Severity.WARNING,
-                    str(directory),
+                    log.location,
                     f"__transaction_state-{number} given twice; the later copy wins",
                 )
             )
         else:
             view.partitions_read.append(number)
-        view.paths.append(str(directory))
-        _load_partition(directory, number, view)
+        view.paths.append(log.location)
+        _load_partition(log, number, view)
     if partition_count is not None:
         view.partition_count, view.partition_count_source = partition_count, "given"
     elif view.partitions_read:
@@ -205,11 +205,11 @@ def _partition_count(view: CoordinatorView) -> tuple[int, str]:
     return max(default, highest), "guess"
 
 
-def _load_partition(directory: Path, number: int, view: CoordinatorView) -> None:
+def _load_partition(log: UnifiedLog, number: int, view: CoordinatorView) -> None:
     def unreadable(path: str, position: int, reason: str) -> None:
         view.findings.append(_unreadable(path, position, reason))
 
-    for path, batch, record in partition_records(directory, unreadable):
+    for path, batch, record in partition_records(log, unreadable):
         if record.key is None:
             unreadable(path, batch.position, f"record {record.offset} has no key")
             continue

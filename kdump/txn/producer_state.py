@@ -26,16 +26,13 @@ matters (it is what a snapshot stores), so an entry holds that one.
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import NamedTuple
 
 from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
 from kdump.crc import Buffer
-from kdump.errors import InputError, KdumpError
+from kdump.errors import KdumpError
 from kdump.format.batch import RecordBatch
 from kdump.format.layout import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP
 from kdump.format.records import (
@@ -45,9 +42,8 @@ from kdump.format.records import (
     end_transaction_marker,
     iter_v2_records,
 )
-from kdump.format.snapshot import ProducerSnapshot, ProducerSnapshotEntry, parse_producer_snapshot
+from kdump.format.snapshot import ProducerSnapshot, ProducerSnapshotEntry
 from kdump.format.txnindex import CURRENT_VERSION, AbortedTxn
-from kdump.segment import SNAPSHOT_SUFFIX, base_offset_of, open_buffer
 
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = option_default("producer.id.expiration.ms")
 """producer.id.expiration.ms (TransactionLogConfig)."""
@@ -371,53 +367,6 @@ def _marker_finding(batch: RecordBatch, path: str, message: str) -> Finding:
     )
 
 
-def newest_readable_snapshot(
-    directory: Path,
-    above: int | None,
-    at_most: int | None,
-    findings: list[Finding],
-) -> tuple[int, Path, ProducerSnapshot] | None:
-    """The snapshot ProducerStateManager loads (truncateAndReload, then loadFromSnapshot): of
-    the regular files ``<offset>.snapshot`` with ``above < offset <= at_most`` (None: no bound),
-    the newest that parses; each newer one that does not is a SNAPSHOT_CORRUPT warning in
-    ``findings`` (the broker skips it, and deletes it)."""
-    candidates = []
-    for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
-        try:
-            offset = base_offset_of(path)
-        except InputError:
-            continue
-        within = (above is None or offset > above) and (at_most is None or offset <= at_most)
-        if within and path.is_file():  # ProducerStateManager.listSnapshotFiles: regular files
-            candidates.append((offset, path))
-    for offset, path in sorted(candidates, reverse=True):
-        try:
-            snapshot = _read_snapshot(path)
-        except KdumpError as e:
-            findings.append(
-                Finding(
-                    "SNAPSHOT_CORRUPT",
-                    Severity.WARNING,
-                    str(path),
-                    f"{e.reason}; skipped, as the broker skips it (and deletes it)",
-                    position=e.position,
-                )
-            )
-            continue
-        return offset, path, snapshot
-    return None
-
-
-def _read_snapshot(path: Path) -> ProducerSnapshot:
-    buf = open_buffer(path)
-    try:
-        return parse_producer_snapshot(buf, str(path))
-    finally:
-        if isinstance(buf, mmap.mmap):
-            with contextlib.suppress(BufferError):  # a view may outlive the parse
-                buf.close()
-
-
 __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_MS",
     "Appended",
@@ -426,5 +375,4 @@ __all__ = [
     "ProducerStateEntry",
     "ProducerStateManager",
     "TxnMetadata",
-    "newest_readable_snapshot",
 ]

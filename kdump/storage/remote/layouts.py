@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from kdump.storage.remote import url_name, url_parent
+from kdump.format.names import PINTEREST_WATERMARK
+from kdump.storage.remote.urls import url_name, url_parent
 
 KAFKA_RSM = "kafka-rsm"
 AIVEN = "aiven"
@@ -46,8 +47,7 @@ _PUFFIN = re.compile(rf"^(?P<id>{_UUID})\.puffin$")
 RSM_SUFFIXES = ("log", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint")
 AIVEN_SUFFIXES = ("log", "indexes", "rsm-manifest")
 AIVEN_LEGACY_SUFFIXES = ("index", "timeindex", "snapshot", "txnindex", "leader-epoch-checkpoint")
-WATERMARK = "offset.wm"
-"""Pinterest: the 20-digit base offset of the last segment uploaded (WatermarkFileHandler)."""
+WATERMARK = PINTEREST_WATERMARK
 PARTITION_EXTRAS = (WATERMARK, "_metadata", "leader-epoch-checkpoint", "partition.metadata")
 
 

@@ -46,7 +46,7 @@ def summary_table(result: VerifyResult, drop: Collection[str] = ()) -> TextTable
     shown = [name for name in SUMMARY_COLUMNS if name not in drop]
     for name in shown:
         table.add_column(name, "left" if name in ("partition", "offsets") else "right")
-    for report in result.reports:
+    for report in result.partitions:
         s = report.summary
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
         cells = {
@@ -81,7 +81,7 @@ def render_text(
     console = TextConsole(out, terminal)
     if not quiet:
         console.fitted_table(partial(summary_table, result), DROPPED_FIRST)
-        for report in result.reports:
+        for report in result.partitions:
             if report.summary.startup:
                 console.say(
                     f"{report.path}: at startup the broker " + "; ".join(report.summary.startup)
@@ -92,7 +92,7 @@ def render_text(
     if not quiet:
         counts = result.counts()
         console.say(
-            f"{len(result.reports)} partition(s): {counts['error']} error(s), "
+            f"{len(result.partitions)} partition(s): {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info"
         )
 
