@@ -69,6 +69,28 @@ class Found:
             raise self.errors[0]
 
 
+def open_partition(
+    raw: str, store: ObjectStore | None = None, options: OpenOptions | None = None
+) -> UnifiedLog:
+    """The one partition ``raw`` names (a directory, or a prefix in an object store): for the
+    commands that work on one partition (lookup, salvage)."""
+    if not is_url(raw):
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(raw, "no such directory")
+        if not path.is_dir():
+            raise InputError(raw, "not a directory (give a partition directory)")
+    found = discover([raw], store, options)
+    found.raise_first()
+    logs = [log for log in found.partitions if log.segments] or found.partitions
+    if not logs or not logs[0].segments:
+        raise InputError(raw, "no segment .log files: not a partition directory")
+    if len(logs) > 1:
+        names = ", ".join(log.location for log in logs)
+        raise InputError(raw, f"holds {len(logs)} partitions ({names}): give one")
+    return logs[0]
+
+
 def _key(log: UnifiedLog) -> str:
     local = log.storage.local_path
     return os.path.realpath(local) if local is not None else log.location
@@ -338,5 +360,6 @@ __all__ = [
     "discover",
     "is_partition_dir",
     "natural_key",
+    "open_partition",
     "refuse_output_inside",
 ]

@@ -27,8 +27,9 @@ from kdump.format.index import IndexSearch, SearchType
 from kdump.format.layout import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from kdump.format.records import Record
 from kdump.format.timeindex import TimestampOffset
-from kdump.partition import PartitionLog
-from kdump.segment import FileRecords, LargestTimestamp, Scan, SegmentFiles
+from kdump.segment import LargestTimestamp, LogSegment, Scan
+from kdump.storage.records import FileRecords
+from kdump.unified_log import UnifiedLog
 
 
 class TimestampAndOffset(NamedTuple):
@@ -39,7 +40,7 @@ class TimestampAndOffset(NamedTuple):
     leader_epoch: int | None
 
 
-def translate_offset(segment: SegmentFiles, offset: int) -> Scan:
+def translate_offset(segment: LogSegment, offset: int) -> Scan:
     """LogSegment.translateOffset: the first batch of the segment whose last offset ≥ offset,
     searched from the offset index's FLOOR entry."""
     return segment.scan(segment.start_for(offset), lambda b: b.last_offset >= offset)
@@ -69,12 +70,12 @@ class TimestampSearch:
 
 
 def find_offset_by_timestamp(
-    segment: SegmentFiles, timestamp: int, starting_offset: int
+    segment: LogSegment, timestamp: int, starting_offset: int
 ) -> TimestampSearch:
     """LogSegment.findOffsetByTimestamp(timestamp, startingOffset) and
     FileRecords.searchForTimestamp: the first record with timestamp ≥ ``timestamp`` and offset
     ≥ ``starting_offset``, batch by batch from the time index's FLOOR entry."""
-    checked = segment.time_index
+    checked = segment.checked_time_index
     search = None
     entry = TimestampOffset(NO_TIMESTAMP, segment.base_offset)
     if checked.usable:
@@ -164,7 +165,7 @@ class Lookup:
 class _Trail:
     """What a lookup collects on its way: segments, scans, warnings (in order, once each)."""
 
-    def __init__(self, log: PartitionLog, mode: str, target: int) -> None:
+    def __init__(self, log: UnifiedLog, mode: str, target: int) -> None:
         self.log, self.mode, self.target = log, mode, target
         self.steps: list[SegmentStep] = []
         self.scans: list[Scan] = []
@@ -188,7 +189,7 @@ class _Trail:
         )
 
 
-def lookup_offset(log: PartitionLog, offset: int) -> Lookup:
+def lookup_offset(log: UnifiedLog, offset: int) -> Lookup:
     """What a fetch at ``offset`` reads: the batch holding it and the record itself.
 
     Outside [log start, log end] the broker answers OFFSET_OUT_OF_RANGE; at the log end itself
@@ -219,7 +220,7 @@ def lookup_offset(log: PartitionLog, offset: int) -> Lookup:
     return trail.finish(Outcome.AT_LOG_END)
 
 
-def lookup_timestamp(log: PartitionLog, timestamp: int) -> Lookup:
+def lookup_timestamp(log: UnifiedLog, timestamp: int) -> Lookup:
     """ListOffsets by timestamp: the first record with timestamp ≥ ``timestamp`` as the broker
     finds it (UnifiedLog.fetchOffsetByTimestamp), or NO_OFFSET (the broker answers -1)."""
     trail = _Trail(log, "timestamp", timestamp)

@@ -273,10 +273,12 @@ class LogSegment:
         return self.storage.modified_ms(self.file_name(LOG_SUFFIX))
 
     def close(self) -> None:
-        """Give back what reading it holds (an object's mirror)."""
-        log = self.__dict__.pop("log", None)
-        if log is not None:
-            log.close()
+        """Give back what reading it holds (each memory map keeps a file descriptor; an
+        object's mirror, its pages): a later read opens the files again."""
+        for name in _OPENED:
+            opened = self.__dict__.pop(name, None)
+            if isinstance(opened, FileRecords):
+                opened.close()
 
     # -- reads by offset and by time (lookup, explain) ----------------------------------------
 
@@ -426,6 +428,17 @@ class LogSegment:
                 greatest = max(greatest, found[1])
             last = run.last_offset[run.n - 1]
         return _Tail(greatest, last)
+
+
+_OPENED = (
+    "log",
+    "offset_index",
+    "time_index",
+    "txn_index",
+    "checked_offset_index",
+    "checked_time_index",
+)
+"""What a LogSegment opens and keeps (``close`` lets go of it)."""
 
 
 class _Tail(NamedTuple):

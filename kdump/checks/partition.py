@@ -376,6 +376,10 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     """Each producer snapshot as the broker reads it, and those above the log end offset
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset
+    damaged = log.damaged_from
+    after = "" if damaged is None else (
+        f" once recovery cuts {os.path.basename(damaged.path)} at position {damaged.position}"
+    )
     for file in log.snapshot_files:
         check_snapshot_bytes(log.storage.read(file.name), file.path, sink)
         if file.offset > end:
@@ -384,8 +388,8 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
                     "SNAPSHOT_BEYOND_LOG_END",
                     Severity.WARNING,
                     file.path,
-                    f"producer snapshot at offset {file.offset}, beyond the log end offset {end}; "
-                    f"{BROKER_FIXES} (it deletes the snapshot)",
+                    f"producer snapshot at offset {file.offset}, beyond the log end offset {end}"
+                    f"{after}; {BROKER_FIXES} (it deletes the snapshot)",
                     offset=file.offset,
                     fix=RECOVER.format(dir=log.location),
                 )

@@ -75,8 +75,9 @@ def check_segment(
         )
         return SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
     finally:
-        if not local:
-            segment.close()  # an object's mirror: its pages go now, not with the log
+        # what the walk learned is in the scan: the maps (a file descriptor each) and an
+        # object's mirror go now, not with the partition (a log dir holds thousands)
+        segment.close()
     if scan is not None:
         scan.gather = None  # done with: the rows need not travel back
     return SegmentResult(segment.base_offset, segment.slot, scan, sink)

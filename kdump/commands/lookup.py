@@ -8,11 +8,10 @@ from typing import Any
 import click
 
 from kdump.commands.filters import JAVA_LONG
-from kdump.commands.options import configure_store, format_option, store_options, timestamp_option
+from kdump.commands.options import format_option, object_store, store_options, timestamp_option
 from kdump.commands.output import pipe_safe
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
-from kdump.partition import PartitionLog
 from kdump.render.console import TextConsole
 from kdump.render.dumplog import DumpOptions
 from kdump.render.jsonl import to_json
@@ -50,10 +49,12 @@ def lookup(
     on the way does not parse, 3 when DIRECTORY cannot be read. DIRECTORY may be a partition's
     URL in an object store (s3://, gs://, az://, file://), in any layout of tiered storage.
     """
-    configure_store(store)
+    objects = object_store(store)
     if (offset is None) == (timestamp is None):
         raise click.UsageError("give exactly one of --offset and --timestamp")
-    log = PartitionLog(directory)
+    from kdump.discovery import open_partition
+
+    log = open_partition(directory, objects)
     if offset is not None:
         result = lookup_offset(log, offset)
     else:

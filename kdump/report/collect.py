@@ -11,21 +11,23 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import PartitionReport, PartitionSummary, verify_partition
+from kdump.checks.partition import PartitionResult, PartitionSummary, finish_partition
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
-from kdump.discovery import PartitionTarget, discover, natural_key, parse_partition_dir
+from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
-from kdump.partition import PartitionLog
-from kdump.progress import NO_PROGRESS, Progress, log_bytes
+from kdump.format.index import OffsetIndex
+from kdump.progress import NO_PROGRESS, Progress
 from kdump.run import LogDirIdentity, identify
-from kdump.segment import open_offset_index
+from kdump.segment import LogSegment
 from kdump.txn.analysis import PartitionTxnReport, TxnOptions, analyze_partition
 from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class PartitionView:
     blocked_bytes: int = 0
     problems: list[str] = field(default_factory=list)
     """What could not be explained or analysed (the findings say why)."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
     @property
     def name(self) -> str:
@@ -158,73 +162,79 @@ def collect(
 ) -> ReportModel:
     """Everything under ``paths``, log dir by log dir; partitions with errors first."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    found = discover(paths)
+    opened = OpenOptions(verify=options.verify, now_ms=options.now)
+    found = discover(paths, options=opened, urls=False)
     every = found.partitions
-    groups: dict[Path, list[PartitionTarget]] = {ld.path: [] for ld in found.log_dirs}
-    for target in every:
-        groups.setdefault(target.log_dir or target.path.parent, []).append(target)
-    view = read_coordinator_view([t.path for t in every if is_transaction_state(t.path)])
-    progress.total(sum(log_bytes(t.path, t.only) for t in every))
+    groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
+    log_dirs = {ld.location: ld for ld in found.log_dirs}
+    for log in every:
+        where = log.log_dir.location if log.log_dir is not None else log.location
+        groups.setdefault(where, []).append(log)
+    view = read_coordinator_view([log for log in every if is_transaction_state(log)])
+    progress.total(sum(log.bytes for log in every))
     out: list[LogDirView] = []
-    for directory, targets in groups.items():
-        log_dir = LogDirView(str(directory), identify(directory))
-        reports = []
-        for target in targets:
-            partition, report = _partition(target, options, view, progress)
+    for directory, logs in groups.items():
+        found_dir = log_dirs.get(directory)
+        log_dir = LogDirView(directory, identify(directory))
+        results = []
+        for log in logs:
+            partition, result = _partition(log, options, view, progress)
             log_dir.partitions.append(partition)
-            reports.append(report)
-        if directory in {ld.path for ld in found.log_dirs}:
-            log_dir.findings = list(log_dir_findings(directory, reports))
+            results.append(result)
+        if found_dir is not None:
+            log_dir.findings = list(log_dir_findings(found_dir, logs))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))
 
 
 def _partition(
-    target: PartitionTarget, options: ReportOptions, view: CoordinatorView, progress: Progress
-) -> tuple[PartitionView, PartitionReport]:
-    parsed = parse_partition_dir(target.path.name)
-    topic = parsed[0] if parsed else None
-    settings = resolve_settings(options.layers, topic)
+    log: UnifiedLog, options: ReportOptions, view: CoordinatorView, progress: Progress
+) -> tuple[PartitionView, PartitionResult]:
+    settings = resolve_settings(options.layers, log.topic)
     # The topic's index.interval.bytes where one was given (--config, describe output, broker):
     # the index checks then name an index denser than it. Kafka's default alone says nothing
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
     interval = settings["index.interval.bytes"]
     given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
-    checks = replace(options.verify, index_interval_bytes=given)
-    report = verify_partition(target.path, checks, target.only, progress)
-    p = PartitionView(
-        path=str(target.path),
-        topic=topic,
-        partition=parsed[1] if parsed else None,
-        summary=report.summary,
-        findings=list(report.findings),
-        index_interval_bytes=settings.index_interval_bytes,
+    log.open_options = replace(
+        log.open_options, verify=replace(options.verify, index_interval_bytes=given)
     )
-    if report.summary.segments == 0:
-        return p, report
+    # one walk of each segment: verify's checks, the facts, the producer state replay
+    log.walk_in_order()
+    result = finish_partition(log)
+    progress.advance(log.bytes, log.location)
+    p = PartitionView(
+        path=log.location,
+        topic=log.topic,
+        partition=log.partition,
+        summary=result.summary,
+        findings=list(result.findings),
+        index_interval_bytes=settings.index_interval_bytes,
+        facts=log.facts(),
+    )
+    if not log.segments:
+        return p, result
+    p.log_start_offset, p.log_end_offset = log.log_start_offset, log.log_end_offset
+    p.high_watermark = log.high_watermark.value
     try:
-        explained = explain_partition(
-            PartitionLog(target.path), settings, ExplainOptions(now=options.now)
-        )
+        explained = explain_partition(log, settings, ExplainOptions(now=options.now))
     except (KdumpError, OSError) as e:
         p.problems.append(f"explain: {e}")
     else:
-        _explained(p, explained)
-    if not is_transaction_state(target.path):
+        _explained(p, explained, log.segments)
+    if not is_transaction_state(log):
         try:
-            txn = analyze_partition(target.path, TxnOptions(now=options.now), view)
+            txn = analyze_partition(log, TxnOptions(now=options.now), view)
         except (KdumpError, OSError) as e:
             p.problems.append(f"txn: {e}")
         else:
             if txn is not None:
                 _transactions(p, txn)
-    return p, report
+    return p, result
 
 
-def _explained(p: PartitionView, e: PartitionExplanation) -> None:
-    p.log_start_offset, p.log_end_offset = e.log_start_offset, e.log_end_offset
-    p.high_watermark = e.high_watermark
+def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegment]) -> None:
     if e.settings.delete:
         p.retention_ms = e.settings.retention_ms
     blocked = e.retention.blocked_by
@@ -233,7 +243,7 @@ def _explained(p: PartitionView, e: PartitionExplanation) -> None:
         c = e.compaction
         p.dirty = (c.first_dirty_offset, c.first_uncleanable_offset)
         p.compaction_note = c.reason
-    for s in e.segments:
+    for s, segment in zip(e.segments, segments, strict=True):
         f = s.facts
         p.segments.append(
             SegmentView(
@@ -246,15 +256,13 @@ def _explained(p: PartitionView, e: PartitionExplanation) -> None:
                 active=f.active,
                 roll_causes=s.roll.causes,
                 deletable=s.retention.deletable,
-                density=index_density(Path(f.path).with_suffix(".index"), f.base_offset),
+                density=index_density(segment.offset_index),
             )
         )
 
 
 def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:
     p.last_stable_offset = t.last_stable_offset
-    if p.high_watermark is None:
-        p.high_watermark = t.high_watermark
     p.blocked_records, p.blocked_bytes = t.blocked_records, t.blocked_bytes
     p.open_transactions = [
         OpenTxnView(
@@ -266,12 +274,10 @@ def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:
     p.findings += [f for f in t.findings if (f.code, f.path, f.offset) not in known]
 
 
-def index_density(path: Path, base_offset: int) -> IndexDensity | None:
+def index_density(index: OffsetIndex | None) -> IndexDensity | None:
     """Min, mean and max bytes between the entries of an offset index (None: no index, or
     fewer than two entries)."""
-    try:
-        index = open_offset_index(path, base_offset)
-    except (OSError, KdumpError):
+    if index is None:
         return None
     n = index.used_entries
     if n < 2:

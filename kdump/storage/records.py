@@ -4,6 +4,8 @@ object in a store)."""
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 from collections.abc import Iterator
 
 from kdump.crc import Buffer
@@ -81,8 +83,12 @@ class FileRecords:
         return batch.compute_checksum(self.buf)
 
     def close(self) -> None:
-        """Give back what holds the bytes (an object's mirror); a mapped file goes with its
-        last reference."""
+        """Give back what holds the bytes: a memory map (and the file descriptor it keeps),
+        now rather than with its last reference; an object's mirror (its own close)."""
+        buf = self.buf
+        if isinstance(buf, mmap.mmap):
+            with contextlib.suppress(BufferError):  # a view still held: freed with it
+                buf.close()
 
 
 __all__ = ["FileRecords"]

@@ -268,6 +268,8 @@ class ProducerReplay:
                 )
             self.aborted.append(aborted)
         for entry in indexed.values():
+            if self.cut and self.log_end is not None and entry.last_offset >= self.log_end:
+                continue  # past recovery's cut: the rebuilt .txnindex will not list it
             self.aborted.append(
                 AbortedRange(
                     entry.producer_id,

@@ -28,7 +28,7 @@ from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import Record
 from kdump.format.walk import Pager
-from kdump.segment import FileRecords
+from kdump.storage.records import FileRecords
 
 Fetch = Callable[[int, int], Iterator[tuple[int, bytes]]]
 """Decoded bytes covering [start, end): (position, bytes) pieces, which may reach beyond."""
@@ -232,6 +232,9 @@ class RemoteRecords(FileRecords):
     def compute_checksum(self, batch: Batch) -> int:
         self._have(batch)
         return super().compute_checksum(batch)
+
+    def close(self) -> None:
+        self.mirror.close()
 
 
 __all__ = ["Fetch", "Mirror", "RemotePager", "RemoteRecords"]
