@@ -332,15 +332,22 @@ def check_named_segments(log: UnifiedLog) -> None:
             raise InputError(path, "no such file: the segment's .log is missing")
 
 
-def refuse_output_inside(output_dir: Path, logs: list[UnifiedLog]) -> None:
+def refuse_output_inside(
+    output_dir: Path, logs: list[UnifiedLog], partitions: Iterable[Path] = ()
+) -> None:
     """An output directory inside (or equal to) a partition or log dir being read is refused
     (an InputError): what kdump writes there would sit among the broker's own files, where
-    the broker takes a new directory for a partition and refuses to start on its name."""
+    the broker takes a new directory for a partition and refuses to start on its name.
+    ``partitions``: more partition directories read (those of kept cut files)."""
     out = Path(os.path.realpath(output_dir))
+    places: list[list[tuple[str, Path | None]]] = []
     for log in logs:
         folders = [("partition", log.storage.local_path)]
         if log.log_dir is not None:
             folders.append(("log dir", log.log_dir.storage.local_path))
+        places.append(folders)
+    places += [[("partition", p), ("log dir", p.parent)] for p in partitions]
+    for folders in places:
         for kind, d in folders:
             if d is None:
                 continue

@@ -56,6 +56,10 @@ class LogDir:
     def __repr__(self) -> str:
         return f"LogDir({self.location!r})"
 
+    def __getstate__(self) -> dict[str, object]:
+        # to another process (a Spark executor): the folder, not every partition found in it
+        return {"storage": self.storage, "location": self.location, "partitions": []}
+
     @cached_property
     def _checkpoints(self) -> dict[str, Checkpoint]:
         return {name: self._read_checkpoint(name) for name in OFFSET_CHECKPOINTS}

@@ -156,6 +156,11 @@ class UnifiedLog:
     def __repr__(self) -> str:
         return f"UnifiedLog({self.location!r})"
 
+    def __getstate__(self) -> dict[str, object]:
+        # to another process (a Spark executor): what opens it, not what was read here
+        keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
+        return {**{k: self.__dict__[k] for k in keep}, "_results": {}}
+
     # -- identity ---------------------------------------------------------------------------
 
     @property
@@ -415,7 +420,7 @@ class UnifiedLog:
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
         """Of the snapshots with ``above < offset <= at_most`` (None: no bound), the newest that
         parses, and the newer ones that do not (the broker skips and deletes them)."""
-        skipped = []
+        skipped: list[tuple[SnapshotFile, KdumpError]] = []
         for file in reversed(self.snapshot_files):
             if (above is not None and file.offset <= above) or (
                 at_most is not None and file.offset > at_most

@@ -45,11 +45,11 @@ class PartitionSummary:
 
     @property
     def topic(self) -> str | None:
-        return self.facts["topic"]  # type: ignore[no-any-return]
+        return self.facts["topic"]
 
     @property
     def partition(self) -> int | None:
-        return self.facts["partition"]  # type: ignore[no-any-return]
+        return self.facts["partition"]
 
     @property
     def segments(self) -> int:
@@ -121,12 +121,12 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
     results: list[SegmentResult] = [log.result(s) for s in checked]
     scans: dict[int, LogScan] = {}
     unread: set[int] = set()
-    for result in results:
-        sink.absorb(result.sink)
-        if result.unread:
-            unread.add(result.slot)
-        elif result.scan is not None:
-            scans[result.slot] = result.scan
+    for walked in results:
+        sink.absorb(walked.sink)
+        if walked.unread:
+            unread.add(walked.slot)
+        elif walked.scan is not None:
+            scans[walked.slot] = walked.scan
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
     if log.only is None:
         _check_segment_order(with_log, scans, sink, unread, remote=log.tiered)
@@ -377,8 +377,12 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset
     damaged = log.damaged_from
-    after = "" if damaged is None else (
-        f" once recovery cuts {os.path.basename(damaged.path)} at position {damaged.position}"
+    after = (
+        ""
+        if damaged is None
+        else (
+            f" once recovery cuts {os.path.basename(damaged.path)} at position {damaged.position}"
+        )
     )
     for file in log.snapshot_files:
         check_snapshot_bytes(log.storage.read(file.name), file.path, sink)

@@ -16,8 +16,7 @@ import click
 
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
-from kdump.discovery import PartitionTarget, refuse_output_inside
-from kdump.progress import log_bytes
+from kdump.discovery import refuse_output_inside
 from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
@@ -30,6 +29,7 @@ from kdump.repair.plan import (
 )
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
+from kdump.unified_log import UnifiedLog
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,7 +82,7 @@ def write_options(f: F) -> F:
 def _run(
     ctx: click.Context,
     paths: tuple[str, ...],
-    plan: Callable[[list[PartitionTarget], int], Iterator[SegmentPlan]],
+    plan: Callable[[list[UnifiedLog], int], Iterator[SegmentPlan]],
     config: IndexConfig,
     **kw: Any,
 ) -> None:
@@ -90,7 +90,7 @@ def _run(
         raise click.UsageError("--dry-run writes nothing: drop --output-dir")
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
-    targets = resolve_targets(list(paths))
+    targets = resolve_targets(list(paths), config)
     if kw["output_dir"] is not None:
         refuse_output_inside(kw["output_dir"], targets)
     options = RunOptions(
@@ -101,7 +101,7 @@ def _run(
     )
     name = ctx.command.name or "repair"
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
-        meter.total(sum(log_bytes(t.path, t.only) for t in targets))
+        meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = plan(targets, kw["jobs"])
         result = run_repair(targets, plans, options, config, echo_on, progress=meter)
     ctx.exit(result.exit_code)

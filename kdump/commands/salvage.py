@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from kdump.discovery import PartitionTarget, refuse_output_inside
+from kdump.discovery import refuse_output_inside
 from kdump.errors import ExitCode
 from kdump.repair.plan import resolve_targets
 from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
@@ -35,7 +35,7 @@ def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> Non
     cut_files = [Path(p) for p in paths if CUT_SUFFIX in Path(p).name and Path(p).is_file()]
     named = [p for p in paths if Path(p) not in cut_files]
     targets = resolve_targets(named) if named else []
-    refuse_output_inside(output_dir, targets + [PartitionTarget(p.parent) for p in cut_files])
+    refuse_output_inside(output_dir, targets, [p.parent for p in cut_files])
     results = chain(
         (r for t in targets for r in salvage_partition(t, output_dir)),
         (salvage_cut_file(p, output_dir) for p in cut_files),

@@ -14,9 +14,9 @@ import click
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.commands.options import (
-    configure_store,
     fail_on_option,
     max_batch_bytes_option,
+    object_store,
     store_options,
 )
 from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
@@ -152,7 +152,7 @@ def verify_command(
     from kdump.run import RunClock
 
     clock = RunClock("spark verify")
-    configure_store(
+    store = object_store(
         {
             "endpoint_url": endpoint_url,
             "anon": anon,
@@ -169,7 +169,7 @@ def verify_command(
             refuse_existing(session, output)
         shown = show_progress(quiet)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
-            result = verify_on_spark(session, paths, options, tasks)
+            result = verify_on_spark(session, paths, options, tasks, store)
             if output is not None:
                 write_findings(session, finding_rows(result), output, output_format, overwrite)
     print_result(result, fmt, quiet, clock.info(result_log_dirs(result)))
@@ -197,7 +197,7 @@ def export_command(
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
     segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
-    configure_store(store)
+    objects = object_store(store)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
@@ -205,7 +205,7 @@ def export_command(
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
-            result = export_on_spark(session, paths, output, options, overwrite)
+            result = export_on_spark(session, paths, output, options, overwrite, objects)
     checked = result.checked()
     for f in checked.findings:
         if f.severity.rank >= Severity.WARNING.rank:

@@ -10,11 +10,11 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.commands.options import (
-    configure_store,
     fail_on_option,
     format_option,
     jobs_option,
     now_option,
+    object_store,
     quiet_option,
     store_options,
     units_callback,
@@ -89,7 +89,7 @@ def scrub(
     from kdump.render.scrub import render_json, render_text
     from kdump.tiered.scrub import ScrubOptions, scrub_bucket
 
-    configure_store(store)
+    objects = object_store(store)
     with progress(show_progress(quiet) and deep, "scrub --deep") as meter:
         result = scrub_bucket(
             bucket_url,
@@ -99,6 +99,7 @@ def scrub(
             VerifyOptions() if deep else None,
             meter,
             jobs,
+            objects,
         )
     out = sys.stdout
     if fmt == "json":

@@ -18,8 +18,18 @@ from kdump.errors import DecryptionKeyError, FormatError, InputError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.format.index import OffsetIndex
 from kdump.format.internal import MessageParser, content_text, decode_control_record
 from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
+from kdump.format.names import (
+    CHECKPOINT_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    offset_in_name,
+)
 from kdump.format.records import (
     ABORT,
     COMMIT,
@@ -30,7 +40,8 @@ from kdump.format.records import (
 )
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries, text_file_reader
-from kdump.format.txnindex import ABORTED_TXN, legacy_version, unexpected_version
+from kdump.format.timeindex import TimeIndex
+from kdump.format.txnindex import ABORTED_TXN, TransactionIndex, legacy_version, unexpected_version
 from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.format.walk import LogWalk, StopReason
 from kdump.java import java_string_hash
@@ -40,18 +51,6 @@ from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
-from kdump.format.index import OffsetIndex
-from kdump.format.names import (
-    CHECKPOINT_SUFFIX,
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    SNAPSHOT_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    TXN_INDEX_SUFFIX,
-    offset_in_name,
-)
-from kdump.format.timeindex import TimeIndex
-from kdump.format.txnindex import TransactionIndex
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
 
@@ -379,9 +378,7 @@ def _dump_log(
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
     if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining
-        yield Line(
-            OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}"
-        )
+        yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}")
 
 
 def _batch_lines(
@@ -443,9 +440,7 @@ past the offset index's position (a walk's full run of 4096 made a large index's
 quadratic)."""
 
 
-def _dump_time_index(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
-) -> Iterator[Line]:
+def _dump_time_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     path = file.path
     log = _log_beside(file)
     beside = file.beside(INDEX_SUFFIX)
@@ -477,9 +472,7 @@ def _dump_time_index(
         prev_timestamp = entry.timestamp
 
 
-def _dump_txn_index(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
-) -> Iterator[Line]:
+def _dump_txn_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     path = file.path
     generated = opts.release.reads_generated_aborted_txn
     entries = list(TransactionIndex(file.read(), base_offset_of(file), path))
@@ -506,9 +499,7 @@ def _dump_txn_index(
         )
 
 
-def _dump_snapshot(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
-) -> Iterator[Line]:
+def _dump_snapshot(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     try:
         snapshot = parse_producer_snapshot(file.read(), file.path)
     except FormatError as e:
@@ -544,9 +535,7 @@ def text_entry_line(entry: NamedTuple) -> str:
     )
 
 
-def _dump_text_file(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
-) -> Iterator[Line]:
+def _dump_text_file(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     """Checkpoint files, partition.metadata, meta.properties (kdump's own; Kafka skips them)."""
     for entry in text_file_entries(file.name, bytes(file.read()), file.path):
         yield Line(OUT, text_entry_line(entry))

@@ -23,31 +23,36 @@ from typing import Any
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import rename_rule, verify_segment
+from kdump.checks.partition import rename_rule
 from kdump.crc import Buffer
-from kdump.discovery import PartitionTarget, check_named_segments, discover
+from kdump.discovery import check_named_segments, discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.batch import read_batch
-from kdump.format.checkpoint import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.index import AbstractIndex, OffsetIndex
-from kdump.format.textfiles import offset_checkpoint_at
+from kdump.format.names import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    RECOVERY_POINT_CHECKPOINT,
+    SEGMENT_SUFFIXES,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_file_name,
+)
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
-from kdump.format.walk import LogWalk, Pager
 from kdump.parallel import stream_ordered
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.repair.salvage import CutLoss, cut_loss
-from kdump.segment import (
-    SEGMENT_SUFFIXES,
-    LogSegment,
-    list_segments,
-    open_buffer,
-)
-from kdump.txn.producer_state import ProducerStateManager, newest_readable_snapshot
+from kdump.segment import LogSegment
+from kdump.storage.local import map_file
+from kdump.txn.producer_state import ProducerStateManager
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
+SEGMENT_FILE = "segment file"
+"""A file of a segment recovery deletes whole (every segment after a cut)."""
 STOP_CODES = frozenset(
     ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
 )
@@ -117,9 +122,44 @@ class FileChange:
         return "create" if self.old is None else "replace"
 
 
+@dataclass(frozen=True)
+class SegmentPaths:
+    """A segment's files on disk, by path: what repairs read and write (kdump repairs local
+    files only)."""
+
+    directory: Path
+    base_offset: int
+
+    @classmethod
+    def of(cls, segment: LogSegment) -> SegmentPaths:
+        directory = segment.storage.local_path
+        if directory is None:
+            raise InputError(segment.directory, "repairs write local files only")
+        return cls(directory, segment.base_offset)
+
+    def path(self, suffix: str) -> Path:
+        return self.directory / segment_file_name(self.base_offset, suffix)
+
+    @property
+    def log_path(self) -> Path:
+        return self.path(LOG_SUFFIX)
+
+    @property
+    def index_path(self) -> Path:
+        return self.path(INDEX_SUFFIX)
+
+    @property
+    def time_index_path(self) -> Path:
+        return self.path(TIME_INDEX_SUFFIX)
+
+    @property
+    def txn_index_path(self) -> Path:
+        return self.path(TXN_INDEX_SUFFIX)
+
+
 @dataclass
 class SegmentPlan:
-    segment: LogSegment
+    segment: SegmentPaths
     is_active: bool
     changes: list[FileChange] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -149,22 +189,27 @@ class SegmentPlan:
         ]
 
 
-def resolve_targets(paths: list[str]) -> list[PartitionTarget]:
-    """Segment files, partition dirs and log dirs -> partitions, each once, in path order.
+def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list[UnifiedLog]:
+    """Segment files, partition dirs and log dirs -> partitions, each once, in path order,
+    opened with the checks the repair's settings call for.
 
     A named segment must have its .log: rebuilding or trimming needs it.
     """
-    found = discover(paths)
+    config = config or IndexConfig()
+    verify = VerifyOptions(
+        index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
+    )
+    found = discover(paths, options=OpenOptions(verify=verify), urls=False)
     found.raise_first()
-    targets = found.partitions
-    for target in targets:
-        check_named_segments(target)
-    return targets
+    logs = found.partitions
+    for log in logs:
+        check_named_segments(log)
+    return logs
 
 
 @contextmanager
 def mapped(path: Path) -> Iterator[Buffer]:
-    buf = open_buffer(path)
+    buf = map_file(path)
     try:
         yield buf
     finally:
@@ -174,26 +219,19 @@ def mapped(path: Path) -> Iterator[Buffer]:
                 buf.close()
 
 
-def _segments(target: PartitionTarget) -> tuple[list[LogSegment], list[Finding]]:
-    """The segments that have a .log; index files without one are reported, not touched."""
-    try:
-        all_segments = list_segments(target.path)
-    except OSError as e:
-        raise InputError(str(target.path), e.strerror or str(e)) from None
-    with_log, findings = [], []
-    for seg in all_segments:
-        if seg.log_path.is_file():
-            with_log.append(seg)
-        elif target.only is None:
-            findings.append(
-                Finding(
-                    "INDEX_ORPHAN",
-                    Severity.WARNING,
-                    str(seg.log_path),
-                    "index files with no .log: left alone (the broker deletes them)",
-                )
-            )
-    return with_log, findings
+def _orphan_findings(log: UnifiedLog) -> list[Finding]:
+    """Index files with no .log are reported, not touched."""
+    if log.only is not None:
+        return []
+    return [
+        Finding(
+            "INDEX_ORPHAN",
+            Severity.WARNING,
+            seg.log_path,
+            "index files with no .log: left alone (the broker deletes them)",
+        )
+        for seg in log.orphan_segments
+    ]
 
 
 def _index_state(path: Path, cls: type[AbstractIndex[Any]], base: int) -> tuple[int, int] | None:
@@ -268,7 +306,7 @@ def _index_change(path: Path, kind: str, base: int, content: bytes) -> FileChang
     )
 
 
-def _txn_change(seg: LogSegment, recovered: RecoveredSegment) -> FileChange | None:
+def _txn_change(seg: SegmentPaths, recovered: RecoveredSegment) -> FileChange | None:
     """TransactionIndex is created on the first append and emptied (not deleted) by recover."""
     content = txn_index_bytes(recovered.aborted_txns)
     path = seg.txn_index_path
@@ -278,17 +316,26 @@ def _txn_change(seg: LogSegment, recovered: RecoveredSegment) -> FileChange | No
 
 
 def _producer_state_at(
-    directory: Path, segments: list[LogSegment], base: int
+    log: UnifiedLog, base: int
 ) -> tuple[ProducerStateManager, int | None, int, list[Finding]]:
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
-    findings: list[Finding] = []
-    found = newest_readable_snapshot(directory, None, base, findings)
-    if found is None:
+    loaded = log.snapshot_between(None, base)
+    findings = [
+        Finding(
+            "SNAPSHOT_CORRUPT",
+            Severity.WARNING,
+            file.path,
+            f"{getattr(e, 'reason', e)}; skipped, as the broker skips it (and deletes it)",
+            position=getattr(e, "position", None),
+        )
+        for file, e in loaded.skipped
+    ]
+    if loaded.snapshot is None or loaded.file is None:
         return ProducerStateManager(), None, 0, findings
-    offset, _, snapshot = found
-    start = max((i for i, s in enumerate(segments) if s.base_offset <= offset), default=0)
-    return ProducerStateManager.from_snapshot(snapshot), offset, start, findings
+    offset = loaded.file.offset
+    start = max((i for i, s in enumerate(log.segments) if s.base_offset <= offset), default=0)
+    return ProducerStateManager.from_snapshot(loaded.snapshot), offset, start, findings
 
 
 class Scope(str, Enum):
@@ -308,88 +355,79 @@ NOT_REPAIRED = frozenset(("LOG_SEGMENT_OVERSIZE", "LOG_LEGACY_WRAPPER_INVALID"))
 """Findings a rebuild and a cut leave as they are: they do not call for recovery."""
 
 
-def _in_scope(
-    target: PartitionTarget,
-    segments: list[LogSegment],
-    named: list[LogSegment],
-    scope: Scope,
-    config: IndexConfig,
-) -> list[LogSegment]:
+def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[LogSegment]:
     if scope is Scope.ALL:
         return named
-    active = segments[-1].base_offset
     if scope is Scope.DAMAGED:
-        options = VerifyOptions(
-            index_interval_bytes=config.index_interval_bytes,
-            max_index_size=config.max_index_size,
-        )
+        # verify's findings on each segment, from the partition's one walk of it
         return [
             s
             for s in named
             if any(
                 f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
-                for f in verify_segment(s, options, s.base_offset == active)
+                for f in log.result(s).findings
             )
         ]
-    if (target.lock_dir / CLEAN_SHUTDOWN).exists():
+    log_dir = log.log_dir
+    if log_dir is not None and log_dir.had_clean_shutdown:
         recovery_from = None
     else:
-        points = offset_checkpoint_at(target.lock_dir / RECOVERY_POINT_CHECKPOINT) or {}
-        tp = target.topic_partition
-        point = points.get(tp, 0) if tp is not None else 0
+        try:
+            point = log.checkpointed(RECOVERY_POINT_CHECKPOINT) or 0
+        except KdumpError:
+            point = 0  # the broker, unable to read it, recovers from the start
         # LogSegments.values(recoveryPoint, ...): from the segment that holds the point
-        recovery_from = max((s.base_offset for s in segments if s.base_offset <= point), default=0)
+        recovery_from = max((b for b in log.base_offsets if b <= point), default=0)
     return [
         s
         for s in named
-        if not s.index_path.exists()
-        or (recovery_from is not None and s.base_offset >= recovery_from)
+        if not s.has(INDEX_SUFFIX) or (recovery_from is not None and s.base_offset >= recovery_from)
     ]
 
 
 def _rebuild_partition(
-    target: PartitionTarget, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
+    log: UnifiedLog, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
-    segments, partition_findings = _segments(target)
+    segments = log.segments
+    partition_findings = _orphan_findings(log)
     if not segments:
         return
-    active = segments[-1].base_offset
-    named = [s for s in segments if target.only is None or s.base_offset in target.only]
-    selected = _in_scope(target, segments, named, scope, config)
+    named = log.named_segments
+    selected = _in_scope(log, named, scope)
+    chosen = {s.slot for s in selected}
     for seg in named:
-        if seg not in selected:
+        if seg.slot not in chosen:
             # left alone: an empty plan (progress counts it; the partition's own findings,
             # such as orphan index files, go with the first)
-            yield SegmentPlan(seg, seg.base_offset == active, findings=partition_findings)
+            yield SegmentPlan(SegmentPaths.of(seg), seg.is_active, findings=partition_findings)
             partition_findings = []
     if not selected:
         return
     first, last = selected[0], selected[-1]
-    producers, state_from, start, snapshot_findings = _producer_state_at(
-        target.path, segments, first.base_offset
-    )
+    producers, state_from, start, snapshot_findings = _producer_state_at(log, first.base_offset)
     partition_findings += snapshot_findings
     for seg in segments[start : segments.index(last) + 1]:
-        wanted = seg in selected
+        wanted = seg.slot in chosen
+        paths = SegmentPaths.of(seg)
         new_base = None
-        with mapped(seg.log_path) as buf:
+        with mapped(paths.log_path) as buf:
             recovered = recover_segment(
-                buf, seg.base_offset, str(seg.log_path), config, producers, state_from
+                buf, seg.base_offset, str(paths.log_path), config, producers, state_from
             )
             if truncate:
-                new_base = _renamed_base(segments, seg, buf)
+                new_base = _renamed_base(log, seg, buf)
                 if new_base is not None:
                     recovered = recover_segment(
-                        buf, new_base, str(seg.log_path), config, producers, state_from
+                        buf, new_base, str(paths.log_path), config, producers, state_from
                     )
             loss = None
             if wanted and truncate and recovered.truncated_bytes and not recovered.overflow:
-                loss = cut_loss(buf, recovered.valid_bytes, str(seg.log_path))
+                loss = cut_loss(buf, recovered.valid_bytes, str(paths.log_path))
         if not wanted:
             continue
         plan = SegmentPlan(
-            seg,
-            seg.base_offset == active,
+            paths,
+            seg.is_active,
             findings=partition_findings,
             valid_end=recovered.valid_bytes,
             new_base=new_base,
@@ -401,37 +439,56 @@ def _rebuild_partition(
         else:
             _fill_rebuild(plan, recovered, truncate, loss)
         yield plan
+        if any(c.kind == LOG and c.truncate_at is not None for c in plan.changes):
+            # LogLoader.recoverLog: "we had an invalid message, delete all remaining log"
+            yield from _later_deleted(log, seg, recovered.valid_bytes)
+            return
 
 
-def next_offset(seg: LogSegment, cut: bool) -> int:
-    """A segment's readNextOffset: after its last valid batch when recovery cuts it, after
-    its last whole batch otherwise; its base offset when it holds none."""
-    last = None
-    with mapped(seg.log_path) as buf:
-        walk = LogWalk(buf, str(seg.log_path), check_crc=cut, until_invalid=cut, pager=Pager(buf))
-        for run in walk:
-            last = run.last_offset[-1]
-    return seg.base_offset if last is None else last + 1
+def _later_deleted(log: UnifiedLog, cut: LogSegment, position: int) -> Iterator[SegmentPlan]:
+    """Every segment after the one recovery cuts, deleted as the broker deletes them (each
+    file kept as a backup: ``kdump salvage`` reads them back)."""
+    why = (
+        f"after the cut of {cut.file_name(LOG_SUFFIX)} at position {position}: recovery "
+        "deletes every later segment (LogLoader.recoverLog), so a replica fetches those "
+        "offsets again from the leader"
+    )
+    for seg in log.segments:
+        if seg.base_offset <= cut.base_offset:
+            continue
+        paths = SegmentPaths.of(seg)
+        plan = SegmentPlan(paths, seg.is_active)
+        for suffix, kind in _DELETED_KINDS:
+            path = paths.path(suffix)
+            state = FileState.of(path)
+            if state is not None:
+                plan.changes.append(FileChange(path, kind, state, 0, delete=True, difference=why))
+        yield plan
 
 
-def _renamed_base(segments: list[LogSegment], seg: LogSegment, buf: Buffer) -> int | None:
+_DELETED_KINDS = tuple((suffix, SEGMENT_FILE) for suffix in SEGMENT_SUFFIXES)
+
+
+def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
     """The base offset a segment named above its first batch can be renamed to (verify's
     rename_rule), or None."""
     try:
-        first = read_batch(buf, 0, len(buf), str(seg.log_path))
+        first = read_batch(buf, 0, len(buf), seg.log_path)
     except KdumpError:
         return None
     if first is None or first.base_offset >= seg.base_offset:
         return None
-    lower = [s for s in segments if s.base_offset < seg.base_offset]
+    lower = [s for s in log.segments if s.base_offset < seg.base_offset]
     last_of: dict[int, int | None] = {}
     if lower:
         prev = lower[-1]
-        end = next_offset(prev, cut=False)
-        last_of[prev.base_offset] = None if end == prev.base_offset else end - 1
-    rule = rename_rule(segments, seg.base_offset, first.base_offset, last_of)
-    target = LogSegment(seg.directory, first.base_offset) if rule.new_base is not None else None
-    if target is None or any(target.path(sfx).exists() for sfx in SEGMENT_SUFFIXES):
+        scan = log.result(prev).scan
+        last_of[prev.base_offset] = None if scan is None else scan.last_offset
+    rule = rename_rule(log.base_offsets, seg.base_offset, first.base_offset, last_of)
+    if rule.new_base is None:
+        return None
+    target = SegmentPaths(SegmentPaths.of(seg).directory, rule.new_base)
+    if any(target.path(sfx).exists() for sfx in SEGMENT_SUFFIXES):
         return None
     return rule.new_base
 
@@ -443,7 +500,7 @@ def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss |
     is still the log's state at that offset)."""
     seg = plan.segment
     assert plan.new_base is not None
-    new = LogSegment(seg.directory, plan.new_base)
+    new = SegmentPaths(seg.directory, plan.new_base)
     if recovered.stop is not None:
         plan.findings.append(recovered.stop)
     plan.findings.extend(recovered.findings)
@@ -482,7 +539,7 @@ def _fill_rename(plan: SegmentPlan, recovered: RecoveredSegment, loss: CutLoss |
         plan.changes.append(_cut_change(seg, recovered, loss))
 
 
-def _cut_change(seg: LogSegment, recovered: RecoveredSegment, loss: CutLoss | None) -> FileChange:
+def _cut_change(seg: SegmentPaths, recovered: RecoveredSegment, loss: CutLoss | None) -> FileChange:
     """The log cut at the end of its last valid batch."""
     at = recovered.valid_bytes
     return FileChange(seg.log_path, LOG, FileState.of(seg.log_path), at, truncate_at=at, loss=loss)
@@ -512,7 +569,7 @@ def _fill_rebuild(
 
 
 def plan_rebuild_index(
-    targets: list[PartitionTarget], config: IndexConfig, jobs: int = 1
+    targets: list[UnifiedLog], config: IndexConfig, jobs: int = 1
 ) -> Iterator[SegmentPlan]:
     """``kdump rebuild-index``: every named segment's indexes as LogSegment.recover writes them.
 
@@ -525,7 +582,7 @@ def plan_rebuild_index(
 
 
 def plan_recover(
-    targets: list[PartitionTarget],
+    targets: list[UnifiedLog],
     config: IndexConfig,
     jobs: int = 1,
     scope: Scope = Scope.DAMAGED,
@@ -540,14 +597,11 @@ PLANS_AHEAD = 2
 """Segment plans (each with its new index files' bytes) a planning process may hold ready."""
 
 
-def _partition_bytes(target: PartitionTarget) -> int:
-    try:
-        return sum(e.stat().st_size for e in os.scandir(target.path) if e.is_file())
-    except OSError:
-        return 0
+def _partition_bytes(log: UnifiedLog) -> int:
+    return sum(log.storage.files().values())
 
 
-def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:
+def _trim_change(seg: SegmentPaths, path: Path, kind: str) -> FileChange | None:
     if not path.exists():
         return None
     cls: type[AbstractIndex[Any]] = OffsetIndex if kind == OFFSET_INDEX else TimeIndex
@@ -572,7 +626,7 @@ def _trim_change(seg: LogSegment, path: Path, kind: str) -> FileChange | None:
     )
 
 
-def _zero_entry_is_real(seg: LogSegment) -> bool:
+def _zero_entry_is_real(seg: SegmentPaths) -> bool:
     """An all-zero first time index entry is (timestamp 0, base offset): real when the segment's
     largest timestamp is 0 and is first reached at its base offset."""
     with mapped(seg.log_path) as buf:
@@ -580,20 +634,19 @@ def _zero_entry_is_real(seg: LogSegment) -> bool:
     return max_ts == 0 and offset == seg.base_offset
 
 
-def plan_trim_index(targets: list[PartitionTarget], include_active: bool) -> Iterator[SegmentPlan]:
+def plan_trim_index(targets: list[UnifiedLog], include_active: bool) -> Iterator[SegmentPlan]:
     """``kdump trim-index``: cut closed segments' indexes to their entries (trimToValidSize)."""
-    for target in targets:
-        segments, findings = _segments(target)
-        if not segments:
-            continue
-        active = segments[-1].base_offset
-        for seg in segments:
-            if target.only is not None and seg.base_offset not in target.only:
-                continue
-            plan = SegmentPlan(seg, seg.base_offset == active, findings=findings)
+    for log in targets:
+        findings = _orphan_findings(log)
+        for seg in log.named_segments:
+            paths = SegmentPaths.of(seg)
+            plan = SegmentPlan(paths, seg.is_active, findings=findings)
             findings = []
-            for path, kind in ((seg.index_path, OFFSET_INDEX), (seg.time_index_path, TIME_INDEX)):
-                change = _trim_change(seg, path, kind)
+            for path, kind in (
+                (paths.index_path, OFFSET_INDEX),
+                (paths.time_index_path, TIME_INDEX),
+            ):
+                change = _trim_change(paths, path, kind)
                 if change is not None:
                     plan.changes.append(change)
             if plan.is_active and not include_active and plan.changes:

@@ -23,7 +23,7 @@ from kdump.format.txnindex import TransactionIndex
 from kdump.repair.apply import StagedFile
 from kdump.repair.plan import OFFSET_INDEX, TIME_INDEX, TXN_INDEX, SegmentPlan, mapped
 from kdump.repair.rebuild import IndexConfig
-from kdump.segment import FileRecords
+from kdump.storage.records import FileRecords
 
 
 def recheck_staged(
@@ -53,7 +53,7 @@ def recheck_staged(
         scan = _gathered_by_rebuild(plan, offset_index, time_index)
         if scan is None:
             gather = IndexGather(offset_index, time_index)
-            log = FileRecords(seg.log_path, stack.enter_context(mapped(seg.log_path)))
+            log = FileRecords(str(seg.log_path), stack.enter_context(mapped(seg.log_path)))
             scan = gather_log(log, base, plan.valid_end, gather)
         if offset_index is not None:
             check_offset_index(offset_index, scan, sink, options, plan.is_active)

@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.discovery import PartitionTarget
 from kdump.errors import ExitCode
-from kdump.progress import NO_PROGRESS, Progress, file_size
+from kdump.progress import NO_PROGRESS, Progress
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
 from kdump.repair.plan import LOG, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_staged
 from kdump.repair.report import kept_lines, plan_lines, recheck_lines
 from kdump.repair.startup import plan_startup
+from kdump.unified_log import UnifiedLog
 
 Emit = Callable[[str, bool], None]
 """emit(line, to_stderr)"""
@@ -50,7 +50,7 @@ class RunResult:
 
 
 def run_repair(
-    targets: list[PartitionTarget],
+    targets: list[UnifiedLog],
     plans: Iterable[SegmentPlan],
     options: RunOptions,
     config: IndexConfig,
@@ -81,7 +81,7 @@ def run_repair(
     with RepairSession(write, hook) as session:
         if write.output_dir is None:
             session.lock_log_dirs(
-                {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
+                lock_dirs(targets), options.force, lambda m: emit(f"kdump: {m}", True)
             )
         cut = set()
         for plan in plans:
@@ -116,7 +116,23 @@ def _note_cut(plan: SegmentPlan, cut: set[Path]) -> None:
 
 def _advance(progress: Progress, plan: SegmentPlan) -> None:
     log = plan.segment.log_path
-    progress.advance(file_size(log), str(log))
+    try:
+        size = log.stat().st_size
+    except OSError:
+        size = 0  # deleted by this run, or never there: its plan says which
+    progress.advance(size, str(log))
+
+
+def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:
+    """The log dirs whose ``.lock`` a running broker would hold over ``logs``."""
+    out = set()
+    for log in logs:
+        directory = log.storage.local_path
+        if directory is None:
+            continue
+        parent = log.log_dir.storage.local_path if log.log_dir is not None else None
+        out.add(parent or directory.parent)
+    return out
 
 
 def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:

@@ -16,16 +16,19 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kdump.crc import Buffer
-from kdump.discovery import PartitionTarget, parse_partition_dir
-from kdump.errors import InputError, KdumpError
+from kdump.errors import KdumpError
 from kdump.format.batch import Batch, iter_records, read_batch
+from kdump.format.names import LOG_SUFFIX, parse_partition_dir, segment_file_name
 from kdump.format.records import Record
 from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
 from kdump.render.describe import timestamp_type
-from kdump.segment import LOG_SUFFIX, LogSegment, list_segments, open_buffer, segment_file_name
+from kdump.storage.local import map_file
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
 
 CUT_SUFFIX = ".kdump-cut-"
 """What ``kdump recover`` names the bytes it cut: ``NAME.log.kdump-cut-POSITION``."""
@@ -191,19 +194,21 @@ class SalvagedSegment:
 
 
 def salvage_segment(
-    seg: LogSegment, out: Path, topic_partition: tuple[str, int] | None
+    log_path: Path, at: int | None, out: Path, topic_partition: tuple[str, int] | None
 ) -> SalvagedSegment:
-    """Scan the bytes recovery would cut from ``seg`` and write what is whole and valid in them
-    under ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
-    buf = open_buffer(seg.log_path)
-    return _salvage(buf, seg.log_path, first_damage(buf, str(seg.log_path)), out, topic_partition)
+    """Scan the bytes recovery would cut from the log at ``log_path`` (from ``at``, its first
+    invalid batch; None: nothing to cut) and write what is whole and valid in them under
+    ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
+    if at is None:
+        return SalvagedSegment(log_path, None)
+    return _salvage(map_file(log_path), log_path, at, out, topic_partition)
 
 
 def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
     """The same for the bytes ``kdump recover`` already cut and kept (``NAME.log.kdump-cut-N``,
     which starts at the invalid batch), written under ``output_dir/<partition dir name>/``;
     batch positions are the original log's."""
-    buf = open_buffer(path)
+    buf = map_file(path)
     partition = path.parent.name
     at = 0 if len(buf) else None
     cut_at = path.name.rsplit(CUT_SUFFIX, 1)[1].split(".")[0]
@@ -270,20 +275,17 @@ class _atomic:
         os.replace(self.temp, self.path)
 
 
-def salvage_partition(target: PartitionTarget, output_dir: Path) -> Iterator[SalvagedSegment]:
-    """Every segment of ``target`` (or the named ones) with damage, salvaged under
-    ``output_dir/<partition dir name>/``."""
-    try:
-        segments = list_segments(target.path)
-    except OSError as e:
-        raise InputError(str(target.path), e.strerror or str(e)) from None
-    out = output_dir / target.path.name
-    for seg in segments:
-        if target.only is not None and seg.base_offset not in target.only:
-            continue
-        if not seg.log_path.is_file():
-            continue
-        yield salvage_segment(seg, out, target.topic_partition)
+def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSegment]:
+    """Every segment of ``log`` (or the named ones) with damage, salvaged under
+    ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
+    refuses (the partition's one walk of it, as verify and recover read it)."""
+    directory = log.storage.local_path
+    assert directory is not None, "salvage reads local partitions"
+    out = output_dir / directory.name
+    for seg in log.named_segments:
+        scan = log.result(seg).scan
+        at = None if scan is None else scan.first_invalid
+        yield salvage_segment(directory / seg.file_name(LOG_SUFFIX), at, out, log.topic_partition)
 
 
 __all__ = [

@@ -15,9 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.discovery import PartitionTarget
-from kdump.errors import InputError
-from kdump.format.checkpoint import LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+from kdump.format.names import RECOVERY_POINT_CHECKPOINT
 from kdump.format.textfiles import (
     TopicPartitionOffset,
     offset_checkpoint_at,
@@ -28,49 +26,44 @@ from kdump.repair.plan import (
     SNAPSHOT,
     FileChange,
     FileState,
+    SegmentPaths,
     SegmentPlan,
-    next_offset,
 )
-from kdump.segment import SNAPSHOT_SUFFIX, LogSegment, base_offset_of, list_segments
+from kdump.unified_log import UnifiedLog
 
 
 @dataclass(frozen=True)
 class PartitionEnd:
     """Where a partition starts and ends once this run's cuts are done."""
 
-    target: PartitionTarget
+    log: UnifiedLog
     log_start: int
     log_end: int
     cut: bool
 
 
-def partition_end(target: PartitionTarget, cut: bool) -> PartitionEnd | None:
-    try:
-        segments = [s for s in list_segments(target.path) if s.log_path.is_file()]
-    except OSError as e:
-        raise InputError(str(target.path), e.strerror or str(e)) from None
-    tp = target.topic_partition
-    if not segments or tp is None:
+def partition_end(log: UnifiedLog, cut: bool) -> PartitionEnd | None:
+    """The opened partition's ends: after recovery where this run cuts it, else as on disk."""
+    if not log.segments or log.topic_partition is None:
         return None
-    start = (offset_checkpoint_at(target.lock_dir / LOG_START_CHECKPOINT) or {}).get(tp, 0)
-    log_start = max(start, segments[0].base_offset)
-    return PartitionEnd(target, log_start, next_offset(segments[-1], cut), cut)
+    end = log.log_end_offset if cut else log.log_end_offset_on_disk
+    return PartitionEnd(log, log.log_start_offset, end, cut)
 
 
 def snapshot_changes(end: PartitionEnd) -> Iterator[FileChange]:
     """truncateAndReload's deletions: snapshots above the log end offset; after a cut, also
     those at or below the log start offset."""
-    for path in sorted(end.target.path.glob(f"*{SNAPSHOT_SUFFIX}")):
-        try:
-            offset = base_offset_of(path)
-        except InputError:
-            continue
+    directory = end.log.storage.local_path
+    assert directory is not None, "repairs read local partitions"
+    for file in end.log.snapshot_files:
+        offset = file.offset
         if offset > end.log_end:
             why = f"above the log end offset {end.log_end}"
         elif end.cut and offset <= end.log_start:
             why = f"at or below the log start offset {end.log_start}"
         else:
             continue
+        path = directory / file.name
         yield FileChange(
             path,
             SNAPSHOT,
@@ -89,7 +82,7 @@ def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileCh
         return None
     clamped = []
     for end in ends:
-        tp = end.target.topic_partition
+        tp = end.log.topic_partition
         if tp is not None and entries.get(tp, -1) > end.log_end:
             clamped.append(f"{tp[0]}-{tp[1]} {entries[tp]} -> {end.log_end}")
             entries[tp] = end.log_end
@@ -108,23 +101,30 @@ def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileCh
     )
 
 
-def plan_startup(targets: list[PartitionTarget], cut: set[Path]) -> list[SegmentPlan]:
-    """The broker's startup clean-up for ``targets`` (``cut``: partition dirs whose logs this
+def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:
+    """The broker's startup clean-up for ``logs`` (``cut``: partition dirs whose logs this
     run cuts), as plans: one per partition with snapshots to delete, one per log dir whose
     recovery points move."""
     plans = []
     by_log_dir: dict[Path, list[PartitionEnd]] = {}
-    for target in targets:
-        end = partition_end(target, target.path in cut)
+    for log in logs:
+        directory = log.storage.local_path
+        if directory is None:
+            continue
+        end = partition_end(log, directory in cut)
         if end is None:
             continue
-        by_log_dir.setdefault(target.lock_dir, []).append(end)
+        log_dir = (
+            log.log_dir.storage.local_path if log.log_dir is not None else None
+        ) or directory.parent
+        by_log_dir.setdefault(log_dir, []).append(end)
         deletions = list(snapshot_changes(end))
         if deletions:
-            seg = LogSegment(target.path, end.log_end)
-            plans.append(SegmentPlan(seg, False, changes=deletions))
+            plans.append(
+                SegmentPlan(SegmentPaths(directory, end.log_end), False, changes=deletions)
+            )
     for log_dir, ends in sorted(by_log_dir.items()):
         change = recovery_point_change(log_dir, ends)
         if change is not None:
-            plans.append(SegmentPlan(LogSegment(log_dir, 0), False, changes=[change]))
+            plans.append(SegmentPlan(SegmentPaths(log_dir, 0), False, changes=[change]))
     return plans

@@ -9,7 +9,6 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
@@ -21,14 +20,15 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.discovery import discover, parse_partition_dir
+from kdump.discovery import discover
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
+from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
-from kdump.segment import FileRecords, list_segments, open_log
 from kdump.spark.schema import BATCH_LEVEL
-from kdump.storage.remote.layouts import RemotePartition
+from kdump.storage import ObjectStore, Storage
+from kdump.storage.records import FileRecords
 
 ROWS_PER_BATCH = 8192
 BYTES_PER_BATCH = 32 << 20
@@ -44,10 +44,14 @@ _SIZE = itemgetter(Record._fields.index("size_in_bytes"))
 
 @dataclass(frozen=True)
 class SegmentTask:
-    """One .log to export: what a Spark task needs, small and picklable. ``log_path`` may be
-    a URL: the executor then reads the object's ranges itself (kdump.storage.remote), no shared mount."""
+    """One .log to export: what a Spark task needs, small and picklable. Its ``storage`` may
+    be an object store: the executor then reads the object's ranges itself, no shared mount."""
 
+    storage: Storage
+    name: str
+    """The .log's name in ``storage``."""
     log_path: str
+    """The .log as reports name it (a path or a URL)."""
     partition_path: str
     topic: str | None
     partition: int | None
@@ -56,47 +60,24 @@ class SegmentTask:
     """Bytes of the .log (as listed), for balancing the work."""
 
 
-def segment_tasks(paths: Sequence[str]) -> list[SegmentTask]:
+def segment_tasks(paths: Sequence[str], store: ObjectStore | None = None) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
     partition."""
-    found = discover(list(paths), urls=True)
+    found = discover(list(paths), store)
     found.raise_first()
-    tasks = []
-    for target in found.partitions:
-        if target.remote is not None:
-            tasks += _remote_tasks(target.remote, target.only)
-            continue
-        topic, partition = parse_partition_dir(target.path.name) or (None, None)
-        for seg in list_segments(target.path):
-            if target.only is not None and seg.base_offset not in target.only:
-                continue
-            if seg.log_path.exists():
-                size = seg.log_path.stat().st_size
-                tasks.append(
-                    SegmentTask(
-                        str(seg.log_path),
-                        str(target.path),
-                        topic,
-                        partition,
-                        seg.base_offset,
-                        size,
-                    )
-                )
-    return tasks
-
-
-def _remote_tasks(remote: RemotePartition, only: AbstractSet[int] | None) -> list[SegmentTask]:
     return [
         SegmentTask(
-            ref.url("log"),
-            remote.url,
-            remote.topic,
-            remote.partition,
-            ref.base_offset,
-            ref.log_size,
+            seg.storage,
+            seg.file_name(LOG_SUFFIX),
+            seg.log_path,
+            log.location,
+            log.topic,
+            log.partition,
+            seg.base_offset,
+            seg.log_size,
         )
-        for ref in remote.segments
-        if ref.object("log") is not None and (only is None or ref.base_offset in only)
+        for log in found.partitions
+        for seg in log.named_segments
     ]
 
 
@@ -130,7 +111,7 @@ class SegmentExport:
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         try:
-            log = open_log(self.task.log_path)
+            log = self.task.storage.open_log(self.task.name)
         except KdumpError as e:
             path = getattr(e, "path", self.task.log_path)
             self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
@@ -138,9 +119,7 @@ class SegmentExport:
         try:
             yield from self._batches(log)
         finally:
-            mirror = getattr(log, "mirror", None)  # a remote log's read-ahead threads
-            if mirror is not None:
-                mirror.close()
+            log.close()  # a remote log's read-ahead threads, a local log's map
 
     def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
         self._scan(log, deep=False)

@@ -14,9 +14,7 @@ import heapq
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -26,15 +24,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import PartitionReport
+from kdump.checks.partition import PartitionResult
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
-from kdump.discovery import PartitionTarget, discover
+from kdump.discovery import discover
 from kdump.errors import ExitCode, KdumpError
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
-from kdump.storage.remote import is_url
-from kdump.storage.remote.layouts import RemotePartition
-from kdump.storage.remote.options import StoreOptions, configure, current
+from kdump.storage import ObjectStore, is_url
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 TASKS_PER_CORE = 1
 """Verify packs partitions into this many Spark tasks per core, balanced by bytes of log
@@ -58,18 +55,15 @@ def absolute(paths: Sequence[str]) -> list[str]:
     return [p if is_url(p) else os.path.abspath(p) for p in paths]
 
 
-VerifyJob = tuple[int, str, AbstractSet[int] | None, RemotePartition | None]
-"""(index, partition path or URL, only these segments, the partition in a store)."""
+VerifyJob = tuple[int, UnifiedLog]
+"""(index, the opened partition: its storage travels with it, an object store's options too)."""
 
 
-def _verify_group(
-    options: VerifyOptions, store: StoreOptions, group: list[VerifyJob]
-) -> list[tuple[int, PartitionReport | tuple[str, int]]]:
-    configure(store)  # an executor's Python worker reaches the store as the driver does
-    out: list[tuple[int, PartitionReport | tuple[str, int]]] = []
-    for i, path, only, remote in group:
+def _verify_group(group: list[VerifyJob]) -> list[tuple[int, PartitionResult | tuple[str, int]]]:
+    out: list[tuple[int, PartitionResult | tuple[str, int]]] = []
+    for i, log in group:
         try:
-            out.append((i, verify_partition(path, options, only, remote=remote)))
+            out.append((i, verify_partition(log)))
         except KdumpError as e:
             out.append((i, (str(e), int(e.exit_code))))
     return out
@@ -90,13 +84,10 @@ def pack_by_size(items: Sequence[T], sizes: Sequence[int], bins: int) -> list[li
     return groups
 
 
-def _log_bytes(target: PartitionTarget) -> int:
-    if target.remote is not None:
-        return sum(ref.log_size for ref in target.remote.segments)
-    partition = target.path
+def _log_bytes(log: UnifiedLog) -> int:
     try:
-        return sum(e.stat().st_size for e in os.scandir(partition) if e.name.endswith(".log"))
-    except OSError:  # unreadable here: the executor reports it
+        return log.bytes
+    except KdumpError:  # unreadable here: the executor reports it
         return 0
 
 
@@ -105,24 +96,25 @@ def verify_on_spark(
     paths: Sequence[str],
     options: VerifyOptions,
     tasks: int | None = None,
+    store: ObjectStore | None = None,
 ) -> VerifyResult:
     """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
     (default: TASKS_PER_CORE per core)."""
-    found = discover(absolute(paths), urls=True)
+    found = discover(absolute(paths), store, OpenOptions(verify=options))
     found.raise_first()
     targets = found.partitions
     sc = spark.sparkContext
     slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
-    jobs: list[VerifyJob] = [(i, str(t.path), t.only, t.remote) for i, t in enumerate(targets)]
+    jobs: list[VerifyJob] = list(enumerate(targets))
     groups = pack_by_size(jobs, [_log_bytes(t) for t in targets], slices)
-    rdd = sc.parallelize(groups, slices).flatMap(partial(_verify_group, options, current()))
-    reports: dict[int, PartitionReport] = {}
+    rdd = sc.parallelize(groups, slices).flatMap(_verify_group)
+    results: dict[int, PartitionResult] = {}
     for i, value in rdd.collect():
-        if not isinstance(value, PartitionReport):
+        if not isinstance(value, PartitionResult):
             raise RemoteError(*value)
-        reports[i] = value
-    number = {t.location: i for i, t in enumerate(targets)}
-    return collect_result(found, lambda t: reports[number[t.location]])
+        results[i] = value
+    number = {id(t): i for i, t in enumerate(targets)}
+    return collect_result(found, lambda t: results[number[id(t)]])
 
 
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:
@@ -198,7 +190,7 @@ SUCCESS = "_SUCCESS"
 """Written last, as Spark's writers do: its absence marks an export that did not finish."""
 
 
-def output_filesystem(output: str) -> tuple[pafs.FileSystem, str]:
+def output_filesystem(output: str, store: ObjectStore) -> tuple[pafs.FileSystem, str]:
     """pyarrow's view of ``output``: a local path, or a URL through the fsspec file system kdump
     reads URLs with (kdump.storage.remote.store: the same endpoint, credentials chain and retries;
     PySpark's wheel has no Hadoop connector for s3a://, and pyarrow's own S3 client ignores
@@ -206,7 +198,7 @@ def output_filesystem(output: str) -> tuple[pafs.FileSystem, str]:
     if is_url(output):
         from kdump.storage.remote.store import filesystem
 
-        fs, path = filesystem(output)
+        fs, path = filesystem(output, store.options)
         return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/")
     return pafs.LocalFileSystem(), os.path.abspath(output)
 
@@ -218,13 +210,12 @@ class _WriteSegments:
 
     output: str
     options: VerifyOptions
-    store: StoreOptions
+    store: ObjectStore
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
     ) -> Iterator[tuple[int, int, list[Finding]]]:
-        configure(self.store)
-        fs, base = output_filesystem(self.output)
+        fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
         for index, task in items:
             export = SegmentExport(task, schema, self.options)
@@ -243,6 +234,7 @@ def export_on_spark(
     output: str,
     options: VerifyOptions | None = None,
     overwrite: bool = False,
+    store: ObjectStore | None = None,
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet at ``output``, one Spark task
     per segment; a corrupt segment gives its valid prefix and its findings, never a failure.
@@ -251,17 +243,18 @@ def export_on_spark(
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
     """
     options = options or VerifyOptions()
-    fs, base = output_filesystem(output)
+    store = store or ObjectStore()
+    fs, base = output_filesystem(output, store)
     if fs.get_file_info(base).type != pafs.FileType.NotFound:
         if not overwrite:
             raise KdumpError(f"{output}: already exists; --overwrite replaces it")
         fs.delete_dir(base)
-    tasks = segment_tasks(absolute(paths))
+    tasks = segment_tasks(absolute(paths), store)
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options, current())).collect())
+    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options, store)).collect())
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:

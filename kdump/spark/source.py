@@ -36,8 +36,7 @@ from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
-from kdump.storage.remote import is_url
-from kdump.storage.remote.options import StoreOptions, configure
+from kdump.storage import ObjectStore, StoreOptions, is_url
 
 NAME = "kafka-segments"
 MODES = ("PERMISSIVE", "FAILFAST")
@@ -65,22 +64,22 @@ class KafkaSegmentsReader(DataSourceReader):
             raise KdumpError(f"{NAME}: mode {mode!r} is not one of {', '.join(MODES)}")
         self.fail_fast = mode == "FAILFAST"
         self.options = VerifyOptions()
-        self.store = StoreOptions(
-            endpoint_url=options.get("endpoint_url") or None,
-            anon=options.get("anon", "false").lower() == "true",
+        self.store = ObjectStore(
+            StoreOptions(
+                endpoint_url=options.get("endpoint_url") or None,
+                anon=options.get("anon", "false").lower() == "true",
+            )
         )
         if "max_batch_bytes" in options:
             self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
 
     def partitions(self) -> list[InputPartition]:
-        configure(self.store)
-        return [InputPartition(task) for task in segment_tasks(self.paths)]
+        return [InputPartition(task) for task in segment_tasks(self.paths, self.store)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         task = partition.value
         if not isinstance(task, SegmentTask):  # Spark reads one empty partition when none
             return
-        configure(self.store)
         export = SegmentExport(task, arrow_schema(self.schema), self.options)
         yield from export.batches()
         if self.fail_fast:
