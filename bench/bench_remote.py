@@ -37,7 +37,7 @@ from bench_verify import partition
 sys.path.insert(0, str(REPO / "tests"))
 from s3server import S3Server
 
-from kdump.remote.options import DEFAULT_READ_AHEAD
+from kdump.storage.remote.options import DEFAULT_READ_AHEAD
 
 MIB = 2**20
 KDUMP = str(Path(sys.executable).parent / "kdump")

@@ -38,9 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dump import build_segment
 
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import verify_segment
+from kdump.checks.segment import check_segment
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import LogSegment, open_buffer
+from kdump.segment import local_segment
+from kdump.storage.local import map_file
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"
@@ -94,8 +95,8 @@ def rebuild_child(d: Path, scratch: Path) -> Ran:
 
 
 def in_process(runs: int, d: Path) -> tuple[float, float]:
-    seg = LogSegment(d, 0)
-    buf = open_buffer(seg.log_path)
+    seg = local_segment(d, 0, True)
+    buf = map_file(seg.log_path)
     config, options = IndexConfig(), VerifyOptions()
 
     def timed(fn: Callable[[], object]) -> float:
@@ -108,7 +109,7 @@ def in_process(runs: int, d: Path) -> tuple[float, float]:
         return out
 
     t_rebuild = timed(lambda: recover_segment(buf, 0, str(seg.log_path), config))
-    t_verify = timed(lambda: verify_segment(seg, options, is_active=True))
+    t_verify = timed(lambda: check_segment(seg, options))
     return t_rebuild, t_verify
 
 

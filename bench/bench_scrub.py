@@ -6,11 +6,11 @@ COPY_SEGMENT_STARTED + FINISHED (records written by tests/rlmmbuild.py, independ
 a new leader epoch every 100 segments whose first segment re-uploads the previous one (so
 Kafka's replay supersedes it). Then measures, in one run:
 
-(a) the replay (kdump.remote.metadata.read_remote_log_metadata), records/s, as a ratio to the
+(a) the replay (kdump.tiered.metadata.read_remote_log_metadata), records/s, as a ratio to the
     same records only read and decoded (partition_records + read_framed): the cost of Kafka's
     leader-epoch logic on top of the decoder;
-(b) the comparison (kdump.remote.scrub.scrub) of the replayed state with a listing of the N
-    segments' objects in Kafka's RSM layout (5 objects each, parsed by kdump.remote.layouts
+(b) the comparison (kdump.tiered.scrub.scrub) of the replayed state with a listing of the N
+    segments' objects in Kafka's RSM layout (5 objects each, parsed by kdump.storage.remote.layouts
     from URLs and sizes, no store involved), segments/s.
 
     .venv/bin/python bench/bench_scrub.py --segments 100000
@@ -32,9 +32,9 @@ from rlmmbuild import MetadataLog, Segment, metadata_partition, uuid_string  # n
 from kdump.format.internal import read_framed  # noqa: E402
 from kdump.format.schemas.remote_log_metadata import REMOTE_LOG_METADATA_RECORD_TYPES  # noqa: E402
 from kdump.internal_topics import partition_records  # noqa: E402
-from kdump.remote.layouts import parse_listing  # noqa: E402
-from kdump.remote.metadata import read_remote_log_metadata  # noqa: E402
-from kdump.remote.scrub import ScrubOptions, scrub  # noqa: E402
+from kdump.storage.remote.layouts import parse_listing  # noqa: E402
+from kdump.tiered.metadata import read_remote_log_metadata  # noqa: E402
+from kdump.tiered.scrub import ScrubOptions, scrub  # noqa: E402
 
 TOPIC_ID = uuid_string(0xB0B)
 T0 = 1_700_000_000_000

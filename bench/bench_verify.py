@@ -57,14 +57,9 @@ from kdump.checks.log import LogScan, scan_log
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.format.layout import LOG_HEADER
+from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    list_segments,
-    segment_file_name,
-)
+from kdump.segment import local_segments
 
 MIB = 2**20
 
@@ -171,7 +166,7 @@ def per_batch_crc32c(logs: list[Path]) -> int:
 
 def breakdown(part: Path, runs: int) -> list[tuple[str, float]]:
     """Best-of-``runs`` times of verify's parts over the partition's segments."""
-    options, segments = VerifyOptions(), list_segments(part)
+    options, segments = VerifyOptions(), local_segments(part)
     scans: dict[int, LogScan] = {}
 
     def scan() -> int:

@@ -36,7 +36,7 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import FileRecords
+from kdump.storage.records import FileRecords
 from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20

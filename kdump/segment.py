@@ -5,11 +5,12 @@ index files (``check_index``), checked once before they are trusted.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -29,6 +30,7 @@ from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.storage.base import Storage
+from kdump.storage.local import LocalStorage
 from kdump.storage.records import FileRecords
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
@@ -428,6 +430,27 @@ class LogSegment:
                 greatest = max(greatest, found[1])
             last = run.last_offset[run.n - 1]
         return _Tail(greatest, last)
+
+
+def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
+    """Every segment of a partition directory on disk that has any segment file, by base
+    offset (the last one with a ``.log`` marked active)."""
+    return list(_local_partition(directory).all_segments)
+
+
+def _local_partition(directory: str | os.PathLike[str]) -> Any:
+    from kdump.unified_log import UnifiedLog  # the opened partition marks the active segment
+
+    return UnifiedLog(LocalStorage(directory))
+
+
+def local_segment(
+    directory: str | os.PathLike[str], base_offset: int, is_active: bool = False
+) -> LogSegment:
+    """The segment ``base_offset`` of a partition directory on disk, its files as listed."""
+    storage = LocalStorage(directory)
+    files = next((s.files for s in storage.segment_sets() if s.base_offset == base_offset), {})
+    return LogSegment(storage, base_offset, files, is_active)
 
 
 _OPENED = (

@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import ORACLE
 
 from kdump.format.walk import iter_batches
-from kdump.segment import open_buffer
+from kdump.storage.local import map_file
 
 
 def copy_partition(name: str, root: Path) -> Path:
@@ -30,7 +30,7 @@ def tree(directory: Path) -> dict[str, bytes]:
 
 def batch_positions(log: Path) -> list[tuple[int, int]]:
     """(start, end) of each batch of a .log."""
-    return [(b.position, b.end) for b in iter_batches(open_buffer(log), str(log))]
+    return [(b.position, b.end) for b in iter_batches(map_file(log), str(log))]
 
 
 def flip_byte(path: Path, position: int) -> None:

@@ -12,12 +12,12 @@ from pathlib import Path
 import cramjam
 import pytest
 from batchbytes import fix_crc, v2_batch
-from conftest import ORACLE
+from conftest import ORACLE, offset_index_at, time_index_at
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
 from kdump.format.batch import LegacyRecordBatch, RecordBatch
-from kdump.segment import FileRecords, open_offset_index, open_time_index
+from kdump.storage.local import open_log_file
 
 SOURCES = [
     ("plain-0", 258),
@@ -86,7 +86,7 @@ def log_path(part: Path, base: int) -> Path:
 
 
 def batches_of(path: Path) -> list[RecordBatch | LegacyRecordBatch]:
-    return list(FileRecords(path).batches())
+    return list(open_log_file(path).batches())
 
 
 @pytest.fixture(params=SOURCES, ids=[s[0] for s in SOURCES])
@@ -111,12 +111,12 @@ def test_truncation_at_every_batch_boundary(segment: tuple[Path, int]) -> None:
         codes, code = verify(part)
         assert not LOG_ERRORS & set(codes), (cut_batch.position, codes)
         new_last = batches[batches.index(cut_batch) - 1].last_offset
-        index = open_offset_index(part / f"{base:020d}.index")
+        index = offset_index_at(part / f"{base:020d}.index")
         stale = [e for e in index if e.position >= cut_batch.position or e.offset > new_last]
         assert bool(stale) == bool(
             {"INDEX_POSITION_BEYOND_LOG", "INDEX_OFFSET_OUT_OF_RANGE"} & set(codes)
         ), (cut_batch.position, codes)
-        times = open_time_index(part / f"{base:020d}.timeindex")
+        times = time_index_at(part / f"{base:020d}.timeindex")
         assert any(t.offset > new_last for t in times) == ("TIMEINDEX_OFFSET_NOT_FOUND" in codes)
         assert code == (2 if stale or "TIMEINDEX_OFFSET_NOT_FOUND" in codes else 0)
 
@@ -248,7 +248,7 @@ def test_fix_crc_helper_makes_a_valid_batch(tmp_path: Path) -> None:
     data[60] = 7
     fix_crc(data, 0)
     (tmp_path / "x.log").write_bytes(bytes(data))
-    log = FileRecords(tmp_path / "x.log")
+    log = open_log_file(tmp_path / "x.log")
     assert all(log.is_valid(b) for b in log.batches())
 
 

@@ -12,7 +12,7 @@ from conftest import GENERATED
 
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
-from kdump.segment import FileRecords
+from kdump.storage.local import open_log_file
 
 
 @cache
@@ -27,7 +27,7 @@ def hexed(data: bytes | None) -> str | None:
 @pytest.mark.parametrize("name", sorted(expected_logs()))
 def test_generated_log_parses_to_encoder_input(name: str) -> None:
     exp = expected_logs()[name]
-    log = FileRecords(GENERATED / name)
+    log = open_log_file(GENERATED / name)
     batches = list(log.batches())
     assert len(batches) == len(exp["batches"])
     end = batches[-1].end if batches else 0

@@ -7,19 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ORACLE, oracle_files, oracle_manifest
+from conftest import (
+    ORACLE,
+    offset_index_at,
+    oracle_files,
+    oracle_manifest,
+    time_index_at,
+    txn_index_at,
+)
 
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.records import control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
-from kdump.segment import (
-    FileRecords,
-    open_buffer,
-    open_offset_index,
-    open_time_index,
-    open_txn_index,
-)
+from kdump.storage.local import map_file, open_log_file
+from kdump.storage.records import FileRecords
 
 
 def expected(directory: str, name: str) -> dict[str, Any]:
@@ -84,7 +86,7 @@ def sha256(data: bytes | None) -> str | None:
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".log"))
 def test_log_batches_and_records_match_kafka(directory: str, name: str) -> None:
     exp = expected(directory, name)
-    log = FileRecords(ORACLE / directory / name)
+    log = open_log_file(ORACLE / directory / name)
     batches = list(log.batches())
     assert log.size == exp["sizeInBytes"]
     assert len(batches) == exp["batchCount"]
@@ -106,7 +108,7 @@ def test_log_batches_and_records_match_kafka(directory: str, name: str) -> None:
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".index"))
 def test_offset_index_matches_kafka(directory: str, name: str) -> None:
     exp = expected(directory, name)
-    index = open_offset_index(ORACLE / directory / name)
+    index = offset_index_at(ORACLE / directory / name)
     index.path = f"{directory}/{name}"
     assert index.file_size == exp["fileSize"]
     assert index.entries == exp["entries"] == exp["maxEntries"]
@@ -122,7 +124,7 @@ def test_offset_index_matches_kafka(directory: str, name: str) -> None:
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".timeindex"))
 def test_time_index_matches_kafka(directory: str, name: str) -> None:
     exp = expected(directory, name)
-    index = open_time_index(ORACLE / directory / name)
+    index = time_index_at(ORACLE / directory / name)
     index.path = f"{directory}/{name}"
     assert index.file_size == exp["fileSize"]
     assert index.entries == exp["entries"] == exp["maxEntries"]
@@ -138,7 +140,7 @@ def test_time_index_matches_kafka(directory: str, name: str) -> None:
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".txnindex"))
 def test_txn_index_matches_kafka(directory: str, name: str) -> None:
     exp = expected(directory, name)
-    index = open_txn_index(ORACLE / directory / name)
+    index = txn_index_at(ORACLE / directory / name)
     got = [
         {
             "version": t.version,
@@ -157,7 +159,7 @@ def test_txn_index_matches_kafka(directory: str, name: str) -> None:
 @pytest.mark.parametrize(("directory", "name"), oracle_files(".snapshot"))
 def test_producer_snapshot_matches_kafka(directory: str, name: str) -> None:
     exp = expected(directory, name)
-    snapshot = parse_producer_snapshot(open_buffer(ORACLE / directory / name))
+    snapshot = parse_producer_snapshot(map_file(ORACLE / directory / name))
     assert snapshot.is_valid
     got = []
     for e in snapshot.producers:

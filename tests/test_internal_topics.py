@@ -39,7 +39,7 @@ from kdump.format.records import Record, control_record_key
 from kdump.format.schemas import clients, metadata
 from kdump.format.textfiles import read_meta_properties, read_offset_checkpoint
 from kdump.releases import Release
-from kdump.segment import FileRecords
+from kdump.storage.local import open_log_file
 
 # --- an encoder written from the schema files' layout rules -----------------------------------
 
@@ -743,7 +743,7 @@ def real_logs(topic: str) -> list[Path]:
 
 
 def records_of(path: Path) -> Iterator[tuple[Record, bool]]:
-    log = FileRecords(path)
+    log = open_log_file(path)
     for batch in log.batches():
         for r in log.records(batch):
             yield r, batch.is_control

@@ -15,8 +15,16 @@ from typing import Any, NamedTuple
 
 import pytest
 from clirun import run_kdump
-from conftest import GENERATED, ORACLE, oracle_files, oracle_manifest
+from conftest import (
+    GENERATED,
+    ORACLE,
+    offset_index_at,
+    oracle_files,
+    oracle_manifest,
+    time_index_at,
+)
 
+from kdump.discovery import open_partition
 from kdump.errors import FormatError
 from kdump.format.batch import Batch
 from kdump.format.index import SearchType
@@ -29,14 +37,10 @@ from kdump.lookup import (
     lookup_timestamp,
     translate_offset,
 )
-from kdump.partition import PartitionLog
-from kdump.segment import (
-    FileRecords,
-    check_index,
-    list_segments,
-    open_offset_index,
-    open_time_index,
-)
+from kdump.segment import check_index, local_segments
+from kdump.storage.local import open_log_file
+from kdump.storage.records import FileRecords
+from kdump.unified_log import UnifiedLog
 from kdump.units import iso as iso_text
 from kdump.units import parse_timestamp
 
@@ -50,8 +54,8 @@ def expected(directory: str, name: str) -> dict[str, Any]:
 
 
 @cache
-def opened(directory: Path) -> PartitionLog:
-    return PartitionLog(directory)
+def opened(directory: Path) -> UnifiedLog:
+    return open_partition(str(directory))
 
 
 def segment_named(directory: Path, name: str) -> Any:
@@ -68,9 +72,9 @@ class Located(NamedTuple):
 
 
 def every_batch(directory: Path) -> Iterator[tuple[str, FileRecords, Batch]]:
-    for segment in list_segments(directory):
+    for segment in local_segments(directory):
         if segment.log_path.is_file():
-            log = FileRecords(segment.log_path)
+            log = open_log_file(segment.log_path)
             for batch in log.batches():
                 yield str(segment.log_path), log, batch
 
@@ -141,7 +145,7 @@ def same(a: Located | None, b: Located | None) -> bool:
 def opened_index(directory: str, name: str) -> tuple[Any, int]:
     """The index file and how many entries kdump searches (checked against its .log)."""
     path = ORACLE / directory / name
-    index = open_offset_index(path) if name.endswith(".index") else open_time_index(path)
+    index = offset_index_at(path) if name.endswith(".index") else time_index_at(path)
     checked = check_index(path, index, (path.with_suffix(".log")).stat().st_size)
     assert checked.entries is not None
     return index, checked.entries
@@ -194,7 +198,7 @@ def test_floor_and_ceiling_equal_brute_force(directory: str, name: str) -> None:
 
 
 def test_ceiling_answers_an_exact_first_entry_where_kafka_skips_it() -> None:
-    index = open_offset_index(ORACLE / "plain-0" / "00000000000000000000.index")
+    index = offset_index_at(ORACLE / "plain-0" / "00000000000000000000.index")
     first, second = index.entry(0), index.entry(1)
     assert index.ceiling(first.offset) == second  # Kafka's search, kept as Kafka has it
     assert index.search(first.offset, SearchType.CEILING).entry == first
@@ -310,12 +314,12 @@ def test_recovered_index_bounds_reads_by_batches(tmp_path: Path) -> None:
         if name.endswith(".log"):
             rebuilt = exp["recoveredIndexBytes"]["index.interval.bytes=1024"]
             (copy / name).with_suffix(".index").write_bytes(bytes.fromhex(rebuilt["indexHex"]))
-    log = PartitionLog(copy)
+    log = open_partition(str(copy))
     for offset in range(log.log_start_offset, log.log_end_offset):
         result = lookup_offset(log, offset)
         scan, batch = result.scan, result.batch
         assert scan is not None and batch is not None and result.warnings == ()
-        seg = FileRecords(result.segment or "")
+        seg = open_log_file(result.segment or "")
         crossing = next(
             (b.size for b in seg.batches(scan.position) if b.end > scan.position + 1024), 0
         )
@@ -331,7 +335,7 @@ def copy_partition(directory: str, tmp_path: Path, parent: str = "logdir") -> Pa
     return target
 
 
-def answers(log: PartitionLog, offsets: range, stamps: list[int]) -> list[Any]:
+def answers(log: UnifiedLog, offsets: range, stamps: list[int]) -> list[Any]:
     out: list[Any] = []
     for o in offsets:
         r = found(lookup_offset(log, o))
@@ -377,7 +381,7 @@ def test_damaged_index_warns_and_answers_right(tmp_path: Path, suffix: str, how:
     want = answers(healthy, offsets, stamps)
     copy = copy_partition("plain-0", tmp_path)
     damage(copy / Path(segment.log_path).with_suffix(suffix).name, how)
-    log = PartitionLog(copy)
+    log = open_partition(str(copy))
     assert answers(log, offsets, stamps) == want
     inside = segment.base_offset + 1
     result = lookup_offset(log, inside) if suffix == ".index" else None
@@ -400,8 +404,8 @@ def test_entry_pointing_inside_a_batch_restarts_at_zero(tmp_path: Path) -> None:
     data = bytearray(index.read_bytes())
     data[4:8] = (int.from_bytes(data[4:8], "big") + 1).to_bytes(4, "big")  # entry 0 position + 1
     index.write_bytes(bytes(data))
-    log = PartitionLog(copy)
-    first = open_offset_index(ORACLE / "plain-0" / "00000000000000000000.index").entry(0)
+    log = open_partition(str(copy))
+    first = offset_index_at(ORACLE / "plain-0" / "00000000000000000000.index").entry(0)
     result = lookup_offset(log, first.offset)
     assert result.scan is not None and result.scan.position == 0
     assert any("scanning from position 0" in w for w in result.warnings)
@@ -446,7 +450,7 @@ def test_log_start_offset_checkpoint_moves_the_start(tmp_path: Path) -> None:
     start = records[len(records) // 4].record
     assert start is not None and start.offset not in opened(ORACLE / "plain-0").base_offsets
     write_checkpoint(copy.parent, ["other 0 999999", f"plain 0 {start.offset}"])
-    log = PartitionLog(copy)
+    log = open_partition(str(copy))
     assert log.log_start_offset == start.offset
     below = lookup_offset(log, start.offset - 1)
     assert below.outcome is Outcome.OFFSET_OUT_OF_RANGE
@@ -462,7 +466,7 @@ def test_broker_stops_at_the_first_segment_even_below_the_log_start(tmp_path: Pa
     copy = copy_partition("plain-0", tmp_path)
     second = opened(ORACLE / "plain-0").segments[1].base_offset
     write_checkpoint(copy.parent, [f"plain 0 {second}"])
-    result = lookup_timestamp(PartitionLog(copy), 0)
+    result = lookup_timestamp(open_partition(str(copy)), 0)
     assert result.outcome is Outcome.NO_OFFSET
     assert result.segment is not None and result.segment.endswith("00000000000000000000.log")
 
@@ -470,14 +474,14 @@ def test_broker_stops_at_the_first_segment_even_below_the_log_start(tmp_path: Pa
 def test_checkpoint_for_another_partition_changes_nothing(tmp_path: Path) -> None:
     copy = copy_partition("plain-0", tmp_path)
     write_checkpoint(copy.parent, ["plain 1 500", "plainer 0 500"])
-    assert PartitionLog(copy).log_start_offset == 0
+    assert open_partition(str(copy)).log_start_offset == 0
 
 
 def test_malformed_checkpoint_is_bad_input(tmp_path: Path) -> None:
     copy = copy_partition("plain-0", tmp_path)
     (copy.parent / "log-start-offset-checkpoint").write_text("0\n2\nplain 0 5\n")
     with pytest.raises(FormatError, match=r"Expected \[2\] entries in checkpoint file"):
-        _ = PartitionLog(copy).log_start_offset
+        _ = open_partition(str(copy)).log_start_offset
 
 
 # -- timestamps on the command line ----------------------------------------------------------

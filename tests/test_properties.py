@@ -25,7 +25,7 @@ from kafka.record.util import calc_crc32, calc_crc32c
 from kdump.format.batch import iter_records
 from kdump.format.walk import iter_batches
 from kdump.render.dumplog import DumpOptions, DumpProblems, as_lines, dump_files
-from kdump.segment import FileRecords
+from kdump.storage.local import open_log_file
 
 PROPERTY_SETTINGS = settings(
     max_examples=30,
@@ -336,7 +336,7 @@ def test_concatenation_with_truncated_tail_parses_back_from_a_file(
     whole = b"".join(b.data for b in built[:-1])
     path = tmp_path_factory.mktemp("log") / "00000000000000000000.log"
     path.write_bytes(whole + last[: len(last) - cut])
-    log = FileRecords(path)  # read through its memory map, as kdump reads segments
+    log = open_log_file(path)  # read through its memory map, as kdump reads segments
     assert_parses_back(log.buf, built[:-1])  # type: ignore[arg-type]
     log.buf.close()  # type: ignore[union-attr]
     tail = len(last) - cut

@@ -14,9 +14,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from repair_support import batch_positions, copy_partition, damage, tree
 
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import verify_segment
+from kdump.checks.segment import check_segment
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import LogSegment
+from kdump.segment import local_segment
 
 OFFSET = struct.Struct(">q")
 
@@ -51,7 +51,7 @@ def test_trim_include_active_keeps_the_entries_kafka_had_written(tmp_path: Path)
         time_index.read_bytes() == old_time[: 12 * live["timeIndex.entries_in_memory_before_stop"]]
     )
     assert (partition / f"{index.name}.kdump-bak").read_bytes() == old_index
-    findings = verify_segment(LogSegment(partition, 225), VerifyOptions(), is_active=True)
+    findings = check_segment(local_segment(partition, 225, True), VerifyOptions()).sink.close()
     assert not [f for f in findings if f.code.endswith("PREALLOCATED")]
     assert not [f for f in findings if f.severity.rank >= 1]
 

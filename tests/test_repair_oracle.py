@@ -16,7 +16,8 @@ from kdump.format.txnindex import AbortedTxn
 from kdump.repair.plan import plan_rebuild_index, resolve_targets
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import list_segments, open_buffer
+from kdump.segment import local_segments
+from kdump.storage.local import map_file
 from kdump.txn.producer_state import ProducerStateManager
 
 
@@ -49,7 +50,7 @@ def test_recover_segment_matches_kafka(
     directory: str, name: str, interval: int, expected: dict[str, Any]
 ) -> None:
     path = ORACLE / directory / name
-    out = recover_segment(open_buffer(path), int(name[:20]), str(path), IndexConfig(interval))
+    out = recover_segment(map_file(path), int(name[:20]), str(path), IndexConfig(interval))
     assert out.index.hex() == expected["indexHex"]
     assert out.time_index.hex() == expected["timeindexHex"]
     assert out.truncated_bytes == expected["truncatedBytes"]
@@ -103,9 +104,9 @@ def expected_aborted(name: str) -> list[AbortedTxn]:
 
 def test_txn_walk_from_the_partition_start_reproduces_every_txnindex() -> None:
     producers = ProducerStateManager()
-    for seg in list_segments(ORACLE / "txn-0"):
+    for seg in local_segments(ORACLE / "txn-0"):
         out = recover_segment(
-            open_buffer(seg.log_path),
+            map_file(seg.log_path),
             seg.base_offset,
             str(seg.log_path),
             IndexConfig(1024),

@@ -20,14 +20,15 @@ from test_properties import GZIP, NONE, Rec, build_v2
 
 from kdump import speedups
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import verify_segment
+from kdump.checks.segment import check_segment
+from kdump.format.names import segment_file_name
 from kdump.repair.rebuild import (
     IndexConfig,
     _OffsetIndexBuilder,
     _TimeIndexBuilder,
     recover_segment,
 )
-from kdump.segment import LogSegment, segment_file_name
+from kdump.segment import local_segment
 
 SETTINGS = settings(
     max_examples=40,
@@ -80,7 +81,7 @@ def write_partition(root: Path, base: int, log: bytes) -> Path:
 
 def assert_rebuilt_indexes_verify(partition: Path, base: int, interval: int) -> None:
     options = VerifyOptions(index_interval_bytes=interval)
-    findings = verify_segment(LogSegment(partition, base), options, is_active=True)
+    findings = check_segment(local_segment(partition, base, True), options).sink.close()
     assert [f for f in findings if f.severity.rank >= 1] == []
     ran = run_kdump(["verify", "--index-interval-bytes", str(interval), str(partition)])
     assert ran.exit_code == 0, ran.stdout

@@ -24,7 +24,7 @@ from kdump.errors import KdumpError
 from kdump.repair.plan import Scope, plan_recover, resolve_targets
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, run_repair
-from kdump.segment import list_segments
+from kdump.segment import local_segments
 
 INTERVAL = "1024"  # plain-0 was written at 4096: at 1024 every index changes
 
@@ -57,7 +57,7 @@ def assert_old_or_new(partition: Path, old: dict[str, bytes], new: dict[str, byt
     assert set(got) == set(old) | set(new)
     for name, data in got.items():
         assert data in (old.get(name), new.get(name)), f"{name} holds neither old nor new bytes"
-    segments = {s.base_offset for s in list_segments(partition)}
+    segments = {s.base_offset for s in local_segments(partition)}
     assert segments == {int(n[:20]) for n in old if not n.endswith(".snapshot")}
 
 

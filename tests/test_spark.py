@@ -33,13 +33,13 @@ from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
 from kdump.format.layout import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
 from kdump.render.progress import progress_display  # noqa: E402
-from kdump.segment import FileRecords  # noqa: E402
 from kdump.spark.extract import segment_tasks  # noqa: E402
 from kdump.spark.job import FINDINGS_DIR  # noqa: E402
 from kdump.spark.progress import stage_progress  # noqa: E402
 from kdump.spark.schema import RECORD_SCHEMA  # noqa: E402
 from kdump.spark.session import build_session  # noqa: E402
 from kdump.spark.source import KafkaSegmentsDataSource, register  # noqa: E402
+from kdump.storage.local import open_log_file  # noqa: E402
 
 REAL = [
     REALFILES / "13LAckHEart__kafka",
@@ -213,7 +213,7 @@ def _parsed_rows(
     log: str, topic: str, partition: int, end: int | None = None
 ) -> list[dict[str, Any]]:
     """kdump's own parse of one .log, up to byte ``end``, as export rows."""
-    records = FileRecords(log)
+    records = open_log_file(log)
     segment = int(Path(log).name[:20])
     rows = []
     for batch in records.batches(0, end):

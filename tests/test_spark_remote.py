@@ -1,5 +1,5 @@
 """Spark over an object store: `kdump spark verify|export` and the "kafka-segments" source on
-URLs, on local[2]. The executors read their segments' ranges through kdump.remote (no mount):
+URLs, on local[2]. The executors read their segments' ranges through kdump.storage (no mount):
 a file:// bucket in Kafka's RemoteStorageManager layout and Aiven's (zstd-compressed chunks),
 and one run against the tests' S3 server (s3server.py, authentication on), written back to S3.
 
@@ -27,9 +27,9 @@ from conftest import FIXTURES, ORACLE  # noqa: E402
 from rlmmbuild import uuid_string  # noqa: E402
 from s3server import S3Server  # noqa: E402
 
-from kdump.segment import FileRecords  # noqa: E402
 from kdump.spark.job import FINDINGS_DIR  # noqa: E402
 from kdump.spark.source import register  # noqa: E402
+from kdump.storage.local import open_log_file  # noqa: E402
 
 TOPIC_ID = uuid_string(0x5EED)
 AIVEN_ZSTD = FIXTURES / "tiered/aiven-generated/zstd/test_topic_a-lZ6vvmajTWKDBUTV6SQAtQ"
@@ -79,7 +79,7 @@ def _original_offsets() -> list[int]:
     offsets = []
     logs = [*sorted((ORACLE / "plain-0").glob("*.log")), *sorted((ORACLE / "lz4-0").glob("*.log"))]
     for log_path in [*logs, GENUINE_SEGMENT / "00000000000000000000.log"]:
-        log = FileRecords(log_path)
+        log = open_log_file(log_path)
         for batch in log.batches():
             offsets += [r.offset for r in log.records(batch)]
     return sorted(offsets)

@@ -78,9 +78,9 @@ def test_real_values() -> None:
 
 def test_epochs_match_the_log_they_describe() -> None:
     """The leader epoch checkpoint's start offsets are where the log's epochs change."""
-    from kdump.segment import FileRecords
+    from kdump.storage.local import open_log_file
 
-    log = FileRecords(KAFKA_13 / "__cluster_metadata-0" / "00000000000000000000.log")
+    log = open_log_file(KAFKA_13 / "__cluster_metadata-0" / "00000000000000000000.log")
     starts: dict[int, int] = {}
     for batch in log.batches():
         starts.setdefault(batch.partition_leader_epoch, batch.base_offset)

@@ -25,7 +25,7 @@ from rlmmbuild import (
 )
 
 from kdump.java import murmur2
-from kdump.remote import metadata as rlmm
+from kdump.tiered import metadata as rlmm
 from kdump.units import parse_duration
 
 RLMM = FIXTURES / "tiered/kafka-rlmm"

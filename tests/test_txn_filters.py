@@ -13,7 +13,7 @@ from clirun import run_kdump
 from txnlog import PartitionWriter
 
 from kdump.format.filters import BatchFilter, Range, parse_range
-from kdump.segment import FileRecords
+from kdump.storage.local import open_log_file
 from kdump.units import parse_timestamp
 
 T0 = 1_700_000_000_000
@@ -83,7 +83,7 @@ def test_gaps_a_filter_makes_are_not_offsets_out_of_order(log: Path) -> None:
 
 
 def test_select_and_apply_on_a_run(log: Path) -> None:
-    (run,) = list(FileRecords(log).walk())
+    (run,) = list(open_log_file(log).walk())
     flt = BatchFilter(producer_id=6)
     assert flt.select(run) == [1] and [flt.matches(run, i) for i in range(run.n)] == [
         False,

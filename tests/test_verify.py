@@ -540,11 +540,13 @@ def test_index_at_the_interval_kafka_wrote_it_with_is_not_denser(directory: str,
 def test_not_monotonic_is_the_formats_one_ordering_rule(name: str) -> None:
     """verify's *_NOT_MONOTONIC (found by the C walk's fast test, or its Python twin) is where the
     format's ``first_out_of_order`` says, and lookup's index trust refuses the same file."""
-    from kdump.segment import check_index, open_offset_index, open_time_index
+    from conftest import offset_index_at, time_index_at
+
+    from kdump.segment import check_index
 
     c = cases()[name]
     path = Path(case_path(name, c["path"]))
-    index = open_offset_index(path) if path.suffix == ".index" else open_time_index(path)
+    index = offset_index_at(path) if path.suffix == ".index" else time_index_at(path)
     first = index.first_out_of_order(index.used_entries)
     assert first is not None
     result = verify_paths([case_path(name, c["target"])], VerifyOptions())

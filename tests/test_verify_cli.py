@@ -249,7 +249,7 @@ def test_terminal_table_never_cuts_a_partition_name(
 
     from kdump.checks.findings import Severity
     from kdump.checks.verify import VerifyOptions, verify_paths
-    from kdump.render.report import render_text
+    from kdump.render.verify import render_text
 
     monkeypatch.setenv("COLUMNS", str(width))
     repo = "fixtures/realfiles/aryan-jadon__Distributed-Kafka-Clusters"

@@ -29,6 +29,11 @@ def map_file(path: str | os.PathLike[str]) -> Buffer:
         raise InputError(str(path), e.strerror or str(e)) from None
 
 
+def open_log_file(path: str | os.PathLike[str]) -> FileRecords:
+    """A ``.log`` file on disk, for the walk (its bytes memory-mapped)."""
+    return FileRecords(str(path), map_file(path))
+
+
 class LocalStorage(Storage):
     """A directory on disk."""
 
@@ -109,4 +114,4 @@ class LocalStorage(Storage):
         self.__dict__.pop("_segment_sets", None)
 
 
-__all__ = ["LocalStorage", "map_file"]
+__all__ = ["LocalStorage", "map_file", "open_log_file"]
