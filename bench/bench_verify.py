@@ -146,7 +146,7 @@ def raw_crc32c(logs: list[Path]) -> int:
 def verify(part: Path) -> int:
     result = verify_paths([str(part)], VerifyOptions())
     assert not result.findings, [f.code for f in result.findings][:5]
-    return result.reports[0].summary.batches
+    return result.partitions[0].summary.batches
 
 
 def per_batch_crc32c(logs: list[Path]) -> int:

@@ -124,6 +124,8 @@ class _Search:
         self.store, self.options = store, options
         self.found = Found()
         self._log_dirs: dict[str, LogDir] = {}
+        self._tiered: set[str] = set()
+        """Prefixes read in a tiered layout: not searched again as folders."""
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -171,13 +173,17 @@ class _Search:
         if real in seen or depth > MAX_DEPTH:
             return [], []
         seen.add(real)
+        if self._is_tiered(d):
+            return [], []
         if is_partition_dir(d):
             return [], [self._open(d, parent)]
-        if PINTEREST_WATERMARK in d.files():
-            return [], []  # Pinterest's tiered storage: read in its layout (url())
         log_dirs: list[LogDir] = []
         partitions: list[UnifiedLog] = []
-        children = [d.folder(name) for name in sorted(d.folders(), key=natural_key)]
+        children = [
+            c
+            for c in (d.folder(name) for name in sorted(d.folders(), key=natural_key))
+            if not self._is_tiered(c)
+        ]
         if _is_log_dir(d, children):
             log_dir = self._log_dir(d)
             owned = [c for c in children if is_partition_dir(c)]
@@ -191,6 +197,13 @@ class _Search:
             log_dirs += a
             partitions += b
         return log_dirs, partitions
+
+    def _is_tiered(self, d: Storage) -> bool:
+        """A prefix read in a tiered layout (url()), not as a folder: one the layouts claimed,
+        or Pinterest's, which its watermark file marks."""
+        if d.location in self._tiered:
+            return True
+        return d.local_path is None and PINTEREST_WATERMARK in d.files()
 
     # -- URLs -------------------------------------------------------------------------------
 
@@ -208,7 +221,8 @@ class _Search:
             self._one_object(full, url_parent(full))
             return
         before = len(self.found.loose) + len(self.found.log_dirs)
-        tiered = self._tiered(listing, None)
+        tiered = self._tiered_partitions(listing, None)
+        self._tiered.update(log.location for log in tiered)
         root = ObjectStorage(full, self.store, listing)
         try:
             self.tree(root, _object_parent(full, self.store), url)
@@ -219,7 +233,7 @@ class _Search:
         if len(self.found.loose) + len(self.found.log_dirs) == before:
             raise InputError(url, _nothing_there(listing))
 
-    def _tiered(self, listing: dict[str, int], named: str | None) -> list[UnifiedLog]:
+    def _tiered_partitions(self, listing: dict[str, int], named: str | None) -> list[UnifiedLog]:
         """The partitions of ``listing`` in tiered storage's layouts (Pinterest's told by its
         watermark file; plain Kafka names without one are a copy, read as on disk)."""
         from kdump.storage.remote.layouts import KAFKA_FILES, parse_listing, segment_of
@@ -249,7 +263,7 @@ class _Search:
         from kdump.storage.remote.urls import url_name
 
         listing = self.store.listing(prefix)
-        tiered = self._tiered(listing, url)
+        tiered = self._tiered_partitions(listing, url)
         if tiered:
             self.found.loose += tiered
             return

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from kdump.errors import FormatError
 from kdump.format.batch import Batch
 from kdump.format.index import IndexSearch, SearchType
 from kdump.format.layout import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
@@ -105,9 +106,14 @@ def find_offset_by_timestamp(
 
 class Outcome(str, Enum):
     FOUND = "found"
+    NEXT = "next"
+    """The offset is not in the log (compacted, deleted, or cut): a fetch there returns the
+    batch holding the next offset that is."""
     OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
     AT_LOG_END = "at_log_end"
     NO_OFFSET = "no_offset"
+    DAMAGED = "damaged"
+    """The read reaches bytes that do not parse before it finds an answer."""
 
 
 @dataclass(frozen=True)
@@ -130,11 +136,21 @@ class Lookup:
     directory: str
     log_start_offset: int
     log_end_offset: int
+    """Where the log ends once recovery cut it (the partition's fact)."""
+    log_end_offset_on_disk: int
+    """Where it ends as the files are: the range a fetch on them answers."""
     outcome: Outcome
     segments: tuple[SegmentStep, ...]
     scans: tuple[Scan, ...] = ()
     time_search: TimestampSearch | None = None
     warnings: tuple[str, ...] = field(default=())
+    facts: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The opened partition's facts (the ``partition`` object of every JSON output)."""
+
+    @property
+    def damage(self) -> FormatError | None:
+        """Bytes the read met that do not parse (outcome DAMAGED)."""
+        return None if self.scan is None else self.scan.damage
 
     @property
     def scan(self) -> Scan | None:
@@ -170,22 +186,51 @@ class _Trail:
         self.steps: list[SegmentStep] = []
         self.scans: list[Scan] = []
         self.warnings: dict[str, None] = {}
+        self.warn(
+            *(f"{e}: read as absent, as the broker reads it" for e in log.unreadable_checkpoints)
+        )
 
     def warn(self, *warnings: str | None) -> None:
         self.warnings.update((w, None) for w in warnings if w)
 
     def finish(self, outcome: Outcome, time_search: TimestampSearch | None = None) -> Lookup:
+        self._past_the_cut(outcome)
         return Lookup(
             self.mode,
             self.target,
             self.log.location,
             self.log.log_start_offset,
             self.log.log_end_offset,
+            self.log.log_end_offset_on_disk,
             outcome,
             tuple(self.steps),
             tuple(self.scans),
             time_search,
             tuple(self.warnings),
+            self.log.facts(),
+        )
+
+    def _past_the_cut(self, outcome: Outcome) -> None:
+        """An answer at or past where recovery cuts the log: the broker gives it from the files
+        as they are, and loses it when it recovers that segment."""
+        damaged = self.log.damaged_from
+        if damaged is None:
+            return
+        scan = self.scans[-1] if self.scans else None
+        answer = None
+        if scan is not None and scan.record is not None:
+            answer = scan.record.offset
+        elif scan is not None and scan.batch is not None:
+            answer = scan.batch.base_offset
+        elif self.mode == "offset" and outcome is not Outcome.OFFSET_OUT_OF_RANGE:
+            answer = self.target
+        if answer is None or answer < damaged.offset:
+            return
+        self.warn(
+            f"offset {answer} lies at or past where recovery cuts the log "
+            f"({damaged.path}:{damaged.position}, log end offset {damaged.offset} after it): "
+            "the broker reads it from the files as they are, and answers OFFSET_OUT_OF_RANGE "
+            "for it once it recovers that segment (kdump verify tells more)"
         )
 
 
@@ -196,7 +241,7 @@ def lookup_offset(log: UnifiedLog, offset: int) -> Lookup:
     a fetch returns no records (AT_LOG_END).
     """
     trail = _Trail(log, "offset", offset)
-    if offset < log.log_start_offset or offset > log.log_end_offset:
+    if offset < log.log_start_offset or offset > log.log_end_offset_on_disk:
         return trail.finish(Outcome.OFFSET_OUT_OF_RANGE)
     first = log.floor_segment(offset)
     for seg in log.segments[first:]:
@@ -211,12 +256,16 @@ def lookup_offset(log: UnifiedLog, offset: int) -> Lookup:
         trail.steps.append(
             SegmentStep(seg.log_path, seg.base_offset, scan.batch is not None, reason)
         )
+        if scan.damage is not None:
+            trail.scans.append(scan)
+            return trail.finish(Outcome.DAMAGED)
         if scan.batch is None:
             trail.scans.append(scan)
             continue
         record = first_record_at_or_after(seg.log, scan.batch, offset)
         trail.scans.append(scan._replace(record=record))
-        return trail.finish(Outcome.FOUND)
+        exact = record is not None and record.offset == offset
+        return trail.finish(Outcome.FOUND if exact else Outcome.NEXT)
     return trail.finish(Outcome.AT_LOG_END)
 
 
@@ -236,6 +285,8 @@ def lookup_timestamp(log: UnifiedLog, timestamp: int) -> Lookup:
         found = find_offset_by_timestamp(seg, timestamp, log.log_start_offset)
         trail.warn(found.scan.restarted)
         trail.scans.append(found.scan)
+        if found.scan.damage is not None:
+            return trail.finish(Outcome.DAMAGED, found)
         outcome = Outcome.FOUND if found.answer is not None else Outcome.NO_OFFSET
         return trail.finish(outcome, found)
     return trail.finish(Outcome.NO_OFFSET)

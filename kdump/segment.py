@@ -150,6 +150,8 @@ class Scan(NamedTuple):
     batch_is_valid: bool | None
     record: Record | None
     restarted: str | None = None
+    damage: FormatError | None = None
+    """Bytes the scan met that do not parse, before it found what it looked for."""
 
 
 class LogSegment:
@@ -337,16 +339,21 @@ class LogSegment:
             restarted = self._bad_start(start)
         position = 0 if restarted else start.position
         count = read = 0
-        for batch in self.log.batches(position):
-            count += 1
-            read += batch.size
-            found = match(batch)
-            if found:
-                record = None if isinstance(found, bool) else found
-                valid = self.log.is_valid(batch)
-                return Scan(
-                    self.log_path, start, position, count, read, batch, valid, record, restarted
-                )
+        try:
+            for batch in self.log.batches(position):
+                count += 1
+                read += batch.size
+                found = match(batch)
+                if found:
+                    record = None if isinstance(found, bool) else found
+                    valid = self.log.is_valid(batch)
+                    return Scan(
+                        self.log_path, start, position, count, read, batch, valid, record,
+                        restarted,
+                    )  # fmt: skip
+        except FormatError as e:
+            # the read reaches bytes that do not parse: where, and why (recovery cuts there)
+            return Scan(self.log_path, start, position, count, read, None, None, None, restarted, e)
         return Scan(self.log_path, start, position, count, read, None, None, None, restarted)
 
     def _bad_start(self, start: Start) -> str | None:

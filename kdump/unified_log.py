@@ -298,6 +298,19 @@ class UnifiedLog:
             return None
         return self.log_dir.checkpointed(name, tp)
 
+    @property
+    def unreadable_checkpoints(self) -> list[KdumpError]:
+        """The log dir's offset checkpoints this partition's facts read that do not parse:
+        each counts as absent, as the broker counts it (kdump verify reports them)."""
+        if self.log_dir is None:
+            return []
+        names = (
+            LOG_START_OFFSET_CHECKPOINT,
+            REPLICATION_OFFSET_CHECKPOINT,
+            RECOVERY_POINT_CHECKPOINT,
+        )
+        return [e for n in names if (e := self.log_dir.checkpoint(n).error) is not None]
+
     @cached_property
     def log_start(self) -> Fact:
         """LogLoader.load: the checkpoint's log start offset when past the first segment's base

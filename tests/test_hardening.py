@@ -91,7 +91,7 @@ def test_symlink_loops_are_not_followed(tmp_path: Path) -> None:
     os.symlink(root, root / "logs" / "loop")
     os.symlink(root / "logs", root / "logs" / "txn-0-again")
     result = verify_paths([str(root)], VerifyOptions())
-    assert [Path(r.path).name for r in result.reports] == ["txn-0"]
+    assert [Path(r.path).name for r in result.partitions] == ["txn-0"]
 
 
 def test_unreadable_segment_file_is_a_finding(
@@ -113,7 +113,7 @@ def test_unreadable_segment_file_is_a_finding(
     assert [f.path for f in unreadable] == [victim]
     assert "Permission denied" in unreadable[0].message
     assert exit_code(result, "error") == 2
-    assert len(result.reports[0].findings) == 1
+    assert len(result.partitions[0].findings) == 1
 
 
 def test_unreadable_file_at_the_cli_is_one_line(
@@ -145,4 +145,4 @@ def test_log_dirs_beside_partitions_are_found(tmp_path: Path) -> None:
     shutil.copytree(ORACLE / "plain-0", outer / "inner" / "plain-0")
     (outer / "inner" / "meta.properties").write_text("version=0\nbroker.id=0\n")
     result = verify_paths([str(outer)], VerifyOptions())
-    assert sorted(Path(r.path).name for r in result.reports) == ["plain-0", "txn-0"]
+    assert sorted(Path(r.path).name for r in result.partitions) == ["plain-0", "txn-0"]

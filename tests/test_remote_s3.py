@@ -120,6 +120,16 @@ def upload_kafka_rsm(s3: S3Server, name: str, local: Path) -> str:
     return f"s3://{BUCKET}/{prefix}"
 
 
+def as_closed(verified: dict[str, Any]) -> dict[str, Any]:
+    """A verify document with each partition's active segment left out: tiered storage holds
+    closed segments only, where a local copy of them has its last one active (the one fact the
+    two tell apart by design)."""
+    out = json.loads(json.dumps(verified))
+    for p in out["summary"]["by_partition"]:
+        p["active_segment"] = None
+    return out
+
+
 def found_where(verified: dict[str, Any]) -> set[tuple[str, str]]:
     return {(f["code"], f["path"]) for f in verified["findings"]}
 
@@ -143,15 +153,9 @@ def test_kafka_files_dump_verify_lookup_as_local(s3: S3Server, name: str) -> Non
     )
     remote = json.loads(same_names(json.dumps(verify_json(there)), url, local))
     plain = verify_json(here)
-    if name == "activeprealloc-0":
-        # tiered storage holds closed segments only: the last one is judged as closed (its
-        # preallocated indexes left by an unclean stop, its missing final time index entry)
-        assert found_where(remote) == found_where(plain) | {
-            ("TIMEINDEX_MISSING_FINAL_ENTRY", str(local / "00000000000000000225.timeindex"))
-        }
-    else:
-        assert remote == plain
-        assert there.exit_code == here.exit_code
+    # a copy of a log dir is read as the log dir: its last segment is the active one
+    assert remote == plain
+    assert there.exit_code == here.exit_code
     manifest = json.loads((ORACLE / "manifest.json").read_text())
     offsets = [b["baseOffset"] for f in sorted(manifest["files"][name]) if f.endswith(".log")
                for b in manifest["files"][name][f]["batches"][:2]]  # fmt: skip
@@ -172,11 +176,12 @@ def test_pinterest_layout_as_local(s3: S3Server, name: str, tmp_path: Path) -> N
     here = run_kdump(["verify", "--format", "json", str(local)])
     found = [p for p in verify_json(there)["summary"]["by_partition"] if p["path"] == url]
     assert len(found) == 1
-    plain = verify_json(here)
+    plain = as_closed(verify_json(here))
     assert json.loads(same_names(json.dumps(found[0]), url, local)) == dict(
         plain["summary"]["by_partition"][0],
         warnings=found[0]["warnings"],
         errors=found[0]["errors"],
+        active_segment=None,
     )
     there = kdump_in(["verify", "--format", "json", url], env)
     assert json.loads(same_names(json.dumps(verify_json(there)), url, local)) == plain
@@ -197,7 +202,7 @@ def test_kafka_rsm_layout_as_local(s3: S3Server, name: str, tmp_path: Path) -> N
         assert there.exit_code == here.exit_code
         assert same_names(there.stdout, url, local) == here.stdout
     there = verify_json(kdump_in(["verify", "--format", "json", url], env))
-    here = verify_json(run_kdump(["verify", "--format", "json", str(local)]))
+    here = as_closed(verify_json(run_kdump(["verify", "--format", "json", str(local)])))
     remote = json.loads(same_names(json.dumps(there), url, local))
     # the leader epochs and producer snapshots tiered storage keeps are checked too: all clean
     assert found_where(remote) == found_where(here)

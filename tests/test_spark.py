@@ -128,7 +128,7 @@ def _roots(damaged: dict[str, Any]) -> list[str]:
 
 def _expected_rows(paths: list[str], options: VerifyOptions) -> tuple[Any, list[dict[str, Any]]]:
     result = verify_paths(paths, options)
-    rows = [f.to_dict() | {"partition_path": r.path} for r in result.reports for f in r.findings]
+    rows = [f.to_dict() | {"partition_path": r.path} for r in result.partitions for f in r.findings]
     rows += [f.to_dict() | {"partition_path": None} for f in result.log_dir_findings]
     return result, rows
 
@@ -156,7 +156,7 @@ def test_verify_findings_identical_to_kdump_verify(
         "CHECKPOINT_BEYOND_LOG_END",
         str(damaged["broker"] / "recovery-point-offset-checkpoint"),
     ) in codes
-    assert len(result.reports) > 25
+    assert len(result.partitions) > 25
 
     # --deep, the text report, and the findings as JSON Lines.
     deep_out = tmp_path / "deep"

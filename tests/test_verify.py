@@ -247,7 +247,7 @@ def test_active_preallocated_space_is_reported_as_kafka_counts_it() -> None:
 
 @pytest.mark.parametrize("directory", ORACLE_DIRS)
 def test_oracle_summary_matches_the_manifest(directory: str) -> None:
-    (report,) = oracle_result(directory, True).reports
+    (report,) = oracle_result(directory, True).partitions
     files = sorted(oracle_manifest()["files"][directory].items())
     logs = [f for name, f in files if name.endswith(".log")]
     batches = [b for f in logs for b in f["batches"]]
@@ -625,9 +625,9 @@ def test_partitions_in_natural_order(tmp_path: Path) -> None:
     want = ["t-0", "t-1", "t-2", "t-10", "u-0"]
     assert sorted(names, key=natural_key) == want
     found = discover([str(tmp_path / "logs")])
-    assert [t.path.name for t in found.partitions] == want
+    assert [t.name for t in found.partitions] == want
     result = verify_paths([str(tmp_path / "logs")], VerifyOptions())
-    assert [Path(r.path).name for r in result.reports] == want
+    assert [Path(r.path).name for r in result.partitions] == want
     ran = run_kdump(["verify", str(tmp_path / "logs")])
     rows = [ln for ln in ran.stdout.splitlines() if "/logs/" in ln]
     assert [ln.split("/logs/")[1].split()[0] for ln in rows] == want

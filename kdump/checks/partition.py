@@ -219,6 +219,12 @@ def _truncation(log: UnifiedLog) -> str:
             f"({span}{sum(s.log_size for s in later)} bytes) "
             "too: recovery deletes every segment after an invalid batch"
         )
+    past = [f.offset for f in log.snapshot_files if f.offset > damaged.offset]
+    if past:
+        text += (
+            f"; the log then ends at offset {damaged.offset}, and it deletes the "
+            f"{len(past)} producer snapshot(s) past it ({', '.join(map(str, past))})"
+        )
     return text
 
 
@@ -375,15 +381,7 @@ def _check_segment_order(
 def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     """Each producer snapshot as the broker reads it, and those above the log end offset
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
-    end = log.log_end_offset
-    damaged = log.damaged_from
-    after = (
-        ""
-        if damaged is None
-        else (
-            f" once recovery cuts {os.path.basename(damaged.path)} at position {damaged.position}"
-        )
-    )
+    end = log.log_end_offset_on_disk  # past a cut: the startup line says what recovery deletes
     for file in log.snapshot_files:
         check_snapshot_bytes(log.storage.read(file.name), file.path, sink)
         if file.offset > end:
@@ -392,8 +390,8 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
                     "SNAPSHOT_BEYOND_LOG_END",
                     Severity.WARNING,
                     file.path,
-                    f"producer snapshot at offset {file.offset}, beyond the log end offset {end}"
-                    f"{after}; {BROKER_FIXES} (it deletes the snapshot)",
+                    f"producer snapshot at offset {file.offset}, beyond the log end offset {end}; "
+                    f"{BROKER_FIXES} (it deletes the snapshot)",
                     offset=file.offset,
                     fix=RECOVER.format(dir=log.location),
                 )

@@ -200,8 +200,7 @@ def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     from kdump.render.dumplog import DumpProblems, dump_files
 
     problems = DumpProblems()
-    files = [stored_file(p) for p in paths]
-    write_lines(dump_files(files, dump_settings(**kw), problems, jobs))
+    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs))
     return dump_exit(problems)
 
 
@@ -210,6 +209,7 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
     partitions under a folder or prefix (a partition, a log dir, a bucket)."""
     from kdump.discovery import discover
     from kdump.format.names import DUMPED_SUFFIXES
+    from kdump.render.dumplog import stored_file
     from kdump.storage import is_url
 
     files: list[StoredFile] = []
@@ -224,10 +224,11 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
 
     for pattern in patterns:
         if is_url(pattern):
-            if store.is_prefix(pattern):
-                folder(pattern)
+            listed = store.listing(pattern)
+            if listed and list(listed) != [store.full_url(pattern)]:
+                folder(pattern)  # a prefix: every Kafka file of the partitions under it
             else:
-                files.append(stored_file(pattern, store))
+                files.append(stored_file(pattern, store))  # one object (or a part of one)
             continue
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
@@ -241,16 +242,6 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
             else:
                 files.append(stored_file(path))
     return files
-
-
-def stored_file(raw: str, store: ObjectStore | None = None) -> StoredFile:
-    """One file or object as named, printed as kafka-dump-log.sh prints it (File.toString)."""
-    from kdump.render.dumplog import java_file_path
-    from kdump.storage import locate_file
-    from kdump.storage.base import StoredFile
-
-    storage, name = locate_file(raw, store)
-    return StoredFile(storage, name, java_file_path(raw))
 
 
 @click.command()

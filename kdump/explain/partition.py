@@ -23,7 +23,6 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
-from kdump.format.names import OFFSET_CHECKPOINTS
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.unified_log import OpenOptions, UnifiedLog
 
@@ -133,7 +132,10 @@ def explain_partition(
     compaction = None
     notes = [f.damage + ": kdump verify tells more" for f in facts if f.damage is not None]
     notes += list(settings.notes)
-    notes += _unreadable_checkpoints(log)
+    notes += [
+        f"{e}: read as absent, as the broker reads it (kdump verify tells more)"
+        for e in log.unreadable_checkpoints
+    ]
     if settings.compact:
         txns = open_transactions(log)
         compaction = explain_compaction(
@@ -162,18 +164,6 @@ def explain_partition(
         notes=tuple(notes),
         facts=log.facts(),
     )
-
-
-def _unreadable_checkpoints(log: UnifiedLog) -> list[str]:
-    """A log dir checkpoint that does not parse counts as absent, as the broker counts it."""
-    if log.log_dir is None:
-        return []
-    out = []
-    for name in OFFSET_CHECKPOINTS:
-        error = log.log_dir.checkpoint(name).error
-        if error is not None:
-            out.append(f"{error}: read as absent, as the broker reads it (kdump verify tells more)")
-    return out
 
 
 def _map_bytes(settings: Settings, options: ExplainOptions) -> int:

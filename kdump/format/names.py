@@ -114,8 +114,9 @@ def offset_in_name(name: str) -> int | None:
 
 
 def is_segment_name(name: str) -> bool:
-    """A segment's file: a 20-digit base offset and a segment suffix (or a snapshot)."""
-    return name.endswith((*SEGMENT_SUFFIXES, SNAPSHOT_SUFFIX)) and name[:20].isdigit()
+    """A segment's file of a partition directory: a 20-digit base offset and a segment suffix
+    (or a snapshot). Tiered storage's ``<offset>-<id>.log`` objects are not."""
+    return parse_segment_name(name) is not None or is_snapshot_name(name)
 
 
 def is_snapshot_name(name: str) -> bool:

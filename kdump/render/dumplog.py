@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
@@ -51,6 +51,7 @@ from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
+from kdump.storage import ObjectStore, locate_file
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
 
@@ -602,9 +603,10 @@ def dispatch(
 
 
 def dump_file(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems
 ) -> Iterator[Line | Chunk]:
     """The lines for one file; a KdumpError ends this file with one line on stderr."""
+    file = stored_file(named)
     path = file.path
     yield Line(OUT, f"Dumping {path}")
     yield from dispatch(
@@ -675,7 +677,7 @@ def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:
 
 
 def dump_files(
-    paths: list[StoredFile],
+    paths: Sequence[str | StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int = 1,
@@ -687,7 +689,7 @@ def dump_files(
 
 
 def dumped(
-    paths: list[StoredFile],
+    named: Sequence[str | StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int,
@@ -696,6 +698,7 @@ def dumped(
 ) -> Iterator[T]:
     """What ``per_file`` yields for each file, in order, dumped in ``jobs`` processes; what
     each file's dump collects goes to ``problems``; ``progress`` hears of each file done."""
+    paths = [stored_file(f) for f in named]
     one = partial(_with_problems, per_file=per_file, opts=opts)
     paths_left = iter(paths)
     for item in stream_ordered(one, paths, jobs, weight=_size):
@@ -705,6 +708,15 @@ def dumped(
             progress.advance(file.size, file.path)
         else:
             yield item
+
+
+def stored_file(file: str | StoredFile, store: ObjectStore | None = None) -> StoredFile:
+    """A file to dump, named by a path or a URL (printed as kafka-dump-log.sh prints its
+    File: ``java_file_path``), or already found in a storage."""
+    if isinstance(file, StoredFile):
+        return file
+    storage, name = locate_file(file, store)
+    return StoredFile(storage, name, java_file_path(file))
 
 
 def _size(file: StoredFile) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kdump.errors import FormatError, KdumpError
@@ -35,6 +35,7 @@ from kdump.render.dumplog import (
     dumped,
     log_renderer,
     rendered,
+    stored_file,
 )
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
 from kdump.storage.base import StoredFile
@@ -235,7 +236,7 @@ JSON_DUMPERS = {
 
 
 def dump_files_objects(
-    paths: list[StoredFile],
+    paths: Sequence[str | StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int = 1,
@@ -246,8 +247,9 @@ def dump_files_objects(
 
 
 def dump_file_objects(
-    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems
 ) -> Iterator[Obj | bytes]:
+    file = stored_file(named)
     path = file.path
 
     def unknown() -> Obj:

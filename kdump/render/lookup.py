@@ -23,13 +23,28 @@ COMPARISON = {-1: "<", 0: "=", 1: ">"}
 
 
 def outcome_text(result: Lookup) -> str:
-    """What the broker would answer when the lookup found no record."""
-    target, lso, leo = result.target, result.log_start_offset, result.log_end_offset
+    """What the broker would answer when the lookup found no record (or the next one)."""
+    target, lso, leo = result.target, result.log_start_offset, result.log_end_offset_on_disk
+    if result.outcome is Outcome.NEXT:
+        record, batch = result.record, result.batch
+        first = record.offset if record is not None else (batch.base_offset if batch else None)
+        return (
+            f"offset {target} is not in the log (compacted, deleted or cut away): a fetch at "
+            f"{target} returns the batch holding offset {first}, from there on"
+        )
+    if result.outcome is Outcome.DAMAGED and result.damage is not None:
+        e = result.damage
+        return (
+            f"the read reaches {e.path}:{e.position}, where the log stops parsing ({e.reason}) "
+            "before it finds an answer: the broker's recovery cuts the log there "
+            "(kdump verify tells more; kdump recover cuts it, keeping the bytes)"
+        )
     if result.outcome is Outcome.OFFSET_OUT_OF_RANGE:
         where = (
             f"below the log start offset {lso}"
             if target < lso
             else f"above the log end offset {leo}"
+            + (" on disk" if leo != result.log_end_offset else "")
         )
         return f"offset {target} is {where}: the broker answers OFFSET_OUT_OF_RANGE"
     if result.outcome is Outcome.AT_LOG_END:
@@ -95,6 +110,8 @@ def lookup_object(
         "directory": result.directory,
         "log_start_offset": result.log_start_offset,
         "log_end_offset": result.log_end_offset,
+        "log_end_offset_on_disk": result.log_end_offset_on_disk,
+        "partition": result.facts,
         "segment": result.segment,
         "time_index_entry": (
             None if time_search is None else _offset_entry(time_search.time_index_entry)

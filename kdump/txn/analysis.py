@@ -28,7 +28,6 @@ from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
-from kdump.format.names import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.txn.coordinator import (
@@ -199,7 +198,7 @@ def analyze_partition(
         return None
     log.walk_in_order()
     end = log.producer_state
-    findings: list[Finding] = [_checkpoint_finding(e) for e in _unreadable_checkpoints(log)]
+    findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
     findings += end.findings
     state = end.state
     hw = log.high_watermark
@@ -277,14 +276,6 @@ def analyze_partition(
         findings=findings,
         facts=log.facts(),
     )
-
-
-def _unreadable_checkpoints(log: UnifiedLog) -> list[KdumpError]:
-    """The log dir's offset checkpoints the facts need that do not parse (read as absent)."""
-    if log.log_dir is None:
-        return []
-    names = (LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
-    return [e for n in names if (e := log.log_dir.checkpoint(n).error) is not None]
 
 
 def _checkpoint_finding(e: KdumpError) -> Finding:
