@@ -6,6 +6,7 @@ imported only when run. ``kdump --files A,B`` is kafka-dump-log.sh's own command
 
 from __future__ import annotations
 
+import difflib
 import gc
 import importlib
 import sys
@@ -47,6 +48,16 @@ class _Commands(click.Group):
             gc.freeze()  # the imports' objects: never garbage, never walked again
         assert isinstance(command, click.Command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in COMMANDS or name.startswith("-") or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        # click suggests from the commands it holds, none here (each is imported when asked for)
+        hint = did_you_mean(name, self.list_commands(ctx))
+        raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -136,7 +147,29 @@ def usage_line(e: click.UsageError) -> str:
     is wrong, and where the help is (click's own three-line usage block is for people at a
     terminal; cron mail and scripts want one line)."""
     command = e.ctx.command_path if e.ctx is not None else "kdump"
-    return f"{command}: {e.format_message()} (see '{command} --help')"
+    message = e.format_message()
+    if isinstance(e, click.NoSuchOption) and e.ctx is not None:
+        message = e.message + did_you_mean(e.option_name, _long_options(e.ctx))
+    return f"{command}: {message} (see '{command} --help')"
+
+
+def did_you_mean(name: str, names: list[str]) -> str:
+    """click's suggestion (difflib's close matches, its words), made on the names without their
+    dashes: with them, every two options share ``--`` and ``--bogus`` came out "close" to
+    ``--jobs``. Empty when nothing is close."""
+    bare = {n.lstrip("-"): n for n in names}
+    close = [bare[n] for n in difflib.get_close_matches(name.lstrip("-"), list(bare))]
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f" Did you mean {close[0]!r}?"
+    return f" (Did you mean one of: {', '.join(repr(n) for n in sorted(close))}?)"
+
+
+def _long_options(ctx: click.Context) -> list[str]:
+    """The ``--`` options of ctx's command, the ones click itself suggests from."""
+    options = (o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts))
+    return [o for o in options if o.startswith("--")]
 
 
 def _exit(code: int | None) -> None:
