@@ -6,10 +6,13 @@ imported only when run. ``kdump --files A,B`` is kafka-dump-log.sh's own command
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import gc
 import importlib
+import signal
 import sys
+from types import FrameType
 from typing import Any
 
 # A command's start-up is mostly imports: thousands of objects that live as long as the
@@ -24,16 +27,32 @@ from kdump import __version__
 from kdump.commands import COMMANDS
 from kdump.commands.dump import dump_options, run_files
 from kdump.commands.options import jobs_option
-from kdump.commands.output import quiet_pipe
-from kdump.errors import ExitCode, KdumpError
+from kdump.commands.output import quiet_pipe, silence_stdout
+from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
 tracebacks); freeze: the process is the kdump command (main), not a caller of ``cli``."""
 
 
+class _Stopped(BaseException):
+    """An interruption on its way out, past every command's own handling: no KeyboardInterrupt
+    any more, so that click's main lets it through (it would print a blank line and
+    "Aborted!", exit code 1 or 3)."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
 class _Commands(click.Group):
     """The commands of kdump.commands.COMMANDS, each imported when asked for."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            raise _Stopped(_stop_code(e)) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -105,18 +124,23 @@ def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw:
 def main() -> None:
     """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
     _RUN["freeze"] = True
+    _stop_on_signals()
     try:
         code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
         _exit(e.exit_code)
+    except _Stopped as e:
+        _stopped(e.exit_code)
+    except click.Abort as e:
+        if isinstance(e.__cause__, KeyboardInterrupt):  # stopped while click read the line
+            _stopped(_stop_code(e.__cause__))
+        click.echo("Aborted.", err=True)
+        _exit(ExitCode.BAD_INPUT)
     except click.UsageError as e:
         click.echo(usage_line(e), err=True)
         _exit(ExitCode.BAD_INPUT)
     except click.ClickException as e:
         click.echo(f"kdump: {e.format_message()}", err=True)
-        _exit(ExitCode.BAD_INPUT)
-    except click.Abort:
-        click.echo("Aborted.", err=True)
         _exit(ExitCode.BAD_INPUT)
     except BrokenPipeError:  # the reader left before the command had its answer
         quiet_pipe(ExitCode.PIPE_CLOSED)
@@ -170,6 +194,37 @@ def _long_options(ctx: click.Context) -> list[str]:
     """The ``--`` options of ctx's command, the ones click itself suggests from."""
     options = (o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts))
     return [o for o in options if o.startswith("--")]
+
+
+def _stop_on_signals() -> None:
+    """Each of STOP_SIGNALS raises Interrupted from now on; a signal ignored when kdump starts
+    (``nohup``, ``kdump ... &`` in a script) stays ignored."""
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _interrupt)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    # once: what unwinds (a repair's undo, the workers' stop) is not interrupted in its turn
+    for other in STOP_SIGNALS:
+        if signal.getsignal(other) is _interrupt:
+            signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _stop_code(e: KeyboardInterrupt) -> int:
+    return e.exit_code if isinstance(e, Interrupted) else ExitCode.INTERRUPTED
+
+
+def _stopped(code: int) -> None:
+    """One line for a run a signal stopped, and 128 + the signal as its exit code."""
+    # what is still buffered would wait on a reader that may be gone or stopped itself (no
+    # descriptor under a test's stream)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        silence_stdout()
+    with contextlib.suppress(OSError):  # stderr gone too (the terminal closed: SIGHUP)
+        click.echo(f"kdump: stopped by {signal.Signals(code - 128).name}", err=True)
+    _exit(code)
 
 
 def _exit(code: int | None) -> None:
