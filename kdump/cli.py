@@ -12,6 +12,7 @@ import gc
 import importlib
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -122,9 +123,21 @@ def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw:
 
 
 def main() -> None:
-    """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
+    """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe, one line
+    and 128 + the signal for a run a signal stopped."""
     _RUN["freeze"] = True
-    _stop_on_signals()
+    ours = _stop_on_signals()
+    try:
+        _run_cli()
+    except KeyboardInterrupt as e:  # stopped between the command's end and the exit
+        _stopped(_stop_code(e))
+    finally:  # a caller of main in-process (a test) gets its own handlers back
+        for signum, handler in ours.items():
+            if signal.getsignal(signum) is _interrupt:
+                signal.signal(signum, handler)
+
+
+def _run_cli() -> None:
     try:
         code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
@@ -196,12 +209,17 @@ def _long_options(ctx: click.Context) -> list[str]:
     return [o for o in options if o.startswith("--")]
 
 
-def _stop_on_signals() -> None:
+def _stop_on_signals() -> dict[int, Any]:
     """Each of STOP_SIGNALS raises Interrupted from now on; a signal ignored when kdump starts
-    (``nohup``, ``kdump ... &`` in a script) stays ignored."""
+    (``nohup``, ``kdump ... &`` in a script) stays ignored. The handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # only the main thread may set handlers (an in-process caller's thread)
+    replaced = {}
     for signum in STOP_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        if (handler := signal.getsignal(signum)) is not signal.SIG_IGN:
+            replaced[signum] = handler
             signal.signal(signum, _interrupt)
+    return replaced
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
