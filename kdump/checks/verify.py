@@ -29,7 +29,7 @@ from kdump.discovery import Found, PartitionTarget, discover
 from kdump.errors import InputError, KdumpError, as_kdump_error
 from kdump.format.checkpoint import OFFSET_CHECKPOINTS
 from kdump.format.textfiles import read_offset_checkpoint
-from kdump.lock import LOCK_FILE, lock_holder
+from kdump.lock import who_holds
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 
@@ -220,27 +220,16 @@ def collect_result(found: Found, run: Callable[[PartitionTarget], PartitionRepor
 
 
 def broker_live(log_dir: Path) -> Finding | None:
-    """An info finding when another process holds ``log_dir``'s ``.lock``: a broker runs on it.
-
-    Kafka locks the file with FileChannel.tryLock, a POSIX record lock (fcntl) on Linux; it is
-    tested here with F_GETLK, which takes no lock (a lock taken even for a moment could make a
-    broker starting at that moment refuse the directory)."""
-    path = log_dir / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        holder = lock_holder(fd)
-    finally:
-        os.close(fd)
+    """An info finding when another process holds ``log_dir``'s ``.lock``, as kdump.lock
+    decides for the repairs (which then refuse): most likely a broker running on it."""
+    holder = who_holds(log_dir)
     if holder is None:
         return None
     return Finding(
         "LOG_DIR_LOCKED",
         Severity.INFO,
-        str(path),
-        f"held by process {holder}: a broker is running on this log dir. Its active segments "
-        "(and their indexes) may be mid-write, so findings there are provisional; verify again "
-        "with the broker stopped before repairing",
+        str(holder.path),
+        f"held by {holder}: a repair refuses while it is held. Active segments (and their "
+        "indexes) may be mid-write, so findings there are provisional; verify again once it is "
+        "released, before repairing",
     )
