@@ -51,9 +51,13 @@ class TextTable:
         self.overflow = overflow
         """what rich does with a cell too wide for a terminal: "fold" keeps all of it"""
         self.columns: list[tuple[str, Justify]] = []
+        self.whole: set[int] = set()
+        """columns never folded on a terminal: rich narrows the others instead"""
         self.rows: list[tuple[str, ...]] = []
 
-    def add_column(self, header: str, justify: Justify = "left") -> None:
+    def add_column(self, header: str, justify: Justify = "left", whole: bool = False) -> None:
+        if whole:
+            self.whole.add(len(self.columns))
         self.columns.append((header, justify))
 
     def add_row(self, *cells: str) -> None:
@@ -71,8 +75,10 @@ class TextTable:
             box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
             show_edge=terminal,
         )
-        for header, justify in self.columns:
-            table.add_column(Text(header), justify=justify, overflow=self.overflow)
+        for i, (header, justify) in enumerate(self.columns):
+            table.add_column(
+                Text(header), justify=justify, overflow=self.overflow, no_wrap=i in self.whole
+            )
         for row in self.rows:
             table.add_row(*(Text(cell) for cell in row))
         return table
@@ -103,6 +109,24 @@ def plain_table(table: TextTable) -> str | None:
     lines += [line(grid[0]), "+".join("-" * (w + 2) for w in widths)]
     lines += [line(row) for row in grid[1:]]
     return "\n".join(lines) + "\n"
+
+
+_AFTER_SLASH = re.compile(r"(?<=/)")
+
+
+def fold_path(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, each break after a ``/``; a piece
+    wider than a line on its own is cut at the width (nothing else could show it)."""
+    lines, line = [], ""
+    for piece in _AFTER_SLASH.split(text):
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+        while len(line) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    return [*lines, line] if line or not lines else lines
 
 
 def _rich_console(out: IO[str], terminal: bool) -> Console:
@@ -176,22 +200,44 @@ class TextConsole:
         finally:
             self.rich.width = PIPE_WIDTH
 
-    def fitted_table(
-        self, make: Callable[[Collection[str]], TextTable], droppable: Sequence[str]
+    def fitted_tables(
+        self,
+        make: Callable[[Collection[str]], Sequence[tuple[str, TextTable]]],
+        droppable: Sequence[str],
     ) -> None:
-        """The table ``make(dropped)`` builds, on a terminal with as few of ``droppable``
-        columns left out (in that order) as makes it fit the width: a terminal too narrow for
-        every column loses the less important ones before any cell is folded. On a pipe every
-        column, at natural width."""
+        """The tables ``make(dropped)`` builds, each under its heading (a path, folded only
+        at a ``/``: ``heading``), on a terminal with as few of ``droppable`` columns left out
+        (in that order) as makes the widest fit: a terminal too narrow for every column loses
+        the less important ones before any cell is folded. On a pipe every column, at natural
+        width."""
         dropped: list[str] = []
-        table = make(dropped)
+        tables = make(dropped)
         if self.terminal:
             for name in droppable:
-                if self._natural_width(table.to_rich(True)) <= self.rich.width:
+                widest = max((self._natural_width(t.to_rich(True)) for _, t in tables), default=0)
+                if widest <= self.rich.width:
                     break
                 dropped.append(name)
-                table = make(dropped)
-        self.table(table)
+                tables = make(dropped)
+            if max((self._natural_width(t.to_rich(True)) for _, t in tables), default=0) > (
+                self.rich.width
+            ):
+                for _, table in tables:  # too narrow still: rich would squeeze cells to nothing
+                    table.whole.clear()
+        for i, (heading, table) in enumerate(tables):
+            if i:
+                self.say("")
+            self.heading(heading)
+            self.table(table)
+
+    def heading(self, text: str) -> None:
+        """A line naming what follows, typically a path: on a terminal too narrow for it, it
+        folds after a ``/`` (``fold_path``), never inside a name that fits on a line."""
+        if not self.terminal:
+            self.say(text)
+            return
+        for line in fold_path(text, self.rich.width):
+            self.rich_say(line, "bold")
 
     def print(self, renderable: RenderableType) -> None:
         self.rich.print(renderable, highlight=False)
