@@ -12,6 +12,7 @@ start-up). Anything else goes through rich, so the output stays rich's in every 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import IO, TYPE_CHECKING, Literal
 
@@ -111,22 +112,21 @@ def plain_table(table: TextTable) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-_AFTER_SLASH = re.compile(r"(?<=/)")
+_CHUNK = re.compile(r"(\s+|[^\s/]*/)")
+"""Where a line may break: at whitespace, and after each ``/`` of a path."""
 
 
-def fold_path(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, each break after a ``/``; a piece
-    wider than a line on its own is cut at the width (nothing else could show it)."""
-    lines, line = [], ""
-    for piece in _AFTER_SLASH.split(text):
-        if line and len(line) + len(piece) > width:
-            lines.append(line)
-            line = ""
-        line += piece
-        while len(line) > width:
-            lines.append(line[:width])
-            line = line[width:]
-    return [*lines, line] if line or not lines else lines
+class _PathWrapper(textwrap.TextWrapper):
+    def _split(self, text: str) -> list[str]:
+        return [chunk for chunk in _CHUNK.split(text) if chunk]
+
+
+def wrap_paths(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces and after a ``/``:
+    a path folds between two of its names, never inside one that fits on a line (rich breaks
+    only at spaces, and folds a long path wherever the line ends)."""
+    wrapper = _PathWrapper(width=max(1, width), break_on_hyphens=False, replace_whitespace=False)
+    return [out for line in text.split("\n") for out in (wrapper.wrap(line) or [""])]
 
 
 def _rich_console(out: IO[str], terminal: bool) -> Console:
@@ -171,7 +171,10 @@ class TextConsole:
         self.rich_say(text, style)
 
     def rich_say(self, text: str, style: str | None = None) -> None:
-        """``say`` through rich whatever the text (literally: no markup, no emoji codes)."""
+        """``say`` through rich whatever the text (literally: no markup, no emoji codes); on a
+        terminal in lines that fit it, broken at spaces and after a path's ``/``."""
+        if self.terminal:
+            text = "\n".join(wrap_paths(text, self.rich.width))
         self.rich.print(
             text,
             style=style if self.terminal else None,
@@ -205,11 +208,10 @@ class TextConsole:
         make: Callable[[Collection[str]], Sequence[tuple[str, TextTable]]],
         droppable: Sequence[str],
     ) -> None:
-        """The tables ``make(dropped)`` builds, each under its heading (a path, folded only
-        at a ``/``: ``heading``), on a terminal with as few of ``droppable`` columns left out
-        (in that order) as makes the widest fit: a terminal too narrow for every column loses
-        the less important ones before any cell is folded. On a pipe every column, at natural
-        width."""
+        """The tables ``make(dropped)`` builds, each under its heading (a path), on a terminal
+        with as few of ``droppable`` columns left out (in that order) as makes the widest fit:
+        a terminal too narrow for every column loses the less important ones before any cell
+        is folded. On a pipe every column, at natural width."""
         dropped: list[str] = []
         tables = make(dropped)
         if self.terminal:
@@ -231,13 +233,8 @@ class TextConsole:
             self.table(table)
 
     def heading(self, text: str) -> None:
-        """A line naming what follows, typically a path: on a terminal too narrow for it, it
-        folds after a ``/`` (``fold_path``), never inside a name that fits on a line."""
-        if not self.terminal:
-            self.say(text)
-            return
-        for line in fold_path(text, self.rich.width):
-            self.rich_say(line, "bold")
+        """A line naming what follows, typically a path (on a terminal: bold)."""
+        self.say(text, "bold")
 
     def print(self, renderable: RenderableType) -> None:
         self.rich.print(renderable, highlight=False)

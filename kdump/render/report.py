@@ -42,6 +42,7 @@ DROPPED_FIRST = (
     "batches",
     "offsets",
     "bytes",
+    "info",
 )
 """On a terminal too narrow for the whole table, these columns go, in this order, before a
 partition name is ever folded (``kdump verify --format json`` has them all)."""
