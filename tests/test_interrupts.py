@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from batchbytes import v2_batch, varint
 from conftest import ORACLE
 
 KDUMP = [sys.executable, "-m", "kdump"]
@@ -39,22 +40,34 @@ def _batches(log: Path) -> list[bytes]:
     return batches
 
 
+def _one_record_batch() -> bytes:
+    """A batch of one record with a 10-byte value, its base offset left to fill in."""
+    value = b"0123456789"
+    record = b"\x00" + varint(0) + varint(0) + varint(-1) + varint(len(value)) + value + varint(0)
+    return v2_batch(0, varint(len(record)) + record)[8:]
+
+
 def write_partition(directory: Path, size: int) -> None:
-    """A partition of one segment of ``size`` bytes or more: gzip-0's batches again and again,
-    each copy's offsets after the last (a batch's base offset is outside its CRC)."""
+    """A partition of one segment of ``size`` bytes or more: half gzip-0's batches again and
+    again (work for the decoders), half batches of one record (work for whatever reads every
+    batch's header); each batch's offsets after the last (a base offset is outside the CRC)."""
     batches = _batches(ORACLE / "gzip-0" / "00000000000000000000.log")
     # the offset after the last: base offset + last offset delta (byte 23), plus one
     span = 1 + max(
         struct.unpack_from(">q", b)[0] + struct.unpack_from(">i", b, 23)[0] for b in batches
     )
-    out, copy = bytearray(), 0
-    while len(out) < size:
+    pack = struct.Struct(">q").pack
+    out, written, copy = [], 0, 0
+    while written < size // 2:
         for batch in batches:
-            (base,) = struct.unpack_from(">q", batch)
-            out += struct.pack(">q", base + copy * span) + batch[8:]
+            out.append(pack(struct.unpack_from(">q", batch)[0] + copy * span) + batch[8:])
+            written += len(batch)
         copy += 1
+    tiny = _one_record_batch()
+    count = (size - written) // (8 + len(tiny)) + 1
+    out.extend(pack(copy * span + i) + tiny for i in range(count))
     directory.mkdir(parents=True)
-    (directory / "00000000000000000000.log").write_bytes(out)
+    (directory / "00000000000000000000.log").write_bytes(b"".join(out))
 
 
 @pytest.fixture(scope="module")
