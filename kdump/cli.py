@@ -6,9 +6,14 @@ imported only when run. ``kdump --files A,B`` is kafka-dump-log.sh's own command
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import gc
 import importlib
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import Any
 
 # A command's start-up is mostly imports: thousands of objects that live as long as the
@@ -23,16 +28,32 @@ from kdump import __version__
 from kdump.commands import COMMANDS
 from kdump.commands.dump import dump_options, run_files
 from kdump.commands.options import jobs_option
-from kdump.commands.output import quiet_pipe
-from kdump.errors import ExitCode, KdumpError
+from kdump.commands.output import quiet_pipe, silence_stdout
+from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
 tracebacks); freeze: the process is the kdump command (main), not a caller of ``cli``."""
 
 
+class _Stopped(BaseException):
+    """An interruption on its way out, past every command's own handling: no KeyboardInterrupt
+    any more, so that click's main lets it through (it would print a blank line and
+    "Aborted!", exit code 1 or 3)."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
 class _Commands(click.Group):
     """The commands of kdump.commands.COMMANDS, each imported when asked for."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            raise _Stopped(_stop_code(e)) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -47,6 +68,16 @@ class _Commands(click.Group):
             gc.freeze()  # the imports' objects: never garbage, never walked again
         assert isinstance(command, click.Command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in COMMANDS or name.startswith("-") or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        # click suggests from the commands it holds, none here (each is imported when asked for)
+        hint = did_you_mean(name, self.list_commands(ctx))
+        raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -92,20 +123,37 @@ def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw:
 
 
 def main() -> None:
-    """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
+    """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe, one line
+    and 128 + the signal for a run a signal stopped."""
     _RUN["freeze"] = True
+    ours = _stop_on_signals()
+    try:
+        _run_cli()
+    except KeyboardInterrupt as e:  # stopped between the command's end and the exit
+        _stopped(_stop_code(e))
+    finally:  # a caller of main in-process (a test) gets its own handlers back
+        for signum, handler in ours.items():
+            if signal.getsignal(signum) is _interrupt:
+                signal.signal(signum, handler)
+
+
+def _run_cli() -> None:
     try:
         code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
         _exit(e.exit_code)
+    except _Stopped as e:
+        _stopped(e.exit_code)
+    except click.Abort as e:
+        if isinstance(e.__cause__, KeyboardInterrupt):  # stopped while click read the line
+            _stopped(_stop_code(e.__cause__))
+        click.echo("Aborted.", err=True)
+        _exit(ExitCode.BAD_INPUT)
     except click.UsageError as e:
         click.echo(usage_line(e), err=True)
         _exit(ExitCode.BAD_INPUT)
     except click.ClickException as e:
         click.echo(f"kdump: {e.format_message()}", err=True)
-        _exit(ExitCode.BAD_INPUT)
-    except click.Abort:
-        click.echo("Aborted.", err=True)
         _exit(ExitCode.BAD_INPUT)
     except BrokenPipeError:  # the reader left before the command had its answer
         quiet_pipe(ExitCode.PIPE_CLOSED)
@@ -136,7 +184,65 @@ def usage_line(e: click.UsageError) -> str:
     is wrong, and where the help is (click's own three-line usage block is for people at a
     terminal; cron mail and scripts want one line)."""
     command = e.ctx.command_path if e.ctx is not None else "kdump"
-    return f"{command}: {e.format_message()} (see '{command} --help')"
+    message = e.format_message()
+    if isinstance(e, click.NoSuchOption) and e.ctx is not None:
+        message = e.message + did_you_mean(e.option_name, _long_options(e.ctx))
+    return f"{command}: {message} (see '{command} --help')"
+
+
+def did_you_mean(name: str, names: list[str]) -> str:
+    """click's suggestion (difflib's close matches, its words), made on the names without their
+    dashes: with them, every two options share ``--`` and ``--bogus`` came out "close" to
+    ``--jobs``. Empty when nothing is close."""
+    bare = {n.lstrip("-"): n for n in names}
+    close = [bare[n] for n in difflib.get_close_matches(name.lstrip("-"), list(bare))]
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f" Did you mean {close[0]!r}?"
+    return f" (Did you mean one of: {', '.join(repr(n) for n in sorted(close))}?)"
+
+
+def _long_options(ctx: click.Context) -> list[str]:
+    """The ``--`` options of ctx's command, the ones click itself suggests from."""
+    options = (o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts))
+    return [o for o in options if o.startswith("--")]
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Each of STOP_SIGNALS raises Interrupted from now on; a signal ignored when kdump starts
+    (``nohup``, ``kdump ... &`` in a script) stays ignored. The handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # only the main thread may set handlers (an in-process caller's thread)
+    replaced = {}
+    for signum in STOP_SIGNALS:
+        if (handler := signal.getsignal(signum)) is not signal.SIG_IGN:
+            replaced[signum] = handler
+            signal.signal(signum, _interrupt)
+    return replaced
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    # once: what unwinds (a repair's undo, the workers' stop) is not interrupted in its turn
+    for other in STOP_SIGNALS:
+        if signal.getsignal(other) is _interrupt:
+            signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _stop_code(e: KeyboardInterrupt) -> int:
+    return e.exit_code if isinstance(e, Interrupted) else ExitCode.INTERRUPTED
+
+
+def _stopped(code: int) -> None:
+    """One line for a run a signal stopped, and 128 + the signal as its exit code."""
+    # what is still buffered would wait on a reader that may be gone or stopped itself (no
+    # descriptor under a test's stream)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        silence_stdout()
+    with contextlib.suppress(OSError):  # stderr gone too (the terminal closed: SIGHUP)
+        click.echo(f"kdump: stopped by {signal.Signals(code - 128).name}", err=True)
+    _exit(code)
 
 
 def _exit(code: int | None) -> None:

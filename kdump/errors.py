@@ -3,6 +3,7 @@ position where a file is at fault."""
 
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
 
 
@@ -17,6 +18,39 @@ class ExitCode(IntEnum):
     """The reader of standard output went away before the command had its answer (``kdump
     dump ... | head``): 128 + SIGPIPE, what a shell reports for ``yes | head -1``. A command
     that already had its answer when the reader left (verify, recover) exits with that."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT): 128 + the signal's number, what a shell reports. SIGTERM (cron,
+    systemd, ``timeout``) exits 143 and SIGHUP 129 alike: see Interrupted."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal: SIGINT (Ctrl-C), SIGTERM (cron, systemd, ``timeout``)
+    or SIGHUP (the terminal went away). The one contract for stopping, which kdump.cli sets up:
+
+    - The first such signal raises Interrupted in the main thread, wherever it is, once. It is
+      a KeyboardInterrupt, so ``except KeyboardInterrupt``, ``finally`` and ``with`` see SIGTERM
+      as they see Ctrl-C. Catch it only to undo or to say what was and was not done, then
+      re-raise: never to carry on.
+    - Later signals are ignored while it unwinds, so an undo is not itself interrupted (SIGKILL
+      still ends the process, and its workers with it).
+    - Worker processes (kdump.parallel) ignore SIGINT, are stopped by the main process as the
+      exception leaves the work, and die with it if it dies.
+    - kdump.cli.main prints one line on stderr and exits 128 + ``signum``: 130, 143, 129.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+STOP_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that raise Interrupted (where the system has them)."""
 
 
 class KdumpError(Exception):

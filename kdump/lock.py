@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import struct
 import sys
 from dataclasses import dataclass
@@ -26,17 +27,40 @@ LOCK_FILE = ".lock"
 _FLOCK = struct.Struct("@hhqqi4x")
 
 
-class LockHeldError(KdumpError):
-    """A log dir whose .lock another process holds: a running broker."""
+FCNTL = "fcntl"
+"""A POSIX record lock (or an open file description lock, which conflicts with it): Kafka's."""
+FLOCK = "flock"
+"""A BSD lock (flock(1), flock(2)): not Kafka's, yet it stops kdump (and kdump takes one too)."""
 
-    def __init__(self, path: Path, holder: int | None) -> None:
-        who = f"process {holder}" if holder else "another process"
+
+@dataclass(frozen=True)
+class LockHolder:
+    """Who holds a log dir's .lock, and how."""
+
+    path: Path
+    pid: int | None
+    """None where the system does not say (an open file description lock)."""
+    kind: str
+    """FCNTL or FLOCK."""
+
+    def __str__(self) -> str:
+        who = f"process {self.pid}" if self.pid else "another process"
+        if self.kind == FCNTL:
+            return f"{who} (a running Kafka broker?)"
+        return f"{who} with flock (a broker locks with fcntl: another program?)"
+
+
+class LockHeldError(KdumpError):
+    """A log dir whose .lock another process holds: a running broker, or whatever holds it."""
+
+    def __init__(self, holder: LockHolder) -> None:
+        stop = "the broker" if holder.kind == FCNTL else "it"
         super().__init__(
-            f"locked by {who} (a running Kafka broker?): refusing to modify files under "
-            f"{path.parent}; stop the broker first, or use --force",
-            str(path),
+            f"locked by {holder}: refusing to modify files under {holder.path.parent}; stop "
+            f"{stop} first, or use --force",
+            str(holder.path),
         )
-        self.lock_path, self.holder = path, holder
+        self.lock_path, self.holder, self.lock_holder = holder.path, holder.pid, holder
 
 
 @dataclass
@@ -50,7 +74,65 @@ class LogDirLock:
             self.fd = -1
 
 
-def lock_holder(fd: int) -> int | None:
+def who_holds(log_dir: Path) -> LockHolder | None:
+    """Who holds ``log_dir``'s .lock so that lock_log_dir (a repair) would refuse, and how;
+    None when nobody does, or there is no .lock. The one answer verify and the repairs give.
+
+    No lock is taken to find out: a lock taken even for a moment could make a broker starting
+    at that moment refuse the directory. /proc/locks lists both kinds; where it cannot be read,
+    F_GETLK still names an fcntl lock's holder (a flock lock is then not seen).
+    """
+    path = log_dir / LOCK_FILE
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    held = _proc_locks(st)
+    if held is None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            pid = _fcntl_holder(fd)
+        finally:
+            os.close(fd)
+        return None if pid is None else LockHolder(path, pid, FCNTL)
+    if not held:
+        return None
+    kind, pid = min(held)  # fcntl's first: the broker's kind
+    return LockHolder(path, pid, kind)
+
+
+def _proc_locks(st: os.stat_result) -> list[tuple[str, int | None]] | None:
+    """(kind, pid) of each lock held on the file ``st`` describes, but an fcntl lock of this
+    process (those never conflict with its own); None where /proc/locks cannot be read.
+
+    Lines read ``1: POSIX  ADVISORY  WRITE 1234 fe:00:2146931 0 EOF`` (the device's major and
+    minor in hex); a waiter's line has ``->`` after the number, and holds nothing.
+    """
+    try:
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    kinds = {"POSIX": FCNTL, "OFDLCK": FCNTL, "FLOCK": FLOCK}
+    held: list[tuple[str, int | None]] = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->" or fields[5] != inode:
+            continue
+        kind, pid = kinds.get(fields[1]), int(fields[4])  # -1 for an open file description's
+        if kind is None or (fields[1] == "POSIX" and pid == os.getpid()):
+            continue
+        held.append((kind, pid if pid > 0 else None))
+    return held
+
+
+def _fcntl_holder(fd: int) -> int | None:
     """The pid holding a conflicting fcntl lock on ``fd`` (F_GETLK), where the OS says."""
     if not sys.platform.startswith("linux"):
         return None
@@ -77,19 +159,12 @@ def lock_log_dir(log_dir: Path) -> LogDirLock | None:
     except OSError:
         fd, exclusive = os.open(path, os.O_RDONLY), False
     kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-    try:
-        fcntl.lockf(fd, kind | fcntl.LOCK_NB)
-    except OSError as e:
-        holder = lock_holder(fd)
-        os.close(fd)
-        if e.errno in (errno.EACCES, errno.EAGAIN):
-            raise LockHeldError(path, holder) from None
-        raise
-    try:
-        fcntl.flock(fd, kind | fcntl.LOCK_NB)
-    except OSError as e:
-        os.close(fd)
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise LockHeldError(path, None) from None
-        raise
+    for take, how in ((fcntl.lockf, FCNTL), (fcntl.flock, FLOCK)):
+        try:
+            take(fd, kind | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EACCES, errno.EAGAIN):  # EWOULDBLOCK is EAGAIN
+                raise LockHeldError(who_holds(log_dir) or LockHolder(path, None, how)) from None
+            raise
     return LogDirLock(path, fd)

@@ -263,7 +263,9 @@ def run_families(m: Measures, info: RunInfo, exit_status: int, last_success: flo
         1, command=command, version=info.version
     )
     m.family(
-        "exit_status", "The exit status of the last run (0 clean, 1 warnings, 2 errors, 3 failed)."
+        "exit_status",
+        "The exit status of the last run (0 clean, 1 warnings, 2 errors, 3 failed, 130 or 143 "
+        "stopped by SIGINT or SIGTERM).",
     ).add(exit_status, command=command)
     m.family("run_duration_seconds", "How long the last run took.").add(
         round(info.duration_seconds, 6), command=command

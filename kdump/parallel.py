@@ -12,16 +12,23 @@ piece yields through its own bounded queue: the parent reads piece 0's results, 
 so on. A process that runs ahead waits once its queue holds ``lookahead`` results, so memory
 stays bounded whatever the results are (index files, rendered lines), and since every process
 does its pieces in the parent's order, none waits on another forever.
+
+A run that stops (an exception, Ctrl-C, SIGTERM: kdump.errors.Interrupted) stops its processes
+as it leaves ``stream_ordered``; they ignore SIGINT (Ctrl-C reaches the whole process group:
+only the parent is to act on it) and the kernel kills them when the parent dies, even by SIGKILL,
+so no worker is left waiting forever on a queue nobody reads.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from kdump.errors import KdumpError
+from kdump.errors import STOP_SIGNALS, KdumpError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -91,6 +98,7 @@ def stream_ordered(
     owner = _deal(items, jobs, weight)
     context: Any = multiprocessing.get_context("fork")
     queues = [context.Queue(max(1, lookahead)) for _ in range(jobs)]
+    _load_prctl()  # before the fork: each worker has it without loading ctypes again
     workers = [
         context.Process(
             target=_work,
@@ -99,14 +107,16 @@ def stream_ordered(
                 [(i, items[i]) for i in range(len(items)) if owner[i] == w],
                 queues[w],
                 jobs,
+                os.getpid(),
             ),
             daemon=True,
         )
         for w in range(jobs)
     ]
-    for worker in workers:
-        worker.start()
     try:
+        # a stop signal waits until every worker is forked: a worker forked with the parent's
+        # handler would raise in its turn and print a traceback (_as_worker unblocks them)
+        _start_masked(workers)
         for i in range(len(items)):
             w = owner[i]
             while True:
@@ -119,9 +129,11 @@ def stream_ordered(
                 yield value
     finally:
         for worker in workers:
-            if worker.is_alive():
+            if worker.pid is not None and worker.is_alive():
                 worker.terminate()
-            worker.join()
+        for worker in workers:
+            if worker.pid is not None:
+                worker.join()
 
 
 def map_ordered(
@@ -179,8 +191,9 @@ def _threaded(
     was, _processes = _processes, jobs  # the CPUs are taken: no read-ahead threads
     workers = [threading.Thread(target=work, name=f"kdump-job-{w}") for w in range(jobs)]
     try:
-        for worker in workers:
-            worker.start()
+        # the threads start with the stop signals blocked (a thread keeps its creator's mask):
+        # the kernel then delivers Ctrl-C to the main thread, whose wait it interrupts
+        _start_masked(workers)
         for i in range(len(items)):
             ready[i].wait()
             error, result = errors[i], results[i]
@@ -194,6 +207,17 @@ def _threaded(
             if worker.is_alive():
                 worker.join()
         _processes = was
+
+
+def _start_masked(workers: Sequence[Any]) -> None:
+    """Start threads or processes with STOP_SIGNALS blocked; a signal sent meanwhile waits
+    until they are all started, and then interrupts this thread."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        for worker in workers:
+            worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class _One:
@@ -227,10 +251,15 @@ def _deal(items: Sequence[Any], jobs: int, weight: Callable[[Any], int] | None) 
 
 
 def _work(
-    fn: Callable[[Any], Iterable[Any]], mine: list[tuple[int, Any]], out: Any, jobs: int
+    fn: Callable[[Any], Iterable[Any]],
+    mine: list[tuple[int, Any]],
+    out: Any,
+    jobs: int,
+    parent: int,
 ) -> None:
     global _processes
     _processes = jobs
+    _as_worker(parent)
     for index, item in mine:
         try:
             for result in fn(item):
@@ -244,6 +273,41 @@ def _work(
                                                 "--traceback shows where)")))  # fmt: skip
             return
         out.put((index, _DONE, None))
+
+
+def _as_worker(parent: int) -> None:
+    """A forked worker's signals: SIGINT ignored (Ctrl-C reaches the whole process group and the
+    parent stops the workers: a worker of its own would print a KeyboardInterrupt traceback),
+    SIGTERM and SIGHUP their default, death (the parent's handler, inherited with the fork,
+    would raise in the worker); and death with the parent, however it ends."""
+    for signum in STOP_SIGNALS - {signal.SIGINT}:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if _PRCTL[0] is not None:
+        _PRCTL[0](_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request was made
+            os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+"""linux/prctl.h: the signal a process gets when the thread that forked it ends (the parent's
+thread running stream_ordered, which ends only with the work or with the parent)."""
+
+_PRCTL: list[Any] = [None]
+"""libc's prctl once loaded (Linux only; None elsewhere or where it cannot be had)."""
+
+
+def _load_prctl() -> None:
+    if _PRCTL[0] is not None or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        _PRCTL[0] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # no libc to be had (a static build): no such guard
+        return
 
 
 def _get(q: Any, worker: Any) -> tuple[int, str, Any]:

@@ -86,6 +86,11 @@ def _trust_problem(index: OffsetIndex | TimeIndex, n: int, log_size: int) -> str
     return None
 
 
+def _instead(failure: str | None, what_instead: str) -> str:
+    # Kafka's CorruptIndexException text ends with a period: not before the semicolon
+    return f"{(failure or '').removesuffix('.')}; {what_instead}"
+
+
 def check_index(
     path: str, index: IndexT | None, log_size: int, what_instead: str = "scanning the log"
 ) -> CheckedIndex[IndexT]:
@@ -94,7 +99,7 @@ def check_index(
         return CheckedIndex(str(path), None, None, f"{path}: missing; {what_instead}")
     if not index.is_aligned:
         failure = index.sanity_check()
-        return CheckedIndex(str(path), index, None, f"{failure}; {what_instead}")
+        return CheckedIndex(str(path), index, None, _instead(failure, what_instead))
     used = index.used_entries
     n = index.entries_before_first_zero_entry() if used else 0
     warning = None
@@ -115,7 +120,7 @@ def check_index(
     if problem is not None:
         return CheckedIndex(str(path), index, None, f"{path}: corrupt: {problem}; {what_instead}")
     if n == index.entries and (failure := index.sanity_check()) is not None:
-        return CheckedIndex(str(path), index, None, f"{failure}; {what_instead}")
+        return CheckedIndex(str(path), index, None, _instead(failure, what_instead))
     return CheckedIndex(str(path), index, n, warning)
 
 

@@ -89,6 +89,13 @@ def duration(ms: int) -> str:
     return f"{ms} ms ({sign}{' '.join(parts[:2])})"
 
 
+def offset_span(first: int, end: int) -> str:
+    """``offsets 0..1499``: the offsets from ``first`` up to ``end``, which is exclusive as
+    Kafka's log end offset and a segment's next offset are; ``no offsets`` when none lie
+    between (an empty partition is not "offsets 0..0")."""
+    return f"offsets {first}..{end - 1}" if end > first else "no offsets"
+
+
 def byte_count(n: int) -> str:
     """``1073741824 bytes (1.0 GiB)``: the exact count a person may need, and its size at a
     glance (the exact count alone below 1 KiB)."""

@@ -4,9 +4,11 @@ a pipe never imports rich (it is most of a cron run's start-up)."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ORACLE, REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -125,3 +127,20 @@ def test_verify_on_a_pipe_does_not_import_rich() -> None:
     imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if "|" in line}
     assert "kdump.checks.verify" in imported  # the listing is real
     assert not {name for name in imported if name == "rich" or name.startswith("rich.")}
+
+
+def test_on_a_terminal_a_path_folds_only_after_a_slash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28 point 13: rich breaks lines at spaces only and folded a long path wherever the
+    line ended (``.../__consumer_offset`` / ``s-0``)."""
+    monkeypatch.setenv("COLUMNS", "46")
+    text = (
+        "warning INDEX_MISSING /data/kafka-logs/__consumer_offsets-0/00000000000000000000.index: "
+        "the log has data [fix: kdump rebuild-index /data/kafka-logs/__consumer_offsets-0/x.log]"
+    )
+    out = io.StringIO()
+    TextConsole(out, True).say(text)
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()
+    assert len(lines) > 2 and all(len(line) <= 46 for line in lines)
+    names = [name for word in text.split() for name in word.split("/") if name]
+    assert all(any(name in line for line in lines) for name in names)  # each whole on a line
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")

@@ -304,3 +304,23 @@ def test_alert_summaries_show_no_age_for_a_series_that_is_absent() -> None:
         if "humanizeDuration" in rule:
             assert "absent(" not in expr[1], rule.splitlines()[0]
     assert any("absent(" in rule for rule in rules)  # the never-succeeded case still alerts
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", str(CORRUPT / "log-crc-mismatch" / "txn-0")],
+        ["explain", str(ORACLE / "txn-0")],
+        ["txn", str(ORACLE / "txn-0")],
+    ],
+    ids=["verify", "explain", "txn"],
+)
+def test_an_unwritable_prom_path_is_refused_before_any_work(
+    args: list[str], tmp_path: Path
+) -> None:
+    """Issue 28.11: `verify DIR --prom /nonexistent/x.prom` did all the work and printed its
+    verdict, then exited 3, hiding it. The path is checked first, as report -o's is."""
+    prom = tmp_path / "no-such-dir" / "kdump.prom"
+    ran = run_kdump([*args, "--prom", str(prom)])
+    assert (ran.exit_code, ran.stdout) == (3, "")
+    assert ran.stderr == f"kdump: {prom}: cannot write it: no such directory: {prom.parent}\n"

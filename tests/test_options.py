@@ -158,3 +158,22 @@ def test_a_command_line_click_refuses_is_one_line(argv: list[str]) -> None:
     assert ran.exit_code == 3
     (line,) = ran.stderr.splitlines()
     assert line.startswith("kdump") and line.endswith("--help')"), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["verfiy", "x"], "No such command 'verfiy'. Did you mean 'verify'?"),
+        (["rebuild", "x"], "No such command 'rebuild'. Did you mean 'rebuild-index'?"),
+        (["frobnicate"], "No such command 'frobnicate'. (see"),
+        (["verify", "--jbs", "2", "x"], "No such option '--jbs'. Did you mean '--jobs'?"),
+        (["verify", "--bogus", "x"], "No such option '--bogus'. (see"),
+    ],
+    ids=["command-typo", "command-prefix", "command-far", "option-typo", "option-far"],
+)
+def test_a_close_name_is_suggested_and_nothing_else(argv: list[str], suggestion: str) -> None:
+    """Issue 28.15: `kdump verfiy` suggested nothing (the commands load lazily, click saw none)
+    and `--bogus` suggested `--jobs` (every long option shares `--` with it)."""
+    ran = run_kdump(argv)
+    assert ran.exit_code == 3
+    assert suggestion in ran.stderr, ran.stderr

@@ -27,7 +27,9 @@ LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def on_terminal(args: list[str], stdout: str = "file", tmp: Path | None = None) -> tuple[int, str]:
+def on_terminal(
+    args: list[str], stdout: str = "file", tmp: Path | None = None, columns: int = 200
+) -> tuple[int, str]:
     """Run kdump with stderr on a pseudo-terminal; what the terminal showed, colours removed."""
     master, slave = pty.openpty()
     target: int | object
@@ -38,7 +40,7 @@ def on_terminal(args: list[str], stdout: str = "file", tmp: Path | None = None) 
     else:
         assert tmp is not None
         target = open(tmp / "stdout.txt", "wb")  # noqa: SIM115
-    env = {**os.environ, "COLUMNS": "200"}
+    env = {**os.environ, "COLUMNS": str(columns)}
     proc = subprocess.Popen([*KDUMP, *args], stdout=target, stderr=slave, env=env)
     os.close(slave)
     shown = b""
@@ -124,3 +126,13 @@ def test_report_shows_progress_and_quiet_silences_it(tmp_path: Path) -> None:
     assert code == 0 and BYTES_BAR.search(shown), shown[-400:]
     code, shown = on_terminal(["report", str(LOG_DIR), "-o", str(out), "-q"], tmp=tmp_path)
     assert (code, shown) == (0, "")
+
+
+def test_an_80_column_terminal_shows_the_bar_on_one_line(tmp_path: Path) -> None:
+    """Issue 28 point 13: at 80 columns the numbers folded (``2.6…`` above ``KiB``): the bar
+    narrows and the file's name goes first."""
+    code, shown = on_terminal(["verify", str(LOG_DIR)], tmp=tmp_path, columns=80)
+    assert code in (0, 1, 2)
+    frames = [f for f in re.split(r"[\r\n]+", shown) if "━" in f]
+    assert frames and all(BYTES_BAR.search(f) for f in frames if "100%" in f), frames[-3:]
+    assert any("100%" in f for f in frames)

@@ -5,6 +5,7 @@ read-only files, a full disk, missing inputs."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import signal
@@ -407,24 +408,41 @@ def test_a_held_log_dir_lock_refuses(held_lock: tuple[Path, int, str]) -> None:
         assert "locked by" in ran.stderr and "--force" in ran.stderr
         assert tree(partition) == before
     ran = run_kdump(["rebuild-index", str(partition)])
-    holder = f"process {pid}" if kind == "lockf" else "another process"  # F_GETLK names fcntl's
-    assert ran.stderr == (
-        f"kdump: {partition.parent / '.lock'}: locked by {holder} (a running Kafka broker?): "
-        f"refusing to modify files under {partition.parent}; stop the broker first, or use "
-        "--force\n"
+    holder, stop = (
+        ("(a running Kafka broker?)", "the broker")
+        if kind == "lockf"
+        else ("with flock (a broker locks with fcntl: another program?)", "it")
     )
-    assert run_kdump(["rebuild-index", "--dry-run", str(partition)]).exit_code == 0
+    refusal = (
+        f"kdump: {partition.parent / '.lock'}: locked by process {pid} {holder}: refusing to "
+        f"modify files under {partition.parent}; stop {stop} first, or use --force\n"
+    )
+    assert ran.stderr == refusal
+    # a dry run says what the run would (it exited 0 and said nothing: issue 28 point 10)
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert (dry.exit_code, dry.stdout, dry.stderr) == (3, "", refusal)
     out = partition.parent.parent / "out"
     assert run_kdump(["rebuild-index", "--output-dir", str(out), str(partition)]).exit_code == 0
     assert tree(partition) == before
 
 
-def test_force_goes_on_and_warns_loudly(held_lock: tuple[Path, int, str]) -> None:
+def test_what_makes_a_repair_refuse_verify_reports(held_lock: tuple[Path, int, str]) -> None:
+    """Issue 28 point 10: a lock held with flock made recover refuse while verify said nothing;
+    both now ask kdump.lock.who_holds."""
     partition, pid, kind = held_lock
+    ran = run_kdump(["verify", "--format", "json", str(partition)])
+    (locked,) = [f for f in json.loads(ran.stdout)["findings"] if f["code"] == "LOG_DIR_LOCKED"]
+    assert locked["path"] == str(partition.parent / ".lock")
+    assert locked["message"].startswith(f"held by process {pid} ")
+    assert ("flock" in locked["message"]) == (kind == "flock")
+
+
+def test_force_goes_on_and_warns_loudly(held_lock: tuple[Path, int, str]) -> None:
+    partition, pid, _ = held_lock
     before = tree(partition)
     ran = run_kdump(["rebuild-index", "--force", str(partition)])
     assert ran.exit_code == 0
-    holder = f"process {pid}" if kind == "lockf" else "another process"
+    holder = f"process {pid}"  # /proc/locks names flock's holder too
     assert ran.stderr == (
         f"kdump: WARNING: --force: {partition.parent / '.lock'} is held by {holder} (a running "
         f"Kafka broker?); modifying files under {partition.parent} anyway. A running broker "

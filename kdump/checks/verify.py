@@ -6,7 +6,6 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,12 +25,11 @@ from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
-    LOCK_FILE,
     LOG_START_OFFSET_CHECKPOINT,
     OFFSET_CHECKPOINTS,
     RECOVERY_POINT_CHECKPOINT,
 )
-from kdump.lock import lock_holder
+from kdump.lock import who_holds
 from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
@@ -210,30 +208,19 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
 
 
 def broker_live(log_dir: LogDir) -> Finding | None:
-    """An info finding when another process holds ``log_dir``'s ``.lock``: a broker runs on it.
-
-    Kafka locks the file with FileChannel.tryLock, a POSIX record lock (fcntl) on Linux; it is
-    tested here with F_GETLK, which takes no lock (a lock taken even for a moment could make a
-    broker starting at that moment refuse the directory)."""
+    """An info finding when another process holds ``log_dir``'s ``.lock``, as kdump.lock
+    decides for the repairs (which then refuse): most likely a broker running on it."""
     local = log_dir.storage.local_path
     if local is None:
         return None
-    path = local / LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        holder = lock_holder(fd)
-    finally:
-        os.close(fd)
+    holder = who_holds(local)
     if holder is None:
         return None
     return Finding(
         "LOG_DIR_LOCKED",
         Severity.INFO,
-        str(path),
-        f"held by process {holder}: a broker is running on this log dir. Its active segments "
-        "(and their indexes) may be mid-write, so findings there are provisional; verify again "
-        "with the broker stopped before repairing",
+        str(holder.path),
+        f"held by {holder}: a repair refuses while it is held. Active segments (and their "
+        "indexes) may be mid-write, so findings there are provisional; verify again once it is "
+        "released, before repairing",
     )

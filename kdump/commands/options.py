@@ -233,12 +233,24 @@ def kafka_option(
     )
 
 
+def output_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A file a command writes (--prom, report's -o), checked as the command line is read: a
+    run that did all its work and printed its verdict, then could not write, hid that verdict
+    behind exit 3."""
+    if value is not None:
+        from kdump.render.prom import output_directory
+
+        output_directory(value)
+    return value
+
+
 def prom_option(f: F) -> F:
     """--prom FILE: the run's metrics for node_exporter's textfile collector."""
     return click.option(
         "--prom",
         type=click.Path(dir_okay=False),
         default=None,
+        callback=output_file,
         metavar="FILE",
         help="Also write the run's metrics to FILE (Prometheus text format, for "
         "node_exporter's textfile collector), atomically; written on failure too.",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kdump.commands.output import pipe_safe
-from kdump.errors import ExitCode, KdumpError
+from kdump.errors import ExitCode, Interrupted, KdumpError
 
 if TYPE_CHECKING:
     from kdump.metrics import Measures
@@ -41,8 +41,8 @@ class MetricsRun:
 @contextmanager
 def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
     """Measure a command's run; with ``prom``, write its metrics when it ends: what it found
-    and its exit status, or, when it fails (an exception leaves it), exit status 3 (or the
-    error's own) with the last success carried forward from the previous file."""
+    and its exit status, or, when it fails (an exception or a stop signal leaves it), its exit
+    status (_failed_status) with the last success carried forward from the previous file."""
     from kdump.run import RunClock
 
     run = MetricsRun(RunClock(command))
@@ -57,11 +57,11 @@ def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
             info = run.info or run.clock.info(run.log_dirs)
             write_run(prom, info, run.exit_status, run.measures, failed=run.failed)
         raise
-    except Exception as e:
+    except (Exception, KeyboardInterrupt) as e:
         if prom is not None:
             from kdump.metrics import write_run
 
-            status = e.exit_code if isinstance(e, KdumpError) else ExitCode.BAD_INPUT
+            status = _failed_status(e)
             with contextlib.suppress(OSError):  # the error that ended the run is the one to tell
                 write_run(prom, run.clock.info(run.log_dirs), status, failed=True)
         raise
@@ -70,6 +70,17 @@ def metrics_run(command: str, prom: str | None) -> Iterator[MetricsRun]:
 
         info = run.info or run.clock.info(run.log_dirs)
         write_run(prom, info, run.exit_status, run.measures, failed=run.failed)
+
+
+def _failed_status(e: BaseException) -> int:
+    """The exit status of a run an exception ended: the error's own, 128 + the signal that
+    stopped it (kdump.errors.Interrupted: a cron job ``timeout`` ended is a failure too), else
+    3."""
+    if isinstance(e, (KdumpError, Interrupted)):
+        return e.exit_code
+    if isinstance(e, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    return ExitCode.BAD_INPUT
 
 
 def refuse_if_nothing_read(unreadable: Sequence[KdumpError], read_any: bool) -> None:

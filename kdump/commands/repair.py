@@ -17,6 +17,7 @@ import click
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
 from kdump.discovery import refuse_output_inside
+from kdump.lock import LockHeldError, who_holds
 from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions
 from kdump.repair.plan import (
@@ -28,7 +29,7 @@ from kdump.repair.plan import (
     resolve_targets,
 )
 from kdump.repair.rebuild import IndexConfig
-from kdump.repair.run import RunOptions, run_repair
+from kdump.repair.run import RunOptions, lock_dirs, run_repair
 from kdump.unified_log import UnifiedLog
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,6 +94,8 @@ def _run(
     targets = resolve_targets(list(paths), config)
     if kw["output_dir"] is not None:
         refuse_output_inside(kw["output_dir"], targets)
+    if kw["dry_run"]:
+        _lock_as_a_run_would(lock_dirs(targets), kw["force"])
     options = RunOptions(
         dry_run=kw["dry_run"],
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
@@ -105,6 +108,22 @@ def _run(
         plans = plan(targets, kw["jobs"])
         result = run_repair(targets, plans, options, config, echo_on, progress=meter)
     ctx.exit(result.exit_code)
+
+
+def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
+    """A dry run meets a held .lock as the run would: it refuses (exit 3), or, with --force,
+    says so and goes on."""
+    for log_dir in sorted(log_dirs):
+        holder = who_holds(log_dir)
+        if holder is None:
+            continue
+        if not force:
+            raise LockHeldError(holder)
+        echo_on(
+            f"kdump: WARNING: --force: {holder.path} is held by {holder}; a run would modify "
+            f"files under {log_dir} anyway",
+            err=True,
+        )
 
 
 @click.command("rebuild-index")

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from kdump.commands.options import config_layers, config_options, no_progress_option, now_option
+from kdump.commands.options import (
+    config_layers,
+    config_options,
+    no_progress_option,
+    now_option,
+    output_file,
+)
 from kdump.commands.outcome import refuse_if_nothing_read, tell_unreadable
 from kdump.errors import ExitCode
 from kdump.render.progress import progress, show_progress
@@ -20,6 +26,7 @@ from kdump.render.progress import progress, show_progress
     "-o",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=output_file,
     help="The HTML file to write (replaced atomically).",
 )
 @now_option
@@ -45,10 +52,8 @@ def report(
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).
     """
-    from kdump.render.prom import output_directory, write_textfile
+    from kdump.render.prom import write_textfile
     from kdump.report import ReportOptions, collect, render_html
-
-    output_directory(output)  # a missing directory is told before the collect, not after
 
     options = ReportOptions(
         now=now,

@@ -12,6 +12,7 @@ start-up). Anything else goes through rich, so the output stays rich's in every 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import IO, TYPE_CHECKING, Literal
 
@@ -51,9 +52,13 @@ class TextTable:
         self.overflow = overflow
         """what rich does with a cell too wide for a terminal: "fold" keeps all of it"""
         self.columns: list[tuple[str, Justify]] = []
+        self.whole: set[int] = set()
+        """columns never folded on a terminal: rich narrows the others instead"""
         self.rows: list[tuple[str, ...]] = []
 
-    def add_column(self, header: str, justify: Justify = "left") -> None:
+    def add_column(self, header: str, justify: Justify = "left", whole: bool = False) -> None:
+        if whole:
+            self.whole.add(len(self.columns))
         self.columns.append((header, justify))
 
     def add_row(self, *cells: str) -> None:
@@ -71,8 +76,10 @@ class TextTable:
             box=box.SIMPLE_HEAVY if terminal else box.ASCII2,
             show_edge=terminal,
         )
-        for header, justify in self.columns:
-            table.add_column(Text(header), justify=justify, overflow=self.overflow)
+        for i, (header, justify) in enumerate(self.columns):
+            table.add_column(
+                Text(header), justify=justify, overflow=self.overflow, no_wrap=i in self.whole
+            )
         for row in self.rows:
             table.add_row(*(Text(cell) for cell in row))
         return table
@@ -103,6 +110,23 @@ def plain_table(table: TextTable) -> str | None:
     lines += [line(grid[0]), "+".join("-" * (w + 2) for w in widths)]
     lines += [line(row) for row in grid[1:]]
     return "\n".join(lines) + "\n"
+
+
+_CHUNK = re.compile(r"(\s+|[^\s/]*/)")
+"""Where a line may break: at whitespace, and after each ``/`` of a path."""
+
+
+class _PathWrapper(textwrap.TextWrapper):
+    def _split(self, text: str) -> list[str]:
+        return [chunk for chunk in _CHUNK.split(text) if chunk]
+
+
+def wrap_paths(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces and after a ``/``:
+    a path folds between two of its names, never inside one that fits on a line (rich breaks
+    only at spaces, and folds a long path wherever the line ends)."""
+    wrapper = _PathWrapper(width=max(1, width), break_on_hyphens=False, replace_whitespace=False)
+    return [out for line in text.split("\n") for out in (wrapper.wrap(line) or [""])]
 
 
 def _rich_console(out: IO[str], terminal: bool) -> Console:
@@ -147,7 +171,10 @@ class TextConsole:
         self.rich_say(text, style)
 
     def rich_say(self, text: str, style: str | None = None) -> None:
-        """``say`` through rich whatever the text (literally: no markup, no emoji codes)."""
+        """``say`` through rich whatever the text (literally: no markup, no emoji codes); on a
+        terminal in lines that fit it, broken at spaces and after a path's ``/``."""
+        if self.terminal:
+            text = "\n".join(wrap_paths(text, self.rich.width))
         self.rich.print(
             text,
             style=style if self.terminal else None,
@@ -176,22 +203,38 @@ class TextConsole:
         finally:
             self.rich.width = PIPE_WIDTH
 
-    def fitted_table(
-        self, make: Callable[[Collection[str]], TextTable], droppable: Sequence[str]
+    def fitted_tables(
+        self,
+        make: Callable[[Collection[str]], Sequence[tuple[str, TextTable]]],
+        droppable: Sequence[str],
     ) -> None:
-        """The table ``make(dropped)`` builds, on a terminal with as few of ``droppable``
-        columns left out (in that order) as makes it fit the width: a terminal too narrow for
-        every column loses the less important ones before any cell is folded. On a pipe every
-        column, at natural width."""
+        """The tables ``make(dropped)`` builds, each under its heading (a path), on a terminal
+        with as few of ``droppable`` columns left out (in that order) as makes the widest fit:
+        a terminal too narrow for every column loses the less important ones before any cell
+        is folded. On a pipe every column, at natural width."""
         dropped: list[str] = []
-        table = make(dropped)
+        tables = make(dropped)
         if self.terminal:
             for name in droppable:
-                if self._natural_width(table.to_rich(True)) <= self.rich.width:
+                widest = max((self._natural_width(t.to_rich(True)) for _, t in tables), default=0)
+                if widest <= self.rich.width:
                     break
                 dropped.append(name)
-                table = make(dropped)
-        self.table(table)
+                tables = make(dropped)
+            if max((self._natural_width(t.to_rich(True)) for _, t in tables), default=0) > (
+                self.rich.width
+            ):
+                for _, table in tables:  # too narrow still: rich would squeeze cells to nothing
+                    table.whole.clear()
+        for i, (heading, table) in enumerate(tables):
+            if i:
+                self.say("")
+            self.heading(heading)
+            self.table(table)
+
+    def heading(self, text: str) -> None:
+        """A line naming what follows, typically a path (on a terminal: bold)."""
+        self.say(text, "bold")
 
     def print(self, renderable: RenderableType) -> None:
         self.rich.print(renderable, highlight=False)

@@ -299,8 +299,8 @@ def _compaction_lines(c: CompactionExplanation) -> list[str]:
     lines.append(
         f"  a cleaning now: maps {p.distinct_keys} keys ({kind}, {p.map_slots} slots, "
         f"{p.map_max_entries} at most), cleans below offset {p.end_offset}, reads "
-        f"{p.records_read} records and drops {p.droppable_records} "
-        f"({byte_count(p.droppable_bytes)}): "
+        f"{p.records_read} records and drops {p.droppable_records} records of "
+        f"{byte_count(p.droppable_bytes)}: "
         f"{p.superseded} superseded by a later record of their key, {p.tombstones} tombstones "
         f"past their delete horizon, {p.aborted} aborted, {p.no_key} without a key, "
         f"{p.markers} transaction markers"

@@ -34,31 +34,49 @@ def show_progress(quiet: bool, streams_stdout: bool = False) -> bool:
 class _Meter:
     """One bar of a rich display: a ``kdump.progress.Progress``."""
 
-    def __init__(self, progress: Any, task: Any) -> None:
-        self.progress, self.task = progress, task
+    def __init__(self, progress: Any, task: Any, what_width: int) -> None:
+        self.progress, self.task, self.what_width = progress, task, what_width
 
     def total(self, amount: int) -> None:
         self.progress.update(self.task, total=amount)
 
     def advance(self, amount: int, what: str) -> None:
-        self.progress.update(self.task, advance=amount, what=_tail(what))
+        self.progress.update(self.task, advance=amount, what=_tail(what, self.what_width))
 
     def set(self, completed: int, total: int, description: str) -> None:
         self.progress.update(self.task, completed=completed, total=total, description=description)
 
 
-def _tail(what: str, width: int = 48) -> str:
+def _tail(what: str, width: int) -> str:
+    if width < MIN_WHAT:
+        return ""
     return what if len(what) <= width else "…" + what[-(width - 1) :]
+
+
+NUMBERS = 50
+"""The columns a bar's numbers take (percentage, bytes done/total, rate, time left, and the
+spaces between): the bar and the file's name share what the terminal has besides."""
+MIN_WHAT = 16
+"""A file's name in fewer columns than this says nothing: it is left out."""
+
+
+def _widths(terminal: int) -> tuple[int, int]:
+    """The bar's width and the file name's, on a terminal this wide: the bar shrinks (to 10)
+    and the name goes before a number is folded onto a second line (an 80-column terminal
+    showed ``2.6…`` above ``KiB``)."""
+    bar = max(10, min(40, terminal - NUMBERS - 20))
+    return bar, max(0, min(48, terminal - NUMBERS - bar - 20))
 
 
 class ProgressDisplay:
     """The bars of one run on stderr; ``bar()`` adds one (Spark: one per stage)."""
 
-    def __init__(self, progress: Any) -> None:
-        self.progress = progress
+    def __init__(self, progress: Any, what_width: int) -> None:
+        self.progress, self.what_width = progress, what_width
 
     def bar(self, description: str, total: int | None = None) -> _Meter:
-        return _Meter(self.progress, self.progress.add_task(description, total=total, what=""))
+        task = self.progress.add_task(description, total=total, what="")
+        return _Meter(self.progress, task, self.what_width)
 
 
 @contextmanager
@@ -90,15 +108,20 @@ def progress_display(
             rate = "?" if speed is None else f"{speed:.1f}"
             return Text(f"{rate} {unit}/s", style="progress.data.speed")
 
-    columns: list[Any] = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()]
+    console = console or Console(stderr=True)
+    bar, what = _widths(console.width)
+    columns: list[Any] = [
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=bar),
+        TaskProgressColumn(),
+    ]
     if unit == "bytes":
         columns += [DownloadColumn(binary_units=True), TransferSpeedColumn()]
     else:
         columns += [MofNCompleteColumn(), _Rate()]
     columns += [TimeRemainingColumn(), TextColumn("{task.fields[what]}", style="dim")]
-    console = console or Console(stderr=True)
     with RichProgress(*columns, console=console, transient=True) as progress:
-        yield ProgressDisplay(progress)
+        yield ProgressDisplay(progress, what)
 
 
 @contextmanager

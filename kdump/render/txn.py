@@ -53,8 +53,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
 
     options = result.options
     say(
-        f"now {at(options.now)}; transaction timeout {options.transaction_max_timeout_ms} ms "
-        f"({duration(options.transaction_max_timeout_ms)})"
+        f"now {at(options.now)}; transaction timeout {duration(options.transaction_max_timeout_ms)}"
     )
     for report in result.partitions:
         say("")

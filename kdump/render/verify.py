@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
-from kdump.render.console import TextConsole, TextTable
+from kdump.render.console import Justify, TextConsole, TextTable
 from kdump.units import at, size
 
 if TYPE_CHECKING:
@@ -34,23 +34,38 @@ SUMMARY_COLUMNS = (
     "warnings",
     "info",
 )
-DROPPED_FIRST = ("first timestamp", "last timestamp", "records", "segments", "batches")
+DROPPED_FIRST = (
+    "first timestamp",
+    "last timestamp",
+    "records",
+    "segments",
+    "batches",
+    "offsets",
+    "bytes",
+    "info",
+)
 """On a terminal too narrow for the whole table, these columns go, in this order, before a
 partition name is ever folded (``kdump verify --format json`` has them all)."""
 
 
-def summary_table(result: VerifyResult, drop: Collection[str] = ()) -> TextTable:
-    """The table of partitions; ``drop`` names columns left out. No cell is ever cut: a path
-    too wide for the terminal folds onto further lines."""
-    table = TextTable(title="kdump verify", overflow="fold")
+def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tuple[str, TextTable]]:
+    """The tables of partitions, one for each directory they lie in (a log dir), named once
+    above it, each partition by its own name beneath; ``drop`` names columns left out. No cell
+    is ever cut, and on a terminal a partition's name is never folded (the other columns are)."""
     shown = [name for name in SUMMARY_COLUMNS if name not in drop]
-    for name in shown:
-        table.add_column(name, "left" if name in ("partition", "offsets") else "right")
+    tables: dict[str, TextTable] = {}
     for report in result.partitions:
         s = report.summary
+        log_dir, _, name = s.path.rstrip("/").rpartition("/")
+        table = tables.get(log_dir)
+        if table is None:
+            table = tables[log_dir] = TextTable(overflow="fold")
+            for column in shown:
+                justify: Justify = "left" if column in ("partition", "offsets") else "right"
+                table.add_column(column, justify, whole=column == "partition")
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
         cells = {
-            "partition": s.path,
+            "partition": name,
             "segments": str(s.segments),
             "bytes": size(s.bytes),
             "batches": str(s.batches),
@@ -62,8 +77,8 @@ def summary_table(result: VerifyResult, drop: Collection[str] = ()) -> TextTable
             "warnings": str(s.warnings),
             "info": str(s.infos),
         }
-        table.add_row(*(cells[name] for name in shown))
-    return table
+        table.add_row(*(cells[column] for column in shown))
+    return [(f"kdump verify: {log_dir or '.'}/", table) for log_dir, table in tables.items()]
 
 
 def finding_line(f: Finding) -> str:
@@ -80,7 +95,7 @@ def render_text(
 ) -> None:
     console = TextConsole(out, terminal)
     if not quiet:
-        console.fitted_table(partial(summary_table, result), DROPPED_FIRST)
+        console.fitted_tables(partial(summary_tables, result), DROPPED_FIRST)
         for report in result.partitions:
             if report.summary.startup:
                 console.say(

@@ -19,7 +19,7 @@ from kdump.checks.findings import Finding
 from kdump.discovery import natural_key
 from kdump.report.collect import LogDirView, PartitionView, ReportModel
 from kdump.report.svg import partition_plots
-from kdump.units import iso, size
+from kdump.units import iso, offset_span, size
 
 PAGE_SIZE = 20
 """Partitions per page of detailed sections (their plots drawn)."""
@@ -91,11 +91,15 @@ def findings_table(findings: list[Finding]) -> str:
 def _partition_section(p: PartitionView, model: ReportModel) -> str:
     s = p.summary
     facts = [f"{s.segments} segment(s)", size(s.bytes), f"{s.batches} batches"]
-    if p.log_start_offset is not None:
-        facts.append(f"offsets {p.log_start_offset}..{p.log_end_offset}")
-    if p.high_watermark is not None:
+    empty_at = None  # an empty log's end: the high watermark and stable offset there say nothing
+    if p.log_start_offset is not None and p.log_end_offset is not None:
+        facts.append(offset_span(p.log_start_offset, p.log_end_offset))
+        if p.log_end_offset <= p.log_start_offset:
+            empty_at = p.log_end_offset
+            facts[-1] += f" (log end offset {empty_at})"
+    if p.high_watermark is not None and p.high_watermark != empty_at:
         facts.append(f"high watermark {p.high_watermark}")
-    if p.last_stable_offset is not None:
+    if p.last_stable_offset is not None and p.last_stable_offset != empty_at:
         facts.append(f"last stable offset {p.last_stable_offset}")
     notes = [f"at startup the broker {a}" for a in s.startup]
     if p.retention_note:

@@ -13,7 +13,7 @@ import itertools
 from html import escape
 
 from kdump.report.collect import PartitionView, SegmentView
-from kdump.units import duration, iso, size
+from kdump.units import duration, iso, offset_span, size
 
 WIDTH = 640
 LEFT, RIGHT = 4, 4
@@ -75,7 +75,7 @@ def _segment_title(s: SegmentView) -> str:
     causes = "active segment" if s.active else "rolled by " + ", ".join(s.roll_causes)
     deletable = f"; retention deletes it now ({s.deletable})" if s.deletable else ""
     return (
-        f"segment {s.base_offset}: offsets {s.base_offset}..{s.next_offset - 1}, "
+        f"segment {s.base_offset}: {offset_span(s.base_offset, s.next_offset)}, "
         f"{size(s.size)}, {s.batches} batches; {causes}{deletable}"
     )
 
@@ -176,7 +176,7 @@ def time_plot(p: PartitionView, now: int) -> str:
     if p.retention_ms is not None and p.retention_ms >= 0:
         cutoff = now - p.retention_ms
         lines.append(
-            (cutoff, "ret", f"retention line {iso(cutoff)} (now - {duration(p.retention_ms)})")
+            (cutoff, "ret", f"retention line {iso(cutoff)}: now - {duration(p.retention_ms)}")
         )
     edge_notes = []
     for value, cls, what in lines:
