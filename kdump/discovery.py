@@ -283,10 +283,13 @@ def check_named_segments(target: PartitionTarget) -> None:
             raise InputError(str(log), "no such file: the segment's .log is missing")
 
 
-def refuse_output_inside(output_dir: Path, targets: list[PartitionTarget]) -> None:
-    """An output directory inside (or equal to) a partition or log dir being read is refused
-    (an InputError): what kdump writes there would sit among the broker's own files, where
-    the broker takes a new directory for a partition and refuses to start on its name."""
+def refuse_output_inside(
+    output_dir: Path, targets: list[PartitionTarget], what: str = "output directory"
+) -> None:
+    """An output (or backup: ``what``) directory inside (or equal to) a partition or log dir
+    being read is refused (an InputError): what kdump writes there would sit among the
+    broker's own files, where the broker takes a new directory for a partition and refuses to
+    start on its name."""
     out = Path(os.path.realpath(output_dir))
     for target in targets:
         for kind, d in (("partition", target.path), ("log dir", target.lock_dir)):
@@ -295,8 +298,7 @@ def refuse_output_inside(output_dir: Path, targets: list[PartitionTarget]) -> No
                 where = "is" if out == inside else "lies inside"
                 raise InputError(
                     str(output_dir),
-                    f"output directory {where} the {kind} {d} it reads; "
-                    "choose one outside the broker's data",
+                    f"{what} {where} the {kind} {d} it reads; choose one outside the broker's data",
                 )
 
 

@@ -16,10 +16,10 @@ import click
 
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
-from kdump.discovery import PartitionTarget, refuse_output_inside
+from kdump.discovery import PartitionTarget
 from kdump.progress import log_bytes
 from kdump.render.progress import progress, show_progress
-from kdump.repair.apply import WriteOptions
+from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.plan import (
     Scope,
     SegmentPlan,
@@ -91,8 +91,10 @@ def _run(
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
     targets = resolve_targets(list(paths))
-    if kw["output_dir"] is not None:
-        refuse_output_inside(kw["output_dir"], targets)
+    for option in ("output_dir", "backup_dir"):
+        if kw[option] is not None:
+            startup = option == "backup_dir" and ctx.command.name == "recover"
+            refuse_side_dir(kw[option], "--" + option.replace("_", "-"), targets, startup)
     options = RunOptions(
         dry_run=kw["dry_run"],
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),

@@ -9,13 +9,22 @@ from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import PartitionTarget
-from kdump.errors import ExitCode
+from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress, file_size
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.files import remove_leftovers
+from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_staged
-from kdump.repair.report import kept_lines, plan_lines, recheck_lines
+from kdump.repair.report import (
+    kept_lines,
+    leftover_lines,
+    plan_lines,
+    recheck_lines,
+    stopped_before_commit_line,
+    stopped_in_commit_line,
+)
 from kdump.repair.startup import plan_startup
 
 Emit = Callable[[str, bool], None]
@@ -42,11 +51,13 @@ class RunResult:
     """Errors the run does not fix (an invalid batch rebuild-index stops at, an overflow...)."""
     recheck: list[Finding] = field(default_factory=list)
     written: list[Written] = field(default_factory=list)
+    stopped: bool = False
+    """A signal stopped the commit before every file was done."""
 
     @property
     def exit_code(self) -> int:
         errors = self.unresolved + [f for f in self.recheck if f.severity is Severity.ERROR]
-        return ExitCode.ERRORS if errors else ExitCode.OK
+        return ExitCode.ERRORS if errors or self.stopped else ExitCode.OK
 
 
 def run_repair(
@@ -59,10 +70,13 @@ def run_repair(
     progress: Progress = NO_PROGRESS,
 ) -> RunResult:
     """Apply ``plans`` (a lazy iterator: one segment in memory at a time); ``progress`` hears
-    of each segment planned, by the bytes of its log."""
+    of each segment planned, by the bytes of its log. Stopped by Ctrl-C or SIGTERM (whatever
+    the process's handler raises), it rolls back, or finishes the file it is at, and says
+    what changed and what did not."""
     result = RunResult()
     write = options.write
     if options.dry_run:
+        _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
             _show(plan, result, emit, all_files=False)
@@ -77,36 +91,78 @@ def run_repair(
             False,
         )
         return result
-    checked = 0
-    with RepairSession(write, hook) as session:
-        if write.output_dir is None:
-            session.lock_log_dirs(
-                {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
-            )
-        cut = set()
-        for plan in plans:
-            to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
-            staged = session.stage(plan, to_write)
-            if staged:
-                checked += 1
-                result.recheck += recheck_staged(plan, staged, config)
-            _note_cut(plan, cut)
-            _advance(progress, plan)
-        if options.broker_startup and write.output_dir is None:
-            for plan in plan_startup(targets, cut):
-                session.stage(plan, _show(plan, result, emit, all_files=False))
-        for line in recheck_lines(result.recheck, checked) if checked else ():
-            emit(line, False)
-        if any(f.severity is Severity.ERROR for f in result.recheck):
-            session.rollback()
-            emit("nothing was changed: the new files fail verify's checks (a kdump bug)", True)
-            return result
-        result.written = session.commit()
-    for line in kept_lines(result.written):
-        emit(line, False)
-    where = f" under {write.output_dir}" if write.output_dir is not None else ""
-    emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+    session = RepairSession(write, hook)
+    try:
+        with session:
+            _stage_and_commit(session, targets, plans, options, config, emit, progress, result)
+    except BaseException as e:
+        if not session.committed and not isinstance(e, KdumpError):
+            emit(stopped_before_commit_line(), True)
+        raise
     return result
+
+
+def _stage_and_commit(
+    session: RepairSession,
+    targets: list[PartitionTarget],
+    plans: Iterable[SegmentPlan],
+    options: RunOptions,
+    config: IndexConfig,
+    emit: Emit,
+    progress: Progress,
+    result: RunResult,
+) -> None:
+    write = options.write
+    if write.output_dir is None:
+        session.lock_log_dirs(
+            {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
+        )
+    _clear_leftovers(targets, write, emit, dry_run=False)
+    checked = 0
+    cut: set[Path] = set()
+    for plan in plans:
+        to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
+        staged = session.stage(plan, to_write)
+        if staged:
+            checked += 1
+            result.recheck += recheck_staged(plan, staged, config)
+        _note_cut(plan, cut)
+        _advance(progress, plan)
+    if options.broker_startup and write.output_dir is None:
+        for plan in plan_startup(targets, cut):
+            session.stage(plan, _show(plan, result, emit, all_files=False))
+    for line in recheck_lines(result.recheck, checked) if checked else ():
+        emit(line, False)
+    if any(f.severity is Severity.ERROR for f in result.recheck):
+        session.rollback()
+        emit("nothing was changed: the new files fail verify's checks (a kdump bug)", True)
+        return
+    with signals_held() as held:  # a signal now stops the commit between two files
+        result.written = session.commit(held.pending)
+        for line in kept_lines(result.written):
+            emit(line, False)
+        if session.stopped:
+            result.stopped = True
+            not_done = len(session.staged) - len(result.written)
+            emit(stopped_in_commit_line(held.name, len(result.written), not_done), True)
+            return
+        where = f" under {write.output_dir}" if write.output_dir is not None else ""
+        emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+
+
+def _clear_leftovers(
+    targets: list[PartitionTarget], write: WriteOptions, emit: Emit, dry_run: bool
+) -> None:
+    """kdump's own temporary files that a killed run left where this one writes: removed
+    first (a dry run says it would)."""
+    if write.output_dir is not None:
+        dirs = {write.output_dir / t.path.name for t in targets}
+    else:
+        dirs = {t.path for t in targets} | {t.lock_dir for t in targets}
+        if write.backup_dir is not None:
+            dirs |= {write.backup_dir / d.name for d in list(dirs)}
+    for line in leftover_lines(remove_leftovers(dirs, dry_run)):
+        emit(line, False)
 
 
 def _note_cut(plan: SegmentPlan, cut: set[Path]) -> None:
