@@ -49,7 +49,7 @@ from kdump.repair.files import (
     leftover_pid,
     open_directory,
     open_regular,
-    own_directory,
+    own_subdir,
     regular_lstat,
 )
 from kdump.repair.interrupt import signals_held
@@ -261,24 +261,11 @@ class RepairSession:
             os.close(fd)
 
     def _subdir(self, root: Path, source: Path) -> Path:
-        """``root/<source's name>``, kdump's own (made with the source's mode, or found so)."""
+        """``root/<source's name>``, kdump's own (files.own_subdir), its identity noted."""
         path = root / source.name
-        if path in self.identity:
-            return path
-        root.mkdir(parents=True, exist_ok=True)  # the operator's own path: links are theirs
-        src = os.stat(source)
-        parent = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            fd, _ = own_directory(parent, path.name, path, stat.S_IMODE(src.st_mode) & 0o777)
-        finally:
-            os.close(parent)
-        try:
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        if (st.st_dev, st.st_ino) == (src.st_dev, src.st_ino):
-            raise RepairError(path, f"is {source} itself; choose another directory")
-        self.identity[path] = (st.st_dev, st.st_ino)
+        if path not in self.identity:
+            st = own_subdir(root, source)
+            self.identity[path] = (st.st_dev, st.st_ino)
         return path
 
     def _side_dir(self, plan: SegmentPlan) -> Path:

@@ -192,9 +192,9 @@ class Ownership:
         os.fchmod(fd, self.mode)
 
 
-def open_directory(path: Path | str, dir_fd: int | None = None) -> int:
-    """A descriptor of the directory ``path``, which must not be a link (its parents may be:
-    they are the operator's to name)."""
+def open_directory(path: Path | str, dir_fd: int | None = None, shown: Path | None = None) -> int:
+    """A descriptor of the directory ``path`` (relative to ``dir_fd``; ``shown`` in messages),
+    which must not be a link (its parents may be: they are the operator's to name)."""
     try:
         return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
     except OSError as e:
@@ -204,7 +204,7 @@ def open_directory(path: Path | str, dir_fd: int | None = None) -> int:
             except OSError:
                 what = "not a directory"
             raise InputError(
-                str(path),
+                str(shown or path),
                 f"{what}, not a directory: kdump does not write through it; nothing was changed",
             ) from None
         raise
@@ -229,7 +229,7 @@ def own_directory(parent_fd: int, name: str, path: Path, mode: int) -> tuple[int
         os.mkdir(name, mode, dir_fd=parent_fd)
     except FileExistsError:
         made = False
-    fd = open_directory(name, parent_fd)
+    fd = open_directory(name, parent_fd, path)
     try:
         st = os.fstat(fd)
         if st.st_uid != os.geteuid():
@@ -242,6 +242,27 @@ def own_directory(parent_fd: int, name: str, path: Path, mode: int) -> tuple[int
         os.close(fd)
         raise
     return fd, made
+
+
+def own_subdir(root: Path, source: Path) -> os.stat_result:
+    """``root/<source's name>`` (an --output-dir's or --backup-dir's subdirectory for the
+    files of ``source``), made with ``source``'s mode when missing, else checked as
+    own_directory does and not ``source`` itself: its status (for its identity)."""
+    path = root / source.name
+    root.mkdir(parents=True, exist_ok=True)  # the operator's own path: its links are theirs
+    src = os.stat(source)
+    parent = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd, _ = own_directory(parent, path.name, path, stat.S_IMODE(src.st_mode) & 0o777)
+    finally:
+        os.close(parent)
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if same_file(st, src):
+        raise InputError(str(path), f"is {source} itself; choose another directory")
+    return st
 
 
 def create_temp(dir_fd: int, final: str, owner: Ownership) -> tuple[int, str]:
@@ -319,6 +340,7 @@ __all__ = [
     "open_regular",
     "opened_directory",
     "own_directory",
+    "own_subdir",
     "refuse_irregular",
     "regular_lstat",
     "remove_leftovers",
