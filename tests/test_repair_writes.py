@@ -41,7 +41,7 @@ KAFKA = (4242, 4343)
 """The uid and gid of a broker's user: not whoever runs the tests."""
 NOT_REGULAR = (
     "not a regular file: kdump reads and writes only regular files in a broker's directories, "
-    "never through a link; nothing was changed"
+    "never through a link"
 )
 
 
@@ -145,6 +145,47 @@ def test_the_log_cut_is_the_inode_planned(
     assert not list(partition.glob(f"{log.name}.kdump-cut-*.1"))
 
 
+def test_a_log_dir_named_through_a_link_is_repaired(tmp_path: Path) -> None:
+    """/kafka-logs is often a link to the disk's mount: the operator's own path is followed,
+    while a partition found inside it never is (the next test)."""
+    partition = _recover_setup(tmp_path / "disk")
+    link = tmp_path / "kafka-logs"
+    link.symlink_to(partition.parent)
+    ran = run_kdump(["recover", "--as-broker", str(link)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert (partition.parent / f"{RECOVERY_POINT_CHECKPOINT}.kdump-bak").exists()
+    assert run_kdump(["verify", str(link)]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("named", "reason"),
+    [
+        ("log dir", "a symbolic link, not a directory"),  # found inside: never a link
+        ("partition", "replaced by another directory while kdump ran"),  # the operator's path
+    ],
+)
+def test_a_partition_swapped_for_a_link_while_kdump_runs_is_refused(
+    tmp_path: Path, named: str, reason: str
+) -> None:
+    """Once kdump has been in a partition directory, every name in it is reached through that
+    directory: one swapped for a link to another partition meanwhile is refused."""
+    partition, _ = small_damaged_partition(tmp_path / "a")
+    other = copy_partition("plain-0", tmp_path / "b")
+    before = tree(other)
+    swapped: list[Path] = []
+
+    def hook(step: str, path: Path) -> None:
+        if step == "dir-synced" and not swapped:
+            partition.rename(partition.with_name("moved"))
+            partition.symlink_to(other)
+            swapped.append(path)
+
+    with pytest.raises(KdumpError) as raised:
+        recover_in_process(partition.parent if named == "log dir" else partition, hook)
+    assert f"{partition}: {reason}" in str(raised.value)
+    assert tree(other) == before
+
+
 # -- 27.2: owners and modes -------------------------------------------------------------------
 
 
@@ -237,7 +278,7 @@ def test_salvage_never_writes_through_a_file_planted_at_its_temporary_name(
 
 def _a_link(sub: Path, other: Path) -> str:
     sub.symlink_to(other)
-    return "a symbolic link, not a directory: kdump does not write through it; nothing was changed"
+    return "a symbolic link, not a directory: kdump does not write through it"
 
 
 def _of_another_user(sub: Path, other: Path) -> str:
@@ -266,7 +307,8 @@ def test_an_output_or_backup_subdirectory_not_kdumps_own_is_refused(
     before = tree(tmp_path)
     args = ["recover", "--index-interval-bytes", INTERVAL, option, str(out), str(partition)]
     ran = run_kdump(args)
-    assert (ran.exit_code, ran.stderr) == (3, f"kdump: {out / partition.name}: {reason}\n")
+    staging = " (while staging; nothing was changed)"
+    assert (ran.exit_code, ran.stderr) == (3, f"kdump: {out / partition.name}: {reason}{staging}\n")
     assert tree(tmp_path) == before
 
 

@@ -40,7 +40,8 @@ def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> Non
     targets = resolve_targets(named) if named else []
     sources = targets + [PartitionTarget(p.parent) for p in cut_files]
     refuse_side_dir(output_dir, "--output-dir", sources)
-    for line in leftover_lines(remove_leftovers({output_dir / t.path.name for t in sources})):
+    outputs = {output_dir / t.path.name for t in sources}
+    for line in leftover_lines(remove_leftovers(outputs, follow=False)):
         click.echo(line)
     results = chain(
         (r for t in targets for r in salvage_partition(t, output_dir)),

@@ -140,6 +140,13 @@ def _reason(e: OSError) -> str:
     return e.strerror or str(e)
 
 
+def _where(e: OSError | KdumpError, path: Path) -> tuple[str | Path, str]:
+    """The file an error is about (its own, else ``path``) and why."""
+    if isinstance(e, OSError):
+        return path, _reason(e)
+    return e.path or path, e.reason
+
+
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
@@ -182,8 +189,9 @@ def _is_read_only(path: Path) -> bool:
     )
 
 
-def _state_in(dir_fd: int, name: str) -> FileState | None:
-    st = regular_lstat(name, dir_fd)
+def _state_in(dir_fd: int, path: Path) -> FileState | None:
+    """The state of the file ``path`` names in ``dir_fd``, its directory."""
+    st = regular_lstat(path.name, dir_fd, path)
     return None if st is None else FileState.from_stat(st)
 
 
@@ -201,6 +209,8 @@ class RepairSession:
         """Directories with new entries: fsynced at commit."""
         self.touched: set[Path] = set()
         """Directories this run may have made a temporary file in."""
+        self.trusted: set[Path] = set()
+        """Directories the operator named, which may be links (see ``trust``)."""
         self.identity: dict[Path, tuple[int, int]] = {}
         """(device, inode) of each directory when first opened: one swapped since is refused."""
         self.locks: list[LogDirLock] = []
@@ -246,11 +256,19 @@ class RepairSession:
 
     # -- directories -------------------------------------------------------------------------
 
+    def trust(self, directories: Iterable[Path]) -> None:
+        """Directories the operator named (log dirs, partitions named on their own): reached
+        through links, as /kafka-logs often is. Those found inside them never are."""
+        self.trusted.update(directories)
+
     @contextmanager
     def _dir(self, path: Path) -> Iterator[int]:
         """A descriptor of the directory ``path``: the one this run first met under that name
-        (not a link, not swapped since)."""
-        fd = open_directory(path)
+        (not a link unless trusted, not swapped since)."""
+        if path in self.trusted:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        else:
+            fd = open_directory(path)
         try:
             st = os.fstat(fd)
             seen = self.identity.setdefault(path, (st.st_dev, st.st_ino))
@@ -303,10 +321,9 @@ class RepairSession:
         for change in plan.changed if changes is None else changes:
             try:
                 self._stage_change(plan, change)
-            except OSError as e:
-                raise RepairError(
-                    change.path, f"{_reason(e)} (while staging; nothing was changed)"
-                ) from None
+            except (OSError, InputError) as e:
+                where, reason = _where(e, change.path)
+                raise RepairError(where, f"{reason} (while staging; nothing was changed)") from None
         return [
             StagedFile(s.written.change, s.temp, s.written.path)
             for s in self.staged[first:]
@@ -397,7 +414,7 @@ class RepairSession:
 
         def fill(fd: int) -> None:
             with self._dir(change.path.parent) as d:
-                source, st = open_regular(change.path.name, os.O_RDONLY, d)
+                source, st = open_regular(change.path.name, os.O_RDONLY, d, change.path)
             try:
                 if FileState.from_stat(st) != change.old:
                     raise RepairError(change.path, CHANGED)
@@ -445,7 +462,7 @@ class RepairSession:
                 linked = False
             else:
                 linked = True
-                if _state_in(d, backup.name) != change.old:
+                if _state_in(d, backup) != change.old:
                     raise RepairError(path, CHANGED)  # the link is removed with the rollback
             self.dirs.add(side)
         if not linked:
@@ -525,9 +542,9 @@ class RepairSession:
             self._discard_unstarted()
         except (OSError, KdumpError) as e:
             self._discard_unstarted()
-            reason = _reason(e) if isinstance(e, OSError) else e.reason
+            where, reason = _where(e, current or Path("."))
             raise RepairError(
-                current or ".",
+                where,
                 f"{reason}; {len(done)} file(s) were already replaced or cut, every other one is "
                 "untouched (each holds its old or its complete new content; backups and cut "
                 "bytes are kept)",
@@ -538,7 +555,7 @@ class RepairSession:
         assert s.temp is not None
         target = s.written.path
         with self._dir(target.parent) as d:
-            if check and _state_in(d, target.name) != s.written.change.old:
+            if check and _state_in(d, target) != s.written.change.old:
                 raise RepairError(target, CHANGED)
             os.replace(s.temp.name, target.name, src_dir_fd=d, dst_dir_fd=d)
         s.temp = None
@@ -550,7 +567,7 @@ class RepairSession:
         with self._dir(path.parent) as d:
             if step == "truncated":
                 assert change.truncate_at is not None
-                fd, st = open_regular(path.name, os.O_WRONLY, d)
+                fd, st = open_regular(path.name, os.O_WRONLY, d, path)
                 try:
                     if FileState.from_stat(st) != change.old:
                         raise RepairError(path, CHANGED)
@@ -559,12 +576,12 @@ class RepairSession:
                 finally:
                     os.close(fd)
             elif step == "deleted":
-                if _state_in(d, path.name) != change.old:
+                if _state_in(d, path) != change.old:
                     raise RepairError(path, CHANGED)
                 os.unlink(path.name, dir_fd=d)
             else:
                 assert change.rename_to is not None and change.old is not None
-                now = _state_in(d, path.name)  # a cut may have shortened it since it was staged
+                now = _state_in(d, path)  # a cut may have shortened it since it was staged
                 if now is None or (now.device, now.inode) != (change.old.device, change.old.inode):
                     raise RepairError(path, CHANGED)
                 # link, then unlink: never over an existing file

@@ -52,7 +52,7 @@ class NotRegularError(InputError):
         super().__init__(
             str(path),
             f"{what}, not a regular file: kdump reads and writes only regular files in a "
-            "broker's directories, never through a link; nothing was changed",
+            "broker's directories, never through a link",
         )
 
 
@@ -97,36 +97,43 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def regular_lstat(path: Path | str, dir_fd: int | None = None) -> os.stat_result | None:
-    """The name's own status (a link is not followed); None when there is none. Anything but
-    a regular file is refused."""
+def regular_lstat(
+    path: Path | str, dir_fd: int | None = None, shown: Path | None = None
+) -> os.stat_result | None:
+    """The name's own status (a link is not followed; ``path`` relative to ``dir_fd``,
+    ``shown`` in messages); None when there is none. Anything but a regular file is
+    refused."""
     try:
         st = os.lstat(path, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise InputError(str(path), e.strerror or str(e)) from None
+        raise InputError(str(shown or path), e.strerror or str(e)) from None
     if not stat.S_ISREG(st.st_mode):
-        raise NotRegularError(path, kind_of(st.st_mode))
+        raise NotRegularError(shown or path, kind_of(st.st_mode))
     return st
 
 
 def open_regular(
-    path: Path | str, flags: int = os.O_RDONLY, dir_fd: int | None = None
+    path: Path | str,
+    flags: int = os.O_RDONLY,
+    dir_fd: int | None = None,
+    shown: Path | None = None,
 ) -> tuple[int, os.stat_result]:
-    """A descriptor of the regular file at ``path`` (relative to ``dir_fd``), and its status;
-    a link is refused (O_NOFOLLOW), and so is a FIFO or a device (O_NONBLOCK: opening one
-    does not hang)."""
+    """A descriptor of the regular file at ``path`` (relative to ``dir_fd``; ``shown`` in
+    messages), and its status; a link is refused (O_NOFOLLOW), and so is a FIFO or a device
+    (O_NONBLOCK: opening one does not hang)."""
+    shown = shown or Path(path)
     try:
         fd = os.open(path, flags | _NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise NotRegularError(path, "a symbolic link") from None
+            raise NotRegularError(shown, "a symbolic link") from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularError(path, kind_of(st.st_mode))
+            raise NotRegularError(shown, kind_of(st.st_mode))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -205,7 +212,7 @@ def open_directory(path: Path | str, dir_fd: int | None = None, shown: Path | No
                 what = "not a directory"
             raise InputError(
                 str(shown or path),
-                f"{what}, not a directory: kdump does not write through it; nothing was changed",
+                f"{what}, not a directory: kdump does not write through it",
             ) from None
         raise
 
@@ -296,8 +303,11 @@ class Leftover:
     """The process that wrote it still runs (another kdump at work): left alone."""
 
 
-def find_leftovers(directory: Path) -> list[Leftover]:
-    """kdump's own temporary files in ``directory`` (none when it does not exist)."""
+def find_leftovers(directory: Path, follow: bool = True) -> list[Leftover]:
+    """kdump's own temporary files in ``directory`` (none when it does not exist, or when it
+    is a link and not ``follow``: an output subdirectory that is a link is refused later)."""
+    if not follow and directory.is_symlink():
+        return []
     try:
         names = sorted(os.listdir(directory))
     except (FileNotFoundError, NotADirectoryError):
@@ -311,12 +321,14 @@ def find_leftovers(directory: Path) -> list[Leftover]:
     return found
 
 
-def remove_leftovers(directories: Iterable[Path], dry_run: bool = False) -> list[Leftover]:
+def remove_leftovers(
+    directories: Iterable[Path], dry_run: bool = False, follow: bool = True
+) -> list[Leftover]:
     """Remove (unless ``dry_run``) kdump's leftovers in ``directories`` whose process is gone;
     every leftover found, in directory order."""
     found = []
     for directory in sorted(set(directories)):
-        for leftover in find_leftovers(directory):
+        for leftover in find_leftovers(directory, follow):
             if not leftover.running and not dry_run:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(leftover.path)

@@ -117,6 +117,8 @@ def _stage_and_commit(
         session.lock_log_dirs(
             {t.lock_dir for t in targets}, options.force, lambda m: emit(f"kdump: {m}", True)
         )
+    session.trust(t.lock_dir for t in targets)
+    session.trust(t.path for t in targets if t.log_dir is None)
     _clear_leftovers(targets, write, emit, dry_run=False)
     checked = 0
     cut: set[Path] = set()
@@ -155,13 +157,13 @@ def _clear_leftovers(
 ) -> None:
     """kdump's own temporary files that a killed run left where this one writes: removed
     first (a dry run says it would)."""
-    if write.output_dir is not None:
-        dirs = {write.output_dir / t.path.name for t in targets}
-    else:
-        dirs = {t.path for t in targets} | {t.lock_dir for t in targets}
-        if write.backup_dir is not None:
-            dirs |= {write.backup_dir / d.name for d in list(dirs)}
-    for line in leftover_lines(remove_leftovers(dirs, dry_run)):
+    in_place = {t.path for t in targets} | {t.lock_dir for t in targets}
+    root = write.output_dir or write.backup_dir
+    found = [] if write.output_dir is not None else remove_leftovers(in_place, dry_run)
+    if root is not None:
+        sides = {root / d.name for d in in_place}
+        found += remove_leftovers(sides, dry_run, follow=False)
+    for line in leftover_lines(found):
         emit(line, False)
 
 
