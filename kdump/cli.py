@@ -25,6 +25,7 @@ from kdump.commands.dump import dump_options, run_files
 from kdump.commands.options import jobs_option
 from kdump.commands.output import quiet_pipe
 from kdump.errors import ExitCode, KdumpError
+from kdump.render.escape import escape_streams
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
@@ -94,6 +95,7 @@ def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw:
 def main() -> None:
     """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe."""
     _RUN["freeze"] = True
+    escape_streams(sys.stdout, sys.stderr)  # a name that is not UTF-8 is printed, never fatal
     try:
         code = cli.main(standalone_mode=False, prog_name="kdump")
     except click.exceptions.Exit as e:
