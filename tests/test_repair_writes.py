@@ -227,6 +227,10 @@ def test_files_written_in_a_log_dir_take_the_brokers_owner_and_mode(
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     written = [p for p in log_dir.rglob("*") if before.get(p) != p.stat().st_ino]
     assert written, "nothing was written: the test shows nothing"
+    if setup is _recover_setup:  # the checkpoint, an index that replaced none, a cut file
+        assert log_dir / RECOVERY_POINT_CHECKPOINT in written
+        assert partition / "00000000000000000258.index" in written
+        assert any(".kdump-cut-" in p.name for p in written)
     assert modes(log_dir) == dict.fromkeys(modes(log_dir), (*KAFKA, 0o640))
 
 

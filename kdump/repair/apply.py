@@ -545,9 +545,9 @@ class RepairSession:
             where, reason = _where(e, current or Path("."))
             raise RepairError(
                 where,
-                f"{reason}; {len(done)} file(s) were already replaced or cut, every other one is "
-                "untouched (each holds its old or its complete new content; backups and cut "
-                "bytes are kept)",
+                f"{reason}; {len(done)} file(s) were already replaced or cut (their backups and "
+                "cut bytes kept), every other one is untouched (each holds its old or its "
+                "complete new content)",
             ) from None
         return done
 
