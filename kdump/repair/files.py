@@ -7,9 +7,10 @@ the moment kdump reads it and the moment it writes. So:
 
 - files are opened with ``O_NOFOLLOW`` and must be regular files (``NotRegularError``, exit 3,
   naming the file), and the inode a log cut truncates is the one that was planned (fstat);
-- directories are opened with ``O_NOFOLLOW`` too, and every name in them is reached through
-  that descriptor (``openat``, ``renameat``, ``linkat``): a directory swapped for a link while
-  kdump runs is refused, never followed;
+- directories are opened with ``O_NOFOLLOW`` too (but for those the operator named: a log dir
+  is often a link to its disk), and every name in them is reached through that descriptor
+  (``openat``, ``renameat``, ``linkat``): a directory swapped for a link, or for another
+  directory, while kdump runs is refused, never followed;
 - temporary files get a name no one can guess (``.NAME.kdump-tmp-PID-RANDOM``), are created
   with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and 0600, then given their owner and mode, and only
   then renamed into place: a broker never meets a root-owned file it cannot read.
@@ -27,8 +28,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +37,8 @@ from kdump.errors import InputError
 from kdump.segment import SEGMENT_SUFFIXES, list_segments
 
 TEMP_MARK = ".kdump-tmp-"
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.kdump-tmp-(?P<pid>\d+)(?:-[0-9a-f]+)?$")
-"""``.NAME.kdump-tmp-PID-RANDOM`` (and ``.NAME.kdump-tmp-PID``, what kdump before 0.x wrote)."""
+_LEFTOVER = re.compile(rf"^\.(?P<name>.+){re.escape(TEMP_MARK)}(?P<pid>\d+)(?:-[0-9a-f]+)?$")
+"""``.NAME.kdump-tmp-PID-RANDOM`` (and ``.NAME.kdump-tmp-PID``, what earlier kdumps wrote)."""
 DATA_MODE = 0o666
 """The permission bits a file kdump writes may carry: never set-id, sticky or executable,
 whatever the file it copies says (a hostile .log with mode 4755 stays data)."""
@@ -217,15 +217,6 @@ def open_directory(path: Path | str, dir_fd: int | None = None, shown: Path | No
         raise
 
 
-@contextmanager
-def opened_directory(path: Path | str) -> Iterator[int]:
-    fd = open_directory(path)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
 def own_directory(parent_fd: int, name: str, path: Path, mode: int) -> tuple[int, bool]:
     """The subdirectory ``name`` of ``parent_fd`` (``path``, for messages), made when missing:
     a descriptor of it, and whether it was made. One that is a link, or belongs to another
@@ -350,7 +341,6 @@ __all__ = [
     "map_regular",
     "open_directory",
     "open_regular",
-    "opened_directory",
     "own_directory",
     "own_subdir",
     "refuse_irregular",
