@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,47 @@ def test_files_written_in_a_log_dir_take_the_brokers_owner_and_mode(
         assert partition / "00000000000000000258.index" in written
         assert any(".kdump-cut-" in p.name for p in written)
     assert modes(log_dir) == dict.fromkeys(modes(log_dir), (*KAFKA, 0o640))
+
+
+NOBODY = 65534
+
+
+@AS_ROOT
+def test_a_user_who_cannot_give_the_new_file_its_owner_changes_nothing() -> None:
+    """A user who may write the partition but not chown (not root): replacing another user's
+    index would leave the broker a file of the wrong owner. Refused, named, nothing changed."""
+    with tempfile.TemporaryDirectory() as top:  # pytest's own is root's alone
+        os.chmod(top, 0o755)
+        _refused_to_nobody(Path(top))
+
+
+def _refused_to_nobody(top: Path) -> None:
+    partition = copy_partition("plain-0", top)
+    chown_tree(partition.parent, (NOBODY, NOBODY), 0o666, 0o777)
+    index = partition / "00000000000000000000.index"
+    os.chown(index, *KAFKA)
+    before = tree(partition)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            recover_in_process(partition)
+            os.write(write, b"no error")
+        except BaseException as e:
+            os.write(write, str(e).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as f:
+        error = f.read().decode()
+    assert error == (
+        f"{index}: the new file cannot be given the owner {KAFKA[0]}:{KAFKA[1]} of the file it "
+        "replaces (run kdump as that user, or as root) (while staging; nothing was changed)"
+    )
+    assert tree(partition) == before
 
 
 @pytest.mark.parametrize("option", ["--backup-dir", "--output-dir"])

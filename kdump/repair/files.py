@@ -195,7 +195,14 @@ class Ownership:
         bits)."""
         st = os.fstat(fd)
         if (st.st_uid, st.st_gid) != (self.uid, self.gid):
-            os.fchown(fd, self.uid, self.gid)
+            try:
+                os.fchown(fd, self.uid, self.gid)
+            except PermissionError:
+                raise PermissionError(
+                    errno.EPERM,
+                    f"the new file cannot be given the owner {self.uid}:{self.gid} of the file "
+                    "it replaces (run kdump as that user, or as root)",
+                ) from None
         os.fchmod(fd, self.mode)
 
 
