@@ -30,6 +30,7 @@ from kdump.commands.dump import dump_options, run_files
 from kdump.commands.options import jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
+from kdump.render.escape import escape_streams
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
@@ -126,6 +127,7 @@ def main() -> None:
     """Console entry point: one line for kdump's errors, a quiet exit on a closed pipe, one line
     and 128 + the signal for a run a signal stopped."""
     _RUN["freeze"] = True
+    escape_streams(sys.stdout, sys.stderr)  # a name that is not UTF-8 is printed, never fatal
     ours = _stop_on_signals()
     try:
         _run_cli()

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -346,40 +347,52 @@ def check_named_segments(log: UnifiedLog) -> None:
             raise InputError(path, "no such file: the segment's .log is missing")
 
 
-def refuse_output_inside(
-    output_dir: Path, logs: list[UnifiedLog], partitions: Iterable[Path] = ()
-) -> None:
-    """An output directory inside (or equal to) a partition or log dir being read is refused
-    (an InputError): what kdump writes there would sit among the broker's own files, where
-    the broker takes a new directory for a partition and refuses to start on its name.
-    ``partitions``: more partition directories read (those of kept cut files)."""
-    out = Path(os.path.realpath(output_dir))
-    places: list[list[tuple[str, Path | None]]] = []
+class LocalPartition(NamedTuple):
+    """A partition directory on disk and the log dir holding it: where repairs read."""
+
+    path: Path
+    log_dir: Path
+
+
+def local_partitions(logs: Iterable[UnifiedLog]) -> list[LocalPartition]:
+    """The partitions of ``logs`` on disk, with their log dirs (their parents when they were
+    named on their own)."""
+    out = []
     for log in logs:
-        folders = [("partition", log.storage.local_path)]
-        if log.log_dir is not None:
-            folders.append(("log dir", log.log_dir.storage.local_path))
-        places.append(folders)
-    places += [[("partition", p), ("log dir", p.parent)] for p in partitions]
-    for folders in places:
-        for kind, d in folders:
-            if d is None:
-                continue
+        path = log.storage.local_path
+        if path is None:
+            continue
+        parent = None if log.log_dir is None else log.log_dir.storage.local_path
+        out.append(LocalPartition(path, parent or path.parent))
+    return out
+
+
+def refuse_output_inside(
+    output_dir: Path, partitions: Iterable[LocalPartition], what: str = "output directory"
+) -> None:
+    """An output (or backup: ``what``) directory inside (or equal to) a partition or log dir
+    being read is refused (an InputError): what kdump writes there would sit among the
+    broker's own files, where the broker takes a new directory for a partition and refuses to
+    start on its name."""
+    out = Path(os.path.realpath(output_dir))
+    for partition in partitions:
+        for kind, d in (("partition", partition.path), ("log dir", partition.log_dir)):
             inside = Path(os.path.realpath(d))
             if out == inside or inside in out.parents:
                 where = "is" if out == inside else "lies inside"
                 raise InputError(
                     str(output_dir),
-                    f"output directory {where} the {kind} {d} it reads; "
-                    "choose one outside the broker's data",
+                    f"{what} {where} the {kind} {d} it reads; choose one outside the broker's data",
                 )
 
 
 __all__ = [
     "Found",
+    "LocalPartition",
     "check_named_segments",
     "discover",
     "is_partition_dir",
+    "local_partitions",
     "natural_key",
     "open_partition",
     "refuse_output_inside",

@@ -30,9 +30,23 @@ def _sha(data: str | None) -> str | None:
     return None if data is None else hashlib.sha256(base64.b64decode(data)).hexdigest()
 
 
-@pytest.mark.parametrize("command", ["recover", "rebuild-index", "trim-index", "salvage"])
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("recover", "--output-dir"),
+        ("rebuild-index", "--output-dir"),
+        ("trim-index", "--output-dir"),
+        ("salvage", "--output-dir"),
+        # issue 28.9: --backup-dir there was accepted, kdump's backups among the broker's files
+        ("recover", "--backup-dir"),
+        ("rebuild-index", "--backup-dir"),
+        ("trim-index", "--backup-dir"),
+    ],
+)
 @pytest.mark.parametrize("where", ["partition", "inside-partition", "log-dir", "inside-log-dir"])
-def test_output_dir_inside_the_data_is_refused(tmp_path: Path, command: str, where: str) -> None:
+def test_output_dir_inside_the_data_is_refused(
+    tmp_path: Path, command: str, option: str, where: str
+) -> None:
     partition = copy_partition("txn-0", tmp_path)
     log_dir = partition.parent
     out = {
@@ -43,10 +57,11 @@ def test_output_dir_inside_the_data_is_refused(tmp_path: Path, command: str, whe
     }[where]
     before = tree(log_dir)
     for named in (partition, log_dir):
-        ran = run_kdump([command, "--output-dir", str(out), str(named)])
+        ran = run_kdump([command, option, str(out), str(named)])
         assert ran.exit_code == 3, ran.stdout + ran.stderr
         assert ran.stderr.count("\n") == 1 and "choose one outside" in ran.stderr
-        assert ran.stderr.startswith(f"kdump: {out}: output directory ")
+        kind = option.strip("-").replace("-dir", " directory")
+        assert ran.stderr.startswith(f"kdump: {out}: {kind} ")
         assert tree(log_dir) == before
 
 

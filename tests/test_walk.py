@@ -166,7 +166,9 @@ def _read_ahead_threads() -> list[threading.Thread]:
 def _resident(path: Path) -> int:
     """Resident bytes of this process's mappings of ``path`` (/proc/self/smaps)."""
     total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
+    # names are bytes: another test's mapping may be of a file whose name is not UTF-8
+    smaps = Path("/proc/self/smaps").read_bytes().decode("utf-8", "surrogateescape")
+    for line in smaps.splitlines():
         fields = line.split()
         if len(fields) >= 5 and "-" in fields[0] and fields[0].replace("-", "").isalnum():
             inside = fields[-1] == str(path)

@@ -12,6 +12,7 @@ from typing import IO
 import click
 
 from kdump.errors import ExitCode
+from kdump.render.escape import ESCAPE_NAMES
 
 
 class Output:
@@ -37,7 +38,7 @@ class Output:
             self.flush()
 
     def line(self, text: str) -> None:
-        self.data(text.encode() + b"\n")
+        self.data(text.encode("utf-8", ESCAPE_NAMES) + b"\n")
 
     def error(self, text: str) -> None:
         self.flush()

@@ -16,10 +16,10 @@ import click
 
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
-from kdump.discovery import refuse_output_inside
+from kdump.discovery import local_partitions
 from kdump.lock import LockHeldError, who_holds
 from kdump.render.progress import progress, show_progress
-from kdump.repair.apply import WriteOptions
+from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.plan import (
     Scope,
     SegmentPlan,
@@ -92,8 +92,11 @@ def _run(
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
     targets = resolve_targets(list(paths), config)
-    if kw["output_dir"] is not None:
-        refuse_output_inside(kw["output_dir"], targets)
+    for option in ("output_dir", "backup_dir"):
+        if kw[option] is not None:
+            startup = option == "backup_dir" and ctx.command.name == "recover"
+            where = local_partitions(targets)
+            refuse_side_dir(kw[option], "--" + option.replace("_", "-"), where, startup)
     if kw["dry_run"]:
         _lock_as_a_run_would(lock_dirs(targets), kw["force"])
     options = RunOptions(

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import click
 
-from kdump.discovery import refuse_output_inside
+from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
+from kdump.repair.apply import refuse_side_dir
+from kdump.repair.files import remove_leftovers
 from kdump.repair.plan import resolve_targets
+from kdump.repair.report import leftover_lines
 from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
 
 
@@ -35,7 +38,12 @@ def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> Non
     cut_files = [Path(p) for p in paths if CUT_SUFFIX in Path(p).name and Path(p).is_file()]
     named = [p for p in paths if Path(p) not in cut_files]
     targets = resolve_targets(named) if named else []
-    refuse_output_inside(output_dir, targets, [p.parent for p in cut_files])
+    sources = local_partitions(targets)
+    sources += [LocalPartition(p.parent, p.parent.parent) for p in cut_files]
+    refuse_side_dir(output_dir, "--output-dir", sources)
+    outputs = {output_dir / t.path.name for t in sources}
+    for line in leftover_lines(remove_leftovers(outputs, follow=False)):
+        click.echo(line)
     results = chain(
         (r for t in targets for r in salvage_partition(t, output_dir)),
         (salvage_cut_file(p, output_dir) for p in cut_files),

@@ -16,6 +16,8 @@ import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import IO, TYPE_CHECKING, Literal
 
+from kdump.render.escape import shown
+
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.table import Table
@@ -63,7 +65,8 @@ class TextTable:
 
     def add_row(self, *cells: str) -> None:
         assert len(cells) == len(self.columns)
-        self.rows.append(cells)
+        # escaped here, not as the stream writes them: the width is that of what is printed
+        self.rows.append(tuple(shown(cell) for cell in cells))
 
     def to_rich(self, terminal: bool) -> Table:
         from rich import box

@@ -3,7 +3,6 @@ document whose keys the README documents. Renderers read the explanation; they d
 
 from __future__ import annotations
 
-import json
 from typing import IO, Any
 
 from kdump.config import Value
@@ -15,6 +14,7 @@ from kdump.explain import (
     SegmentExplanation,
 )
 from kdump.render.console import TextConsole, TextTable
+from kdump.render.escape import json_text
 from kdump.units import at, byte_count, duration
 
 # -- JSON --------------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def explain_object(result: ExplainResult) -> dict[str, Any]:
 
 
 def render_json(result: ExplainResult) -> str:
-    return json.dumps(explain_object(result), indent=2)
+    return json_text(explain_object(result), indent=2)
 
 
 # -- text --------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from kdump.render.dumplog import (
     rendered,
     stored_file,
 )
+from kdump.render.escape import escape_json_text
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
 from kdump.storage.base import StoredFile
 
@@ -89,7 +90,7 @@ _RECORD_FIELDS = tuple(field for _, field in RECORD_KEYS[1:])
 
 def batch_template(path: str) -> str:
     """The batch object of one file's batches, as a template (the C renderer's)."""
-    return json_template(BATCH_KEYS, {"type": "batch", "file": path})
+    return escape_json_text(json_template(BATCH_KEYS, {"type": "batch", "file": path}))
 
 
 RECORD_TEMPLATE = json_template(RECORD_KEYS, {"type": "record"})
@@ -262,4 +263,4 @@ def dump_file_objects(
 
 
 def to_json(obj: Obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return escape_json_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))

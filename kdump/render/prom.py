@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.errors import InputError
+from kdump.render.escape import ESCAPE_NAMES, shown
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -55,11 +56,11 @@ class Family:
 
 
 def escape_label_value(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return shown(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
+    return shown(text).replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def format_value(value: float) -> str:
@@ -111,7 +112,7 @@ def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> N
     except OSError as e:
         raise InputError(str(target), f"cannot write it: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=ESCAPE_NAMES) as f:
             for piece in [text] if isinstance(text, str) else text:
                 f.write(piece)
             f.flush()

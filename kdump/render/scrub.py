@@ -3,11 +3,11 @@ document."""
 
 from __future__ import annotations
 
-import json
 from typing import IO
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
+from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
 from kdump.tiered.scrub import ScrubResult
 from kdump.units import size
@@ -38,4 +38,4 @@ def render_json(result: ScrubResult) -> str:
         "findings": [f.to_dict() for f in result.all_findings()],
         "summary": result.summary(),
     }
-    return json.dumps(doc, indent=2)
+    return json_text(doc, indent=2)

@@ -6,7 +6,6 @@ milliseconds.
 
 from __future__ import annotations
 
-import json
 from typing import IO, Any
 
 from rich import box
@@ -14,6 +13,7 @@ from rich.table import Table
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
+from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
@@ -279,7 +279,7 @@ def _coordinator_row(t: TransactionMetadata, view: CoordinatorView) -> list[str]
 
 
 def render_json(result: TxnResult) -> str:
-    return json.dumps(result_object(result), indent=2)
+    return json_text(result_object(result), indent=2)
 
 
 def result_object(result: TxnResult) -> dict[str, Any]:

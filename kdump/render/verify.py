@@ -113,7 +113,7 @@ def render_text(
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
-    import json  # only for --format json: a text report's start-up does without it
+    from kdump.render.escape import json_text  # json: a text report does without it
 
     doc: dict[str, Any] = {
         "findings": [f.to_dict() for f in result.findings],
@@ -121,11 +121,11 @@ def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
     }
     if run is not None:
         doc["run"] = run.to_dict(result.findings)
-    return json.dumps(doc, indent=2)
+    return json_text(doc, indent=2)
 
 
 def render_jsonl(result: VerifyResult) -> Iterator[str]:
-    import json
+    from kdump.render.escape import json_text
 
     for f in result.findings:
-        yield json.dumps(f.to_dict(), separators=(",", ":"))
+        yield json_text(f.to_dict(), separators=(",", ":"))

@@ -3,19 +3,25 @@
 In place, in two phases:
 
 1. stage (per segment, as plans arrive): each new index file is written to a temporary file in
-   its own directory (``.NAME.kdump-tmp-PID``: no segment suffix, so neither Kafka nor kdump
-   takes it for a segment file) and fsynced; the original gets a backup (a hard link
+   its own directory (``.NAME.kdump-tmp-PID-RANDOM``: no segment suffix, so neither Kafka nor
+   kdump takes it for a segment file) and fsynced; the original gets a backup (a hard link
    ``NAME.kdump-bak``, or a copy under --backup-dir); the bytes a log loses are copied to
-   ``NAME.log.kdump-cut-POSITION`` and fsynced. A failure here removes everything staged:
-   nothing has changed.
+   ``NAME.log.kdump-cut-POSITION`` and fsynced. A failure or an interruption here removes
+   everything staged: nothing has changed.
 2. commit: the directories are fsynced (backups and cut files are durable first), each
    temporary file is renamed over its original (atomic), the directories are fsynced again, and
    only then are the logs truncated (``ftruncate`` + fsync). The new indexes already describe
-   the cut log, and they are equally right for the uncut one.
+   the cut log, and they are equally right for the uncut one. Ctrl-C and SIGTERM are held back
+   meanwhile (kdump.repair.interrupt): the commit stops between two files, and what was not
+   done yet is left as it was, with no backup or cut file of its own.
 
 At every instant the real name holds the old file or the complete new one. ``hook(step, path)``
 is called after each step (``temp-written``, ``backup``, ``cut-saved``, ``dir-synced``,
 ``replaced``, ``truncated``), for progress and for the tests that interrupt each step.
+
+Every file is reached as kdump.repair.files says (no link followed, the directory examined,
+the inode planned), and a new file takes the owner, group and mode of the file it replaces
+(or of its segment's log); backups and cut bytes keep the original's mode.
 
 With an output directory the originals are not touched: new files (and the kept part of a cut
 log) go to ``DIR/<partition dir name>/`` by the same temporary-file-and-rename route.
@@ -23,23 +29,37 @@ log) go to ``DIR/<partition dir name>/`` by the same temporary-file-and-rename r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.errors import ExitCode, KdumpError
+from kdump.discovery import LocalPartition, refuse_output_inside
+from kdump.errors import ExitCode, InputError, KdumpError
 from kdump.lock import LockHeldError, LogDirLock, lock_log_dir
+from kdump.repair.files import (
+    Ownership,
+    create_temp,
+    is_kdump_leftover,
+    leftover_pid,
+    open_directory,
+    open_regular,
+    own_subdir,
+    regular_lstat,
+)
+from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
 from kdump.repair.salvage import CUT_SUFFIX
 
 Hook = Callable[[str, Path], None]
 BACKUP_SUFFIX = ".kdump-bak"
-TEMP_MARK = ".kdump-tmp-"
 COPY_CHUNK = 1 << 20
+CHANGED = "changed since it was read; nothing was changed, run again"
 
 
 class RepairError(KdumpError):
@@ -59,6 +79,29 @@ class WriteOptions:
     """Keep backups and cut bytes under DIR/<partition>/ instead of beside the originals."""
     backup: bool = True
     """Keep each replaced original (--no-backup turns this off; cut log bytes are always kept)."""
+
+
+def refuse_side_dir(
+    directory: Path, option: str, targets: list[LocalPartition], log_dirs: bool = False
+) -> None:
+    """An --output-dir or --backup-dir (``option``) a run may use: outside the broker's data,
+    and with one ``DIR/<name>/`` per directory it holds files of (the partitions, and with
+    ``log_dirs`` their log dirs). The same partition name in two log dirs is refused rather
+    than laid out by log dir: ``DIR/<partition>/`` stays a partition directory a broker can be
+    given back, and nothing from one broker lands beside another's."""
+    refuse_output_inside(directory, targets, option.strip("-").replace("-dir", " directory"))
+    sources: dict[str, set[str]] = {}
+    for target in targets:
+        for d in (target.path, target.log_dir) if log_dirs else (target.path,):
+            sources.setdefault(d.name, set()).add(os.path.realpath(d))
+    for name, dirs in sources.items():
+        if len(dirs) > 1:
+            first, second = sorted(dirs)[:2]
+            raise InputError(
+                str(directory / name),
+                f"{option} would hold the files of both {first} and {second}: run once per "
+                f"log dir, each with its own {option}",
+            )
 
 
 @dataclass
@@ -85,18 +128,23 @@ class _Staged:
     written: Written
     temp: Path | None = None
     """The temporary file renamed over ``written.path`` at commit (None for a truncation)."""
+    started: bool = False
+    """The commit began this file's step: its backup and cut bytes are kept whatever comes."""
+
+
+class _Stopped(Exception):
+    """A signal came during the commit: it stops before the next file."""
 
 
 def _reason(e: OSError) -> str:
     return e.strerror or str(e)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _where(e: OSError | KdumpError, path: Path) -> tuple[str | Path, str]:
+    """The file an error is about (its own, else ``path``) and why."""
+    if isinstance(e, OSError):
+        return path, _reason(e)
+    return e.path or path, e.reason
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -106,18 +154,31 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
-def _free_name(path: Path) -> Path:
-    """``path``, or ``path.1``, ``path.2``... whichever does not exist yet."""
-    if not os.path.lexists(path):
-        return path
-    n = 1
-    while os.path.lexists(f"{path}.{n}"):
+def _copy(source: int, target: int, start: int, end: int, name: Path) -> None:
+    pos = start
+    while pos < end:
+        chunk = os.pread(source, min(COPY_CHUNK, end - pos), pos)
+        if not chunk:
+            raise OSError(errno.EIO, f"{name} ended at {pos}, expected {end}")
+        _write_all(target, chunk)
+        pos += len(chunk)
+
+
+def _free_name(dir_fd: int, name: str) -> str:
+    """``name``, or ``name.1``, ``name.2``... whichever does not exist yet in ``dir_fd``."""
+
+    def exists(candidate: str) -> bool:
+        try:
+            os.lstat(candidate, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return False
+        return True
+
+    n, candidate = 0, name
+    while exists(candidate):
         n += 1
-    return Path(f"{path}.{n}")
-
-
-def _temp_path(target: Path) -> Path:
-    return target.parent / f".{target.name}{TEMP_MARK}{os.getpid()}"
+        candidate = f"{name}.{n}"
+    return candidate
 
 
 def _is_read_only(path: Path) -> bool:
@@ -126,6 +187,12 @@ def _is_read_only(path: Path) -> bool:
     return not (st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) or not os.access(
         path, os.W_OK
     )
+
+
+def _state_in(dir_fd: int, path: Path) -> FileState | None:
+    """The state of the file ``path`` names in ``dir_fd``, its directory."""
+    st = regular_lstat(path.name, dir_fd, path)
+    return None if st is None else FileState.from_stat(st)
 
 
 class RepairSession:
@@ -139,8 +206,17 @@ class RepairSession:
         self.created: list[Path] = []
         """Backups and cut files made while staging: removed on rollback."""
         self.dirs: set[Path] = set()
+        """Directories with new entries: fsynced at commit."""
+        self.touched: set[Path] = set()
+        """Directories this run may have made a temporary file in."""
+        self.trusted: set[Path] = set()
+        """Directories the operator named, which may be links (see ``trust``)."""
+        self.identity: dict[Path, tuple[int, int]] = {}
+        """(device, inode) of each directory when first opened: one swapped since is refused."""
         self.locks: list[LogDirLock] = []
         self.committed = False
+        self.stopped = False
+        """The commit stopped at a signal, before every file was done."""
 
     def __enter__(self) -> RepairSession:
         return self
@@ -178,6 +254,62 @@ class RepairSession:
             if lock is not None:
                 self.locks.append(lock)
 
+    # -- directories -------------------------------------------------------------------------
+
+    def trust(self, directories: Iterable[Path]) -> None:
+        """Directories the operator named (log dirs, partitions named on their own): reached
+        through links, as /kafka-logs often is. Those found inside them never are."""
+        self.trusted.update(directories)
+
+    @contextmanager
+    def _dir(self, path: Path) -> Iterator[int]:
+        """A descriptor of the directory ``path``: the one this run first met under that name
+        (not a link unless trusted, not swapped since)."""
+        if path in self.trusted:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        else:
+            fd = open_directory(path)
+        try:
+            st = os.fstat(fd)
+            seen = self.identity.setdefault(path, (st.st_dev, st.st_ino))
+            if seen != (st.st_dev, st.st_ino):
+                raise RepairError(path, "replaced by another directory while kdump ran: " + CHANGED)
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _subdir(self, root: Path, source: Path) -> Path:
+        """``root/<source's name>``, kdump's own (files.own_subdir), its identity noted."""
+        path = root / source.name
+        if path not in self.identity:
+            st = own_subdir(root, source)
+            self.identity[path] = (st.st_dev, st.st_ino)
+        return path
+
+    def _side_dir(self, plan: SegmentPlan) -> Path:
+        """Where backups and cut files go."""
+        if self.options.backup_dir is None:
+            return plan.segment.directory
+        return self._subdir(self.options.backup_dir, plan.segment.directory)
+
+    def _fsync_dir(self, path: Path) -> None:
+        with self._dir(path) as fd:
+            os.fsync(fd)
+
+    # -- owners ------------------------------------------------------------------------------
+
+    def _owner(self, plan: SegmentPlan, change: FileChange, where: Path) -> Ownership:
+        """Who owns a new file in ``where``: the file it replaces (else its segment's log) in
+        the broker's own directory; elsewhere (output, backup dirs) whoever runs kdump, with
+        that file's mode."""
+        model = None
+        for path in (change.path, plan.segment.log_path):
+            model = regular_lstat(path)
+            if model is not None:
+                break
+        owner = Ownership.like(model if model is not None else os.stat(change.path.parent))
+        return owner if where == plan.segment.directory else owner.mine()
+
     # -- staging -----------------------------------------------------------------------------
 
     def stage(
@@ -189,46 +321,18 @@ class RepairSession:
         for change in plan.changed if changes is None else changes:
             try:
                 self._stage_change(plan, change)
-            except OSError as e:
-                raise RepairError(
-                    change.path, f"{_reason(e)} (while staging; nothing was changed)"
-                ) from None
+            except (OSError, InputError) as e:
+                where, reason = _where(e, change.path)
+                raise RepairError(where, f"{reason} (while staging; nothing was changed)") from None
         return [
             StagedFile(s.written.change, s.temp, s.written.path)
             for s in self.staged[first:]
             if s.temp is not None
         ]
 
-    def _out_dir(self, plan: SegmentPlan) -> Path:
-        assert self.options.output_dir is not None
-        out = self.options.output_dir / plan.segment.directory.name
-        if out.exists() and os.path.samefile(out, plan.segment.directory):
-            raise RepairError(
-                out, "the output directory is the partition itself; drop --output-dir"
-            )
-        return out
-
-    def _side_dir(self, plan: SegmentPlan) -> Path:
-        """Where backups and cut files go."""
-        if self.options.backup_dir is None:
-            return plan.segment.directory
-        return self.options.backup_dir / plan.segment.directory.name
-
     def _stage_change(self, plan: SegmentPlan, change: FileChange) -> None:
         if self.options.output_dir is not None:
-            out = self._out_dir(plan)
-            os.makedirs(out, exist_ok=True)
-            target = out / change.path.name
-            if change.delete:
-                return
-            if change.rename_to is not None:
-                size = change.old.size if change.old is not None else 0
-                self._stage_copy(change, out / change.rename_to.name, 0, size)
-                return
-            if change.kind == LOG:
-                self._stage_copy(change, target, 0, change.truncate_at or 0)
-            else:
-                self._stage_content(change, target, 0o644)
+            self._stage_output(plan, change)
             return
         self._check_unchanged(change)
         self._check_writable(change.path)
@@ -242,19 +346,31 @@ class RepairSession:
             return
         if change.delete:
             # a deleted file is always kept, as cut bytes are
-            backup = self._backup(plan, change.path)
+            backup = self._backup(plan, change)
             self.staged.append(_Staged(Written(change, change.path, backup=backup)))
             return
-        mode = 0o644 if change.old is None else stat.S_IMODE(os.stat(change.path).st_mode)
-        staged = self._stage_content(change, change.path, mode)
+        owner = self._owner(plan, change, plan.segment.directory)
+        staged = self._stage_content(change, change.path, owner)
         if change.old is not None and self.options.backup:
-            staged.written.backup = self._backup(plan, change.path)
+            staged.written.backup = self._backup(plan, change)
+
+    def _stage_output(self, plan: SegmentPlan, change: FileChange) -> None:
+        assert self.options.output_dir is not None
+        out = self._subdir(self.options.output_dir, plan.segment.directory)
+        if change.delete:
+            return
+        owner = self._owner(plan, change, out)
+        if change.rename_to is not None:
+            size = change.old.size if change.old is not None else 0
+            self._stage_copy(change, out / change.rename_to.name, 0, size, owner)
+        elif change.kind == LOG:
+            self._stage_copy(change, out / change.path.name, 0, change.truncate_at or 0, owner)
+        else:
+            self._stage_content(change, out / change.path.name, owner)
 
     def _check_unchanged(self, change: FileChange) -> None:
         if FileState.of(change.path) != change.old:
-            raise RepairError(
-                change.path, "changed since it was read; nothing was changed, run again"
-            )
+            raise RepairError(change.path, CHANGED)
 
     def _check_writable(self, path: Path) -> None:
         directory = path.parent
@@ -262,188 +378,268 @@ class RepairSession:
             where = path if path.exists() and _is_read_only(path) else directory
             raise RepairError(where, "read-only: nothing was changed")
 
-    def _stage_content(self, change: FileChange, target: Path, mode: int) -> _Staged:
+    def _stage_content(self, change: FileChange, target: Path, owner: Ownership) -> _Staged:
         content = change.content
         assert content is not None
-        temp = _temp_path(target)
         # Only the file's description is kept once it is staged: memory stays flat.
-        staged = _Staged(Written(dataclasses.replace(change, content=None), target), temp)
+        staged = _Staged(Written(dataclasses.replace(change, content=None), target))
         self.staged.append(staged)
-        self._write_file(temp, mode, lambda fd: _write_all(fd, content))
-        self.dirs.add(target.parent)
-        self.hook("temp-written", temp)
+        self._write_temp(staged, owner, lambda fd: _write_all(fd, content))
         return staged
 
-    def _write_file(self, path: Path, mode: int, fill: Callable[[int], None]) -> None:
-        if os.path.lexists(path):
-            os.unlink(path)  # left by an earlier run that was killed and had our pid
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            fill(fd)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def _stage_copy(
+        self, change: FileChange, target: Path, start: int, end: int, owner: Ownership
+    ) -> None:
+        staged = _Staged(Written(change, target))
+        self.staged.append(staged)
+        self._write_temp(staged, owner, self._copy_from(change, start, end))
 
-    def _copy_range(self, source: Path, start: int, end: int) -> Callable[[int], None]:
-        def fill(fd: int) -> None:
-            src = os.open(source, os.O_RDONLY)
+    def _write_temp(self, staged: _Staged, owner: Ownership, fill: Callable[[int], None]) -> None:
+        """The new content of ``staged`` in a temporary file beside its final name."""
+        target = staged.written.path
+        self.touched.add(target.parent)
+        with self._dir(target.parent) as d:
+            fd, name = create_temp(d, target.name, owner)
+            staged.temp = target.parent / name
             try:
-                pos = start
-                while pos < end:
-                    chunk = os.pread(src, min(COPY_CHUNK, end - pos), pos)
-                    if not chunk:
-                        raise OSError(errno.EIO, f"{source} ended at {pos}, expected {end}")
-                    _write_all(fd, chunk)
-                    pos += len(chunk)
+                fill(fd)
+                os.fsync(fd)
             finally:
-                os.close(src)
+                os.close(fd)
+        self.dirs.add(target.parent)
+        self.hook("temp-written", staged.temp)
+
+    def _copy_from(self, change: FileChange, start: int, end: int) -> Callable[[int], None]:
+        """Fill a file with bytes ``start..end`` of ``change.path``, the very file planned."""
+
+        def fill(fd: int) -> None:
+            with self._dir(change.path.parent) as d:
+                source, st = open_regular(change.path.name, os.O_RDONLY, d, change.path)
+            try:
+                if FileState.from_stat(st) != change.old:
+                    raise RepairError(change.path, CHANGED)
+                _copy(source, fd, start, end, change.path)
+            finally:
+                os.close(source)
 
         return fill
 
-    def _stage_copy(self, change: FileChange, target: Path, start: int, end: int) -> None:
-        temp = _temp_path(target)
-        self.staged.append(_Staged(Written(change, target), temp))
-        self._write_file(temp, 0o644, self._copy_range(change.path, start, end))
-        self.dirs.add(target.parent)
-        self.hook("temp-written", temp)
-
-    def _keep_file(self, final: Path, fill: Callable[[int], None]) -> Path:
+    def _keep_file(
+        self, side: Path, name: str, owner: Ownership, fill: Callable[[int], None]
+    ) -> Path:
         """Write a new side file (backup copy, cut bytes) by temp file and rename."""
-        final.parent.mkdir(parents=True, exist_ok=True)
-        temp = _temp_path(final)
-        try:
-            self._write_file(temp, 0o644, fill)
-            os.replace(temp, final)
-        except BaseException:
-            if os.path.lexists(temp):
-                os.unlink(temp)
-            raise
-        self.created.append(final)
-        self.dirs.add(final.parent)
-        return final
-
-    def _backup(self, plan: SegmentPlan, path: Path) -> Path:
-        side = self._side_dir(plan)
-        side.mkdir(parents=True, exist_ok=True)
-        backup = _free_name(side / f"{path.name}{BACKUP_SUFFIX}")
-        try:
-            os.link(path, backup)
-            self.created.append(backup)
-            self.dirs.add(side)
-        except OSError as e:
-            if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+        self.touched.add(side)
+        with self._dir(side) as d:
+            fd, temp = create_temp(d, name, owner)
+            final = None
+            try:
+                try:
+                    fill(fd)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                final = _free_name(d, name)
+                os.replace(temp, final, src_dir_fd=d, dst_dir_fd=d)
+                self.created.append(side / final)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp, dir_fd=d)
                 raise
-            size = os.stat(path).st_size
-            self._keep_file(backup, self._copy_range(path, 0, size))
+        self.dirs.add(side)
+        return side / final
+
+    def _backup(self, plan: SegmentPlan, change: FileChange) -> Path:
+        path, side = change.path, self._side_dir(plan)
+        name = f"{path.name}{BACKUP_SUFFIX}"
+        with self._dir(path.parent) as s, self._dir(side) as d:
+            backup = side / _free_name(d, name)
+            try:
+                os.link(path.name, backup.name, src_dir_fd=s, dst_dir_fd=d, follow_symlinks=False)
+                self.created.append(backup)
+            except OSError as e:
+                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise
+                linked = False
+            else:
+                linked = True
+                if _state_in(d, backup) != change.old:
+                    raise RepairError(path, CHANGED)  # the link is removed with the rollback
+            self.dirs.add(side)
+        if not linked:
+            assert change.old is not None
+            owner = self._owner(plan, change, side)
+            backup = self._keep_file(side, name, owner, self._copy_from(change, 0, change.old.size))
         self.hook("backup", backup)
         return backup
 
     def _stage_cut(self, plan: SegmentPlan, change: FileChange) -> None:
         assert change.truncate_at is not None and change.old is not None
         at = change.truncate_at
-        name = f"{change.path.name}{CUT_SUFFIX}{at}"
+        side = self._side_dir(plan)
         cut = self._keep_file(
-            _free_name(self._side_dir(plan) / name),
-            self._copy_range(change.path, at, change.old.size),
+            side,
+            f"{change.path.name}{CUT_SUFFIX}{at}",
+            self._owner(plan, change, side),
+            self._copy_from(change, at, change.old.size),
         )
         self.staged.append(_Staged(Written(change, change.path, cut=cut)))
         self.hook("cut-saved", cut)
 
     # -- commit ------------------------------------------------------------------------------
 
-    def commit(self) -> list[Written]:
-        """Rename every staged file over its original, then cut the logs."""
+    def commit(self, stop: Callable[[], bool] = lambda: False) -> list[Written]:
+        """Rename every staged file over its original, then cut the logs; ``stop()`` true
+        before a file (a signal held back, kdump.repair.interrupt) ends the commit there."""
         self.committed = True
         done: list[Written] = []
         current: Path | None = None
+        in_place = self.options.output_dir is None
+
+        def begin(s: _Staged, path: Path) -> None:
+            nonlocal current
+            if stop():
+                raise _Stopped
+            current, s.started = path, True
+
         try:
             for d in sorted(self.dirs):
                 current = d
-                _fsync_dir(d)
+                self._fsync_dir(d)
             self.hook("dir-synced", Path("."))
             renamed_dirs: set[Path] = set()
             for s in self.staged:
                 if s.temp is None:
                     continue
-                current = s.written.path
-                if self.options.output_dir is None:
-                    self._check_unchanged(s.written.change)
-                os.replace(s.temp, s.written.path)
-                s.temp = None
+                begin(s, s.written.path)
+                self._replace(s, check=in_place)
                 done.append(s.written)
                 renamed_dirs.add(s.written.path.parent)
                 self.hook("replaced", s.written.path)
             for d in sorted(renamed_dirs):
                 current = d
-                _fsync_dir(d)
+                self._fsync_dir(d)
             self.hook("dir-synced", Path("."))
-            for s in self.staged:
-                change = s.written.change
-                if change.kind != LOG or self.options.output_dir is not None:
-                    continue
-                current = change.path
-                self._truncate(change)
-                done.append(s.written)
-                self.hook("truncated", change.path)
-            deleted_dirs: set[Path] = set()
-            for s in self.staged:
-                change = s.written.change
-                if not change.delete or self.options.output_dir is not None:
-                    continue
-                current = change.path
-                self._check_unchanged(change)
-                os.unlink(change.path)
-                done.append(s.written)
-                deleted_dirs.add(change.path.parent)
-                self.hook("deleted", change.path)
-            for s in self.staged:
-                change = s.written.change
-                if change.rename_to is None or self.options.output_dir is not None:
-                    continue
-                current = change.path  # checked when staged; a cut may have shortened it since
-                os.link(change.path, change.rename_to)  # never over an existing file
-                os.unlink(change.path)
-                s.written.path = change.rename_to
-                done.append(s.written)
-                deleted_dirs.add(change.path.parent)
-                self.hook("renamed", change.rename_to)
-            for d in sorted(deleted_dirs):
+            changed_dirs: set[Path] = set()
+            for step, applies in (
+                ("truncated", lambda c: c.kind == LOG),
+                ("deleted", lambda c: c.delete),
+                ("renamed", lambda c: c.rename_to is not None),
+            ):
+                for s in self.staged:
+                    change = s.written.change
+                    if not in_place or not applies(change):
+                        continue
+                    begin(s, change.path)
+                    self._finish(step, s)
+                    done.append(s.written)
+                    changed_dirs.add(change.path.parent)
+                    self.hook(step, s.written.path)
+            for d in sorted(changed_dirs):
                 current = d
-                _fsync_dir(d)
+                self._fsync_dir(d)
+        except _Stopped:
+            self.stopped = True
+            self._discard_unstarted()
         except (OSError, KdumpError) as e:
-            self._remove_temps()
-            reason = _reason(e) if isinstance(e, OSError) else e.reason
+            self._discard_unstarted()
+            where, reason = _where(e, current or Path("."))
             raise RepairError(
-                current or ".",
-                f"{reason}; {len(done)} file(s) were already replaced or cut, every other one is "
-                "untouched (each holds its old or its complete new content; backups and cut "
-                "bytes are kept)",
+                where,
+                f"{reason}; {len(done)} file(s) were already replaced or cut (their backups and "
+                "cut bytes kept), every other one is untouched (each holds its old or its "
+                "complete new content)",
             ) from None
         return done
 
-    def _truncate(self, change: FileChange) -> None:
-        assert change.truncate_at is not None
-        self._check_unchanged(change)
-        fd = os.open(change.path, os.O_WRONLY)
-        try:
-            os.ftruncate(fd, change.truncate_at)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def _replace(self, s: _Staged, check: bool) -> None:
+        assert s.temp is not None
+        target = s.written.path
+        with self._dir(target.parent) as d:
+            if check and _state_in(d, target) != s.written.change.old:
+                raise RepairError(target, CHANGED)
+            os.replace(s.temp.name, target.name, src_dir_fd=d, dst_dir_fd=d)
+        s.temp = None
+
+    def _finish(self, step: str, s: _Staged) -> None:
+        """Truncate, delete or rename the original of ``s``, the very file planned."""
+        change = s.written.change
+        path = change.path
+        with self._dir(path.parent) as d:
+            if step == "truncated":
+                assert change.truncate_at is not None
+                fd, st = open_regular(path.name, os.O_WRONLY, d, path)
+                try:
+                    if FileState.from_stat(st) != change.old:
+                        raise RepairError(path, CHANGED)
+                    os.ftruncate(fd, change.truncate_at)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            elif step == "deleted":
+                if _state_in(d, path) != change.old:
+                    raise RepairError(path, CHANGED)
+                os.unlink(path.name, dir_fd=d)
+            else:
+                assert change.rename_to is not None and change.old is not None
+                now = _state_in(d, path)  # a cut may have shortened it since it was staged
+                if now is None or (now.device, now.inode) != (change.old.device, change.old.inode):
+                    raise RepairError(path, CHANGED)
+                # link, then unlink: never over an existing file
+                os.link(
+                    path.name,
+                    change.rename_to.name,
+                    src_dir_fd=d,
+                    dst_dir_fd=d,
+                    follow_symlinks=False,
+                )
+                os.unlink(path.name, dir_fd=d)
+                s.written.path = change.rename_to
 
     # -- rollback ----------------------------------------------------------------------------
 
     def _remove_temps(self) -> None:
         for s in self.staged:
-            if s.temp is not None and os.path.lexists(s.temp):
-                os.unlink(s.temp)
+            if s.temp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(s.temp)
             s.temp = None
+        # a temporary file made but not yet noted (an interruption in between) has our pid
+        for directory in self.touched:
+            with contextlib.suppress(OSError, KdumpError), self._dir(directory) as d:
+                for name in os.listdir(d):
+                    if is_kdump_leftover(name) and leftover_pid(name) == os.getpid():
+                        os.unlink(name, dir_fd=d)
+
+    def _remove_created(self, paths: Iterable[Path]) -> None:
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            self.created.remove(path)
+
+    def _discard_unstarted(self) -> None:
+        """What the commit did not reach stays as it was: its temporary file, backup and cut
+        bytes go."""
+        unstarted = [s.written for s in self.staged if not s.started]
+        side = {p for w in unstarted for p in (w.backup, w.cut) if p is not None}
+        self._remove_created([p for p in self.created if p in side])
+        self._remove_temps()
 
     def rollback(self) -> None:
-        """Remove what staging made (temporary files, backups, cut files): nothing changed."""
-        self._remove_temps()
-        for p in reversed(self.created):
-            if os.path.lexists(p):
-                os.unlink(p)
-        self.created = []
-        self.staged = []
+        """Remove what staging made (temporary files, backups, cut files): nothing changed.
+        Ctrl-C and SIGTERM wait until it is done."""
+        with signals_held():
+            self._remove_temps()
+            self._remove_created(list(reversed(self.created)))
+            self.staged = []
+
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "RepairError",
+    "RepairSession",
+    "StagedFile",
+    "WriteOptions",
+    "Written",
+    "is_kdump_leftover",
+    "refuse_side_dir",
+]

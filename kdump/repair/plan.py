@@ -41,11 +41,11 @@ from kdump.format.names import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.parallel import stream_ordered
+from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
 from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import LogSegment
-from kdump.storage.local import map_file
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import OpenOptions, UnifiedLog
 
@@ -66,20 +66,22 @@ ENTRY_SIZES = {
 
 @dataclass(frozen=True)
 class FileState:
-    """Size and modification time of a file when it was planned: apply refuses if it moved."""
+    """Size, modification time and inode of a file when it was planned: apply refuses if it
+    moved or was replaced. A name that is not a regular file (a link) is refused."""
 
     size: int
     mtime_ns: int
+    device: int = 0
+    inode: int = 0
 
     @classmethod
     def of(cls, path: Path) -> FileState | None:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise InputError(str(path), e.strerror or str(e)) from None
-        return cls(st.st_size, st.st_mtime_ns)
+        st = regular_lstat(path)
+        return None if st is None else cls.from_stat(st)
+
+    @classmethod
+    def from_stat(cls, st: os.stat_result) -> FileState:
+        return cls(st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
 
 
 @dataclass(frozen=True)
@@ -204,12 +206,15 @@ def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list
     logs = found.partitions
     for log in logs:
         check_named_segments(log)
+        directory = log.storage.local_path
+        assert directory is not None, "repairs read local files"
+        refuse_irregular(directory, log.only)
     return logs
 
 
 @contextmanager
 def mapped(path: Path) -> Iterator[Buffer]:
-    buf = map_file(path)
+    buf = map_regular(path)
     try:
         yield buf
     finally:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from kdump.checks.findings import Finding, Severity
 from kdump.render.verify import finding_line
 from kdump.repair.apply import Written
+from kdump.repair.files import Leftover
 from kdump.repair.plan import CHECKPOINT, LOG, SNAPSHOT, FileChange, SegmentPlan
 
 
@@ -87,4 +88,33 @@ def recheck_lines(findings: list[Finding], segments: int) -> Iterator[str]:
     yield (
         f"verify: new files of {_plural(segments, 'segment')} re-checked: "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+    )
+
+
+def leftover_lines(found: list[Leftover]) -> Iterator[str]:
+    for leftover in found:
+        if leftover.running:
+            yield (
+                f"{'skip':<9} {leftover.path}: being written by process {leftover.pid}, "
+                "which is still running"
+            )
+        else:
+            yield (
+                f"{'remove':<9} {leftover.path}: a temporary file left by kdump process "
+                f"{leftover.pid}, which was stopped before it finished"
+            )
+
+
+def stopped_before_commit_line() -> str:
+    return (
+        "kdump: stopped before the commit: nothing was changed, and nothing kdump made is left "
+        "behind (the lines above are the plan); run the command again to do it"
+    )
+
+
+def stopped_in_commit_line(signal_name: str, done: int, not_done: int) -> str:
+    return (
+        f"kdump: stopped by {signal_name} during the commit: {_plural(done, 'file')} written "
+        f"(each whole, its backup and cut bytes kept), {not_done} not (each as it was, with no "
+        "backup or cut file of its own); run the command again to finish the job"
     )

@@ -8,13 +8,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.errors import ExitCode
+from kdump.discovery import LocalPartition, local_partitions
+from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.files import remove_leftovers
+from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.recheck import recheck_staged
-from kdump.repair.report import kept_lines, plan_lines, recheck_lines
+from kdump.repair.report import (
+    kept_lines,
+    leftover_lines,
+    plan_lines,
+    recheck_lines,
+    stopped_before_commit_line,
+    stopped_in_commit_line,
+)
 from kdump.repair.startup import plan_startup
 from kdump.unified_log import UnifiedLog
 
@@ -42,11 +52,13 @@ class RunResult:
     """Errors the run does not fix (an invalid batch rebuild-index stops at, an overflow...)."""
     recheck: list[Finding] = field(default_factory=list)
     written: list[Written] = field(default_factory=list)
+    stopped: bool = False
+    """A signal stopped the commit before every file was done."""
 
     @property
     def exit_code(self) -> int:
         errors = self.unresolved + [f for f in self.recheck if f.severity is Severity.ERROR]
-        return ExitCode.ERRORS if errors else ExitCode.OK
+        return ExitCode.ERRORS if errors or self.stopped else ExitCode.OK
 
 
 def run_repair(
@@ -59,10 +71,13 @@ def run_repair(
     progress: Progress = NO_PROGRESS,
 ) -> RunResult:
     """Apply ``plans`` (a lazy iterator: one segment in memory at a time); ``progress`` hears
-    of each segment planned, by the bytes of its log."""
+    of each segment planned, by the bytes of its log. Stopped by Ctrl-C or SIGTERM (whatever
+    the process's handler raises), it rolls back, or finishes the file it is at, and says
+    what changed and what did not."""
     result = RunResult()
     write = options.write
     if options.dry_run:
+        _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
             _show(plan, result, emit, all_files=False)
@@ -77,36 +92,92 @@ def run_repair(
             False,
         )
         return result
-    checked = 0
-    with RepairSession(write, hook) as session:
-        if write.output_dir is None:
-            session.lock_log_dirs(
-                lock_dirs(targets), options.force, lambda m: emit(f"kdump: {m}", True)
-            )
-        cut = set()
-        for plan in plans:
-            to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
-            staged = session.stage(plan, to_write)
-            if staged:
-                checked += 1
-                result.recheck += recheck_staged(plan, staged, config)
-            _note_cut(plan, cut)
-            _advance(progress, plan)
-        if options.broker_startup and write.output_dir is None:
-            for plan in plan_startup(targets, cut):
-                session.stage(plan, _show(plan, result, emit, all_files=False))
-        for line in recheck_lines(result.recheck, checked) if checked else ():
-            emit(line, False)
-        if any(f.severity is Severity.ERROR for f in result.recheck):
-            session.rollback()
-            emit("nothing was changed: the new files fail verify's checks (a kdump bug)", True)
-            return result
-        result.written = session.commit()
-    for line in kept_lines(result.written):
-        emit(line, False)
-    where = f" under {write.output_dir}" if write.output_dir is not None else ""
-    emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+    session = RepairSession(write, hook)
+    try:
+        with session:
+            _stage_and_commit(session, targets, plans, options, config, emit, progress, result)
+    except BaseException as e:
+        if not session.committed and not isinstance(e, KdumpError):
+            emit(stopped_before_commit_line(), True)
+        raise
     return result
+
+
+def _stage_and_commit(
+    session: RepairSession,
+    targets: list[UnifiedLog],
+    plans: Iterable[SegmentPlan],
+    options: RunOptions,
+    config: IndexConfig,
+    emit: Emit,
+    progress: Progress,
+    result: RunResult,
+) -> None:
+    write = options.write
+    if write.output_dir is None:
+        session.lock_log_dirs(
+            lock_dirs(targets), options.force, lambda m: emit(f"kdump: {m}", True)
+        )
+    # the log dirs, and the partitions named on their own, may be links the operator made
+    session.trust(lock_dirs(targets))
+    session.trust(p.path for p in local_partitions(_named_alone(targets)))
+    _clear_leftovers(targets, write, emit, dry_run=False)
+    checked = 0
+    cut: set[Path] = set()
+    for plan in plans:
+        to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
+        staged = session.stage(plan, to_write)
+        if staged:
+            checked += 1
+            result.recheck += recheck_staged(plan, staged, config)
+        _note_cut(plan, cut)
+        _advance(progress, plan)
+    if options.broker_startup and write.output_dir is None:
+        for plan in plan_startup(targets, cut):
+            session.stage(plan, _show(plan, result, emit, all_files=False))
+    for line in recheck_lines(result.recheck, checked) if checked else ():
+        emit(line, False)
+    if any(f.severity is Severity.ERROR for f in result.recheck):
+        session.rollback()
+        emit("nothing was changed: the new files fail verify's checks (a kdump bug)", True)
+        return
+    with signals_held() as held:  # a signal now stops the commit between two files
+        result.written = session.commit(held.pending)
+        for line in kept_lines(result.written):
+            emit(line, False)
+        if session.stopped:
+            result.stopped = True
+            not_done = len(session.staged) - len(result.written)
+            emit(stopped_in_commit_line(held.name, len(result.written), not_done), True)
+            return
+        where = f" under {write.output_dir}" if write.output_dir is not None else ""
+        emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+
+
+def _named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
+    """The partitions named on their own, not found in a log dir."""
+    return [log for log in logs if log.log_dir is None or log not in log.log_dir.partitions]
+
+
+def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:
+    """The log dirs whose ``.lock`` a running broker would hold over ``logs``."""
+    return {p.log_dir for p in local_partitions(logs)}
+
+
+def _clear_leftovers(
+    targets: list[UnifiedLog], write: WriteOptions, emit: Emit, dry_run: bool
+) -> None:
+    """kdump's own temporary files that a killed run left where this one writes: removed
+    first (a dry run says it would)."""
+    where: list[LocalPartition] = local_partitions(targets)
+    in_place = {p.path for p in where} | {p.log_dir for p in where}
+    root = write.output_dir or write.backup_dir
+    found = [] if write.output_dir is not None else remove_leftovers(in_place, dry_run)
+    if root is not None:
+        sides = {root / d.name for d in in_place}
+        found += remove_leftovers(sides, dry_run, follow=False)
+    for line in leftover_lines(found):
+        emit(line, False)
 
 
 def _note_cut(plan: SegmentPlan, cut: set[Path]) -> None:
@@ -121,18 +192,6 @@ def _advance(progress: Progress, plan: SegmentPlan) -> None:
     except OSError:
         size = 0  # deleted by this run, or never there: its plan says which
     progress.advance(size, str(log))
-
-
-def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:
-    """The log dirs whose ``.lock`` a running broker would hold over ``logs``."""
-    out = set()
-    for log in logs:
-        directory = log.storage.local_path
-        if directory is None:
-            continue
-        parent = log.log_dir.storage.local_path if log.log_dir is not None else None
-        out.add(parent or directory.parent)
-    return out
 
 
 def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:

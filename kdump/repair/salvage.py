@@ -12,6 +12,7 @@ bytes, unchanged, to a ``.log`` for forensics (``kdump dump`` reads it).
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from kdump.format.names import LOG_SUFFIX, parse_partition_dir, segment_file_nam
 from kdump.format.records import Record
 from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
 from kdump.render.describe import timestamp_type
-from kdump.storage.local import map_file
+from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
@@ -201,14 +202,14 @@ def salvage_segment(
     ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
     if at is None:
         return SalvagedSegment(log_path, None)
-    return _salvage(map_file(log_path), log_path, at, out, topic_partition)
+    return _salvage(map_regular(log_path), log_path, at, out, topic_partition)
 
 
 def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
     """The same for the bytes ``kdump recover`` already cut and kept (``NAME.log.kdump-cut-N``,
     which starts at the invalid batch), written under ``output_dir/<partition dir name>/``;
     batch positions are the original log's."""
-    buf = map_file(path)
+    buf = map_regular(path)
     partition = path.parent.name
     at = 0 if len(buf) else None
     cut_at = path.name.rsplit(CUT_SUFFIX, 1)[1].split(".")[0]
@@ -233,13 +234,14 @@ def _salvage(
         return result
     first = result.loss.salvageable.first
     assert first is not None
-    out.mkdir(parents=True, exist_ok=True)
+    own_subdir(out.parent, log.parent)
+    owner = Ownership.like(os.stat(log)).mine()
     result.log = out / segment_file_name(first, LOG_SUFFIX)
     result.records = out / segment_file_name(first, ".jsonl")
     topic, partition = topic_partition or (None, None)
     import json  # here: a rebuild or a clean recover never salvages
 
-    with _atomic(result.log, "wb") as log_out, _atomic(result.records, "w") as jsonl:
+    with _atomic(result.log, "wb", owner) as log_out, _atomic(result.records, "w", owner) as jsonl:
         for part in walk_resync(buf, path, at):
             if isinstance(part, Damaged):
                 result.damaged.append(part)
@@ -255,24 +257,38 @@ def _salvage(
 
 
 class _atomic:
-    """A file written under a temporary name in its directory, fsynced, then renamed: never
-    a half-written file under the real name."""
+    """A file written under a temporary name in its directory (kdump.repair.files: an
+    unguessable name, created exclusively, no link followed), fsynced, then renamed: never a
+    half-written file under the real name, and never a write through a file someone put
+    there."""
 
-    def __init__(self, path: Path, mode: str) -> None:
-        self.path, self.temp = path, path.with_name(f".{path.name}.kdump-tmp-{os.getpid()}")
-        self.file: IO[Any] = open(self.temp, mode)  # noqa: SIM115 (closed in __exit__)
+    def __init__(self, path: Path, mode: str, owner: Ownership) -> None:
+        self.name, self.dir_fd = path.name, open_directory(path.parent)
+        try:
+            fd, self.temp = create_temp(self.dir_fd, path.name, owner)
+        except BaseException:
+            os.close(self.dir_fd)
+            raise
+        self.file: IO[Any] = os.fdopen(fd, mode)
 
     def __enter__(self) -> IO[Any]:
         return self.file
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        if kind is not None:
-            os.unlink(self.temp)
-            return
-        os.replace(self.temp, self.path)
+        try:
+            with self.file:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            if kind is None:
+                os.replace(self.temp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+            else:
+                os.unlink(self.temp, dir_fd=self.dir_fd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp, dir_fd=self.dir_fd)
+            raise
+        finally:
+            os.close(self.dir_fd)
 
 
 def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSegment]:

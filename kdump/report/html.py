@@ -9,6 +9,7 @@ draws until the script puts one on the page.
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Iterator
 from html import escape
@@ -63,7 +64,7 @@ def _identity(d: LogDirView) -> str:
 
 def _anchor(p: PartitionView) -> str:
     """A stable id for a partition's section (the same report twice is the same file)."""
-    return f"p-{zlib.crc32(p.path.encode()):08x}"
+    return f"p-{zlib.crc32(os.fsencode(p.path)):08x}"
 
 
 def findings_table(findings: list[Finding]) -> str:
