@@ -41,7 +41,8 @@ def flip_byte(path: Path, position: int) -> None:
 
 def damage(partition: Path) -> dict[str, int]:
     """Flip a byte inside the fourth batch of the second segment and tear the last segment's
-    tail: what `recover` must cut (log name -> expected cut position)."""
+    tail (log name -> position of its first invalid batch). Recovery cuts the first and
+    deletes every later segment (``cut_and_deleted``)."""
     logs = sorted(partition.glob("*.log"))
     second, last = logs[1], logs[-1]
     start, end = batch_positions(second)[3]
@@ -50,3 +51,10 @@ def damage(partition: Path) -> dict[str, int]:
     last_start, _ = batch_positions(last)[-1]
     last.write_bytes(data[: last_start + 30])
     return {second.name: start, last.name: last_start}
+
+
+def cut_and_deleted(cuts: dict[str, int]) -> tuple[str, int, list[str]]:
+    """What recovery does to a log damaged in several segments (LogLoader.recoverLog): cuts the
+    first damaged one, at its first invalid batch, and deletes every later segment."""
+    first = min(cuts)
+    return first, cuts[first], sorted(n for n in cuts if n > first)

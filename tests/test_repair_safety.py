@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from clirun import run_kdump
 from conftest import ORACLE, REPO
-from repair_support import copy_partition, damage, tree
+from repair_support import copy_partition, cut_and_deleted, damage, tree
 
 from kdump.errors import KdumpError
 from kdump.repair.plan import Scope, plan_recover, resolve_targets
@@ -54,20 +54,25 @@ def real_files(partition: Path) -> dict[str, bytes]:
 
 
 def assert_old_or_new(partition: Path, old: dict[str, bytes], new: dict[str, bytes]) -> None:
+    """Each file holds its old or its new bytes; a file the run deletes is there or gone."""
     got = real_files(partition)
-    assert set(got) == set(old) | set(new)
+    assert set(new) <= set(got) <= set(old) | set(new)
     for name, data in got.items():
         assert data in (old.get(name), new.get(name)), f"{name} holds neither old nor new bytes"
     segments = {s.base_offset for s in local_segments(partition)}
-    assert segments == {int(n[:20]) for n in old if not n.endswith(".snapshot")}
+    assert segments <= {int(n[:20]) for n in old if not n.endswith(".snapshot")}
 
 
 def assert_nothing_lost(partition: Path, old: dict[str, bytes]) -> None:
     """Every original byte is under its real name, in a backup, or in a log's cut file."""
     files = tree(partition)
     for name, data in old.items():
-        now = files[name]
+        now = files.get(name)
         if now == data:
+            continue
+        if now is None:  # deleted (a segment after the cut, a snapshot past the log end)
+            backups = [v for k, v in files.items() if k.startswith(f"{name}.kdump-bak")]
+            assert data in backups, f"{name}: deleted and not kept"
             continue
         if name.endswith(".log"):
             cuts = [v for k, v in files.items() if k.startswith(f"{name}.kdump-cut-")]
@@ -106,12 +111,14 @@ def test_dry_run_shows_entries_bytes_and_cut_points(tmp_path: Path) -> None:
         if line.endswith("00000000000000000000.index: " + line.split(": ", 1)[1])
     )
     assert index.startswith("replace ") and "entries 3 -> " in index and "bytes 24 -> " in index
-    for log, position in cuts.items():
-        size = (partition / log).stat().st_size
-        cut = next(line for line in lines if line.startswith("truncate") and log in line)
-        assert f"cut at position {position}: {size - position} bytes removed" in cut
+    log, position, later = cut_and_deleted(cuts)
+    size = (partition / log).stat().st_size
+    cut = next(line for line in lines if line.startswith("truncate") and log in line)
+    assert f"cut at position {position}: {size - position} bytes removed" in cut
+    for name in later:  # deleted whole, as recovery deletes every segment after a cut
+        gone = next(line for line in lines if line.startswith("delete") and name in line)
+        assert "recovery deletes every later segment" in gone
     assert any(line.startswith("error   LOG_CRC_MISMATCH") for line in lines)
-    assert any(line.startswith("error   LOG_TRUNCATED_TAIL") for line in lines)
 
 
 def test_rebuild_index_stops_at_the_invalid_batch_and_says_so(tmp_path: Path) -> None:
@@ -143,8 +150,9 @@ def test_output_dir_leaves_the_originals_alone(tmp_path: Path) -> None:
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert tree(partition) == before
     written = tree(out / partition.name)
-    for log, position in cuts.items():
-        assert written[log] == before[log][:position]
+    log, position, later = cut_and_deleted(cuts)
+    assert written[log] == before[log][:position]
+    assert not [n for n in written if n[:20] in {m[:20] for m in later}]
     expected = final_state(tmp_path / "again")
     for name, data in written.items():
         assert data == expected[name]
@@ -173,8 +181,10 @@ def test_in_place_keeps_backups_and_cut_bytes(tmp_path: Path) -> None:
     for name, data in before.items():
         if name.endswith("index"):
             assert after[f"{name}.kdump-bak"] == data
-    for log, position in cuts.items():
-        assert after[log] + after[f"{log}.kdump-cut-{position}"] == before[log]
+    log, position, later = cut_and_deleted(cuts)
+    assert after[log] + after[f"{log}.kdump-cut-{position}"] == before[log]
+    for name in later:
+        assert name not in after and after[f"{name}.kdump-bak"] == before[name]
     assert_nothing_lost(partition, before)
     assert temp_files(partition) == []
     assert run_kdump(["verify", str(partition), "--index-interval-bytes", INTERVAL]).exit_code == 0
@@ -195,9 +205,11 @@ def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
     )
     assert ran.exit_code == 0
     after = tree(partition)
-    assert not [n for n in after if ".kdump-bak" in n]
-    for log, position in cuts.items():  # cut bytes are kept even with --no-backup
-        assert after[log] + after[f"{log}.kdump-cut-{position}"] == before[log]
+    log, position, later = cut_and_deleted(cuts)
+    # replaced files are not kept; cut bytes and the deleted segments are, even so
+    kept = {n[:20] for n in after if ".kdump-bak" in n}
+    assert kept == {n[:20] for n in later}
+    assert after[log] + after[f"{log}.kdump-cut-{position}"] == before[log]
 
     partition2, cuts2 = small_damaged_partition(tmp_path / "two")
     before2 = tree(partition2)
@@ -216,8 +228,10 @@ def test_no_backup_and_backup_dir(tmp_path: Path) -> None:
     assert ran.exit_code == 0
     kept = tree(backups / partition2.name)
     assert kept["00000000000000000000.index.kdump-bak"] == before2["00000000000000000000.index"]
-    for log, position in cuts2.items():
-        assert tree(partition2)[log] + kept[f"{log}.kdump-cut-{position}"] == before2[log]
+    log, position, later = cut_and_deleted(cuts2)
+    assert tree(partition2)[log] + kept[f"{log}.kdump-cut-{position}"] == before2[log]
+    for name in later:
+        assert kept[f"{name}.kdump-bak"] == before2[name]
     assert not [n for n in tree(partition2) if "kdump" in n]
 
 
@@ -268,7 +282,7 @@ def recover_in_process(partition: Path, hook: Any = None) -> None:
     run_repair(
         targets,
         plan_recover(targets, config, scope=Scope.BROKER),
-        RunOptions(),
+        RunOptions(broker_startup=True),  # as `kdump recover` does
         config,
         lambda line, err: None,
         hook,

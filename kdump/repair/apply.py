@@ -9,15 +9,17 @@ In place, in two phases:
    ``NAME.log.kdump-cut-POSITION`` and fsynced. A failure or an interruption here removes
    everything staged: nothing has changed.
 2. commit: the directories are fsynced (backups and cut files are durable first), each
-   temporary file is renamed over its original (atomic), the directories are fsynced again, and
-   only then are the logs truncated (``ftruncate`` + fsync). The new indexes already describe
-   the cut log, and they are equally right for the uncut one. Ctrl-C and SIGTERM are held back
+   temporary file is renamed over its original (atomic), the directories are fsynced again, the
+   files that go are deleted (the segments after a cut, kept as backups), and only then are the
+   logs truncated (``ftruncate`` + fsync). The new indexes already describe the cut log, and
+   they are equally right for the uncut one. Ctrl-C and SIGTERM are held back
    meanwhile (kdump.repair.interrupt): the commit stops between two files, and what was not
    done yet is left as it was, with no backup or cut file of its own.
 
 At every instant the real name holds the old file or the complete new one. ``hook(step, path)``
 is called after each step (``temp-written``, ``backup``, ``cut-saved``, ``dir-synced``,
-``replaced``, ``truncated``), for progress and for the tests that interrupt each step.
+``replaced``, ``deleted``, ``truncated``, ``renamed``), for progress and for the tests that
+interrupt each step.
 
 Every file is reached as kdump.repair.files says (no link followed, the directory examined,
 the inode planned), and a new file takes the owner, group and mode of the file it replaces
@@ -488,7 +490,8 @@ class RepairSession:
     # -- commit ------------------------------------------------------------------------------
 
     def commit(self, stop: Callable[[], bool] = lambda: False) -> list[Written]:
-        """Rename every staged file over its original, then cut the logs; ``stop()`` true
+        """Rename every staged file over its original, delete what goes, then cut the logs;
+        ``stop()`` true
         before a file (a signal held back, kdump.repair.interrupt) ends the commit there."""
         self.committed = True
         done: list[Written] = []
@@ -520,9 +523,12 @@ class RepairSession:
                 self._fsync_dir(d)
             self.hook("dir-synced", Path("."))
             changed_dirs: set[Path] = set()
+            # deletions first: the segments after a cut go before the cut is made, so a run
+            # stopped between the two leaves a log its rerun cuts the same way (the damaged
+            # batch still there), never a cut log whose later segments then look healthy
             for step, applies in (
-                ("truncated", lambda c: c.kind == LOG),
                 ("deleted", lambda c: c.delete),
+                ("truncated", lambda c: c.kind == LOG),
                 ("renamed", lambda c: c.rename_to is not None),
             ):
                 for s in self.staged:

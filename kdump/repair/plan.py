@@ -31,6 +31,7 @@ from kdump.format.batch import read_batch
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.names import (
     INDEX_SUFFIX,
+    INDEX_SUFFIXES,
     LOG_SUFFIX,
     RECOVERY_POINT_CHECKPOINT,
     SEGMENT_SUFFIXES,
@@ -471,7 +472,9 @@ def _later_deleted(log: UnifiedLog, cut: LogSegment, position: int) -> Iterator[
         yield plan
 
 
-_DELETED_KINDS = tuple((suffix, SEGMENT_FILE) for suffix in SEGMENT_SUFFIXES)
+_DELETED_KINDS = tuple((suffix, SEGMENT_FILE) for suffix in (*INDEX_SUFFIXES, LOG_SUFFIX))
+"""The .log goes last: a run stopped half way leaves a segment whose log is still there, which
+its rerun deletes again, never index files whose log is gone."""
 
 
 def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
