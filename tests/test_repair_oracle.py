@@ -112,14 +112,14 @@ def test_txn_walk_from_the_partition_start_reproduces_every_txnindex() -> None:
             IndexConfig(1024),
             producers,
         )
-        name = seg.txn_index_path.name
-        assert out.aborted_txns == expected_aborted(name)
-        if seg.txn_index_path.exists():
-            assert txn_index_bytes(out.aborted_txns) == seg.txn_index_path.read_bytes()
+        txn_index = Path(seg.txn_index_path)
+        assert out.aborted_txns == expected_aborted(txn_index.name)
+        if txn_index.exists():
+            assert txn_index_bytes(out.aborted_txns) == txn_index.read_bytes()
         else:
             assert out.aborted_txns == []
-        assert out.index == seg.index_path.read_bytes()
-        assert out.time_index == seg.time_index_path.read_bytes()
+        assert out.index == Path(seg.index_path).read_bytes()
+        assert out.time_index == Path(seg.time_index_path).read_bytes()
 
 
 def test_abort_spanning_a_roll_lands_in_the_markers_segment() -> None:
