@@ -284,8 +284,9 @@ class UnifiedLog:
                 replay.begin(segment)
             found = check_segment(segment, self.options, None if replay.cut else replay)
             self._results[segment.slot] = found
-            if found.unread:
-                replay.cut = True  # what follows an unreadable segment cannot be replayed
+            if found.unread and not replay.cut:
+                unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
+                replay.unreadable(segment, KdumpError(unread.message, unread.path))
         self.adopt_producer_state(finish_replay(self, replay))
 
     # -- offsets ----------------------------------------------------------------------------

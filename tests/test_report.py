@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from clirun import run_kdump
-from conftest import ORACLE
+from conftest import ORACLE, oracle_manifest
 
 from kdump.config import ConfigLayers, parse_config_option, read_server_properties
 from kdump.report import ReportOptions, collect
@@ -25,7 +25,8 @@ def test_exit_codes_and_one_line_summary(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     ran = run_kdump(["report", str(CRC), str(ORACLE / "plain-0"), "-o", str(out)])
     assert ran.exit_code == 2
-    assert ran.stderr == f"{out}: 2 partition(s) in 2 log dir(s), 2 error(s)\n"
+    # the CRC error, and the two transactions recovery's cut leaves open with no end marker
+    assert ran.stderr == f"{out}: 2 partition(s) in 2 log dir(s), 3 error(s)\n"
     assert out.read_text().startswith("<!DOCTYPE html>")
     ran = run_kdump(["report", str(ORACLE / "plain-0"), "-o", str(out), "-q"])
     assert (ran.exit_code, ran.stdout, ran.stderr) == (0, "", "")
@@ -45,17 +46,37 @@ def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
 
 
 def test_a_damaged_transactional_partition() -> None:
+    """The partition as the broker has it once recovery cut it at the damaged batch: the log
+    ends there, and every transaction whose end marker lay past the cut is open (from Kafka's
+    manifest of the partition it was made from: each producer's first transactional batch
+    after its last marker before the cut)."""
     model = collect([str(CRC)], ReportOptions(now=parse_timestamp("2024-01-01T00:00:00Z")))
     (p,) = model.partitions
+    end, opened = open_at_the_cut()
     assert {f.code for f in p.findings} == {"LOG_CRC_MISMATCH", "TXN_HANGING"}
-    assert (p.high_watermark, p.last_stable_offset, p.blocked_records) == (218, 211, 7)
-    (txn,) = p.open_transactions
-    assert (txn.producer_id, txn.first_offset, txn.hanging) == (2000, 211, True)
+    lso = min(opened.values())
+    assert (p.high_watermark, p.last_stable_offset, p.blocked_records) == (end, lso, end - lso)
+    assert {t.producer_id: t.first_offset for t in p.open_transactions} == opened
+    assert all(t.hanging for t in p.open_transactions)
     assert p.summary.startup == [startup_of_crc_fixture(CRC / "txn-0")]
     assert [s.base_offset for s in p.segments] == [0, 63, 126, 186]
     assert p.segments[-1].active and all(s.roll_causes for s in p.segments[:-1])
     plot = txn_plot(p)
-    assert plot.count('class="txn hanging"') == 1 and 'class="lso"' in plot
+    assert plot.count('class="txn hanging"') == len(opened) and 'class="lso"' in plot
+
+
+def open_at_the_cut() -> tuple[int, dict[int, int]]:
+    """Where log-crc-mismatch's recovery ends the log, and the transactions open there."""
+    cut = json.loads((CRC.parent / "cases.json").read_text())["log-crc-mismatch"]["position"]
+    batches = oracle_manifest()["files"]["txn-0"]["00000000000000000000.log"]["batches"]
+    end = next(b["baseOffset"] for b in batches if b["position"] == cut)
+    opened: dict[int, int] = {}
+    for b in (b for b in batches if b["position"] < cut and b["isTransactional"]):
+        if b["isControl"]:
+            opened.pop(b["producerId"], None)
+        else:
+            opened.setdefault(b["producerId"], b["baseOffset"])
+    return end, opened
 
 
 def startup_of_crc_fixture(partition: Path) -> str:
@@ -76,6 +97,19 @@ def startup_of_crc_fixture(partition: Path) -> str:
         f"recovers that segment, then deletes the {len(later)} later segment(s) {bases} "
         f"(offsets {int(later[0].stem)}..{log_end - 1}, {size} bytes) too: recovery deletes "
         "every segment after an invalid batch"
+        + _snapshots_past_the_cut(partition, first.name, cut)
+    )
+
+
+def _snapshots_past_the_cut(partition: Path, log: str, cut: int) -> str:
+    """The log then ends at the damaged batch's base offset (Kafka's manifest of the oracle
+    partition it was made from), and truncateAndReload deletes the snapshots past it."""
+    batches = oracle_manifest()["files"]["txn-0"][log]["batches"]
+    end = next(b["baseOffset"] for b in batches if b["position"] == cut)
+    past = sorted(int(f.stem) for f in partition.glob("*.snapshot") if int(f.stem) > end)
+    return (
+        f"; the log then ends at offset {end}, and it deletes the {len(past)} producer "
+        f"snapshot(s) past it ({', '.join(map(str, past))})"
     )
 
 

@@ -29,7 +29,6 @@ from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.segment import LogSegment
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
     CoordinatorView,
@@ -207,7 +206,7 @@ def analyze_partition(
     if first_unstable is not None:
         first_unstable = max(first_unstable, log.log_start_offset)
     topic, partition = log.topic, log.partition
-    blocked_records, blocked_bytes = _blocked(log.segments_after_recovery, lso)
+    blocked_records, blocked_bytes = _blocked(log, lso)
     flt = options.batch_filter
     entries = sorted(state.producers.values(), key=lambda e: e.producer_id)
     open_txns = [
@@ -288,14 +287,20 @@ def _checkpoint_finding(e: KdumpError) -> Finding:
     )
 
 
-def _blocked(segments: list[LogSegment], lso: int) -> tuple[int, int]:
-    """Records and bytes from the last stable offset to the log end: what read_committed
-    consumers cannot read yet (a batch across the LSO counts its offsets from it)."""
+def _blocked(log: UnifiedLog, lso: int) -> tuple[int, int]:
+    """Records and bytes from the last stable offset to the log end (after recovery's cut):
+    what read_committed consumers cannot read yet (a batch across the LSO counts its offsets
+    from it)."""
     records = size = 0
+    segments = log.segments_after_recovery
+    damaged = log.damaged_from
     for n, segment in enumerate(segments):
         if n + 1 < len(segments) and segments[n + 1].base_offset <= lso:
             continue
-        for run in segment.log.walk(check_crc=False):
+        end = None
+        if damaged is not None and segment.base_offset == damaged.segment:
+            end = damaged.position
+        for run in segment.log.walk(0, end, check_crc=False):
             if run.last_offset[run.n - 1] < lso:
                 continue
             for i in range(run.n):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
+from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
@@ -116,7 +117,8 @@ class ProducerReplay:
         if invalid is not None:
             # recovery cuts the log at the first batch whose CRC fails: nothing from it on is
             # the broker's (LogSegment.recover, LogLoader.recoverLog)
-            self._cut_at(log, run.position[invalid], "its CRC fails")
+            where = run.position[invalid]
+            self._cut_at(log, "LOG_CRC_MISMATCH", where, "its CRC fails", run.base_offset[invalid])
             run = run.slice(0, invalid)
             if not run.n:
                 return
@@ -129,19 +131,37 @@ class ProducerReplay:
             self.log_end = base_offset
         if not self.cut and stop is not None and stop.is_damage:
             why = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
-            self._cut_at(log, stop.position, f"the log stops being readable here ({why})")
+            why = f"the log stops being readable here ({why})"
+            self._cut_at(log, f"LOG_{stop.reason.name}", stop.position, why)
         self._compare_txn_index(self._segment)
 
-    def _cut_at(self, log: FileRecords, position: int, why: str) -> None:
+    def _cut_at(
+        self, log: FileRecords, code: str, position: int, why: str, offset: int | None = None
+    ) -> None:
+        """The replay stops where recovery cuts the log (a warning here: verify's finding of
+        the same code is the error)."""
         self.cut = True
         self.findings.append(
             Finding(
-                "LOG_DAMAGE_CUTS_REPLAY",
+                code,
                 Severity.WARNING,
                 log.path,
                 f"{why}: recovery cuts the log here, so batches from here on are not in the "
                 "producer state",
+                offset=offset,
                 position=position,
+            )
+        )
+
+    def unreadable(self, segment: LogSegment, error: KdumpError) -> None:
+        """A segment that cannot be read: the replay stops before it (what it holds is unknown)."""
+        self.cut = True
+        self.findings.append(
+            Finding(
+                "FILE_UNREADABLE",
+                Severity.WARNING,
+                error.path or segment.log_path,
+                f"{error.reason}: the producer state stops before this segment",
             )
         )
 
@@ -154,7 +174,11 @@ class ProducerReplay:
             if self.cut:
                 break
             self.begin(segment)
-            log = segment.log
+            try:
+                log = segment.log
+            except (KdumpError, OSError) as e:
+                self.unreadable(segment, as_kdump_error(e, segment.log_path))
+                break
             walk = log.walk()
             for run in walk:
                 self.take(log, run, segment.base_offset)
