@@ -27,6 +27,7 @@ from kdump.format.names import (
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
     PINTEREST_WATERMARK,
+    is_kraft_snapshot_name,
     is_segment_name,
     offset_in_name,
     parse_partition_dir,
@@ -317,7 +318,7 @@ def is_partition_dir(d: Storage) -> bool:
         names = d.files()
     except InputError:
         return False
-    if any(is_segment_name(n) for n in names):
+    if any(is_segment_name(n) or is_kraft_snapshot_name(n) for n in names):
         return True
     markers = (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA)
     return parse_partition_dir(d.name) is not None and any(n in names for n in markers)

@@ -141,13 +141,15 @@ def test_bad_setting_exits_3_with_one_line(tmp_path: Path) -> None:
     )
 
 
-def test_unreadable_checkpoint_exits_3_with_file_and_position(tmp_path: Path) -> None:
+def test_unreadable_checkpoint_is_read_as_absent_and_named(tmp_path: Path) -> None:
+    """As the broker reads it, and as verify, txn and lookup do: absent; named with its byte."""
     log_dir = partitions(tmp_path)
     (log_dir / "replication-offset-checkpoint").write_text("0\n1\norders 0\n")
     ran = run_kdump(["explain", str(log_dir / "orders-0")])
-    assert ran.exit_code == 3
-    assert ran.stderr.startswith(f"kdump: {log_dir / 'replication-offset-checkpoint'}:4: ")
-    assert ran.stderr.count("\n") == 1
+    assert (ran.exit_code, ran.stderr) == (0, "")
+    assert f"{log_dir / 'replication-offset-checkpoint'}:4: " in ran.stdout
+    assert "read as absent, as the broker reads it" in ran.stdout
+    assert "no replication-offset-checkpoint entry: assumed the log end offset" in ran.stdout
 
 
 def test_missing_path_and_bad_now_exit_3(tmp_path: Path) -> None:

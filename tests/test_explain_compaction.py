@@ -233,8 +233,9 @@ def test_a_damaged_segment_makes_the_partition_uncleanable(tmp_path: Path) -> No
     segment(d, [batch(10, 1, T0)])
     p = explain_one(d, "cleanup.policy=compact", now=NOW)
     assert p.compaction is not None
-    assert any("KAFKA-19895" in n for n in p.compaction.notes)
-    assert p.compaction.preview.failure is not None
+    # the running broker's cleaner fails on it; the figures are the log as recovery leaves it
+    assert any("KAFKA-19895" in n and "at offset 2" in n for n in p.compaction.notes)
+    assert p.log_end_offset == 2
     assert any("truncated" in n for n in p.notes)
 
 

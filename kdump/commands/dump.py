@@ -216,7 +216,11 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
 
     def folder(raw: str) -> None:
         found = discover([raw], store)
-        found.raise_first()
+        if found.errors and not found.partitions:
+            error = found.errors[0]
+            if error.reason.startswith("holds no Kafka"):  # said the dump's way
+                raise InputError(raw, "holds no Kafka file to dump (.log, .index, …)")
+            raise error
         named = [f for log in found.partitions for f in log.dump_files()]
         if not named:
             raise InputError(raw, "holds no Kafka file to dump (.log, .index, …)")

@@ -186,6 +186,15 @@ def explain_compaction(
             "uncleanable, and until a restart neither cleans nor deletes its segments "
             "(KAFKA-19895)"
         )
+    damaged = log.damaged_from
+    if damaged is not None and damaged.segment < bases[-1]:
+        notes.append(
+            f"{damaged.path} does not parse from position {damaged.position}: the running "
+            "broker's cleaner fails reading it, marks the partition uncleanable and, until a "
+            "restart, neither cleans nor deletes its segments (KAFKA-19895); the restart's "
+            f"recovery cuts the log there (at offset {damaged.offset}), as the figures above "
+            "have it"
+        )
     if settings.delete:
         notes.append("cleanup.policy also has delete: retention applies as well")
     return CompactionExplanation(

@@ -136,6 +136,7 @@ def explain_partition(
         f"{e}: read as absent, as the broker reads it (kdump verify tells more)"
         for e in log.unreadable_checkpoints
     ]
+
     if settings.compact:
         txns = open_transactions(log)
         compaction = explain_compaction(

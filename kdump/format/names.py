@@ -126,6 +126,14 @@ def is_snapshot_name(name: str) -> bool:
     )
 
 
+_KRAFT_SNAPSHOT = re.compile(r"^\d{20}-\d{10}\.checkpoint$")
+
+
+def is_kraft_snapshot_name(name: str) -> bool:
+    """A KRaft snapshot of a metadata log's directory: ``<end offset>-<epoch>.checkpoint``."""
+    return _KRAFT_SNAPSHOT.match(name) is not None
+
+
 def is_leftover_name(name: str) -> bool:
     """A file an interrupted delete, compaction or swap left (``.deleted``, ``.cleaned``,
     ``.swap``)."""
@@ -169,6 +177,7 @@ __all__ = [
     "TIME_INDEX_SUFFIX",
     "TXN_INDEX_SUFFIX",
     "SegmentName",
+    "is_kraft_snapshot_name",
     "is_leftover_name",
     "is_segment_name",
     "is_snapshot_name",

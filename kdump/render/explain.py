@@ -141,6 +141,7 @@ def compaction_object(c: CompactionExplanation | None) -> dict[str, Any] | None:
 def partition_object(p: PartitionExplanation) -> dict[str, Any]:
     tiny = p.tiny_segments
     return {
+        **p.facts,  # the partition's facts, the same keys as in every JSON output
         "path": p.path,
         "topic": p.topic,
         "partition": p.partition,

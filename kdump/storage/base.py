@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from kdump.crc import Buffer
+from kdump.errors import InputError
 from kdump.format.names import SEGMENT_SUFFIXES, parse_segment_name
 from kdump.storage.records import FileRecords
 
@@ -83,10 +84,18 @@ class Storage(ABC):
         return self.location.rstrip("/").rsplit("/", 1)[-1]
 
     def exists(self, name: str) -> bool:
-        return name in self.files()
+        try:
+            return name in self.files()
+        except InputError:  # the folder cannot be listed: no such file either
+            return False
 
     def size_of(self, name: str) -> int:
-        return self.files().get(name, 0)
+        """Bytes of ``name`` as listed (0: not there, or the folder cannot be listed: the read
+        that follows says why)."""
+        try:
+            return self.files().get(name, 0)
+        except InputError:
+            return 0
 
     @cached_property
     def _segment_sets(self) -> list[SegmentSet]:

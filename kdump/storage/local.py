@@ -86,6 +86,7 @@ class LocalStorage(Storage):
     def files(self) -> Mapping[str, int]:
         return self._listing[0]
 
+
     def folders(self) -> list[str]:
         return self._listing[1]
 
