@@ -69,7 +69,7 @@ class LogDir:
         if not self.storage.exists(name):
             return Checkpoint(name, path, False)
         try:
-            data = bytes(self.storage.read(name, CHECKPOINT_LIMIT)[:CHECKPOINT_LIMIT])
+            data = self.storage.read_bytes(name, CHECKPOINT_LIMIT)
             entries = read_offset_checkpoint(data, path)
         except (KdumpError, OSError) as e:
             return Checkpoint(name, path, True, error=as_kdump_error(e, path))

@@ -429,7 +429,7 @@ class UnifiedLog:
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
         from kdump.format.snapshot import parse_producer_snapshot
 
-        return parse_producer_snapshot(self.storage.read(file.name), file.path)
+        return parse_producer_snapshot(self.storage.read_bytes(file.name), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
         """Of the snapshots with ``above < offset <= at_most`` (None: no bound), the newest that
@@ -518,7 +518,7 @@ class UnifiedLog:
             return None
         path = self.storage.location_of(name)
         try:
-            return parse(bytes(self.storage.read(name)[:SMALL_TEXT_FILE]), path)
+            return parse(self.storage.read_bytes(name, SMALL_TEXT_FILE), path)
         except KdumpError as e:
             return e
 

@@ -96,8 +96,7 @@ def startup_of_crc_fixture(partition: Path) -> str:
         f"truncates {first.name} at position {cut} ({first.stat().st_size - cut} bytes) if it "
         f"recovers that segment, then deletes the {len(later)} later segment(s) {bases} "
         f"(offsets {int(later[0].stem)}..{log_end - 1}, {size} bytes) too: recovery deletes "
-        "every segment after an invalid batch"
-        + _snapshots_past_the_cut(partition, first.name, cut)
+        "every segment after an invalid batch" + _snapshots_past_the_cut(partition, first.name, cut)
     )
 
 

@@ -158,12 +158,12 @@ def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> Non
 
     if segment.has(SNAPSHOT_SUFFIX):
         name = segment.file_name(SNAPSHOT_SUFFIX)
-        check_snapshot_bytes(segment.storage.read(name), segment.snapshot_path, sink)
+        check_snapshot_bytes(segment.storage.read_bytes(name), segment.snapshot_path, sink)
     if not segment.has(LEADER_EPOCH_SUFFIX):
         return
     path = segment.leader_epoch_path
     try:
-        data = bytes(segment.storage.read(segment.file_name(LEADER_EPOCH_SUFFIX)))
+        data = segment.storage.read_bytes(segment.file_name(LEADER_EPOCH_SUFFIX))
         entries = read_leader_epoch_checkpoint(data, path)
     except (StoreError, DecryptionKeyError):
         raise

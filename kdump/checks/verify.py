@@ -154,7 +154,10 @@ def verify_paths(
     for log, segment in work:
         log.take_result(segment, next(outcomes))
         progress.advance(segment.log_size, segment.log_path)
-    results = {log.location: finish_partition(log) for log in logs}
+    results = {}
+    for log in logs:
+        results[log.location] = finish_partition(log)
+        log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
     return collect_result(found, lambda log: results[log.location])
 

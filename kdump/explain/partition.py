@@ -111,6 +111,7 @@ def explain_paths(
             continue
         settings = resolve_settings(layers, log.topic)
         done.append(explain_partition(log, settings, options))
+        log.close()
         progress.advance(log.bytes, log.location)
     return ExplainResult(tuple(done), tuple(skipped), tuple(found.errors))
 

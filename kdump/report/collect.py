@@ -179,6 +179,7 @@ def collect(
         results = []
         for log in logs:
             partition, result = _partition(log, options, view, progress)
+            log.close()
             log_dir.partitions.append(partition)
             results.append(result)
         if found_dir is not None:

@@ -9,6 +9,7 @@ reads through a ``Storage`` and never asks where the bytes are.
 
 from __future__ import annotations
 
+import mmap
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from functools import cached_property
@@ -60,6 +61,16 @@ class Storage(ABC):
     @abstractmethod
     def read(self, name: str, limit: int = SMALL_FILE_LIMIT) -> Buffer:
         """A small file whole (an mmap on disk): index files, checkpoints, snapshots."""
+
+    def read_bytes(self, name: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
+        """A small file's first ``limit`` bytes, copied: nothing stays open (a checkpoint, a
+        snapshot, a text file, kept after the read)."""
+        buf = self.read(name, limit)
+        try:
+            return bytes(buf[:limit])
+        finally:
+            if isinstance(buf, mmap.mmap):
+                buf.close()
 
     @abstractmethod
     def open_log(self, name: str) -> FileRecords:

@@ -86,7 +86,6 @@ class LocalStorage(Storage):
     def files(self) -> Mapping[str, int]:
         return self._listing[0]
 
-
     def folders(self) -> list[str]:
         return self._listing[1]
 

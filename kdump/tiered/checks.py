@@ -49,7 +49,7 @@ def _check_watermark(storage: TieredStorage, sink: FindingSink) -> None:
     partition: RemotePartition = storage.partition
     url = storage.location_of(WATERMARK)
     try:
-        text = bytes(storage.read(WATERMARK, 1 << 10)).decode("ascii", "replace").strip()
+        text = storage.read_bytes(WATERMARK, 1 << 10).decode("ascii", "replace").strip()
     except StoreError:
         raise
     except KdumpError as e:

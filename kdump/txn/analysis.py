@@ -177,6 +177,7 @@ def analyze_paths(
     progress.total(sum(log.bytes for log in data))
     for log in data:
         report = analyze_partition(log, options, view)
+        log.close()
         if report is not None:
             reports.append(report)
         progress.advance(log.bytes, log.location)
