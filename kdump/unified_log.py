@@ -88,6 +88,9 @@ class SnapshotFile:
     segment: LogSegment | None = field(default=None, compare=False)
     """Tiered storage keeps one per segment: that segment."""
 
+    def storage_of(self, log: UnifiedLog) -> Storage:
+        return log.storage if self.segment is None else self.segment.storage
+
 
 @dataclass(frozen=True)
 class LoadedSnapshot:
@@ -138,6 +141,7 @@ class UnifiedLog:
         self.open_options = options or OpenOptions()
         self._topic_partition = topic_partition
         self._results: dict[int, SegmentResult] = {}
+        self._snapshots: dict[str, bytes] = {}
 
     @property
     def options(self) -> VerifyOptions:
@@ -159,7 +163,7 @@ class UnifiedLog:
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
         keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
-        return {**{k: self.__dict__[k] for k in keep}, "_results": {}}
+        return {**{k: self.__dict__[k] for k in keep}, "_results": {}, "_snapshots": {}}
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -247,7 +251,7 @@ class UnifiedLog:
         return any((r.scan is not None and r.scan.batches > 0) for r in self.results())
 
     @property
-    def bytes(self) -> int:
+    def size(self) -> int:
         """Bytes of the log's ``.log`` files (LogSegment.size summed)."""
         return sum(s.log_size for s in self.segments)
 
@@ -258,7 +262,7 @@ class UnifiedLog:
         unless a command did it and handed it in."""
         found = self._results.get(segment.slot)
         if found is None:
-            found = check_segment(segment, self.options)
+            found = check_segment(segment, self.options, keep_open=True)
             self._results[segment.slot] = found
         return found
 
@@ -282,7 +286,9 @@ class UnifiedLog:
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
-            found = check_segment(segment, self.options, None if replay.cut else replay)
+            found = check_segment(
+                segment, self.options, None if replay.cut else replay, keep_open=True
+            )
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
@@ -426,10 +432,18 @@ class UnifiedLog:
                 found.append(SnapshotFile(offset, name, self.storage.location_of(name)))
         return sorted(found, key=lambda f: f.offset)
 
+    def snapshot_bytes(self, file: SnapshotFile) -> bytes:
+        """A snapshot's bytes, read once (verify's check and the producer state replay both
+        read the newest one; a snapshot holds a few dozen bytes per producer)."""
+        found = self._snapshots.get(file.name)
+        if found is None:
+            found = self._snapshots[file.name] = file.storage_of(self).read_bytes(file.name)
+        return found
+
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
         from kdump.format.snapshot import parse_producer_snapshot
 
-        return parse_producer_snapshot(self.storage.read_bytes(file.name), file.path)
+        return parse_producer_snapshot(self.snapshot_bytes(file), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
         """Of the snapshots with ``above < offset <= at_most`` (None: no bound), the newest that
@@ -567,7 +581,7 @@ class UnifiedLog:
             "recovery_point": self.recovery_point,
             "segments": len(self.segments),
             "active_segment": None if active is None else active.base_offset,
-            "bytes": self.bytes,
+            "bytes": self.size,
             "damaged_from": None if damaged is None else damaged.to_dict(),
         }
 

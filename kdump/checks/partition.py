@@ -383,7 +383,7 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset_on_disk  # past a cut: the startup line says what recovery deletes
     for file in log.snapshot_files:
-        check_snapshot_bytes(log.storage.read_bytes(file.name), file.path, sink)
+        check_snapshot_bytes(log.snapshot_bytes(file), file.path, sink)
         if file.offset > end:
             sink.add(
                 Finding(

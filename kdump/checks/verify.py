@@ -75,10 +75,15 @@ class VerifyResult:
         }
 
 
-def log_dir_findings(log_dir: LogDir, logs: list[UnifiedLog]) -> Iterator[Finding]:
-    """The log dir's offset checkpoints against its partitions: unreadable files, and entries
-    beyond a partition's log end offset (after recovery, as the broker has it at startup)."""
-    ends = {log.topic_partition: log for log in logs if log.topic_partition is not None}
+def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterator[Finding]:
+    """The log dir's offset checkpoints against its partitions' facts (their results): files
+    that do not parse, and entries beyond a partition's log end offset (after recovery, as the
+    broker has it at startup)."""
+    ends = {
+        (r.summary.topic, r.summary.partition): r.summary
+        for r in results
+        if r.summary.topic is not None and r.summary.partition is not None
+    }
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:
@@ -95,11 +100,11 @@ def log_dir_findings(log_dir: LogDir, logs: list[UnifiedLog]) -> Iterator[Findin
         if name == CLEANER_OFFSET_CHECKPOINT:
             continue
         for (topic, partition), offset in sorted(checkpoint.entries.items()):
-            log = ends.get((topic, partition))
-            if log is None or (log.segments and not log.has_batches):
+            summary = ends.get((topic, partition))
+            if summary is None or (summary.segments and not summary.batches):
                 continue  # segments without a batch: nothing to measure the entry against
-            end = log.log_end_offset if log.segments else 0
-            if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not log.segments):
+            end = summary.log_end_offset if summary.segments else 0
+            if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not summary.segments):
                 continue
             yield _beyond_end(log_dir, checkpoint.path, name, topic, partition, offset, end)
 
@@ -199,8 +204,8 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [p for p in ld.partitions if logs.pop(id(p), None) is not None]
-        result.partitions.extend(run(p) for p in mine)
+        mine = [run(p) for p in ld.partitions if logs.pop(id(p), None) is not None]
+        result.partitions.extend(mine)
         result.log_dir_findings.extend(log_dir_findings(ld, mine))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}

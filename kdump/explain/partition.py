@@ -104,7 +104,7 @@ def explain_paths(
     logs = found.partitions
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
-    progress.total(sum(log.bytes for log in logs))
+    progress.total(sum(log.size for log in logs))
     for log in logs:
         if not log.segments:
             skipped.append(f"{log.location}: no segment .log files: not a partition directory")
@@ -112,7 +112,7 @@ def explain_paths(
         settings = resolve_settings(layers, log.topic)
         done.append(explain_partition(log, settings, options))
         log.close()
-        progress.advance(log.bytes, log.location)
+        progress.advance(log.size, log.location)
     return ExplainResult(tuple(done), tuple(skipped), tuple(found.errors))
 
 
