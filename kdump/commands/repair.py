@@ -56,6 +56,15 @@ def write_options(f: F) -> F:
         jobs_option,
         click.option("--dry-run", is_flag=True, help="Show what would change; write nothing."),
         click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["text", "json"]),
+            default="text",
+            show_default=True,
+            help="A dry run's plan as text, or as one JSON document (each file's action, the "
+            "findings behind them, each partition's facts).",
+        ),
+        click.option(
             "--output-dir",
             type=click.Path(file_okay=False, path_type=Path),
             help="Write the new files under DIR/<partition>/; leave the originals untouched.",
@@ -99,17 +108,26 @@ def _run(
             refuse_side_dir(kw[option], "--" + option.replace("_", "-"), where, startup)
     if kw["dry_run"]:
         _lock_as_a_run_would(lock_dirs(targets), kw["force"])
+    as_json = kw["fmt"] == "json"
+    if as_json and not kw["dry_run"]:
+        raise click.UsageError("--format json describes a dry run's plan: add --dry-run")
     options = RunOptions(
         dry_run=kw["dry_run"],
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
         broker_startup=ctx.command.name == "recover",
+        keep_plans=as_json,
     )
     name = ctx.command.name or "repair"
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = plan(targets, kw["jobs"])
         result = run_repair(targets, plans, options, config, echo_on, progress=meter)
+    if as_json:
+        from kdump.render.escape import json_text
+        from kdump.render.plan import plan_object
+
+        echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
     ctx.exit(result.exit_code)
 
 

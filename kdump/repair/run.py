@@ -3,6 +3,7 @@ files with verify's checks, and say what is left to fix."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,9 @@ class RunOptions:
     broker_startup: bool = False
     """Also do what the broker's next start does to the logs (recover): producer snapshots
     above the log end deleted, recovery points clamped (kdump.repair.startup)."""
+    keep_plans: bool = False
+    """A dry run keeps its plans (``RunResult.plans``, without the new files' bytes) for one
+    JSON document, instead of printing each as it comes."""
 
 
 @dataclass
@@ -54,6 +58,8 @@ class RunResult:
     written: list[Written] = field(default_factory=list)
     stopped: bool = False
     """A signal stopped the commit before every file was done."""
+    plans: list[SegmentPlan] = field(default_factory=list)
+    """A dry run's plans, when asked to keep them (RunOptions.keep_plans)."""
 
     @property
     def exit_code(self) -> int:
@@ -77,20 +83,23 @@ def run_repair(
     result = RunResult()
     write = options.write
     if options.dry_run:
-        _clear_leftovers(targets, write, emit, dry_run=True)
+        show = _keep if options.keep_plans else _show
+        if not options.keep_plans:
+            _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
-            _show(plan, result, emit, all_files=False)
+            show(plan, result, emit, all_files=False)
             _note_cut(plan, cut)
             _advance(progress, plan)
         if options.broker_startup:
             for plan in plan_startup(targets, cut):
-                _show(plan, result, emit, all_files=False)
-        emit(
-            f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
-            "nothing was written",
-            False,
-        )
+                show(plan, result, emit, all_files=False)
+        if not options.keep_plans:
+            emit(
+                f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
+                "nothing was written",
+                False,
+            )
         return result
     session = RepairSession(write, hook)
     try:
@@ -192,6 +201,16 @@ def _advance(progress: Progress, plan: SegmentPlan) -> None:
     except OSError:
         size = 0  # deleted by this run, or never there: its plan says which
     progress.advance(size, str(log))
+
+
+def _keep(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
+    """A dry run's plan kept for its JSON (the new files' bytes let go: a log dir's indexes)."""
+    result.segments += 1
+    result.files += len(plan.changed)
+    result.unresolved += plan.unresolved
+    plan.changes = [dataclasses.replace(c, content=None) for c in plan.changes]
+    result.plans.append(plan)
+    return plan.changed
 
 
 def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
