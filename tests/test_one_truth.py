@@ -118,11 +118,10 @@ def test_the_facts_are_what_kafkas_recovery_gives(name: str, path: Path) -> None
         assert directory.get("log_end_offset", end) == end
         assert (facts["log_end_offset"], facts["damaged_from"]) == (end, None)
         return
-    if case["code"] not in CUTS or (case["code"] == "LOG_CRC_MISMATCH" and "legacy" in name):
-        if case["code"] not in CUTS:
-            assert facts["damaged_from"] is None
-            assert facts["log_end_offset"] == facts["log_end_offset_on_disk"]
-            return
+    if case["code"] not in CUTS:
+        assert facts["damaged_from"] is None
+        assert facts["log_end_offset"] == facts["log_end_offset_on_disk"]
+        return
     log = CORRUPT / name.split("/")[0] / case["path"]
     source = case["source"].split("/")[-1]
     end = kafkas_end(log, case["position"], source)
