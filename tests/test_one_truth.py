@@ -44,7 +44,13 @@ FACT_KEYS = (
     "bytes",
     "damaged_from",
 )
-CUTS = ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
+CUTS = (
+    "LOG_CRC_MISMATCH",
+    "LOG_CORRUPT_BATCH",
+    "LOG_UNKNOWN_MAGIC",
+    "LOG_TRUNCATED_TAIL",
+    "LOG_ZERO_TAIL",
+)
 """The findings where recovery cuts the log (LogSegment.recover)."""
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
+from kdump.checks.log import STOP_CODES, LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
 from kdump.crc import Buffer
@@ -54,10 +54,6 @@ OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn in
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
 SEGMENT_FILE = "segment file"
 """A file of a segment recovery deletes whole (every segment after a cut)."""
-STOP_CODES = frozenset(
-    ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL")
-)
-"""Where LogSegment.recover stops and truncates the log."""
 ENTRY_SIZES = {
     OFFSET_INDEX: OffsetIndex.entry_struct.size,
     TIME_INDEX: TimeIndex.entry_struct.size,

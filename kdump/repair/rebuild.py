@@ -32,7 +32,7 @@ from typing import Any
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
-from kdump.checks.log import LogScan
+from kdump.checks.log import LogScan, stop_damage
 from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
@@ -483,17 +483,10 @@ def _walk_stop(stop: Stop | None, buf: Buffer, path: str) -> Finding | None:
         batch = read_batch(buf, position, len(buf), path)
         assert batch is not None
         return _invalid(path, position, batch, buf)
-    if stop.error is not None:
-        code = (
-            "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
-        )
-        return _stop(code, path, position, stop.error.reason)
-    return _stop(
-        "LOG_TRUNCATED_TAIL",
-        path,
-        position,
-        f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
-    )
+    damage = stop_damage(stop, buf)
+    assert damage is not None
+    code, severity, message = damage
+    return Finding(code, severity, path, message, position=position)
 
 
 def _stop(code: str, path: str, position: int, message: str, offset: int | None = None) -> Finding:
