@@ -44,14 +44,17 @@ from kdump.format.names import (
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TEMP_MARK,
+    KeptLog,
+    is_kdump_leftover,
     is_leftover_name,
     is_snapshot_name,
     offset_in_name,
+    parse_kept_log,
     parse_partition_dir,
 )
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
+from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 
@@ -545,7 +548,34 @@ class UnifiedLog:
     @property
     def kdump_leftovers(self) -> list[str]:
         """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
-        return [n for n in self.storage.files() if TEMP_MARK in n]
+        return [n for n in self.storage.files() if is_kdump_leftover(n)]
+
+    @property
+    def kept_logs(self) -> list[KeptLog]:
+        """The log bytes ``kdump recover`` kept here (cut off a log, or a whole segment it
+        deleted after a cut), in offset order: what ``kdump salvage`` reads back."""
+        kept = (parse_kept_log(n) for n in self.storage.files())
+        return sorted((k for k in kept if k is not None), key=lambda k: (k.base_offset, k.cut_at))
+
+    @cached_property
+    def kept_losses(self) -> dict[str, CutLoss]:
+        """What each of ``kept_logs`` holds (by name), and what of it is whole and valid."""
+        out = {}
+        for kept in self.kept_logs:
+            log = self.storage.open_log(kept.name)
+            try:
+                out[kept.name] = cut_loss(log.buf, 0, log.path)
+            finally:
+                log.close()
+        return out
+
+    @property
+    def kept_salvageable(self) -> OffsetSpan:
+        """The whole, valid batches in ``kept_logs``: what ``kdump salvage`` gets back."""
+        span = OffsetSpan()
+        for loss in self.kept_losses.values():
+            span.merge(loss.salvageable)
+        return span
 
     def dump_files(self) -> list[StoredFile]:
         """The files ``kdump dump`` dumps of this partition, in name order: its segment files,

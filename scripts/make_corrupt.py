@@ -914,7 +914,7 @@ def _(w: Work) -> Expect:
 
 @case(
     "PARTITION_OFFSET_GAP",
-    "info",
+    "warning",
     0,
     "txn-0: segment 63's .log, .index, .timeindex and .txnindex deleted (offsets 63..125 in no "
     "segment)",

@@ -16,6 +16,7 @@ from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionResult,
+    PartitionSummary,
     finish_partition,
     segments_to_check,
     verify_partition,
@@ -106,12 +107,19 @@ def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterato
             end = summary.log_end_offset if summary.segments else 0
             if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not summary.segments):
                 continue
-            yield _beyond_end(log_dir, checkpoint.path, name, topic, partition, offset, end)
+            yield _beyond_end(log_dir, checkpoint.path, name, (topic, partition), offset, summary)
 
 
 def _beyond_end(
-    log_dir: LogDir, path: str, name: str, topic: str, partition: int, offset: int, end: int
+    log_dir: LogDir,
+    path: str,
+    name: str,
+    topic_partition: tuple[str, int],
+    offset: int,
+    summary: PartitionSummary,
 ) -> Finding:
+    topic, partition = topic_partition
+    end = summary.log_end_offset if summary.segments else 0
     severe = name == LOG_START_OFFSET_CHECKPOINT
     clamped = name == RECOVERY_POINT_CHECKPOINT
     if severe:
@@ -119,7 +127,17 @@ def _beyond_end(
     elif clamped:
         why = f"; {BROKER_FIXES} (it clamps the recovery point to the log end offset)"
     else:
-        why = ""
+        why = (
+            ": records the cluster committed are missing from this replica's log (once "
+            "recovery has cut it); at startup the broker lowers its high watermark to the log "
+            "end offset; a follower fetches them again from the leader, and where this was the "
+            "only replica they are lost"
+        )
+        if summary.kept_records:
+            why += (
+                f" (kdump recover kept {summary.kept_records} whole record(s) of them: kdump "
+                f"salvage {summary.path} --output-dir DIR writes them out)"
+            )
     return Finding(
         "CHECKPOINT_BEYOND_LOG_END",
         Severity.ERROR if severe else Severity.WARNING,

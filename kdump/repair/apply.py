@@ -43,12 +43,11 @@ from pathlib import Path
 
 from kdump.discovery import LocalPartition, refuse_output_inside
 from kdump.errors import ExitCode, InputError, KdumpError
+from kdump.format.names import BACKUP_SUFFIX, CUT_SUFFIX, is_kdump_leftover, leftover_pid
 from kdump.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.files import (
     Ownership,
     create_temp,
-    is_kdump_leftover,
-    leftover_pid,
     open_directory,
     open_regular,
     own_subdir,
@@ -56,10 +55,8 @@ from kdump.repair.files import (
 )
 from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
-from kdump.repair.salvage import CUT_SUFFIX
 
 Hook = Callable[[str, Path], None]
-BACKUP_SUFFIX = ".kdump-bak"
 COPY_CHUNK = 1 << 20
 CHANGED = "changed since it was read; nothing was changed, run again"
 
@@ -640,12 +637,10 @@ class RepairSession:
 
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "RepairError",
     "RepairSession",
     "StagedFile",
     "WriteOptions",
     "Written",
-    "is_kdump_leftover",
     "refuse_side_dir",
 ]

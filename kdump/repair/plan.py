@@ -41,11 +41,11 @@ from kdump.format.names import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
-from kdump.repair.salvage import CutLoss, cut_loss
 from kdump.segment import LogSegment
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -463,8 +463,13 @@ def _later_deleted(log: UnifiedLog, cut: LogSegment, position: int) -> Iterator[
         for suffix, kind in _DELETED_KINDS:
             path = paths.path(suffix)
             state = FileState.of(path)
-            if state is not None:
-                plan.changes.append(FileChange(path, kind, state, 0, delete=True, difference=why))
+            if state is None:
+                continue
+            # the .log: what its records are, and what salvage gets back
+            loss = cut_loss(seg.log.buf, 0, seg.log_path) if suffix == LOG_SUFFIX else None
+            plan.changes.append(
+                FileChange(path, kind, state, 0, delete=True, difference=why, loss=loss)
+            )
         yield plan
 
 

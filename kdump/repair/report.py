@@ -31,6 +31,8 @@ def change_line(change: FileChange) -> str:
         detail = f"to {change.rename_to.name} (its first batch's base offset)"
     elif change.delete or change.kind in (SNAPSHOT, CHECKPOINT):
         detail = change.difference or ""
+        if change.loss is not None:
+            detail += f": {change.loss.describe()}"
     elif change.kind == LOG:
         assert change.truncate_at is not None and change.old is not None
         cut = change.old.size - change.truncate_at
