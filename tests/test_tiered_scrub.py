@@ -40,7 +40,8 @@ HOUR = 3_600_000
 
 def scrub(bucket: Path | str, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
     """``bucket``: a local tree, or a URL; with ``env`` (the S3 server's) in a child process,
-    as a user runs it: this process's file systems stay those of test_remote_s3's server."""
+    as a user runs it: kdump keeps one file system per process and store options, which would
+    tie later modules' S3 reads here to this module's server after it stops."""
     url = bucket if isinstance(bucket, str) else bucket.as_uri()
     command = ["tiered", "scrub", url, "--format", "json", *args]
     ran = run_kdump(command) if env is None else kdump(command, env)
