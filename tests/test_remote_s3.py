@@ -31,7 +31,7 @@ from remoterun import (
     sorted_lines,
     verify_json,
 )
-from s3server import BUCKET, S3Server
+from s3server import BUCKET, S3Server, serving
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto")
@@ -53,12 +53,8 @@ TOPIC_ID = "lZ6vvmajTWKDBUTV6SQAtQ"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    try:
-        server.start()
+    with serving(tmp_path_factory.mktemp("s3")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def segment_id(base_offset: int) -> str:
