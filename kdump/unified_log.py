@@ -54,6 +54,7 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
+from kdump.log_loader import Settlement, settle
 from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
@@ -545,6 +546,11 @@ class UnifiedLog:
         swap left (LogLoader settles each at startup)."""
         return [n for n in self.storage.files() if is_leftover_name(n)]
 
+    @cached_property
+    def settlement(self) -> Settlement:
+        """What LogLoader does to ``leftover_files`` at the broker's next start."""
+        return settle(self.storage)
+
     @property
     def kdump_leftovers(self) -> list[str]:
         """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
@@ -554,8 +560,12 @@ class UnifiedLog:
     def kept_logs(self) -> list[KeptLog]:
         """The log bytes ``kdump recover`` kept here (cut off a log, or a whole segment it
         deleted after a cut), in offset order: what ``kdump salvage`` reads back."""
-        kept = (parse_kept_log(n) for n in self.storage.files())
-        return sorted((k for k in kept if k is not None), key=lambda k: (k.base_offset, k.cut_at))
+        found = [k for k in map(parse_kept_log, self.storage.files()) if k is not None]
+        cuts = [k.base_offset for k in found if k.cut_at]
+        # a deleted .log kept beside: after a cut below it; otherwise a segment a swap
+        # replaced (its records are in the swapped-in segment), nothing to salvage
+        kept = [k for k in found if k.cut_at or any(c < k.base_offset for c in cuts)]
+        return sorted(kept, key=lambda k: (k.base_offset, k.cut_at))
 
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:

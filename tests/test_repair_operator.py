@@ -490,3 +490,77 @@ def test_an_offset_gap_says_what_explains_it(
     assert gap.severity is severity and says in gap.message, gap.message
     if kept:
         assert f"(kept in {partition}/00000000000000000000.log.kdump-cut-" in gap.message
+
+
+def _interrupted(root: Path, swap_is_valid: bool) -> tuple[Path, bytes]:
+    """plain-0 as a crash leaves it mid-delete, mid-compaction or mid-swap: with a valid swap,
+    segments 515 and 761 compacted (nothing removed) into 515.log.swap; otherwise segment 0's
+    files renamed .deleted, a .cleaned output and a .swap above it (a split cut short)."""
+    partition = copy_partition("plain-0", root)
+    first, second = (partition / f"{b:020d}.log" for b in (515, 761))
+    swap = first.read_bytes() + (second.read_bytes() if swap_is_valid else b"")
+    (partition / f"{first.name}.swap").write_bytes(swap)
+    if not swap_is_valid:
+        for p in partition.glob("00000000000000000000.*"):
+            p.rename(p.with_name(p.name + ".deleted"))
+        (partition / "00000000000000000258.log.cleaned").write_bytes(
+            (partition / "00000000000000000258.log").read_bytes()
+        )
+    return partition, swap
+
+
+@pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
+def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_valid: bool) -> None:
+    """Issue 28.8: leftover .deleted/.cleaned/.swap files made the report say "nothing to
+    rebuild" and recover "0 file(s) would change". verify says what LogLoader does with each;
+    recover does it (every deleted file kept), so verify is clean afterwards."""
+    partition, swap = _interrupted(tmp_path, swap_is_valid)
+    result = verify_paths([str(partition)], options_from([]))
+    left = {Path(f.path).name: f for f in result.findings if f.code == "PARTITION_LEFTOVER_FILE"}
+    if swap_is_valid:
+        swap_name = "00000000000000000515.log.swap"
+        assert "the broker completes the swap at startup: renamed to 00000000000000000515.log" in (
+            left.pop(swap_name).message
+        )
+        replaced = sorted(
+            p.name for p in partition.glob("00000000000000000[57]*") if p.name != swap_name
+        )
+        assert sorted(left) == replaced
+        assert all(
+            "a segment the swap of offsets 515..1010 replaces" in f.message for f in left.values()
+        )
+    else:
+        assert left["00000000000000000000.log.deleted"].message.endswith(
+            "whose delete did not happen"
+        )
+        assert (
+            "a compaction's output that was never swapped in"
+            in left["00000000000000000258.log.cleaned"].message
+        )
+        assert (
+            "part of a segment split that did not finish"
+            in left["00000000000000000515.log.swap"].message
+        )
+    assert all(f.fix == f"kdump recover {partition}" for f in left.values())
+    before = tree(partition)
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert tree(partition) == before
+    for name in left:
+        assert f"delete    {partition}/{name}: the broker deletes it at startup" in dry.stdout
+    if swap_is_valid:
+        assert (
+            f"rename    {partition}/00000000000000000515.log.swap: to 00000000000000000515.log"
+            in dry.stdout
+        )
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    for name in left:  # each deleted file kept
+        assert (partition / f"{name}.kdump-bak").read_bytes() == before[name]
+    assert not [
+        p for p in partition.iterdir() if p.name.endswith((".deleted", ".cleaned", ".swap"))
+    ]
+    if swap_is_valid:
+        assert (partition / "00000000000000000515.log").read_bytes() == swap
+        assert (partition / "00000000000000000515.index").exists()  # rebuilt after the rename
+    again = verify_paths([str(partition)], options_from([]))
+    assert [(f.code, f.message) for f in again.findings] == []

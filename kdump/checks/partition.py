@@ -449,16 +449,33 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
 
 
 def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
+    """The files an interrupted delete, compaction or split left, and what the broker's
+    LogLoader does with each at startup (kdump recover does the same)."""
+    settlement = log.settlement
+    fix = RECOVER.format(dir=log.location) if log.storage.local_path is not None else None
     for name in log.leftover_files:
+        why = settlement.why(name) or "the broker leaves it alone"
         sink.add(
             Finding(
                 "PARTITION_LEFTOVER_FILE",
                 Severity.WARNING,
                 log.storage.location_of(name),
-                "left by a delete, compaction or swap that did not finish; the broker "
-                "completes or removes it at startup",
+                f"left by a delete, compaction or swap that did not finish; {why}",
+                fix=fix,
             )
         )
+    # segment files a completed swap replaces: not leftovers themselves, deleted all the same
+    for name, why in settlement.deleted:
+        if name not in log.leftover_files:
+            sink.add(
+                Finding(
+                    "PARTITION_LEFTOVER_FILE",
+                    Severity.WARNING,
+                    log.storage.location_of(name),
+                    why,
+                    fix=fix,
+                )
+            )
 
 
 def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:

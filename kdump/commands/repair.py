@@ -8,7 +8,9 @@ refusal (a running broker's lock, a read-only file).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,6 +19,7 @@ import click
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
 from kdump.discovery import local_partitions
+from kdump.errors import ExitCode
 from kdump.lock import LockHeldError, who_holds
 from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
@@ -30,6 +33,7 @@ from kdump.repair.plan import (
 )
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.run import RunOptions, lock_dirs, run_repair
+from kdump.repair.startup import plan_settle
 from kdump.unified_log import UnifiedLog
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,9 +123,14 @@ def _run(
         keep_plans=as_json,
     )
     name = ctx.command.name or "repair"
+    settled: list[SegmentPlan] = []
+    if options.broker_startup:
+        targets, settled = _settle(list(paths), targets, options, config)
+        if settled and not options.dry_run:
+            settled = []  # done: what follows is the partitions as they now are
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
-        plans = plan(targets, kw["jobs"])
+        plans = chain(settled, plan(targets, kw["jobs"]))
         result = run_repair(targets, plans, options, config, echo_on, progress=meter)
     if as_json:
         from kdump.render.escape import json_text
@@ -129,6 +138,32 @@ def _run(
 
         echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
     ctx.exit(result.exit_code)
+
+
+def _settle(
+    paths: list[str], targets: list[UnifiedLog], options: RunOptions, config: IndexConfig
+) -> tuple[list[UnifiedLog], list[SegmentPlan]]:
+    """What LogLoader does first at startup, before it loads the segments: the files an
+    interrupted delete, compaction or split left, settled (kdump.log_loader). A run does it
+    first, on its own, and opens the partitions again (a swap changes their segments); a
+    dry run returns the plans, to show before the rest."""
+    settled = plan_settle(targets)
+    if not settled or options.dry_run:
+        if any(log.settlement.renamed for log in targets) and options.dry_run:
+            echo_on(
+                "note: the recovery below is planned on the segments as they are now; the "
+                "renames that complete a swap come first, and recover plans the segments as "
+                "they leave them",
+                err=True,
+            )
+        return targets, settled
+    first = dataclasses.replace(options, broker_startup=False, keep_plans=False)
+    done = run_repair(targets, iter(settled), first, config, echo_on)
+    if done.exit_code != ExitCode.OK:
+        raise click.exceptions.Exit(done.exit_code)
+    for log in targets:
+        log.close()
+    return resolve_targets(paths, config), settled
 
 
 def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:

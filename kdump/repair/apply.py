@@ -213,6 +213,8 @@ class RepairSession:
         self.identity: dict[Path, tuple[int, int]] = {}
         """(device, inode) of each directory when first opened: one swapped since is refused."""
         self.locks: list[LogDirLock] = []
+        self.deleting: set[Path] = set()
+        """Files this run deletes: their names are free for a rename (deletions go first)."""
         self.committed = False
         self.stopped = False
         """The commit stopped at a signal, before every file was done."""
@@ -339,11 +341,13 @@ class RepairSession:
             self._stage_cut(plan, change)
             return
         if change.rename_to is not None:
-            if os.path.lexists(change.rename_to):
+            # deletions commit before renames: a name this run deletes is free by then
+            if os.path.lexists(change.rename_to) and change.rename_to not in self.deleting:
                 raise RepairError(change.rename_to, "exists: nothing was changed")
             self.staged.append(_Staged(Written(change, change.path)))
             return
         if change.delete:
+            self.deleting.add(change.path)
             # a deleted file is always kept, as cut bytes are
             backup = self._backup(plan, change)
             self.staged.append(_Staged(Written(change, change.path, backup=backup)))

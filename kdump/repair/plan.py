@@ -53,6 +53,8 @@ from kdump.unified_log import OpenOptions, UnifiedLog
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
 SEGMENT_FILE = "segment file"
+LEFTOVER = "leftover file"
+"""A file an interrupted delete, compaction or split left (kdump.log_loader)."""
 """A file of a segment recovery deletes whole (every segment after a cut)."""
 ENTRY_SIZES = {
     OFFSET_INDEX: OffsetIndex.entry_struct.size,
