@@ -125,9 +125,12 @@ def dump_options(f: F) -> F:
 
 def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
     from kdump.decoders import DecoderLoadError, load_decoder
+    from kdump.render.describe import default_decoder
 
+    if value is None:
+        return default_decoder
     try:
-        return load_decoder("string" if value is None else value, schemas)
+        return load_decoder(value, schemas)
     except DecoderLoadError as e:
         raise click.BadParameter(str(e), param_hint=option) from None
 
