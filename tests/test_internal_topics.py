@@ -187,6 +187,16 @@ def test_legacy_offset_commit_record_type_0() -> None:
     )
 
 
+def test_schema_strings_decode_as_java_decodes_them() -> None:
+    """Readable.readString is new String(bytes, UTF_8): an encoded surrogate (ED A0 80) is one
+    U+FFFD, not Python's three (issue 29.3)."""
+    group = b"g\xed\xa0\x80"
+    key = i16(0) + i16(len(group)) + group + string("t") + i32(0)
+    value = i16(0) + i64(5) + string("") + i64(6)
+    shown, _ = texts(offsets_parser(record(key, value)))
+    assert shown == '{"type":"0","data":{"group":"g\ufffd","topic":"t","partition":0}}'
+
+
 def test_tombstone_prints_delete() -> None:
     key, payload = texts(offsets_parser(record(OFFSET_KEY, None)))
     assert key is not None and payload == DELETE == "<DELETE>"
