@@ -987,6 +987,9 @@ def test_jsonl_carries_real_json_objects() -> None:
     assert records[0]["key"] == {"type": "2", "data": {"group": "console-consumer-48987"}}
     assert records[0]["value"]["version"] == "3"  # type: ignore[index]
     assert records[-1]["value"] is None  # the tombstone
+    # the rendering named by its option (issue 29.1); a tombstone's value has none
+    assert (records[0]["key_encoding"], records[0]["value_encoding"]) == ("offsets", "offsets")
+    assert records[-1]["value_encoding"] is None
     objs = kdump_jsonl("--deep-iteration", CHRISTSENG_METADATA)
     controls = [o["control"] for o in objs if o.get("control_type") == "LEADER_CHANGE"]
     assert controls[0] == {
