@@ -1,0 +1,142 @@
+"""Issue 29: dumps of binary payloads, large and small batches, as a user runs them.
+
+Builds (once, under bench/out/) segments of uncompressed magic v2 batches whose values are
+random bytes (what Avro, Protobuf, compressed or encrypted values are to a decoder: not UTF-8)
+or JSON-like text, ~100 bytes each, keys ``key-NNNNNN``, a header on every fourth record, in
+three batch sizes: 16 KiB (~125 records), 1 KiB (~8 records) and one-record batches of ~150
+bytes (a broker's usual). Then, each command a child process writing into ``wc -l``, best of
+``--runs``, interleaved round by round:
+
+- ``json``: ``kdump dump SEG --format jsonl --deep-iteration``, the default (issue 29's target:
+  >= 0.5 M lines/s on binary values, as a whole command);
+- ``json-base64``: the same with ``--key-decoder base64 --value-decoder base64``, the peer
+  that writes the same lines with no UTF-8 test (every key and value base64);
+- ``text``: ``kdump --files SEG --deep-iteration --print-data-log`` (kafka-dump-log's text).
+
+Every figure is lines/s, with the ratios of json to its peers measured in the same run.
+``--tree DIR`` runs another checkout's kdump (its C module built in place) on the same
+segments, for a before/after in one run: the children then start in DIR.
+
+    .venv/bin/python bench/bench_payloads.py                   # 256 MiB segments
+    .venv/bin/python bench/bench_payloads.py --size-mib 32 --runs 1
+    .venv/bin/python bench/bench_payloads.py --tree /tmp/kdump-before
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench_dump import OUT, REPO, T0, build_segment
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+SIZES = {"16k": 16 << 10, "1k": 1 << 10, "one": 0}
+"""Batch sizes: bytes a batch is filled to; 0: one record a batch."""
+VALUE_BYTES = 100
+
+
+def value(kind: str, rng: random.Random, n: int) -> bytes:
+    if kind == "binary":
+        return rng.randbytes(VALUE_BYTES)
+    text = b'{"user":"user-%04d","event":"page-view","path":"/catalog/item/%06d","ms":%d}' % (
+        n % 1000,
+        n,
+        n % 997,
+    )
+    return text[:VALUE_BYTES].ljust(VALUE_BYTES, b" ")
+
+
+def template(kind: str, batch_bytes: int) -> tuple[bytearray, int]:
+    """One v2 batch of ~``batch_bytes`` (one record for 0) and its record count."""
+    rng = random.Random(29)
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    n = 0
+    while n == 0 or (batch_bytes and builder.size() + VALUE_BYTES + 60 <= batch_bytes):
+        headers = [("trace-id", b"%016x" % n)] if n % 4 == 0 else []
+        builder.append(n, T0 + n, b"key-%06d" % n, value(kind, rng, n), headers)
+        n += 1
+    return builder.build(), n
+
+
+def segment(kind: str, size: str, size_mib: int) -> Path:
+    path = OUT / f"payloads-{kind}-{size}-{size_mib}m" / "00000000000000000000.log"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        batches, records = build_segment(path, size_mib, 0, template(kind, SIZES[size]))
+        took = time.perf_counter() - start
+        print(f"built {path.relative_to(REPO)}: {batches} batches, {records} records, {took:.1f} s")
+    return path
+
+
+def commands(log: Path) -> dict[str, list[str]]:
+    return {
+        "json": ["dump", str(log), "--format", "jsonl", "--deep-iteration"],
+        "json-base64": [
+            "dump", str(log), "--format", "jsonl", "--deep-iteration",
+            "--key-decoder", "base64", "--value-decoder", "base64",
+        ],
+        "text": ["--files", str(log), "--deep-iteration", "--print-data-log"],
+    }  # fmt: skip
+
+
+def wall(args: list[str], tree: Path) -> tuple[float, int]:
+    """Wall time of ``kdump ARGS | wc -l`` started in ``tree``, and the lines."""
+    start = time.perf_counter()
+    kdump = subprocess.Popen(
+        [sys.executable, "-m", "kdump", *args], stdout=subprocess.PIPE, cwd=tree
+    )
+    wc = subprocess.run(["wc", "-l"], stdin=kdump.stdout, capture_output=True, check=True)
+    assert kdump.stdout is not None
+    kdump.stdout.close()
+    if kdump.wait() not in (0, 1):
+        sys.exit(f"kdump {' '.join(args)} exited {kdump.returncode}")
+    return time.perf_counter() - start, int(wc.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mib", type=int, default=256)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tree", type=Path, default=REPO, help="the kdump checkout to run")
+    parser.add_argument("--kinds", default="binary,text")
+    parser.add_argument("--sizes", default=",".join(SIZES))
+    args = parser.parse_args()
+    version = subprocess.run(
+        [sys.executable, "-c", "from kdump import speedups; print(speedups.describe())"],
+        cwd=args.tree, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    print(f"kdump in {args.tree}: C code {version}; best of {args.runs}", flush=True)
+    for size in args.sizes.split(","):
+        for kind in args.kinds.split(","):
+            log = segment(kind, size, args.size_mib)
+            least: dict[str, float] = {}
+            lines = 0
+            for _ in range(args.runs):
+                for name, command in commands(log).items():
+                    took, printed = wall(command, args.tree)
+                    least[name] = min(least.get(name, took), took)
+                    lines = printed if name == "json" else lines
+            # one line per batch and record, as JSON Lines prints them: the text dump's own
+            # count grows with the newline bytes of binary values
+            rates = {name: lines / took for name, took in least.items()}
+            json_rate = rates["json"]
+            verdict = "" if kind == "text" else (
+                "  target >= 0.5 M/s: " + ("met" if json_rate >= 0.5e6 else "NOT met")
+            )  # fmt: skip
+            print(
+                f"{kind:6} {size:>3} batches, {lines:,} lines: "
+                + ", ".join(f"{name} {rate / 1e6:.2f} M lines/s" for name, rate in rates.items())
+                + f"; json / json-base64 {json_rate / rates['json-base64']:.2f}, "
+                f"json / text {json_rate / rates['text']:.2f}{verdict}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
