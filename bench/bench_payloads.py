@@ -14,12 +14,12 @@ bytes (a broker's usual). Then, each command a child process writing into ``wc -
 - ``text``: ``kdump --files SEG --deep-iteration --print-data-log`` (kafka-dump-log's text).
 
 Every figure is lines/s, with the ratios of json to its peers measured in the same run.
-``--tree DIR`` runs another checkout's kdump (its C module built in place) on the same
-segments, for a before/after in one run: the children then start in DIR.
+``--tree DIR`` runs another checkout's kdump (its C module built in place: the children start
+in DIR); given twice, both run, alternated command by command, for a before/after in one run.
 
     .venv/bin/python bench/bench_payloads.py                   # 256 MiB segments
     .venv/bin/python bench/bench_payloads.py --size-mib 32 --runs 1
-    .venv/bin/python bench/bench_payloads.py --tree /tmp/kdump-before
+    .venv/bin/python bench/bench_payloads.py --tree /tmp/kdump-before --tree .
 """
 
 from __future__ import annotations
@@ -98,43 +98,54 @@ def wall(args: list[str], tree: Path) -> tuple[float, int]:
     return time.perf_counter() - start, int(wc.stdout)
 
 
+def describe(tree: Path) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", "from kdump import speedups; print(speedups.describe())"],
+        cwd=tree, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mib", type=int, default=256)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--tree", type=Path, default=REPO, help="the kdump checkout to run")
+    parser.add_argument(
+        "--tree", type=Path, action="append",
+        help="a kdump checkout to run (default: this one); twice: both, alternated",
+    )  # fmt: skip
     parser.add_argument("--kinds", default="binary,text")
     parser.add_argument("--sizes", default=",".join(SIZES))
     args = parser.parse_args()
-    version = subprocess.run(
-        [sys.executable, "-c", "from kdump import speedups; print(speedups.describe())"],
-        cwd=args.tree, capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    print(f"kdump in {args.tree}: C code {version}; best of {args.runs}", flush=True)
+    trees = args.tree or [REPO]
+    for tree in trees:
+        print(f"kdump in {tree}: C code {describe(tree)}", flush=True)
+    print(f"best of {args.runs}, the trees alternated command by command", flush=True)
     for size in args.sizes.split(","):
         for kind in args.kinds.split(","):
             log = segment(kind, size, args.size_mib)
-            least: dict[str, float] = {}
+            least: dict[tuple[Path, str], float] = {}
             lines = 0
             for _ in range(args.runs):
                 for name, command in commands(log).items():
-                    took, printed = wall(command, args.tree)
-                    least[name] = min(least.get(name, took), took)
-                    lines = printed if name == "json" else lines
-            # one line per batch and record, as JSON Lines prints them: the text dump's own
-            # count grows with the newline bytes of binary values
-            rates = {name: lines / took for name, took in least.items()}
-            json_rate = rates["json"]
-            verdict = "" if kind == "text" else (
-                "  target >= 0.5 M/s: " + ("met" if json_rate >= 0.5e6 else "NOT met")
-            )  # fmt: skip
-            print(
-                f"{kind:6} {size:>3} batches, {lines:,} lines: "
-                + ", ".join(f"{name} {rate / 1e6:.2f} M lines/s" for name, rate in rates.items())
-                + f"; json / json-base64 {json_rate / rates['json-base64']:.2f}, "
-                f"json / text {json_rate / rates['text']:.2f}{verdict}",
-                flush=True,
-            )
+                    for tree in trees:
+                        took, printed = wall(command, tree)
+                        least[tree, name] = min(least.get((tree, name), took), took)
+                        lines = printed if name == "json" else lines
+            for tree in trees:
+                # one line per batch and record, as JSON Lines prints them: the text dump's
+                # own count grows with the newline bytes of binary values
+                rates = {name: lines / least[tree, name] for name in commands(log)}
+                json_rate = rates["json"]
+                verdict = "" if kind == "text" else (
+                    "  target >= 0.5 M/s: " + ("met" if json_rate >= 0.5e6 else "NOT met")
+                )  # fmt: skip
+                print(
+                    f"{tree!s:20} {kind:6} {size:>3} batches, {lines:,} lines: "
+                    + ", ".join(f"{n} {rate / 1e6:.2f} M lines/s" for n, rate in rates.items())
+                    + f"; json / json-base64 {json_rate / rates['json-base64']:.2f}, "
+                    f"json / text {json_rate / rates['text']:.2f}{verdict}",
+                    flush=True,
+                )
     return 0
 
 

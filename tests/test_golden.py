@@ -23,7 +23,7 @@ from typing import NamedTuple
 import pytest
 from clirun import Ran, run_kdump
 from conftest import ORACLE, REPO, oracle_files, oracle_manifest
-from purepython import pure_python
+from purepython import python_if
 
 GOLDEN = REPO / "tests" / "golden"
 REPO_PLACEHOLDER = "<REPO>"
@@ -308,7 +308,7 @@ PAYLOAD_CASES = [c for c in CASES if c.name in ("malformed-utf8-data", "variety-
 @pytest.mark.parametrize("c", PAYLOAD_CASES, ids=[c.name for c in PAYLOAD_CASES])
 def test_golden_payloads_in_pure_python(c: Case) -> None:
     """The cases whose payloads are not UTF-8 give the same bytes without the C renderer."""
-    with pure_python():
+    with python_if(True):
         ran = run_case(c)
     assert_golden(c, ran)
 

@@ -11,7 +11,6 @@ against it on random bytes, and the reference itself against the JDK where one i
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import shutil
@@ -25,7 +24,7 @@ from conftest import GENERATED, ORACLE, REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from javautf8 import java_new_string
-from purepython import pure_python
+from purepython import python_if
 
 from kdump import speedups
 from kdump.format.batch import iter_records
@@ -121,7 +120,7 @@ def test_header_keys_print_as_java_decodes_them(pure: bool, tmp_path: Path) -> N
     log = v2_batch(0, varint(len(body)) + body)
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(log)
-    with pure_python() if pure else contextlib.nullcontext():
+    with python_if(pure):
         ran = run_kdump(["--files", str(path), "--deep-iteration"])
     want = java_new_string(key)
     assert want == "\ufffd\ufffdk\ufffdA\ufffd"
@@ -142,7 +141,7 @@ def test_variety_0_prints_kafkas_replacements(pure: bool) -> None:
     """Kafka's own kafka-dump-log (trunk, 2026-08) prints 126,881 U+FFFD for the segment with
     --deep-iteration --print-data-log (issue 29; Python's replacement gave 127,057)."""
     args = ["--files", str(VARIETY_0.relative_to(REPO)), "--deep-iteration", "--print-data-log"]
-    with pure_python() if pure else contextlib.nullcontext():
+    with python_if(pure):
         ran = run_kdump(args, REPO)
     assert ran.exit_code == 0
     assert ran.stdout.count("\ufffd") == 126_881

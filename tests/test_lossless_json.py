@@ -9,7 +9,6 @@ print record bytes: lookup, salvage, explain's top keys; and the decoders' names
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import struct
@@ -22,7 +21,7 @@ from explainbuild import T0, batch, explain_one, segment
 from jsonreader import raw
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch
-from purepython import pure_python
+from purepython import python_if
 
 from kdump.render.dumplog import DumpOptions, DumpProblems
 from kdump.render.explain import _compaction_lines, compaction_object
@@ -94,7 +93,7 @@ def kdump_batches(path: Path) -> dict[int, list[Rebuilt]]:
 @pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
 def test_every_record_rebuilds_byte_for_byte(log: Path, pure: bool) -> None:
     expected = kafka_python_batches(log.read_bytes())
-    with pure_python() if pure else contextlib.nullcontext():
+    with python_if(pure):
         got = kdump_batches(log)
     # kdump's dump ends a file at its first error, as kafka-dump-log does: every batch
     # kafka-python reads before that is compared
