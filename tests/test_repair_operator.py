@@ -306,9 +306,8 @@ def test_recover_touches_only_what_verify_flags(tmp_path: Path) -> None:
     (healthy / "00000000000000000515.index").unlink()
     ran = run_kdump(["recover", "--dry-run", "--as-broker", str(healthy)])
     # the offset index the broker rebuilds; the time index it would rebuild is the same bytes
-    assert [line.split()[:2] for line in ran.stdout.splitlines()[:-1]] == [
-        ["create", str(healthy / "00000000000000000515.index:")]
-    ]
+    actions = [line.split()[:2] for line in ran.stdout.splitlines()[:-1] if line[:4] != "note"]
+    assert actions == [["create", str(healthy / "00000000000000000515.index:")]]
 
 
 # -- a segment named above its batches' offsets -------------------------------------------------
