@@ -25,7 +25,7 @@ from kdump.commands.options import (
     no_progress_option,
 )
 from kdump.commands.output import echo_on
-from kdump.config import RawSetting, Source
+from kdump.config import ConfigLayers, RawSetting, Source
 from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
 from kdump.lock import LockHeldError, who_holds
@@ -77,15 +77,15 @@ def index_options(f: F) -> F:
     )
 
 
-def index_configs(
-    targets: list[UnifiedLog],
+def index_layers(
     index_interval_bytes: int | None,
     max_index_size: int | None,
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
-) -> IndexConfigs:
-    """Each partition's index settings: the options, then its topic's from the layers."""
+) -> ConfigLayers:
+    """Where each partition's index settings come from: the index options (for every
+    partition), then its topic's in the files and --config given."""
     layers = config_layers(configs, server_properties, describe_output)
     given = [
         RawSetting(name, str(value), Source.OPTION, f"{flag} {value}")
@@ -95,8 +95,7 @@ def index_configs(
         )
         if value is not None
     ]
-    layers = dataclasses.replace(layers, options=(*layers.options, *given))
-    return IndexConfigs.of_topics(targets, layers)
+    return dataclasses.replace(layers, options=(*layers.options, *given))
 
 
 def write_options(f: F) -> F:
@@ -158,7 +157,8 @@ def _run(
         given.get("index_interval_bytes", DEFAULT_INDEX_INTERVAL_BYTES),
         given.get("max_index_size", DEFAULT_MAX_INDEX_SIZE),
     )
-    targets = resolve_targets(list(paths), config)
+    layers = None if index is None else index_layers(**index)
+    targets = resolve_targets(list(paths), config, layers)
     for option in ("output_dir", "backup_dir"):
         if kw[option] is not None:
             startup = option == "backup_dir" and ctx.command.name == "recover"
@@ -179,10 +179,10 @@ def _run(
     name = ctx.command.name or "repair"
     settled: list[SegmentPlan] = []
     if options.broker_startup:
-        targets, settled = _settle(list(paths), targets, options, config)
+        targets, settled = _settle(list(paths), targets, options, config, layers)
         if settled and not options.dry_run:
             settled = []  # done: what follows is the partitions as they now are
-    configs = IndexConfigs(config) if index is None else index_configs(targets, **index)
+    configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = chain(settled, plan(targets, kw["jobs"], configs))
@@ -196,7 +196,11 @@ def _run(
 
 
 def _settle(
-    paths: list[str], targets: list[UnifiedLog], options: RunOptions, config: IndexConfig
+    paths: list[str],
+    targets: list[UnifiedLog],
+    options: RunOptions,
+    config: IndexConfig,
+    layers: ConfigLayers | None,
 ) -> tuple[list[UnifiedLog], list[SegmentPlan]]:
     """What LogLoader does first at startup, before it loads the segments: the files an
     interrupted delete, compaction or split left, settled (kdump.log_loader). A run does it
@@ -218,7 +222,7 @@ def _settle(
         raise click.exceptions.Exit(done.exit_code)
     for log in targets:
         log.close()
-    return resolve_targets(paths, config), settled
+    return resolve_targets(paths, config, layers), settled
 
 
 def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
@@ -290,4 +294,4 @@ _INDEX_KEYS = (
     "server_properties",
     "describe_output",
 )
-"""The parameters of index_options, handed to index_configs."""
+"""The parameters of index_options, handed to index_layers."""

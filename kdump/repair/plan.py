@@ -24,6 +24,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import STOP_CODES, LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
+from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
 from kdump.errors import InputError, KdumpError
@@ -196,9 +197,12 @@ class SegmentPlan:
         ]
 
 
-def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list[UnifiedLog]:
+def resolve_targets(
+    paths: list[str], config: IndexConfig | None = None, layers: ConfigLayers | None = None
+) -> list[UnifiedLog]:
     """Segment files, partition dirs and log dirs -> partitions, each once, in path order,
-    opened with the checks the repair's settings call for.
+    opened with the checks the repair's settings call for (``layers``: where their topics'
+    settings come from).
 
     A named segment must have its .log: rebuilding or trimming needs it.
     """
@@ -206,7 +210,8 @@ def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list
     verify = VerifyOptions(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
-    found = discover(paths, options=OpenOptions(verify=verify), urls=False)
+    opened = OpenOptions(verify=verify, layers=layers or ConfigLayers())
+    found = discover(paths, options=opened, urls=False)
     found.raise_first()
     logs = found.partitions
     for log in logs:

@@ -105,13 +105,14 @@ class IndexConfigs:
     @classmethod
     def of_topics(cls, logs: Iterable[UnifiedLog], layers: ConfigLayers) -> IndexConfigs:
         """Each partition's topic's index.interval.bytes and segment.index.bytes, from the
-        first of ``layers`` that sets them (kdump.config)."""
+        first of the layers it was opened with that sets them (kdump.config); ``layers``
+        for the partitions of no topic."""
         by_directory = {}
         for log in logs:
             directory = log.storage.local_path
             if directory is None:
                 continue
-            settings = resolve_settings(layers, log.topic)
+            settings = log.settings
             interval = settings["index.interval.bytes"]
             known = interval.source is not Source.DEFAULT
             by_directory[directory] = IndexConfig(

@@ -166,7 +166,7 @@ def collect(
     """Everything under ``paths``, log dir by log dir; partitions with errors first; worked
     out in ``jobs`` processes (the same model for any number)."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    opened = OpenOptions(verify=options.verify, now_ms=options.now)
+    opened = OpenOptions(verify=options.verify, now_ms=options.now, layers=options.layers)
     found = discover(paths, options=opened, urls=False)
     every = found.partitions
     groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
@@ -214,7 +214,7 @@ def _collected(
 def _partition(
     log: UnifiedLog, options: ReportOptions, view: CoordinatorView
 ) -> tuple[PartitionView, PartitionResult]:
-    settings = resolve_settings(options.layers, log.topic)
+    settings = log.settings
     # The topic's index.interval.bytes where one was given (--config, describe output, broker):
     # the index checks then name an index denser than it. Kafka's default alone says nothing
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
