@@ -25,8 +25,17 @@ from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
     type=click.Path(file_okay=False, path_type=Path),
     help="Write DIR/<partition>/<first offset>.jsonl (records) and .log (their batches).",
 )
+@click.option(
+    "--max-output-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest JSON Lines file per segment [default: 64x the bytes of the batches it "
+    "salvages, at least 64 MiB: real records stay below, a decompression bomb does not].",
+)
 @click.pass_context
-def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> None:
+def salvage(
+    ctx: click.Context, paths: tuple[str, ...], output_dir: Path, max_output_bytes: int | None
+) -> None:
     """Scan the bytes `kdump recover` would cut (from each log's first invalid batch to its
     end) for batches that are whole and valid again after the damage, and export their
     records as JSON Lines (key, value, header values in base64; offsets, timestamps, producer
@@ -37,8 +46,8 @@ def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> Non
     targets = resolve_targets(named) if named else []
     refuse_output_inside(output_dir, targets + [PartitionTarget(p.parent) for p in cut_files])
     results = chain(
-        (r for t in targets for r in salvage_partition(t, output_dir)),
-        (salvage_cut_file(p, output_dir) for p in cut_files),
+        (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
+        (salvage_cut_file(p, output_dir, max_output_bytes) for p in cut_files),
     )
     damaged = kept = 0
     for result in results:

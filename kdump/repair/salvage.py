@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from kdump.crc import Buffer
 from kdump.discovery import PartitionTarget, parse_partition_dir
-from kdump.errors import InputError, KdumpError
+from kdump.errors import InputError, KdumpError, OutputLimitError
 from kdump.format.batch import Batch, iter_records, read_batch
 from kdump.format.records import Record
 from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
@@ -190,16 +190,41 @@ class SalvagedSegment:
     damaged: list[Damaged] = field(default_factory=list)
 
 
+OUTPUT_RATIO = 64
+"""Salvage's default bound on a segment's JSON Lines, as a multiple of the bytes of the batches
+it salvages: a record's JSON takes 1.7-7x its bytes (base64, and the fields of every record),
+and Kafka's codecs shrink batches up to ~10x in practice, so real records stay below 64x their
+batches; a decompression bomb does not (38 M records in a 22 KB batch wrote 3.9 GB in two
+minutes before this bound, issue 27)."""
+OUTPUT_FLOOR = 64 << 20
+"""... and never below 64 MiB, so a small salvage is never in its way."""
+
+
+def output_limit(salvaged_bytes: int, max_output_bytes: int | None) -> int:
+    """The JSON Lines a segment may write: ``--max-output-bytes`` when given, else the default
+    (OUTPUT_RATIO x its salvaged batches' bytes, at least OUTPUT_FLOOR)."""
+    if max_output_bytes is not None:
+        return max_output_bytes
+    return max(OUTPUT_FLOOR, OUTPUT_RATIO * salvaged_bytes)
+
+
 def salvage_segment(
-    seg: LogSegment, out: Path, topic_partition: tuple[str, int] | None
+    seg: LogSegment,
+    out: Path,
+    topic_partition: tuple[str, int] | None,
+    max_output_bytes: int | None = None,
 ) -> SalvagedSegment:
     """Scan the bytes recovery would cut from ``seg`` and write what is whole and valid in them
-    under ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
+    under ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl`` (at
+    most ``output_limit`` bytes)."""
     buf = open_buffer(seg.log_path)
-    return _salvage(buf, seg.log_path, first_damage(buf, str(seg.log_path)), out, topic_partition)
+    at = first_damage(buf, str(seg.log_path))
+    return _salvage(buf, seg.log_path, at, out, topic_partition, max_output_bytes)
 
 
-def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
+def salvage_cut_file(
+    path: Path, output_dir: Path, max_output_bytes: int | None = None
+) -> SalvagedSegment:
     """The same for the bytes ``kdump recover`` already cut and kept (``NAME.log.kdump-cut-N``,
     which starts at the invalid batch), written under ``output_dir/<partition dir name>/``;
     batch positions are the original log's."""
@@ -208,7 +233,8 @@ def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
     at = 0 if len(buf) else None
     cut_at = path.name.rsplit(CUT_SUFFIX, 1)[1].split(".")[0]
     shift = int(cut_at) if cut_at.isdigit() else 0
-    return _salvage(buf, path, at, output_dir / partition, parse_partition_dir(partition), shift)
+    tp = parse_partition_dir(partition)
+    return _salvage(buf, path, at, output_dir / partition, tp, max_output_bytes, shift)
 
 
 def _salvage(
@@ -217,6 +243,7 @@ def _salvage(
     at: int | None,
     out: Path,
     topic_partition: tuple[str, int] | None,
+    max_output_bytes: int | None,
     shift: int = 0,
 ) -> SalvagedSegment:
     path = str(log)
@@ -232,21 +259,43 @@ def _salvage(
     result.log = out / segment_file_name(first, LOG_SUFFIX)
     result.records = out / segment_file_name(first, ".jsonl")
     topic, partition = topic_partition or (None, None)
+    limit = output_limit(result.loss.salvageable.bytes, max_output_bytes)
     import json  # here: a rebuild or a clean recover never salvages
 
     with _atomic(result.log, "wb") as log_out, _atomic(result.records, "w") as jsonl:
+        written = 0
         for part in walk_resync(buf, path, at):
             if isinstance(part, Damaged):
                 result.damaged.append(part)
                 continue
             log_out.write(memoryview(buf)[part.position[0] : part.end])
             for batch in part.batches():
+                # records one at a time (a batch's are decoded a slice at a time): memory stays
+                # bounded by the batch's decompressed bytes however many records it holds
                 for record in iter_records(buf, batch, path):
-                    obj = record_object(batch, record, topic, partition, shift)
-                    jsonl.write(json.dumps(obj))
+                    line = json.dumps(record_object(batch, record, topic, partition, shift))
+                    written += len(line) + 1  # ASCII: json.dumps escapes the rest
+                    if written > limit:
+                        raise _past_limit(path, batch.position + shift, limit, max_output_bytes)
+                    jsonl.write(line)
                     jsonl.write("\n")
                     result.record_count += 1
     return result
+
+
+def _past_limit(path: str, position: int, limit: int, given: int | None) -> OutputLimitError:
+    how = (
+        "--max-output-bytes"
+        if given is not None
+        else (f"the default, {OUTPUT_RATIO}x the bytes of the batches salvaged")
+    )
+    return OutputLimitError(
+        f"the records' JSON Lines would pass {limit} bytes ({how}) in the batch at this "
+        "position: a batch that decompresses far beyond its size; nothing written for this "
+        "segment (raise --max-output-bytes to salvage it)",
+        path,
+        position,
+    )
 
 
 class _atomic:
@@ -270,7 +319,9 @@ class _atomic:
         os.replace(self.temp, self.path)
 
 
-def salvage_partition(target: PartitionTarget, output_dir: Path) -> Iterator[SalvagedSegment]:
+def salvage_partition(
+    target: PartitionTarget, output_dir: Path, max_output_bytes: int | None = None
+) -> Iterator[SalvagedSegment]:
     """Every segment of ``target`` (or the named ones) with damage, salvaged under
     ``output_dir/<partition dir name>/``."""
     try:
@@ -283,7 +334,7 @@ def salvage_partition(target: PartitionTarget, output_dir: Path) -> Iterator[Sal
             continue
         if not seg.log_path.is_file():
             continue
-        yield salvage_segment(seg, out, target.topic_partition)
+        yield salvage_segment(seg, out, target.topic_partition, max_output_bytes)
 
 
 __all__ = [
