@@ -138,22 +138,14 @@ def open_log(url: str, size: int | None = None) -> RemoteRecords:
 
 def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, read_ahead: int) -> Mirror:
     index = segment.manifest.chunk_index
-    stored = object_size(url) if size is None else size
-    if stored != index.stored_size:
-        short = "truncated object" if stored < index.stored_size else "object too long"
-        raise StoreError(
-            url,
-            f"{short}: {stored} bytes, the manifest's chunk index describes {index.stored_size}",
-            min(stored, index.stored_size),
-        )
+    index.check(url, object_size(url) if size is None else size)
     detransform = segment.detransform()
-    offsets = index.stored_offsets
 
     def fetch(start: int, end: int) -> Iterator[tuple[int, bytes]]:
         chunks = index.chunks(start, end)
         if not chunks:
             return
-        data = read_range(url, offsets[chunks.start], offsets[chunks.stop])
+        data = read_range(url, index.stored_offset(chunks.start), index.stored_offset(chunks.stop))
         yield from detransform.chunks(data, chunks.start, url)
 
     # a whole number of chunks a window, at least one
