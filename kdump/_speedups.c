@@ -577,11 +577,18 @@ static void share_work(CrcShare *sh, int helper)
     }
 }
 
-/* walk_v2's side: post the run, check slices, wait for the thread's last one. */
-static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
-                      const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
+/* walk_v2's side: post the run, check slices, wait for the thread's last one. 0 where another
+ * walk's run is posted (two walks given one share): the caller checks its own CRCs, for a run
+ * posted over another would let that walk return, and free its buffer, while the thread still
+ * reads it. */
+static int share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
+                     const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
 {
     pthread_mutex_lock(&sh->lock);
+    if (sh->buf != NULL) {
+        pthread_mutex_unlock(&sh->lock);
+        return 0;
+    }
     sh->buf = buf;
     sh->positions = positions;
     sh->sizes = sizes;
@@ -598,6 +605,7 @@ static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions
     sh->n = sh->next = sh->done = 0; /* nothing posted: the run's columns are about to go */
     sh->buf = NULL;
     pthread_mutex_unlock(&sh->lock);
+    return 1;
 }
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -791,11 +799,12 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     if (check_crc) {
         int64_t *positions = cols, *sizes = cols + 3 * stride, *stored = cols + 6 * stride,
                 *valid = cols + 15 * stride;
+        int shared = 0;
 #ifdef HAVE_CRC_SHARE
         if (share != Py_None && n > 1 && pos - positions[0] >= SHARE_MIN_BYTES)
-            share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
-        else
+            shared = share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
 #endif
+        if (!shared)
             check_crcs(buf, positions, sizes, stored, valid, 0, n);
         if (until_invalid) /* the walk ends before the first batch whose CRC fails */
             for (Py_ssize_t i = 0; i < n; i++)
@@ -1386,9 +1395,21 @@ static PyObject *crecord_as_tuple(CRecord *r)
     return t;
 }
 
+/* Raised where the Python Record is needed and kdump.format.records has not set it. */
+static int python_record_set(void)
+{
+    if (python_record != NULL)
+        return 1;
+    PyErr_SetString(PyExc_RuntimeError,
+                    "kdump._speedups.Record: import kdump.format.records first (set_record_class)");
+    return 0;
+}
+
 /* The Python Record with the same fields (what printing, pickling and the rest go through). */
 static PyObject *crecord_python(CRecord *r)
 {
+    if (!python_record_set())
+        return NULL;
     PyObject *fields = crecord_as_tuple(r);
     if (fields == NULL)
         return NULL;
@@ -1445,6 +1466,8 @@ static PyObject *crecord_repr(PyObject *self)
 
 static PyObject *crecord_reduce(PyObject *self, PyObject *unused)
 {
+    if (!python_record_set())
+        return NULL;
     PyObject *fields = crecord_as_tuple((CRecord *)self);
     return fields == NULL ? NULL : Py_BuildValue("(ON)", python_record, fields);
 }
@@ -1510,6 +1533,8 @@ static PyTypeObject CRecordType = {
 /* set_record_class(Record): the Python Record the C one prints, pickles and delegates as. */
 static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
 {
+    if (check_type(cls) < 0)
+        return NULL;
     Py_XSETREF(python_record, Py_NewRef(cls));
     Py_RETURN_NONE;
 }
@@ -2743,18 +2768,46 @@ static PyObject *py_time_index_check(PyObject *self, PyObject *args)
 
 /* ------------------------------------------------------------------ advise */
 
+static PyObject *mmap_type; /* mmap.mmap, found when the module loads */
+
+/* The advice kdump gives: MADV_NORMAL, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED and
+ * MADV_POPULATE_READ (Linux 5.14+; 22, whatever the headers here know). Others could do more
+ * than advise (MADV_REMOVE frees a shared mapping's file blocks). */
+static int advice_allowed(int advice)
+{
+#ifdef HAVE_MADVISE
+    return advice == MADV_NORMAL || advice == MADV_SEQUENTIAL || advice == MADV_WILLNEED ||
+           advice == MADV_DONTNEED || advice == 22;
+#else
+    return 1;
+#endif
+}
+
 /* advise(buf, start, end, advice) -> 0 or an errno value
- * madvise() over the pages holding buf[start:end] (a memory map), without the GIL: the walk's
+ * madvise() over the pages holding buf[start:end] of a memory map, without the GIL: the walk's
  * read-ahead thread populates the next window (MADV_POPULATE_READ) and hands back the pages
  * behind the walk (MADV_DONTNEED) while the walk's own thread checks CRCs. The errno is
- * returned, not raised: an advice the kernel does not know (EINVAL) only ends the read-ahead. */
+ * returned, not raised: an advice the kernel does not know (EINVAL) only ends the read-ahead.
+ * `buf` must be an mmap.mmap (its pages are the map's alone; MADV_DONTNEED over a bytes
+ * object's would zero the heap around it, issue 27) and the advice one of advice_allowed. */
 static PyObject *py_advise(PyObject *self, PyObject *args)
 {
     PyObject *obj;
     Py_ssize_t start, end;
     int advice;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice) || get_view(obj, &view) < 0)
+    if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice))
+        return NULL;
+    if (mmap_type == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)mmap_type)) {
+        PyErr_Format(PyExc_TypeError, "advise: buf must be an mmap.mmap, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    if (!advice_allowed(advice)) {
+        PyErr_Format(PyExc_ValueError, "advise: advice %d is not one kdump gives", advice);
+        return NULL;
+    }
+    if (get_view(obj, &view) < 0)
         return NULL;
     if (start < 0)
         start = 0;
@@ -2886,6 +2939,15 @@ PyMODINIT_FUNC PyInit__speedups(void)
     have_hw_crc = hw_crc_usable;
     if (PyType_Ready(&CRecordType) < 0)
         return NULL;
+    PyObject *mmap_module = PyImport_ImportModule("mmap");
+    if (mmap_module == NULL)
+        return NULL;
+    Py_XSETREF(mmap_type, PyObject_GetAttrString(mmap_module, "mmap"));
+    Py_DECREF(mmap_module);
+    if (mmap_type == NULL || !PyType_Check(mmap_type)) {
+        PyErr_SetString(PyExc_ImportError, "kdump._speedups: mmap.mmap is not a type");
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)&CRecordType) < 0) {
         Py_DECREF(m);

@@ -279,7 +279,7 @@ def test_render_payload_gives_a_batch_a_slice_at_a_time() -> None:
             payload, columns, 0, False, template, record_template, 1, 1, last, pos, first, 50
         )
         assert got is not None
-        data_, last, gaps, pos, first = got
+        data_, last, _, pos, first = got
         out += data_
         calls += 1
     assert out == whole[0] and pos == len(payload) and calls > 5
