@@ -180,7 +180,9 @@ def parse_manifest(data: bytes, path: str) -> Manifest:
         indexes: dict[str, tuple[int, int] | None] = {}
         for name in INDEX_NAMES:
             entry = (doc.get("segmentIndexes") or {}).get(name)
-            indexes[name] = None if entry is None else (int(entry["position"]), int(entry["size"]))
+            indexes[name] = (
+                None if entry is None else (_count(entry, "position"), _count(entry, "size"))
+            )
         encryption = None
         if doc.get("encryption") is not None:
             encryption = _encryption(doc["encryption"])
@@ -190,16 +192,27 @@ def parse_manifest(data: bytes, path: str) -> Manifest:
         raise
     except _FieldError as e:
         at = data.find(f'"{e.field}"'.encode())
-        raise ManifestError(path, f"chunkIndex.{e.field}: {e}", at if at >= 0 else None) from None
-    except (ValueError, KeyError, TypeError) as e:
+        where = "segmentIndexes" if e.field in ("position", "size") else "chunkIndex"
+        raise ManifestError(path, f"{where}.{e.field}: {e}", at if at >= 0 else None) from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        # RecursionError: JSON nested deeper than the interpreter recurses (fuzz/corpus/aiven)
         what = f"{type(e).__name__}: {e}"
         raise ManifestError(path, f"not an Aiven segment manifest: {what}") from None
+
+
+def _count(doc: dict[str, Any], field: str) -> int:
+    """A size or position field: a JSON integer of 0 or more (4E998 is a float, infinite as a
+    Python float, and no count: fuzz/corpus/aiven)."""
+    value = doc[field]
+    if type(value) is not int or value < 0:
+        raise _FieldError(field, f"{value!r} is not a count of bytes")
+    return value
 
 
 def _chunk_index(doc: dict[str, Any]) -> ChunkIndex:
     """The chunk index, every count and size checked before anything is made of them."""
     kind = doc["type"]
-    chunk, size = int(doc["originalChunkSize"]), int(doc["originalFileSize"])
+    chunk, size = _count(doc, "originalChunkSize"), _count(doc, "originalFileSize")
     if not 0 < chunk <= MAX_CHUNK_SIZE:
         raise _FieldError(
             "originalChunkSize", f"{chunk}: kdump reads chunks of 1 to {MAX_CHUNK_SIZE} bytes"
@@ -213,7 +226,8 @@ def _chunk_index(doc: dict[str, Any]) -> ChunkIndex:
             f"{count} chunks of {chunk} bytes for {size} bytes: kdump reads at most {MAX_CHUNKS}",
         )
     if kind == "fixed":
-        every, last = int(doc["transformedChunkSize"]), int(doc["finalTransformedChunkSize"])
+        every = _count(doc, "transformedChunkSize")
+        last = _count(doc, "finalTransformedChunkSize")
         if count and (last <= 0 or (count > 1 and every <= 0)):
             raise _FieldError("transformedChunkSize", f"stored sizes {every} and {last} (final)")
         return ChunkIndex(chunk, size, count, (every, last))

@@ -93,6 +93,19 @@ AIVEN_TOPIC_DIR = "hostile-AAAAAAAAAAAAAAAAAAAAAA"
 AIVEN_STEM = "00000000000000000000-AAAAAAAAAAAAAAAAAAAAAA"
 
 
+def manifest(chunk_index: dict[str, object], compression: bool = False) -> bytes:
+    """A SegmentManifestV1 with this ``chunkIndex``, no indexes, no encryption."""
+    indexes = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
+    return json.dumps(
+        {
+            "version": "1",
+            "chunkIndex": chunk_index,
+            "segmentIndexes": dict.fromkeys(indexes),
+            "compression": compression,
+        }
+    ).encode()
+
+
 def aiven_segment(
     bucket: Path, chunk_index: dict[str, object], log: bytes, compression: bool = False
 ) -> str:
@@ -100,14 +113,7 @@ def aiven_segment(
     this ``chunkIndex``; the URL of its ``.log``."""
     part = bucket / AIVEN_TOPIC_DIR / "0"
     part.mkdir(parents=True, exist_ok=True)
-    manifest = {
-        "version": "1",
-        "chunkIndex": chunk_index,
-        "segmentIndexes": {name: None for name in ("offset", "timestamp", "producerSnapshot")}
-        | {"leaderEpoch": None, "transaction": None},
-        "compression": compression,
-    }
-    (part / f"{AIVEN_STEM}.rsm-manifest").write_text(json.dumps(manifest))
+    (part / f"{AIVEN_STEM}.rsm-manifest").write_bytes(manifest(chunk_index, compression))
     (part / f"{AIVEN_STEM}.indexes").write_bytes(b"")
     (part / f"{AIVEN_STEM}.log").write_bytes(log)
     return f"file://{part / AIVEN_STEM}.log"

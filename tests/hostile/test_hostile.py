@@ -14,6 +14,7 @@ import pytest
 from hostile.cases import CASES, Case
 from hostile.runner import run_capped
 
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_input_stays_bounded(case: Case, tmp_path: Path) -> None:
     limit = case.limit(suite=True)
