@@ -62,14 +62,23 @@ def _too_big(limit: int) -> CodecError:
     return CodecError(f"decompressed payload exceeds the limit of {limit} bytes")
 
 
+GUNZIP_PIECE = 1 << 20
+"""Bytes zlib hands back at a time: appended where the payload grows, never held twice."""
+
+
 def _gunzip(data: Buffer, limit: int) -> bytearray:
     out = bytearray()
     rest = bytes(data)
-    while rest:
+    while rest:  # one gzip member after another
         d = zlib.decompressobj(wbits=31)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _too_big(limit)
+        while not d.eof:
+            piece = d.decompress(rest, min(GUNZIP_PIECE, limit + 1 - len(out)))
+            out += piece
+            if len(out) > limit:
+                raise _too_big(limit)
+            rest = d.unconsumed_tail
+            if not rest and not piece:  # the input is all read and gives nothing more
+                break
         if not d.eof:
             raise CodecError("gzip payload ends before its stream does")
         rest = d.unused_data
