@@ -106,7 +106,7 @@ def test_salvage_output_past_its_bound_is_one_line_and_nothing_written(
     tmp_path: Path, limit: int | None
 ) -> None:
     """salvage's JSON Lines are bounded (issue 27: a 22 KB bomb wrote 3.9 GB): past
-    --max-output-bytes, or the default (64x the salvaged batches, at least 64 MiB, here made
+    --max-output-bytes, or the default (100x the salvaged batches, at least 64 MiB, here made
     small), one line names the file and the batch, exit 3, and nothing is written."""
     from kdump.repair import salvage
 

@@ -29,7 +29,7 @@ from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
     "--max-output-bytes",
     type=click.IntRange(min=1),
     default=None,
-    help="Largest JSON Lines file per segment [default: 64x the bytes of the batches it "
+    help="Largest JSON Lines file per segment [default: 100x the bytes of the batches it "
     "salvages, at least 64 MiB: real records stay below, a decompression bomb does not].",
 )
 @click.pass_context
