@@ -230,7 +230,7 @@ CASES = [
         "spark-extract",
         "the Spark export's extraction of a record bomb",
         _spark_extract,
-        16 * MIB,
+        8 * MIB,
         REVIEW_RECORDS,
         suite_options=(),
         constant=SPARK_CONSTANT,
