@@ -35,9 +35,9 @@ from kdump.format.textfiles import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches
-from kdump.storage.remote.aiven import parse_manifest
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.records import FileRecords
+from kdump.storage.remote.aiven import parse_manifest
 from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20

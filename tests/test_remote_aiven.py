@@ -15,6 +15,8 @@ import zstandard
 from clirun import run_kdump
 from conftest import FIXTURES
 from hostile.bombs import AIVEN_STEM, aiven_segment, fixed_index, lying_chunk_sizes
+
+from kdump.errors import StoreError
 from kdump.storage.remote.aiven import (
     MAX_CHUNK_SIZE,
     MAX_CHUNKS,
@@ -24,8 +26,6 @@ from kdump.storage.remote.aiven import (
     encode_chunk_sizes,
     parse_manifest,
 )
-
-from kdump.errors import StoreError
 
 AIVEN = FIXTURES / "tiered" / "aiven"
 
