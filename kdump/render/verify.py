@@ -86,8 +86,13 @@ def finding_line(f: Finding) -> str:
     if f.position is not None:
         where += f":{f.position}"
     extra = f" offset {f.offset}" if f.offset is not None else ""
-    fix = f" [fix: {f.fix}]" if f.fix else ""
-    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{fix}"
+    if f.fix:
+        then = f" [fix: {f.fix}]"
+    elif f.advice:
+        then = f" [advice: {f.advice}]"
+    else:
+        then = ""
+    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{then}"
 
 
 def render_text(
