@@ -8,13 +8,16 @@ from __future__ import annotations
 import ast
 import json
 import re
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import pytest
+from clirun import run_kdump
 from conftest import FIXTURES, GENERATED, ORACLE, REPO, script_module
+from repair_support import batch_positions, copy_partition
 from test_verify import options_from
 
 from kdump.checks.findings import Finding, Severity
@@ -24,6 +27,7 @@ from kdump.render.verify import finding_line
 from kdump.report.html import findings_table
 
 KDUMP = REPO / "kdump"
+OFFSET = struct.Struct(">q")
 CORRUPT = FIXTURES / "corrupt"
 
 BUILT = {
@@ -420,6 +424,30 @@ def test_the_report_shows_the_advice_where_there_is_no_fix() -> None:
     assert html.count('class="advice"') == 1
     assert "advice: Let the broker start" in html
     assert "<code>kdump rebuild-index x.log</code>" in html
+
+
+def test_a_repair_shows_advice_only_for_what_it_leaves(tmp_path: Path) -> None:
+    """recover's plan: a cut batch says the cut removes it (no advice to run recover), an
+    overflowing segment recover leaves alone carries the registry's advice."""
+    overflowing = copy_partition("plain-0", tmp_path)
+    log = overflowing / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    OFFSET.pack_into(data, batch_positions(log)[4][0], 2**31 + 100)  # outside the CRC: valid
+    log.write_bytes(bytes(data))
+    cut = copy_partition("lz4-0", tmp_path)
+    log = sorted(cut.glob("*.log"))[0]
+    data = bytearray(log.read_bytes())
+    struct.pack_into(">i", data, batch_positions(log)[5][0] + 8, 3)  # below the minimum (14)
+    log.write_bytes(bytes(data))
+    ran = run_kdump(["recover", "--dry-run", str(overflowing), str(cut)])
+    lines = ran.stdout.splitlines()
+    cut_lines = [line for line in lines if "LOG_CORRUPT_BATCH" in line]
+    overflow = [line for line in lines if "LOG_OFFSET_OVERFLOW" in line]
+    assert cut_lines and overflow, ran.stdout
+    assert all(line.endswith("[the cut above removes it]") for line in cut_lines)
+    assert not any("[advice:" in line for line in cut_lines)
+    advice = REGISTRY["LOG_OFFSET_OVERFLOW"].cases[0].advice
+    assert all(line.endswith(f"[advice: {advice}]") for line in overflow)
 
 
 # -- docs/findings.md -------------------------------------------------------------------------

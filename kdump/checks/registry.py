@@ -73,12 +73,14 @@ TRIM = "kdump trim-index {segment .log}"
 # -- what recurs: the broker's recovery, and what to do about what it cuts ----------------------
 
 RECOVERED = (
-    "after an unclean shutdown LogLoader.recoverLog recovers every segment from the recovery "
-    "point on, and LogLoader recovers any segment whose .index is missing"
+    "after an unclean shutdown, every segment from the recovery point on (LogLoader.recoverLog); "
+    "at any start, one whose .index is missing or whose .txnindex fails its check"
 )
 CUT = (
-    f"When the broker recovers this segment ({RECOVERED}), LogSegment.recover truncates it at "
-    "this batch and LogLoader deletes every later segment of the partition."
+    "After an unclean shutdown the broker recovers every segment from the recovery point on "
+    "(LogLoader.recoverLog): LogSegment.recover truncates this one here and every later segment "
+    "is deleted. A segment whose .index is missing is recovered at any start (truncated here, "
+    "the later segments kept)."
 )
 CUT_ADVICE = (
     "Run `kdump salvage` first to keep the whole batches after the damage, then `kdump recover` "
@@ -212,19 +214,19 @@ CODES = (
         "LOG_TRUNCATED_TAIL",
         "Bytes after the segment's last whole batch that do not make a whole batch: a write "
         "torn by an unclean stop (power loss, kill -9, a full disk).",
-        "A segment it does not recover keeps the bytes; reads stop before them.",
+        "A segment the broker does not recover keeps the bytes; reads stop before them.",
     ),
     _cut(
         "LOG_CORRUPT_BATCH",
         "A batch header no batch can have (a size below the 14-byte minimum, or larger than "
         "what is left of the file): nothing after it in the segment can be read.",
-        "A segment it does not recover keeps it: fetches that reach it fail.",
+        "A segment the broker does not recover keeps it: fetches that reach it fail.",
     ),
     _cut(
         "LOG_UNKNOWN_MAGIC",
         "A batch whose magic byte (its format version) is not 0, 1 or 2: nothing after it in "
         "the segment can be read.",
-        "A segment it does not recover keeps it: fetches that reach it fail.",
+        "A segment the broker does not recover keeps it: fetches that reach it fail.",
     ),
     _code(
         "LOG_CRC_MISMATCH",
@@ -232,7 +234,7 @@ CODES = (
         "A batch whose stored CRC differs from its bytes (CRC-32C for v2 batches, CRC-32 for "
         "v0/v1 messages; with --deep also the inner messages of a v0/v1 compressed wrapper): "
         "bits changed on disk, or a torn write.",
-        f"{CUT} A segment it does not recover keeps the batch: consumers that check CRCs "
+        f"{CUT} A segment the broker does not recover keeps the batch: consumers that check CRCs "
         "(check.crcs, the default) fail on it and followers cannot append it. Recovery does "
         "not check the inner messages of a v0/v1 wrapper: it keeps them.",
         Case(
@@ -805,7 +807,7 @@ CODES = (
         ),
         Case(
             WARNING,
-            "recovery-point-offset-checkpoint",
+            "recovery-point-offset-checkpoint (the one case with the fix)",
             "Nothing is lost: the broker clamps the recovery point to the log end offset at "
             "startup; `kdump recover` does it now.",
             file="recovery-point-offset-checkpoint",
