@@ -617,8 +617,8 @@ CODES = (
         "An aborted transaction that does not end inside its segment.",
         "One ending below the segment's base offset fails TransactionIndex.sanityCheck when the "
         "broker loads the segment: it recovers the segment, rebuilding its indexes. One ending "
-        "past the segment's last offset passes, and read_committed fetches drop that "
-        "producer's records in its range as aborted.",
+        "past the segment's last offset passes: read_committed consumers may skip that "
+        "producer's transactional records from its first offset on as aborted.",
         Case(ERROR, "always", TXN_REBUILD_ADVICE),
     ),
     _code(
