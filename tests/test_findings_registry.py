@@ -25,6 +25,7 @@ from kdump.checks.registry import CODES, REGISTRY
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.render.verify import finding_line
 from kdump.report.html import findings_table
+from kdump.txn.analysis import abort_commands
 
 KDUMP = REPO / "kdump"
 OFFSET = struct.Struct(">q")
@@ -360,6 +361,14 @@ def test_every_error_and_warning_of_the_fixtures_says_what_to_do(
             assert template is not None and _template(template).fullmatch(f.fix), (
                 f"{f.code}: fix {f.fix!r} is not the registry's {template!r}"
             )
+
+
+def test_the_abort_command_kdump_txn_offers_is_the_registrys_fix() -> None:
+    """kdump txn's fix (no fixture of verify's carries it): the abort by start offset."""
+    abort, _ = abort_commands("broker:9092", "orders", 3, 1200, 1007, 2, 5)
+    for code in ("TXN_HANGING", "TXN_OPEN"):
+        template = REGISTRY[code].fix
+        assert template is not None and _template(template).fullmatch(abort), (code, abort)
 
 
 def test_the_three_that_had_neither_now_carry_advice() -> None:
