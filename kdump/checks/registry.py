@@ -97,8 +97,8 @@ REPLAY_ADVICE = (
 )
 REFETCH = (
     "A follower replica whose partition directory is moved out of the log dir (broker stopped) "
-    "starts empty and fetches the partition again from the leader, while other in-sync "
-    "replicas hold the data."
+    "starts empty and fetches the partition again from the leader: do it only while other "
+    "in-sync replicas hold the data."
 )
 KEPT_ADVICE = (
     "Recovery keeps this batch and kdump offers no fix. Consumers fail on it: move consumer "
@@ -144,8 +144,8 @@ OFFLINE = (
     "log."
 )
 SANITY_AT_STARTUP = (
-    f"{INDEX_LOAD} (Before Kafka 2.3 a failed check made the broker rebuild the index at every "
-    "start.)"
+    f"{INDEX_LOAD} (Before Kafka 2.3 the broker ran this check on every segment at startup and "
+    "rebuilt an index that failed it.)"
 )
 SANITY_CASES = (
     Case(
