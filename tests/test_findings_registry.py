@@ -60,8 +60,14 @@ BUILT = {
 }
 """Codes the source builds where the scan cannot read them: (module, the code's expression)."""
 
-PASSED_ON = {("kdump/checks/sink.py", "code")}
-"""Finding(...) calls that give an existing finding's code again (the count of those capped)."""
+PASSED_ON = {
+    ("kdump/checks/sink.py", "close", "code"),  # the count of a code's findings left out
+    ("kdump/checks/log.py", "scan_log", "*damage"),  # stop_damage's (a finding template)
+    ("kdump/repair/rebuild.py", "_walk_stop", "code"),  # stop_damage's, unpacked
+}
+"""Finding calls (module, function, the code's expression) whose code another place made: an
+existing finding, or a finding template (a function returning ``(code, Severity.X, ...)``,
+whose returns the scan reads)."""
 
 CODE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+")
 
@@ -94,7 +100,12 @@ def _name(call: ast.Call) -> str | None:
 
 
 def _arg(call: ast.Call, at: int | None, name: str | None) -> ast.expr | None:
-    if at is not None and at < len(call.args) and not isinstance(call.args[at], ast.Starred):
+    """The argument at position ``at`` or named ``name``; a starred argument at or before the
+    position stands for it (``finding(*damage)``)."""
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred) and at is not None and i <= at:
+            return arg
+    if at is not None and at < len(call.args):
         return call.args[at]
     return next((k.value for k in call.keywords if k.arg == name), None)
 
@@ -114,6 +125,16 @@ def _severities(expr: ast.expr | None) -> frozenset[str] | None:
     return None
 
 
+def _assigned(scope: ast.AST, name: str, top: bool = False) -> list[ast.expr]:
+    """The values ``name = ...`` gives it in ``scope`` (``top``: the module's own statements)."""
+    nodes = scope.body if top else ast.walk(scope)  # type: ignore[attr-defined]
+    return [
+        node.value
+        for node in nodes
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]
+    ]
+
+
 class _Module:
     def __init__(self, path: Path) -> None:
         self.rel = path.relative_to(REPO).as_posix()
@@ -123,7 +144,7 @@ class _Module:
             child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)
         }
         self.forwarders: dict[str, Forwarder] = {}
-        self.listed: set[tuple[str, str]] = set()  # the entries of BUILT and PASSED_ON met
+        self.listed: set[tuple[str, ...]] = set()  # the entries of BUILT and PASSED_ON met
         self._find_forwarders()
 
     def _calls(self, node: ast.AST) -> Iterator[tuple[ast.Call, Forwarder | None]]:
@@ -196,18 +217,14 @@ class _Module:
         if (self.rel, source) in BUILT:
             self.listed.add((self.rel, source))
             return set(BUILT[self.rel, source])
-        if (self.rel, source) in PASSED_ON:
-            self.listed.add((self.rel, source))
+        passed = (self.rel, where.name if where is not None else "", source)
+        if passed in PASSED_ON:
+            self.listed.add(passed)
             return set()
         if isinstance(expr, ast.Name) and where is not None:
             if where.name in self.forwarders and expr.id in _params(where):
                 return None
-            values = [
-                node.value
-                for node in ast.walk(where)
-                if isinstance(node, ast.Assign)
-                and [ast.unparse(t) for t in node.targets] == [expr.id]
-            ]
+            values = _assigned(where, expr.id) or _assigned(self.tree, expr.id, top=True)
             if values:
                 return set().union(*(self.resolve(v, where) or set() for v in values))
         raise AssertionError(
@@ -215,7 +232,20 @@ class _Module:
             "read it: list it in BUILT (or PASSED_ON) with the codes it can be"
         )
 
+    def template_sites(self) -> Iterator[Site]:
+        """Returns of ``(code, Severity.X, ...)``: findings made by the function's caller."""
+        returns = [n for n in ast.walk(self.tree) if isinstance(n, ast.Return)]
+        for node in returns:
+            value = node.value
+            if not isinstance(value, ast.Tuple) or len(value.elts) < 2:
+                continue
+            severities = _severities(value.elts[1])
+            if severities is not None:
+                codes = self.resolve(value.elts[0], self._enclosing(node))
+                yield Site(self.rel, node.lineno, frozenset(codes or ()), severities)
+
     def sites(self) -> Iterator[Site]:
+        yield from self.template_sites()
         for call, target in self._calls(self.tree):
             code = self._code_arg(call, target)
             assert code is not None, f"{self.rel}:{call.lineno}: a Finding with no code"
@@ -243,9 +273,14 @@ def _paired(code: ast.expr, severity: ast.expr | None) -> list[tuple[ast.expr, a
 
 @cache
 def source_modules() -> tuple[_Module, ...]:
-    """kdump's modules that create findings (a forwarder calls Finding in its own module)."""
+    """kdump's modules that create findings or finding templates (a forwarder calls Finding
+    in its own module)."""
     paths = sorted(KDUMP.rglob("*.py"))
-    return tuple(_Module(path) for path in paths if "Finding(" in path.read_text())
+    return tuple(_Module(path) for path in paths if _creates(path.read_text()))
+
+
+def _creates(text: str) -> bool:
+    return "Finding(" in text or "Severity." in text
 
 
 @cache
@@ -280,14 +315,15 @@ def test_each_site_creates_a_registered_severity() -> None:
 
 
 def test_the_scan_reads_the_kinds_of_site_it_is_meant_to() -> None:
-    """The scan itself: a forwarder's literal codes (log.py's st.finding), a code chosen by a
-    local variable (rebuild.py), one built by an f-string (BUILT) and a severity passed
-    through a forwarder (indexes.py's _add) all reach it."""
+    """The scan itself: a forwarder's literal codes (log.py's st.finding), a finding template's
+    codes (log.py's stop_damage: a local variable, a module constant), one built by an f-string
+    (BUILT) and a severity passed through a forwarder (indexes.py's _add) all reach it."""
     by_module: dict[str, set[str]] = {}
     for site in source_sites():
         by_module.setdefault(site.module, set()).update(site.codes)
-    assert {"LOG_OFFSET_GAP", "LOG_CORRUPT_BATCH"} <= by_module["kdump/checks/log.py"]
-    assert {"LOG_UNKNOWN_MAGIC", "LOG_OFFSET_OVERFLOW"} <= by_module["kdump/repair/rebuild.py"]
+    assert {"LOG_OFFSET_GAP", "LOG_UNKNOWN_MAGIC"} <= by_module["kdump/checks/log.py"]
+    assert "LOG_ZERO_TAIL" in by_module["kdump/checks/log.py"]  # a template's module constant
+    assert "LOG_OFFSET_OVERFLOW" in by_module["kdump/repair/rebuild.py"]
     assert "SCRUB_DELETE_STUCK" in by_module["kdump/tiered/scrub.py"]
     unsafe = [s for s in source_sites() if "INDEX_UNSAFE_ENTRY" in s.codes]
     assert [s.severities for s in unsafe] == [frozenset({"error"})]
@@ -376,9 +412,10 @@ def test_the_abort_command_kdump_txn_offers_is_the_registrys_fix() -> None:
         assert template is not None and _template(template).fullmatch(abort), (code, abort)
 
 
-def test_the_three_that_had_neither_now_carry_advice() -> None:
+def test_the_three_that_had_neither_now_carry_advice_or_a_fix() -> None:
     """CHECKPOINT_BEYOND_LOG_END (log start, high watermark), PARTITION_LEFTOVER_FILE and
-    SNAPSHOT_CORRUPT carried neither a fix nor an advice."""
+    SNAPSHOT_CORRUPT carried neither a fix nor an advice (PARTITION_LEFTOVER_FILE has since got
+    kdump recover's fix on a local log dir)."""
     names = [
         "checkpoint-beyond-log-end-log-start",
         "partition-leftover-file-swap",
@@ -396,9 +433,11 @@ def test_the_three_that_had_neither_now_carry_advice() -> None:
         "SNAPSHOT_CORRUPT",
     }
     for f in found:
-        assert f.fix is None
-        assert f.advice == REGISTRY[f.code].case_for(f.severity, f.path).advice  # type: ignore[union-attr]
-        assert f.to_dict()["advice"] == f.advice
+        case = REGISTRY[f.code].case_for(f.severity, f.path)
+        assert case is not None and case.advice
+        assert f.advice == (None if f.fix else case.advice)
+        d = f.to_dict()
+        assert d["fix"] or d["advice"]
 
 
 # -- where the advice shows -------------------------------------------------------------------

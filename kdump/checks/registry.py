@@ -216,6 +216,23 @@ CODES = (
         "torn by an unclean stop (power loss, kill -9, a full disk).",
         "A segment the broker does not recover keeps the bytes; reads stop before them.",
     ),
+    _code(
+        "LOG_ZERO_TAIL",
+        "log",
+        "Only zero bytes after the segment's last batch, to the end of the file: space the broker "
+        "preallocated (log.preallocate), or a write a power loss did not finish (the file's new "
+        "length reached the disk, its data did not). They hold no records.",
+        f"{CUT} A clean shutdown trims a preallocated segment; one the broker does not recover "
+        "keeps the zeros, and reads stop before them.",
+        Case(
+            WARNING,
+            "always",
+            "Nothing is lost: the broker's recovery truncates the zeros, and `kdump recover` does "
+            "it now. In a segment before the last one the cut also deletes every later segment, "
+            "as recovery does: run `kdump salvage` first if this is the only replica.",
+        ),
+        fix=RECOVER,
+    ),
     _cut(
         "LOG_CORRUPT_BATCH",
         "A batch header no batch can have (a size below the 14-byte minimum, or larger than "
@@ -682,26 +699,62 @@ CODES = (
         "PARTITION_OFFSET_GAP",
         "partition",
         "Offsets that lie in no segment, between two segments.",
-        "Nothing: normal after compaction or deletion; reads skip them.",
-        Case(INFO, "always"),
+        "Nothing: the broker does not look for gaps between segments; a read of those offsets "
+        "returns the next segment's records.",
+        Case(
+            INFO,
+            "a compacted topic (an internal one, or segments showing the cleaner's work): the "
+            "cleaner leaves out the records it removes",
+        ),
+        Case(
+            WARNING,
+            "otherwise: records are missing, cut by an earlier `kdump recover` (the kept file "
+            "named) or in a segment removed by hand or lost (retention deletes from the log start "
+            "only)",
+            "Where kdump recover cut them, `kdump salvage` writes out what the kept file holds. "
+            "Otherwise they exist only on other replicas: dump their copies of those offsets "
+            f"(`kdump dump --offset-range`). {REFETCH}",
+        ),
     ),
     _code(
         "PARTITION_LEFTOVER_FILE",
         "partition",
-        "A .swap, .cleaned or .deleted file: a compaction, segment split or deletion that did "
-        "not finish.",
+        "A .swap, .cleaned or .deleted file a compaction, segment split or deletion left "
+        "unfinished, or a segment file a pending swap replaces: the message says what the "
+        "broker does with it.",
         "LogLoader settles them before it loads the segments "
         "(removeTempFilesAndCollectSwapFiles): it deletes .deleted and .cleaned files and the "
         ".swap files of an interrupted split, and renames a compaction's .swap files into "
         "place, deleting the segments they replace.",
         Case(
             WARNING,
-            "always",
-            "Let the broker start: it finishes the work. Do not delete a .swap file by hand: "
-            "once the segments it replaces are renamed .deleted it holds the only copy of their "
-            "records. kdump reads the partition as it is now, without the .swap: verify it "
-            "again after the broker has started.",
+            "always (the fix on a local log dir)",
+            "Let the broker start: it finishes the work (`kdump recover` does the same on a local "
+            "log dir, keeping every file it deletes). Do not delete a .swap file by hand: once the "
+            "segments it replaces are renamed .deleted it holds the only copy of their records.",
         ),
+        fix=RECOVER,
+    ),
+    _code(
+        "PARTITION_KDUMP_LEFTOVER",
+        "partition",
+        "A temporary file of a kdump run stopped by force (SIGKILL, a power loss): "
+        "`.NAME.kdump-tmp-PID-...`, no file of Kafka's.",
+        "Nothing: Kafka ignores it (no segment suffix).",
+        Case(
+            WARNING,
+            "always (the fix on a local log dir)",
+            "Delete it: it is of no use; kdump's next repair of the partition removes it.",
+        ),
+        fix=RECOVER,
+    ),
+    _code(
+        "PARTITION_KDUMP_KEPT",
+        "partition",
+        "Log bytes `kdump recover` kept: the bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
+        "or a segment it deleted (`NAME.log.kdump-bak`); the message says what they hold.",
+        "Nothing: Kafka ignores them (no segment suffix).",
+        Case(INFO, "always (`kdump salvage` writes out their records; remove them once safe)"),
     ),
     _code(
         "PARTITION_METADATA_CORRUPT",
@@ -1114,7 +1167,7 @@ CODES = (
         "SCRUB_SEGMENT_MISSING",
         "scrub",
         "A segment the metadata says consumers read (COPY_SEGMENT_FINISHED and referenced) "
-        "with none of its objects in the bucket.",
+        "with none of its objects under the URL, its partition's folder there or not.",
         "Fetches of its offsets from remote storage fail.",
         Case(ERROR, "always", LOST_REMOTE_ADVICE),
     ),
@@ -1214,12 +1267,18 @@ CODES = (
         Case(ERROR, "always", LOST_REMOTE_ADVICE),
     ),
     _code(
-        "SCRUB_PARTITION_MISSING",
+        "SCRUB_DUPLICATE_PARTITION",
         "scrub",
-        "A partition whose referenced segments have no object at all in a bucket holding "
-        "other partitions of its topic.",
-        "Fetches of its remote offsets fail.",
-        Case(ERROR, "always", LOST_REMOTE_ADVICE),
+        "A partition found under two prefixes or more (a backup or migration copy beside the "
+        "broker's objects, or both layouts): each copy is compared on its own.",
+        "The broker reads and deletes under the one prefix its remote storage manager is "
+        "configured with; it never reads nor deletes the other copies.",
+        Case(
+            WARNING,
+            "always",
+            "Scrub the broker's own prefix alone for its verdict; the other copies are yours to "
+            "keep or delete.",
+        ),
     ),
     _code(
         "SCRUB_PARTITIONS_ELSEWHERE",

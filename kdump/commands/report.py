@@ -10,6 +10,7 @@ import click
 from kdump.commands.options import (
     config_layers,
     config_options,
+    jobs_option,
     no_progress_option,
     now_option,
     output_file,
@@ -31,6 +32,7 @@ from kdump.render.progress import progress, show_progress
 )
 @now_option
 @config_options
+@jobs_option
 @no_progress_option
 @click.pass_context
 def report(
@@ -41,6 +43,7 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    jobs: int,
     quiet: bool,
 ) -> None:
     """Write an HTML report of partition dirs or log dirs: per log dir a summary (findings
@@ -60,7 +63,7 @@ def report(
         layers=config_layers(configs, server_properties, describe_output),
     )
     with progress(show_progress(quiet), "report") as meter:
-        model = collect(list(paths), options, meter)
+        model = collect(list(paths), options, meter, jobs)
     refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
     write_textfile(output, render_html(model, list(paths)))
     errors = sum(d.counts()["error"] for d in model.log_dirs)

@@ -28,9 +28,12 @@ def change_line(change: FileChange) -> str:
     """``ACTION PATH: details`` for one planned file."""
     action = change.action
     if change.rename_to is not None:
-        detail = f"to {change.rename_to.name} (its first batch's base offset)"
+        why = change.difference or "its first batch's base offset"
+        detail = f"to {change.rename_to.name} ({why})"
     elif change.delete or change.kind in (SNAPSHOT, CHECKPOINT):
         detail = change.difference or ""
+        if change.loss is not None:
+            detail += f": {change.loss.describe()}"
     elif change.kind == LOG:
         assert change.truncate_at is not None and change.old is not None
         cut = change.old.size - change.truncate_at

@@ -20,133 +20,22 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kdump.crc import Buffer
-from kdump.errors import KdumpError
-from kdump.format.batch import Batch, iter_records, read_batch
-from kdump.format.names import LOG_SUFFIX, parse_partition_dir, segment_file_name
+from kdump.format.batch import Batch, iter_records
+from kdump.format.names import (
+    LOG_SUFFIX,
+    KeptLog,
+    parse_kept_log,
+    parse_partition_dir,
+    segment_file_name,
+)
 from kdump.format.records import Record
-from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
+from kdump.format.walk import Damaged, walk_resync
+from kdump.loss import CutLoss, cut_loss
 from kdump.render.describe import timestamp_type
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
-
-CUT_SUFFIX = ".kdump-cut-"
-"""What ``kdump recover`` names the bytes it cut: ``NAME.log.kdump-cut-POSITION``."""
-
-
-@dataclass
-class OffsetSpan:
-    """Batches, records and the offsets they cover (first..last), counted as they come."""
-
-    batches: int = 0
-    records: int = 0
-    first: int | None = None
-    last: int | None = None
-    bytes: int = 0
-
-    def add(self, base: int, last: int, records: int, size: int) -> None:
-        self.batches += 1
-        self.records += records
-        self.first = base if self.first is None else min(self.first, base)
-        self.last = last if self.last is None else max(self.last, last)
-        self.bytes += size
-
-    def describe(self) -> str:
-        if not self.batches:
-            return "no batch"
-        batches = f"{self.batches} batch" + ("" if self.batches == 1 else "es")
-        records = f"{self.records} record" + ("" if self.records == 1 else "s")
-        return f"{batches}, {records}, offsets {self.first}..{self.last}"
-
-
-@dataclass
-class CutLoss:
-    """The bytes from ``position`` to the end of a log, as a cut there would remove them."""
-
-    position: int
-    size: int
-    lost: OffsetSpan = field(default_factory=OffsetSpan)
-    """Every batch whose header can still be read: the invalid one the cut starts at, and
-    every whole batch after it."""
-    salvageable: OffsetSpan = field(default_factory=OffsetSpan)
-    """The whole, valid batches among them (what ``kdump salvage`` keeps)."""
-    damaged_bytes: int = 0
-    unreadable_bytes: int = 0
-    """Damaged bytes that are not even a readable batch header (lost with no count)."""
-
-    @property
-    def cut_bytes(self) -> int:
-        return self.size - self.position
-
-    def describe(self) -> str:
-        """``removes 5 batches, 21 records, offsets 30..62 (kdump salvage keeps 4 of them,
-        18 records)``"""
-        if not self.lost.batches:
-            return f"removes {self.cut_bytes} bytes that hold no readable batch"
-        text = f"removes {self.lost.describe()}"
-        if self.unreadable_bytes:
-            text += f", and {self.unreadable_bytes} bytes that are no readable batch"
-        keep = self.salvageable
-        if keep.batches:
-            text += f"; kdump salvage keeps {keep.batches} whole one(s), {keep.records} records"
-        else:
-            text += "; none of them is whole and valid"
-        return text
-
-
-def _records_of(run: BatchRun, i: int, buf: Buffer, path: str) -> int:
-    count = run.records_count[i]
-    if count >= 0:
-        return count
-    try:  # v0/v1: a wrapper holds its messages inside
-        return sum(1 for _ in iter_records(buf, run.batch(i), path))
-    except KdumpError:
-        return 1
-
-
-def _damaged_header(buf: Buffer, position: int, path: str) -> Batch | None:
-    """The header of the batch a damaged stretch starts with, when it still reads as one (a
-    bad CRC, a damaged payload): its offsets are lost with it."""
-    try:
-        return read_batch(buf, position, len(buf), path)
-    except KdumpError:
-        return None
-
-
-def cut_loss(buf: Buffer, position: int, path: str = "<bytes>") -> CutLoss:
-    """What cutting ``buf`` at ``position`` removes, and what of it is still whole and valid."""
-    loss = CutLoss(position, len(buf))
-    for part in walk_resync(buf, path, position):
-        if isinstance(part, Damaged):
-            loss.damaged_bytes += part.end - part.start
-            batch = _damaged_header(buf, part.start, path)
-            unread = part.end - part.start
-            if batch is not None and batch.end <= part.end:
-                count = (batch.records_count or 0) if batch.magic >= 2 else 1
-                loss.lost.add(batch.base_offset, batch.last_offset, max(count, 0), batch.size)
-                unread -= batch.size
-            loss.unreadable_bytes += unread
-            continue
-        for i in range(part.n):
-            args = (
-                part.base_offset[i],
-                part.last_offset[i],
-                _records_of(part, i, buf, path),
-                part.size[i],
-            )
-            loss.lost.add(*args)
-            loss.salvageable.add(*args)
-    return loss
-
-
-def first_damage(buf: Buffer, path: str) -> int | None:
-    """Where the broker's recovery would cut this log (its first invalid batch), or None."""
-    walk = LogWalk(buf, path, until_invalid=True)
-    for _ in walk:
-        pass
-    assert walk.stop is not None
-    return walk.stop.position if walk.stop.is_damage else None
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -187,6 +76,8 @@ class SalvagedSegment:
     segment: Path
     damage_at: int | None
     """Where recovery cuts it (None: nothing to salvage)."""
+    kept: KeptLog | None = None
+    """The segment is bytes ``kdump recover`` kept: what they were."""
     loss: CutLoss | None = None
     log: Path | None = None
     records: Path | None = None
@@ -205,16 +96,19 @@ def salvage_segment(
     return _salvage(map_regular(log_path), log_path, at, out, topic_partition)
 
 
-def salvage_cut_file(path: Path, output_dir: Path) -> SalvagedSegment:
-    """The same for the bytes ``kdump recover`` already cut and kept (``NAME.log.kdump-cut-N``,
-    which starts at the invalid batch), written under ``output_dir/<partition dir name>/``;
-    batch positions are the original log's."""
+def salvage_kept(path: Path, output_dir: Path) -> SalvagedSegment:
+    """The same for log bytes ``kdump recover`` kept (``NAME.log.kdump-cut-N``, which starts at
+    the invalid batch, or ``NAME.log.kdump-bak``, a segment it deleted after a cut), written
+    under ``output_dir/<partition dir name>/``; batch positions are the original log's."""
+    kept = parse_kept_log(path.name)
+    assert kept is not None, f"{path} is no log kdump recover kept"
     buf = map_regular(path)
     partition = path.parent.name
     at = 0 if len(buf) else None
-    cut_at = path.name.rsplit(CUT_SUFFIX, 1)[1].split(".")[0]
-    shift = int(cut_at) if cut_at.isdigit() else 0
-    return _salvage(buf, path, at, output_dir / partition, parse_partition_dir(partition), shift)
+    out = output_dir / partition
+    result = _salvage(buf, path, at, out, parse_partition_dir(partition), kept.cut_at)
+    result.kept = kept
+    return result
 
 
 def _salvage(
@@ -244,7 +138,7 @@ def _salvage(
     with _atomic(result.log, "wb", owner) as log_out, _atomic(result.records, "w", owner) as jsonl:
         for part in walk_resync(buf, path, at):
             if isinstance(part, Damaged):
-                result.damaged.append(part)
+                result.damaged.append(Damaged(part.start + shift, part.end + shift))
                 continue
             log_out.write(memoryview(buf)[part.position[0] : part.end])
             for batch in part.batches():
@@ -294,7 +188,8 @@ class _atomic:
 def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSegment]:
     """Every segment of ``log`` (or the named ones) with damage, salvaged under
     ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
-    refuses (the partition's one walk of it, as verify and recover read it)."""
+    refuses (the partition's one walk of it, as verify and recover read it); then, for a
+    whole partition, the log bytes an earlier ``kdump recover`` kept in it."""
     directory = log.storage.local_path
     assert directory is not None, "salvage reads local partitions"
     out = output_dir / directory.name
@@ -302,16 +197,15 @@ def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSeg
         scan = log.result(seg).scan
         at = None if scan is None else scan.first_invalid
         yield salvage_segment(directory / seg.file_name(LOG_SUFFIX), at, out, log.topic_partition)
+    if log.only is None:
+        for kept in log.kept_logs:
+            yield salvage_kept(directory / kept.name, output_dir)
 
 
 __all__ = [
-    "CutLoss",
-    "OffsetSpan",
     "SalvagedSegment",
-    "cut_loss",
-    "first_damage",
     "record_object",
-    "salvage_cut_file",
+    "salvage_kept",
     "salvage_partition",
     "salvage_segment",
 ]

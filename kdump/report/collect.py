@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
 from kdump.format.index import OffsetIndex
+from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.run import LogDirIdentity, identify
 from kdump.segment import LogSegment
@@ -158,11 +161,12 @@ class ReportModel:
 
 
 def collect(
-    paths: list[str], options: ReportOptions, progress: Progress = NO_PROGRESS
+    paths: list[str], options: ReportOptions, progress: Progress = NO_PROGRESS, jobs: int = 1
 ) -> ReportModel:
-    """Everything under ``paths``, log dir by log dir; partitions with errors first."""
+    """Everything under ``paths``, log dir by log dir; partitions with errors first; worked
+    out in ``jobs`` processes (the same model for any number)."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    opened = OpenOptions(verify=options.verify, now_ms=options.now)
+    opened = OpenOptions(verify=options.verify, now_ms=options.now, layers=options.layers)
     found = discover(paths, options=opened, urls=False)
     every = found.partitions
     groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
@@ -171,28 +175,46 @@ def collect(
         where = log.log_dir.location if log.log_dir is not None else log.location
         groups.setdefault(where, []).append(log)
     view = read_coordinator_view([log for log in every if is_transaction_state(log)])
-    progress.total(sum(log.bytes for log in every))
+    progress.total(sum(log.size for log in every))
+    # partitions in ``jobs`` processes, the biggest first: each is walked once there, and only
+    # its small view comes back (the walk of one partition is Python's work: threads would wait)
+    done = stream_ordered(
+        partial(_collected, options=options, view=view), every, jobs, weight=_size, lookahead=16
+    )
+    views: dict[int, tuple[PartitionView, PartitionResult]] = {}
+    for log, item in zip(every, done, strict=True):
+        views[id(log)] = item
+        progress.advance(log.size, log.location)
     out: list[LogDirView] = []
     for directory, logs in groups.items():
         found_dir = log_dirs.get(directory)
         log_dir = LogDirView(directory, identify(directory))
-        results = []
-        for log in logs:
-            partition, result = _partition(log, options, view, progress)
-            log.close()
-            log_dir.partitions.append(partition)
-            results.append(result)
+        log_dir.partitions = [views[id(log)][0] for log in logs]
         if found_dir is not None:
-            log_dir.findings = list(log_dir_findings(found_dir, logs))
+            results = [views[id(log)][1] for log in logs]
+            log_dir.findings = list(log_dir_findings(found_dir, results))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))
 
 
+def _size(log: UnifiedLog) -> int:
+    return log.size
+
+
+def _collected(
+    log: UnifiedLog, options: ReportOptions, view: CoordinatorView
+) -> Iterator[tuple[PartitionView, PartitionResult]]:
+    try:
+        yield _partition(log, options, view)
+    finally:
+        log.close()
+
+
 def _partition(
-    log: UnifiedLog, options: ReportOptions, view: CoordinatorView, progress: Progress
+    log: UnifiedLog, options: ReportOptions, view: CoordinatorView
 ) -> tuple[PartitionView, PartitionResult]:
-    settings = resolve_settings(options.layers, log.topic)
+    settings = log.settings
     # The topic's index.interval.bytes where one was given (--config, describe output, broker):
     # the index checks then name an index denser than it. Kafka's default alone says nothing
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
@@ -204,7 +226,6 @@ def _partition(
     # one walk of each segment: verify's checks, the facts, the producer state replay
     log.walk_in_order()
     result = finish_partition(log)
-    progress.advance(log.bytes, log.location)
     p = PartitionView(
         path=log.location,
         topic=log.topic,
