@@ -73,7 +73,12 @@ def findings_table(findings: list[Finding]) -> str:
     rows = []
     for f in findings:
         where = escape(f.path) + (f":{f.position}" if f.position is not None else "")
-        fix = f"<br><code>{escape(f.fix)}</code>" if f.fix else ""
+        if f.fix:
+            fix = f"<br><code>{escape(f.fix)}</code>"
+        elif f.advice:
+            fix = f'<br><span class="advice">advice: {escape(f.advice)}</span>'
+        else:
+            fix = ""
         rank = f.severity.rank
         rows.append(
             f'<tr data-severity="{f.severity.value}">'
