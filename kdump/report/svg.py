@@ -27,7 +27,7 @@ PLOT = WIDTH - LEFT - RIGHT
 FONT = 12
 CHAR = 7.0
 """A label's advance per character at FONT (system-ui), to keep labels apart."""
-LANE = 17
+LANE = 19
 """Height of one row of labels."""
 GAP = 4
 """Between the lowest row of labels and the bars."""
@@ -111,12 +111,13 @@ def _place(x0: float, x1: float, text: str) -> tuple[float, float, str]:
 
 
 def _lanes(notes: Sequence[Note]) -> list[int]:
-    """A lane for each note (first fit): no two labels overlap, and where possible no tick,
-    going down from its label to the bars, crosses another label (where not, the tick passes
-    behind it: labels have a halo)."""
+    """A lane for each note (first fit, leftmost first): no two labels overlap, and where
+    possible no tick, going down from its label to the bars, crosses another label (where
+    not, the tick passes behind it: labels have a halo)."""
     placed: list[tuple[int, float, float, tuple[float, ...]]] = []
-    out = []
-    for n in notes:
+    out = [0] * len(notes)
+    for k in sorted(range(len(notes)), key=lambda k: (notes[k].x0, notes[k].x1)):
+        n = notes[k]
         a, b, _ = _place(n.x0, n.x1, n.text)
         ticks = (n.x0, n.x1)
 
@@ -132,10 +133,10 @@ def _lanes(notes: Sequence[Note]) -> list[int]:
                 for i, c, d, theirs in placed
             )
 
-        free = [k for k in range(len(notes)) if not overlaps(k)]
-        lane = next((k for k in free if not crosses(k)), free[0])
+        free = [i for i in range(len(notes)) if not overlaps(i)]
+        lane = next((i for i in free if not crosses(i)), free[0])
         placed.append((lane, a, b, ticks))
-        out.append(lane)
+        out[k] = lane
     return out
 
 
@@ -328,24 +329,24 @@ def time_plot(p: PartitionView, now: int) -> str:
     lo = min(s.first_timestamp for s in timed)
     hi = max(s.largest_timestamp for s in timed)
     x = Scale(lo, hi)
-    lines = [(now, "now", f"--now {iso(now)}")]
+    lines = [(now, "now", "--now", "")]
     if p.retention_ms is not None and p.retention_ms >= 0:
-        cutoff = now - p.retention_ms
         lines.append(
             (
-                cutoff,
+                now - p.retention_ms,
                 "ret",
-                f"retention line {iso(cutoff)}: --now − {rough_duration(p.retention_ms)}",
+                "retention line",
+                f" (--now − {rough_duration(p.retention_ms)})",
             )
         )
     above, edge = [], []
-    for value, _, what in lines:
+    for value, _, name, how in lines:
         if x.inside(value):
-            above.append(Note(x(value), x(value), what, "note"))
+            above.append(Note(x(value), x(value), f"{name} {iso(value)}{how}", "note"))
         else:
             side = "after the newest batch" if value > hi else "before the oldest batch"
             gap = rough_duration(abs(value - (hi if value > hi else lo)))
-            edge.append(f"{what.split(':')[0]}: {gap} {side}")
+            edge.append(f"{name} {iso(value)}{how}: {gap} {side}")
     notes, top = _notes_above(above, TOP)
     h = 28
     for s in timed:
@@ -353,9 +354,9 @@ def time_plot(p: PartitionView, now: int) -> str:
         cls = segment_class(s, lost) + (" future" if s.largest_timestamp > now else "")
         title = segment_title(s) + f"; {iso(s.first_timestamp)} .. {iso(s.largest_timestamp)}"
         body.append(_rect(x(a), x(b), top, h, cls, title))
-    for value, cls, what in lines:
+    for value, cls, name, how in lines:
         if x.inside(value):
-            body.append(_vline(x(value), top - 2, top + h + 2, cls, what))
+            body.append(_vline(x(value), top - 2, top + h + 2, cls, f"{name} {iso(value)}{how}"))
     body += notes
     base = top + h
     body.append(_axis(base))
