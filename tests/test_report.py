@@ -346,3 +346,24 @@ def test_no_name_can_end_the_models_script(tmp_path: Path) -> None:
         str(tmp_path / "<!--" / "plain-0"),
     }
     assert "</script>" in str(tmp_path / "x<" / "script>-0")
+
+
+def test_the_verdict_names_the_log_dirs_own_files(tmp_path: Path) -> None:
+    """A checkpoint file's finding belongs to its log dir, not to a partition: the verdict
+    names the log dir and its codes too. Two partitions of one name in two log dirs of one
+    name are told apart by as much of the path as differs."""
+    corrupt = ORACLE.parent / "corrupt"
+    dirs = [
+        corrupt / c / "logdir"
+        for c in ("checkpoint-corrupt", "checkpoint-beyond-log-end-log-start")
+    ]
+    out = tmp_path / "r.html"
+    run_kdump(["report", *map(str, dirs), "-o", str(out)])
+    page = out.read_text()
+    model, _ = read_page(page)
+    verdict = page[page.index('id="verdict"') : page.index("</div>", page.index('id="verdict"'))]
+    for d in model["log_dirs"]:
+        (code,) = {f["code"] for f in d["findings"]}
+        assert f"{escape(d['path'])}</a>: {code}" in verdict
+    labels = [p["shown"]["label"] for p in model_partitions(model).values()]
+    assert sorted(labels) == [f"txn-0 ({d.parent.name}/logdir)" for d in sorted(dirs)]

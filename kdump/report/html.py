@@ -14,13 +14,14 @@ draws until the script puts one on the page. The model behind it all is embedded
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from html import escape
 from itertools import groupby
 from pathlib import Path
 
 from kdump import __version__
-from kdump.checks.findings import Finding
+from kdump.checks.findings import Finding, Severity
 from kdump.discovery import natural_key
 from kdump.report import embed
 from kdump.report.collect import LogDirView, PartitionView, ReportModel
@@ -30,6 +31,7 @@ from kdump.report.overview import (
     STATUSES,
     PartitionRow,
     anchor_of,
+    log_dir_anchor,
     newest,
     oldest,
     rows,
@@ -129,47 +131,78 @@ def _identity(d: LogDirView) -> str:
 def _verdict(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
     ordered = sorted(model.partitions, key=lambda p: (shown[p.path].rank, natural_key(p.path)))
     by_status = {s: [p for p in ordered if shown[p.path].status == s] for s in STATUSES}
-    n = len(ordered)
     wrong = [s for s in STATUS_WORDS if by_status[s]]
-    own = sum(len(d.findings) for d in model.log_dirs)
-    if not wrong:
-        cls = "v-good"
-        head = f"All {n} partition(s) look healthy: no error, no warning, nothing blocked."
-    else:
-        cls = "v-bad" if by_status["damaged"] or by_status["errors"] else "v-warn"
-        need = sum(len(by_status[s]) for s in wrong)
-        counts = ", ".join(f"{len(by_status[s])} {COUNTED[s]}" for s in wrong)
-        head = f"{need} of {n} partition(s) need a look: {counts}."
-    items = []
-    for s in wrong:
+    dirs = [d for d in model.log_dirs if _own_problems(d)]
+    items = [_verdict_item(s, by_status[s], shown) for s in wrong]
+    if dirs:
         named = "".join(
-            f'<li><a href="#{shown[p.path].anchor}">{escape(shown[p.path].label)}</a>: '
-            f"{escape(shown[p.path].problems[0])}</li>"
-            for p in by_status[s][:VERDICT_NAMES]
+            f'<li><a href="#{log_dir_anchor(d)}">{escape(d.path)}</a>: '
+            f"{escape(_own_problems(d))}</li>"
+            for d in dirs
         )
-        more = len(by_status[s]) - VERDICT_NAMES
-        if more > 0:
-            named += f'<li class="muted">and {more} more (the table lists them all)</li>'
-        items.append(
-            f'<li class="st-{s}"><b>{escape(STATUS_WORDS[s])}</b> ({len(by_status[s])})'
-            f"<ul>{named}</ul></li>"
+        items.append(f"<li><b>the log dirs' own files</b> ({len(dirs)})<ul>{named}</ul></li>")
+    if not items:
+        cls = "v-good"
+        head = (
+            f"All {len(ordered)} partition(s) look healthy: no error, no warning, nothing blocked."
         )
-    startup = sum(1 for p in ordered if p.summary.startup)
-    tail = [
-        f"{startup} partition(s) have work for the broker at startup (below, by log dir)"
-        if startup
-        else "at startup the broker has nothing to rebuild or truncate",
-        f"{len(by_status['empty'])} empty partition(s)",
-    ]
-    if own:
-        tail.append(f"{own} finding(s) on the log dirs' own files (below)")
-    if model.unreadable:
-        tail.append(f"{len(model.unreadable)} path(s) could not be read")
+    else:
+        errors = (
+            by_status["damaged"]
+            or by_status["errors"]
+            or any(f.severity.rank >= Severity.ERROR.rank for d in dirs for f in d.findings)
+        )
+        cls = "v-bad" if errors else "v-warn"
+        counts = ", ".join(f"{len(by_status[s])} {COUNTED[s]}" for s in wrong)
+        head = (
+            f"{sum(len(by_status[s]) for s in wrong)} of {len(ordered)} partition(s) need a look"
+            + (f": {counts}." if wrong else ".")
+            + (f" {len(dirs)} log dir(s) have findings on their own files." if dirs else "")
+        )
     return (
         f'<div class="verdict {cls}" id="verdict"><p class="headline">{escape(head)}</p>'
         + (f'<ul class="kinds">{"".join(items)}</ul>' if items else "")
-        + f'<p class="muted">{escape("; ".join(tail))}.</p></div>'
+        + f'<p class="muted">{escape(_verdict_tail(model, ordered, by_status))}.</p></div>'
     )
+
+
+def _own_problems(d: LogDirView) -> str:
+    """The codes of a log dir's own findings that are errors or warnings ("": none)."""
+    found = Counter(f.code for f in d.findings if f.severity.rank >= Severity.WARNING.rank)
+    return ", ".join(code + (f" ×{n}" if n > 1 else "") for code, n in found.most_common())
+
+
+def _verdict_item(
+    status: str, partitions: list[PartitionView], shown: Mapping[str, PartitionRow]
+) -> str:
+    named = "".join(
+        f'<li><a href="#{shown[p.path].anchor}">{escape(shown[p.path].label)}</a>: '
+        f"{escape(shown[p.path].problems[0])}</li>"
+        for p in partitions[:VERDICT_NAMES]
+    )
+    more = len(partitions) - VERDICT_NAMES
+    if more > 0:
+        named += f'<li class="muted">and {more} more (the table lists them all)</li>'
+    return (
+        f'<li class="st-{status}"><b>{escape(STATUS_WORDS[status])}</b> ({len(partitions)})'
+        f"<ul>{named}</ul></li>"
+    )
+
+
+def _verdict_tail(
+    model: ReportModel, ordered: list[PartitionView], by_status: dict[str, list[PartitionView]]
+) -> str:
+    startup = sum(1 for p in ordered if p.summary.startup)
+    tail = [
+        f"At startup the broker has work in {startup} partition(s) (below, by log dir)"
+        if startup
+        else "At startup the broker has nothing to rebuild or truncate"
+    ]
+    if by_status["empty"]:
+        tail.append(f"{len(by_status['empty'])} empty partition(s)")
+    if model.unreadable:
+        tail.append(f"{len(model.unreadable)} path(s) could not be read")
+    return "; ".join(tail)
 
 
 # -- the fleet map -----------------------------------------------------------------------------
@@ -415,7 +448,7 @@ def _log_dir_summary(d: LogDirView, shown: Mapping[str, PartitionRow]) -> str:
         for code, sev, n in d.codes()
     )
     startup = [(p, a) for p in d.partitions for a in p.summary.startup]
-    out = [f"<h3>{escape(d.path)}</h3>"]
+    out = [f'<h3 id="{log_dir_anchor(d)}">{escape(d.path)}</h3>']
     if codes:
         out.append(
             '<table class="sortable"><thead><tr><th>severity</th><th>code</th>'

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.report.collect import OpenTxnView, PartitionView, ReportModel
+from kdump.report.collect import LogDirView, OpenTxnView, PartitionView, ReportModel
 from kdump.units import offset_span, rough_duration, size
 
 STATUSES = ("damaged", "errors", "warnings", "blocked", "ok", "empty")
@@ -78,14 +78,28 @@ def anchor_of(p: PartitionView, detailed: bool) -> str:
     return f"{'d' if detailed else 'r'}-{zlib.crc32(os.fsencode(p.path)):08x}"
 
 
+def log_dir_anchor(d: LogDirView) -> str:
+    """The id of a log dir's summary (its own files' findings, the broker's startup)."""
+    return f"l-{zlib.crc32(os.fsencode(d.path)):08x}"
+
+
 def labels(model: ReportModel) -> dict[str, str]:
-    """Each partition's name, with its log dir's where the name is not unique on the page."""
+    """Each partition's name, with as much of its log dir's path as tells it apart where the
+    name is not unique on the page."""
     paths = {p.path: Path(p.path) for p in model.partitions}
     names = Counter(path.name for path in paths.values())
-    return {
-        p: path.name if names[path.name] == 1 else f"{path.name} ({path.parent.name})"
-        for p, path in paths.items()
-    }
+    out = {}
+    for p, path in paths.items():
+        if names[path.name] == 1:
+            out[p] = path.name
+            continue
+        same = [q.parent.parts for q in paths.values() if q.name == path.name and q != path]
+        parts = path.parent.parts
+        depth = 1
+        while depth < len(parts) and any(q[-depth:] == parts[-depth:] for q in same):
+            depth += 1
+        out[p] = f"{path.name} ({'/'.join(parts[-depth:])})"
+    return out
 
 
 def rows(model: ReportModel) -> dict[str, PartitionRow]:
@@ -96,13 +110,28 @@ def rows(model: ReportModel) -> dict[str, PartitionRow]:
         for p in sorted(model.partitions, key=lambda p: -p.summary.bytes)[:LARGEST]
         if p.summary.bytes
     }
-    peak = max((p.summary.bytes for p in model.partitions), default=0)
+    sizes = [p.summary.bytes for p in model.partitions if p.summary.bytes]
+    scale = (min(sizes, default=1), max(sizes, default=1))
     return {
-        p.path: _row(p, model.now, label[p.path], p.path in largest, peak) for p in model.partitions
+        p.path: _row(p, model.now, label[p.path], p.path in largest, scale)
+        for p in model.partitions
     }
 
 
-def _row(p: PartitionView, now: int, label: str, large: bool, peak: int) -> PartitionRow:
+def shade(n: int, scale: tuple[int, int]) -> int:
+    """0 for an empty partition, else 1 (the smallest) .. SIZE_SHADES (the largest), on a log
+    scale: partition sizes span orders of magnitude."""
+    if not n:
+        return 0
+    lo, hi = (math.log(v) for v in scale)
+    if hi <= lo:
+        return SIZE_SHADES
+    return 1 + min(SIZE_SHADES - 1, int(SIZE_SHADES * (math.log(n) - lo) / (hi - lo)))
+
+
+def _row(
+    p: PartitionView, now: int, label: str, large: bool, scale: tuple[int, int]
+) -> PartitionRow:
     counts = p.counts()
     status, problems = status_of(p, counts)
     detail = _detail(p, status, large)
@@ -124,9 +153,7 @@ def _row(p: PartitionView, now: int, label: str, large: bool, peak: int) -> Part
         findings=_findings(counts),
         counts=counts,
         detail=detail,
-        shade=0
-        if not s.bytes
-        else max(1, math.ceil(SIZE_SHADES * math.log1p(s.bytes) / math.log1p(peak))),
+        shade=shade(s.bytes, scale),
     )
 
 
