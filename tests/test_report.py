@@ -266,7 +266,7 @@ def test_retention_held_by_the_high_watermark_is_blocked() -> None:
     model = collect([str(CRC)], ReportOptions(now=LATER))
     (p,) = model.partitions
     row = rows(model)[p.path]
-    assert row.retention == "blocked: held by the high watermark"
+    assert row.retention == "blocked (high watermark)"
     assert "retention blocked at segment 0: held by the high watermark" in row.problems
     assert "retention stops here: held by the high watermark" in log_plot(p)
 

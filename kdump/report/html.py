@@ -256,20 +256,20 @@ def _map_legend() -> str:
 # -- the table of every partition ------------------------------------------------------------
 
 COLUMNS = [
-    ("status", "status", ""),
-    ("label", "partition", ""),
-    ("size", "size", "n"),
-    ("segments", "segments", "n"),
-    ("offsets", "offsets", ""),
-    ("age", "oldest batch", "n"),
-    ("last_write", "newest batch", "n"),
-    ("rolled_by", "segments rolled by", ""),
-    ("retention", "retention at --now", ""),
-    ("compaction", "compaction", ""),
-    ("transactions", "open transactions", "n"),
-    ("findings", "findings", ""),
+    ("status", "status", "", "the worst that is wrong with it"),
+    ("label", "partition", "", ""),
+    ("size", "size", "n", "bytes of its .log files"),
+    ("segments", "segments", "n", ""),
+    ("offsets", "offsets", "", "from the log start offset to the log end offset after recovery"),
+    ("age", "oldest", "n", "age of its oldest batch at --now"),
+    ("last_write", "newest", "n", "age of its newest batch at --now"),
+    ("rolled_by", "rolled by", "", "why its closed segments rolled (kdump explain)"),
+    ("retention", "retention", "", "what retention does at --now"),
+    ("compaction", "compaction", "", "the cleaner's dirty section, or what blocks it"),
+    ("transactions", "txns", "n", "open transactions"),
+    ("findings", "findings", "", ""),
 ]
-"""The overview table: (PartitionRow field, heading, class)."""
+"""The overview table: (PartitionRow field, heading, class, the heading's tooltip)."""
 
 
 def _table(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
@@ -280,7 +280,9 @@ def _table(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
         key=lambda p: (shown[p.path].rank, -p.summary.bytes, natural_key(p.path)),
     )
     peak = max((p.summary.bytes for p in ordered), default=0) or 1
-    head = "".join(f'<th class="{cls}">{escape(h)}</th>' for _, h, cls in COLUMNS)
+    head = "".join(
+        f'<th class="{cls}" title="{escape(tip)}">{escape(h)}</th>' for _, h, cls, tip in COLUMNS
+    )
     rows_html = [_table_row(p, shown[p.path], model.now, peak) for p in ordered]
     later = rows_html[TABLE_ROWS:]
     more = (
@@ -325,7 +327,7 @@ def _table_row(p: PartitionView, row: PartitionRow, now: int, peak: int) -> str:
         "status": "; ".join(row.problems),
     }
     cells = []
-    for key, _, cls in COLUMNS:
+    for key, _, cls, _ in COLUMNS:
         text = escape(str(getattr(row, key)))
         if key == "label":
             text = f'<a href="#{row.anchor}">{text}</a>'
@@ -494,9 +496,8 @@ def render_html(model: ReportModel, paths: list[str]) -> Iterator[str]:
     for d in model.log_dirs:
         yield _fleet(d, shown)
     yield (
-        '<p class="muted">Worst first, then largest; click a heading to sort, a name to go to '
-        "its section (partitions without one have nothing that needs a look).</p>"
-        + _table(model, shown)
+        '<p class="muted">Worst first, then largest; click a heading to sort (again: the other '
+        "way), a name to go to its row or section.</p>" + _table(model, shown)
     )
     yield (
         f'<h2 id="details">Where to look: {n_detailed} partition(s)</h2>'

@@ -242,7 +242,7 @@ def _detail(p: PartitionView, status: str, large: bool) -> str | None:
 def _offsets(p: PartitionView) -> str:
     if p.log_start_offset is None or p.log_end_offset is None:
         return "no segments"
-    return offset_span(p.log_start_offset, p.log_end_offset)
+    return offset_span(p.log_start_offset, p.log_end_offset).removeprefix("offsets ")
 
 
 def _ago(now: int, ms: int) -> str:
@@ -266,14 +266,12 @@ def _retention(p: PartitionView) -> str:
         return ""
     blocker = p.retention_blocker
     if blocker is not None and blocker.kind in BLOCKING:
-        return "blocked: " + BLOCKING[blocker.kind]
+        return f"blocked ({blocker.kind.replace('_', ' ')})"
     if p.retention_ms is None:
-        return "none (compact)"
+        return "compact only"
     due = sum(1 for s in p.segments if s.deletable)
-    if due == len(p.segments):
-        return f"deletes all {due} segment(s) now"
     if due:
-        return f"deletes {due} segment(s) now"
+        return f"deletes {due} of {len(p.segments)} now"
     if blocker is not None and blocker.kind == "retention_off":
         return "off"
     return "nothing due"
@@ -292,7 +290,7 @@ def _transactions(p: PartitionView) -> str:
     if not p.open_transactions:
         return ""
     hanging = sum(t.hanging for t in p.open_transactions)
-    return f"{len(p.open_transactions)} open" + (f", {hanging} hanging" if hanging else "")
+    return f"{len(p.open_transactions)}" + (f" ({hanging} hanging)" if hanging else "")
 
 
 def _findings(c: dict[str, int]) -> str:

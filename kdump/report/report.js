@@ -38,6 +38,8 @@
         th.addEventListener('click', function(){
           var rows = t === overview ? all : Array.prototype.slice.call(t.tBodies[0].rows);
           var dir = th.dataset.dir === 'asc' ? -1 : 1; th.dataset.dir = dir > 0 ? 'asc' : 'desc';
+          t.querySelectorAll('th').forEach(function(h){ delete h.dataset.sorted; });
+          th.dataset.sorted = th.dataset.dir;
           var keys = new Map(rows.map(function(r){ return [r, cell(r, i)]; }));
           rows.sort(function(a, b){ var x = keys.get(a), y = keys.get(b);
             return (x < y ? -1 : x > y ? 1 : 0) * dir; });

@@ -199,6 +199,25 @@ def segment_class(s: SegmentView, damaged: int | None) -> str:
     return "seg" + (" act" if s.active else "") + (" del" if s.deletable else "")
 
 
+@dataclass(frozen=True)
+class Cut:
+    """Where recovery cuts a partition, on its log plot: the damaged segment's index among the
+    segments, and the byte (counted from the first segment's start) the cut begins at."""
+
+    segment: int
+    byte: int
+    damaged: dict[str, int]
+
+
+def _cut(p: PartitionView, starts: Sequence[int]) -> Cut | None:
+    damaged = p.facts.get("damaged_from")
+    bases = [s.base_offset for s in p.segments]
+    if damaged is None or damaged["segment"] not in bases:
+        return None
+    i = bases.index(damaged["segment"])
+    return Cut(i, starts[i] + damaged["position"], damaged)
+
+
 def log_plot(p: PartitionView) -> str:
     """The partition's log byte by byte: a bar per segment as wide as its ``.log``, in offset
     order, base offsets beneath. Marked: the bytes recovery cuts (from ``damaged_from``'s
@@ -206,96 +225,70 @@ def log_plot(p: PartitionView) -> str:
     retention deletes at --now, where retention is blocked, and the cleaner's dirty
     section."""
     segments = p.segments
-    total = sum(s.size for s in segments) or 1
     starts = [0, *itertools.accumulate(s.size for s in segments)]
-    x = Scale(0, total)
-    damaged = p.facts.get("damaged_from")
+    x = Scale(0, starts[-1] or 1)
+    cut = _cut(p, starts)
+    caption = f"log: {len(segments)} segment(s), {size(starts[-1])}, each as wide as its .log file"
+    body = [_text(LEFT, FONT + 2, caption, cls="lbl head")]
+    notes, top = _notes_above(_log_notes(p, starts, x, cut), TOP)
+    bars = 36
     lost = _lost(p)
-    above: list[Note] = []
-    if damaged is not None:
-        above.append(_cut_note(p, damaged, starts, x))
-    due = [i for i, s in enumerate(segments) if s.deletable]
-    if due:
-        gone = sum(segments[i].size for i in due)
-        above.append(
-            Note(
-                x(starts[due[0]]),
-                x(starts[due[-1] + 1]),
-                f"retention deletes {len(due)} segment(s), {size(gone)}, at --now",
-                "note",
-            )
-        )
-    blocker = p.retention_blocker
-    if blocker is not None and blocker.kind in BLOCKING:
-        i = next((i for i, s in enumerate(segments) if s.base_offset == blocker.base_offset), 0)
-        above.append(
-            Note(
-                x(starts[i]),
-                x(starts[i]),
-                f"retention stops here: {BLOCKING[blocker.kind]}",
-                "warn",
-                blocker.reason,
-            )
-        )
-    if p.dirty is not None and p.dirty[1] > p.dirty[0]:
-        a, b = (x(_byte_at(segments, starts, v)) for v in p.dirty)
-        words = "cleaner's dirty section " + offset_span(*p.dirty)
-        if p.compaction_blocked is not None:
-            above.append(Note(a, b, "compaction blocked: " + words, "warn", p.compaction_blocked))
-        else:
-            above.append(Note(a, b, words, "note", p.compaction_note or ""))
-    body = [_text(LEFT, FONT + 2, _log_caption(p, total), cls="lbl head")]
-    notes, top = _notes_above(above, TOP)
-    height_bars = 36
-    for s, a in zip(segments, starts[:-1], strict=True):
-        body.append(
-            _rect(x(a), x(a + s.size), top, height_bars, segment_class(s, lost), segment_title(s))
-        )
-    if damaged is not None:
-        i = next(i for i, s in enumerate(segments) if s.base_offset == damaged["segment"])
-        cut = starts[i] + damaged["position"]
-        body.append(
-            _rect(
-                x(cut),
-                x(starts[i + 1]),
-                top,
-                height_bars,
-                "cut",
-                f"bytes {damaged['position']}..{segments[i].size - 1} of segment "
-                f"{damaged['segment']}: recovery cuts them",
-            )
-        )
-        body.append(_vline(x(cut), top - 4, top + height_bars + 4, "cutline"))
+    for s, a in zip(segments, starts, strict=False):
+        body.append(_rect(x(a), x(a + s.size), top, bars, segment_class(s, lost), segment_title(s)))
+    if cut is not None:
+        d, end = cut.damaged, segments[cut.segment].size
+        title = f"bytes {d['position']}..{end - 1} of segment {d['segment']}: recovery cuts them"
+        body.append(_rect(x(cut.byte), x(starts[cut.segment + 1]), top, bars, "cut", title))
+        body.append(_vline(x(cut.byte), top - 4, top + bars + 4, "cutline"))
     body += notes
-    base = top + height_bars
+    base = top + bars
     body.append(_axis(base))
-    ticks = [(x(a), str(s.base_offset)) for s, a in zip(segments, starts[:-1], strict=True)]
-    body += _ticks(ticks, base + 16)
+    body += _ticks(
+        [(x(a), str(s.base_offset)) for s, a in zip(segments, starts, strict=False)], base + 16
+    )
     body.append(_text(LEFT + PLOT, base + 34, f"{size(starts[-1])} in all", "end", "note"))
     body.append(_text(LEFT, base + 34, "base offsets above; widths are bytes", cls="note"))
     return _svg("log", base + 40, body, f"{p.name}: the log by bytes")
 
 
-def _log_caption(p: PartitionView, total: int) -> str:
-    n = len(p.segments)
-    return f"log: {n} segment(s), {size(total)}, each as wide as its .log file"
-
-
-def _cut_note(p: PartitionView, damaged: dict[str, int], starts: list[int], x: Scale) -> Note:
+def _log_notes(p: PartitionView, starts: Sequence[int], x: Scale, cut: Cut | None) -> list[Note]:
+    """The log plot's labels: the cut, what retention deletes or where it stops, the dirty
+    section."""
     segments = p.segments
-    i = next(i for i, s in enumerate(segments) if s.base_offset == damaged["segment"])
-    cut = starts[i] + damaged["position"]
-    later = len(segments) - i - 1
-    lost = starts[-1] - cut
-    deleted = f", deletes {later} later segment(s)" if later else ""
-    return Note(
-        x(cut),
-        x(cut),
-        f"recovery cuts here: segment {damaged['segment']} position {damaged['position']}, "
-        f"offset {damaged['offset']}{deleted}: {size(lost)} lost",
-        "bad",
-        f"the log ends at offset {damaged['offset']} after recovery",
-    )
+    notes = []
+    if cut is not None:
+        d = cut.damaged
+        later = len(segments) - cut.segment - 1
+        deleted = f", deletes {later} later segment(s)" if later else ""
+        notes.append(
+            Note(
+                x(cut.byte),
+                x(cut.byte),
+                f"recovery cuts here: segment {d['segment']} position {d['position']}, "
+                f"offset {d['offset']}{deleted}: {size(starts[-1] - cut.byte)} lost",
+                "bad",
+                f"the log ends at offset {d['offset']} after recovery",
+            )
+        )
+    due = [i for i, s in enumerate(segments) if s.deletable]
+    if due:
+        gone = size(sum(segments[i].size for i in due))
+        words = f"retention deletes {len(due)} segment(s), {gone}, at --now"
+        notes.append(Note(x(starts[due[0]]), x(starts[due[-1] + 1]), words, "note"))
+    blocker = p.retention_blocker
+    if blocker is not None and blocker.kind in BLOCKING:
+        bases = [s.base_offset for s in segments]
+        at = x(starts[bases.index(blocker.base_offset)] if blocker.base_offset in bases else 0)
+        words = f"retention stops here: {BLOCKING[blocker.kind]}"
+        notes.append(Note(at, at, words, "warn", blocker.reason))
+    if p.dirty is not None and p.dirty[1] > p.dirty[0]:
+        a, b = (x(_byte_at(segments, starts, v)) for v in p.dirty)
+        words = "cleaner's dirty section " + offset_span(*p.dirty)
+        if p.compaction_blocked is not None:
+            notes.append(Note(a, b, "compaction blocked: " + words, "warn", p.compaction_blocked))
+        else:
+            notes.append(Note(a, b, words, "note", p.compaction_note or ""))
+    return notes
 
 
 def _byte_at(segments: Sequence[SegmentView], starts: Sequence[int], offset: int) -> float:
