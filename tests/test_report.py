@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from clirun import run_kdump
 from conftest import ORACLE, REALFILES, oracle_manifest
+from explainbuild import T0, batch, segment
 from reportpage import model_partitions, read_page
 
 from kdump.config import ConfigLayers, parse_config_option, read_server_properties
@@ -367,3 +368,16 @@ def test_the_verdict_names_the_log_dirs_own_files(tmp_path: Path) -> None:
         assert f"{escape(d['path'])}</a>: {code}" in verdict
     labels = [p["shown"]["label"] for p in model_partitions(model).values()]
     assert sorted(labels) == [f"txn-0 ({d.parent.name}/logdir)" for d in sorted(dirs)]
+
+
+def test_a_log_that_rolls_on_every_append_says_so(tmp_path: Path) -> None:
+    """kdump explain's tiny segments (12 one-batch segments, an offset index with room for
+    none: segment.index.bytes 4) show in the overview's "rolled by", not as a fault."""
+    d = tmp_path / "tiny-0"
+    for i in range(12):
+        segment(d, [batch(i, 1, T0 + i)])
+    layers = ConfigLayers(options=(parse_config_option("segment.index.bytes=4"),))
+    model = collect([str(d)], ReportOptions(now=T0 + 60_000, layers=layers))
+    row = rows(model)[str(d)]
+    assert row.rolled_by == "rolls on every append; offset index full ×11, time index full ×11"
+    assert row.status == "ok" and row.problems[-1].startswith("tiny segments: 11 closed segments")

@@ -93,8 +93,6 @@ class PartitionView:
     index_interval_bytes: int = option_default("index.interval.bytes")
     """index.interval.bytes of its topic, the index density is drawn against."""
     retention_ms: int | None = None
-    retention_note: str | None = None
-    """What holds retention back, or when the next segment goes."""
     retention_blocker: Blocker | None = None
     """The first segment retention keeps (which keeps every later one), and why."""
     dirty: tuple[int, int] | None = None
@@ -115,6 +113,11 @@ class PartitionView:
     @property
     def name(self) -> str:
         return Path(self.path).name
+
+    @property
+    def retention_note(self) -> str | None:
+        """What holds retention back."""
+        return None if self.retention_blocker is None else self.retention_blocker.reason
 
     @property
     def worst(self) -> int:
@@ -246,9 +249,7 @@ def _partition(
 def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegment]) -> None:
     if e.settings.delete:
         p.retention_ms = e.settings.retention_ms
-    blocked = e.retention.blocked_by
-    p.retention_note = blocked.reason if blocked is not None else None
-    p.retention_blocker = blocked
+    p.retention_blocker = e.retention.blocked_by
     if e.compaction is not None:
         c = e.compaction
         p.dirty = (c.first_dirty_offset, c.first_uncleanable_offset)

@@ -195,18 +195,20 @@ def status_of(p: PartitionView, c: dict[str, int]) -> tuple[str, list[str]]:
             f"compaction blocked at offset {held.first_offset}: a hanging transaction holds "
             "the last stable offset, where the cleaner stops, below the active segment"
         )
-    if p.tiny_segments is not None:
-        problems.append("tiny segments: " + p.tiny_segments)
     problems += p.problems
     if damaged is not None:
-        return "damaged", problems
-    if c["error"]:
-        return "errors", problems
-    if c["warning"] or p.problems:
-        return "warnings", problems
-    if problems:
-        return "blocked", problems
-    return ("ok" if p.summary.bytes else "empty"), problems
+        status = "damaged"
+    elif c["error"]:
+        status = "errors"
+    elif c["warning"] or p.problems:
+        status = "warnings"
+    elif problems:
+        status = "blocked"
+    else:
+        status = "ok" if p.summary.bytes else "empty"
+    if p.tiny_segments is not None:  # a setting to look at, not a fault
+        problems.append("tiny segments: " + p.tiny_segments)
+    return status, problems
 
 
 def _codes(p: PartitionView, severity: str) -> str:
