@@ -144,3 +144,19 @@ def test_explain_top_keys_keep_binary_keys(tmp_path: Path) -> None:
     ]
     assert [k["key_encoding"] for k in top] == ["base64", "utf8"]
     assert any("key '0xff006b': 2 records" in line for line in _compaction_lines(c))
+
+
+def test_salvage_help_names_the_encodings_its_json_carries() -> None:
+    """The help said "header values in base64" after salvage's JSON had become dump's."""
+    from kdump.repair.salvage import record_object
+    from kdump.storage.local import open_log_file
+
+    records = open_log_file(GENERATED / "malformed-utf8-0" / "00000000000000000000.log")
+    batch = next(iter(records.batches(0, None)))
+    shown = record_object(batch, next(iter(records.records(batch))), "t", 0)
+    encodings = {k for k in shown if k.endswith("_encoding")}
+    encodings |= {k for h in shown["headers"] for k in h if k.endswith("_encoding")}
+    assert encodings == {"key_encoding", "value_encoding"}
+    help_text = " ".join(run_kdump(["salvage", "--help"]).stdout.split())
+    assert all(name in help_text for name in encodings), help_text
+    assert "in base64" not in help_text

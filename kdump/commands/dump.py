@@ -86,8 +86,9 @@ _DUMP_OPTIONS = [
         "--key-decoder",
         "key_decoder",
         default=None,
-        help="string (Kafka's StringDecoder), hex, base64, schema-registry, "
-        "module:function or a kdump.decoders plugin. Implies --print-data-log.",
+        help="string (Kafka's StringDecoder, the text default; JSON keeps the bytes unless "
+        "it is asked for), hex, base64, schema-registry, module:function or a kdump.decoders "
+        "plugin. Implies --print-data-log.",
     ),
     click.option(
         "--value-decoder-class",
