@@ -76,6 +76,11 @@ def lossless(data: bytes) -> tuple[str, str]:
         return base64_decoder(data), BASE64
 
 
+def kept(data: bytes | None) -> tuple[str | None, str | None]:
+    """``lossless``, with null for null (a null key, a tombstone, a null header value)."""
+    return (None, None) if data is None else lossless(data)
+
+
 NATIVE_DECODERS: dict[Decoder, int] = {
     string_decoder: 1,
     hex_decoder: 2,

@@ -24,7 +24,7 @@ from kdump.render.describe import (
     default_decoder,
     encoding_of,
     java_bool,
-    lossless,
+    kept,
     optional_long,
     timestamp_type,
 )
@@ -124,10 +124,8 @@ def _encoded(data: bytes | None, decoder: Decoder, offset: int) -> tuple[Any, st
     """A key's, value's or header value's JSON and its encoding: by default the bytes kept
     (``lossless``); with a decoder its text, structured where the decoder gives more (Schema
     Registry), Kafka's skipping line where it cannot decode; null for null."""
-    if data is None:
-        return None, None
-    if decoder is default_decoder:
-        return lossless(data)
+    if data is None or decoder is default_decoder:
+        return kept(data)
     return json_of(apply_decoder(decoder, data, offset)), encoding_of(decoder)
 
 
