@@ -29,8 +29,9 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.config import option_default
@@ -50,14 +51,13 @@ from kdump.format.names import (
     offset_in_name,
     parse_partition_dir,
 )
+from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
-
-if TYPE_CHECKING:
-    from kdump.format.snapshot import ProducerSnapshot
-    from kdump.txn.replay import ProducerStateAtEnd
+from kdump.txn.producer_state import ProducerStateManager
+from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
@@ -276,9 +276,7 @@ class UnifiedLog:
         replay then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
-        from kdump.txn.replay import finish_replay, start_replay
-
-        replay = start_replay(self, None)
+        replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
@@ -287,7 +285,7 @@ class UnifiedLog:
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
                 replay.unreadable(segment, KdumpError(unread.message, unread.path))
-        self.adopt_producer_state(finish_replay(self, replay))
+        self.adopt_producer_state(self._finish_replay(replay))
 
     # -- offsets ----------------------------------------------------------------------------
 
@@ -427,8 +425,6 @@ class UnifiedLog:
         return sorted(found, key=lambda f: f.offset)
 
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
-        from kdump.format.snapshot import parse_producer_snapshot
-
         return parse_producer_snapshot(self.storage.read_bytes(file.name), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
@@ -457,9 +453,57 @@ class UnifiedLog:
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
         the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
-        from kdump.txn.replay import replay_to_end
+        replay = self._start_replay(self.log_end_offset)
+        replay.run(self.segments)
+        return self._finish_replay(replay)
 
-        return replay_to_end(self)
+    def _start_replay(self, at_most: int | None) -> ProducerReplay:
+        """A replay set up as the broker's load sets it up: the newest readable snapshot with
+        ``log start < offset <= at_most`` loaded (producers expired at ``now_ms`` left out),
+        the state replayed from its offset (from the log start with none)."""
+        loaded = self.snapshot_between(self.log_start_offset, at_most)
+        hw = self._checkpointed_high_watermark()
+        state_hw = None if hw is None else max(hw, self.log_start_offset)
+        if loaded.snapshot is not None and loaded.file is not None:
+            state = ProducerStateManager.from_snapshot(
+                loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
+            )
+            state_from, path = loaded.file.offset, loaded.file.path
+        else:
+            state = ProducerStateManager(high_watermark=state_hw)
+            state_from, path = self.log_start_offset, None
+        replay = ProducerReplay(ProducerStateManager(), state, state_from)
+        replay.snapshot_path = path
+        replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        return replay
+
+    def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
+        """The state at the log end once every segment was replayed; a replay whose snapshot
+        lies past where recovery cuts the log is done again from an older one (the broker
+        deletes snapshots past the log end before it loads one)."""
+        if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
+            replay = self._start_replay(self.log_end_offset)
+            replay.run(self.segments)
+        replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
+        state = replay.state
+        state.on_high_watermark_updated(self.high_watermark.value)
+        return ProducerStateAtEnd(
+            state=state,
+            state_from=replay.state_from,
+            snapshot_path=replay.snapshot_path,
+            completed=replay.completed,
+            aborted=replay.aborted,
+            findings=replay.findings,
+            log_end=replay.log_end,
+            batches=replay.batches,
+            first_unstable_offset=state.first_unstable_offset(),
+        )
+
+    def _checkpointed_high_watermark(self) -> int | None:
+        try:
+            return self.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
+        except KdumpError:
+            return None
 
     def adopt_producer_state(self, state: ProducerStateAtEnd) -> None:
         """A replay done during a command's own walk of the segments (kdump txn, report)."""
@@ -574,6 +618,17 @@ class UnifiedLog:
     def close(self) -> None:
         for segment in self.all_segments:
             segment.close()
+
+
+def _skipped_snapshot(path: str, e: Exception) -> Finding:
+    reason = getattr(e, "reason", str(e))
+    return Finding(
+        "SNAPSHOT_CORRUPT",
+        Severity.WARNING,
+        path,
+        f"{reason}; skipped, as the broker skips it (and deletes it)",
+        position=getattr(e, "position", None),
+    )
 
 
 __all__ = [

@@ -199,7 +199,9 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [p for p in ld.partitions if logs.pop(id(p), None) is not None]
+        mine = [p for p in logs.values() if p.log_dir is ld and p.location in ld.partition_dirs]
+        for p in mine:
+            del logs[id(p)]
         result.partitions.extend(run(p) for p in mine)
         result.log_dir_findings.extend(log_dir_findings(ld, mine))
     result.partitions.extend(run(log) for log in logs.values())

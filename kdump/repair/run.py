@@ -156,7 +156,9 @@ def _stage_and_commit(
 
 def _named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
     """The partitions named on their own, not found in a log dir."""
-    return [log for log in logs if log.log_dir is None or log not in log.log_dir.partitions]
+    return [
+        log for log in logs if log.log_dir is None or log.location not in log.log_dir.partition_dirs
+    ]
 
 
 def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:
