@@ -14,9 +14,9 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.errors import InvalidWrapperError, KdumpError
+from kdump.errors import CodecError, InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
-from kdump.format.compression import CodecError, decompress
+from kdump.format.compression import decompress
 from kdump.format.layout import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,

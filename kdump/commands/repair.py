@@ -17,7 +17,7 @@ import click
 from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
 from kdump.commands.output import echo_on
 from kdump.discovery import local_partitions
-from kdump.lock import LockHeldError, who_holds
+from kdump.lock import who_holds
 from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.plan import (
@@ -121,7 +121,7 @@ def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
         if holder is None:
             continue
         if not force:
-            raise LockHeldError(holder)
+            raise holder.refusal()
         echo_on(
             f"kdump: WARNING: --force: {holder.path} is held by {holder}; a run would modify "
             f"files under {log_dir} anyway",

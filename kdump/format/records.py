@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer
-from kdump.errors import CorruptRecordError, DecompressionError
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
+from kdump.errors import CodecError, CorruptRecordError, DecompressionError, Malformed
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
 
 if TYPE_CHECKING:
@@ -108,11 +108,6 @@ def end_transaction_marker(record: Record) -> EndTransactionMarker | None:
     if record.value is None or len(record.value) < _END_TXN_MARKER.size:
         return None
     return EndTransactionMarker(*_END_TXN_MARKER.unpack_from(record.value))
-
-
-class Malformed(Exception):
-    """A field that does not decode, raised inside the record decoders (v2 here, v0/v1 in
-    legacy.py); they turn it into CorruptRecordError with a position."""
 
 
 class RecordFault(IntEnum):

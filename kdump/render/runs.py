@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kdump import speedups
+from kdump.errors import CodecError
 from kdump.format.batch import Batch
-from kdump.format.compression import CodecError, decompress
+from kdump.format.compression import decompress
 from kdump.format.layout import COMPRESSION_MASK, CONTROL_BIT, RECORD_BATCH_OVERHEAD
 from kdump.format.walk import BatchRun
 from kdump.render.describe import NATIVE_DECODERS, Decoder

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from kdump.errors import DecryptionKeyError, InputError, KdumpError
+from kdump.errors import DecryptionKeyError, InputError, KdumpError, ManifestError
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 SUFFIXES = (LOG, INDEXES, MANIFEST)
@@ -46,10 +46,6 @@ INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transa
 IV_SIZE, TAG_SIZE = 12, 16
 MAX_CHUNK_SIZES_BYTES = 10 << 20
 """TransformedChunksDeserializer refuses a chunk-size list larger than this."""
-
-
-class ManifestError(InputError):
-    """A manifest (or what it describes) that kdump cannot read."""
 
 
 @dataclass(frozen=True)
