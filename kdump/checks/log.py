@@ -429,9 +429,10 @@ def _records_to_open(
         return set(range(run.n))
     columns, opened, i = tuple(run.columns()), set(), 0
     while i < run.n:
-        i, records, flagged = native.deep_check(log.buf, columns, i, None)
-        st.scan.records += records
-        opened.update(flagged)
+        checked = native.deep_check(log.buf, columns, i, None)
+        st.scan.records += checked.records
+        opened.update(checked.flagged)
+        i = checked.next_index
         if i >= run.n:
             break
         batch = run.batch(i)  # compressed, or a legacy message
@@ -439,9 +440,9 @@ def _records_to_open(
         if payload is None:
             opened.add(i)
         else:
-            _, records, flagged = native.deep_check(log.buf, columns, i, payload)
-            st.scan.records += records
-            opened.update(flagged)
+            checked = native.deep_check(log.buf, columns, i, payload)
+            st.scan.records += checked.records
+            opened.update(checked.flagged)
         i += 1
     return opened
 

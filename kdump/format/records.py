@@ -22,6 +22,7 @@ from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
 
 if TYPE_CHECKING:
+    from kdump._speedups import RecordError
     from kdump.format.batch import RecordBatch
 
 _INT32 = struct.Struct(">i")
@@ -259,7 +260,7 @@ def iter_v2_records(
             Header,
         )
         if decoded is not None:  # None: something only the Python decoder below models
-            records, pos, error = decoded
+            records, pos, error = decoded.records, decoded.position, decoded.error
             if error is None and pos == len(data):
                 return iter(records)
             return _then_raise(records, path, batch, start, pos, error, len(data))
@@ -272,15 +273,15 @@ def _then_raise(
     batch: RecordBatch,
     start: int,
     pos: int,
-    error: tuple[int, int, int, int] | None,
+    error: RecordError | None,
     size: int,
 ) -> Iterator[Record]:
     """The records that decoded, then the error where decoding stopped."""
     yield from records
     if error is not None:
-        i, fault, detail, detail2 = error
-        reason = fault_reason(fault, detail, detail2)
-        raise CorruptRecordError(path, _where(batch, start, pos), f"record {i} of batch: {reason}")
+        reason = fault_reason(error.fault, error.detail, error.detail2)
+        where = _where(batch, start, pos)
+        raise CorruptRecordError(path, where, f"record {error.record} of batch: {reason}")
     _check_all_read(path, batch, start, pos, size)
 
 

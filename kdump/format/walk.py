@@ -20,7 +20,7 @@ import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from enum import Enum, IntEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -41,6 +41,10 @@ from kdump.format.layout import (
     TRANSACTIONAL_BIT,
     java_long,
 )
+
+if TYPE_CHECKING:
+    from kdump._speedups import CrcShare
+    from kdump.speedups import Native
 
 COLUMNS = (
     "position",
@@ -64,6 +68,9 @@ COLUMNS = (
 
 ``size`` is the whole batch (``batch_length`` + 12); ``last_offset`` wraps as Java's long;
 ``valid`` is 1 (CRC matches), 0 (it does not) or -1 (not checked)."""
+
+Column: TypeAlias = "array[int] | memoryview"
+"""One of a run's COLUMNS: int64s the C code reads as a buffer and Python indexes."""
 
 RUN_BATCHES = 4096
 """Batches per run: 512 KiB of columns at most, and enough to pay for a call into C."""
@@ -110,24 +117,24 @@ class BatchRun:
     __slots__ = ("n", *COLUMNS)
 
     n: int
-    position: Sequence[int]
-    base_offset: Sequence[int]
-    last_offset: Sequence[int]
-    size: Sequence[int]
-    partition_leader_epoch: Sequence[int]
-    magic: Sequence[int]
-    crc: Sequence[int]
-    attributes: Sequence[int]
-    last_offset_delta: Sequence[int]
-    base_timestamp: Sequence[int]
-    max_timestamp: Sequence[int]
-    producer_id: Sequence[int]
-    producer_epoch: Sequence[int]
-    base_sequence: Sequence[int]
-    records_count: Sequence[int]
-    valid: Sequence[int]
+    position: Column
+    base_offset: Column
+    last_offset: Column
+    size: Column
+    partition_leader_epoch: Column
+    magic: Column
+    crc: Column
+    attributes: Column
+    last_offset_delta: Column
+    base_timestamp: Column
+    max_timestamp: Column
+    producer_id: Column
+    producer_epoch: Column
+    base_sequence: Column
+    records_count: Column
+    valid: Column
 
-    def __init__(self, n: int, columns: Sequence[Sequence[int]]) -> None:
+    def __init__(self, n: int, columns: Sequence[Column]) -> None:
         self.n = n
         for name, column in zip(COLUMNS, columns, strict=True):
             setattr(self, name, column)
@@ -195,14 +202,14 @@ class BatchRun:
         column = self.max_timestamp[:stop]
         return (min(column), max(column)) if stop else None
 
-    def columns(self) -> list[Sequence[int]]:
+    def columns(self) -> list[Column]:
         return [getattr(self, name) for name in COLUMNS]
 
     def slice(self, start: int, stop: int) -> BatchRun:
         """Batches ``start`` to ``stop`` (exclusive) of this run, as a run."""
         if start == 0 and stop == self.n:
             return self
-        columns = [memoryview(c)[start:stop] for c in self.columns()]  # type: ignore[arg-type]
+        columns = [memoryview(c)[start:stop] for c in self.columns()]
         return BatchRun(stop - start, columns)
 
 
@@ -282,7 +289,7 @@ class Pager:
         self._ahead.start()
 
     @property
-    def share(self) -> Any:
+    def share(self) -> CrcShare | None:
         """Where the walk shares its CRC work with the read-ahead thread (None: no thread)."""
         return self._ahead.share if self._ahead is not None else None
 
@@ -314,7 +321,7 @@ class ReadAhead(threading.Thread):
     """Windows kept ready: one being read ahead while the walk is in the other."""
 
     def __init__(
-        self, native: Any, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
+        self, native: Native, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
     ) -> None:
         super().__init__(name="kdump-read-ahead", daemon=True)
         self.native, self.buf, self.end, self.window = native, buf, end, window
@@ -328,7 +335,7 @@ class ReadAhead(threading.Thread):
         self._paged_from = end
         """The lowest start of the windows paged in since the last release that reached it:
         a window begun ahead of the walk can be overtaken, and released, before it is done."""
-        self.share: Any = native.CrcShare() if hasattr(native, "CrcShare") else None
+        self.share = native.CrcShare() if hasattr(native, "CrcShare") else None
         """The walk's CRC work, which this thread takes a share of when it has no window to
         page in (the C module's CrcShare; None where it has none)."""
 
@@ -388,7 +395,7 @@ class ReadAhead(threading.Thread):
                     continue
             if claimed is not None:
                 release_pages(self.buf, *claimed)
-            else:
+            elif self.share is not None:
                 self.share.help(kicks)  # until the walk moves on (a kick) or ends
 
     def run(self) -> None:
@@ -464,14 +471,15 @@ class LogWalk:
             edge = min(end, pager.available) if pager is not None else end
             native = speedups.native()
             if native is not None:
-                n, data, position = native.walk_v2(
+                walked = native.walk_v2(
                     self.buf, position, limit, edge, self.largest, self.run_batches,
                     self.check_crc, self.until_invalid, pager.share if pager else None,
                 )  # fmt: skip
-                if n:
+                position = walked.position
+                if walked.n:
                     self._walked = position
-                    yield BatchRun.from_native(n, data)
-                if n == self.run_batches or limit <= position < end:
+                    yield BatchRun.from_native(walked.n, walked.columns)
+                if walked.n == self.run_batches or limit <= position < end:
                     continue
                 # the C scan stops where it needs Python: the batches up to the next one it
                 # takes (v2), or the end, here
@@ -595,12 +603,11 @@ def flag_batches(
     from the previous run's result."""
     native = speedups.native()
     if native is not None and speedups.fits_int64(segment_base, prev_last):
-        flagged, gaps, first_gap, has_prev, prev_last, epoch = native.flag_batches(
+        return Flags(*native.flag_batches(
             run.base_offset, run.last_offset, run.partition_leader_epoch, run.magic, run.valid,
             run.producer_id, run.attributes, segment_base, has_prev, prev_last, epoch,
             int(producers),
-        )  # fmt: skip
-        return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+        ))  # fmt: skip
     flagged = []
     gaps, first_gap = 0, None
     for i in range(run.n):
@@ -795,5 +802,6 @@ __all__ = [
     "walk_resync",
 ]
 
-if speedups.built() and tuple(speedups.native().WALK_COLUMNS) != COLUMNS:  # pragma: no cover
+_compiled = speedups.native()
+if _compiled is not None and tuple(_compiled.WALK_COLUMNS) != COLUMNS:  # pragma: no cover
     raise ImportError("kdump._speedups was built from another kdump/_speedups.c: reinstall kdump")

@@ -11,16 +11,19 @@ way (tests/test_speedups.py). Output is bytes, written in large chunks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kdump import speedups
 from kdump.errors import CodecError
 from kdump.format.batch import Batch
 from kdump.format.compression import decompress
 from kdump.format.layout import COMPRESSION_MASK, CONTROL_BIT, RECORD_BATCH_OVERHEAD
-from kdump.format.walk import BatchRun
+from kdump.format.walk import BatchRun, Column
 from kdump.render.describe import NATIVE_DECODERS, Decoder
 from kdump.segment import FileRecords
+
+if TYPE_CHECKING:
+    from kdump.speedups import Native
 
 OUTPUT_CHUNK = 1 << 20
 """Bytes of lines per call into the C renderer: memory stays flat, calls stay few."""
@@ -80,20 +83,23 @@ class RunRenderer:
         i = 0
         while i < run.n:
             if native is not None:
-                data, i, self.last_offset, gaps, invalid = native.render_batches(
+                rendered = native.render_batches(
                     self.log.buf, columns, i, self.as_json, self.batch_template,
                     self.record_template, *self.decoders, self.last_offset, OUTPUT_CHUNK,
                 )  # fmt: skip
-                self.gaps += gaps
-                self.invalid += invalid
-                if data:
-                    yield data
-                if i >= run.n or len(data) >= OUTPUT_CHUNK:
+                i, self.last_offset = rendered.next_index, rendered.last_offset
+                self.gaps += rendered.gaps
+                self.invalid += rendered.invalid
+                if rendered.data:
+                    yield rendered.data
+                if i >= run.n or len(rendered.data) >= OUTPUT_CHUNK:
                     continue
             yield from self._one(run, columns, i, native)
             i += 1
 
-    def _one(self, run: BatchRun, columns: tuple[Any, ...], i: int, native: Any) -> Iterator[bytes]:
+    def _one(
+        self, run: BatchRun, columns: tuple[Column, ...], i: int, native: Native | None
+    ) -> Iterator[bytes]:
         batch, valid = run.batch(i), run.valid[i] == 1
         self.invalid += not valid
         if native is not None and self._compressed_v2(batch):
@@ -113,20 +119,23 @@ class RunRenderer:
             and not attributes & CONTROL_BIT
         )
 
-    def _payload(self, batch: Batch, columns: tuple[Any, ...], i: int, native: Any) -> bytes | None:
+    def _payload(
+        self, batch: Batch, columns: tuple[Column, ...], i: int, native: Native
+    ) -> bytes | None:
         """A compressed batch: decompressed here, its lines rendered in C (None: by Python,
         which also words any error)."""
+        assert self.record_template is not None  # only records are rendered here
         raw = memoryview(self.log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]
         try:
             payload = decompress(batch.compression, raw, self.max_batch_bytes)
         except CodecError:
             return None  # the Python path raises it, with the file and position
-        result = native.render_payload(
+        rendered = native.render_payload(
             payload, columns, i, self.as_json, self.batch_template, self.record_template,
             *self.decoders, self.last_offset,
         )  # fmt: skip
-        if result is None:
+        if rendered is None:
             return None
-        data, self.last_offset, gaps = result
-        self.gaps += gaps
-        return bytes(data)
+        self.last_offset = rendered.last_offset
+        self.gaps += rendered.gaps
+        return bytes(rendered.data)

@@ -334,7 +334,7 @@ def _first_invalid(run: BatchRun) -> int | None:
     """The first batch of ``run`` whose CRC was checked and failed (``valid`` 0; -1 is not
     checked, 1 matches)."""
     try:
-        low = bytes(memoryview(run.valid).cast("B")[0::8])  # type: ignore[arg-type]
+        low = bytes(memoryview(run.valid).cast("B")[0::8])
     except TypeError:  # not a buffer: a list of the Python walk
         return next((i for i, v in enumerate(run.valid) if v == 0), None)
     found = low.find(0)
