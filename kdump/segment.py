@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -442,18 +442,6 @@ class LogSegment:
                 greatest = max(greatest, found[1])
             last = run.last_offset[run.n - 1]
         return _Tail(greatest, last)
-
-
-def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
-    """Every segment of a partition directory on disk that has any segment file, by base
-    offset (the last one with a ``.log`` marked active)."""
-    return list(_local_partition(directory).all_segments)
-
-
-def _local_partition(directory: str | os.PathLike[str]) -> Any:
-    from kdump.unified_log import UnifiedLog  # the opened partition marks the active segment
-
-    return UnifiedLog(LocalStorage(directory))
 
 
 def local_segment(

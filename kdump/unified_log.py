@@ -25,6 +25,7 @@ The facts and the broker's rules they follow:
 
 from __future__ import annotations
 
+import os
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.log_dir import LogDir
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
+from kdump.storage.local import LocalStorage
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
@@ -620,6 +622,12 @@ class UnifiedLog:
             segment.close()
 
 
+def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
+    """Every segment of a partition directory on disk that has any segment file, by base
+    offset (the last one with a ``.log`` marked active, as the opened partition marks it)."""
+    return list(UnifiedLog(LocalStorage(directory)).all_segments)
+
+
 def _skipped_snapshot(path: str, e: Exception) -> Finding:
     reason = getattr(e, "reason", str(e))
     return Finding(
@@ -637,4 +645,5 @@ __all__ = [
     "LoadedSnapshot",
     "SnapshotFile",
     "UnifiedLog",
+    "local_segments",
 ]
