@@ -260,7 +260,7 @@ def iter_v2_records(
             Header,
         )
         if decoded is not None:  # None: something only the Python decoder below models
-            records, pos, error = decoded.records, decoded.position, decoded.error
+            records, pos, error = decoded
             if error is None and pos == len(data):
                 return iter(records)
             return _then_raise(records, path, batch, start, pos, error, len(data))
