@@ -17,7 +17,8 @@ from batchbytes import v2_batch
 
 from kdump.errors import CorruptBatchError, UnknownMagicError
 from kdump.format import layout
-from kdump.format.batch import LegacyRecordBatch, RecordBatch, iter_records, read_batch
+from kdump.format.batch import LegacyRecordBatch, RecordBatch
+from kdump.format.walk import iter_records, read_batch
 
 FORMAT = Path(__file__).resolve().parent.parent / "kdump" / "format"
 

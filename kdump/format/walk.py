@@ -6,6 +6,7 @@ its batches. It alone decides what a batch is and where the walk ends, following
 below a magic's own minimum) is a corrupt batch, an unknown magic ends it, a batch running
 past the end of the range ends it. It alone chooses between the C scan (``kdump.speedups``)
 and the Python reference below, which take the same decisions (tests/test_speedups.py).
+``read_batch`` is that rule for one batch; ``iter_records`` the records of any batch.
 
 A run is up to ``RUN_BATCHES`` consecutive batches, one int64 column per header field
 (``COLUMNS``). Legacy v0/v1 messages (AbstractLegacyRecordBatch) fill the same columns: their
@@ -25,11 +26,15 @@ from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 from kdump import speedups
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError, FormatError, InputError, UnknownMagicError
-from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch, read_batch
+from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
 from kdump.format.layout import (
+    COMPRESSION_MASK,
     CONTROL_BIT,
+    DEFAULT_MAX_BATCH_BYTES,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
+    LEGACY_HEADER_V0,
+    LEGACY_HEADER_V1,
     LOG_HEADER,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -37,10 +42,16 @@ from kdump.format.layout import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    RECORD_OVERHEAD_V1,
     TRANSACTIONAL_BIT,
+    V2_HEADER,
     java_long,
 )
+from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
+from kdump.format.records import Record, iter_v2_records
 
 if TYPE_CHECKING:
     from kdump._speedups import CrcShare
@@ -636,6 +647,65 @@ def flag_batches(
     return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
 
 
+def read_batch(
+    buf: Buffer, position: int, end: int, path: str = "<bytes>", max_size: int | None = None
+) -> Batch | None:
+    """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
+
+    Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
+    below 14 is corruption, a batch running past ``end`` ends the iteration.
+    """
+    if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+        return None
+    offset, size = LOG_HEADER.unpack_from(buf, position)
+    magic = buf[position + MAGIC_OFFSET]
+    if size < RECORD_OVERHEAD_V0:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} is below the minimum record overhead (14)"
+        )
+    if max_size is not None and size > max_size:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} exceeds the maximum message size {max_size}"
+        )
+    if position + LOG_OVERHEAD + size > end:
+        return None
+    if magic == 2:
+        if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+            raise CorruptBatchError(
+                path, position, f"v2 batch size {size} is below the batch header size (49)"
+            )
+        return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
+    if magic in (0, 1):
+        return _legacy_batch(buf, position, magic, size, path)
+    raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
+
+
+def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
+    if magic == 1 and size < RECORD_OVERHEAD_V1:
+        raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
+    if magic == 0:
+        offset, _, crc, _, attributes = LEGACY_HEADER_V0.unpack_from(buf, position)
+        timestamp = NO_TIMESTAMP
+    else:
+        offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
+    base_offset = offset
+    if attributes & COMPRESSION_MASK:
+        base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
+    return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
+
+
+def iter_records(
+    buf: Buffer,
+    batch: Batch,
+    path: str = "<bytes>",
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+) -> Iterator[Record]:
+    """The records of any batch, decoded lazily."""
+    if isinstance(batch, RecordBatch):
+        return iter_v2_records(buf, batch, path, max_batch_bytes)
+    return iter_legacy_records(buf, batch, path, max_batch_bytes)
+
+
 def _size_field(buf: Buffer, position: int) -> int:
     return max(0, int(LOG_HEADER.unpack_from(buf, position)[1]))
 
@@ -797,6 +867,8 @@ __all__ = [
     "StopReason",
     "flag_batches",
     "iter_batches",
+    "iter_records",
+    "read_batch",
     "resync",
     "valid_batch_at",
     "walk_resync",

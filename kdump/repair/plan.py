@@ -27,7 +27,6 @@ from kdump.checks.partition import rename_rule
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
 from kdump.errors import InputError, KdumpError
-from kdump.format.batch import read_batch
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.names import (
     INDEX_SUFFIX,
@@ -41,6 +40,7 @@ from kdump.format.names import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.walk import read_batch
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
 from kdump.repair.producer_state import txn_index_bytes

@@ -36,7 +36,7 @@ from kdump.checks.log import LogScan
 from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
-from kdump.format.batch import Batch, RecordBatch, read_batch
+from kdump.format.batch import Batch, RecordBatch
 from kdump.format.index import OffsetIndex
 from kdump.format.layout import INT32_MAX, LOG_OVERHEAD, NO_TIMESTAMP, RECORD_OVERHEAD_V0
 from kdump.format.timeindex import TimeIndex
@@ -52,6 +52,7 @@ from kdump.format.walk import (
     StopReason,
     flag_batches,
     iter_batches,
+    read_batch,
 )
 from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 

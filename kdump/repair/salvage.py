@@ -21,10 +21,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
-from kdump.format.batch import Batch, iter_records, read_batch
+from kdump.format.batch import Batch
 from kdump.format.names import LOG_SUFFIX, parse_partition_dir, segment_file_name
 from kdump.format.records import Record
-from kdump.format.walk import BatchRun, Damaged, LogWalk, walk_resync
+from kdump.format.walk import BatchRun, Damaged, LogWalk, iter_records, read_batch, walk_resync
 from kdump.render.describe import timestamp_type
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
 
