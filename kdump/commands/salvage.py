@@ -13,10 +13,10 @@ import click
 
 from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
+from kdump.render.repair import leftover_lines
 from kdump.repair.apply import refuse_side_dir
 from kdump.repair.files import remove_leftovers
 from kdump.repair.plan import resolve_targets
-from kdump.repair.report import leftover_lines
 from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
 
 

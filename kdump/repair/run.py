@@ -11,13 +11,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.files import remove_leftovers
-from kdump.repair.interrupt import signals_held
-from kdump.repair.plan import LOG, FileChange, SegmentPlan
-from kdump.repair.rebuild import IndexConfig
-from kdump.repair.recheck import recheck_staged
-from kdump.repair.report import (
+from kdump.render.repair import (
     kept_lines,
     leftover_lines,
     plan_lines,
@@ -25,6 +19,12 @@ from kdump.repair.report import (
     stopped_before_commit_line,
     stopped_in_commit_line,
 )
+from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.files import remove_leftovers
+from kdump.repair.interrupt import signals_held
+from kdump.repair.plan import LOG, FileChange, SegmentPlan
+from kdump.repair.rebuild import IndexConfig
+from kdump.repair.recheck import recheck_staged
 from kdump.repair.startup import plan_startup
 from kdump.unified_log import UnifiedLog
 
