@@ -19,7 +19,7 @@ from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
     AbortedRange,
     OpenTransaction,
-    PartitionTxnReport,
+    PartitionTransactions,
     TxnResult,
     find_hanging_rows,
 )
@@ -101,7 +101,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
 
 
-def _partition_text(report: PartitionTxnReport, console: TextConsole, style: box.Box) -> None:
+def _partition_text(report: PartitionTransactions, console: TextConsole, style: box.Box) -> None:
     say = console.say
     name = f"{report.topic}-{report.partition}" if report.topic is not None else report.path
     say(f"== {name} ({report.path})")
@@ -302,7 +302,7 @@ def result_object(result: TxnResult) -> dict[str, Any]:
     }
 
 
-def _partition_object(r: PartitionTxnReport) -> dict[str, Any]:
+def _partition_object(r: PartitionTransactions) -> dict[str, Any]:
     return {
         "path": r.path,
         "topic": r.topic,

@@ -95,7 +95,7 @@ class OpenTransaction:
 
 
 @dataclass
-class PartitionTxnReport:
+class PartitionTransactions:
     path: str
     topic: str | None
     partition: int | None
@@ -132,7 +132,7 @@ class PartitionTxnReport:
 
 @dataclass
 class TxnResult:
-    partitions: list[PartitionTxnReport]
+    partitions: list[PartitionTransactions]
     coordinator: CoordinatorView
     options: TxnOptions
     transactional_ids: dict[str, int] = field(default_factory=dict)
@@ -190,7 +190,7 @@ def analyze_paths(
 
 def analyze_partition(
     log: UnifiedLog, options: TxnOptions, view: CoordinatorView | None = None
-) -> PartitionTxnReport | None:
+) -> PartitionTransactions | None:
     """The report for one partition (None: it holds no .log). Its segments are walked once,
     the producer state replay riding on the walk (UnifiedLog.walk_in_order)."""
     view = view if view is not None else CoordinatorView()
@@ -243,7 +243,7 @@ def analyze_partition(
             a.last_timestamp,
         )
     ]
-    return PartitionTxnReport(
+    return PartitionTransactions(
         path=path,
         topic=topic,
         partition=partition,
@@ -513,7 +513,7 @@ __all__ = [
     "FIND_HANGING_HEADERS",
     "AbortedRange",
     "OpenTransaction",
-    "PartitionTxnReport",
+    "PartitionTransactions",
     "TxnCounts",
     "TxnOptions",
     "TxnResult",
