@@ -8,7 +8,7 @@ frozen dataclasses; ``kdump.render.explain`` prints them; ``kdump.config`` resol
 from __future__ import annotations
 
 from kdump.explain.compaction import CleaningPreview, CompactionExplanation, KeyCount
-from kdump.explain.partition import (
+from kdump.explain.explanation import (
     ExplainOptions,
     ExplainResult,
     PartitionExplanation,
