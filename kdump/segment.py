@@ -203,7 +203,7 @@ class LogSegment:
         return name is not None and self.storage.exists(name)
 
     def path(self, suffix: str) -> str:
-        """How reports name the file ``suffix`` (a path or a URL), present or not."""
+        """How output names the file ``suffix`` (a path or a URL), present or not."""
         return self.storage.location_of(self.file_name(suffix))
 
     def local_path(self, suffix: str) -> Path:

@@ -109,7 +109,7 @@ def fits_int64(*values: int) -> bool:
 
 
 def describe() -> str:
-    """One line for reports and benchmarks: which code runs."""
+    """One line for ``kdump --version`` and benchmarks: which code runs."""
     if _module is None:
         why = "KDUMP_PURE_PYTHON is set" if os.environ.get("KDUMP_PURE_PYTHON") else "not built"
         return f"off ({why}): pure Python"

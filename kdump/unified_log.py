@@ -115,7 +115,7 @@ class OpenOptions:
 
 @dataclass(frozen=True)
 class Fact:
-    """A number and where it came from, in words (reports show both)."""
+    """A number and where it came from, in words (outputs show both)."""
 
     value: int
     source: str
@@ -167,7 +167,7 @@ class UnifiedLog:
 
     @property
     def location(self) -> str:
-        """Where the partition is, as reports name it: a directory, or a URL."""
+        """Where the partition is, as output names it: a directory, or a URL."""
         return self.storage.location
 
     @property

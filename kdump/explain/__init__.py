@@ -1,7 +1,7 @@
 """``kdump explain``: why each segment rolled, what retention deletes and when, why the cleaner
 does or does not clean, decided from the files as Kafka decides it (see each module).
 
-Library first: ``explain_paths`` (or ``explain_partition`` on an opened ``PartitionLog``) returns
+Library first: ``explain_paths`` (or ``explain_partition`` on an opened ``UnifiedLog``) returns
 frozen dataclasses; ``kdump.render.explain`` prints them; ``kdump.config`` resolves settings.
 """
 
