@@ -205,14 +205,20 @@ def render_batches(
 ) -> RenderedRun: ...
 
 @final
-class RenderedPayload(structseq[Any], tuple[bytes, int, list[tuple[int, int]]]):
-    __match_args__: Final = ("data", "last_offset", "gaps")
+class RenderedPayload(structseq[Any], tuple[bytes, int, list[tuple[int, int]], int, int]):
+    __match_args__: Final = ("data", "last_offset", "gaps", "position", "next_record")
     @property
     def data(self) -> bytes: ...
     @property
     def last_offset(self) -> int: ...
     @property
     def gaps(self) -> list[tuple[int, int]]: ...
+    @property
+    def position(self) -> int:
+        """Where in the payload the next call goes on."""
+    @property
+    def next_record(self) -> int:
+        """The record it goes on from (the batch's record count: done)."""
 
 def render_payload(
     payload: ReadableBuffer,
@@ -224,6 +230,9 @@ def render_payload(
     key_decoder: int,
     value_decoder: int,
     last_offset: int,
+    position: int = 0,
+    first: int = 0,
+    max_output: int = ...,
     /,
 ) -> RenderedPayload | None: ...
 
@@ -275,8 +284,12 @@ def v2_records(
     base_sequence: int,
     record_cls: type[tuple[Any, ...]],
     header_cls: type[tuple[Any, ...]],
+    start: int = 0,
+    first: int = 0,
+    max_records: int = ...,
+    max_bytes: int = ...,
     /,
 ) -> tuple[list[Any], int, RecordError | None] | None:
     """None, or the records (C Records standing in for ``record_cls``, with ``header_cls``
     headers), where decoding stopped in the payload, and what stopped it. A plain tuple: it
-    is made once per batch (a struct sequence cost 5% on one-record batches)."""
+    is made once per slice (a struct sequence cost 5% on one-record batches)."""

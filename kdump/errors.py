@@ -193,6 +193,12 @@ class DecryptionKeyError(InputError):
     naming the segment, exit 3."""
 
 
+class OutputLimitError(KdumpError):
+    """Output a command would write past a bound the user sets (``salvage --max-output-bytes``):
+    the input decodes, but to more than that; one line naming where it stopped, exit 3, and
+    nothing half-written."""
+
+
 class UnreadableInputError(FormatError):
     """A file a command needs that does not parse (a checkpoint for ``kdump explain``): bad
     input, exit code 3, still naming the file and byte position."""
@@ -205,7 +211,13 @@ class SnapshotCrcError(FormatError):
 
 
 class ManifestError(InputError):
-    """An Aiven manifest (or what it describes) that kdump cannot read."""
+    """An Aiven manifest (or what it describes) that kdump cannot read; ``position``: the byte of
+    the manifest where the field at fault is named."""
+
+    def __init__(self, path: str, message: str, position: int | None = None) -> None:
+        super().__init__(path, message)
+        self.position = position
+        Exception.__init__(self, str(self))
 
 
 class NotRegularError(InputError):

@@ -427,7 +427,8 @@ class LogWalk:
     ``start``/``end`` bound the range (``end`` beyond the file is the file's end); ``max_size``
     refuses larger batches as corrupt (DumpLogSegments' --max-message-size); ``check_crc``
     fills the ``valid`` column; ``until_invalid`` ends the walk before the first batch whose
-    CRC fails (LogSegment.recover). ``path`` names the file in errors.
+    CRC fails (LogSegment.recover); ``max_batch_bytes`` bounds what a v0/v1 wrapper's base
+    offset decompresses (--max-batch-bytes). ``path`` names the file in errors.
     """
 
     def __init__(
@@ -442,6 +443,7 @@ class LogWalk:
         until_invalid: bool = False,
         run_batches: int = RUN_BATCHES,
         pager: Pager | None = None,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     ) -> None:
         size = len(buf)
         if not 0 <= start <= size:
@@ -456,6 +458,7 @@ class LogWalk:
         self.until_invalid = until_invalid
         self.run_batches = max(1, run_batches)
         self.pager = pager
+        self.max_batch_bytes = max_batch_bytes
         self.stop: Stop | None = None
         self._walked = start
         """The end of the last run handed out."""
@@ -536,7 +539,7 @@ class LogWalk:
             if until_v2 and n and buf[position + MAGIC_OFFSET] == 2:
                 break
             try:
-                batch = read_batch(buf, position, edge, path, self.max_size)
+                batch = read_batch(buf, position, edge, path, self.max_size, self.max_batch_bytes)
             except UnknownMagicError as e:
                 self.stop = Stop(StopReason.UNKNOWN_MAGIC, position, self.end - position, e)
                 break
@@ -648,12 +651,18 @@ def flag_batches(
 
 
 def read_batch(
-    buf: Buffer, position: int, end: int, path: str = "<bytes>", max_size: int | None = None
+    buf: Buffer,
+    position: int,
+    end: int,
+    path: str = "<bytes>",
+    max_size: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
 ) -> Batch | None:
     """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
 
     Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
-    below 14 is corruption, a batch running past ``end`` ends the iteration.
+    below 14 is corruption, a batch running past ``end`` ends the iteration. A compressed v0/v1
+    wrapper is decompressed (at most ``max_batch_bytes``) for its first inner offset.
     """
     if position + HEADER_SIZE_UP_TO_MAGIC >= end:
         return None
@@ -676,11 +685,13 @@ def read_batch(
             )
         return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
     if magic in (0, 1):
-        return _legacy_batch(buf, position, magic, size, path)
+        return _legacy_batch(buf, position, magic, size, path, max_batch_bytes)
     raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
 
 
-def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
+def _legacy_batch(
+    buf: Buffer, position: int, magic: int, size: int, path: str, max_batch_bytes: int
+) -> Batch:
     if magic == 1 and size < RECORD_OVERHEAD_V1:
         raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
     if magic == 0:
@@ -690,7 +701,7 @@ def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) 
         offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
     base_offset = offset
     if attributes & COMPRESSION_MASK:
-        base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
+        base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
 
 
