@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.errors import LockHeldError
+from kdump.format.names import LOCK_FILE
 
-LOCK_FILE = ".lock"
 # struct flock on Linux (64-bit off_t): short l_type, short l_whence, off_t l_start,
 # off_t l_len, pid_t l_pid, padded to 32 bytes.
 _FLOCK = struct.Struct("@hhqqi4x")

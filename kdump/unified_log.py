@@ -46,6 +46,7 @@ from kdump.format.names import (
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    SNAPSHOT_SUFFIX,
     KeptLog,
     is_kdump_leftover,
     is_leftover_name,
@@ -426,9 +427,9 @@ class UnifiedLog:
         """The partition's producer snapshots by offset (tiered storage: one per segment)."""
         if self.tiered:
             return [
-                SnapshotFile(s.base_offset, s.file_name(".snapshot"), s.snapshot_path, s)
+                SnapshotFile(s.base_offset, s.file_name(SNAPSHOT_SUFFIX), s.snapshot_path, s)
                 for s in self.segments
-                if ".snapshot" in s.files and s.has(".snapshot")
+                if SNAPSHOT_SUFFIX in s.files and s.has(SNAPSHOT_SUFFIX)
             ]
         found = []
         for name in self.storage.files():

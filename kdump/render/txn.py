@@ -12,6 +12,7 @@ from rich import box
 from rich.table import Table
 
 from kdump.checks.findings import Severity
+from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.render.console import TextConsole
 from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
@@ -220,7 +221,7 @@ def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
     for a in aborted[:TEXT_ROWS]:
         source = " + ".join(
             name
-            for name, present in (("marker", a.in_log), (".txnindex", a.in_txn_index))
+            for name, present in (("marker", a.in_log), (TXN_INDEX_SUFFIX, a.in_txn_index))
             if present
         )
         table.add_row(

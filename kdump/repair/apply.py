@@ -43,7 +43,13 @@ from pathlib import Path
 
 from kdump.discovery import LocalPartition, refuse_output_inside
 from kdump.errors import InputError, KdumpError, LockHeldError, RepairError
-from kdump.format.names import BACKUP_SUFFIX, CUT_SUFFIX, is_kdump_leftover, leftover_pid
+from kdump.format.names import (
+    BACKUP_SUFFIX,
+    CUT_SUFFIX,
+    LOCK_FILE,
+    is_kdump_leftover,
+    leftover_pid,
+)
 from kdump.lock import LogDirLock, lock_log_dir
 from kdump.repair.files import (
     Ownership,
@@ -242,7 +248,7 @@ class RepairSession:
                 )
                 continue
             except OSError as e:
-                raise RepairError(log_dir / ".lock", _reason(e)) from None
+                raise RepairError(log_dir / LOCK_FILE, _reason(e)) from None
             if lock is not None:
                 self.locks.append(lock)
 

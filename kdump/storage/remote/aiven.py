@@ -42,8 +42,6 @@ from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES, INT32_MAX
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 SUFFIXES = (LOG, INDEXES, MANIFEST)
-LEGACY_SUFFIXES = ("index", "timeindex", "snapshot", "txnindex", "leader-epoch-checkpoint")
-"""Per-index objects of uploads before 2023-10 (one object per index, no ``.indexes``)."""
 INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
 """``segmentIndexes`` fields in their order in ``.indexes`` (IndexType)."""
 IV_SIZE, TAG_SIZE = 12, 16
