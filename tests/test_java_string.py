@@ -27,8 +27,7 @@ from javautf8 import java_new_string
 from purepython import python_if
 
 from kdump import speedups
-from kdump.format.batch import iter_records
-from kdump.format.walk import iter_batches
+from kdump.format.walk import iter_batches, iter_records
 from kdump.java import java_string
 
 NEW_STRING = REPO / "tests" / "data" / "java" / "NewString.java"
