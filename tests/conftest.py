@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,11 +16,40 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.storage.local import map_file
 
+if TYPE_CHECKING:
+    from _pytest.mark.structures import ParameterSet
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 ORACLE = FIXTURES / "oracle"
 REALFILES = FIXTURES / "realfiles"
 GENERATED = FIXTURES / "generated"
+CORRUPT = FIXTURES / "corrupt"
+
+
+def by_content(
+    paths: Iterable[Path], root: Path, kind: Callable[[Path], Hashable] = lambda _: None
+) -> list[ParameterSet]:
+    """One parameter per distinct file among ``paths``: the first path, in the order given,
+    holding those bytes, named by its path under ``root``. A test whose answer also depends on
+    something of the path beside its bytes (the reader its name picks) says so in ``kind``;
+    files equal in both are the same case. Most of the fixtures' .log files are copies (empty
+    segments, and partitions copied into the corrupt fixtures with another file damaged): a
+    test over the contents runs each case once, not once per copy."""
+    first: dict[tuple[Hashable, bytes], Path] = {}
+    for path in paths:
+        first.setdefault((kind(path), hashlib.sha256(path.read_bytes()).digest()), path)
+    return [pytest.param(p, id=str(p.relative_to(root))) for p in first.values()]
+
+
+@cache
+def fixture_logs() -> list[ParameterSet]:
+    """Every distinct .log under fixtures/, for parametrize. A log copied unchanged into a
+    corrupt fixture is named after its original (oracle/txn-0/..., not the copy whose
+    checkpoint is damaged)."""
+    return by_content(
+        sorted(FIXTURES.rglob("*.log"), key=lambda p: (CORRUPT in p.parents, p)), FIXTURES
+    )
 
 
 def offset_index_at(path: str | os.PathLike[str]) -> OffsetIndex:

@@ -20,7 +20,7 @@ from typing import Any
 import crc32c as crc32c_package
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, fixture_logs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -52,7 +52,6 @@ from kdump.txn.producer_state import ProducerStateManager
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
 
-LOGS = sorted(FIXTURES.rglob("*.log"))
 PARTITION_GROUPS = [FIXTURES / name for name in ("oracle", "realfiles", "generated", "corrupt")]
 
 
@@ -200,7 +199,7 @@ def test_crc32c_reads_slices_as_slicing_does(start: int, end: int) -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_every_fixture_log_parses_the_same(log: Path) -> None:
     data = log.read_bytes()
     fast, pure = both(lambda: parse_all(data))
@@ -208,7 +207,7 @@ def test_every_fixture_log_parses_the_same(log: Path) -> None:
 
 
 @pytest.mark.parametrize("interval", [1, 4096, "first batch"])
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_every_fixture_log_recovers_the_same(log: Path, interval: int | str) -> None:
     data = log.read_bytes()
     if interval == "first batch":  # entries fall exactly on the interval: the > / >= edge

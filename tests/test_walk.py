@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from batchbytes import v2_batch
-from conftest import FIXTURES
+from conftest import fixture_logs
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -24,7 +24,6 @@ from kdump.errors import InputError
 from kdump.format import walk as walk_module
 from kdump.format.walk import Damaged, LogWalk, Pager, ReadAhead, StopReason, walk_resync
 
-LOGS = sorted(FIXTURES.rglob("*.log"))
 RECORD = b"\x0e\x00\x00\x00\x02k\x02v\x00"  # one record: key "k", value "v"
 
 
@@ -54,7 +53,7 @@ def walked(buf: bytes, pager: Pager | None = None, **kw: Any) -> tuple[list[Any]
 
 
 @pytest.mark.parametrize("step", [1, 61, 1000])
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_a_log_arriving_in_ranges_walks_as_one_read_whole(log: Path, step: int) -> None:
     data = log.read_bytes()
     whole = walked(data)
