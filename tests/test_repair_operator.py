@@ -15,15 +15,13 @@ from pathlib import Path
 
 import pytest
 from clirun import run_kdump
-from conftest import FIXTURES, ORACLE, oracle_manifest
+from conftest import CORRUPT, ORACLE, oracle_manifest
 from repair_support import batch_positions, copy_partition, flip_byte, tree
 from test_verify import options_from
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import NO_REPAIR, RECOVERED
 from kdump.checks.verify import verify_paths
-
-CORRUPT = FIXTURES / "corrupt"
 
 
 def _sha(data: str | None) -> str | None:
