@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from early import EarlyRun
 
 from kdump.format.index import OffsetIndex
 from kdump.format.names import offset_in_name
@@ -89,3 +90,26 @@ def oracle_files(suffix: str) -> list[tuple[str, str]]:
 @pytest.fixture
 def manifest() -> dict[str, Any]:
     return oracle_manifest()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the subprocess runs the chosen tests will wait for (tests/early.py)."""
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        start = getattr(getattr(item, "obj", None), "start_early", None)
+        if start is not None and not _skipped(item):
+            start()
+
+
+def _skipped(item: pytest.Item) -> bool:
+    """Skipped by a mark whose condition is known already (kdump's C code not built)."""
+    return any(
+        m.name == "skip" or (m.name == "skipif" and bool(m.args) and m.args[0] is True)
+        for m in item.iter_markers()
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for run in EarlyRun.started:
+        run.stop()

@@ -21,6 +21,7 @@ import crc32c as crc32c_package
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
 from conftest import FIXTURES, REPO, fixture_logs
+from early import EarlyRun
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -463,30 +464,35 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
 # --------------------------------------------------------------------------- pure Python
 
 
+PURE_PYTHON_ENV = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
+PURE_PYTHON_MODULES = [
+    "tests/test_format_oracle.py",
+    "tests/test_format_generated.py",
+    "tests/test_golden.py",
+    "tests/test_corruption_matrix.py",
+    "tests/test_verify.py",
+    "tests/test_repair_oracle.py",
+    "tests/test_repair_recheck.py",
+    "tests/test_lookup.py",
+]
+PURE_PYTHON_RUN = EarlyRun(
+    [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *PURE_PYTHON_MODULES],
+    REPO,
+    PURE_PYTHON_ENV,
+)
+
+
+@PURE_PYTHON_RUN.starts
 def test_the_suite_passes_without_the_c_code() -> None:
-    """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass."""
-    env = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
+    """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass.
+    The run starts when the session begins, beside the other tests (tests/early.py)."""
     check = "import kdump.speedups as s; assert s.native() is None and not s.built(); print('ok')"
-    probe = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
-    assert probe.returncode == 0 and "ok" in probe.stdout, probe.stderr
-    modules = [
-        "tests/test_format_oracle.py",
-        "tests/test_format_generated.py",
-        "tests/test_golden.py",
-        "tests/test_corruption_matrix.py",
-        "tests/test_verify.py",
-        "tests/test_repair_oracle.py",
-        "tests/test_repair_recheck.py",
-        "tests/test_lookup.py",
-    ]
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *modules],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
+    probe = subprocess.run(
+        [sys.executable, "-c", check], env=PURE_PYTHON_ENV, capture_output=True, text=True
     )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert probe.returncode == 0 and "ok" in probe.stdout, probe.stderr
+    code, output = PURE_PYTHON_RUN.result()
+    assert code == 0, output[-5000:]
 
 
 @pytest.mark.parametrize("max_size", [10**30, -(10**30), 2**31, -1, 0, 100])
