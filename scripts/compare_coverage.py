@@ -62,7 +62,10 @@ def run_suite(rev: str, out: Path, pytest_args: list[str]) -> int:
     tree = export(rev, out / "tree")
     c_objects = build_instrumented(tree, out / "c-build")
     rc = write_rc(tree, out)
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    site = out / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(PATIENT_TERMINATE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(site)])}
     coverage = [sys.executable, "-m", "coverage"]
     started = time.monotonic()
     ran = subprocess.run(
@@ -124,6 +127,25 @@ def build_instrumented(tree: Path, build: Path) -> Path | None:
     target = tree / "kdump" / f"_speedups{suffix}"
     subprocess.run(["gcc", "--coverage", "-shared", str(obj), "-o", str(target)], check=True)
     return build
+
+
+# kdump.parallel terminates its workers when one sends an error: the worker that sent it is
+# then ending, and killed while it saves its coverage data (that run loses the lines the worker
+# ran, at random). In the measured runs only, a worker gets two seconds to end by itself first.
+PATIENT_TERMINATE = """\
+from multiprocessing.process import BaseProcess
+
+_terminate = BaseProcess.terminate
+
+
+def _patient_terminate(self):
+    self.join(2.0)
+    if self.exitcode is None:
+        _terminate(self)
+
+
+BaseProcess.terminate = _patient_terminate
+"""
 
 
 def write_rc(tree: Path, out: Path) -> Path:
