@@ -21,6 +21,7 @@ so no worker is left waiting forever on a queue nobody reads.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -71,6 +72,10 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+_GRACE_SECONDS = 10
+"""How long a worker sent SIGTERM may take to end before it is killed."""
 
 
 def stream_ordered(
@@ -128,12 +133,24 @@ def stream_ordered(
                     raise value
                 yield value
     finally:
-        for worker in workers:
-            if worker.pid is not None and worker.is_alive():
-                worker.terminate()
-        for worker in workers:
-            if worker.pid is not None:
-                worker.join()
+        _stop_workers(workers)
+
+
+def _stop_workers(workers: Sequence[Any]) -> None:
+    """End the workers: SIGTERM, and SIGCONT with it (a worker forked while a job-control stop
+    reached the group stays stopped, and a stopped process acts on no signal but SIGKILL);
+    one that does not end soon after is killed."""
+    started = [w for w in workers if w.pid is not None]
+    for worker in started:
+        if worker.is_alive():
+            worker.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGCONT)
+    for worker in started:
+        worker.join(_GRACE_SECONDS)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
 
 
 def map_ordered(

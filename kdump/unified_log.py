@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
-from kdump.config import option_default
+from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
@@ -44,14 +44,18 @@ from kdump.format.names import (
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
-    TEMP_MARK,
+    KeptLog,
+    is_kdump_leftover,
     is_leftover_name,
     is_snapshot_name,
     offset_in_name,
+    parse_kept_log,
     parse_partition_dir,
 )
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
+from kdump.log_loader import Settlement, settle
+from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 
@@ -88,6 +92,9 @@ class SnapshotFile:
     segment: LogSegment | None = field(default=None, compare=False)
     """Tiered storage keeps one per segment: that segment."""
 
+    def storage_of(self, log: UnifiedLog) -> Storage:
+        return log.storage if self.segment is None else self.segment.storage
+
 
 @dataclass(frozen=True)
 class LoadedSnapshot:
@@ -109,6 +116,8 @@ class OpenOptions:
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
+    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    """Where topic settings come from (--config, describe output, server.properties)."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,7 @@ class UnifiedLog:
         self.open_options = options or OpenOptions()
         self._topic_partition = topic_partition
         self._results: dict[int, SegmentResult] = {}
+        self._snapshots: dict[str, bytes] = {}
 
     @property
     def options(self) -> VerifyOptions:
@@ -159,7 +169,7 @@ class UnifiedLog:
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
         keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
-        return {**{k: self.__dict__[k] for k in keep}, "_results": {}}
+        return {**{k: self.__dict__[k] for k in keep}, "_results": {}, "_snapshots": {}}
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -247,7 +257,7 @@ class UnifiedLog:
         return any((r.scan is not None and r.scan.batches > 0) for r in self.results())
 
     @property
-    def bytes(self) -> int:
+    def size(self) -> int:
         """Bytes of the log's ``.log`` files (LogSegment.size summed)."""
         return sum(s.log_size for s in self.segments)
 
@@ -258,7 +268,7 @@ class UnifiedLog:
         unless a command did it and handed it in."""
         found = self._results.get(segment.slot)
         if found is None:
-            found = check_segment(segment, self.options)
+            found = check_segment(segment, self.options, keep_open=True)
             self._results[segment.slot] = found
         return found
 
@@ -282,7 +292,9 @@ class UnifiedLog:
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
-            found = check_segment(segment, self.options, None if replay.cut else replay)
+            found = check_segment(
+                segment, self.options, None if replay.cut else replay, keep_open=True
+            )
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
@@ -426,10 +438,18 @@ class UnifiedLog:
                 found.append(SnapshotFile(offset, name, self.storage.location_of(name)))
         return sorted(found, key=lambda f: f.offset)
 
+    def snapshot_bytes(self, file: SnapshotFile) -> bytes:
+        """A snapshot's bytes, read once (verify's check and the producer state replay both
+        read the newest one; a snapshot holds a few dozen bytes per producer)."""
+        found = self._snapshots.get(file.name)
+        if found is None:
+            found = self._snapshots[file.name] = file.storage_of(self).read_bytes(file.name)
+        return found
+
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
         from kdump.format.snapshot import parse_producer_snapshot
 
-        return parse_producer_snapshot(self.storage.read_bytes(file.name), file.path)
+        return parse_producer_snapshot(self.snapshot_bytes(file), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
         """Of the snapshots with ``above < offset <= at_most`` (None: no bound), the newest that
@@ -528,10 +548,51 @@ class UnifiedLog:
         swap left (LogLoader settles each at startup)."""
         return [n for n in self.storage.files() if is_leftover_name(n)]
 
+    @cached_property
+    def settings(self) -> Settings:
+        """The topic's settings, each with where it came from (kdump.config's layers)."""
+        return resolve_settings(self.open_options.layers, self.topic)
+
+    @cached_property
+    def settlement(self) -> Settlement:
+        """What LogLoader does to ``leftover_files`` at the broker's next start."""
+        return settle(self.storage)
+
     @property
     def kdump_leftovers(self) -> list[str]:
         """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
-        return [n for n in self.storage.files() if TEMP_MARK in n]
+        return [n for n in self.storage.files() if is_kdump_leftover(n)]
+
+    @property
+    def kept_logs(self) -> list[KeptLog]:
+        """The log bytes ``kdump recover`` kept here (cut off a log, or a whole segment it
+        deleted after a cut), in offset order: what ``kdump salvage`` reads back."""
+        found = [k for k in map(parse_kept_log, self.storage.files()) if k is not None]
+        cuts = [k.base_offset for k in found if k.cut_at]
+        # a deleted .log kept beside: after a cut below it; otherwise a segment a swap
+        # replaced (its records are in the swapped-in segment), nothing to salvage
+        kept = [k for k in found if k.cut_at or any(c < k.base_offset for c in cuts)]
+        return sorted(kept, key=lambda k: (k.base_offset, k.cut_at))
+
+    @cached_property
+    def kept_losses(self) -> dict[str, CutLoss]:
+        """What each of ``kept_logs`` holds (by name), and what of it is whole and valid."""
+        out = {}
+        for kept in self.kept_logs:
+            log = self.storage.open_log(kept.name)
+            try:
+                out[kept.name] = cut_loss(log.buf, 0, log.path)
+            finally:
+                log.close()
+        return out
+
+    @property
+    def kept_salvageable(self) -> OffsetSpan:
+        """The whole, valid batches in ``kept_logs``: what ``kdump salvage`` gets back."""
+        span = OffsetSpan()
+        for loss in self.kept_losses.values():
+            span.merge(loss.salvageable)
+        return span
 
     def dump_files(self) -> list[StoredFile]:
         """The files ``kdump dump`` dumps of this partition, in name order: its segment files,
@@ -567,7 +628,7 @@ class UnifiedLog:
             "recovery_point": self.recovery_point,
             "segments": len(self.segments),
             "active_segment": None if active is None else active.base_offset,
-            "bytes": self.bytes,
+            "bytes": self.size,
             "damaged_from": None if damaged is None else damaged.to_dict(),
         }
 

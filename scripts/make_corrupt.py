@@ -340,6 +340,20 @@ def _(w: Work) -> Expect:
 
 
 @case(
+    "LOG_ZERO_TAIL",
+    "warning",
+    0,
+    "txn-0 active segment 186: 2335 zero bytes appended (the length a power loss left on disk "
+    "without its data, or a preallocated segment)",
+)
+def _(w: Work) -> Expect:
+    log = w.file(ACTIVE, ".log")
+    size = log.stat().st_size
+    append(log, bytes(2335))
+    return w.at(log, position=size)
+
+
+@case(
     "LOG_UNKNOWN_MAGIC",
     "error",
     2,
@@ -900,7 +914,7 @@ def _(w: Work) -> Expect:
 
 @case(
     "PARTITION_OFFSET_GAP",
-    "info",
+    "warning",
     0,
     "txn-0: segment 63's .log, .index, .timeindex and .txnindex deleted (offsets 63..125 in no "
     "segment)",

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -51,6 +53,15 @@ def fixture_logs() -> list[ParameterSet]:
     return by_content(
         sorted(FIXTURES.rglob("*.log"), key=lambda p: (CORRUPT in p.parents, p)), FIXTURES
     )
+
+
+def script_module(name: str) -> ModuleType:
+    """scripts/<name>.py loaded as a module (the generators whose output tests compare)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def offset_index_at(path: str | os.PathLike[str]) -> OffsetIndex:

@@ -16,6 +16,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,3 +185,14 @@ class S3Server:
         )
         env.update(override)
         return env
+
+
+@contextmanager
+def serving(workdir: Path) -> Iterator[S3Server]:
+    """A started server, stopped however the block ends: a module fixture's body."""
+    server = S3Server(workdir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

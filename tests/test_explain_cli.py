@@ -76,7 +76,8 @@ def test_json_shape(tmp_path: Path) -> None:
     for p in doc["partitions"]:
         check_types(p, {"path": str, "topic": str, "partition": int, "settings": dict})
         assert p["settings"]["segment.bytes"] == 1073741824
-        for s in p["segments"]:
+        assert p["segments"] == len(p["by_segment"])
+        for s in p["by_segment"]:
             check_types(s, SEGMENT_KEYS)
             assert set(s["roll_causes"]) <= ROLL_CAUSES
             assert s["deletable"] in (None, "time", "size", "log_start_offset")
@@ -94,7 +95,7 @@ def test_json_shape(tmp_path: Path) -> None:
     # unknown); retention.ms 7 d keeps both; the cleaner maps k -> 2 (segment 0 only is
     # dirty, the active segment bounds it) and drops nothing: k's later record is in the
     # active segment, outside the map
-    seg0 = by_topic["orders"]["segments"][0]
+    seg0 = by_topic["orders"]["by_segment"][0]
     assert seg0["roll_causes"] == ["unknown"]
     assert seg0["deletable_at"] == T0 + 7 * 24 * HOUR + 1
     c = compacted["compaction"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -99,6 +100,36 @@ def test_results_come_in_order_and_errors_at_their_place() -> None:
 def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
     with pytest.raises(KdumpError, match="ended unexpectedly"):
         list(stream_ordered(_dies, [0, 1, 2, 3], 2))
+
+
+def _endless(_: int) -> Iterator[int]:
+    while True:
+        yield os.getpid()
+
+
+def test_a_stopped_worker_is_ended_too() -> None:
+    """A worker forked while a job-control stop (SIGSTOP, Ctrl-Z) reached the process group
+    stays stopped, and a stopped process acts on no SIGTERM: ending the run used to wait on it
+    forever (seen as a Ctrl-C test that hung one run in ten)."""
+    import multiprocessing
+
+    produced = stream_ordered(_endless, [0, 1], 2, weight=lambda _: WORTH_A_FORK, lookahead=1)
+    next(produced)
+    workers = multiprocessing.active_children()
+    assert len(workers) == 2
+    for worker in workers:
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGSTOP)
+    closing = threading.Thread(target=produced.close, daemon=True)
+    closing.start()
+    closing.join(60)
+    try:
+        assert not closing.is_alive(), "the run still waits on its stopped workers"
+        assert all(not w.is_alive() for w in workers)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
 
 
 def test_memory_stays_bounded_by_the_lookahead() -> None:

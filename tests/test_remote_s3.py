@@ -31,7 +31,7 @@ from remoterun import (
     sorted_lines,
     verify_json,
 )
-from s3server import BUCKET, S3Server
+from s3server import BUCKET, S3Server, serving
 
 pytest.importorskip("s3fs")
 pytest.importorskip("moto")
@@ -53,12 +53,8 @@ TOPIC_ID = "lZ6vvmajTWKDBUTV6SQAtQ"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    try:
-        server.start()
+    with serving(tmp_path_factory.mktemp("s3")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def segment_id(base_offset: int) -> str:
@@ -164,6 +160,46 @@ def test_kafka_files_dump_verify_lookup_as_local(s3: S3Server, name: str) -> Non
         here = run_kdump(["lookup", str(local), "--offset", str(offset), "--format", "json"])
         assert there.exit_code == here.exit_code
         assert same_names(there.stdout, url, local) == here.stdout
+
+
+COPIED_DAMAGE = [
+    "log-crc-mismatch",
+    "log-truncated-tail",
+    "log-unknown-magic",
+    "index-missing",
+    "timeindex-missing-final-entry",
+    "snapshot-corrupt",
+    "partition-leftover-file-swap",
+    "checkpoint-beyond-log-end-recovery-point",
+]
+"""Damage of each kind a copy must show as on disk: cuts, index files, snapshots, leftovers,
+a log dir's checkpoints."""
+
+
+def without_fixes(verified: dict[str, Any]) -> dict[str, Any]:
+    """A verify document with each finding's fix left out: kdump repairs local files, so a copy
+    in a store is told what is wrong, not a command to run on it (the one difference), and
+    the registry's advice where there is no command (what the fix's absence brings)."""
+    out = json.loads(json.dumps(verified))
+    for f in out["findings"]:
+        f["fix"] = f["advice"] = None
+    return out
+
+
+@pytest.mark.parametrize("case", COPIED_DAMAGE)
+def test_a_damaged_copy_in_a_store_has_the_findings_and_facts_on_disk(
+    s3: S3Server, case: str
+) -> None:
+    """A copy of a broken log dir (or partition) in S3 is read as the directory it copies:
+    the same findings (its active segment is active there too) and the same partition facts,
+    the log end after recovery's cut included."""
+    local = FIXTURES / "corrupt" / case
+    url = s3.put_tree(local, f"copies/{case}")
+    there = kdump_in(["verify", "--format", "json", url], s3.env())
+    here = run_kdump(["verify", "--format", "json", str(local)])
+    assert there.exit_code == here.exit_code
+    remote = json.loads(same_names(json.dumps(verify_json(there)), url, local))
+    assert without_fixes(remote) == without_fixes(verify_json(here))
 
 
 @pytest.mark.parametrize("name", ["plain-0", "txn-0", "gzip-0"])

@@ -8,6 +8,8 @@ import base64
 import fcntl
 import hashlib
 import json
+import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -112,6 +114,32 @@ def test_one_flipped_byte_dry_run_says_what_is_lost_and_salvage_keeps_the_rest(
     assert salvaged.read_bytes() == data[start:]
     ran = run_kdump(["verify", str(salvaged)])
     assert ran.exit_code in (0, 1) and " 0 error(s)" in ran.stdout
+
+
+@pytest.mark.parametrize("limit", [None, 1000])
+def test_salvage_output_past_its_bound_is_one_line_and_nothing_written(
+    tmp_path: Path, limit: int | None
+) -> None:
+    """salvage's JSON Lines are bounded (issue 27: a 22 KB bomb wrote 3.9 GB): past
+    --max-output-bytes, or the default (100x the salvaged batches, at least 64 MiB, here made
+    small), one line names the file and the batch, exit 3, and nothing is written."""
+    from kdump.repair import salvage
+
+    partition, log, _ = _flipped_txn(tmp_path)
+    out = tmp_path / "salvaged"
+    options = [] if limit is None else ["--max-output-bytes", str(limit)]
+    mp = pytest.MonkeyPatch()
+    mp.setattr(salvage, "OUTPUT_FLOOR", 1000)
+    mp.setattr(salvage, "OUTPUT_RATIO", 0)
+    try:
+        ran = run_kdump(["salvage", "--output-dir", str(out), *options, str(partition)])
+    finally:
+        mp.undo()
+    assert ran.exit_code == 3, ran.stdout + ran.stderr
+    assert ran.stderr.count("\n") == 1, ran.stderr
+    assert ran.stderr.startswith(f"kdump: {log}:") and "would pass 1000 bytes" in ran.stderr
+    assert "--max-output-bytes" in ran.stderr
+    assert not any(p.is_file() for p in out.rglob("*"))
 
 
 def test_salvage_of_a_healthy_partition_writes_nothing(tmp_path: Path) -> None:
@@ -302,9 +330,8 @@ def test_recover_touches_only_what_verify_flags(tmp_path: Path) -> None:
     (healthy / "00000000000000000515.index").unlink()
     ran = run_kdump(["recover", "--dry-run", "--as-broker", str(healthy)])
     # the offset index the broker rebuilds; the time index it would rebuild is the same bytes
-    assert [line.split()[:2] for line in ran.stdout.splitlines()[:-1]] == [
-        ["create", str(healthy / "00000000000000000515.index:")]
-    ]
+    actions = [line.split()[:2] for line in ran.stdout.splitlines()[:-1] if line[:4] != "note"]
+    assert actions == [["create", str(healthy / "00000000000000000515.index:")]]
 
 
 # -- a segment named above its batches' offsets -------------------------------------------------
@@ -357,6 +384,206 @@ def test_salvage_of_the_bytes_recover_cut_and_kept(tmp_path: Path) -> None:
     ran = run_kdump(["salvage", "--output-dir", str(after), str(kept)])
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     assert tree(after) == tree(before) and tree(after)
-    # a healthy partition now: nothing left to salvage in it
-    ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "again"), str(partition)])
-    assert "nothing to salvage" in ran.stdout
+
+
+def test_salvage_after_recover_reads_what_recover_kept(tmp_path: Path) -> None:
+    """Issue 28.3: salvage of a partition after recover said "nothing to salvage", though
+    recover had printed what salvage keeps. It reads the cut bytes and the later segments
+    recover deleted (both kept in the partition), names them, and gets back every whole
+    record the dry run counted."""
+    partition, log, cut = _flipped_txn(tmp_path)
+    files = oracle_manifest()["files"]["txn-0"]
+    later = sorted(n for n in files if n.endswith(".log") and n != log.name)
+    dry = run_kdump(["recover", "--dry-run", str(partition)]).stdout
+    promised = [
+        int(n) for n in re.findall(r"kdump salvage keeps \d+ whole one\(s\), (\d+) records", dry)
+    ]
+    assert len(promised) == 1 + len(later)  # the cut, and each deleted segment's .log
+    assert run_kdump(["recover", str(partition)]).exit_code == 0
+    out = tmp_path / "salvaged"
+    ran = run_kdump(["salvage", "--output-dir", str(out), str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert "nothing to salvage" not in ran.stdout
+    kept_cut = f"{partition}/{log.name}.kdump-cut-{cut}"
+    assert f"{kept_cut}: the bytes kdump recover cut from {log.name} at position {cut}: " in (
+        ran.stdout
+    )
+    for name in later:
+        assert (
+            f"{partition}/{name}.kdump-bak: segment {name}, which kdump recover deleted"
+            in ran.stdout
+        )
+    records = [
+        json.loads(line)
+        for p in sorted((out / partition.name).glob("*.jsonl"))
+        for line in p.read_text().splitlines()
+    ]
+    assert len(records) == sum(promised)
+    offsets = [r["offset"] for r in records]
+    assert (
+        offsets == sorted(offsets) and offsets[-1] == files[later[-1]]["batches"][-1]["lastOffset"]
+    )
+    # the records of every deleted segment, as Kafka wrote them
+    for name in later:
+        want = [r["offset"] for b in files[name]["batches"] for r in b["records"]]
+        assert set(want) <= set(offsets)
+
+
+def test_verify_after_recover_names_what_it_kept_and_what_the_checkpoint_means(
+    tmp_path: Path,
+) -> None:
+    """Issue 28.7: after a cut, CHECKPOINT_BEYOND_LOG_END on replication-offset-checkpoint had
+    no advice; the files recover kept were not mentioned. Now: what the broker does, and how
+    many records salvage gets back; each kept file an info with the salvage command."""
+    partition, log, cut = _flipped_txn(tmp_path)
+    log_dir = partition.parent
+    (log_dir / "replication-offset-checkpoint").write_text("0\n1\ntxn 0 218\n")
+    assert run_kdump(["recover", str(partition)]).exit_code == 0
+    result = verify_paths([str(log_dir)], options_from([]))
+    beyond = [f for f in result.findings if f.code == "CHECKPOINT_BEYOND_LOG_END"]
+    salvaged = run_kdump(["salvage", "--output-dir", str(tmp_path / "out"), str(partition)])
+    records = sum(
+        len(p.read_text().splitlines()) for p in (tmp_path / "out" / "txn-0").glob("*.jsonl")
+    )
+    assert salvaged.exit_code == 0 and records
+    assert [(f.severity, f.offset) for f in beyond] == [(Severity.WARNING, 218)]
+    message = beyond[0].message
+    assert "the broker lowers its high watermark to the log end offset" in message
+    assert "a follower fetches them again from the leader" in message
+    assert f"kdump recover kept {records} whole record(s) of them: kdump salvage" in message
+    kept = sorted(Path(f.path).name for f in result.findings if f.code == "PARTITION_KDUMP_KEPT")
+    assert kept == sorted(p.name for p in partition.iterdir() if ".log.kdump-" in p.name)
+    assert f"{log.name}.kdump-cut-{cut}" in kept
+    assert all(f.severity is not Severity.ERROR for f in result.findings)
+
+
+def test_verify_names_a_killed_kdumps_temporary_file_and_its_fix_removes_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 28.2: a run killed with SIGKILL leaves .NAME.kdump-tmp-PID files; verify says so,
+    with the command that removes them (a repair of the partition, even with nothing else to
+    do). A kdump still running keeps its own."""
+    partition = copy_partition("txn-0", tmp_path)
+    left = partition / ".00000000000000000000.index.kdump-tmp-999999999-0123456789ab"  # no pid
+    left.write_bytes(b"half")
+    running = f".00000000000000000000.index.kdump-tmp-{os.getppid()}-0123456789ab"
+    mine = partition / running  # a process that runs: a kdump at work, as far as names tell
+    mine.write_bytes(b"at work")
+    result = verify_paths([str(partition)], options_from([]))
+    found = [f for f in result.findings if f.code == "PARTITION_KDUMP_LEFTOVER"]
+    assert [(Path(f.path).name, f.severity) for f in found] == [(left.name, Severity.WARNING)]
+    assert found[0].fix is not None
+    mine.unlink()  # that process is no kdump: its file goes before the fix runs
+    _run_fix(found[0].fix)
+    assert not left.exists()
+    again = verify_paths([str(partition)], options_from([]))
+    assert [f.code for f in again.findings if f.severity is not Severity.INFO] == []
+
+
+def _gap_partition(root: Path, name: str) -> Path:
+    """txn-0 without segment 63 (offsets 63..125), in a directory named ``name``."""
+    partition = copy_partition("txn-0", root)
+    for p in partition.glob("00000000000000000063.*"):
+        p.unlink()
+    return partition.rename(root / name)
+
+
+@pytest.mark.parametrize(
+    ("name", "kept", "severity", "says"),
+    [
+        ("txn-0", False, Severity.WARNING, "records are missing, unless the topic is compacted"),
+        ("__consumer_offsets-0", False, Severity.INFO, "normal on a compacted topic"),
+        ("txn-0", True, Severity.WARNING, "kdump recover cut them from 00000000000000000000.log"),
+    ],
+)
+def test_an_offset_gap_says_what_explains_it(
+    tmp_path: Path, name: str, kept: bool, severity: Severity, says: str
+) -> None:
+    """Issue 28.7: every gap was "normal after compaction or deletion", a segment lost from a
+    delete-policy topic too, and the records an (earlier) kdump recover cut off."""
+    partition = _gap_partition(tmp_path, name)
+    if kept:  # what a recover that kept the later segments left: the cut bytes beside
+        log = partition / "00000000000000000000.log"
+        data = log.read_bytes()
+        start = batch_positions(log)[-1][0]
+        log.write_bytes(data[:start])
+        (partition / f"{log.name}.kdump-cut-{start}").write_bytes(data[start:])
+    result = verify_paths([str(partition)], options_from([]))
+    (gap,) = [f for f in result.findings if f.code == "PARTITION_OFFSET_GAP"]
+    assert gap.severity is severity and says in gap.message, gap.message
+    if kept:
+        assert f"(kept in {partition}/00000000000000000000.log.kdump-cut-" in gap.message
+
+
+def _interrupted(root: Path, swap_is_valid: bool) -> tuple[Path, bytes]:
+    """plain-0 as a crash leaves it mid-delete, mid-compaction or mid-swap: with a valid swap,
+    segments 515 and 761 compacted (nothing removed) into 515.log.swap; otherwise segment 0's
+    files renamed .deleted, a .cleaned output and a .swap above it (a split cut short)."""
+    partition = copy_partition("plain-0", root)
+    first, second = (partition / f"{b:020d}.log" for b in (515, 761))
+    swap = first.read_bytes() + (second.read_bytes() if swap_is_valid else b"")
+    (partition / f"{first.name}.swap").write_bytes(swap)
+    if not swap_is_valid:
+        for p in partition.glob("00000000000000000000.*"):
+            p.rename(p.with_name(p.name + ".deleted"))
+        (partition / "00000000000000000258.log.cleaned").write_bytes(
+            (partition / "00000000000000000258.log").read_bytes()
+        )
+    return partition, swap
+
+
+@pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
+def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_valid: bool) -> None:
+    """Issue 28.8: leftover .deleted/.cleaned/.swap files made the report say "nothing to
+    rebuild" and recover "0 file(s) would change". verify says what LogLoader does with each;
+    recover does it (every deleted file kept), so verify is clean afterwards."""
+    partition, swap = _interrupted(tmp_path, swap_is_valid)
+    result = verify_paths([str(partition)], options_from([]))
+    left = {Path(f.path).name: f for f in result.findings if f.code == "PARTITION_LEFTOVER_FILE"}
+    if swap_is_valid:
+        swap_name = "00000000000000000515.log.swap"
+        assert "the broker completes the swap at startup: renamed to 00000000000000000515.log" in (
+            left.pop(swap_name).message
+        )
+        replaced = sorted(
+            p.name for p in partition.glob("00000000000000000[57]*") if p.name != swap_name
+        )
+        assert sorted(left) == replaced
+        assert all(
+            "a segment the swap of offsets 515..1010 replaces" in f.message for f in left.values()
+        )
+    else:
+        assert left["00000000000000000000.log.deleted"].message.endswith(
+            "whose delete did not happen"
+        )
+        assert (
+            "a compaction's output that was never swapped in"
+            in left["00000000000000000258.log.cleaned"].message
+        )
+        assert (
+            "part of a segment split that did not finish"
+            in left["00000000000000000515.log.swap"].message
+        )
+    assert all(f.fix == f"kdump recover {partition}" for f in left.values())
+    before = tree(partition)
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert tree(partition) == before
+    for name in left:
+        assert f"delete    {partition}/{name}: the broker deletes it at startup" in dry.stdout
+    if swap_is_valid:
+        assert (
+            f"rename    {partition}/00000000000000000515.log.swap: to 00000000000000000515.log"
+            in dry.stdout
+        )
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    for name in left:  # each deleted file kept
+        assert (partition / f"{name}.kdump-bak").read_bytes() == before[name]
+    assert not [
+        p for p in partition.iterdir() if p.name.endswith((".deleted", ".cleaned", ".swap"))
+    ]
+    if swap_is_valid:
+        assert (partition / "00000000000000000515.log").read_bytes() == swap
+        assert (partition / "00000000000000000515.index").exists()  # rebuilt after the rename
+    again = verify_paths([str(partition)], options_from([]))
+    assert [(f.code, f.message) for f in again.findings] == []

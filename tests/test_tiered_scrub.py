@@ -1,15 +1,19 @@
 """`kdump tiered scrub`: buckets (file:// trees in Kafka's RemoteStorageManager layout and
-Aiven's) against __remote_log_metadata, from Kafka's genuine records (fixtures/tiered/kafka-rlmm)
-and records written by an independent encoder (tests/rlmmbuild.py)."""
+Aiven's, and the same trees in a real S3 server, s3server.py) against __remote_log_metadata,
+from Kafka's genuine records (fixtures/tiered/kafka-rlmm) and records written by an independent
+encoder (tests/rlmmbuild.py)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from clirun import run_kdump
 from conftest import FIXTURES
+from remoterun import kdump
 from rlmmbuild import (
     DELETE_FINISHED,
     DELETE_STARTED,
@@ -23,6 +27,7 @@ from rlmmbuild import (
     rsm_segment,
     uuid_string,
 )
+from s3server import S3Server, serving
 
 from kdump.java import murmur2
 from kdump.tiered import metadata as rlmm
@@ -33,10 +38,37 @@ T0 = 1_700_000_000_000
 HOUR = 3_600_000
 
 
-def scrub(bucket: Path, *args: str) -> tuple[int, dict]:
-    ran = run_kdump(["tiered", "scrub", bucket.as_uri(), "--format", "json", *args])
+def scrub(bucket: Path | str, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
+    """``bucket``: a local tree, or a URL; with ``env`` (the S3 server's) in a child process,
+    as a user runs it: kdump keeps one file system per process and store options, which would
+    tie later modules' S3 reads here to this module's server after it stops."""
+    url = bucket if isinstance(bucket, str) else bucket.as_uri()
+    command = ["tiered", "scrub", url, "--format", "json", *args]
+    ran = run_kdump(command) if env is None else kdump(command, env)
     assert ran.exit_code != 3, ran.stderr
     return ran.exit_code, json.loads(ran.stdout)
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto")
+    with serving(tmp_path_factory.mktemp("s3")) as server:
+        yield server
+
+
+Store = tuple[Callable[[Path], str], dict[str, str] | None]
+"""How a test's local tree is scrubbed: its URL (uploading it first), and the environment."""
+
+
+@pytest.fixture(params=["file", "s3"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """The tree as a file:// bucket, or copied under a prefix of its own in the S3 server (an
+    empty tree: a prefix holding nothing, as a mistyped one)."""
+    if request.param == "file":
+        return Path.as_uri, None
+    server: S3Server = request.getfixturevalue("s3")
+    return lambda tree: server.put_tree(tree, f"{tmp_path.name}/{tree.name}"), server.env()
 
 
 def codes(doc: dict) -> dict[str, list[str]]:
@@ -313,8 +345,9 @@ def test_truncated_history_dropped_records_and_missing_partition(tmp_path: Path)
     assert found["SCRUB_UNTRACKED"] == [unknown.segment_id]
     assert "SCRUB_ORPHAN" not in found
     assert len(found["SCRUB_METADATA_DROPPED"]) == 2
-    [missing] = [f for f in doc["findings"] if f["code"] == "SCRUB_PARTITION_MISSING"]
-    assert missing["path"].startswith("orders-2") and missing["severity"] == "error"
+    [missing] = [f for f in doc["findings"] if f["code"] == "SCRUB_SEGMENT_MISSING"]
+    assert missing["path"] == _log(bucket.as_uri(), "orders-2-" + TID, lost)
+    assert "no object of orders-2" in missing["message"] and missing["severity"] == "error"
     assert code == 2
 
 
@@ -342,11 +375,154 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert len(ran.stderr.strip().splitlines()) == 1
     ran = run_kdump(["tiered", "scrub", bucket.as_uri(), "--metadata", str(RLMM), "--grace", "x"])
     assert ran.exit_code == 3
-    empty = tmp_path / "empty"
+    # nothing to compare: no object, and no COPY_SEGMENT_FINISHED segment to look for
+    empty, logs = tmp_path / "empty", tmp_path / "logs"
     empty.mkdir()
-    ran = run_kdump(["tiered", "scrub", empty.as_uri(), "--metadata", str(RLMM)])
+    log = MetadataLog()
+    log.add(_seg(1, 0, 99, {0: 0}), T0)
+    log.write(logs, metadata_partition(TID, 0))
+    ran = run_kdump(["tiered", "scrub", empty.as_uri(), "--metadata", str(logs)])
     assert ran.exit_code == 3 and "holds no tiered-storage segments" in ran.stderr
     assert ran.stdout == ""
+
+
+# -- where the objects are: prefixes, layouts, folders ----------------------------------------
+
+
+def _log(folder: str, name: str, s: Segment) -> str:
+    return f"{folder.rstrip('/')}/{name}/{s.start:020d}-{s.segment_id}.log"
+
+
+def _orders(logs: Path) -> dict[str, Segment]:
+    """orders-0 with three live segments, a superseded one and a copy under way; orders-1 with
+    one live segment: Kafka's records in their metadata partitions under ``logs``."""
+    named = {
+        "old": _seg(1, 0, 99, {0: 0}),
+        "first": _seg(2, 0, 149, {0: 0, 1: 120}),  # the new leader's upload: "old" superseded
+        "second": _seg(3, 150, 199, {1: 150}),
+        "third": _seg(4, 200, 299, {1: 200}),
+        "copying": _seg(5, 300, 399, {1: 300}),
+        "other": _seg(6, 0, 49, {0: 0}, partition=1),
+    }
+    log0, log1 = MetadataLog(), MetadataLog()
+    for name in ("old", "first", "second", "third"):
+        log0.copied(named[name], T0 + 10 * len(log0.values), broker=2 if name != "old" else 1)
+    log0.add(named["copying"], T0 + 100)
+    log1.copied(named["other"], T0)
+    log0.write(logs, metadata_partition(TID, 0))
+    log1.write(logs, metadata_partition(TID, 1))
+    return named
+
+
+def _missing(doc: dict) -> dict[str, dict]:
+    return {f["path"]: f for f in doc["findings"] if f["code"] == "SCRUB_SEGMENT_MISSING"}
+
+
+def test_same_partition_under_two_prefixes_compared_apart(tmp_path: Path, store: Store) -> None:
+    """Issue 27.9: a backup of the partition under another prefix, taken before the third
+    segment was copied and still holding the second, which the broker's prefix lost. Merged by
+    topic id and partition, the backup's second hid the loss (exit 0)."""
+    logs, tree = tmp_path / "logs", tmp_path / "bucket"
+    seg = _orders(logs)
+    for name in ("old", "first", "third"):
+        rsm_segment(tree / "live", seg[name])
+    for name in ("old", "first", "second"):
+        rsm_segment(tree / "backup", seg[name])
+    rsm_segment(tree / "live", seg["other"])
+    url_of, env = store
+    url = url_of(tree)
+    code, doc = scrub(url, "--metadata", str(logs), "--now", str(T0 + 200), env=env)
+    folder = "orders-0-" + TID
+    assert sorted(_missing(doc)) == [
+        _log(f"{url}/backup", folder, seg["third"]),
+        _log(f"{url}/live", folder, seg["second"]),
+    ]
+    [dup] = [f for f in doc["findings"] if f["code"] == "SCRUB_DUPLICATE_PARTITION"]
+    assert f"{url}/backup (Kafka RemoteStorageManager" in dup["message"]
+    assert f"{url}/live (Kafka RemoteStorageManager" in dup["message"]
+    assert "orders-0" in dup["message"] and dup["severity"] == "warning"
+    assert codes(doc)["SCRUB_SUPERSEDED"] == [seg["old"].segment_id] * 2  # once per copy
+    assert code == 2
+    # the broker's prefix alone (read where it is cheap): the same finding, and no duplicate
+    live = (tree / "live").as_uri()
+    code, alone = scrub(tree / "live", "--metadata", str(logs), "--now", str(T0 + 200))
+    assert list(_missing(alone)) == [_log(live, folder, seg["second"])]
+    assert "SCRUB_DUPLICATE_PARTITION" not in codes(alone) and code == 2
+
+
+def test_empty_bucket_lacks_every_finished_segment(tmp_path: Path, store: Store) -> None:
+    """Issue 28.12: an empty bucket, or a prefix holding nothing (a mistyped one), against
+    metadata naming live segments: each is missing, looked for in each layout's names. It was
+    "holds no tiered-storage segments", exit 3, as for a usage error."""
+    logs, tree = tmp_path / "logs", tmp_path / "nothing-here"
+    tree.mkdir()
+    seg = _orders(logs)
+    url_of, env = store
+    url = url_of(tree)
+    code, doc = scrub(url, "--metadata", str(logs), "--now", str(T0 + 200), env=env)
+    missing = _missing(doc)
+    # the live ones only: the superseded one and the copy under way are read by no consumer
+    live = [("orders-0", seg[n]) for n in ("first", "second", "third")] + [
+        ("orders-1", seg["other"])
+    ]
+    assert list(missing) == [_log(url, f"{name}-{TID}", s) for name, s in live]
+    for (name, s), f in zip(live, missing.values(), strict=True):
+        topic, number = name.split("-")
+        assert f"no object of {name} (topic id {TID}) is under {url}" in f["message"]
+        assert _log(url, f"{topic}-{TID}/{number}", s) in f["message"]  # Aiven's name
+        assert f["offset"] == s.start and f["severity"] == "error"
+    assert code == 2
+
+
+def test_missing_partition_named_in_the_layout_found(tmp_path: Path) -> None:
+    """Issue 28.12, whatever the layout: an Aiven bucket holding orders-0 and not orders-1 (its
+    segment is looked for in Aiven's names only); a bucket of Kafka's plain file names (a copied
+    partition directory, no segment ids) holds no KIP-405 segment at all."""
+    logs = tmp_path / "logs"
+    seg = _orders(logs)
+    aiven = tmp_path / "aiven"
+    for name in ("first", "second", "third"):
+        aiven_segment(aiven / "prefix", seg[name])
+    code, doc = scrub(aiven, "--metadata", str(logs), "--grace", "1000d")
+    [f] = _missing(doc).values()
+    assert f["path"] == _log((aiven / "prefix").as_uri(), f"orders-{TID}/1", seg["other"])
+    assert "Aiven tiered-storage-for-apache-kafka names" in f["message"]
+    assert "RemoteStorageManager" not in f["message"]
+    assert code == 2
+    plain = tmp_path / "plain" / "orders-0"
+    plain.mkdir(parents=True)
+    shutil.copy(GENUINE_SEGMENT / "00000000000000000000.log", plain)
+    code, doc = scrub(plain.parent, "--metadata", str(logs), "--grace", "1000d")
+    assert list(codes(doc)) == ["SCRUB_NOT_KIP405", "SCRUB_SEGMENT_MISSING"]
+    assert len(_missing(doc)) == 4 and code == 2
+
+
+def test_url_of_one_folder_is_compared_with_its_metadata_alone(tmp_path: Path) -> None:
+    """A URL naming one partition's folder (RSM) or one topic's (Aiven): the metadata's other
+    partitions are outside it, not missing; an empty folder lacks its own segments only."""
+    logs, bucket = tmp_path / "logs", tmp_path / "bucket"
+    seg = _orders(logs)
+    for name in ("old", "first", "second", "third"):
+        rsm_segment(bucket, seg[name])
+    folder = bucket / f"orders-0-{TID}"
+    code, doc = scrub(folder, "--metadata", str(logs), "--grace", "1000d", "--fail-on", "warning")
+    assert list(codes(doc)) == ["SCRUB_SUPERSEDED", "SCRUB_PARTITIONS_ELSEWHERE"]
+    assert code == 0
+    empty = bucket / f"orders-1-{TID}"
+    empty.mkdir()
+    code, doc = scrub(empty, "--metadata", str(logs), "--grace", "1000d")
+    assert list(_missing(doc)) == [
+        f"{empty.as_uri()}/00000000000000000000-{seg['other'].segment_id}.log"
+    ]
+    assert code == 2
+    aiven = tmp_path / "aiven"
+    aiven_segment(aiven, seg["other"])
+    topic = aiven / f"orders-{TID}"
+    code, doc = scrub(topic, "--metadata", str(logs), "--grace", "1000d")
+    assert list(_missing(doc)) == [
+        _log(topic.as_uri(), "0", seg[n]) for n in ("first", "second", "third")
+    ]
+    assert code == 2
 
 
 def test_parse_duration() -> None:

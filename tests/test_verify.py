@@ -44,9 +44,9 @@ def cases() -> dict[str, dict[str, Any]]:
 
 @cache
 def documented_codes() -> frozenset[str]:
-    """The finding codes the README's table documents."""
-    readme = (REPO / "README.md").read_text()
-    return frozenset(re.findall(r"^\| `([A-Z_]+)` \|", readme, re.M))
+    """The finding codes docs/findings.md documents (its index table)."""
+    doc = (REPO / "docs" / "findings.md").read_text()
+    return frozenset(re.findall(r"^\| \[`([A-Z_]+)`\]", doc, re.M))
 
 
 def options_from(args: list[str]) -> VerifyOptions:
@@ -99,7 +99,8 @@ def describe(findings: list[Finding]) -> str:
 
 def test_every_required_code_has_a_case() -> None:
     required = {
-        "LOG_TRUNCATED_TAIL", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_CRC_MISMATCH",
+        "LOG_TRUNCATED_TAIL", "LOG_ZERO_TAIL", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC",
+        "LOG_CRC_MISMATCH",
         "LOG_OFFSET_BELOW_BASE", "LOG_OFFSET_NOT_INCREASING", "LOG_OFFSET_OVERFLOW",
         "LOG_OFFSET_GAP", "LOG_SEGMENT_OVERSIZE", "LOG_RECORD_COUNT_MISMATCH",
         "LOG_RECORD_OFFSET_OUT_OF_BATCH", "LOG_MAX_TIMESTAMP_MISMATCH", "LOG_CORRUPT_RECORD",
@@ -380,6 +381,34 @@ def test_truncation_at_and_near_every_batch_boundary(
                 assert [(f.code, f.position) for f in torn] == [("LOG_TRUNCATED_TAIL", boundary)]
             else:
                 assert torn == [], f"cut on the boundary {size}"
+
+
+@pytest.mark.parametrize(("tail", "code"), [
+    (bytes(11), "LOG_TRUNCATED_TAIL"),  # may be a batch's first bytes: its offset's high zeros
+    (bytes(12), "LOG_ZERO_TAIL"),
+    (bytes(2335), "LOG_ZERO_TAIL"),
+    (bytes(2335) + b"\x01", "LOG_CORRUPT_BATCH"),  # not zeros to the end: garbage
+])  # fmt: skip
+def test_zeros_after_the_last_batch_are_one_finding_with_their_length(
+    tmp_path: Path, tail: bytes, code: str
+) -> None:
+    """Issue 28.6: a power loss's zero tail was LOG_CORRUPT_BATCH ("batch size 0") and, short,
+    "a torn, partial batch"; it is one finding, named for what it is, and recover clears it."""
+    log = copy_segment("txn-0", 186, tmp_path)
+    end = log.stat().st_size
+    with open(log, "ab") as f:
+        f.write(tail)
+    result = verify_paths([str(log.parent)], VerifyOptions())
+    damage = [f for f in result.findings if f.code.startswith("LOG_")]
+    assert [(f.code, f.position) for f in damage] == [(code, end)], describe(result.findings)
+    if code == "LOG_ZERO_TAIL":
+        assert damage[0].severity is Severity.WARNING
+        assert damage[0].message.startswith(f"{len(tail)} zero bytes after the last batch")
+        assert damage[0].fix == f"kdump recover {log.parent}"
+    assert run_kdump(["recover", str(log.parent)]).exit_code == ExitCode.OK
+    assert log.stat().st_size == end
+    again = verify_paths([str(log.parent)], VerifyOptions())
+    assert [f.code for f in again.findings if f.severity is not Severity.INFO] == []
 
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

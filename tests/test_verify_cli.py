@@ -19,7 +19,7 @@ from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.cli import cli
 
 KDUMP = Path(sys.executable).with_name("kdump")
-FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix"}
+FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix", "advice"}
 ANSI = "\x1b["
 
 CRC = CORRUPT / "log-crc-mismatch" / "txn-0"  # one error

@@ -5,6 +5,7 @@ memory does not grow with the number of batches.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -14,14 +15,16 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
+from kdump.crc import Buffer
 from kdump.errors import InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
-from kdump.format.compression import CodecError, decompress
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
 from kdump.format.layout import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
     INT32_MAX,
     LOG_APPEND_TIME,
+    LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     TRANSACTIONAL_BIT,
@@ -38,12 +41,14 @@ SPLIT_FAILS = (
     "offsets past the top): the partition does not load and the broker stops starting "
     "(LogManager.loadLogs rethrows the IllegalArgumentException)"
 )
+ZERO_TAIL = "LOG_ZERO_TAIL"
 RECOVERED = frozenset(
     (
         "LOG_CRC_MISMATCH",
         "LOG_CORRUPT_BATCH",
         "LOG_UNKNOWN_MAGIC",
         "LOG_TRUNCATED_TAIL",
+        ZERO_TAIL,
         "LOG_OFFSET_BELOW_BASE",
     )
 )
@@ -83,13 +88,11 @@ BELOW_BASE_LOADS = (
     "the broker loads it (recovery checks a batch's last offset only), but reads of the "
     "offsets below the file name go to the previous segment"
 )
-STOP_CODES = {
-    StopReason.TRUNCATED_TAIL: "LOG_TRUNCATED_TAIL",
-    StopReason.CORRUPT_BATCH: "LOG_CORRUPT_BATCH",
-    StopReason.UNKNOWN_MAGIC: "LOG_UNKNOWN_MAGIC",
-    StopReason.INVALID_BATCH: "LOG_CRC_MISMATCH",
-}
-"""The finding of each way a walk can end at damage."""
+STOP_CODES = frozenset(
+    ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL", ZERO_TAIL)
+)
+"""The findings of the places where the broker's recovery cuts a segment."""
+_NON_ZERO = re.compile(rb"[^\x00]")
 
 
 class FirstBatch(NamedTuple):
@@ -213,8 +216,16 @@ class LogScan:
 class _State:
     """Running values of the scan that the slow path needs."""
 
-    def __init__(self, scan: LogScan, sink: FindingSink, directory: str, log: FileRecords) -> None:
+    def __init__(
+        self,
+        scan: LogScan,
+        sink: FindingSink,
+        directory: str,
+        log: FileRecords,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    ) -> None:
         self.scan, self.sink, self.directory, self.buf = scan, sink, directory, log.buf
+        self.max_batch_bytes = max_batch_bytes
         self.first_gap: tuple[int, int] | None = None
 
     def finding(
@@ -229,7 +240,7 @@ class _State:
     ) -> None:
         """``repaired``: False where ``kdump recover`` leaves the finding's cause in place even
         though its code is one recover repairs (a v0/v1 inner message's CRC)."""
-        repairs = severity is Severity.ERROR and code in RECOVERED and repaired
+        repairs = code in RECOVERED and repaired
         fix = RECOVER.format(dir=self.directory) if repairs else None
         if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
             message = f"{message}; {NO_REPAIR[code]}"
@@ -309,8 +320,8 @@ def scan_log(
     ``index_end_position``: the offset index's last entry's position (explain's evidence)."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
     scan.index_end_position = index_end_position
-    st = _State(scan, sink, directory, log)
-    walk = log.walk()
+    st = _State(scan, sink, directory, log, options.max_batch_bytes)
+    walk = log.walk(max_batch_bytes=options.max_batch_bytes)
     has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
     for run in walk:
         flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
@@ -338,19 +349,45 @@ def scan_log(
     if consumer is not None:
         consumer.end(log, base_offset, stop)
     scan.valid_bytes = stop.position
-    if stop.error is not None:
+    damage = stop_damage(stop, st.buf)
+    if damage is not None:
         st.invalid(stop.position, scan.last_offset)
+        st.finding(*damage, position=stop.position)
+    _tail_and_size(st, options)
+    return scan
+
+
+def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
+    """What the bytes are where a walk ended before the end of its range, other than at a batch
+    whose CRC does not match (that batch is its own finding): the code, severity and message."""
+    if stop.reason not in (
+        StopReason.TRUNCATED_TAIL,
+        StopReason.CORRUPT_BATCH,
+        StopReason.UNKNOWN_MAGIC,
+    ):
+        return None
+    end = stop.position + stop.remaining
+    if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
+        # a power loss leaves the file's new length on disk without the data (or the broker
+        # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
+        # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)
+        return (
+            ZERO_TAIL,
+            Severity.WARNING,
+            f"{stop.remaining} zero bytes after the last batch, to the end of the file: space "
+            "the broker preallocated (log.preallocate) or a write a power loss did not finish; "
+            "they hold no records, and the broker's recovery truncates them",
+        )
+    if stop.error is not None:
         code = (
             "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
         )
-        st.finding(
-            code,
-            Severity.ERROR,
-            f"{stop.error.reason}; nothing after it can be read",
-            position=stop.position,
-        )
-    _tail_and_size(st, options)
-    return scan
+        return code, Severity.ERROR, f"{stop.error.reason}; nothing after it can be read"
+    return (
+        "LOG_TRUNCATED_TAIL",
+        Severity.ERROR,
+        f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
+    )
 
 
 def gather_log(log: FileRecords, base_offset: int, end: int | None, gather: IndexGather) -> LogScan:
@@ -382,7 +419,7 @@ def _attend(
         batch = run.batch(i)
         _crc_mismatch(st, batch, batch.compute_checksum(st.buf), prev)
     if legacy:
-        refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path)
+        refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path, st.max_batch_bytes)
         if refused is not None:
             _legacy_wrapper_invalid(st, run.batch(i), refused)
     _offset_anomalies(st, position, base, last, prev)
@@ -397,15 +434,6 @@ def _tail_and_size(st: _State, options: VerifyOptions) -> None:
             Severity.INFO,
             f"{scan.gaps} gap(s) between batch offsets, first {a} -> {b} (normal after compaction)",
             offset=b,
-        )
-    stopped_at = scan.valid_bytes
-    if stopped_at < scan.size and scan.first_invalid != stopped_at:
-        st.invalid(stopped_at, scan.last_offset)
-        st.finding(
-            "LOG_TRUNCATED_TAIL",
-            Severity.ERROR,
-            f"{scan.size - stopped_at} bytes after the last whole batch are a torn, partial batch",
-            position=stopped_at,
         )
     if scan.size > options.segment_bytes:
         st.sink.add(
@@ -446,7 +474,7 @@ def _records_to_open(
     return opened
 
 
-def _payload(log: FileRecords, batch: Batch, options: VerifyOptions) -> bytes | None:
+def _payload(log: FileRecords, batch: Batch, options: VerifyOptions) -> bytes | bytearray | None:
     """A v2 batch's records, decompressed; None when they do not decompress (the Python
     checks say why)."""
     raw = memoryview(log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]

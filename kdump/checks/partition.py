@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
@@ -15,9 +15,12 @@ from kdump.checks.log import RECOVER, LogScan
 from kdump.checks.segment import SegmentResult
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
+from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
-from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
+from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, leftover_pid
+from kdump.loss import kept_what
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.repair.files import process_alive
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 
@@ -38,6 +41,8 @@ class PartitionSummary:
     warnings: int = 0
     infos: int = 0
     startup: list[str] = field(default_factory=list)
+    kept_records: int = 0
+    """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
 
     @property
     def path(self) -> str:
@@ -129,7 +134,8 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
             scans[walked.slot] = walked.scan
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
     if log.only is None:
-        _check_segment_order(with_log, scans, sink, unread, remote=log.tiered)
+        causes = _gap_causes(log, scans)
+        _check_segment_order(with_log, scans, sink, unread, causes, remote=log.tiered)
         if log.tiered:
             from kdump.tiered.checks import check_remote_partition
 
@@ -137,6 +143,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         else:
             _check_snapshots(log, sink)
             _check_leftovers(log, sink)
+            _check_kdump_files(log, sink)
             _check_leader_epochs(log, [scans.get(s.slot) for s in log.segments], sink)
             _check_partition_metadata(log, sink)
     findings = sink.close()
@@ -175,6 +182,7 @@ def _summarise(
         s.count(f)
     if not log.tiered:
         s.startup = _startup(log, findings)
+        s.kept_records = log.kept_salvageable.records
     return s
 
 
@@ -318,17 +326,68 @@ def _below_base_fixes(
     return out
 
 
+class GapCauses(NamedTuple):
+    """What can explain offsets that lie in no segment of a partition."""
+
+    compacted: bool
+    """The topic is compacted (an internal topic Kafka compacts), or its segments show the
+    cleaner's work (offset gaps inside them, delete horizons)."""
+    cuts: dict[int, str]
+    """The segments ``kdump recover`` cut (base offset) and where the cut bytes are kept."""
+
+
+def _gap_causes(log: UnifiedLog, scans: dict[int, LogScan]) -> GapCauses:
+    policy = INTERNAL_TOPIC_CONFIGS.get(log.topic or "", {}).get("cleanup.policy")
+    cleaned = any(s.gaps or s.delete_horizon_batches for s in scans.values())
+    cuts = {
+        kept.base_offset: log.storage.location_of(kept.name)
+        for kept in log.kept_logs
+        if kept.cut_at
+    }
+    return GapCauses(policy == "compact" or cleaned, cuts)
+
+
+def _gap(prev: LogScan, last: int, scan: LogScan, first: int, causes: GapCauses) -> Finding:
+    """Offsets between two segments that neither holds: normal where the cleaner removed them;
+    where kdump recover cut them (a cut used to keep the later segments), or nothing explains
+    them, records are missing."""
+    missing = f"offsets {last + 1}..{first - 1} lie in no segment"
+    kept = causes.cuts.get(prev.base_offset)
+    if kept is not None:
+        why = f": kdump recover cut them from {os.path.basename(prev.path)} (kept in {kept})"
+        severity = Severity.WARNING
+    elif causes.compacted:
+        why = " (normal on a compacted topic: the cleaner leaves out the records it removes)"
+        severity = Severity.INFO
+    else:
+        why = (
+            ": records are missing, unless the topic is compacted (no segment here shows the "
+            "cleaner's work); retention deletes whole segments from the log start only, so a "
+            "segment was removed by hand or lost: its offsets exist only on other replicas"
+        )
+        severity = Severity.WARNING
+    return Finding(
+        "PARTITION_OFFSET_GAP",
+        severity,
+        scan.path,
+        missing + why,
+        offset=last + 1,
+    )
+
+
 def _check_segment_order(
     segments: list[LogSegment],
     scans: dict[int, LogScan],
     sink: FindingSink,
     unread: set[int],
+    gaps: GapCauses,
     remote: bool = False,
 ) -> None:
     """Each segment's offsets above the previous one's (``scans`` and ``unread`` by the
-    segment's slot in ``segments``). In an object store two uploads of one range (a new leader
-    copying again what the old one had) are normal until Kafka deletes the one it no longer
-    references: a warning there, which ``kdump tiered scrub`` settles."""
+    segment's slot in ``segments``; ``gaps``: what explains offsets between segments). In an
+    object store two uploads of one range (a new leader copying again what the old one had)
+    are normal until Kafka deletes the one it no longer references: a warning there, which
+    ``kdump tiered scrub`` settles."""
     prev: LogScan | None = None
     for seg in segments:
         slot = seg.slot
@@ -362,16 +421,7 @@ def _check_segment_order(
                     )
                 )
             elif first > prev.last_offset + 1:
-                sink.add(
-                    Finding(
-                        "PARTITION_OFFSET_GAP",
-                        Severity.INFO,
-                        scan.path,
-                        f"offsets {prev.last_offset + 1}..{first - 1} lie in no segment "
-                        "(normal after compaction or deletion)",
-                        offset=prev.last_offset + 1,
-                    )
-                )
+                sink.add(_gap(prev, prev.last_offset, scan, first, gaps))
         # remote: a re-upload of older offsets leaves the furthest segment the one to follow
         behind = remote and prev is not None and prev.last_offset is not None
         if not behind or scan.last_offset > prev.last_offset:  # type: ignore[union-attr,operator]
@@ -383,7 +433,7 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset_on_disk  # past a cut: the startup line says what recovery deletes
     for file in log.snapshot_files:
-        check_snapshot_bytes(log.storage.read_bytes(file.name), file.path, sink)
+        check_snapshot_bytes(log.snapshot_bytes(file), file.path, sink)
         if file.offset > end:
             sink.add(
                 Finding(
@@ -399,14 +449,65 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
 
 
 def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
+    """The files an interrupted delete, compaction or split left, and what the broker's
+    LogLoader does with each at startup (kdump recover does the same)."""
+    settlement = log.settlement
+    fix = RECOVER.format(dir=log.location) if log.storage.local_path is not None else None
     for name in log.leftover_files:
+        why = settlement.why(name) or "the broker leaves it alone"
         sink.add(
             Finding(
                 "PARTITION_LEFTOVER_FILE",
                 Severity.WARNING,
                 log.storage.location_of(name),
-                "left by a delete, compaction or swap that did not finish; the broker "
-                "completes or removes it at startup",
+                f"left by a delete, compaction or swap that did not finish; {why}",
+                fix=fix,
+            )
+        )
+    # segment files a completed swap replaces: not leftovers themselves, deleted all the same
+    for name, why in settlement.deleted:
+        if name not in log.leftover_files:
+            sink.add(
+                Finding(
+                    "PARTITION_LEFTOVER_FILE",
+                    Severity.WARNING,
+                    log.storage.location_of(name),
+                    why,
+                    fix=fix,
+                )
+            )
+
+
+def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
+    """kdump's own files: the temporary files of a run killed mid-way (to remove), and the log
+    bytes a recover kept (to salvage, then remove)."""
+    directory = log.storage.local_path
+    fix = RECOVER.format(dir=log.location)
+    for name in log.kdump_leftovers:
+        pid = leftover_pid(name)
+        if pid is not None and pid != os.getpid() and process_alive(pid):
+            continue  # a kdump at work
+        sink.add(
+            Finding(
+                "PARTITION_KDUMP_LEFTOVER",
+                Severity.WARNING,
+                log.storage.location_of(name),
+                f"a temporary file of a kdump run (process {pid}) stopped by force before it "
+                "could remove it: no file of Kafka's, and of no use; kdump's next repair of "
+                "this partition removes it",
+                fix=fix if directory is not None else None,
+            )
+        )
+    for kept in log.kept_logs:
+        loss = log.kept_losses[kept.name]
+        salvage = f"kdump salvage {log.location} --output-dir DIR"
+        sink.add(
+            Finding(
+                "PARTITION_KDUMP_KEPT",
+                Severity.INFO,
+                log.storage.location_of(kept.name),
+                f"{kept_what(kept)}: {loss.describe('holds')} ({salvage} writes them out; "
+                "remove the file once they are safe)",
             )
         )
 

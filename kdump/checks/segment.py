@@ -53,9 +53,12 @@ def check_segment(
     segment: LogSegment,
     options: VerifyOptions,
     consumer: RunConsumer | None = None,
+    keep_open: bool = False,
 ) -> SegmentResult:
     """Walk ``segment`` once with every check of it; ``consumer`` rides on the same walk
-    (another command's reader of the batches: kdump txn's producer state)."""
+    (another command's reader of the batches: kdump txn's producer state). ``keep_open``:
+    the segment's files stay open for what the command reads next (explain, the report);
+    its partition closes them when done."""
     local = segment.storage.local_path is not None
     sink = (
         FindingSink(options.max_findings_per_code)
@@ -76,8 +79,9 @@ def check_segment(
         return SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
     finally:
         # what the walk learned is in the scan: the maps (a file descriptor each) and an
-        # object's mirror go now, not with the partition (a log dir holds thousands)
-        segment.close()
+        # object's mirror go now, unless asked for (a log dir holds thousands of segments)
+        if not keep_open or segment.storage.local_path is None:
+            segment.close()
     if scan is not None:
         scan.gather = None  # done with: the rows need not travel back
     return SegmentResult(segment.base_offset, segment.slot, scan, sink)

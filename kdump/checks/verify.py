@@ -16,6 +16,7 @@ from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionResult,
+    PartitionSummary,
     finish_partition,
     segments_to_check,
     verify_partition,
@@ -75,10 +76,15 @@ class VerifyResult:
         }
 
 
-def log_dir_findings(log_dir: LogDir, logs: list[UnifiedLog]) -> Iterator[Finding]:
-    """The log dir's offset checkpoints against its partitions: unreadable files, and entries
-    beyond a partition's log end offset (after recovery, as the broker has it at startup)."""
-    ends = {log.topic_partition: log for log in logs if log.topic_partition is not None}
+def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterator[Finding]:
+    """The log dir's offset checkpoints against its partitions' facts (their results): files
+    that do not parse, and entries beyond a partition's log end offset (after recovery, as the
+    broker has it at startup)."""
+    ends = {
+        (r.summary.topic, r.summary.partition): r.summary
+        for r in results
+        if r.summary.topic is not None and r.summary.partition is not None
+    }
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:
@@ -95,18 +101,25 @@ def log_dir_findings(log_dir: LogDir, logs: list[UnifiedLog]) -> Iterator[Findin
         if name == CLEANER_OFFSET_CHECKPOINT:
             continue
         for (topic, partition), offset in sorted(checkpoint.entries.items()):
-            log = ends.get((topic, partition))
-            if log is None or (log.segments and not log.has_batches):
+            summary = ends.get((topic, partition))
+            if summary is None or (summary.segments and not summary.batches):
                 continue  # segments without a batch: nothing to measure the entry against
-            end = log.log_end_offset if log.segments else 0
-            if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not log.segments):
+            end = summary.log_end_offset if summary.segments else 0
+            if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not summary.segments):
                 continue
-            yield _beyond_end(log_dir, checkpoint.path, name, topic, partition, offset, end)
+            yield _beyond_end(log_dir, checkpoint.path, name, (topic, partition), offset, summary)
 
 
 def _beyond_end(
-    log_dir: LogDir, path: str, name: str, topic: str, partition: int, offset: int, end: int
+    log_dir: LogDir,
+    path: str,
+    name: str,
+    topic_partition: tuple[str, int],
+    offset: int,
+    summary: PartitionSummary,
 ) -> Finding:
+    topic, partition = topic_partition
+    end = summary.log_end_offset if summary.segments else 0
     severe = name == LOG_START_OFFSET_CHECKPOINT
     clamped = name == RECOVERY_POINT_CHECKPOINT
     if severe:
@@ -114,7 +127,17 @@ def _beyond_end(
     elif clamped:
         why = f"; {BROKER_FIXES} (it clamps the recovery point to the log end offset)"
     else:
-        why = ""
+        why = (
+            ": records the cluster committed are missing from this replica's log (once "
+            "recovery has cut it); at startup the broker lowers its high watermark to the log "
+            "end offset; a follower fetches them again from the leader, and where this was the "
+            "only replica they are lost"
+        )
+        if summary.kept_records:
+            why += (
+                f" (kdump recover kept {summary.kept_records} whole record(s) of them: kdump "
+                f"salvage {summary.path} --output-dir DIR writes them out)"
+            )
     return Finding(
         "CHECKPOINT_BEYOND_LOG_END",
         Severity.ERROR if severe else Severity.WARNING,
@@ -199,8 +222,8 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [p for p in ld.partitions if logs.pop(id(p), None) is not None]
-        result.partitions.extend(run(p) for p in mine)
+        mine = [run(p) for p in ld.partitions if logs.pop(id(p), None) is not None]
+        result.partitions.extend(mine)
         result.log_dir_findings.extend(log_dir_findings(ld, mine))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}

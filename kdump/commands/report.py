@@ -10,6 +10,7 @@ import click
 from kdump.commands.options import (
     config_layers,
     config_options,
+    jobs_option,
     no_progress_option,
     now_option,
     output_file,
@@ -31,6 +32,7 @@ from kdump.render.progress import progress, show_progress
 )
 @now_option
 @config_options
+@jobs_option
 @no_progress_option
 @click.pass_context
 def report(
@@ -41,13 +43,15 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    jobs: int,
     quiet: bool,
 ) -> None:
-    """Write an HTML report of partition dirs or log dirs: per log dir a summary (findings
-    by severity and code, what the broker does at startup); per partition, plots of its
-    segments by offset and by time (rolls and why, retention at --now, the cleaner's dirty
-    section), index density, open transactions and the last stable offset, and its findings
-    (sortable, filterable). Opens offline: nothing is loaded from anywhere.
+    """Write an HTML report of partition dirs or log dirs: a verdict naming what is wrong and
+    where, a map and a sortable table of every partition (status, size, age, why its segments
+    rolled, retention and compaction at --now, open transactions, findings), then a section
+    with plots for each partition that needs a look (the bytes recovery cuts marked on its
+    log) and the largest; the model behind it embedded as JSON. Opens offline: nothing is
+    loaded from anywhere.
 
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).
@@ -60,7 +64,7 @@ def report(
         layers=config_layers(configs, server_properties, describe_output),
     )
     with progress(show_progress(quiet), "report") as meter:
-        model = collect(list(paths), options, meter)
+        model = collect(list(paths), options, meter, jobs)
     refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
     write_textfile(output, render_html(model, list(paths)))
     errors = sum(d.counts()["error"] for d in model.log_dirs)

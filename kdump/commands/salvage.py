@@ -13,55 +13,78 @@ import click
 
 from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
+from kdump.format.names import parse_kept_log
+from kdump.loss import kept_what
 from kdump.repair.apply import refuse_side_dir
 from kdump.repair.files import remove_leftovers
 from kdump.repair.plan import resolve_targets
 from kdump.repair.report import leftover_lines
-from kdump.repair.salvage import CUT_SUFFIX, salvage_cut_file, salvage_partition
+from kdump.repair.salvage import SalvagedSegment, salvage_kept, salvage_partition
 
 
 @click.command("salvage")
-@click.argument("paths", nargs=-1, required=True)  # partitions, log dirs, or kept cut files
+@click.argument("paths", nargs=-1, required=True)  # partitions, log dirs, or kept log files
 @click.option(
     "--output-dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Write DIR/<partition>/<first offset>.jsonl (records) and .log (their batches).",
 )
+@click.option(
+    "--max-output-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest JSON Lines file per segment [default: 100x the bytes of the batches it "
+    "salvages, at least 64 MiB: real records stay below, a decompression bomb does not].",
+)
 @click.pass_context
-def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> None:
+def salvage(
+    ctx: click.Context, paths: tuple[str, ...], output_dir: Path, max_output_bytes: int | None
+) -> None:
     """Scan the bytes `kdump recover` would cut (from each log's first invalid batch to its
     end) for batches that are whole and valid again after the damage, and export their
     records as JSON Lines (key, value, header values in base64; offsets, timestamps, producer
     fields) plus a .log of those batches. Transactional and control records are marked
     "reproducible": false: they cannot be produced again as they are. Reads only."""
-    cut_files = [Path(p) for p in paths if CUT_SUFFIX in Path(p).name and Path(p).is_file()]
-    named = [p for p in paths if Path(p) not in cut_files]
+    kept = [Path(p) for p in paths if parse_kept_log(Path(p).name) and Path(p).is_file()]
+    named = [p for p in paths if Path(p) not in kept]
     targets = resolve_targets(named) if named else []
     sources = local_partitions(targets)
-    sources += [LocalPartition(p.parent, p.parent.parent) for p in cut_files]
+    sources += [LocalPartition(p.parent, p.parent.parent) for p in kept]
     refuse_side_dir(output_dir, "--output-dir", sources)
     outputs = {output_dir / t.path.name for t in sources}
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
         click.echo(line)
     results = chain(
-        (r for t in targets for r in salvage_partition(t, output_dir)),
-        (salvage_cut_file(p, output_dir) for p in cut_files),
+        (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
+        (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
     )
-    damaged = kept = 0
+    damaged = saved = 0
     for result in results:
         loss = result.loss
         if loss is None:
             continue
         damaged += 1
-        where = f"a cut at position {loss.position}" if loss.position else "the cut"
-        click.echo(f"{result.segment}: {where} {loss.describe()}")
+        click.echo(f"{result.segment}: {_source(result)}")
+        of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
         for part in result.damaged:
-            click.echo(f"  damaged bytes {part.start}..{part.end} skipped")
+            click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
         if result.records is not None and result.log is not None:
-            kept += 1
+            saved += 1
             click.echo(f"  wrote {result.records} ({result.record_count} records)")
             click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
     if not damaged:
-        click.echo("nothing to salvage: no log has damage a recovery would cut")
-    ctx.exit(ExitCode.ERRORS if damaged and not kept else ExitCode.OK)
+        click.echo(
+            "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
+            "kept any log bytes here"
+        )
+    ctx.exit(ExitCode.ERRORS if damaged and not saved else ExitCode.OK)
+
+
+def _source(result: SalvagedSegment) -> str:
+    """What the bytes read are, and what they hold."""
+    loss, kept = result.loss, result.kept
+    assert loss is not None
+    if kept is None:
+        return f"a cut at position {loss.position} {loss.describe()}"
+    return f"{kept_what(kept)}: {loss.describe('holds')}"

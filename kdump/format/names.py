@@ -70,6 +70,41 @@ CUT_SUFFIX = ".kdump-cut-"
 TEMP_MARK = ".kdump-tmp-"
 """A file kdump is writing: ``.NAME.kdump-tmp-PID`` (hidden, and no segment suffix, so neither
 Kafka nor kdump takes it for a segment file)."""
+_LEFTOVER = re.compile(rf"^\.(?P<name>.+){re.escape(TEMP_MARK)}(?P<pid>\d+)(?:-[0-9a-f]+)?$")
+"""``.NAME.kdump-tmp-PID-RANDOM`` (and ``.NAME.kdump-tmp-PID``, what earlier kdumps wrote)."""
+_KEPT_LOG = re.compile(r"^(\d{20})\.log(?:\.kdump-cut-(\d+)|\.kdump-bak)(?:\.\d+)?$")
+"""A log's bytes ``kdump recover`` kept: ``NAME.log.kdump-cut-POSITION`` (the bytes it cut off at
+POSITION) or ``NAME.log.kdump-bak`` (a whole segment it deleted after a cut: a .log is never
+replaced, so its backup is always a deletion's); ``.1``, ``.2``... when the name was taken."""
+
+
+def is_kdump_leftover(name: str) -> bool:
+    """A temporary file kdump writes and renames or removes before it exits: one that is
+    still there was left by a run that was killed (SIGKILL, a power loss)."""
+    return _LEFTOVER.match(name) is not None
+
+
+def leftover_pid(name: str) -> int | None:
+    """The process that wrote a leftover temporary file."""
+    m = _LEFTOVER.match(name)
+    return int(m["pid"]) if m else None
+
+
+class KeptLog(NamedTuple):
+    """A log's bytes ``kdump recover`` kept: from ``cut_at`` of the segment at ``base_offset``
+    to its end (cut bytes), or all of it (``cut_at`` 0, a deleted segment)."""
+
+    name: str
+    base_offset: int
+    cut_at: int
+
+
+def parse_kept_log(name: str) -> KeptLog | None:
+    m = _KEPT_LOG.match(name)
+    if m is None:
+        return None
+    return KeptLog(name, int(m[1]), int(m[2]) if m[2] is not None else 0)
+
 
 # -- names -------------------------------------------------------------------------------------
 
@@ -176,12 +211,16 @@ __all__ = [
     "TEMP_MARK",
     "TIME_INDEX_SUFFIX",
     "TXN_INDEX_SUFFIX",
+    "KeptLog",
     "SegmentName",
+    "is_kdump_leftover",
     "is_kraft_snapshot_name",
     "is_leftover_name",
     "is_segment_name",
     "is_snapshot_name",
+    "leftover_pid",
     "offset_in_name",
+    "parse_kept_log",
     "parse_partition_dir",
     "parse_segment_name",
     "segment_file_name",

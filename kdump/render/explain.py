@@ -155,7 +155,10 @@ def partition_object(p: PartitionExplanation) -> dict[str, Any]:
         "log_end_offset": p.log_end_offset,
         "high_watermark": p.high_watermark,
         "high_watermark_source": p.high_watermark_source,
-        "segments": [segment_object(s) for s in p.segments],
+        # "segments" is the facts' count of .log files, as in every JSON output (one word, one
+        # meaning): each segment's explanation is under "by_segment", as verify's summary has
+        # each partition's under "by_partition"
+        "by_segment": [segment_object(s) for s in p.segments],
         "retention": retention_object(p.retention),
         "compaction": compaction_object(p.compaction),
         "tiny_segments": None

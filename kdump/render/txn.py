@@ -304,6 +304,7 @@ def result_object(result: TxnResult) -> dict[str, Any]:
 
 def _partition_object(r: PartitionTxnReport) -> dict[str, Any]:
     return {
+        **r.facts,  # the partition's facts, the same keys as in every JSON output
         "path": r.path,
         "topic": r.topic,
         "partition": r.partition,

@@ -43,12 +43,11 @@ from pathlib import Path
 
 from kdump.discovery import LocalPartition, refuse_output_inside
 from kdump.errors import ExitCode, InputError, KdumpError
+from kdump.format.names import BACKUP_SUFFIX, CUT_SUFFIX, is_kdump_leftover, leftover_pid
 from kdump.lock import LockHeldError, LogDirLock, lock_log_dir
 from kdump.repair.files import (
     Ownership,
     create_temp,
-    is_kdump_leftover,
-    leftover_pid,
     open_directory,
     open_regular,
     own_subdir,
@@ -56,10 +55,8 @@ from kdump.repair.files import (
 )
 from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
-from kdump.repair.salvage import CUT_SUFFIX
 
 Hook = Callable[[str, Path], None]
-BACKUP_SUFFIX = ".kdump-bak"
 COPY_CHUNK = 1 << 20
 CHANGED = "changed since it was read; nothing was changed, run again"
 
@@ -216,6 +213,8 @@ class RepairSession:
         self.identity: dict[Path, tuple[int, int]] = {}
         """(device, inode) of each directory when first opened: one swapped since is refused."""
         self.locks: list[LogDirLock] = []
+        self.deleting: set[Path] = set()
+        """Files this run deletes: their names are free for a rename (deletions go first)."""
         self.committed = False
         self.stopped = False
         """The commit stopped at a signal, before every file was done."""
@@ -342,11 +341,13 @@ class RepairSession:
             self._stage_cut(plan, change)
             return
         if change.rename_to is not None:
-            if os.path.lexists(change.rename_to):
+            # deletions commit before renames: a name this run deletes is free by then
+            if os.path.lexists(change.rename_to) and change.rename_to not in self.deleting:
                 raise RepairError(change.rename_to, "exists: nothing was changed")
             self.staged.append(_Staged(Written(change, change.path)))
             return
         if change.delete:
+            self.deleting.add(change.path)
             # a deleted file is always kept, as cut bytes are
             backup = self._backup(plan, change)
             self.staged.append(_Staged(Written(change, change.path, backup=backup)))
@@ -640,12 +641,10 @@ class RepairSession:
 
 
 __all__ = [
-    "BACKUP_SUFFIX",
     "RepairError",
     "RepairSession",
     "StagedFile",
     "WriteOptions",
     "Written",
-    "is_kdump_leftover",
     "refuse_side_dir",
 ]

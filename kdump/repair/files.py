@@ -15,8 +15,8 @@ the moment kdump reads it and the moment it writes. So:
   with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and 0600, then given their owner and mode, and only
   then renamed into place: a broker never meets a root-owned file it cannot read.
 
-``is_kdump_leftover`` is the one place that knows the names of kdump's temporary files (what a
-run killed with SIGKILL leaves behind).
+``kdump.format.names.is_kdump_leftover`` is the one place that knows the names of kdump's
+temporary files (what a run killed with SIGKILL leaves behind).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import contextlib
 import errno
 import mmap
 import os
-import re
 import secrets
 import stat
 from collections.abc import Iterable
@@ -34,11 +33,8 @@ from pathlib import Path
 
 from kdump.crc import Buffer
 from kdump.errors import InputError
-from kdump.format.names import parse_segment_name
+from kdump.format.names import TEMP_MARK, leftover_pid, parse_segment_name
 
-TEMP_MARK = ".kdump-tmp-"
-_LEFTOVER = re.compile(rf"^\.(?P<name>.+){re.escape(TEMP_MARK)}(?P<pid>\d+)(?:-[0-9a-f]+)?$")
-"""``.NAME.kdump-tmp-PID-RANDOM`` (and ``.NAME.kdump-tmp-PID``, what earlier kdumps wrote)."""
 DATA_MODE = 0o666
 """The permission bits a file kdump writes may carry: never set-id, sticky or executable,
 whatever the file it copies says (a hostile .log with mode 4755 stays data)."""
@@ -67,18 +63,6 @@ def kind_of(mode: int) -> str:
         (stat.S_ISBLK, "a block device"),
     )
     return next((word for test, word in kinds if test(mode)), "not a regular file")
-
-
-def is_kdump_leftover(name: str) -> bool:
-    """A temporary file kdump writes and renames or removes before it exits: one that is
-    still there was left by a run that was killed (SIGKILL, a power loss)."""
-    return _LEFTOVER.match(name) is not None
-
-
-def leftover_pid(name: str) -> int | None:
-    """The process that wrote a leftover temporary file."""
-    m = _LEFTOVER.match(name)
-    return int(m["pid"]) if m else None
 
 
 def temp_name(final: str) -> str:
@@ -336,15 +320,12 @@ def remove_leftovers(
 
 __all__ = [
     "DATA_MODE",
-    "TEMP_MARK",
     "Leftover",
     "NotRegularError",
     "Ownership",
     "create_temp",
     "find_leftovers",
-    "is_kdump_leftover",
     "kind_of",
-    "leftover_pid",
     "map_regular",
     "open_directory",
     "open_regular",

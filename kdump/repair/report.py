@@ -28,9 +28,12 @@ def change_line(change: FileChange) -> str:
     """``ACTION PATH: details`` for one planned file."""
     action = change.action
     if change.rename_to is not None:
-        detail = f"to {change.rename_to.name} (its first batch's base offset)"
+        why = change.difference or "its first batch's base offset"
+        detail = f"to {change.rename_to.name} ({why})"
     elif change.delete or change.kind in (SNAPSHOT, CHECKPOINT):
         detail = change.difference or ""
+        if change.loss is not None:
+            detail += f": {change.loss.describe()}"
     elif change.kind == LOG:
         assert change.truncate_at is not None and change.old is not None
         cut = change.old.size - change.truncate_at
@@ -62,7 +65,7 @@ def plan_lines(plan: SegmentPlan) -> Iterator[str]:
     unresolved = plan.unresolved
     for f in plan.findings:
         fixed = f.severity is Severity.ERROR and f not in unresolved
-        yield finding_line(f) + (" [the cut above removes it]" if fixed else "")
+        yield finding_line(f, advice=not fixed) + (" [the cut above removes it]" if fixed else "")
 
 
 def kept_lines(written: list[Written]) -> Iterator[str]:

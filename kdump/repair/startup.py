@@ -23,6 +23,8 @@ from kdump.format.textfiles import (
 )
 from kdump.repair.plan import (
     CHECKPOINT,
+    LEFTOVER,
+    RENAME,
     SNAPSHOT,
     FileChange,
     FileState,
@@ -99,6 +101,40 @@ def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileCh
         content,
         difference=f"recovery point clamped to the log end offset: {', '.join(clamped)}",
     )
+
+
+def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
+    """What LogLoader does first at startup to the files an interrupted delete, compaction or
+    split left (kdump.log_loader): the deletions (each file kept as a backup), then the
+    renames that complete a swap; one plan per partition."""
+    plans = []
+    for log in logs:
+        directory = log.storage.local_path
+        settlement = log.settlement
+        if directory is None or log.only is not None or not settlement:
+            continue
+        changes = []
+        for name, why in settlement.deleted:
+            path = directory / name
+            changes.append(
+                FileChange(path, LEFTOVER, FileState.of(path), 0, delete=True, difference=why)
+            )
+        for old, new in settlement.renamed:
+            path = directory / old
+            state = FileState.of(path)
+            changes.append(
+                FileChange(
+                    path,
+                    RENAME,
+                    state,
+                    0 if state is None else state.size,
+                    rename_to=directory / new,
+                    difference="the broker completes the swap at startup",
+                )
+            )
+        first = settlement.swapped[0] if settlement.swapped is not None else 0
+        plans.append(SegmentPlan(SegmentPaths(directory, first), False, changes=changes))
+    return plans
 
 
 def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,10 @@ from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
+from kdump.explain.compaction import CompactionExplanation
+from kdump.explain.retention import Blocker
 from kdump.format.index import OffsetIndex
+from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.run import LogDirIdentity, identify
 from kdump.segment import LogSegment
@@ -91,11 +96,15 @@ class PartitionView:
     index_interval_bytes: int = option_default("index.interval.bytes")
     """index.interval.bytes of its topic, the index density is drawn against."""
     retention_ms: int | None = None
-    retention_note: str | None = None
-    """What holds retention back, or when the next segment goes."""
+    retention_blocker: Blocker | None = None
+    """The first segment retention keeps (which keeps every later one), and why."""
     dirty: tuple[int, int] | None = None
     """The cleaner's dirty section [first dirty offset, first uncleanable offset)."""
     compaction_note: str | None = None
+    compaction_blocked: str | None = None
+    """Why the cleaner cannot clean this log at all (None: it can)."""
+    tiny_segments: str | None = None
+    """kdump explain's words when the log rolls on nearly every append."""
     open_transactions: list[OpenTxnView] = field(default_factory=list)
     blocked_records: int = 0
     blocked_bytes: int = 0
@@ -107,6 +116,11 @@ class PartitionView:
     @property
     def name(self) -> str:
         return Path(self.path).name
+
+    @property
+    def retention_note(self) -> str | None:
+        """What holds retention back."""
+        return None if self.retention_blocker is None else self.retention_blocker.reason
 
     @property
     def worst(self) -> int:
@@ -158,11 +172,12 @@ class ReportModel:
 
 
 def collect(
-    paths: list[str], options: ReportOptions, progress: Progress = NO_PROGRESS
+    paths: list[str], options: ReportOptions, progress: Progress = NO_PROGRESS, jobs: int = 1
 ) -> ReportModel:
-    """Everything under ``paths``, log dir by log dir; partitions with errors first."""
+    """Everything under ``paths``, log dir by log dir; partitions with errors first; worked
+    out in ``jobs`` processes (the same model for any number)."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    opened = OpenOptions(verify=options.verify, now_ms=options.now)
+    opened = OpenOptions(verify=options.verify, now_ms=options.now, layers=options.layers)
     found = discover(paths, options=opened, urls=False)
     every = found.partitions
     groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
@@ -171,28 +186,46 @@ def collect(
         where = log.log_dir.location if log.log_dir is not None else log.location
         groups.setdefault(where, []).append(log)
     view = read_coordinator_view([log for log in every if is_transaction_state(log)])
-    progress.total(sum(log.bytes for log in every))
+    progress.total(sum(log.size for log in every))
+    # partitions in ``jobs`` processes, the biggest first: each is walked once there, and only
+    # its small view comes back (the walk of one partition is Python's work: threads would wait)
+    done = stream_ordered(
+        partial(_collected, options=options, view=view), every, jobs, weight=_size, lookahead=16
+    )
+    views: dict[int, tuple[PartitionView, PartitionResult]] = {}
+    for log, item in zip(every, done, strict=True):
+        views[id(log)] = item
+        progress.advance(log.size, log.location)
     out: list[LogDirView] = []
     for directory, logs in groups.items():
         found_dir = log_dirs.get(directory)
         log_dir = LogDirView(directory, identify(directory))
-        results = []
-        for log in logs:
-            partition, result = _partition(log, options, view, progress)
-            log.close()
-            log_dir.partitions.append(partition)
-            results.append(result)
+        log_dir.partitions = [views[id(log)][0] for log in logs]
         if found_dir is not None:
-            log_dir.findings = list(log_dir_findings(found_dir, logs))
+            results = [views[id(log)][1] for log in logs]
+            log_dir.findings = list(log_dir_findings(found_dir, results))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))
 
 
+def _size(log: UnifiedLog) -> int:
+    return log.size
+
+
+def _collected(
+    log: UnifiedLog, options: ReportOptions, view: CoordinatorView
+) -> Iterator[tuple[PartitionView, PartitionResult]]:
+    try:
+        yield _partition(log, options, view)
+    finally:
+        log.close()
+
+
 def _partition(
-    log: UnifiedLog, options: ReportOptions, view: CoordinatorView, progress: Progress
+    log: UnifiedLog, options: ReportOptions, view: CoordinatorView
 ) -> tuple[PartitionView, PartitionResult]:
-    settings = resolve_settings(options.layers, log.topic)
+    settings = log.settings
     # The topic's index.interval.bytes where one was given (--config, describe output, broker):
     # the index checks then name an index denser than it. Kafka's default alone says nothing
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
@@ -204,7 +237,6 @@ def _partition(
     # one walk of each segment: verify's checks, the facts, the producer state replay
     log.walk_in_order()
     result = finish_partition(log)
-    progress.advance(log.bytes, log.location)
     p = PartitionView(
         path=log.location,
         topic=log.topic,
@@ -238,12 +270,14 @@ def _partition(
 def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegment]) -> None:
     if e.settings.delete:
         p.retention_ms = e.settings.retention_ms
-    blocked = e.retention.blocked_by
-    p.retention_note = blocked.reason if blocked is not None else None
+    p.retention_blocker = e.retention.blocked_by
     if e.compaction is not None:
         c = e.compaction
         p.dirty = (c.first_dirty_offset, c.first_uncleanable_offset)
         p.compaction_note = c.reason
+        p.compaction_blocked = compaction_blocked(c, e)
+    if e.tiny_segments is not None:
+        p.tiny_segments = e.tiny_segments.explanation
     for s, segment in zip(e.segments, segments, strict=True):
         f = s.facts
         p.segments.append(
@@ -260,6 +294,17 @@ def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegm
                 density=index_density(segment.offset_index),
             )
         )
+
+
+def compaction_blocked(c: CompactionExplanation, e: PartitionExplanation) -> str | None:
+    """Why the cleaner cannot clean this log at all (None: it can): a cleaning fails on
+    damaged bytes (kdump explain's note: KAFKA-19895), or no cleaner runs."""
+    damaged = e.facts.get("damaged_from")
+    if c.preview.failure is not None or (
+        damaged is not None and damaged["segment"] < e.segments[-1].facts.base_offset
+    ):
+        return next(n for n in c.notes if "KAFKA-19895" in n)
+    return None if e.settings.cleaner_runs else c.reason
 
 
 def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:

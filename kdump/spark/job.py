@@ -86,7 +86,7 @@ def pack_by_size(items: Sequence[T], sizes: Sequence[int], bins: int) -> list[li
 
 def _log_bytes(log: UnifiedLog) -> int:
     try:
-        return log.bytes
+        return log.size
     except KdumpError:  # unreadable here: the executor reports it
         return 0
 
@@ -135,6 +135,7 @@ def _row(f: Finding, partition_path: str | None) -> tuple[Any, ...]:
         f.position,
         f.message,
         f.fix,
+        f.advice,
         partition_path,
     )
 

@@ -106,7 +106,8 @@ class LocalStorage(Storage):
             raise InputError(self.location_of(name), e.strerror or str(e)) from None
 
     def location_of(self, name: str) -> str:
-        return str(self.path / name)
+        # as pathlib joins (Path(".") / name is name), without a Path per file
+        return name if self.location == "." else os.path.join(self.location, name)
 
     def refresh(self) -> None:
         """Forget the listing (files were written since)."""

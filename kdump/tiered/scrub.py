@@ -13,13 +13,19 @@ replay leaves it in (docs/tiered.md):
   Kafka, deleted by retention (info);
 - COPY_SEGMENT_FINISHED and read by consumers: its objects must all be there (error if not).
 
-Then the segments the metadata reads from that the bucket lacks (error), and the overlaps Kafka's
-leader-epoch state left both referenced (warning). Where the dump does not hold the metadata
-partition of a bucket's partition, that partition is "no metadata given", never orphaned.
+Then the segments the metadata reads from that the bucket lacks (error), whether their
+partition's folder is there or not, and the overlaps Kafka's leader-epoch state left both
+referenced (warning). Where the dump does not hold the metadata partition of a bucket's
+partition, that partition is "no metadata given", never orphaned.
+
+A partition found under two prefixes (a backup beside the broker's objects) is compared once
+per prefix and named a duplicate: the broker reads under one only. A URL naming one partition's
+folder, or one Aiven topic's, is compared with that partition's or topic's metadata alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +34,19 @@ from kdump.checks.options import VerifyOptions
 from kdump.errors import InputError
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.storage import ObjectStore
-from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, RemotePartition, RemoteSegmentRef
+from kdump.storage.remote.layouts import (
+    AIVEN,
+    KAFKA_RSM,
+    LAYOUT_NAMES,
+    Folder,
+    Layouts,
+    RemotePartition,
+    RemoteSegmentRef,
+    folder_readings,
+    partition_folder,
+    segment_stem,
+)
+from kdump.storage.remote.urls import join_url
 from kdump.tiered.metadata import (
     COPY_SEGMENT_FINISHED,
     COPY_SEGMENT_STARTED,
@@ -39,6 +57,7 @@ from kdump.tiered.metadata import (
     PartitionMetadata,
     RemoteLogMetadata,
     SegmentMetadata,
+    TopicIdPartition,
     read_remote_log_metadata,
 )
 from kdump.units import duration, iso
@@ -109,30 +128,64 @@ class ScrubResult:
 
 
 def scrub(
-    partitions: list[RemotePartition], metadata: RemoteLogMetadata, options: ScrubOptions
+    layouts: Layouts, metadata: RemoteLogMetadata, options: ScrubOptions, url: str
 ) -> ScrubResult:
-    """Compare the bucket's partitions with the replayed metadata."""
+    """Compare the partitions listed under ``url`` with the replayed metadata."""
     result = ScrubResult(metadata_partitions=sorted(metadata.read))
     result.findings.extend(metadata.findings)
-    in_bucket: dict[tuple[str, int], list[RemotePartition]] = {}
-    for p in partitions:
+    copies: dict[TopicIdPartition, list[RemotePartition]] = {}
+    for p in layouts.partitions:
         result.partitions += 1
         result.segments += len(p.segments)
         result.bytes += sum(size for s in p.segments for _, _, size in s.objects)
         if p.topic_id is None or p.layout not in (KAFKA_RSM, AIVEN):
             result.findings.append(_not_tiered(p))
             continue
-        in_bucket.setdefault((p.topic_id, p.partition), []).append(p)
-    for (topic_id, number), found in sorted(in_bucket.items()):
-        if not metadata.covers(topic_id, number):
-            result.classes["no-metadata"] += sum(len(p.segments) for p in found)
-            result.findings.append(_no_metadata(found[0], metadata))
-            continue
-        known = metadata.partitions.get((topic_id, number))
-        scrubber = _PartitionScrub(found, known, metadata, options, result)
-        scrubber.run()
-    _absent_partitions(in_bucket, metadata, result)
+        copies.setdefault((p.topic_id, p.partition), []).append(p)
+    iceberg = set(layouts.puffins)
+    for key, found in sorted(copies.items()):
+        _scrub_copies(key, found, metadata, options, result, iceberg)
+    scope = _Scope.of(url, copies, metadata)
+    _absent_partitions(scope, copies, metadata, iceberg, result)
     return result
+
+
+def _scrub_copies(
+    key: TopicIdPartition,
+    found: list[RemotePartition],
+    metadata: RemoteLogMetadata,
+    options: ScrubOptions,
+    result: ScrubResult,
+    iceberg: set[str],
+) -> None:
+    """One partition, under one prefix or more. Kafka reads and deletes under the one prefix its
+    RemoteStorageManager is configured with, so each copy is compared on its own: a stale
+    backup's objects never stand in for the broker's missing ones (issue 27)."""
+    if len(found) > 1:
+        result.findings.append(_duplicate(found))
+    if not metadata.covers(*key):
+        result.classes["no-metadata"] += sum(len(p.segments) for p in found)
+        result.findings.append(_no_metadata(found[0], metadata))
+        return
+    known = metadata.partitions.get(key)
+    for p in found:
+        _PartitionScrub(p, known, metadata, options, result, iceberg).run()
+    if known is not None:
+        result.findings.extend(_overlaps(found[0], known))
+
+
+def _duplicate(found: list[RemotePartition]) -> Finding:
+    first = found[0]
+    places = ", ".join(f"{p.prefix} ({LAYOUT_NAMES[p.layout]})" for p in found)
+    return Finding(
+        "SCRUB_DUPLICATE_PARTITION",
+        Severity.WARNING,
+        first.url,
+        f"{first.name} (topic id {first.topic_id}) is under {len(found)} prefixes: {places}. "
+        "The broker reads and deletes under the one prefix it is configured with; the others "
+        "are copies it never reads nor deletes. Each copy was compared on its own; scrub the "
+        "broker's prefix alone for its verdict",
+    )
 
 
 def _not_tiered(p: RemotePartition) -> Finding:
@@ -161,45 +214,28 @@ def _no_metadata(p: RemotePartition, metadata: RemoteLogMetadata) -> Finding:
 
 @dataclass
 class _PartitionScrub:
-    found: list[RemotePartition]
+    """One copy of a partition (one folder) against its replayed metadata."""
+
+    partition: RemotePartition
     known: PartitionMetadata | None
     metadata: RemoteLogMetadata
     options: ScrubOptions
     result: ScrubResult
+    iceberg: set[str]
+    """Segment ids the bucket holds as Iceberg rows (Aiven segment.format=iceberg)."""
 
     def run(self) -> None:
-        listed: set[str] = set()
+        p = self.partition
         referenced = set() if self.known is None else self.known.referenced()
-        for p in self.found:
-            for ref in p.segments:
-                if ref.segment_id is None:
-                    continue
-                listed.add(ref.segment_id)
+        listed = {ref.segment_id for ref in p.segments if ref.segment_id is not None}
+        for ref in p.segments:
+            if ref.segment_id is not None:
                 self._segment(p, ref, referenced)
         if self.known is None:
             return
-        p = self.found[0]
-        for sid in sorted(referenced - listed):
-            segment = self.known.segments[sid]
-            self._add(
-                "SCRUB_SEGMENT_MISSING",
-                Severity.ERROR,
-                _expected_url(p, segment),
-                f"segment {sid} (offsets {segment.start_offset}..{segment.end_offset}, "
-                f"{segment.size} bytes) is COPY_SEGMENT_FINISHED and read by consumers, but the "
-                "bucket holds none of its objects: fetches of those offsets fail",
-                segment.start_offset,
-            )
-        for epoch, a, b in self.known.overlaps():
-            self._add(
-                "SCRUB_OVERLAP",
-                Severity.WARNING,
-                _expected_url(p, b),
-                f"in leader epoch {epoch}, segment {b.segment_id} (from {b.leader_epochs[epoch]}) "
-                f"starts inside segment {a.segment_id} (to {a.epoch_end(epoch)}), and Kafka keeps "
-                "both referenced: fetches of the overlap read the later one, and retention may "
-                "delete the earlier one's remaining offsets with it",
-                b.leader_epochs[epoch],
+        for segment in _by_offset(self.known, referenced - listed - self.iceberg):
+            self.result.findings.append(
+                _segment_missing(segment, [(p.layout, p.url)], f"{p.url} holds none of its objects")
             )
 
     def _add(
@@ -321,49 +357,131 @@ class _PartitionScrub:
             )
 
 
-def _expected_url(p: RemotePartition, segment: SegmentMetadata) -> str:
-    """Where the layout puts a segment's .log in this partition's folder."""
-    return f"{p.url}/{segment.start_offset:020d}-{segment.segment_id}.log"
+def _overlaps(p: RemotePartition, known: PartitionMetadata) -> Iterator[Finding]:
+    """Once per partition, however many copies the bucket holds: a fact of the metadata."""
+    for epoch, a, b in known.overlaps():
+        yield Finding(
+            "SCRUB_OVERLAP",
+            Severity.WARNING,
+            _log_url(p.url, b),
+            f"in leader epoch {epoch}, segment {b.segment_id} (from {b.leader_epochs[epoch]}) "
+            f"starts inside segment {a.segment_id} (to {a.epoch_end(epoch)}), and Kafka keeps "
+            "both referenced: fetches of the overlap read the later one, and retention may "
+            "delete the earlier one's remaining offsets with it",
+            offset=b.leader_epochs[epoch],
+        )
+
+
+def _by_offset(known: PartitionMetadata, segment_ids: set[str]) -> list[SegmentMetadata]:
+    return sorted((known.segments[s] for s in segment_ids), key=lambda s: s.start_offset)
+
+
+def _log_url(folder: str, segment: SegmentMetadata) -> str:
+    """Where the layouts naming segments by id put a segment's .log in a partition's folder."""
+    return join_url(folder, f"{segment_stem(segment.start_offset, segment.segment_id)}.log")
+
+
+def _segment_missing(
+    segment: SegmentMetadata, folders: list[tuple[str, str]], where: str
+) -> Finding:
+    """SCRUB_SEGMENT_MISSING; ``folders``: (layout, partition folder) its objects were looked
+    for in, ``where``: what is there instead."""
+    if len(folders) == 1:
+        names = f"{LAYOUT_NAMES[folders[0][0]]} names"
+    else:
+        names = "; ".join(
+            f"{LAYOUT_NAMES[layout]}: {_log_url(f, segment)}" for layout, f in folders
+        )
+    return Finding(
+        "SCRUB_SEGMENT_MISSING",
+        Severity.ERROR,
+        _log_url(folders[0][1], segment),
+        f"segment {segment.segment_id} (offsets {segment.start_offset}..{segment.end_offset}, "
+        f"{segment.size} bytes) is COPY_SEGMENT_FINISHED and read by consumers, but {where} "
+        f"(looked for {names}): fetches of those offsets fail",
+        offset=segment.start_offset,
+    )
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What the bucket URL covers: one folder (a partition's, an Aiven topic's) when its last
+    components read as one the metadata or the listing confirms, else every partition below
+    it. Within it, a partition the metadata reads remote segments of lacks them if no object
+    of it is listed, whatever the listing holds besides (issue 28)."""
+
+    url: str
+    folder: Folder | None
+    places: list[tuple[str, str]]
+    """(layout, prefix) where a partition with no object was looked for: the folder's; else
+    where the bucket's partitions are; in an empty bucket, the URL in each layout."""
+
+    @classmethod
+    def of(
+        cls, url: str, copies: dict[TopicIdPartition, list[RemotePartition]], m: RemoteLogMetadata
+    ) -> _Scope:
+        listed = [p for found in copies.values() for p in found]
+        named = [(p.topic, p.topic_id, p.partition) for p in m.partitions.values()]
+        named += [(p.topic, p.topic_id or "", p.partition) for p in listed]
+        for folder in folder_readings(url):
+            if any(folder.holds(*n) for n in named):
+                return cls(url, folder, [(folder.layout, folder.prefix)])
+        places = sorted({(p.layout, p.prefix) for p in listed})
+        return cls(url, None, places or [(KAFKA_RSM, url), (AIVEN, url)])
+
+    def covers(self, known: PartitionMetadata) -> bool:
+        return self.folder is None or self.folder.holds(
+            known.topic, known.topic_id, known.partition
+        )
+
+    def folders(self, known: PartitionMetadata) -> list[tuple[str, str]]:
+        """(layout, partition folder) of ``known`` at each place."""
+        return [
+            (layout, partition_folder(layout, prefix, known.topic, known.partition, known.topic_id))
+            for layout, prefix in self.places
+        ]
 
 
 def _absent_partitions(
-    in_bucket: dict[tuple[str, int], list[RemotePartition]],
+    scope: _Scope,
+    copies: dict[TopicIdPartition, list[RemotePartition]],
     metadata: RemoteLogMetadata,
+    iceberg: set[str],
     result: ScrubResult,
 ) -> None:
-    """Partitions the metadata reads remote segments of, with no object in the bucket: an error
-    when the bucket holds other partitions of the topic (the listing covers it), else one note
-    (the URL is another topic's prefix, or another bucket)."""
-    topics = {topic_id for topic_id, _ in in_bucket}
-    elsewhere = 0
+    """Partitions the metadata reads remote segments of, with no object in the bucket: each
+    such segment missing when the URL covers the partition, else one note for all (the URL
+    is one topic's or partition's folder)."""
+    outside = 0
     for key, known in sorted(metadata.partitions.items()):
-        live = known.referenced()
-        if key in in_bucket or not live:
+        live = known.referenced() - iceberg
+        if key in copies or not live:
             continue
-        if key[0] not in topics:
-            elsewhere += 1
+        if not scope.covers(known):
+            outside += 1
             continue
-        first = min(known.segments[s].start_offset for s in live)
-        result.findings.append(
-            Finding(
-                "SCRUB_PARTITION_MISSING",
-                Severity.ERROR,
-                f"{known.name} (topic id {known.topic_id})",
-                f"{len(live)} segment(s) from offset {first} are COPY_SEGMENT_FINISHED and read "
-                "by consumers, but the bucket holds no object of this partition",
-                offset=first,
-            )
-        )
-    if elsewhere:
+        where = f"no object of {known.name} (topic id {known.topic_id}) is under {scope.url}"
+        folders = scope.folders(known)
+        for segment in _by_offset(known, live):
+            result.findings.append(_segment_missing(segment, folders, where))
+    if outside:
+        assert scope.folder is not None
         result.findings.append(
             Finding(
                 "SCRUB_PARTITIONS_ELSEWHERE",
                 Severity.INFO,
-                REMOTE_LOG_METADATA_TOPIC,
-                f"{elsewhere} partition(s) of topics with no object under this URL have remote "
-                "segments in the metadata: not compared (another prefix or bucket)",
+                scope.url,
+                f"{outside} partition(s) with remote segments in the metadata are outside this "
+                f"URL, the {LAYOUT_NAMES[scope.folder.layout]} folder of "
+                f"{_folder_of(scope.folder)}: not compared",
             )
         )
+
+
+def _folder_of(folder: Folder) -> str:
+    if folder.partition is None:
+        return f"topic {folder.topic} (topic id {folder.topic_id})"
+    return f"{folder.topic}-{folder.partition} (topic id {folder.topic_id})"
 
 
 def scrub_bucket(
@@ -383,10 +501,14 @@ def scrub_bucket(
     store = store or ObjectStore()
     metadata = read_remote_log_metadata(metadata_paths, partition_count, store)
     layouts = parse_listing(store.listing(url).items())
-    if not layouts.partitions and not layouts.puffins:
-        # a mistyped bucket or prefix, not "every segment missing"
-        raise InputError(url, "holds no tiered-storage segments in a layout kdump knows")
-    result = scrub(layouts.partitions, metadata, options)
+    result = scrub(layouts, metadata, options, store.full_url(url))
+    looked_for = any(f.code == "SCRUB_SEGMENT_MISSING" for f in result.findings)
+    if not layouts.partitions and not layouts.puffins and not looked_for:
+        raise InputError(
+            url,
+            "holds no tiered-storage segments in a layout kdump knows, and the metadata names "
+            "no COPY_SEGMENT_FINISHED segment that belongs there",
+        )
     if layouts.puffins:
         result.findings.append(
             Finding(

@@ -174,13 +174,13 @@ def analyze_paths(
     )
     data = [log for log in logs if not is_transaction_state(log)]
     reports = []
-    progress.total(sum(log.bytes for log in data))
+    progress.total(sum(log.size for log in data))
     for log in data:
         report = analyze_partition(log, options, view)
         log.close()
         if report is not None:
             reports.append(report)
-        progress.advance(log.bytes, log.location)
+        progress.advance(log.size, log.location)
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
     return TxnResult(reports, view, options, ids, list(found.errors))
 
@@ -293,6 +293,8 @@ def _blocked(log: UnifiedLog, lso: int) -> tuple[int, int]:
     what read_committed consumers cannot read yet (a batch across the LSO counts its offsets
     from it)."""
     records = size = 0
+    if lso >= log.log_end_offset:
+        return 0, 0  # nothing is unstable: no walk needed
     segments = log.segments_after_recovery
     damaged = log.damaged_from
     for n, segment in enumerate(segments):

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from kdump.format.names import PINTEREST_WATERMARK
-from kdump.storage.remote.urls import url_name, url_parent
+from kdump.storage.remote.urls import join_url, url_name, url_parent
 
 KAFKA_RSM = "kafka-rsm"
 AIVEN = "aiven"
@@ -70,8 +70,7 @@ class RemoteSegmentRef:
 
     @property
     def stem(self) -> str:
-        base = f"{self.base_offset:020d}"
-        return base if self.segment_id is None else f"{base}-{self.segment_id}"
+        return segment_stem(self.base_offset, self.segment_id)
 
     def url(self, suffix: str) -> str:
         """The URL of this segment's file ``suffix`` (an object, or for Aiven a part of one)."""
@@ -113,8 +112,63 @@ class RemotePartition:
     def name(self) -> str:
         return f"{self.topic}-{self.partition}"
 
+    @property
+    def prefix(self) -> str:
+        """The URL above the layout's own folders: RSM's storage directory, Aiven's
+        ``key.prefix``, the folder holding a copied partition directory."""
+        return url_parent(url_parent(self.url) if self.layout == AIVEN else self.url)
+
     def extra(self, name: str) -> str | None:
         return next((url for n, url, _ in self.extras if n == name), None)
+
+
+def segment_stem(base_offset: int, segment_id: str | None) -> str:
+    """A segment's file or object name without its suffix: ``<offset20>-<segmentId>`` in the
+    layouts that name it by RemoteLogSegmentId, Kafka's ``<offset20>`` otherwise."""
+    base = f"{base_offset:020d}"
+    return base if segment_id is None else f"{base}-{segment_id}"
+
+
+def partition_folder(layout: str, prefix: str, topic: str, partition: int, topic_id: str) -> str:
+    """The URL of a partition's folder below ``prefix`` in a layout naming segments by id:
+    RemoteTopicPartitionDirectory's ``<topic>-<partition>-<topicId>``, Aiven's
+    ObjectKeyFactory ``<topic>-<topicId>/<partition>``."""
+    if layout == AIVEN:
+        return join_url(prefix, f"{topic}-{topic_id}/{partition}")
+    return join_url(prefix, f"{topic}-{partition}-{topic_id}")
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A reading of a URL's last components as one folder of a layout naming segments by id:
+    one partition's (``partition`` set) or an Aiven topic's."""
+
+    layout: str
+    prefix: str
+    topic: str
+    topic_id: str
+    partition: int | None
+
+    def holds(self, topic: str, topic_id: str, partition: int) -> bool:
+        return (topic, topic_id) == (self.topic, self.topic_id) and self.partition in (
+            None,
+            partition,
+        )
+
+
+def folder_readings(url: str) -> list[Folder]:
+    """Every way the end of ``url`` reads as a partition's or an Aiven topic's folder. A name
+    like ``orders-0-<topicId>`` is both RSM's folder of partition 0 of ``orders`` and Aiven's
+    folder of the topic ``orders-0``: the caller asks which one its metadata knows."""
+    name, parent_url = url_name(url), url_parent(url)
+    out = []
+    if (r := _RSM_DIR.match(name)) is not None:
+        out.append(Folder(KAFKA_RSM, parent_url, r["topic"], r["id"], int(r["partition"])))
+    if (t := _TOPIC_ID_DIR.match(name)) is not None:
+        out.append(Folder(AIVEN, parent_url, t["topic"], t["id"], None))
+    if name.isdigit() and (t := _TOPIC_ID_DIR.match(url_name(parent_url))) is not None:
+        out.append(Folder(AIVEN, url_parent(parent_url), t["topic"], t["id"], int(name)))
+    return out
 
 
 @dataclass
@@ -220,8 +274,12 @@ __all__ = [
     "KAFKA_FILES",
     "KAFKA_RSM",
     "LAYOUT_NAMES",
+    "Folder",
     "Layouts",
     "RemotePartition",
     "RemoteSegmentRef",
+    "folder_readings",
     "parse_listing",
+    "partition_folder",
+    "segment_stem",
 ]
