@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from early import EarlyRun
+from hypothesis import settings
 
 from kdump.format.index import OffsetIndex
 from kdump.format.names import offset_in_name
@@ -21,6 +22,11 @@ from kdump.storage.local import map_file
 
 if TYPE_CHECKING:
     from _pytest.mark.structures import ParameterSet
+
+# Hypothesis's default deadline (200 ms an example) is a bound on the machine's speed: a busy
+# machine fails a correct test, and the suite itself keeps the second core busy (tests/early.py).
+settings.register_profile("kdump", deadline=None)
+settings.load_profile("kdump")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

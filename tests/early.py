@@ -7,12 +7,34 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, ClassVar, TypeVar
 
 F = TypeVar("F", bound=Callable[..., object])
+
+
+_GRACE_SECONDS = 10
+"""How long a stopped run's process group may take to end on SIGTERM before it is killed."""
+
+# Run first in the child, then replaced by the command (exec keeps the request): a session that
+# dies without ending its runs (SIGKILL, SIGTERM, a CI timeout: no pytest_sessionfinish) sends the
+# run SIGINT, which pytest ends as on Ctrl-C, tearing down the servers it started, and mypy ends
+# on. SIGINT set to its default first: Python leaves it ignored if it was ignored at start (a
+# command started with & by a shell without job control). Linux only (prctl), as in
+# kdump/parallel.py's workers; elsewhere the run is ended by pytest_sessionfinish alone.
+_DIE_WITH_PARENT = """\
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+if sys.platform.startswith("linux"):
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(sys.argv[1]):  # the session died before the request was made
+        sys.exit(1)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
 
 
 class EarlyRun:
@@ -31,7 +53,7 @@ class EarlyRun:
         # a file, not a pipe: nobody reads the output before the test does
         self.output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
         self.process = subprocess.Popen(
-            self.args,
+            [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *self.args],
             cwd=self.cwd,
             env=self.env,
             stdout=self.output,
@@ -56,7 +78,11 @@ class EarlyRun:
         """Ended with its process group if the session ends before its test waited for it."""
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait()
+            try:
+                self.process.wait(_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
         if self.output is not None:
             self.output.close()
 
