@@ -417,6 +417,8 @@ UNUSUAL_BODIES = [
     # five-byte varints with bits past 32
     b"\x00\x00" + bytes([0xFF] * 4) + b"\x7f" + b"\x01\x01\x00",
     b"\x00\x00\x00" + bytes([0xFF] * 5) + b"\x01\x01\x00",
+    # a header value size that is no varint: five bytes, bits past 32
+    b"\x00\x00\x00\x01\x01" + varint(1) + varint(1) + b"k" + bytes([0xFF] * 5) + b"\x01",
 ]
 """Record bodies at the edges of what the two decoders model: each fault of RecordFault, and
 values only the Python decoder models."""
