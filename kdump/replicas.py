@@ -14,13 +14,15 @@ offset below the leader's log start, is OffsetOutOfRange (fetchOffsetAndTruncate
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import Finding, Severity
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, OutputLimitError
 from kdump.format.batch import Batch
 from kdump.format.names import LEADER_EPOCH_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from kdump.format.records import control_record_key
@@ -317,12 +319,12 @@ class Lost:
             self.epochs.append(epoch)
         first = _first_timestamp(batch)
         if first is not None:
-            self.first_timestamp = first if self.first_timestamp is None else min(
-                self.first_timestamp, first
+            self.first_timestamp = (
+                first if self.first_timestamp is None else min(self.first_timestamp, first)
             )
             last = max(first, batch.max_timestamp)
-            self.last_timestamp = last if self.last_timestamp is None else max(
-                self.last_timestamp, last
+            self.last_timestamp = (
+                last if self.last_timestamp is None else max(self.last_timestamp, last)
             )
         if high_watermark is None or self.below_high_watermark is None:
             self.below_high_watermark = None
@@ -540,11 +542,15 @@ class ReplicasResult:
     followers: list[Follower]
     findings: list[Finding]
 
+    @property
+    def all_findings(self) -> list[Finding]:
+        """Each replica's own findings, then the followers'."""
+        return [f for r in self.replicas for f in r.findings] + self.findings
+
     def exit_status(self) -> int:
         """2: batches differ at the same offset, or a replica is damaged; 1: a truncation
         drops records; else 0."""
-        every = self.findings + [f for r in self.replicas for f in r.findings]
-        if any(f.severity is Severity.ERROR for f in every):
+        if any(f.severity is Severity.ERROR for f in self.all_findings):
             return 2
         return 1 if any(f.lost.records for f in self.followers) else 0
 
@@ -608,7 +614,9 @@ def choose_leader(replicas: list[Replica], named: int | None) -> tuple[Replica, 
     if len(tied) == 1:
         why = f"the greatest latest leader epoch ({epoch})"
     else:
-        why = f"the greatest latest leader epoch ({epoch}), then the greatest log end offset ({end})"
+        why = (
+            f"the greatest latest leader epoch ({epoch}), then the greatest log end offset ({end})"
+        )
     return leader, why
 
 
@@ -639,6 +647,55 @@ def _follow(leader: UnifiedLog, log: UnifiedLog) -> Follower:
         if len(shown) < SHOWN_DIFFERENCES:
             shown.append(difference)
     return Follower(log, truncation, lost, shown, count)
+
+
+@dataclass(frozen=True)
+class Exported:
+    follower: Follower
+    path: Path
+    records: int
+
+
+def export_lost(
+    result: ReplicasResult, directory: Path, max_output_bytes: int | None = None
+) -> list[Exported]:
+    """The records each follower's truncation drops, in salvage's JSON Lines form (lossless:
+    offsets, timestamps, producer fields, ``reproducible``), one file per follower:
+    ``DIRECTORY/<partition dir>.replica-<N>.jsonl``, N its place on the command line (from
+    1). Written whole or not at all."""
+    import json
+
+    from kdump.repair.files import Ownership
+    from kdump.repair.salvage import AtomicFile, output_limit, record_object
+
+    directory.mkdir(parents=True, exist_ok=True)
+    owner = Ownership.like(os.stat(directory)).mine()
+    out = []
+    for follower in result.followers:
+        lost = follower.lost
+        if not lost.batches:
+            continue
+        n = next(i for i, r in enumerate(result.replicas, 1) if r.log is follower.log)
+        path = directory / f"{follower.log.name}.replica-{n}.jsonl"
+        limit = output_limit(lost.bytes, max_output_bytes)
+        topic, partition = follower.log.topic, follower.log.partition
+        written = count = 0
+        with AtomicFile(path, "w", owner) as f:
+            for held in lost.batches:
+                for record in held.segment.log.records(held.batch):
+                    line = json.dumps(record_object(held.batch, record, topic, partition))
+                    written += len(line) + 1
+                    if written > limit:
+                        raise OutputLimitError(
+                            f"the lost records' JSON Lines would pass {limit} bytes in the "
+                            "batch at this position; nothing written (raise --max-output-bytes)",
+                            held.segment.log_path,
+                            held.batch.position,
+                        )
+                    f.write(line + "\n")
+                    count += 1
+        out.append(Exported(follower, path, count))
+    return out
 
 
 def follower_findings(follower: Follower, leader: UnifiedLog) -> list[Finding]:
@@ -706,6 +763,7 @@ __all__ = [
     "ReplicasResult",
     "Truncation",
     "compare_replicas",
+    "export_lost",
     "follower_truncation",
     "get_offset_truncation_state",
     "held_batches",

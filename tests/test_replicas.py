@@ -38,7 +38,9 @@ def manifest() -> dict[str, Any]:
 def oracle_batches(name: str) -> list[tuple[str, dict[str, Any]]]:
     """(segment .log name, batch) of every batch Kafka wrote in fixtures/oracle/NAME."""
     files = manifest()["files"][name]
-    return [(log, b) for log in sorted(files) if log.endswith(".log") for b in files[log]["batches"]]
+    return [
+        (log, b) for log in sorted(files) if log.endswith(".log") for b in files[log]["batches"]
+    ]
 
 
 def checkpoint_text(entries: list[tuple[int, int]]) -> str:
@@ -100,7 +102,9 @@ def new_batches(base: int, count: int, epoch: int, per_batch: int = 5) -> bytes:
     out = b""
     for i in range(count):
         offset = base + i * per_batch
-        out += batch_bytes(offset, [T0 + 10**6 + offset + j for j in range(per_batch)], leader_epoch=epoch)
+        out += batch_bytes(
+            offset, [T0 + 10**6 + offset + j for j in range(per_batch)], leader_epoch=epoch
+        )
     return out
 
 

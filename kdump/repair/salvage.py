@@ -234,6 +234,10 @@ class _atomic:
             os.close(self.dir_fd)
 
 
+AtomicFile = _atomic
+"""The same, for other commands' exports (kdump replicas --export-lost)."""
+
+
 def salvage_partition(
     log: UnifiedLog, output_dir: Path, max_output_bytes: int | None = None
 ) -> Iterator[SalvagedSegment]:
@@ -257,6 +261,7 @@ def salvage_partition(
 __all__ = [
     "OUTPUT_FLOOR",
     "OUTPUT_RATIO",
+    "AtomicFile",
     "SalvagedSegment",
     "output_limit",
     "record_object",
