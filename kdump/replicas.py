@@ -263,8 +263,7 @@ def held_batches(log: UnifiedLog, from_offset: int) -> Iterator[HeldBatch]:
 # -- what a truncation drops ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LostMarker:
+class LostMarker(NamedTuple):
     """A COMMIT or ABORT marker a truncation drops; ``hanging``: the leader's log holds that
     producer's transaction open below the truncation offset, which the marker ended."""
 
@@ -353,6 +352,10 @@ def lost_records(follower: UnifiedLog, leader: UnifiedLog, truncation: Truncatio
         if held.batch.is_control:
             marker = _marker(held, leader, truncation.truncate_to)
             if marker is not None:
+                # a producer's first lost marker ends the transaction the leader holds open
+                # below the truncation; its later ones end transactions begun above it
+                if any(m.producer_id == marker.producer_id for m in lost.markers):
+                    marker = marker._replace(hanging=False)
                 lost.markers.append(marker)
     return lost
 

@@ -130,3 +130,321 @@ def test_assign_drops_entries_that_break_monotonicity() -> None:
     assert cache.epoch_entries() == [EpochEntry(2, 12), EpochEntry(3, 15)]
     cache.truncate_from_end(15)
     assert cache.epoch_entries() == [EpochEntry(2, 12)]
+
+
+# -- replicas built from Kafka's partitions ---------------------------------------------------
+
+
+def lost_by_manifest(name: str, first: int, high_watermark: int | None = None) -> dict[str, Any]:
+    """What a truncation to ``first`` removes from fixtures/oracle/NAME, from Kafka's own
+    manifest: whole batches from the one holding ``first`` (LogSegment.truncateTo cuts at the
+    batch translateOffset finds)."""
+    batches = [b for _, b in oracle_batches(name) if b["lastOffset"] >= first]
+    records = sum(b["lastOffset"] - b["baseOffset"] + 1 for b in batches)
+    out = {
+        "lost_records": records,
+        "lost_batches": len(batches),
+        "lost_offsets": [batches[0]["baseOffset"], batches[-1]["lastOffset"]],
+        "lost_bytes": sum(b["sizeInBytes"] for b in batches),
+        "lost_epochs": sorted({b["partitionLeaderEpoch"] for b in batches}),
+    }
+    if high_watermark is not None:
+        out["lost_below_high_watermark"] = sum(
+            max(0, min(b["lastOffset"] + 1, high_watermark) - b["baseOffset"]) for b in batches
+        )
+    return out
+
+
+def base_timestamp(name: str, log: str, position: int) -> int:
+    """A v2 batch's baseTimestamp (FORMAT.md §2: at byte 27 of the batch)."""
+    data = (ORACLE / name / log).read_bytes()
+    (ts,) = struct.unpack_from(">q", data, position + 27)
+    return int(ts)
+
+
+def replicas_json(*args: str) -> tuple[int, dict[str, Any]]:
+    ran = run_kdump(["replicas", "--format", "json", *args])
+    assert ran.exit_code in (0, 1, 2), ran.stderr
+    document: dict[str, Any] = json.loads(ran.stdout)
+    return ran.exit_code, document
+
+
+def only_follower(document: dict[str, Any]) -> dict[str, Any]:
+    (follower,) = document["followers"]
+    return follower
+
+
+def test_unclean_election_truncates_the_old_leader(tmp_path: Path) -> None:
+    # A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
+    # elected uncleanly at epoch 5 and wrote 20 records. A fetches at 1500 with epoch 3: B's
+    # endOffsetFor(3) is the start of epoch 5, 1011 < 1500: diverging epoch (3, 1011). A's own
+    # end of epoch 3 is its log end 1500 (its latest epoch), the epochs agree: it truncates
+    # to min(1500, 1011, 1500) = 1011.
+    a = build(tmp_path, "a", "plain-0", high_watermark=1400)
+    b = build(
+        tmp_path,
+        "b",
+        "plain-0",
+        below=1011,
+        epochs=[(0, 0), (3, 797), (5, 1011)],
+        append=new_batches(1011, 4, 5),
+    )
+    code, document = replicas_json(str(a), str(b), "--export-lost", str(tmp_path / "lost"))
+    assert code == 1
+    assert document["leader"] == {"path": str(b), "why": "the greatest latest leader epoch (5)"}
+    follower = only_follower(document)
+    assert follower["path"] == str(a)
+    assert follower["truncate_to"] == 1011
+    expected = lost_by_manifest("plain-0", 1011, high_watermark=1400)
+    assert {k: follower[k] for k in expected} == expected
+    lost = [(log, b) for log, b in oracle_batches("plain-0") if b["baseOffset"] >= 1011]
+    first = min(base_timestamp("plain-0", log, b["position"]) for log, b in lost)
+    assert follower["lost_timestamps"] == [first, max(b["maxTimestamp"] for _, b in lost)]
+    assert follower["lost_markers"] == [] and follower["differing_batches"] == 0
+    facts = [r["partition"] for r in document["replicas"]]
+    assert [(p["log_end_offset"], p["high_watermark"]) for p in facts] == [
+        (1500, 1400),
+        (1031, 1031),
+    ]
+    assert [r["leader_epoch_cache"] for r in document["replicas"]] == [
+        [[0, 0], [3, 797]],
+        [[0, 0], [3, 797], [5, 1011]],
+    ]
+    codes = [f["code"] for f in document["findings"]]
+    assert codes == ["REPLICA_TRUNCATION_LOSS"]
+    rebuilt = rebuild_batches(tmp_path / "lost" / "plain-0.replica-1.jsonl")
+    assert rebuilt == {b["baseOffset"]: oracle_bytes("plain-0", log, b) for log, b in lost}
+
+
+def oracle_bytes(name: str, log: str, batch: dict[str, Any]) -> bytes:
+    data = (ORACLE / name / log).read_bytes()
+    return data[batch["position"] : batch["position"] + batch["sizeInBytes"]]
+
+
+def rebuild_batches(jsonl: Path) -> dict[int, bytes]:
+    """The batches of the exported records, built again by the independent encoder from the
+    JSON alone (key, value, headers, timestamps, offsets, producer fields, leader epoch)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for line in jsonl.read_text().splitlines():
+        record = json.loads(line)
+        grouped.setdefault(record["batch_base_offset"], []).append(record)
+    out = {}
+    for base, records in grouped.items():
+        head = records[0]
+        builder = DefaultRecordBatchBuilder(
+            2,
+            0,
+            head["is_transactional"],
+            head["producer_id"],
+            head["producer_epoch"],
+            head["sequence"],
+            1 << 24,
+        )
+        for r in records:
+            headers = [(h["key"], _unb64(h["value"])) for h in r["headers"]]
+            builder.append(
+                r["offset"] - base, r["timestamp"], _unb64(r["key"]), _unb64(r["value"]), headers
+            )
+        raw = bytearray(builder.build())
+        struct.pack_into(">q", raw, 0, base)
+        struct.pack_into(">i", raw, 12, head["partition_leader_epoch"])
+        if head["is_control"]:
+            (attributes,) = struct.unpack_from(">h", raw, 21)
+            struct.pack_into(">h", raw, 21, attributes | 0x20)
+        fix_crc(raw, 0)
+        out[base] = bytes(raw)
+    return out
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def test_leader_change_without_loss(tmp_path: Path) -> None:
+    # both at 1500 when B became leader at epoch 4 and wrote on; A fetches at 1500 with epoch 3:
+    # B's end of epoch 3 is the start of epoch 4, 1500, not below A's fetch offset: no
+    # divergence, nothing truncated
+    a = build(tmp_path, "a", "plain-0")
+    b = build(
+        tmp_path,
+        "b",
+        "plain-0",
+        epochs=[(0, 0), (3, 797), (4, 1500)],
+        append=new_batches(1500, 2, 4),
+    )
+    code, document = replicas_json(str(a), str(b))
+    assert code == 0
+    follower = only_follower(document)
+    assert (follower["truncate_to"], follower["fetch_offset"], follower["lost_records"]) == (
+        None,
+        1500,
+        0,
+    )
+    assert follower["lost_offsets"] is None and document["findings"] == []
+
+
+def test_replica_restored_from_an_older_backup(tmp_path: Path) -> None:
+    # B restored from a backup taken at offset 761 (epoch 0 only) and named leader: A fetches
+    # at 1500 with epoch 3; B's endOffsetFor(3): 3 is not its latest (0) and no epoch above 3
+    # is known: (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET): OffsetOutOfRange;
+    # fetchOffsetAndTruncate: B's log end 761 < 1500: A truncates to 761
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0", below=761)
+    code, document = replicas_json(str(a), str(b), "--leader", str(b))
+    assert code == 1
+    assert document["leader"]["why"] == "named with --leader"
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 761
+    expected = lost_by_manifest("plain-0", 761)
+    assert {k: follower[k] for k in expected} == expected
+    # the other way round, B follows: it fetches at 761 with epoch 0; A's end of epoch 0 is
+    # 797 (the start of epoch 3), past 761: nothing to truncate, it catches up
+    code, document = replicas_json(str(a), str(b))
+    assert code == 0
+    assert document["leader"]["path"] == str(a)
+    assert only_follower(document)["truncate_to"] is None
+
+
+def test_epoch_older_than_the_leaders_first_truncates_fully(tmp_path: Path) -> None:
+    # the leader deleted up to 797 (log-start-offset-checkpoint 797): LogLoader's
+    # truncateFromStart(797) leaves its cache [(3, 797)]. B, restored with offsets below 515
+    # and epoch 0, fetches at 515: endOffsetFor(0) has no floor entry: (0, 797), but 515 is
+    # below the leader's log start: OffsetOutOfRange; the leader's log end 1500 is not below
+    # 515 and its start 797 is past it: truncateFullyAndStartAt(797)
+    a = build(tmp_path, "a", "plain-0")
+    (a.parent / "log-start-offset-checkpoint").write_text("0\n1\nplain 0 797\n")
+    b = build(tmp_path, "b", "plain-0", below=515)
+    code, document = replicas_json(str(a), str(b))
+    assert document["replicas"][0]["leader_epoch_cache"] == [[3, 797]]
+    follower = only_follower(document)
+    assert (follower["truncate_to"], follower["truncated_fully"]) == (797, True)
+    expected = lost_by_manifest("plain-0", 0)
+    expected = {**expected, "lost_records": 515, "lost_offsets": [0, 514]}
+    below = [b for _, b in oracle_batches("plain-0") if b["baseOffset"] < 515]
+    expected["lost_bytes"] = sum(b["sizeInBytes"] for b in below)
+    expected["lost_batches"] = len(below)
+    expected["lost_epochs"] = [0]
+    assert {k: follower[k] for k in expected} == expected
+    assert code == 1
+
+
+def test_follower_without_leader_epochs_truncates_to_its_high_watermark(tmp_path: Path) -> None:
+    # no epoch in B's cache: truncateToHighWatermark, to 1256 (a batch boundary); then it
+    # fetches at 1256, inside the leader's log: no OffsetOutOfRange
+    a = build(
+        tmp_path,
+        "a",
+        "plain-0",
+        below=1256,
+        epochs=[(0, 0), (3, 797), (5, 1256)],
+        append=new_batches(1256, 2, 5),
+    )
+    b = build(tmp_path, "b", "plain-0", epochs=[], high_watermark=1256)
+    code, document = replicas_json(str(a), str(b))
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 1256
+    expected = lost_by_manifest("plain-0", 1256, high_watermark=1256)
+    assert {k: follower[k] for k in expected} == expected
+    assert expected["lost_below_high_watermark"] == 0
+    assert "truncateToHighWatermark" in follower["steps"][0]
+    assert code == 1
+
+
+def test_lost_commit_marker_leaves_a_hanging_transaction(tmp_path: Path) -> None:
+    # txn-0 was written at epoch 7. B had it up to 104 (producer 2000's COMMIT at 104 not
+    # yet fetched) when it was elected uncleanly at epoch 8 and wrote on. A fetches at 218
+    # with epoch 7: B ends epoch 7 at 104: A truncates to 104 and drops that COMMIT: B's log
+    # holds producer 2000's transaction open, with nothing to end it
+    a = build(tmp_path, "a", "txn-0")
+    b = build(
+        tmp_path, "b", "txn-0", below=104, epochs=[(7, 0), (8, 104)], append=new_batches(104, 2, 8)
+    )
+    code, document = replicas_json(str(a), str(b))
+    assert code == 1
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 104
+    markers = [b for _, b in oracle_batches("txn-0") if b["isControl"] and b["baseOffset"] >= 104]
+    expected = []
+    for m in markers:
+        # hanging: the transaction this marker ends began below 104 (its producer's first
+        # transactional batch after its previous marker)
+        previous = [
+            x["lastOffset"]
+            for _, x in oracle_batches("txn-0")
+            if x["isControl"]
+            and x["producerId"] == m["producerId"]
+            and x["baseOffset"] < m["baseOffset"]
+        ]
+        began = min(
+            x["baseOffset"]
+            for _, x in oracle_batches("txn-0")
+            if x["producerId"] == m["producerId"]
+            and not x["isControl"]
+            and max(previous, default=-1) < x["baseOffset"] < m["baseOffset"]
+        )
+        kind = m["records"][0]["controlType"]
+        expected.append((m["baseOffset"], m["producerId"], kind, began < 104))
+    got = [
+        (x["offset"], x["producer_id"], x["type"], x["hanging"]) for x in follower["lost_markers"]
+    ]
+    assert got == expected
+    assert (104, 2000, "COMMIT", True) in got
+    codes = [f["code"] for f in document["findings"]]
+    assert codes.count("REPLICA_LOST_MARKER") == len(expected)
+
+
+def flipped_batch(partition: Path, fix: bool) -> tuple[int, int]:
+    """Flip a byte in the value of the fifth batch of the third segment (Kafka's positions);
+    ``fix``: its CRC made right again. The batch's base offset and position."""
+    log, batch = [x for x in oracle_batches("plain-0") if x[0] == "00000000000000000515.log"][4]
+    path = partition / log
+    data = bytearray(path.read_bytes())
+    data[batch["position"] + batch["sizeInBytes"] - 3] ^= 0x01
+    if fix:
+        fix_crc(data, batch["position"])
+    path.write_bytes(bytes(data))
+    return batch["baseOffset"], batch["position"]
+
+
+def test_same_offset_different_bytes_is_divergence(tmp_path: Path) -> None:
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0")
+    offset, position = flipped_batch(b, fix=True)
+    code, document = replicas_json(str(a), str(b))
+    assert code == 2
+    assert document["leader"]["path"] == str(a)  # equal: the first named
+    follower = only_follower(document)
+    assert follower["truncate_to"] is None and follower["differing_batches"] == 1
+    (difference,) = follower["differences"]
+    assert difference["offset"] == offset
+    assert difference["follower"]["position"] == position
+    assert difference["leader"]["path"].startswith(str(a))
+    assert [f["code"] for f in document["findings"]] == ["REPLICA_BATCH_DIFFERS"]
+
+
+def test_damaged_replica_is_an_error(tmp_path: Path) -> None:
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0")
+    offset, position = flipped_batch(b, fix=False)
+    code, document = replicas_json(str(a), str(b))
+    assert code == 2
+    damaged = document["replicas"][1]["partition"]["damaged_from"]
+    assert (damaged["offset"], damaged["position"]) == (offset, position)
+    (finding,) = document["replicas"][1]["findings"]
+    assert (finding["severity"], finding["position"]) == ("error", position)
+    assert only_follower(document)["differing_batches"] == 0
+
+
+def test_replicas_of_different_partitions_are_refused(tmp_path: Path) -> None:
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "txn-0")
+    ran = run_kdump(["replicas", str(a), str(b)])
+    assert ran.exit_code == 3
+    assert (
+        ran.stderr
+        == f"kdump: {b}: holds partition txn-0, not plain-0: replicas of one partition only\n"
+    )
+    ran = run_kdump(["replicas", str(a), str(a), "--leader", str(tmp_path)])
+    assert ran.exit_code == 3 and "--leader" in ran.stderr
