@@ -8,22 +8,18 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import struct
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pytest
 from batchbytes import fix_crc
 from clirun import run_kdump
 from conftest import ORACLE
-from txnlog import COMMIT, batch_bytes, marker_bytes
+from txnlog import batch_bytes
 
-from kdump.discovery import open_partition
-from kdump.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kdump.format.checkpoint import EpochEntry
-from kdump.replicas import compare_replicas
+from kdump.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 
 T0 = 1700000000000
 TOPIC = "plain"
