@@ -237,8 +237,11 @@ def replicas_families(result: object) -> Measures:
             result.leader.log,
         )
         rows.append((_labels(log.location, log.topic, log.partition), [finding]))
-    log_dirs = {log_dir_of(r.log.location): 1.0 for r in result.replicas}
-    finding_families(m, command, [r for r in rows if r[1]], [], log_dirs)
+    partitions: dict[str, float] = defaultdict(int)
+    for r in result.replicas:
+        partitions[log_dir_of(r.log.location)] += 1
+    finding_families(m, command, [r for r in rows if r[1]], [], partitions)
+    _per_log_dir(m, "partitions_checked", "Partition directories checked.", command, partitions)
     return m
 
 
