@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import Finding, Severity
-from kdump.errors import KdumpError, OutputLimitError
+from kdump.errors import ExitCode, KdumpError, OutputLimitError
 from kdump.format.batch import Batch
 from kdump.format.names import LEADER_EPOCH_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from kdump.format.records import control_record_key
@@ -274,13 +274,7 @@ class LostMarker(NamedTuple):
     hanging: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch,
-            "type": self.type,
-            "hanging": self.hanging,
-        }
+        return self._asdict()
 
 
 @dataclass
@@ -550,12 +544,12 @@ class ReplicasResult:
         """Each replica's own findings, then the followers'."""
         return [f for r in self.replicas for f in r.findings] + self.findings
 
-    def exit_status(self) -> int:
-        """2: batches differ at the same offset, or a replica is damaged; 1: a truncation
-        drops records; else 0."""
+    def exit_status(self) -> ExitCode:
+        """ERRORS: batches differ at the same offset, or a replica is damaged; WARNINGS: a
+        truncation drops records; else OK."""
         if any(f.severity is Severity.ERROR for f in self.all_findings):
-            return 2
-        return 1 if any(f.lost.records for f in self.followers) else 0
+            return ExitCode.ERRORS
+        return ExitCode.WARNINGS if any(f.lost.records for f in self.followers) else ExitCode.OK
 
     def to_dict(self) -> dict[str, Any]:
         return {

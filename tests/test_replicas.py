@@ -131,11 +131,16 @@ def test_assign_drops_entries_that_break_monotonicity() -> None:
 # -- replicas built from Kafka's partitions ---------------------------------------------------
 
 
-def lost_by_manifest(name: str, first: int, high_watermark: int | None = None) -> dict[str, Any]:
-    """What a truncation to ``first`` removes from fixtures/oracle/NAME, from Kafka's own
-    manifest: whole batches from the one holding ``first`` (LogSegment.truncateTo cuts at the
-    batch translateOffset finds)."""
-    batches = [b for _, b in oracle_batches(name) if b["lastOffset"] >= first]
+def lost_by_manifest(
+    name: str, first: int, high_watermark: int | None = None, below: int | None = None
+) -> dict[str, Any]:
+    """What a truncation to ``first`` removes from fixtures/oracle/NAME (cut at ``below``),
+    from Kafka's own manifest: whole batches from the one holding ``first``
+    (LogSegment.truncateTo cuts at the batch translateOffset finds)."""
+    end = 1 << 62 if below is None else below
+    batches = [
+        b for _, b in oracle_batches(name) if b["lastOffset"] >= first and b["baseOffset"] < end
+    ]
     records = sum(b["lastOffset"] - b["baseOffset"] + 1 for b in batches)
     out = {
         "lost_records": records,
@@ -444,3 +449,68 @@ def test_replicas_of_different_partitions_are_refused(tmp_path: Path) -> None:
     )
     ran = run_kdump(["replicas", str(a), str(a), "--leader", str(tmp_path)])
     assert ran.exit_code == 3 and "--leader" in ran.stderr
+
+
+def restamp(partition: Path, name: str, epochs: list[tuple[int, int]]) -> None:
+    """Give the Kafka-written batches in ``partition`` the partitionLeaderEpoch ``epochs`` say
+    (byte 12 of a v2 batch, FORMAT.md §2), their CRCs made right again."""
+    for log, b in oracle_batches(name):
+        path = partition / log
+        if not path.exists() or b["position"] >= path.stat().st_size:
+            continue
+        epoch = max(e for e, start in epochs if start <= b["baseOffset"])
+        data = bytearray(path.read_bytes())
+        struct.pack_into(">i", data, b["position"] + 12, epoch)
+        fix_crc(data, b["position"])
+        path.write_bytes(bytes(data))
+
+
+def test_follower_asks_again_with_its_earlier_epoch(tmp_path: Path) -> None:
+    # leader A: epochs 0 from 0, 1 from 414, 3 from 617; follower B: 0 from 0, 2 from 505, log
+    # end 663. B fetches at 663 with epoch 2: A's endOffsetFor(2) is (1, 617) (floor 1, next
+    # epoch 3's start); 1 < 2: diverging. B's own end of epoch 1: its floor is 0, ending at
+    # 505 where its epoch 2 starts: (0, 505); 0 is not 1: B truncates to min(505, 663) = 505
+    # and asks again. Its cache keeps epoch 0 only; at 505 with epoch 0: A's endOffsetFor(0)
+    # is (0, 414), below 505: diverging; B's end of epoch 0 (its latest) is its log end 505;
+    # the epochs agree: min(505, 414, 505) = 414. At 414 with epoch 0: no divergence.
+    leader_epochs, follower_epochs = [(0, 0), (1, 414), (3, 617)], [(0, 0), (2, 505)]
+    a = build(tmp_path, "a", "plain-0", epochs=leader_epochs)
+    restamp(a, "plain-0", leader_epochs)
+    b = build(tmp_path, "b", "plain-0", below=663, epochs=follower_epochs)
+    restamp(b, "plain-0", follower_epochs)
+    code, document = replicas_json(str(a), str(b))
+    assert code == 1
+    assert all(r["findings"] == [] for r in document["replicas"])  # checkpoints match batches
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 414
+    assert follower["steps"] == [
+        "fetch at 663 with last fetched epoch 2: diverging epoch 1 ending at 617; it truncates "
+        "to 505 and asks again with its earlier epoch",
+        "fetch at 505 with last fetched epoch 0: diverging epoch 0 ending at 414; it truncates "
+        "to 414",
+        "fetch at 414 with last fetched epoch 0: the leader's epoch 0 ends at 414: no "
+        "divergence, it fetches from there",
+    ]
+    expected = lost_by_manifest("plain-0", 414, below=663)
+    expected["lost_epochs"] = [0, 2]
+    assert {k: follower[k] for k in expected} == expected
+    assert follower["differing_batches"] == 0  # below 414 both hold epoch 0's same batches
+
+
+def test_checkpoint_against_the_batches_epochs(tmp_path: Path) -> None:
+    # the batches from 797 carry epoch 3; a checkpoint that lacks it is a finding, and the
+    # cache the broker loads has epoch 0 only: the follower's latest epoch is 0
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0", epochs=[(0, 0)])
+    code, document = replicas_json(str(a), str(b))
+    replica = document["replicas"][1]
+    assert replica["leader_epoch_cache"] == [[0, 0]]
+    (finding,) = replica["findings"]
+    assert finding["code"] == "LEADER_EPOCH_INCONSISTENT"
+    assert finding["path"] == str(b / "leader-epoch-checkpoint")
+    assert "epoch 3" in finding["message"]
+    # B fetches at 1500 with epoch 0: A's end of epoch 0 is 797 (epoch 3's start): B truncates
+    # to min(its own end of epoch 0, its log end 1500, 797) = 797, and loses what A holds too
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 797
+    assert code == 1

@@ -16,10 +16,8 @@ from kdump.commands.options import (
     store_options,
 )
 from kdump.commands.outcome import answer, metrics_run
-from kdump.errors import ExitCode, InputError
+from kdump.errors import InputError
 from kdump.run import log_dir_of
-
-EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
 
 
 @click.command()
@@ -83,7 +81,7 @@ def replicas(
 
             run.measures = replicas_families(result)
         out = sys.stdout
-        with answer([], EXIT_CODES[result.exit_status()], run):
+        with answer([], result.exit_status(), run):
             if fmt == "json":
                 from kdump.render.replicas import render_json
 
