@@ -572,6 +572,9 @@ def replica_findings(log: UnifiedLog) -> list[Finding]:
         scans = [log.result(s).scan for s in log.segments]
         for problem in leader_epoch_problems(entries, observed_epochs(scans)):
             found.append(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
+    for segment in log.segments:
+        # a segment that cannot be read is left out of the comparison: say so
+        found += [f for f in log.result(segment).findings if f.code == "FILE_UNREADABLE"]
     damaged = log.damaged_from
     if damaged is not None:
         segment = next(s for s in log.segments if s.base_offset == damaged.segment)

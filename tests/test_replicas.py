@@ -514,3 +514,62 @@ def test_checkpoint_against_the_batches_epochs(tmp_path: Path) -> None:
     follower = only_follower(document)
     assert follower["truncate_to"] == 797
     assert code == 1
+
+
+def test_text_prom_and_a_replica_in_an_object_store(tmp_path: Path) -> None:
+    # the unclean election of test_unclean_election_truncates_the_old_leader, A read through
+    # a file:// URL (an object-store prefix holding a copy of the partition)
+    a = build(tmp_path, "a", "plain-0", high_watermark=1400)
+    b = build(
+        tmp_path,
+        "b",
+        "plain-0",
+        below=1011,
+        epochs=[(0, 0), (3, 797), (5, 1011)],
+        append=new_batches(1011, 4, 5),
+    )
+    url = f"file://{a}"
+    prom = tmp_path / "replicas.prom"
+    ran = run_kdump(["replicas", url, str(b), "--prom", str(prom)])
+    lost = lost_by_manifest("plain-0", 1011, high_watermark=1400)
+    first, last = lost["lost_offsets"]
+    assert ran.exit_code == 1 and ran.stderr == ""
+    lines = ran.stdout.splitlines()
+    assert lines[:2] == ["2 replicas of plain-0", f"  {url}"]
+    assert f"leader: {b} (the greatest latest leader epoch (5))" in lines
+    follower = lines[lines.index(f"follower {url}:") :]
+    assert follower[1:5] == [
+        "  fetch at 1500 with last fetched epoch 3: diverging epoch 3 ending at 1011; it "
+        "truncates to 1011",
+        "  fetch at 1011 with last fetched epoch 3: the leader's epoch 3 ends at 1011: no "
+        "divergence, it fetches from there",
+        "  truncated to 1011",
+        f"  drops {lost['lost_records']} records in {lost['lost_batches']} batches, offsets "
+        f"{first}..{last}, {lost['lost_bytes']} bytes, leader epochs 3",
+    ]
+    assert (
+        f"  below its high watermark (acknowledged): {lost['lost_below_high_watermark']} records"
+        in follower
+    )
+    samples = {
+        line.split("{", 1)[0]: line.rsplit(" ", 1)[1]
+        for line in prom.read_text().splitlines()
+        if line.startswith("kdump_replica_")
+    }
+    assert samples == {
+        "kdump_replica_lost_records": str(lost["lost_records"]),
+        "kdump_replica_lost_bytes": str(lost["lost_bytes"]),
+        "kdump_replica_lost_acknowledged_records": str(lost["lost_below_high_watermark"]),
+        "kdump_replica_lost_markers": "0",
+        "kdump_replica_differing_batches": "0",
+    }
+
+
+def test_export_is_refused_inside_a_replica(tmp_path: Path) -> None:
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0", below=761)
+    inside = a / "lost"
+    ran = run_kdump(["replicas", str(a), str(b), "--leader", str(b), "--export-lost", str(inside)])
+    assert ran.exit_code == 3
+    assert ran.stderr.startswith(f"kdump: {inside}: ") and "lies inside the partition" in ran.stderr
+    assert not inside.exists()
