@@ -175,21 +175,28 @@ def only_follower(document: dict[str, Any]) -> dict[str, Any]:
     return follower
 
 
-def test_unclean_election_truncates_the_old_leader(tmp_path: Path) -> None:
-    # A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
-    # elected uncleanly at epoch 5 and wrote 20 records. A fetches at 1500 with epoch 3: B's
-    # endOffsetFor(3) is the start of epoch 5, 1011 < 1500: diverging epoch (3, 1011). A's own
-    # end of epoch 3 is its log end 1500 (its latest epoch), the epochs agree: it truncates
-    # to min(1500, 1011, 1500) = 1011.
-    a = build(tmp_path, "a", "plain-0", high_watermark=1400)
+def unclean_election(root: Path) -> tuple[Path, Path]:
+    """A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
+    elected uncleanly at epoch 5 and wrote 20 records."""
+    a = build(root, "a", "plain-0", high_watermark=1400)
     b = build(
-        tmp_path,
+        root,
         "b",
         "plain-0",
         below=1011,
         epochs=[(0, 0), (3, 797), (5, 1011)],
         append=new_batches(1011, 4, 5),
     )
+    return a, b
+
+
+def test_unclean_election_truncates_the_old_leader(tmp_path: Path) -> None:
+    # A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
+    # elected uncleanly at epoch 5 and wrote 20 records. A fetches at 1500 with epoch 3: B's
+    # endOffsetFor(3) is the start of epoch 5, 1011 < 1500: diverging epoch (3, 1011). A's own
+    # end of epoch 3 is its log end 1500 (its latest epoch), the epochs agree: it truncates
+    # to min(1500, 1011, 1500) = 1011.
+    a, b = unclean_election(tmp_path)
     code, document = replicas_json(str(a), str(b), "--export-lost", str(tmp_path / "lost"))
     assert code == 1
     assert document["leader"] == {"path": str(b), "why": "the greatest latest leader epoch (5)"}
@@ -519,15 +526,7 @@ def test_checkpoint_against_the_batches_epochs(tmp_path: Path) -> None:
 def test_text_prom_and_a_replica_in_an_object_store(tmp_path: Path) -> None:
     # the unclean election of test_unclean_election_truncates_the_old_leader, A read through
     # a file:// URL (an object-store prefix holding a copy of the partition)
-    a = build(tmp_path, "a", "plain-0", high_watermark=1400)
-    b = build(
-        tmp_path,
-        "b",
-        "plain-0",
-        below=1011,
-        epochs=[(0, 0), (3, 797), (5, 1011)],
-        append=new_batches(1011, 4, 5),
-    )
+    a, b = unclean_election(tmp_path)
     url = f"file://{a}"
     prom = tmp_path / "replicas.prom"
     ran = run_kdump(["replicas", url, str(b), "--prom", str(prom)])
