@@ -142,10 +142,17 @@ class Truncation:
     """Where the follower then fetches from."""
 
 
-def follower_truncation(leader: UnifiedLog, follower: UnifiedLog) -> Truncation:
+def follower_truncation(
+    leader: UnifiedLog, follower: UnifiedLog, leader_epoch: int | None = None
+) -> Truncation:
     """What ``follower`` does to its log when it starts fetching from ``leader`` (the module's
-    docstring gives Kafka's rules)."""
+    docstring gives Kafka's rules); ``leader_epoch``: the epoch the leader took at its log end
+    offset when it became leader (None: it leads in its latest epoch already)."""
     lead, log = ReplicaLog(leader), ReplicaLog(follower)
+    if leader_epoch is not None:
+        # Partition.makeLeader: "a follower may have entries in its log from a later epoch
+        # than any entry in the new leader's log ... we must cache the new leader epoch"
+        lead.leader_epoch_cache.assign(leader_epoch, lead.log_end_offset)
     out = Truncation()
     start_end = log.log_end_offset
     if log.latest_epoch() is None:
@@ -155,9 +162,7 @@ def follower_truncation(leader: UnifiedLog, follower: UnifiedLog) -> Truncation:
             "(truncateToHighWatermark) and fetches from there"
         )
         log.truncate_to(hw)
-        fetch_offset = hw
-        if fetch_offset < lead.log_start_offset or fetch_offset > lead.log_end_offset:
-            _fetch_offset_and_truncate(lead, log, out)
+        _fetch_without_epoch(lead, log, out)
     else:
         _fetch_until_consistent(lead, log, out)
     if log.truncated_fully:
@@ -175,8 +180,7 @@ def _fetch_until_consistent(lead: ReplicaLog, log: ReplicaLog, out: Truncation) 
     for _ in range(MAX_FETCHES):
         fetch_offset, fetch_epoch = log.log_end_offset, log.latest_epoch()
         if fetch_epoch is None:  # truncation emptied the cache: a fetch with no epoch
-            if fetch_offset < lead.log_start_offset or fetch_offset > lead.log_end_offset:
-                _fetch_offset_and_truncate(lead, log, out)
+            _fetch_without_epoch(lead, log, out)
             return
         found = lead.end_offset_for_epoch(fetch_epoch)
         asks = f"fetch at {fetch_offset} with last fetched epoch {fetch_epoch}"
@@ -208,6 +212,18 @@ def _fetch_until_consistent(lead: ReplicaLog, log: ReplicaLog, out: Truncation) 
             + ("" if state.truncation_completed else " and asks again with its earlier epoch")
         )
     raise KdumpError(f"no end to the follower's truncation after {MAX_FETCHES} fetches")
+
+
+def _fetch_without_epoch(lead: ReplicaLog, log: ReplicaLog, out: Truncation) -> None:
+    """A fetch with no last fetched epoch: only the leader's offsets bound it (LocalLog.read)."""
+    offset = log.log_end_offset
+    if lead.log_start_offset <= offset <= lead.log_end_offset:
+        return
+    out.steps.append(
+        f"fetch at {offset} with no epoch: outside the leader's log "
+        f"[{lead.log_start_offset}, {lead.log_end_offset}]: OffsetOutOfRange"
+    )
+    _fetch_offset_and_truncate(lead, log, out)
 
 
 def _fetch_offset_and_truncate(lead: ReplicaLog, log: ReplicaLog, out: Truncation) -> None:
@@ -536,6 +552,8 @@ class ReplicasResult:
     replicas: list[Replica]
     leader: Replica
     leader_why: str
+    leader_epoch: int
+    """The epoch the leader takes at its log end offset when it becomes leader."""
     followers: list[Follower]
     findings: list[Finding]
 
@@ -554,7 +572,12 @@ class ReplicasResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "replicas": [r.to_dict() for r in self.replicas],
-            "leader": {"path": self.leader.log.location, "why": self.leader_why},
+            "leader": {
+                "path": self.leader.log.location,
+                "why": self.leader_why,
+                "leader_epoch": self.leader_epoch,
+                "epoch_start_offset": self.leader.log.log_end_offset,
+            },
             "followers": [f.to_dict() for f in self.followers],
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -595,6 +618,12 @@ def replica_findings(log: UnifiedLog) -> list[Finding]:
     return found
 
 
+def new_leader_epoch(replicas: list[Replica]) -> int:
+    """The epoch the chosen leader takes when it becomes leader: above every replica's latest
+    (the controller bumps the leader epoch at each election)."""
+    return max((r.latest_epoch for r in replicas if r.latest_epoch is not None), default=-1) + 1
+
+
 def choose_leader(replicas: list[Replica], named: int | None) -> tuple[Replica, str]:
     """The replica named leader, else the one with the greatest latest epoch, then the greatest
     log end offset (the first named of equals)."""
@@ -625,18 +654,19 @@ def compare_replicas(logs: list[UnifiedLog], leader_index: int | None = None) ->
     names leader)."""
     replicas = [Replica(log, replica_findings(log)) for log in logs]
     leader, why = choose_leader(replicas, leader_index)
+    epoch = new_leader_epoch(replicas)
     followers, findings = [], []
     for replica in replicas:
         if replica is leader:
             continue
-        follower = _follow(leader.log, replica.log)
+        follower = _follow(leader.log, replica.log, epoch)
         followers.append(follower)
         findings += follower_findings(follower, leader.log)
-    return ReplicasResult(replicas, leader, why, followers, findings)
+    return ReplicasResult(replicas, leader, why, epoch, followers, findings)
 
 
-def _follow(leader: UnifiedLog, log: UnifiedLog) -> Follower:
-    truncation = follower_truncation(leader, log)
+def _follow(leader: UnifiedLog, log: UnifiedLog, leader_epoch: int) -> Follower:
+    truncation = follower_truncation(leader, log, leader_epoch)
     lost = lost_records(log, leader, truncation)
     end = log.log_end_offset if truncation.truncate_to is None else truncation.truncate_to
     end = 0 if truncation.truncated_fully else min(end, leader.log_end_offset)

@@ -199,7 +199,13 @@ def test_unclean_election_truncates_the_old_leader(tmp_path: Path) -> None:
     a, b = unclean_election(tmp_path)
     code, document = replicas_json(str(a), str(b), "--export-lost", str(tmp_path / "lost"))
     assert code == 1
-    assert document["leader"] == {"path": str(b), "why": "the greatest latest leader epoch (5)"}
+    # Partition.makeLeader: B caches the election's new epoch, 6, at its log end offset
+    assert document["leader"] == {
+        "path": str(b),
+        "why": "the greatest latest leader epoch (5)",
+        "leader_epoch": 6,
+        "epoch_start_offset": 1031,
+    }
     follower = only_follower(document)
     assert follower["path"] == str(a)
     assert follower["truncate_to"] == 1011
@@ -294,10 +300,10 @@ def test_leader_change_without_loss(tmp_path: Path) -> None:
 
 
 def test_replica_restored_from_an_older_backup(tmp_path: Path) -> None:
-    # B restored from a backup taken at offset 761 (epoch 0 only) and named leader: A fetches
-    # at 1500 with epoch 3; B's endOffsetFor(3): 3 is not its latest (0) and no epoch above 3
-    # is known: (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET): OffsetOutOfRange;
-    # fetchOffsetAndTruncate: B's log end 761 < 1500: A truncates to 761
+    # B restored from a backup taken at offset 761 (epoch 0 only) and named leader: it caches
+    # the election's epoch 4 at 761 (Partition.makeLeader). A fetches at 1500 with epoch 3:
+    # B's endOffsetFor(3): floor 0, next epoch 4 from 761: (0, 761); 0 < 3: diverging. A's own
+    # end of epoch 0 is 797 (its epoch 3's start); the epochs agree: min(797, 761, 1500) = 761
     a = build(tmp_path, "a", "plain-0")
     b = build(tmp_path, "b", "plain-0", below=761)
     code, document = replicas_json(str(a), str(b), "--leader", str(b))
@@ -572,3 +578,23 @@ def test_export_is_refused_inside_a_replica(tmp_path: Path) -> None:
     assert ran.exit_code == 3
     assert ran.stderr.startswith(f"kdump: {inside}: ") and "lies inside the partition" in ran.stderr
     assert not inside.exists()
+
+
+def test_named_leader_behind_in_epochs_caches_its_new_epoch(tmp_path: Path) -> None:
+    # B, restored from a backup, led on in epoch 0 up to 1011 (its batches from 797 carry 0,
+    # A's carry 3), and is named leader. Without the election's epoch B's cache could not
+    # place A's epoch 3 (endOffsetFor: UNDEFINED_EPOCH_OFFSET), and fetchOffsetAndTruncate
+    # would cut A at B's log end 1011 only, keeping A's epoch-3 batches 797..1010 beside
+    # B's epoch-0 ones. With it (epoch 4 from 1011): endOffsetFor(3) is (0, 1011), diverging;
+    # A's end of epoch 0 is 797: min(797, 1011, 1500) = 797, and nothing differs below it.
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0", below=1011, epochs=[(0, 0)])
+    restamp(b, "plain-0", [(0, 0)])
+    code, document = replicas_json(str(a), str(b), "--leader", str(b))
+    assert document["leader"]["leader_epoch"] == 4
+    follower = only_follower(document)
+    assert follower["truncate_to"] == 797
+    assert follower["differing_batches"] == 0
+    expected = lost_by_manifest("plain-0", 797)
+    assert {k: follower[k] for k in expected} == expected
+    assert code == 1

@@ -26,7 +26,12 @@ def text_lines(result: ReplicasResult) -> Iterator[str]:
     for replica in result.replicas:
         yield from _replica_lines(replica)
     yield ""
-    yield f"leader: {result.leader.log.location} ({result.leader_why})"
+    leader = result.leader.log
+    yield f"leader: {leader.location} ({result.leader_why})"
+    yield (
+        f"  takes leader epoch {result.leader_epoch} from its log end offset "
+        f"{leader.log_end_offset} (Partition.makeLeader)"
+    )
     for follower in result.followers:
         yield ""
         yield from _follower_lines(follower)
