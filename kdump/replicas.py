@@ -2,7 +2,9 @@
 each follower's log will be truncated when it fetches from that leader, what the truncation
 drops, and where replicas hold different batches at the same offset.
 
-The follower's side is AbstractFetcherThread's (Kafka 2.7+, truncation on fetch, KIP-595): a
+The leader, as it becomes leader, caches the election's new epoch from its log end offset
+(Partition.makeLeader). The follower's side is AbstractFetcherThread's (Kafka 2.7+, truncation
+on fetch, KIP-595): a
 follower with a leader epoch starts fetching at its log end offset with its latest epoch
 (ReplicaManager.initialFetchOffset); the leader answers with the end of that epoch in its own
 cache (Partition.fetchRecords: LeaderEpochFileCache.endOffsetFor) and, where the follower's log
