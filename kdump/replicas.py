@@ -752,18 +752,16 @@ def follower_findings(follower: Follower, leader: UnifiedLog) -> list[Finding]:
             )
         )
     for marker in lost.markers:
-        hanging = (
-            "; the leader holds that transaction open: it hangs"
-            if marker.hanging
-            else "; the leader does not hold that transaction open"
-        )
+        if not marker.hanging:  # its transaction began past the truncation: dropped whole
+            continue
         out.append(
             Finding(
                 "REPLICA_LOST_MARKER",
                 Severity.WARNING,
                 path,
                 f"the truncation drops the {marker.type} marker of producer "
-                f"{marker.producer_id} at offset {marker.offset}{hanging}",
+                f"{marker.producer_id} at offset {marker.offset}, and the leader holds that "
+                "transaction open below it: it hangs",
                 marker.offset,
             )
         )

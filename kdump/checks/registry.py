@@ -1264,10 +1264,11 @@ CODES = (
     _code(
         "REPLICA_LOST_MARKER",
         "replicas",
-        "A follower's truncation drops a COMMIT or ABORT marker. Where the leader's log holds "
-        "that producer's transaction open (its records below the truncation, no marker after "
-        "them), the transaction hangs on the new leader (KAFKA-20716): the last stable offset "
-        "stops there and read_committed consumers stop with it.",
+        "A follower's truncation drops a COMMIT or ABORT marker whose transaction the leader's "
+        "log holds open (its records below the truncation, no marker after them): the "
+        "transaction hangs on the new leader (KAFKA-20716), the last stable offset stops there "
+        "and read_committed consumers stop with it. (A dropped marker whose transaction began "
+        "past the truncation goes with its records: the JSON lists it with hanging false.)",
         "Nothing: the coordinator wrote the marker once and does not write it again; the "
         "transaction stays open until the producer's epoch is bumped or it is aborted by hand.",
         Case(

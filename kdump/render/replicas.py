@@ -89,7 +89,11 @@ def _follower_lines(follower: Follower) -> Iterator[str]:
         else:
             yield f"  below its high watermark (acknowledged): {lost.below_high_watermark} records"
         for m in lost.markers:
-            hangs = "the leader holds the transaction open: it hangs" if m.hanging else "closed"
+            hangs = (
+                "the leader holds its transaction open: it hangs"
+                if m.hanging
+                else "its transaction began past the truncation and goes with it"
+            )
             yield f"  {m.type} marker of producer {m.producer_id} at {m.offset} dropped: {hangs}"
     if follower.differing_batches:
         n = follower.differing_batches
