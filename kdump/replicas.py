@@ -34,6 +34,7 @@ from kdump.leader_epoch import (
     LeaderEpochFileCache,
     OffsetAndEpoch,
 )
+from kdump.loss import OffsetSpan
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 
@@ -263,8 +264,10 @@ class HeldBatch(NamedTuple):
 
 
 def held_batches(log: UnifiedLog, from_offset: int) -> Iterator[HeldBatch]:
-    """The batches of ``log`` whose last offset is at or past ``from_offset``, in offset order,
-    up to the first batch recovery refuses (the log end offset's)."""
+    """The batches of ``log`` whose last offset is at or past ``from_offset`` and its log
+    start offset (those below are deleted as far as Kafka is concerned), in offset order, up
+    to the first batch recovery refuses (the log end offset's)."""
+    from_offset = max(from_offset, log.log_start_offset)
     segments = log.segments_after_recovery
     for i, segment in enumerate(segments):
         if i + 1 < len(segments) and segments[i + 1].base_offset <= from_offset:
@@ -310,6 +313,8 @@ class Lost:
     """Records below the follower's own high watermark: acknowledged to acks=all producers
     from its point of view (None: no replication-offset-checkpoint entry tells it)."""
     markers: list[LostMarker] = field(default_factory=list)
+    refetched: OffsetSpan = field(default_factory=OffsetSpan)
+    """Batches the truncation removes that the leader holds the same: fetched again."""
 
     @property
     def offsets(self) -> tuple[int, int] | None:
@@ -352,14 +357,19 @@ def _first_timestamp(batch: Batch) -> int | None:
 
 
 def lost_records(follower: UnifiedLog, leader: UnifiedLog, truncation: Truncation) -> Lost:
-    """What ``truncation`` removes from ``follower``; markers checked against what the leader
-    holds open once the follower takes the leader's log."""
+    """What ``truncation`` removes from ``follower`` that the leader does not hold (the same
+    batch, by offsets, leader epoch and CRC, is fetched again: counted in ``refetched``);
+    markers checked against what the leader holds open once the follower takes its log."""
     lost = Lost()
     if truncation.truncate_to is None:
         return lost
     start = follower.log_start_offset if truncation.truncated_fully else truncation.truncate_to
     hw = checkpointed_high_watermark(follower)
+    on_leader = _Cursor(held_batches(leader, start))
     for held in held_batches(follower, start):
+        if on_leader.holds(held.batch):
+            lost.refetched.add(held.batch.base_offset, held.batch.last_offset, 0, held.batch.size)
+            continue
         lost.add(held, hw)
         if held.batch.is_control:
             marker = _marker(held, leader, truncation.truncate_to)
@@ -370,6 +380,19 @@ def lost_records(follower: UnifiedLog, leader: UnifiedLog, truncation: Truncatio
                     marker = marker._replace(hanging=False)
                 lost.markers.append(marker)
     return lost
+
+
+class _Cursor:
+    """The leader's batches, read forward as the follower's are (both in offset order)."""
+
+    def __init__(self, batches: Iterator[HeldBatch]) -> None:
+        self.batches = batches
+        self.current = next(batches, None)
+
+    def holds(self, batch: Batch) -> bool:
+        while self.current is not None and self.current.batch.last_offset < batch.base_offset:
+            self.current = next(self.batches, None)
+        return self.current is not None and _differs(self.current.batch, batch) is None
 
 
 def checkpointed_high_watermark(log: UnifiedLog) -> int | None:
@@ -514,6 +537,10 @@ class Follower:
             else [lost.first_timestamp, lost.last_timestamp],
             "lost_below_high_watermark": lost.below_high_watermark,
             "lost_markers": [m.to_dict() for m in lost.markers],
+            "refetched_batches": lost.refetched.batches,
+            "refetched_offsets": None
+            if lost.refetched.first is None
+            else [lost.refetched.first, lost.refetched.last],
             "differing_batches": self.differing_batches,
             "differences": [d.to_dict() for d in self.differences],
         }

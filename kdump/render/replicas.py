@@ -75,6 +75,14 @@ def _follower_lines(follower: Follower) -> Iterator[str]:
     else:
         how = "truncated fully, to start at" if t.truncated_fully else "truncated to"
         yield f"  {how} {t.truncate_to}"
+        again = lost.refetched
+        if again.batches:
+            yield (
+                f"  fetches again {again.batches} batches, offsets {again.first}..{again.last}: "
+                "the leader holds the same"
+            )
+        if not lost.records:
+            yield "  drops nothing the leader lacks"
     if lost.records:
         first, last = lost.offsets or (0, 0)
         yield (
