@@ -462,6 +462,11 @@ def test_replicas_of_different_partitions_are_refused(tmp_path: Path) -> None:
     )
     ran = run_kdump(["replicas", str(a), str(a), "--leader", str(tmp_path)])
     assert ran.exit_code == 3 and "--leader" in ran.stderr
+    ran = run_kdump(["replicas", str(a)])
+    assert ran.exit_code == 3
+    assert ran.stderr == (
+        "kdump replicas: give two or more replicas of the partition (see 'kdump replicas --help')\n"
+    )
 
 
 def restamp(partition: Path, name: str, epochs: list[tuple[int, int]]) -> None:

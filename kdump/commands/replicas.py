@@ -34,7 +34,7 @@ from kdump.run import log_dir_of
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
-    help="Write the records each follower's truncation drops to "
+    help="Write the records each follower's truncation drops (and the leader lacks) to "
     "DIR/<partition>.replica-<N>.jsonl (salvage's JSON Lines; N: the replica's place in PATHS).",
 )
 @format_option("text", "json")
@@ -55,8 +55,9 @@ def replicas(
     watermark, leader epochs and damage; the leader (--leader, else the greatest latest epoch,
     then the greatest log end offset); for every other replica, where it truncates when it
     fetches from that leader (LeaderEpochFileCache.endOffsetFor, AbstractFetcherThread) and
-    the records, bytes and transaction markers that drops; and batches that differ at the same
-    offset where both keep them. Reads only (--export-lost and --prom write).
+    the records, bytes and transaction markers that drops and the leader lacks; and batches
+    that differ at the same offset where both keep them. Reads only (--export-lost and --prom
+    write).
 
     Exit codes: 0 nothing lost, 1 a truncation drops records, 2 batches differ at the same
     offset or a replica is damaged, 3 a usage or I/O problem.
