@@ -668,13 +668,12 @@ def choose_leader(replicas: list[Replica], named: int | None) -> tuple[Replica, 
     )
     leader = replicas[best]
     epoch, end = leader.latest_epoch, leader.log.log_end_offset
+    why = f"the greatest latest leader epoch ({'none' if epoch is None else epoch})"
     tied = [r for r in replicas if r.latest_epoch == epoch]
-    if len(tied) == 1:
-        why = f"the greatest latest leader epoch ({epoch})"
-    else:
-        why = (
-            f"the greatest latest leader epoch ({epoch}), then the greatest log end offset ({end})"
-        )
+    if len(tied) > 1:
+        why += f", then the greatest log end offset ({end})"
+        if sum(r.log.log_end_offset == end for r in tied) > 1:
+            why += ", then the first named"
     return leader, why
 
 

@@ -315,9 +315,10 @@ def test_replica_restored_from_an_older_backup(tmp_path: Path) -> None:
     assert {k: follower[k] for k in expected} == expected
     # the other way round, B follows: it fetches at 761 with epoch 0; A's end of epoch 0 is
     # 797 (the start of epoch 3), past 761: nothing to truncate, it catches up
-    code, document = replicas_json(str(a), str(b))
+    code, document = replicas_json(str(b), str(a))
     assert code == 0
     assert document["leader"]["path"] == str(a)
+    assert document["leader"]["why"] == "the greatest latest leader epoch (3)"
     assert only_follower(document)["truncate_to"] is None
 
 
@@ -428,7 +429,11 @@ def test_same_offset_different_bytes_is_divergence(tmp_path: Path) -> None:
     offset, position = flipped_batch(b, fix=True)
     code, document = replicas_json(str(a), str(b))
     assert code == 2
-    assert document["leader"]["path"] == str(a)  # equal: the first named
+    assert document["leader"]["path"] == str(a)
+    assert document["leader"]["why"] == (
+        "the greatest latest leader epoch (3), then the greatest log end offset (1500), then "
+        "the first named"
+    )
     follower = only_follower(document)
     assert follower["truncate_to"] is None and follower["differing_batches"] == 1
     (difference,) = follower["differences"]
