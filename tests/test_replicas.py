@@ -615,3 +615,21 @@ def test_named_leader_behind_in_epochs_caches_its_new_epoch(tmp_path: Path) -> N
     expected = lost_by_manifest("plain-0", 797)
     assert {k: follower[k] for k in expected} == expected
     assert code == 1
+
+
+def test_checkpoint_that_does_not_parse(tmp_path: Path) -> None:
+    # the broker takes such a log dir offline; kdump says so and models the replica with no
+    # epoch: it truncates to its high watermark, 1256, and the leader holds the same from there
+    a = build(tmp_path, "a", "plain-0")
+    b = build(tmp_path, "b", "plain-0", high_watermark=1256)
+    (b / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n")
+    code, document = replicas_json(str(a), str(b))
+    replica = document["replicas"][1]
+    assert replica["leader_epoch_cache"] is None and replica["leader_epoch_checkpoint"] is None
+    (finding,) = replica["findings"]
+    assert finding["code"] == "LEADER_EPOCH_INCONSISTENT"
+    follower = only_follower(document)
+    assert (follower["truncate_to"], follower["lost_records"]) == (1256, 0)
+    again = lost_by_manifest("plain-0", 1256)
+    assert follower["refetched_offsets"] == again["lost_offsets"]
+    assert code == 0
