@@ -6,7 +6,6 @@ never from kdump."""
 
 from __future__ import annotations
 
-import base64
 import json
 import struct
 from functools import cache
@@ -16,6 +15,7 @@ from typing import Any
 from batchbytes import fix_crc
 from clirun import run_kdump
 from conftest import ORACLE
+from jsonreader import raw
 from txnlog import batch_bytes
 
 from kdump.format.checkpoint import EpochEntry
@@ -237,7 +237,8 @@ def oracle_bytes(name: str, log: str, batch: dict[str, Any]) -> bytes:
 
 def rebuild_batches(jsonl: Path) -> dict[int, bytes]:
     """The batches of the exported records, built again by the independent encoder from the
-    JSON alone (key, value, headers, timestamps, offsets, producer fields, leader epoch)."""
+    JSON alone (key, value, headers read back with the README's reader, timestamps, offsets,
+    producer fields, leader epoch)."""
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
     grouped: dict[int, list[dict[str, Any]]] = {}
@@ -257,23 +258,18 @@ def rebuild_batches(jsonl: Path) -> dict[int, bytes]:
             1 << 24,
         )
         for r in records:
-            headers = [(h["key"], _unb64(h["value"])) for h in r["headers"]]
-            builder.append(
-                r["offset"] - base, r["timestamp"], _unb64(r["key"]), _unb64(r["value"]), headers
-            )
-        raw = bytearray(builder.build())
-        struct.pack_into(">q", raw, 0, base)
-        struct.pack_into(">i", raw, 12, head["partition_leader_epoch"])
+            headers = [(h["key"], raw(h["value"], h["value_encoding"])) for h in r["headers"]]
+            key, value = raw(r["key"], r["key_encoding"]), raw(r["value"], r["value_encoding"])
+            builder.append(r["offset"] - base, r["timestamp"], key, value, headers)
+        built = bytearray(builder.build())
+        struct.pack_into(">q", built, 0, base)
+        struct.pack_into(">i", built, 12, head["partition_leader_epoch"])
         if head["is_control"]:
-            (attributes,) = struct.unpack_from(">h", raw, 21)
-            struct.pack_into(">h", raw, 21, attributes | 0x20)
-        fix_crc(raw, 0)
-        out[base] = bytes(raw)
+            (attributes,) = struct.unpack_from(">h", built, 21)
+            struct.pack_into(">h", built, 21, attributes | 0x20)
+        fix_crc(built, 0)
+        out[base] = bytes(built)
     return out
-
-
-def _unb64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text)
 
 
 def test_leader_change_without_loss(tmp_path: Path) -> None:
