@@ -226,11 +226,19 @@ class _Trail:
             answer = self.target
         if answer is None or answer < damaged.offset:
             return
+        where = f"({damaged.path}:{damaged.position}, log end offset {damaged.offset} after it)"
+        if answer == damaged.offset:
+            # the cut's own offset is the log end afterwards: a fetch there is valid and empty
+            self.warn(
+                f"offset {answer} is where recovery cuts the log {where}: the broker reads the "
+                "files as they are until it recovers that segment; then it is the log end "
+                "offset, and a fetch there returns no records (kdump verify tells more)"
+            )
+            return
         self.warn(
-            f"offset {answer} lies at or past where recovery cuts the log "
-            f"({damaged.path}:{damaged.position}, log end offset {damaged.offset} after it): "
-            "the broker reads it from the files as they are, and answers OFFSET_OUT_OF_RANGE "
-            "for it once it recovers that segment (kdump verify tells more)"
+            f"offset {answer} lies past where recovery cuts the log {where}: the broker reads "
+            "it from the files as they are, and answers OFFSET_OUT_OF_RANGE for it once it "
+            "recovers that segment (kdump verify tells more)"
         )
 
 
