@@ -8,8 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from clirun import run_kdump
+from conftest import ORACLE
 from explainbuild import HOUR, T0, batch, checkpoint, segment
+
+from kdump.units import iso
 
 SEGMENT_KEYS = {
     "base_offset": int,
@@ -166,3 +170,36 @@ def test_byte_counts_for_people() -> None:
     assert byte_count(1023) == "1023 bytes"
     assert byte_count(159864) == "159864 bytes (156.1 KiB)"
     assert byte_count(1 << 30) == "1073741824 bytes (1.0 GiB)"
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_segments_table_fits_a_terminal_with_every_time_whole(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """An 80-column terminal cut the segments table's times to ``170000…`` and ``(2023-…`` and
+    folded ``[time index (last entry)]`` over five lines (the runbook trial, issue 28 point
+    13's kind): less important columns go first, then the epoch ms beside each UTC time, then
+    its milliseconds; never an ellipsis."""
+    import io
+
+    from kdump.commands.options import config_layers
+    from kdump.explain import ExplainOptions, explain_paths
+    from kdump.render.explain import render_text
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = explain_paths(
+        [str(ORACLE / "plain-0")], config_layers((), None, None), ExplainOptions(now=T0)
+    )
+    out = io.StringIO()
+    render_text(result, out, True)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "largest timestamp" in line)
+    table = lines[start : start + 2 + len(result.partitions[0].segments)]
+    assert all(len(line) <= width for line in table) and "…" not in "\n".join(table)
+    rows = [line.split() for line in table[2:]]
+    assert [row[0] for row in rows] == ["0", "258", "515", "761", "1011", "1256"]
+    largest = [s.facts.largest_timestamp for s in result.partitions[0].segments]
+    for row, ms in zip(rows, largest, strict=True):
+        assert re.search(re.escape(iso(ms)[:19]), " ".join(row)), row
+        assert (str(ms) in row) == (width == 200)
