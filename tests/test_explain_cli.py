@@ -203,3 +203,21 @@ def test_segments_table_fits_a_terminal_with_every_time_whole(
     for row, ms in zip(rows, largest, strict=True):
         assert re.search(re.escape(iso(ms)[:19]), " ".join(row)), row
         assert (str(ms) in row) == (width == 200)
+
+
+def test_a_power_loss_zero_tail_is_named_as_verify_names_it(tmp_path: Path) -> None:
+    """Issue 28 point 6's kind, in explain: its note called 2335 zeros after the last batch
+    'batch size 0 is below the minimum record overhead (14)'; it is verify's LOG_ZERO_TAIL."""
+    import shutil
+
+    partition = tmp_path / "plain-0"
+    shutil.copytree(ORACLE / "plain-0", partition)
+    active = max(partition.glob("*.log"))
+    end = active.stat().st_size
+    with active.open("ab") as log:
+        log.write(bytes(2335))
+    ran = run_kdump(["explain", str(partition)])
+    assert ran.exit_code == 0, ran.stderr
+    (note,) = [line for line in ran.stdout.splitlines() if line.startswith("note: ")]
+    assert note.startswith(f"note: {active}:{end}: LOG_ZERO_TAIL: 2335 zero bytes after the last")
+    assert "minimum record overhead" not in note and note.endswith(": kdump verify tells more")
