@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kdump.checks.findings import Finding
-from kdump.checks.log import STOP_CODES, FirstBatch
+from kdump.checks.log import FirstBatch
 from kdump.errors import FormatError, InputError
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.segment import FILE_MTIME, LargestTimestamp, LogSegment
@@ -91,10 +91,7 @@ def read_segment_facts(log: UnifiedLog, segment: LogSegment) -> SegmentFacts:
     stop = scan.stop
     if stop is not None and stop.is_damage:
         # verify's finding there names it (zeros a power loss left are no torn batch)
-        said = next(
-            (f for f in result.findings if f.code in STOP_CODES and f.position == stop.position),
-            None,
-        )
+        said = result.cut_finding(stop.position)
         if said is not None:
             why = f"{said.code}: {said.message}"
         else:
