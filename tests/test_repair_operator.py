@@ -617,4 +617,8 @@ def test_kept_bytes_with_nothing_to_salvage_say_so(tmp_path: Path, damage: str) 
     assert "remove the file" in kept.message
     ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "out"), str(partition)])
     assert ran.exit_code == (0 if damage == "zero-tail" else 2), ran.stdout
+    nothing = "zeros hold no records" if damage == "zero-tail" else "no whole, valid batch"
+    assert ran.stdout.splitlines()[-1] == f"  nothing to salvage: {nothing}" + (
+        ", nothing of them is lost" if damage == "zero-tail" else " in them"
+    )
     assert "no log has damage" not in ran.stdout and not (tmp_path / "out").exists()

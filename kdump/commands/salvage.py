@@ -77,6 +77,8 @@ def salvage(
             saved += 1
             click.echo(f"  wrote {result.records} ({result.record_count} records)")
             click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
+        else:
+            click.echo("  nothing to salvage: no whole, valid batch in them")
     if not seen:
         click.echo(
             "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
