@@ -144,6 +144,8 @@ class Lookup:
     scans: tuple[Scan, ...] = ()
     time_search: TimestampSearch | None = None
     warnings: tuple[str, ...] = field(default=())
+    damage_named: str | None = None
+    """Verify's words for the damage the read met (outcome DAMAGED): ``CODE: message``."""
     facts: dict[str, Any] = field(default_factory=dict, compare=False)
     """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
@@ -185,6 +187,7 @@ class _Trail:
         self.log, self.mode, self.target = log, mode, target
         self.steps: list[SegmentStep] = []
         self.scans: list[Scan] = []
+        self.damage_named: str | None = None
         self.warnings: dict[str, None] = {}
         self.warn(
             *(f"{e}: read as absent, as the broker reads it" for e in log.unreadable_checkpoints)
@@ -207,8 +210,21 @@ class _Trail:
             tuple(self.scans),
             time_search,
             tuple(self.warnings),
+            self.damage_named,
             self.log.facts(),
         )
+
+    def met_damage(
+        self, segment: LogSegment, scan: Scan, time_search: TimestampSearch | None = None
+    ) -> Lookup:
+        """The read reached bytes that do not parse: verify's walk of that segment names them
+        (zeros a power loss left are no bad batch)."""
+        self.scans.append(scan)
+        if scan.damage is not None:
+            said = self.log.result(segment).cut_finding(scan.damage.position)
+            if said is not None:
+                self.damage_named = f"{said.code}: {said.message}"
+        return self.finish(Outcome.DAMAGED, time_search)
 
     def _past_the_cut(self, outcome: Outcome) -> None:
         """An answer at or past where recovery cuts the log: the broker gives it from the files
@@ -226,11 +242,19 @@ class _Trail:
             answer = self.target
         if answer is None or answer < damaged.offset:
             return
+        where = f"({damaged.path}:{damaged.position}, log end offset {damaged.offset} after it)"
+        if answer == damaged.offset:
+            # the cut's own offset is the log end afterwards: a fetch there is valid and empty
+            self.warn(
+                f"offset {answer} is where recovery cuts the log {where}: the broker reads the "
+                "files as they are until it recovers that segment; then it is the log end "
+                "offset, and a fetch there returns no records (kdump verify tells more)"
+            )
+            return
         self.warn(
-            f"offset {answer} lies at or past where recovery cuts the log "
-            f"({damaged.path}:{damaged.position}, log end offset {damaged.offset} after it): "
-            "the broker reads it from the files as they are, and answers OFFSET_OUT_OF_RANGE "
-            "for it once it recovers that segment (kdump verify tells more)"
+            f"offset {answer} lies past where recovery cuts the log {where}: the broker reads "
+            "it from the files as they are, and answers OFFSET_OUT_OF_RANGE for it once it "
+            "recovers that segment (kdump verify tells more)"
         )
 
 
@@ -257,8 +281,7 @@ def lookup_offset(log: UnifiedLog, offset: int) -> Lookup:
             SegmentStep(seg.log_path, seg.base_offset, scan.batch is not None, reason)
         )
         if scan.damage is not None:
-            trail.scans.append(scan)
-            return trail.finish(Outcome.DAMAGED)
+            return trail.met_damage(seg, scan)
         if scan.batch is None:
             trail.scans.append(scan)
             continue
@@ -284,9 +307,9 @@ def lookup_timestamp(log: UnifiedLog, timestamp: int) -> Lookup:
         trail.warn(*seg.offset_index_warnings())
         found = find_offset_by_timestamp(seg, timestamp, log.log_start_offset)
         trail.warn(found.scan.restarted)
-        trail.scans.append(found.scan)
         if found.scan.damage is not None:
-            return trail.finish(Outcome.DAMAGED, found)
+            return trail.met_damage(seg, found.scan, found)
+        trail.scans.append(found.scan)
         outcome = Outcome.FOUND if found.answer is not None else Outcome.NO_OFFSET
         return trail.finish(outcome, found)
     return trail.finish(Outcome.NO_OFFSET)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch
+from kdump.format.index import trailing_zero_bytes
 from kdump.format.names import LOG_SUFFIX, KeptLog, segment_file_name
 from kdump.format.walk import BatchRun, Damaged, iter_records, read_batch, walk_resync
 
@@ -67,6 +68,9 @@ class CutLoss:
     damaged_bytes: int = 0
     unreadable_bytes: int = 0
     """Damaged bytes that are not even a readable batch header (lost with no count)."""
+    zeros: bool = False
+    """Every cut byte is zero: what a power loss leaves past the last write (or preallocated
+    space), no records, so nothing is lost and nothing is to salvage."""
 
     @property
     def cut_bytes(self) -> int:
@@ -75,8 +79,10 @@ class CutLoss:
     def describe(self, verb: str = "removes") -> str:
         """``removes 5 batches, 21 records, offsets 30..62 (kdump salvage keeps 4 of them,
         18 records)``; ``verb``: "holds" for bytes already cut."""
+        if self.zeros:
+            return f"{verb} {self.cut_bytes} zero bytes (no records)"
         if not self.lost.batches:
-            return f"{verb} {self.cut_bytes} bytes that hold no readable batch"
+            return f"{verb} {self.cut_bytes} bytes with no readable batch in them"
         text = f"{verb} {self.lost.describe()}"
         if self.unreadable_bytes:
             text += f", and {self.unreadable_bytes} bytes that are no readable batch"
@@ -110,6 +116,10 @@ def _damaged_header(buf: Buffer, position: int, path: str) -> Batch | None:
 def cut_loss(buf: Buffer, position: int, path: str = "<bytes>") -> CutLoss:
     """What cutting ``buf`` at ``position`` removes, and what of it is still whole and valid."""
     loss = CutLoss(position, len(buf))
+    if position < len(buf) and trailing_zero_bytes(buf, position) == len(buf) - position:
+        loss.zeros = True
+        loss.damaged_bytes = loss.unreadable_bytes = len(buf) - position
+        return loss
     for part in walk_resync(buf, path, position):
         if isinstance(part, Damaged):
             loss.damaged_bytes += part.end - part.start

@@ -8,8 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from clirun import run_kdump
+from conftest import ORACLE
 from explainbuild import HOUR, T0, batch, checkpoint, segment
+
+from kdump.units import iso
 
 SEGMENT_KEYS = {
     "base_offset": int,
@@ -166,3 +170,54 @@ def test_byte_counts_for_people() -> None:
     assert byte_count(1023) == "1023 bytes"
     assert byte_count(159864) == "159864 bytes (156.1 KiB)"
     assert byte_count(1 << 30) == "1073741824 bytes (1.0 GiB)"
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_segments_table_fits_a_terminal_with_every_time_whole(
+    monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """An 80-column terminal cut the segments table's times to ``170000…`` and ``(2023-…`` and
+    folded ``[time index (last entry)]`` over five lines (the runbook trial, issue 28 point
+    13's kind): less important columns go first, then the epoch ms beside each UTC time, then
+    its milliseconds; never an ellipsis."""
+    import io
+
+    from kdump.commands.options import config_layers
+    from kdump.explain import ExplainOptions, explain_paths
+    from kdump.render.explain import render_text
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = explain_paths(
+        [str(ORACLE / "plain-0")], config_layers((), None, None), ExplainOptions(now=T0)
+    )
+    out = io.StringIO()
+    render_text(result, out, True)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "largest timestamp" in line)
+    table = lines[start : start + 2 + len(result.partitions[0].segments)]
+    assert all(len(line) <= width for line in table) and "…" not in "\n".join(table)
+    rows = [line.split() for line in table[2:]]
+    assert [row[0] for row in rows] == ["0", "258", "515", "761", "1011", "1256"]
+    largest = [s.facts.largest_timestamp for s in result.partitions[0].segments]
+    for row, ms in zip(rows, largest, strict=True):
+        assert re.search(re.escape(iso(ms)[:19]), " ".join(row)), row
+        assert (str(ms) in row) == (width == 200)
+
+
+def test_a_power_loss_zero_tail_is_named_as_verify_names_it(tmp_path: Path) -> None:
+    """Issue 28 point 6's kind, in explain: its note called 2335 zeros after the last batch
+    'batch size 0 is below the minimum record overhead (14)'; it is verify's LOG_ZERO_TAIL."""
+    import shutil
+
+    partition = tmp_path / "plain-0"
+    shutil.copytree(ORACLE / "plain-0", partition)
+    active = max(partition.glob("*.log"))
+    end = active.stat().st_size
+    with active.open("ab") as log:
+        log.write(bytes(2335))
+    ran = run_kdump(["explain", str(partition)])
+    assert ran.exit_code == 0, ran.stderr
+    (note,) = [line for line in ran.stdout.splitlines() if line.startswith("note: ")]
+    assert note.startswith(f"note: {active}:{end}: LOG_ZERO_TAIL: 2335 zero bytes after the last")
+    assert "minimum record overhead" not in note and note.endswith(": kdump verify tells more")

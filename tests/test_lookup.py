@@ -661,3 +661,74 @@ def test_cli_warns_on_stderr_and_still_answers() -> None:
     assert ran.stderr.startswith("kdump: warning: ")
     assert "preallocated: 2 of 1310720 entries" in ran.stderr
     assert f"| offset: {log.log_end_offset - 1} " in ran.stdout
+
+
+# -- a log recovery cuts: a power loss's zero tail, a torn batch, a gap ------------------------
+
+
+def test_zero_tail_lookups_answer_from_the_segments_and_say_where_the_cut_is(
+    tmp_path: Path,
+) -> None:
+    """A power loss left zeros after the active segment's last batch (issue 28 point 4): every
+    offset and timestamp below them answers as before; a read into them says where they begin
+    (exit 2), and the offset there is the log end once recovery cuts them."""
+    copy = copy_partition("plain-0", tmp_path)
+    active = max(copy.glob("*.log"))
+    end = active.stat().st_size
+    with active.open("ab") as log:
+        log.write(bytes(2335))
+    healthy, zeroed = opened(ORACLE / "plain-0"), open_partition(str(copy))
+    leo = healthy.log_end_offset
+    stamps = [r.record.timestamp for r in every_record(ORACLE / "plain-0") if r.record][::97]
+    want = answers(healthy, range(0, leo, 37), stamps)
+    assert answers(zeroed, range(0, leo, 37), stamps) == want
+    assert all(lookup_offset(zeroed, o).outcome is Outcome.FOUND for o in (0, leo - 1))
+    ran = run_kdump(["lookup", str(copy), "--offset", str(leo), "--format", "json"])
+    obj = json.loads(ran.stdout)
+    assert (ran.exit_code, obj["outcome"]) == (2, "damaged")
+    assert f"{active}:{end}, where LOG_ZERO_TAIL: 2335 zero bytes after the last" in obj["message"]
+    assert "minimum record overhead" not in obj["message"]  # zeros, named as verify names them
+    (warning,) = obj["warnings"]
+    assert f"offset {leo} is where recovery cuts the log ({active}:{end}" in warning
+    assert "then it is the log end offset, and a fetch there returns no records" in warning
+    assert "OFFSET_OUT_OF_RANGE" not in warning
+
+
+def test_past_a_bad_batch_the_cut_offset_is_the_log_end_and_later_ones_out_of_range(
+    tmp_path: Path,
+) -> None:
+    """A flipped byte mid-log: the broker reads the files as they are, then recovery cuts at the
+    bad batch; that batch's first offset becomes the log end (an empty fetch), later offsets
+    OFFSET_OUT_OF_RANGE."""
+    copy = copy_partition("plain-0", tmp_path)
+    log_path = copy / "00000000000000000515.log"
+    data = bytearray(log_path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    log_path.write_bytes(bytes(data))
+    log = open_partition(str(copy))
+    assert log.damaged_from is not None
+    cut = log.damaged_from.offset
+    (at_cut,) = lookup_offset(log, cut).warnings
+    assert f"offset {cut} is where recovery cuts the log" in at_cut
+    assert "then it is the log end offset" in at_cut and "OFFSET_OUT_OF_RANGE" not in at_cut
+    (past,) = lookup_offset(log, cut + 300).warnings
+    assert f"offset {cut + 300} lies past where recovery cuts the log" in past
+    assert "answers OFFSET_OUT_OF_RANGE for it once it recovers that segment" in past
+
+
+def test_offset_no_longer_in_the_log_is_next_not_found(tmp_path: Path) -> None:
+    """Offsets a deleted segment held (issue 28 point 5): the fetch returns the batch holding the
+    next offset there is; the answer says so, outcome `next`, exit 1, in text and JSON."""
+    copy = copy_partition("plain-0", tmp_path)
+    for file in copy.glob("00000000000000000515.*"):
+        file.unlink()
+    args = ["lookup", str(copy), "--offset", "600"]
+    text, as_json = run_kdump(args), run_kdump([*args, "--format", "json"])
+    assert (text.exit_code, as_json.exit_code) == (1, 1)
+    assert "| offset: 761 " in text.stdout
+    assert text.stdout.endswith(
+        "offset 600 is not in the log (compacted, deleted or cut away): a fetch at 600 returns "
+        "the batch holding offset 761, from there on\n"
+    )
+    obj = json.loads(as_json.stdout)
+    assert (obj["outcome"], obj["record"]["offset"]) == ("next", 761)

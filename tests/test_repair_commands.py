@@ -314,3 +314,20 @@ def test_indexes_are_rebuilt_at_the_topics_own_interval(tmp_path: Path, source: 
         p.unlink()
     rebuilt = _dry_rebuild(partition, *args)
     assert f"note      {partition}: indexes built at index.interval.bytes {interval} (" in rebuilt
+
+
+def test_a_cut_counts_the_partitions_segments_in_the_dry_run_and_the_run(tmp_path: Path) -> None:
+    """A torn last batch: the snapshot and recovery point clean-up after the cut are no
+    segments; the dry run said '3 file(s) of 7 segment(s)' of a 6-segment partition (and 96 of
+    a log dir the run then said 93 of)."""
+    partition = copy_partition("plain-0", tmp_path)
+    active = max(partition.glob("*.log"))
+    active.write_bytes(active.read_bytes()[:-37])
+    n = len(list(partition.glob("*.log")))
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert "delete    " in dry.stdout  # the producer snapshot past the cut
+    assert dry.stdout.splitlines()[-1].endswith(
+        f"file(s) of {n} segment(s) would change; nothing was written"
+    )
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.stdout.splitlines()[-1].endswith(f"file(s) of {n} segment(s) written")

@@ -590,3 +590,36 @@ def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_va
         assert (partition / "00000000000000000515.index").exists()  # rebuilt after the rename
     again = verify_paths([str(partition)], options_from([]))
     assert [(f.code, f.message) for f in again.findings] == []
+
+
+@pytest.mark.parametrize("damage", ["zero-tail", "torn-batch"])
+def test_kept_bytes_with_nothing_to_salvage_say_so(tmp_path: Path, damage: str) -> None:
+    """The runbook's trial (issue 28): after recover cut a power loss's zeros (or a torn last
+    batch), verify told to salvage the kept bytes, and salvage then exited 2 for 2335 zeros
+    ("bytes that hold no readable batch"). Zeros are no damage: nothing to salvage, exit 0;
+    a torn batch is lost whole (exit 2); neither kept file sends one to salvage."""
+    partition = copy_partition("plain-0", tmp_path)
+    active = max(partition.glob("*.log"))
+    end = active.stat().st_size
+    if damage == "zero-tail":
+        with active.open("ab") as log:
+            log.write(bytes(2335))
+    else:
+        os.truncate(active, batch_positions(active)[-1][1] - 37)
+        end = batch_positions(active)[-1][1]
+    dry = run_kdump(["recover", "--dry-run", str(partition)]).stdout
+    says = "zero bytes (no records)" if damage == "zero-tail" else "with no readable batch in"
+    assert says in dry
+    assert run_kdump(["recover", str(partition)]).exit_code == 0
+    result = verify_paths([str(partition)], options_from([]))
+    (kept,) = [f for f in result.findings if f.code == "PARTITION_KDUMP_KEPT"]
+    assert Path(kept.path).name == f"{active.name}.kdump-cut-{end}"
+    assert "--output-dir" not in kept.message and says in kept.message
+    assert "remove the file" in kept.message
+    ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "out"), str(partition)])
+    assert ran.exit_code == (0 if damage == "zero-tail" else 2), ran.stdout
+    nothing = "zeros hold no records" if damage == "zero-tail" else "no whole, valid batch"
+    assert ran.stdout.splitlines()[-1] == f"  nothing to salvage: {nothing}" + (
+        ", nothing of them is lost" if damage == "zero-tail" else " in them"
+    )
+    assert "no log has damage" not in ran.stdout and not (tmp_path / "out").exists()

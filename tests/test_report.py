@@ -381,3 +381,27 @@ def test_a_log_that_rolls_on_every_append_says_so(tmp_path: Path) -> None:
     row = rows(model)[str(d)]
     assert row.rolled_by == "rolls on every append; offset index full ×11, time index full ×11"
     assert row.status == "ok" and row.problems[-1].startswith("tiny segments: 11 closed segments")
+
+
+def test_a_power_loss_zero_tail_is_a_warning_that_loses_nothing(tmp_path: Path) -> None:
+    """The runbook trial: zeros after the active segment's last batch put a partition among
+    the 'damaged' (red, first) and its plot said '2.3 KiB lost'; verify grades them a warning
+    (LOG_ZERO_TAIL: no record lost). Now a warning, named for what it is."""
+    partition = tmp_path / "logdir" / "plain-0"
+    shutil.copytree(ORACLE / "plain-0", partition)
+    active = max(partition.glob("*.log"))
+    end = active.stat().st_size
+    with active.open("ab") as log:
+        log.write(bytes(2335))
+    model = collect([str(partition)], ReportOptions(now=NOW))
+    (row,) = rows(model).values()
+    assert row.status == "warnings"
+    assert row.problems[0] == (
+        f"zeros after the last batch of segment {active.name[:20].lstrip('0')} from position "
+        f"{end}: recovery truncates them, no record is lost"
+    )
+    drawn = log_plot(model.partitions[0])
+    assert (
+        f"offset {model.partitions[0].facts['log_end_offset']}: 2.3 KiB of zeros, no record lost"
+        in drawn
+    )

@@ -18,7 +18,7 @@ from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
 from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, leftover_pid
-from kdump.loss import kept_what
+from kdump.loss import CutLoss, kept_what
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.repair.files import process_alive
 from kdump.segment import LogSegment
@@ -509,16 +509,24 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
         )
     for kept in log.kept_logs:
         loss = log.kept_losses[kept.name]
-        salvage = f"kdump salvage {log.location} --output-dir DIR"
         sink.add(
             Finding(
                 "PARTITION_KDUMP_KEPT",
                 Severity.INFO,
                 log.storage.location_of(kept.name),
-                f"{kept_what(kept)}: {loss.describe('holds')} ({salvage} writes them out; "
-                "remove the file once they are safe)",
+                f"{kept_what(kept)}: {loss.describe('holds')} ({_what_to_do(log, loss)})",
             )
         )
+
+
+def _what_to_do(log: UnifiedLog, loss: CutLoss) -> str:
+    """With a kept log file: salvage what it holds, then remove it; or just remove it."""
+    if loss.salvageable.batches:
+        salvage = f"kdump salvage {log.location} --output-dir DIR"
+        return f"{salvage} writes them out; remove the file once they are safe"
+    if loss.zeros:
+        return "nothing to salvage: remove the file"
+    return "nothing kdump salvage can read: remove the file once you no longer need the bytes"
 
 
 def _check_leader_epochs(log: UnifiedLog, scans: list[LogScan | None], sink: FindingSink) -> None:

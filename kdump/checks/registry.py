@@ -760,7 +760,11 @@ CODES = (
         "Log bytes `kdump recover` kept: the bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
         "or a segment it deleted (`NAME.log.kdump-bak`); the message says what they hold.",
         "Nothing: Kafka ignores them (no segment suffix).",
-        Case(INFO, "always (`kdump salvage` writes out their records; remove them once safe)"),
+        Case(
+            INFO,
+            "always (`kdump salvage` writes out the records of their whole batches; remove them "
+            "once safe; zeros or bytes with no readable batch: nothing to salvage, remove them)",
+        ),
     ),
     _code(
         "PARTITION_METADATA_CORRUPT",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
-from kdump.checks.log import LogScan, RunConsumer, scan_log
+from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes, check_txn_index
@@ -38,6 +38,13 @@ class SegmentResult:
     @property
     def findings(self) -> list[Finding]:
         return self.sink.findings
+
+    def cut_finding(self, position: int) -> Finding | None:
+        """Verify's finding of the place at ``position`` where recovery cuts the log (a bad
+        batch, a torn one, zeros a power loss left), which names what the bytes there are."""
+        return next(
+            (f for f in self.findings if f.code in STOP_CODES and f.position == position), None
+        )
 
 
 class _NoFixSink(FindingSink):

@@ -44,9 +44,10 @@ def lookup(
 ) -> None:
     """Find a message in partition DIRECTORY by --offset or --timestamp, as the broker does.
 
-    Exit code 0 when found (index warnings go to stderr), 1 when the broker would return
-    nothing (OFFSET_OUT_OF_RANGE, the log end, or no offset for the timestamp), 2 when a batch
-    on the way does not parse, 3 when DIRECTORY cannot be read. DIRECTORY may be a partition's
+    Exit code 0 when found (index warnings go to stderr), 1 when the offset is not there
+    (OFFSET_OUT_OF_RANGE, the log end, no offset for the timestamp, or an offset no longer in
+    the log: a fetch returns the next one), 2 when a batch on the way does not parse, 3 when
+    DIRECTORY cannot be read. DIRECTORY may be a partition's
     URL in an object store (s3://, gs://, az://, file://), in any layout of tiered storage.
     """
     objects = object_store(store)
@@ -62,7 +63,7 @@ def lookup(
         result = lookup_timestamp(log, timestamp)
     for warning in result.warnings:
         click.echo(f"kdump: warning: {warning}", err=True)
-    code = ExitCode.OK if result.outcome is Outcome.FOUND else ExitCode.WARNINGS
+    code = _exit_code(result.outcome)
     with pipe_safe(code):
         if fmt == "json":
             click.echo(to_json(lookup_object(result)))
@@ -75,3 +76,9 @@ def lookup(
                 click.echo(line)
         sys.stdout.flush()
     ctx.exit(code)
+
+
+def _exit_code(outcome: Outcome) -> ExitCode:
+    if outcome is Outcome.FOUND:
+        return ExitCode.OK
+    return ExitCode.ERRORS if outcome is Outcome.DAMAGED else ExitCode.WARNINGS

@@ -1,7 +1,7 @@
 """`kdump salvage`: keep the whole, valid batches a recovery cut would throw away.
 
-Exit codes: 0 done (something salvaged, or nothing damaged), 2 damage with nothing whole after
-it, 3 a usage or I/O problem.
+Exit codes: 0 done (something salvaged, or nothing damaged: zeros a power loss left are no
+damage), 2 damage with nothing whole after it, 3 a usage or I/O problem.
 """
 
 from __future__ import annotations
@@ -61,13 +61,17 @@ def salvage(
         (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
         (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
     )
-    damaged = saved = 0
+    seen = damaged = saved = 0
     for result in results:
         loss = result.loss
         if loss is None:
             continue
-        damaged += 1
+        seen += 1
         click.echo(f"{result.segment}: {_source(result)}")
+        if loss.zeros:
+            click.echo("  nothing to salvage: zeros hold no records, nothing of them is lost")
+            continue
+        damaged += 1
         of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
         for part in result.damaged:
             click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
@@ -75,7 +79,9 @@ def salvage(
             saved += 1
             click.echo(f"  wrote {result.records} ({result.record_count} records)")
             click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
-    if not damaged:
+        else:
+            click.echo("  nothing to salvage: no whole, valid batch in them")
+    if not seen:
         click.echo(
             "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
             "kept any log bytes here"

@@ -90,8 +90,15 @@ def read_segment_facts(log: UnifiedLog, segment: LogSegment) -> SegmentFacts:
     damage = None
     stop = scan.stop
     if stop is not None and stop.is_damage:
-        why = stop.error.reason if stop.error is not None else stop.reason.value.replace("_", " ")
-        damage = f"{scan.path}:{stop.position}: {why} ({stop.remaining} bytes not read)"
+        # verify's finding there names it (zeros a power loss left are no torn batch)
+        said = result.cut_finding(stop.position)
+        if said is not None:
+            why = f"{said.code}: {said.message}"
+        else:
+            reason = stop.reason.value.replace("_", " ")
+            why = stop.error.reason if stop.error is not None else reason
+            why += f" ({stop.remaining} bytes not read)"
+        damage = f"{scan.path}:{stop.position}: {why}"
     try:
         loaded = segment.largest_timestamp_as_loaded
     except FormatError:  # the active segment's tail does not parse: what the walk saw

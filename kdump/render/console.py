@@ -209,13 +209,13 @@ class TextConsole:
 
     def fitted_tables(
         self,
-        make: Callable[[Collection[str]], Sequence[tuple[str, TextTable]]],
+        make: Callable[[Collection[str]], Sequence[tuple[str | None, TextTable]]],
         droppable: Sequence[str],
     ) -> None:
         """The tables ``make(dropped)`` builds, each under its heading (a path), on a terminal
         with as few of ``droppable`` columns left out (in that order) as makes the widest fit:
         a terminal too narrow for every column loses the less important ones before any cell
-        is folded. On a pipe every column, at natural width."""
+        is folded. On a pipe every column, at natural width. A heading None: none printed."""
         dropped: list[str] = []
         tables = make(dropped)
         if self.terminal:
@@ -233,7 +233,8 @@ class TextConsole:
         for i, (heading, table) in enumerate(tables):
             if i:
                 self.say("")
-            self.heading(heading)
+            if heading is not None:
+                self.heading(heading)
             self.table(table)
 
     def heading(self, text: str) -> None:

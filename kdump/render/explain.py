@@ -3,6 +3,8 @@ document whose keys the README documents. Renderers read the explanation; they d
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from functools import partial
 from typing import IO, Any
 
 from kdump.config import Value
@@ -17,7 +19,7 @@ from kdump.explain import (
 from kdump.render.console import TextConsole, TextTable
 from kdump.render.describe import lossless
 from kdump.render.escape import json_text
-from kdump.units import at, byte_count, duration
+from kdump.units import at, byte_count, duration, iso
 
 # -- JSON --------------------------------------------------------------------------------------
 
@@ -193,36 +195,70 @@ def render_json(result: ExplainResult) -> str:
 # -- text --------------------------------------------------------------------------------------
 
 
-def _when(ms: int | None) -> str:
-    return "-" if ms is None or ms < 0 else at(ms)
+def _when(ms: int | None, drop: Collection[str] = ()) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    if "epoch ms" not in drop:
+        return at(ms)
+    return iso(ms) if "milliseconds" not in drop else iso(ms)[:-5] + "Z"
 
 
-def _segments_table(p: PartitionExplanation) -> TextTable:
+SEGMENT_COLUMNS_DROPPED = (
+    "first timestamp",
+    "batches",
+    "last offset",
+    "source",
+    "epoch ms",
+    "milliseconds",
+    "size",
+)
+"""On a terminal too narrow for the segments table, these go, in this order, before a timestamp
+is cut to ``170000…`` (``source``: where the largest timestamp was read; ``epoch ms``: the
+timestamps' number, their UTC time kept; ``milliseconds``: those of the times, and the "at"
+before a time retention deletes the segment; ``size``: the roll lines below say it too;
+``kdump explain --format json`` has them all)."""
+
+
+def _segments_table(p: PartitionExplanation, drop: Collection[str] = ()) -> TextTable:
     table = TextTable()
-    for name in ("base offset", "last offset", "size", "batches"):
-        table.add_column(name, "right")
-    for name in ("first timestamp", "largest timestamp", "rolled by", "retention"):
+    shown = [
+        name
+        for name in ("base offset", "last offset", "size", "batches", "first timestamp")
+        if name not in drop
+    ]
+    for name in shown:
+        table.add_column(name, "right" if name != "first timestamp" else "left", whole=True)
+    table.add_column("largest timestamp", whole=True)
+    for name in ("rolled by", "retention"):
         table.add_column(name)
     for s in p.segments:
         f, ret = s.facts, s.retention
         if ret.deletable is not None:
             retention = f"deletable now ({ret.deletable})"
         elif ret.deletable_at is not None:
-            retention = f"at {_when(ret.deletable_at)}"
+            deletable_at = _when(ret.deletable_at, drop)
+            retention = deletable_at if "milliseconds" in drop else f"at {deletable_at}"
         else:
             retention = "kept"
+        cells = {
+            "base offset": str(f.base_offset),
+            "last offset": "-" if f.last_offset is None else str(f.last_offset),
+            "size": str(f.size),
+            "batches": str(f.batches),
+            "first timestamp": _when(f.first_timestamp, drop),
+        }
+        largest = _when(f.largest_timestamp, drop)
+        if "source" not in drop:
+            largest += f" [{f.largest_timestamp_source}]"
         rolled = "(active)" if f.active else ", ".join(s.roll.causes)
-        table.add_row(
-            str(f.base_offset),
-            "-" if f.last_offset is None else str(f.last_offset),
-            str(f.size),
-            str(f.batches),
-            _when(f.first_timestamp),
-            f"{_when(f.largest_timestamp)} [{f.largest_timestamp_source}]",
-            rolled,
-            retention,
-        )
+        table.add_row(*(cells[name] for name in shown), largest, rolled, retention)
     return table
+
+
+def _segments_tables(
+    p: PartitionExplanation, drop: Collection[str]
+) -> list[tuple[str | None, TextTable]]:
+    return [(None, _segments_table(p, drop))]
 
 
 def _partition_lines(p: PartitionExplanation) -> list[str]:
@@ -344,7 +380,7 @@ def render_text(result: ExplainResult, out: IO[str], terminal: bool) -> None:
         say(f"{p.path}{where}", "bold")
         for line in _partition_lines(p):
             say(line)
-        console.table(_segments_table(p))
+        console.fitted_tables(partial(_segments_tables, p), SEGMENT_COLUMNS_DROPPED)
         for line in _roll_lines(p) + _retention_lines(p):
             say(line)
         if p.compaction is not None:

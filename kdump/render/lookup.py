@@ -34,9 +34,10 @@ def outcome_text(result: Lookup) -> str:
         )
     if result.outcome is Outcome.DAMAGED and result.damage is not None:
         e = result.damage
+        what = result.damage_named or f"the log stops parsing ({e.reason})"
         return (
-            f"the read reaches {e.path}:{e.position}, where the log stops parsing ({e.reason}) "
-            "before it finds an answer: the broker's recovery cuts the log there "
+            f"the read reaches {e.path}:{e.position}, where {what}, before it finds an answer: "
+            "the broker's recovery cuts the log there "
             "(kdump verify tells more; kdump recover cuts it, keeping the bytes)"
         )
     if result.outcome is Outcome.OFFSET_OUT_OF_RANGE:

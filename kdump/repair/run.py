@@ -90,6 +90,7 @@ def run_repair(
             _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
+            result.segments += 1
             show(plan, result, emit, all_files=False)
             _note_cut(plan, cut)
             _advance(progress, plan)
@@ -139,6 +140,7 @@ def _stage_and_commit(
     checked = 0
     cut: set[Path] = set()
     for plan in plans:
+        result.segments += 1
         to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
         staged = session.stage(plan, to_write)
         if staged:
@@ -248,7 +250,7 @@ def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> 
 
 
 def _count(plan: SegmentPlan, result: RunResult) -> None:
-    result.segments += 1
+    # the startup plans (snapshots, recovery points) are no segments: not in result.segments
     result.files += len(plan.changed)
     result.unresolved += plan.unresolved
     if any(c.kind in (OFFSET_INDEX, TIME_INDEX) and not c.delete for c in plan.changed):

@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from kdump.checks.log import ZERO_TAIL
+from kdump.format.names import LOG_SUFFIX, segment_file_name
 from kdump.report.collect import LogDirView, OpenTxnView, PartitionView, ReportModel
 from kdump.units import offset_span, rough_duration, size
 
@@ -168,12 +170,31 @@ def newest(p: PartitionView) -> int:
     return max((s.largest_timestamp for s in p.segments if s.batches), default=-1)
 
 
+def zero_tail(p: PartitionView) -> bool:
+    """Where recovery cuts ``p`` there are only zeros (LOG_ZERO_TAIL: a power loss's unwritten
+    tail, or preallocated space): a cut that loses no record, a warning as verify grades it."""
+    damaged = p.facts.get("damaged_from")
+    if damaged is None:
+        return False
+    log = segment_file_name(damaged["segment"], LOG_SUFFIX)
+    return any(
+        f.code == ZERO_TAIL and f.position == damaged["position"] and Path(f.path).name == log
+        for f in p.findings
+    )
+
+
 def status_of(p: PartitionView, c: dict[str, int]) -> tuple[str, list[str]]:
     """The worst state of ``p`` (``c``: its findings by severity) and every problem, in
     words."""
     problems = []
     damaged = p.facts.get("damaged_from")
-    if damaged is not None:
+    if damaged is not None and zero_tail(p):
+        problems.append(
+            f"zeros after the last batch of segment {damaged['segment']} from position "
+            f"{damaged['position']}: recovery truncates them, no record is lost"
+        )
+        damaged = None
+    elif damaged is not None:
         problems.append(
             f"damaged at segment {damaged['segment']} position {damaged['position']}: "
             f"recovery cuts the log at offset {damaged['offset']}"

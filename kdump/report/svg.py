@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from html import escape
 
 from kdump.report.collect import PartitionView, SegmentView
-from kdump.report.overview import BLOCKING
+from kdump.report.overview import BLOCKING, zero_tail
 from kdump.units import iso, offset_span, rough_duration, size
 
 WIDTH = 1200
@@ -260,12 +260,14 @@ def _log_notes(p: PartitionView, starts: Sequence[int], x: Scale, cut: Cut | Non
         d = cut.damaged
         later = len(segments) - cut.segment - 1
         deleted = f", deletes {later} later segment(s)" if later else ""
+        cut_bytes = size(starts[-1] - cut.byte)
+        lost = f"{cut_bytes} of zeros, no record lost" if zero_tail(p) else f"{cut_bytes} lost"
         notes.append(
             Note(
                 x(cut.byte),
                 x(cut.byte),
                 f"recovery cuts here: segment {d['segment']} position {d['position']}, "
-                f"offset {d['offset']}{deleted}: {size(starts[-1] - cut.byte)} lost",
+                f"offset {d['offset']}{deleted}: {lost}",
                 "bad",
                 f"the log ends at offset {d['offset']} after recovery",
             )
