@@ -263,7 +263,7 @@ def dump(
     prefixes in object stores too, in tiered storage's layouts)."""
     store = object_store(kw)
     from kdump.render.dumplog import DumpProblems, dump_files
-    from kdump.render.jsonl import dump_files_objects, to_json
+    from kdump.render.jsonl import dump_files_lines
 
     paths = _expand(files, store)
     opts = dump_settings(**kw)
@@ -275,10 +275,7 @@ def dump(
         else:
             with pipe_safe():
                 out = Output()
-                for obj in dump_files_objects(paths, opts, problems, jobs, meter):
-                    if isinstance(obj, bytes):
-                        out.data(obj)
-                    else:
-                        out.line(to_json(obj))
+                for chunk in dump_files_lines(paths, opts, problems, jobs, meter):
+                    out.data(chunk.data)
                 out.flush()
     ctx.exit(dump_exit(problems))
