@@ -4,6 +4,7 @@ for verify, the dumps of many files, rebuild-index and recover (kdump/parallel.p
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -292,3 +293,23 @@ def test_a_dump_in_processes_hands_back_chunks_not_lines(fmt: str) -> None:
     assert all(i.stream == "err" for i in items if not isinstance(i, Chunk))
     assert b"".join(chunks).count(b"\n") > 3 * len(files)
     assert len(chunks) <= len(files) + stderr_lines
+
+
+def decoding_pid(data: bytes) -> str:
+    """A --value-decoder (module:function) that says which process decoded the value."""
+    return f"pid={os.getpid()}"
+
+
+@pytest.mark.parametrize(("jobs", "forks"), [([], False), (["--jobs", "2"], True)])
+def test_a_dump_runs_in_one_process_unless_asked(
+    monkeypatch: pytest.MonkeyPatch, jobs: list[str], forks: bool
+) -> None:
+    """Issue 33: every byte a worker renders still goes through the parent, so --jobs 2 was
+    slower than one process on plain batches: the dumps default to one."""
+    monkeypatch.setattr(parallel, "WORTH_A_FORK", 0)  # any work worth a fork: jobs decide
+    files = [str(p) for p in sorted((ORACLE / "plain-0").glob("*.log"))]
+    assert len(files) >= 2
+    ran = run_kdump(["dump", *files, "--value-decoder", "test_jobs:decoding_pid", *jobs])
+    pids = set(re.findall(r"payload: pid=(\d+)", ran.stdout))
+    assert ran.exit_code == 0 and pids
+    assert (pids != {str(os.getpid())}) == forks

@@ -13,8 +13,8 @@ import click
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     apply,
+    dump_jobs_option,
     format_option,
-    jobs_option,
     max_batch_bytes_option,
     no_progress_option,
     object_store,
@@ -252,7 +252,7 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
 @click.argument("files", nargs=-1, required=True)
 @format_option("text", "jsonl")
 @dump_options
-@jobs_option
+@dump_jobs_option
 @no_progress_option
 @store_options
 @click.pass_context
