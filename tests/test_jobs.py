@@ -4,8 +4,8 @@ for verify, the dumps of many files, rebuild-index and recover (kdump/parallel.p
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import threading
