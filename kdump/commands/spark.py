@@ -13,6 +13,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
+from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     fail_on_option,
     max_batch_bytes_option,
@@ -179,6 +180,15 @@ def verify_command(
 @spark.command("export")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, help="Directory for the Parquet files.")
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="GLOB",
+    help="Only these topics (globs, repeatable). Kafka's internal topics (__consumer_offsets...) "
+    "only when named: a pattern starting with __.",
+)
+@filter_options
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
 @spark_options
@@ -193,11 +203,16 @@ def export_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
-    **store: Any,
+    topics: tuple[str, ...],
+    **kw: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
-    segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
-    objects = object_store(store)
+    segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify.
+
+    The filters choose batches as dump's do; of a batch kept, only the records in
+    --offset-range and --time-range are exported."""
+    objects = object_store(kw)
+    chosen = batch_filter(kw)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
@@ -205,7 +220,9 @@ def export_command(
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
-            result = export_on_spark(session, paths, output, options, overwrite, objects)
+            result = export_on_spark(
+                session, paths, output, options, overwrite, objects, topics, chosen
+            )
     checked = result.checked()
     for f in checked.findings:
         if f.severity.rank >= Severity.WARNING.rank:

@@ -8,6 +8,7 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -21,9 +22,11 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
+from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.discovery import discover
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch, RecordBatch
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
@@ -61,9 +64,25 @@ class SegmentTask:
     """Bytes of the .log (as listed), for balancing the work."""
 
 
-def segment_tasks(paths: Sequence[str], store: ObjectStore | None = None) -> list[SegmentTask]:
+def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
+    """Whether ``--topic`` patterns (globs; none: every topic) take a partition's topic.
+    Kafka's internal topics (``__consumer_offsets``...) only when a pattern names them (starts
+    with their ``__``): a data team's ``*`` means its own topics."""
+    internal = topic in INTERNAL_TOPIC_CONFIGS
+    if not patterns:
+        return not internal
+    if topic is None:
+        return False
+    return any(
+        fnmatch.fnmatchcase(topic, p) and (not internal or p.startswith("__")) for p in patterns
+    )
+
+
+def segment_tasks(
+    paths: Sequence[str], store: ObjectStore | None = None, topics: Sequence[str] | None = None
+) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
-    partition."""
+    partition; with ``topics`` (even none), of the partitions ``topic_selected`` takes."""
     found = discover(list(paths), store)
     found.raise_first()
     return [
@@ -78,6 +97,7 @@ def segment_tasks(paths: Sequence[str], store: ObjectStore | None = None) -> lis
             seg.log_size,
         )
         for log in found.partitions
+        if topics is None or topic_selected(log.topic, topics)
         for seg in log.named_segments
     ]
 
@@ -92,11 +112,13 @@ class SegmentExport:
         schema: pa.Schema,
         options: VerifyOptions | None = None,
         rows_per_batch: int = ROWS_PER_BATCH,
+        batch_filter: BatchFilter = NO_FILTER,
     ) -> None:
         self.task = task
         self.schema = schema
         self.options = options or VerifyOptions()
         self.rows_per_batch = rows_per_batch
+        self.batch_filter = batch_filter
         self.findings: list[Finding] = []
         self.records = 0
         self.valid_bytes = 0
@@ -125,9 +147,12 @@ class SegmentExport:
     def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
         self._scan(log, deep=False)
         names = self.schema.names
-        decode = not set(names) <= BATCH_LEVEL
+        flt = self.batch_filter
+        decode = not set(names) <= BATCH_LEVEL or flt.cuts_records
         columns = _Columns(self.task, self.schema)
         for batch in log.batches(0, self.valid_bytes):
+            if not flt.matches_batch(batch):
+                continue
             try:
                 slices = self._records(log, batch, decode)
             except KdumpError:
@@ -135,6 +160,8 @@ class SegmentExport:
                 self._scan(log, deep=True)
                 break
             for records in slices:
+                if flt.cuts_records and not isinstance(records, int):
+                    records = [r for r in records if flt.matches_record(r.offset, r.timestamp)]
                 self.records += columns.add(batch, records)
                 if columns.rows >= self.rows_per_batch or columns.bytes >= BYTES_PER_BATCH:
                     yield columns.flush()

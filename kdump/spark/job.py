@@ -28,6 +28,7 @@ from kdump.checks.partition import PartitionResult
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.discovery import discover
 from kdump.errors import ExitCode, KdumpError
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
@@ -212,6 +213,7 @@ class _WriteSegments:
     output: str
     options: VerifyOptions
     store: ObjectStore
+    batch_filter: BatchFilter = NO_FILTER
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
@@ -219,7 +221,7 @@ class _WriteSegments:
         fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
         for index, task in items:
-            export = SegmentExport(task, schema, self.options)
+            export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
             name = f"part-{index:05d}-{task.segment:020d}.parquet"
             temporary = f"{base}/{TEMPORARY_DIR}/{name}.{uuid.uuid4().hex}"
             with pq.ParquetWriter(temporary, schema, filesystem=fs) as writer:
@@ -236,9 +238,13 @@ def export_on_spark(
     options: VerifyOptions | None = None,
     overwrite: bool = False,
     store: ObjectStore | None = None,
+    topics: Sequence[str] = (),
+    batch_filter: BatchFilter = NO_FILTER,
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet at ``output``, one Spark task
     per segment; a corrupt segment gives its valid prefix and its findings, never a failure.
+    ``topics`` (globs) and ``batch_filter`` choose what is exported (kdump.spark.extract:
+    topic_selected; the records of a kept batch in its offset and time ranges).
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
@@ -250,12 +256,13 @@ def export_on_spark(
         if not overwrite:
             raise KdumpError(f"{output}: already exists; --overwrite replaces it")
         fs.delete_dir(base)
-    tasks = segment_tasks(absolute(paths), store)
+    tasks = segment_tasks(absolute(paths), store, topics)
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options, store)).collect())
+    write = _WriteSegments(output, options, store, batch_filter)
+    outcomes = sorted(rdd.mapPartitions(write).collect())
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
