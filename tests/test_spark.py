@@ -486,3 +486,45 @@ def test_export_takes_the_topics_and_ranges_asked(spark: Any, tmp_path: Path) ->
     timed = export("--topic", "plain", "--time-range", f"{t1}:{t2}")
     expected = [r["offset"] for r in plain if t1 <= r["timestamp"] <= t2]
     assert expected and sorted(r["offset"] for r in timed) == sorted(expected)
+
+
+def test_export_names_the_offsets_a_damaged_segment_did_not_give(
+    exported: dict[str, Any], damaged: dict[str, Any]
+) -> None:
+    """Issue 33 point 8: where a batch is damaged the export says which offsets its rows lack,
+    to the next segment (exported as usual), or to the log's end for the last segment."""
+    logs = oracle_manifest()["files"]
+    findings = pq.read_table(exported["out"] / FINDINGS_DIR).to_pylist()
+    gaps = {f["path"]: f for f in findings if f["code"] == "EXPORT_GAP"}
+    assert not [p for p in gaps if p.startswith(str(ORACLE))]
+
+    def base(log: Path) -> int:
+        return int(log.name[:20])
+
+    def next_base(log: Path) -> int:
+        return min(base(p) for p in log.parent.glob("*.log") if base(p) > base(log))
+
+    crc_log, crc_at = damaged["crc"]
+    first = next(b for b in logs["plain-0"][PLAIN_258]["batches"] if b["position"] == crc_at)
+    gap = gaps[str(crc_log)]
+    assert (gap["severity"], gap["offset"], gap["position"]) == (
+        "warning",
+        first["baseOffset"],
+        crc_at,
+    )
+    assert f"offsets {first['baseOffset']}..{next_base(crc_log) - 1} not exported" in gap["message"]
+
+    bad_log, bad_at = damaged["bad"]
+    first = next(
+        b for b in logs["plain-0"]["00000000000000000000.log"]["batches"] if b["position"] == bad_at
+    )
+    assert gaps[str(bad_log)]["offset"] == first["baseOffset"]
+    assert f"..{next_base(bad_log) - 1} not exported" in gaps[str(bad_log)]["message"]
+
+    torn_log, _ = damaged["torn"]
+    last = logs["lz4-0"][torn_log.name]["batches"][-1]
+    assert gaps[str(torn_log)]["offset"] == last["baseOffset"]
+    assert "to the log's end" in gaps[str(torn_log)]["message"]
+    # the segments after the damaged one are exported all the same
+    rows = exported["table"].to_pylist()
+    assert any(r["topic"] == "crcplain" and r["segment"] > base(crc_log) for r in rows)

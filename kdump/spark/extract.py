@@ -62,6 +62,8 @@ class SegmentTask:
     segment: int
     size: int = 0
     """Bytes of the .log (as listed), for balancing the work."""
+    next_offset: int | None = None
+    """The next segment's base offset (None: the partition's last segment)."""
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
@@ -95,10 +97,11 @@ def segment_tasks(
             log.partition,
             seg.base_offset,
             seg.log_size,
+            after.base_offset if after is not None else None,
         )
         for log in found.partitions
         if topics is None or topic_selected(log.topic, topics)
-        for seg in log.named_segments
+        for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True)
     ]
 
 
@@ -121,6 +124,9 @@ class SegmentExport:
         self.batch_filter = batch_filter
         self.findings: list[Finding] = []
         self.records = 0
+        self.read_to = task.segment
+        """The offset after the last batch read (exported or filtered out)."""
+        self.undecodable = False
         self.valid_bytes = 0
         """Where the export stopped: the end of the last exported batch's valid prefix."""
 
@@ -145,20 +151,47 @@ class SegmentExport:
             log.close()  # a remote log's read-ahead threads, a local log's map
 
     def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
-        self._scan(log, deep=False)
+        damaged = self._scan(log, deep=False).first_invalid is not None
+        yield from self._rows(log)
+        if damaged or self.undecodable:
+            self.findings.append(self._gap(self.read_to))
+
+    def _gap(self, first: int) -> Finding:
+        """The offsets this segment holds that the export did not write: from the first not
+        read to the next segment's base (issue 33: rows never silently missing)."""
+        task = self.task
+        end = task.next_offset
+        if end is None:
+            span = f"offsets {first} to the log's end (the partition's last segment)"
+        else:
+            span = f"offsets {first}..{end - 1}" if end > first else "no offset"
+        return Finding(
+            "EXPORT_GAP",
+            Severity.WARNING,
+            task.log_path,
+            f"{span} not exported: the segment is damaged at byte {self.valid_bytes} (the "
+            "finding beside this one); later segments are exported",
+            offset=first,
+            position=self.valid_bytes,
+        )
+
+    def _rows(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
         names = self.schema.names
         flt = self.batch_filter
         decode = not set(names) <= BATCH_LEVEL or flt.cuts_records
         columns = _Columns(self.task, self.schema)
         for batch in log.batches(0, self.valid_bytes):
             if not flt.matches_batch(batch):
+                self.read_to = batch.next_offset
                 continue
             try:
                 slices = self._records(log, batch, decode)
             except KdumpError:
                 # The deep pass of the same check names the batch and moves the valid end to it.
                 self._scan(log, deep=True)
+                self.undecodable = True
                 break
+            self.read_to = batch.next_offset
             for records in slices:
                 if flt.cuts_records and not isinstance(records, int):
                     records = [r for r in records if flt.matches_record(r.offset, r.timestamp)]
