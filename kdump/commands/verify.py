@@ -54,13 +54,13 @@ def exit_code(result: Counted, fail_on: str) -> int:
 
 
 def result_log_dirs(result: VerifyResult) -> list[str]:
-    """The log dirs of a verify run, in report order: each partition's parent directory."""
+    """The log dirs of a verify run, in output order: each partition's parent directory."""
     paths = [r.path for r in result.partitions] + [f.path for f in result.log_dir_findings]
     return list(dict.fromkeys(log_dir_of(p) for p in paths))
 
 
 def check_options(f: F) -> F:
-    """The options of `kdump verify`: checks, report format, --fail-on (shared with Spark)."""
+    """The options of `kdump verify`: checks, output format, --fail-on (shared with Spark)."""
     options = [
         click.option("--deep", is_flag=True, help="Decompress and decode every record too."),
         kafka_option(
@@ -99,7 +99,7 @@ def print_result(
     run: RunInfo | None = None,
     out: IO[str] | None = None,
 ) -> None:
-    """The report on ``out`` (stdout): text (rich on a terminal), one JSON document (with the
+    """The result on ``out`` (stdout): text (rich on a terminal), one JSON document (with the
     ``run`` object when given), or JSON Lines."""
     out = out or sys.stdout
     if fmt == "json":
