@@ -179,7 +179,14 @@ def verify_command(
 
 @spark.command("export")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--output", "-o", required=True, help="Directory for the Parquet files.")
+@click.option("--output", "-o", required=True, help="Directory for the Parquet or JSON files.")
+@click.option(
+    "--output-format",
+    type=click.Choice(["parquet", "json"]),
+    default="parquet",
+    show_default=True,
+    help="json: JSON Lines, keys, values and headers with every byte kept, as kdump dump's.",
+)
 @click.option(
     "--topic",
     "topics",
@@ -198,6 +205,7 @@ def export_command(
     ctx: click.Context,
     paths: tuple[str, ...],
     output: str,
+    output_format: str,
     max_batch_bytes: int,
     fail_on: str,
     master: str | None,
@@ -206,8 +214,9 @@ def export_command(
     topics: tuple[str, ...],
     **kw: Any,
 ) -> None:
-    """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
-    segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify.
+    """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
+    segment. A corrupt segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit
+    codes as verify.
 
     The filters choose batches as dump's do; of a batch kept, only the records in
     --offset-range and --time-range are exported."""
@@ -221,7 +230,7 @@ def export_command(
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
             result = export_on_spark(
-                session, paths, output, options, overwrite, objects, topics, chosen
+                session, paths, output, options, overwrite, objects, output_format, topics, chosen
             )
     checked = result.checked()
     for f in checked.findings:
