@@ -40,13 +40,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from kdump.render.report import render_json
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
 from kdump.format.layout import LOG_HEADER
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kdump.format.walk import iter_batches
+from kdump.render.verify import render_json
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.spark.extract import SegmentExport, segment_tasks
 from kdump.spark.job import TASKS_PER_CORE, export_on_spark, verify_on_spark
@@ -85,7 +85,7 @@ def build_log_dir(name: str, partitions: int, segments: int, segment_kib: int) -
         (data, next(iter_batches(data)).base_offset)
         for t in TEMPLATES
         for s in local_segments(ORACLE / t)
-        for data in [s.log_path.read_bytes()]
+        for data in [Path(s.log_path).read_bytes()]
     ]
     rotation = itertools.cycle(sources)
     tmp = root.with_name("kafka-logs.part")

@@ -27,7 +27,7 @@ import click
 from kdump import __version__
 from kdump.commands import COMMANDS
 from kdump.commands.dump import dump_options, run_files
-from kdump.commands.options import jobs_option
+from kdump.commands.options import dump_jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
 from kdump.render.escape import escape_streams
@@ -101,7 +101,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     help="Comma-separated segment files to dump, as kafka-dump-log.sh takes them.",
 )
 @dump_options
-@jobs_option
+@dump_jobs_option
 @click.option("--traceback", is_flag=True, help="On an unexpected error, show where (for reports).")
 @click.option(
     "--version",

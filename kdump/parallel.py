@@ -8,10 +8,11 @@ Threads of this process (``map_ordered(threads=True)``) for work that runs in C 
 GIL: verify's shallow checks of local files, the biggest first, each result held until its turn.
 
 Processes are dealt the pieces biggest first, each does its own in order, and sends what each
-piece yields through its own bounded queue: the parent reads piece 0's results, then piece 1's, and
-so on. A process that runs ahead waits once its queue holds ``lookahead`` results, so memory
-stays bounded whatever the results are (index files, rendered lines), and since every process
-does its pieces in the parent's order, none waits on another forever.
+piece yields through its own bounded queue, pickled in messages of up to ``MESSAGE_BYTES``: the
+parent reads piece 0's results, then piece 1's, and so on. A process that runs ahead waits once
+its queue holds ``lookahead`` messages, so memory stays bounded whatever the results are (index
+files, rendered lines), and since every process does its pieces in the parent's order, none
+waits on another forever.
 
 A run that stops (an exception, Ctrl-C, SIGTERM: kdump.errors.Interrupted) stops its processes
 as it leaves ``stream_ordered``; they ignore SIGINT (Ctrl-C reaches the whole process group:
@@ -22,10 +23,13 @@ so no worker is left waiting forever on a queue nobody reads.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import pickle
 import queue
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -35,6 +39,15 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _DONE = "kdump.parallel.done"
+_RESULTS = "kdump.parallel.results"
+
+MESSAGE_BYTES = 1 << 20
+"""A worker's results are sent in messages of about this many pickled bytes: one message per
+result cost a dump more than its rendering (issue 33: a JSON Lines dump's 16 KiB results, each
+a put() through the queue's lock, feeder thread and pipe, took 2.7x the CPU of --jobs 1)."""
+
+MESSAGE_SECONDS = 0.1
+"""...or sooner, when results come slowly (a decoder's), so output never stalls for long."""
 
 WORTH_A_FORK = 32 << 20
 """Work weighing less (bytes of log, given ``weight``) runs in this process: forking workers
@@ -127,11 +140,11 @@ def stream_ordered(
             while True:
                 index, kind, value = _get(queues[w], workers[w])
                 assert index == i, "a worker's results come in its items' order"
-                if kind == _DONE:
-                    break
                 if kind == "error":
                     raise value
-                yield value
+                yield from _unpickled(value)
+                if kind == _DONE:
+                    break
     finally:
         _stop_workers(workers)
 
@@ -278,18 +291,50 @@ def _work(
     _processes = jobs
     _as_worker(parent)
     for index, item in mine:
+        message = _Message(out, index)
         try:
             for result in fn(item):
-                out.put((index, "result", result))
+                message.add(result)
         except KdumpError as e:
+            message.send(_RESULTS)
             out.put((index, "error", e))
             return
         except Exception as e:
+            message.send(_RESULTS)
             out.put((index, "error", KdumpError(f"unexpected {type(e).__name__}: {e} in a "
                                                 "worker process (please report; --jobs 1 "
                                                 "--traceback shows where)")))  # fmt: skip
             return
-        out.put((index, _DONE, None))
+        message.send(_DONE)
+
+
+class _Message:
+    """A worker's results for one item, pickled one after the other, sent when they reach
+    MESSAGE_BYTES or MESSAGE_SECONDS, and with the item's end."""
+
+    def __init__(self, out: Any, index: int) -> None:
+        self.out, self.index = out, index
+        self.data = bytearray()
+        self.since = 0.0
+
+    def add(self, result: Any) -> None:
+        if not self.data:
+            self.since = time.monotonic()
+        self.data += pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+        if len(self.data) >= MESSAGE_BYTES or time.monotonic() - self.since >= MESSAGE_SECONDS:
+            self.send(_RESULTS)
+
+    def send(self, kind: str) -> None:
+        if self.data or kind == _DONE:
+            self.out.put((self.index, kind, bytes(self.data)))
+            self.data = bytearray()
+
+
+def _unpickled(data: bytes) -> Iterator[Any]:
+    """The results of one message, in the order sent."""
+    stream = io.BytesIO(data)
+    while stream.tell() < len(data):
+        yield pickle.load(stream)
 
 
 def _as_worker(parent: int) -> None:

@@ -818,3 +818,22 @@ def test_closed_pipe_is_quiet() -> None:
     assert proc.wait(timeout=60) == ExitCode.PIPE_CLOSED  # cut short: 141, as shells say
     assert first == f"Dumping {BIG}\n".encode()
     assert stderr == b""
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_log_dir_is_dumped_as_its_partitions(tmp_path: Path, fmt: str) -> None:
+    """Issue 33 point 2: ``kdump dump LOGDIR`` takes a log dir, as verify and export do (its
+    own files, a lock and an empty lost+found beside the partitions), and dumps every
+    partition's files in the order naming the partitions gives."""
+    log_dir = tmp_path / "kafka-logs"
+    for source, name in (("plain-0", "orders-0"), ("txn-0", "orders-1")):
+        shutil.copytree(ORACLE / source, log_dir / name)
+    (log_dir / "lost+found").mkdir()
+    (log_dir / ".lock").touch()
+    (log_dir / "meta.properties").write_text("version=1\nbroker.id=3\ncluster.id=abc\n")
+    (log_dir / "recovery-point-offset-checkpoint").write_text("0\n1\norders 0 5\n")
+    args = ["dump", "--deep-iteration", "--format", fmt]
+    whole = run_kdump([*args, str(log_dir)])
+    partitions = run_kdump([*args, str(log_dir / "orders-0"), str(log_dir / "orders-1")])
+    assert whole.exit_code == ExitCode.OK, whole.stderr
+    assert whole == partitions and "orders-1" in whole.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import threading
@@ -254,3 +255,58 @@ def test_verify_in_threads_is_verify_in_one(monkeypatch: pytest.MonkeyPatch) -> 
     one = verify_paths(paths, VerifyOptions(), jobs=1)
     two = verify_paths(paths, VerifyOptions(), jobs=2)
     assert two.findings == one.findings and two.summary() == one.summary()
+
+
+def test_a_workers_results_travel_in_few_messages() -> None:
+    """Issue 33: one queue message per result (a JSON line, an index entry) cost the parent
+    and the workers more than the dump itself; results go in messages of MESSAGE_BYTES."""
+    import queue as thread_queue
+
+    sent: thread_queue.Queue[tuple[int, str, bytes]] = thread_queue.Queue()
+    message = parallel._Message(sent, 7)
+    results = [{"offset": n, "key": f"k{n}"} for n in range(20_000)]
+    for result in results:
+        message.add(result)
+    message.send(parallel._DONE)
+    messages = [sent.get_nowait() for _ in range(sent.qsize())]
+    assert 1 <= len(messages) <= 4
+    assert {index for index, _, _ in messages} == {7}
+    assert [kind for _, kind, _ in messages][-1] == parallel._DONE
+    assert [r for _, _, data in messages for r in parallel._unpickled(data)] == results
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_dump_in_processes_hands_back_chunks_not_lines(fmt: str) -> None:
+    """Issue 33: the workers encode their lines and join them, so the parent only writes."""
+    from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, dump_files
+    from kdump.render.jsonl import dump_files_lines
+
+    files = [str(p) for p in sorted(ORACLE.glob("*/0*.*"))]
+    opts = DumpOptions(deep_iteration=True)
+    dump = dump_files if fmt == "text" else dump_files_lines
+    items = list(dump(files, opts, DumpProblems(), 2))
+    chunks = [i.data for i in items if isinstance(i, Chunk)]
+    stderr_lines = len(items) - len(chunks)  # (each one ends a chunk)
+    assert all(i.stream == "err" for i in items if not isinstance(i, Chunk))
+    assert b"".join(chunks).count(b"\n") > 3 * len(files)
+    assert len(chunks) <= len(files) + stderr_lines
+
+
+def decoding_pid(data: bytes) -> str:
+    """A --value-decoder (module:function) that says which process decoded the value."""
+    return f"pid={os.getpid()}"
+
+
+@pytest.mark.parametrize(("jobs", "forks"), [([], False), (["--jobs", "2"], True)])
+def test_a_dump_runs_in_one_process_unless_asked(
+    monkeypatch: pytest.MonkeyPatch, jobs: list[str], forks: bool
+) -> None:
+    """Issue 33: every byte a worker renders still goes through the parent, so --jobs 2 was
+    slower than one process on plain batches: the dumps default to one."""
+    monkeypatch.setattr(parallel, "WORTH_A_FORK", 0)  # any work worth a fork: jobs decide
+    files = [str(p) for p in sorted((ORACLE / "plain-0").glob("*.log"))]
+    assert len(files) >= 2
+    ran = run_kdump(["dump", *files, "--value-decoder", "test_jobs:decoding_pid", *jobs])
+    pids = set(re.findall(r"payload: pid=(\d+)", ran.stdout))
+    assert ran.exit_code == 0 and pids
+    assert (pids != {str(os.getpid())}) == forks

@@ -400,3 +400,29 @@ def test_authentication_is_on(s3: S3Server, plain_url: str) -> None:
     """The server refuses what it is not signed for: the tests above are not vacuous."""
     ran = kdump(["verify", "--anon", plain_url], s3.env())
     assert ran.exit_code == 3
+
+
+# -- audits across a fleet (issue 33) ------------------------------------------------------------
+
+
+def test_brokers_write_their_results_to_a_bucket_and_the_fleet_page_reads_them(
+    s3: S3Server, tmp_path: Path
+) -> None:
+    """Each broker's cron PUTs its verify result under its own name; ``kdump report`` reads the
+    prefix back: every broker, from the results alone."""
+    env = s3.env()
+    target = f"s3://{BUCKET}/audits/{{cluster_id}}/{{broker_id}}/{{started}}.json"
+    for broker in (1, 2):
+        log_dir = tmp_path / f"broker{broker}"
+        shutil.copytree(ORACLE / "plain-0", log_dir / "orders-0")
+        (log_dir / "meta.properties").write_text(f"version=1\nnode.id={broker}\ncluster.id=C1\n")
+        ran = kdump_in(["verify", str(log_dir), "--format", "json", "--output", target], env)
+        assert (ran.exit_code, ran.stdout) == (0, ""), ran.stderr
+    keys = sorted(
+        o["Key"] for o in s3.client().list_objects_v2(Bucket=BUCKET, Prefix="audits/")["Contents"]
+    )
+    assert [k.split("/")[1:3] for k in keys] == [["C1", "1"], ["C1", "2"]]
+    page = tmp_path / "fleet.html"
+    ran = kdump_in(["report", f"s3://{BUCKET}/audits/", "-o", str(page), "-q"], env)
+    assert ran.exit_code == 0, ran.stderr
+    assert "2 broker(s), 2 partition(s)" in page.read_text()

@@ -451,3 +451,109 @@ def test_spark_run_prints_no_incubator_warning() -> None:
     assert ran.returncode == 0, ran.stderr
     assert "kdump verify" in ran.stdout
     assert "incubator" not in ran.stderr, ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("topic", "patterns", "taken"),
+    [
+        ("orders", (), True),
+        ("__consumer_offsets", (), False),
+        ("orders", ("ord*",), True),
+        ("payments", ("ord*", "inv?ices"), False),
+        ("__consumer_offsets", ("*",), False),
+        ("__consumer_offsets", ("__consumer_offsets",), True),
+        ("__transaction_state", ("__*",), True),
+        (None, (), True),
+        (None, ("*",), False),
+    ],
+)
+def test_export_topics_internal_ones_only_when_named(
+    topic: str | None, patterns: tuple[str, ...], taken: bool
+) -> None:
+    from kdump.spark.extract import topic_selected
+
+    assert topic_selected(topic, patterns) is taken
+
+
+def test_export_takes_the_topics_and_ranges_asked(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 5: --topic globs, --offset-range and --time-range as dump has them (the
+    records of a batch cut to the range), internal topics left out unless named."""
+    root = tmp_path / "logs"
+    for name in ("plain-0", "gzip-0", "variety-0"):
+        shutil.copytree(ORACLE / name, root / name)
+    shutil.copytree(ORACLE / "plain-0", root / "__consumer_offsets-0")
+    runs = iter(range(100))
+
+    def export(*args: str) -> list[dict[str, Any]]:
+        out = tmp_path / f"out{next(runs)}"
+        ran = run_kdump(["spark", "export", str(root), "--output", str(out), *args])
+        assert ran.exit_code == 0, ran.stderr
+        return list(pq.read_table(out).to_pylist())
+
+    every = export()
+    assert {r["topic"] for r in every} == {"plain", "gzip", "variety"}
+    named = export("--topic", "__consumer_offsets", "--topic", "g*")
+    assert {r["topic"] for r in named} == {"__consumer_offsets", "gzip"}
+
+    def inside_a_batch(topic: str) -> list[dict[str, Any]]:
+        """The rows of the topic's first batch of three records or more."""
+        rows = sorted((r for r in every if r["topic"] == topic), key=_key)
+        by_batch: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        for r in rows:
+            by_batch.setdefault((r["segment"], r["batch_position"]), []).append(r)
+        return next(b for b in by_batch.values() if len(b) >= 3)
+
+    batch = inside_a_batch("plain")
+    low, high = batch[1]["offset"], batch[-1]["offset"] + 5
+    ranged = export("--topic", "plain", "--offset-range", f"{low}:{high}")
+    expected = [r["offset"] for r in every if r["topic"] == "plain" and low <= r["offset"] <= high]
+    assert sorted(r["offset"] for r in ranged) == sorted(expected)
+
+    plain = [r for r in every if r["topic"] == "plain"]
+    times = sorted({r["timestamp"] for r in plain})
+    t1, t2 = times[len(times) // 3] + 1, times[2 * len(times) // 3]
+    timed = export("--topic", "plain", "--time-range", f"{t1}:{t2}")
+    expected = [r["offset"] for r in plain if t1 <= r["timestamp"] <= t2]
+    assert expected and sorted(r["offset"] for r in timed) == sorted(expected)
+
+
+def test_export_names_the_offsets_a_damaged_segment_did_not_give(
+    exported: dict[str, Any], damaged: dict[str, Any]
+) -> None:
+    """Issue 33 point 8: where a batch is damaged the export says which offsets its rows lack,
+    to the next segment (exported as usual), or to the log's end for the last segment."""
+    logs = oracle_manifest()["files"]
+    findings = pq.read_table(exported["out"] / FINDINGS_DIR).to_pylist()
+    gaps = {f["path"]: f for f in findings if f["code"] == "EXPORT_GAP"}
+    assert not [p for p in gaps if p.startswith(str(ORACLE))]
+
+    def base(log: Path) -> int:
+        return int(log.name[:20])
+
+    def next_base(log: Path) -> int:
+        return min(base(p) for p in log.parent.glob("*.log") if base(p) > base(log))
+
+    crc_log, crc_at = damaged["crc"]
+    first = next(b for b in logs["plain-0"][PLAIN_258]["batches"] if b["position"] == crc_at)
+    gap = gaps[str(crc_log)]
+    assert (gap["severity"], gap["offset"], gap["position"]) == (
+        "warning",
+        first["baseOffset"],
+        crc_at,
+    )
+    assert f"offsets {first['baseOffset']}..{next_base(crc_log) - 1} not exported" in gap["message"]
+
+    bad_log, bad_at = damaged["bad"]
+    first = next(
+        b for b in logs["plain-0"]["00000000000000000000.log"]["batches"] if b["position"] == bad_at
+    )
+    assert gaps[str(bad_log)]["offset"] == first["baseOffset"]
+    assert f"..{next_base(bad_log) - 1} not exported" in gaps[str(bad_log)]["message"]
+
+    torn_log, _ = damaged["torn"]
+    last = logs["lz4-0"][torn_log.name]["batches"][-1]
+    assert gaps[str(torn_log)]["offset"] == last["baseOffset"]
+    assert "to the log's end" in gaps[str(torn_log)]["message"]
+    # the segments after the damaged one are exported all the same
+    rows = exported["table"].to_pylist()
+    assert any(r["topic"] == "crcplain" and r["segment"] > base(crc_log) for r in rows)

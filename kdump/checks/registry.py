@@ -69,6 +69,7 @@ AREAS = {
     "replicas": "Replicas of a partition compared (`kdump replicas`)",
     "tiered": "Segments in tiered storage (`kdump verify` of remote segments)",
     "scrub": "A tiered-storage bucket against its metadata (`kdump tiered scrub`)",
+    "export": "Record export (`kdump spark export`)",
 }
 """The sections of docs/findings.md, in order."""
 
@@ -1372,6 +1373,23 @@ CODES = (
         "an Iceberg table; counted, not compared.",
         SCRUB_INPUT,
         Case(INFO, "always"),
+    ),
+    _code(
+        "EXPORT_GAP",
+        "export",
+        "Offsets of a segment the export did not write: from the first batch it could not read "
+        "(damaged, or its records do not decode: the finding beside this one names it) to the "
+        "next segment's base offset, or the log's end for the partition's last segment. The "
+        "later segments are exported; the rows of the gap are missing, never silently.",
+        "What the broker does is the damage's own finding's: after an unclean shutdown its "
+        "recovery cuts the log at that batch (LogSegment.recover) and deletes the later "
+        "segments.",
+        Case(
+            WARNING,
+            "spark export",
+            "Export the same partition from another replica's log dir to fill the gap; repair "
+            "this replica as the damage's finding says.",
+        ),
     ),
 )
 

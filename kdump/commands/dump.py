@@ -13,8 +13,8 @@ import click
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     apply,
+    dump_jobs_option,
     format_option,
-    jobs_option,
     max_batch_bytes_option,
     no_progress_option,
     object_store,
@@ -257,7 +257,7 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
 @click.argument("files", nargs=-1, required=True)
 @format_option("text", "jsonl")
 @dump_options
-@jobs_option
+@dump_jobs_option
 @no_progress_option
 @store_options
 @click.pass_context
@@ -268,7 +268,7 @@ def dump(
     prefixes in object stores too, in tiered storage's layouts)."""
     store = object_store(kw)
     from kdump.render.dumplog import DumpProblems, dump_files
-    from kdump.render.jsonl import dump_files_objects, to_json
+    from kdump.render.jsonl import dump_files_lines
 
     paths = _expand(files, store)
     opts = dump_settings(**kw)
@@ -280,10 +280,7 @@ def dump(
         else:
             with pipe_safe():
                 out = Output()
-                for obj in dump_files_objects(paths, opts, problems, jobs, meter):
-                    if isinstance(obj, bytes):
-                        out.data(obj)
-                    else:
-                        out.line(to_json(obj))
+                for chunk in dump_files_lines(paths, opts, problems, jobs, meter):
+                    out.data(chunk.data)
                 out.flush()
     ctx.exit(dump_exit(problems))

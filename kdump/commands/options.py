@@ -130,6 +130,21 @@ def jobs_option(f: F) -> F:
     )(f)
 
 
+def dump_jobs_option(f: F) -> F:
+    """--jobs for the dumps, one process unless asked: every byte a worker renders still goes
+    through the parent to standard output, which with C rendering costs the parent about as
+    much as the rendering (issue 33; bench/bench_jobs.py)."""
+    return click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Dump in this many processes: faster where records are compressed or decoded "
+        "in Python (decoders), not for plain batches.",
+    )(f)
+
+
 def no_progress_option(f: F) -> F:
     """--quiet for commands whose output it does not change: no progress display."""
     return click.option(

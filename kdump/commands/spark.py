@@ -13,6 +13,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
+from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     fail_on_option,
     max_batch_bytes_option,
@@ -186,6 +187,15 @@ def verify_command(
     show_default=True,
     help="json: JSON Lines, keys, values and headers with every byte kept, as kdump dump's.",
 )
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="GLOB",
+    help="Only these topics (globs, repeatable). Kafka's internal topics (__consumer_offsets...) "
+    "only when named: a pattern starting with __.",
+)
+@filter_options
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
 @spark_options
@@ -201,12 +211,17 @@ def export_command(
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
-    **store: Any,
+    topics: tuple[str, ...],
+    **kw: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
     segment. A corrupt segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit
-    codes as verify."""
-    objects = object_store(store)
+    codes as verify.
+
+    The filters choose batches as dump's do; of a batch kept, only the records in
+    --offset-range and --time-range are exported."""
+    objects = object_store(kw)
+    chosen = batch_filter(kw)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
@@ -215,7 +230,7 @@ def export_command(
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
             result = export_on_spark(
-                session, paths, output, options, overwrite, objects, output_format
+                session, paths, output, options, overwrite, objects, output_format, topics, chosen
             )
     checked = result.checked()
     for f in checked.findings:

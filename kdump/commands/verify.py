@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -17,6 +18,7 @@ from kdump.commands.options import (
     kafka_option,
     max_batch_bytes_option,
     object_store,
+    output_file,
     prom_option,
     store_options,
 )
@@ -28,6 +30,7 @@ from kdump.run import log_dir_of
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
+    from kdump.storage import ObjectStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,10 +92,16 @@ def check_options(f: F) -> F:
     return apply(f, options)
 
 
-def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
-    """The result on stdout: text (rich on a terminal), one JSON document (with the ``run``
-    object when given), or JSON Lines."""
-    out = sys.stdout
+def print_result(
+    result: VerifyResult,
+    fmt: str,
+    quiet: bool,
+    run: RunInfo | None = None,
+    out: IO[str] | None = None,
+) -> None:
+    """The result on ``out`` (stdout): text (rich on a terminal), one JSON document (with the
+    ``run`` object when given), or JSON Lines."""
+    out = out or sys.stdout
     if fmt == "json":
         out.write(render_json(result, run) + "\n")
     elif fmt == "jsonl":
@@ -104,9 +113,45 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | Non
     out.flush()
 
 
+def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--output checked as the command line is read (its fields; a local file's directory)."""
+    if value is None:
+        return None
+    from kdump.fleet import check_target_template
+    from kdump.storage import is_url
+
+    check_target_template(value)
+    if not is_url(value) and "{" not in value:
+        output_file(ctx, param, value)
+    return value
+
+
+def write_result(
+    result: VerifyResult, fmt: str, quiet: bool, run: RunInfo, target: str, store: ObjectStore
+) -> None:
+    """The report as print_result makes it, written whole to ``target`` (its fields filled in
+    from ``run``: kdump.fleet.audit_target)."""
+    from kdump.fleet import audit_target, write_audit
+
+    text = io.StringIO()
+    print_result(result, fmt, quiet, run if fmt == "json" else None, text)
+    write_audit(audit_target(target, run.to_dict()), text.getvalue(), store)
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @check_options
+@click.option(
+    "--output",
+    "-o",
+    default=None,
+    callback=_audit_output,
+    metavar="PATH|URL",
+    help="Write the report there instead of standard output, whole or not at all (a file "
+    "replaced atomically, one object PUT); {broker_id}, {cluster_id}, {host} and {started} are "
+    "filled in from the run: s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. "
+    "kdump report reads such results back for the fleet.",
+)
 @jobs_option
 @prom_option
 @store_options
@@ -123,12 +168,13 @@ def verify(
     fmt: str,
     fail_on: str,
     quiet: bool,
+    output: str | None,
     prom: str | None,
     **store: Any,
 ) -> None:
     """Audit segment files, partition dirs or broker log dirs, or segments in an object store
     (s3://, gs://, az://, file:// URLs: tiered storage's layouts are recognised). Writes
-    nothing but --prom.
+    nothing but --output and --prom.
 
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
@@ -148,11 +194,14 @@ def verify(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
         )
         run.log_dirs = result_log_dirs(result)
-        info = run.finish() if fmt == "json" else None
+        info = run.finish() if fmt == "json" or output is not None else None
         if prom is not None:
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
         with answer(result.unreadable, exit_code(result, fail_on), run):
-            print_result(result, fmt, quiet, info)
+            if output is not None and info is not None:
+                write_result(result, fmt, quiet, info, output, objects)
+            else:
+                print_result(result, fmt, quiet, info)
     ctx.exit(run.exit_status)

@@ -1,4 +1,5 @@
-"""Which batches to show: one predicate over batch headers, for the dumps and ``kdump txn``.
+"""Which batches to show: one predicate over batch headers, for the dumps, ``kdump txn`` and
+``kdump spark export`` (which also keeps, of a batch it decodes, only the records in range).
 
 Decided on the walk's columns alone, so a batch left out is never decompressed nor decoded.
 Every bound is inclusive; a range may leave either end open (``100:``, ``:2000``):
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from kdump.format.batch import Batch, RecordBatch
+from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.walk import BatchRun
 
 
@@ -109,6 +112,35 @@ class BatchFilter:
             self.producer_epoch is None
             or producer_epoch is None
             or producer_epoch == self.producer_epoch
+        )
+
+    def matches_batch(self, batch: Batch) -> bool:
+        """Whether a batch read on its own (not in a walk's run) is kept."""
+        first = batch.base_timestamp if isinstance(batch, RecordBatch) else batch.timestamp
+        last = batch.max_timestamp
+        return self.matches_span(
+            batch.producer_id,
+            batch.producer_epoch,
+            batch.partition_leader_epoch,
+            batch.base_offset,
+            batch.last_offset,
+            None if first == NO_TIMESTAMP else first,
+            None if last == NO_TIMESTAMP else last,
+        )
+
+    @property
+    def cuts_records(self) -> bool:
+        """Whether a kept batch may hold records out of range (offsets or timestamps asked)."""
+        return self.offsets is not None or self.timestamps is not None
+
+    def matches_record(self, offset: int, timestamp: int) -> bool:
+        """Whether a record of a kept batch is in the offset and time ranges."""
+        if self.offsets is not None and not self.offsets.overlaps(offset, offset):
+            return False
+        return (
+            self.timestamps is None
+            or timestamp == NO_TIMESTAMP
+            or self.timestamps.overlaps(timestamp, timestamp)
         )
 
     def matches(self, run: BatchRun, i: int) -> bool:

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
@@ -29,11 +29,15 @@ from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
+    OUT,
+    Chunk,
     DumpOptions,
     DumpProblems,
+    Line,
     base_offset_of,
     dispatch,
     dumped,
+    joined,
     log_renderer,
     rendered,
     stored_file,
@@ -245,15 +249,24 @@ JSON_DUMPERS = {
 }
 
 
-def dump_files_objects(
+def dump_files_lines(
     paths: Sequence[str | StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int = 1,
     progress: Progress = NO_PROGRESS,
-) -> Iterator[Obj | bytes]:
-    """Every file's objects (or rendered lines), in order, dumped in ``jobs`` processes."""
-    return dumped(paths, opts, problems, jobs, dump_file_objects, progress)
+) -> Iterator[Chunk]:
+    """Every file's JSON Lines, in order, rendered in ``jobs`` processes."""
+    return cast("Iterator[Chunk]", dumped(paths, opts, problems, jobs, _dump_file_lines, progress))
+
+
+def _dump_file_lines(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line | Chunk]:
+    return joined(
+        Chunk(obj) if isinstance(obj, bytes) else Line(OUT, to_json(obj))
+        for obj in dump_file_objects(file, opts, problems)
+    )
 
 
 def dump_file_objects(

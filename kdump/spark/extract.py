@@ -8,6 +8,7 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -21,9 +22,11 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
+from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.discovery import discover
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch, RecordBatch
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
@@ -59,11 +62,29 @@ class SegmentTask:
     segment: int
     size: int = 0
     """Bytes of the .log (as listed), for balancing the work."""
+    next_offset: int | None = None
+    """The next segment's base offset (None: the partition's last segment)."""
 
 
-def segment_tasks(paths: Sequence[str], store: ObjectStore | None = None) -> list[SegmentTask]:
+def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
+    """Whether ``--topic`` patterns (globs; none: every topic) take a partition's topic.
+    Kafka's internal topics (``__consumer_offsets``...) only when a pattern names them (starts
+    with their ``__``): a data team's ``*`` means its own topics."""
+    internal = topic in INTERNAL_TOPIC_CONFIGS
+    if not patterns:
+        return not internal
+    if topic is None:
+        return False
+    return any(
+        fnmatch.fnmatchcase(topic, p) and (not internal or p.startswith("__")) for p in patterns
+    )
+
+
+def segment_tasks(
+    paths: Sequence[str], store: ObjectStore | None = None, topics: Sequence[str] | None = None
+) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
-    partition."""
+    partition; with ``topics`` (even none), of the partitions ``topic_selected`` takes."""
     found = discover(list(paths), store)
     found.raise_first()
     return [
@@ -76,9 +97,11 @@ def segment_tasks(paths: Sequence[str], store: ObjectStore | None = None) -> lis
             log.partition,
             seg.base_offset,
             seg.log_size,
+            after.base_offset if after is not None else None,
         )
         for log in found.partitions
-        for seg in log.named_segments
+        if topics is None or topic_selected(log.topic, topics)
+        for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True)
     ]
 
 
@@ -92,13 +115,18 @@ class SegmentExport:
         schema: pa.Schema,
         options: VerifyOptions | None = None,
         rows_per_batch: int = ROWS_PER_BATCH,
+        batch_filter: BatchFilter = NO_FILTER,
     ) -> None:
         self.task = task
         self.schema = schema
         self.options = options or VerifyOptions()
         self.rows_per_batch = rows_per_batch
+        self.batch_filter = batch_filter
         self.findings: list[Finding] = []
         self.records = 0
+        self.read_to = task.segment
+        """The offset after the last batch read (exported or filtered out)."""
+        self.undecodable = False
         self.valid_bytes = 0
         """Where the export stopped: the end of the last exported batch's valid prefix."""
 
@@ -123,18 +151,50 @@ class SegmentExport:
             log.close()  # a remote log's read-ahead threads, a local log's map
 
     def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
-        self._scan(log, deep=False)
+        damaged = self._scan(log, deep=False).first_invalid is not None
+        yield from self._rows(log)
+        if damaged or self.undecodable:
+            self.findings.append(self._gap(self.read_to))
+
+    def _gap(self, first: int) -> Finding:
+        """The offsets this segment holds that the export did not write: from the first not
+        read to the next segment's base (issue 33: rows never silently missing)."""
+        task = self.task
+        end = task.next_offset
+        if end is None:
+            span = f"offsets {first} to the log's end (the partition's last segment)"
+        else:
+            span = f"offsets {first}..{end - 1}" if end > first else "no offset"
+        return Finding(
+            "EXPORT_GAP",
+            Severity.WARNING,
+            task.log_path,
+            f"{span} not exported: the segment is damaged at byte {self.valid_bytes} (the "
+            "finding beside this one); later segments are exported",
+            offset=first,
+            position=self.valid_bytes,
+        )
+
+    def _rows(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
         names = self.schema.names
-        decode = not set(names) <= BATCH_LEVEL
+        flt = self.batch_filter
+        decode = not set(names) <= BATCH_LEVEL or flt.cuts_records
         columns = _Columns(self.task, self.schema)
         for batch in log.batches(0, self.valid_bytes):
+            if not flt.matches_batch(batch):
+                self.read_to = batch.next_offset
+                continue
             try:
                 slices = self._records(log, batch, decode)
             except KdumpError:
                 # The deep pass of the same check names the batch and moves the valid end to it.
                 self._scan(log, deep=True)
+                self.undecodable = True
                 break
+            self.read_to = batch.next_offset
             for records in slices:
+                if flt.cuts_records and not isinstance(records, int):
+                    records = [r for r in records if flt.matches_record(r.offset, r.timestamp)]
                 self.records += columns.add(batch, records)
                 if columns.rows >= self.rows_per_batch or columns.bytes >= BYTES_PER_BATCH:
                     yield columns.flush()

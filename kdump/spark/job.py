@@ -28,6 +28,7 @@ from kdump.checks.partition import PartitionResult
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
+from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
@@ -247,6 +248,7 @@ class _WriteSegments:
     options: VerifyOptions
     store: ObjectStore
     output_format: str = "parquet"
+    batch_filter: BatchFilter = NO_FILTER
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
@@ -255,7 +257,7 @@ class _WriteSegments:
         schema = arrow_schema(RECORD_SCHEMA)
         write = _WRITERS[self.output_format]
         for index, task in items:
-            export = SegmentExport(task, schema, self.options)
+            export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
             name = f"part-{index:05d}-{task.segment:020d}.{self.output_format}"
             temporary = f"{base}/{TEMPORARY_DIR}/{name}.{uuid.uuid4().hex}"
             write(export, schema, fs, temporary)
@@ -271,10 +273,14 @@ def export_on_spark(
     overwrite: bool = False,
     store: ObjectStore | None = None,
     output_format: str = "parquet",
+    topics: Sequence[str] = (),
+    batch_filter: BatchFilter = NO_FILTER,
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet (or JSON Lines: ``json``) at
     ``output``, one Spark task per segment; a corrupt segment gives its valid prefix and its
-    findings, never a failure.
+    findings, never a failure. ``topics`` (globs) and ``batch_filter`` choose what is exported
+    (kdump.spark.extract: topic_selected; the records of a kept batch in its offset and time
+    ranges).
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
@@ -288,14 +294,13 @@ def export_on_spark(
         if not overwrite:
             raise KdumpError(f"{output}: already exists; --overwrite replaces it")
         fs.delete_dir(base)
-    tasks = segment_tasks(absolute(paths), store)
+    tasks = segment_tasks(absolute(paths), store, topics)
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    outcomes = sorted(
-        rdd.mapPartitions(_WriteSegments(output, options, store, output_format)).collect()
-    )
+    write = _WriteSegments(output, options, store, output_format, batch_filter)
+    outcomes = sorted(rdd.mapPartitions(write).collect())
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:

@@ -189,6 +189,13 @@ class ObjectStore:
             )
         return bytes(data)
 
+    def write_object(self, url: str, data: bytes) -> None:
+        """Put ``data`` as the whole object ``url`` (one PUT: a reader sees the old object or
+        the new one, never a part)."""
+        fs, path = self._fs(url)
+        with self.errors(url):
+            fs.pipe_file(path, data)
+
     def size(self, url: str) -> int:
         fs, path = self._fs(url)
         with self.errors(url):

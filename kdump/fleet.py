@@ -1,0 +1,251 @@
+"""Audits across a fleet of brokers: each broker's cron writes its ``kdump verify --format json``
+result (``write_audit``: a file replaced whole, or one object PUT), and ``kdump report`` reads
+them back (``read_fleet``) to draw one page for every broker without reading a segment again.
+
+A result names its broker by the ``run`` object's ``broker_id`` and ``cluster_id``, which verify
+takes from the log dirs' ``meta.properties`` (kdump.run.identify); a result without one is
+known by its host. Of each broker's results the newest (``run.started``) is the one shown; a
+broker whose newest is older than ``stale_after_ms`` is flagged stale: its cron stopped, or
+cannot write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kdump.checks.findings import Finding, Severity
+from kdump.errors import InputError, KdumpError
+from kdump.storage import ObjectStore, is_url
+
+AUDIT_SUFFIX = ".json"
+
+TARGET_FIELDS = ("broker_id", "cluster_id", "host", "started")
+"""What ``--output`` may name in braces: ``s3://audits/{cluster_id}/{broker_id}/{started}.json``."""
+
+DEFAULT_STALE_AFTER_MS = 36 * 3600 * 1000
+"""A daily cron's result, with half a day's slack for a slow or late run."""
+
+
+def audit_target(template: str, run: dict[str, Any]) -> str:
+    """``template`` with the run's fields filled in (``started`` as ``20261127T093644Z``:
+    sortable, and a valid file and object name everywhere); a broker or cluster not known
+    (no meta.properties) is ``unknown``."""
+    started = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(run["started"] / 1000))
+    values = {
+        "broker_id": "unknown" if run.get("broker_id") is None else str(run["broker_id"]),
+        "cluster_id": run.get("cluster_id") or "unknown",
+        "host": run.get("host") or "unknown",
+        "started": started,
+    }
+    return template.format_map(values)
+
+
+def check_target_template(template: str) -> None:
+    """A usage error for a field ``--output`` does not know (before any work is done)."""
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as e:
+        raise InputError(template, f"cannot fill it in: {e}") from None
+    unknown = sorted(names - set(TARGET_FIELDS))
+    if unknown:
+        known = ", ".join("{" + f + "}" for f in TARGET_FIELDS)
+        raise InputError(template, f"unknown field {{{unknown[0]}}} (known: {known})")
+
+
+def write_audit(target: str, text: str, store: ObjectStore) -> None:
+    """Replace ``target`` (a path or an object's URL) with ``text``, whole or not at all."""
+    from kdump.render.prom import write_textfile
+
+    if is_url(target) and not target.startswith("file:"):
+        store.write_object(target, text.encode("utf-8"))
+        return
+    path = store.full_url(target).removeprefix("file://") if is_url(target) else target
+    write_textfile(path, text)
+
+
+# -- reading them back -------------------------------------------------------------------------
+
+
+class BrokerKey(NamedTuple):
+    cluster_id: str | None
+    broker_id: int | None
+    host: str | None
+    """Only where the broker is not known: its results are then told apart by host."""
+
+    def label(self) -> str:
+        if self.broker_id is None:
+            return f"host {self.host or 'unknown'} (no broker.id)"
+        return f"broker {self.broker_id}"
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One verify result, as its broker's cron wrote it."""
+
+    source: str
+    run: dict[str, Any]
+    summary: dict[str, Any]
+    findings: list[Finding]
+
+    @property
+    def started(self) -> int:
+        return int(self.run["started"])
+
+    @property
+    def broker(self) -> BrokerKey:
+        broker_id = self.run.get("broker_id")
+        host = self.run.get("host") if broker_id is None else None
+        return BrokerKey(self.run.get("cluster_id"), broker_id, host)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out
+
+
+@dataclass
+class BrokerAudit:
+    """A broker's newest result, and how many older ones were read and not shown."""
+
+    newest: Audit
+    older: int
+    stale: bool
+
+
+@dataclass
+class FleetAudit:
+    brokers: list[BrokerAudit]
+    now: int
+    stale_after_ms: int
+    unreadable: list[KdumpError] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for b in self.brokers:
+            for k, v in b.newest.counts().items():
+                out[k] += v
+        return out
+
+
+def read_fleet(
+    targets: Iterable[str],
+    store: ObjectStore,
+    now: int,
+    stale_after_ms: int = DEFAULT_STALE_AFTER_MS,
+) -> FleetAudit:
+    """Every verify result under ``targets`` (files, folders, objects, prefixes), each broker's
+    newest; what cannot be read or is not a verify result is named in ``unreadable``."""
+    audits: list[Audit] = []
+    unreadable: list[KdumpError] = []
+    for source in sorted(dict.fromkeys(s for t in targets for s in _sources(t, store, unreadable))):
+        try:
+            audits.append(parse_audit(source, _read(source, store)))
+        except KdumpError as e:
+            unreadable.append(e)
+    by_broker: dict[BrokerKey, list[Audit]] = {}
+    for audit in audits:
+        by_broker.setdefault(audit.broker, []).append(audit)
+    brokers = []
+    for results in by_broker.values():
+        newest = max(results, key=lambda a: (a.started, a.source))
+        brokers.append(BrokerAudit(newest, len(results) - 1, now - newest.started > stale_after_ms))
+    brokers.sort(key=lambda b: _broker_order(b.newest.broker))
+    return FleetAudit(brokers, now, stale_after_ms, unreadable)
+
+
+def _broker_order(key: BrokerKey) -> tuple[str, int, str]:
+    return (key.cluster_id or "", -1 if key.broker_id is None else key.broker_id, key.host or "")
+
+
+def looks_like_audits(target: str, store: ObjectStore) -> bool:
+    """Whether ``target`` names verify results (a ``.json`` file or object, or a folder or
+    prefix holding some and no Kafka segment file), not partitions to read."""
+    from kdump.format.names import is_segment_name
+
+    if target.endswith(AUDIT_SUFFIX):
+        return True
+    if is_url(target):
+        names = [url.rsplit("/", 1)[-1] for url in store.listing(target)]
+    elif os.path.isdir(target):
+        names = [n for _, _, files in os.walk(target) for n in files]
+    else:
+        return False
+    return any(n.endswith(AUDIT_SUFFIX) for n in names) and not any(map(is_segment_name, names))
+
+
+def _sources(target: str, store: ObjectStore, unreadable: list[KdumpError]) -> list[str]:
+    try:
+        if is_url(target):
+            listed = store.listing(target)
+            if not listed:
+                raise InputError(target, "no such object or prefix")
+            if list(listed) == [store.full_url(target)]:
+                return list(listed)
+            found = [url for url in listed if url.endswith(AUDIT_SUFFIX)]
+        elif os.path.isdir(target):
+            found = [str(p) for p in sorted(Path(target).rglob("*" + AUDIT_SUFFIX))]
+        elif os.path.exists(target):
+            return [target]
+        else:
+            raise InputError(target, "no such file or directory")
+        if not found:
+            raise InputError(target, f"holds no verify result ({AUDIT_SUFFIX})")
+        return found
+    except KdumpError as e:
+        unreadable.append(e)
+        return []
+
+
+def _read(source: str, store: ObjectStore) -> bytes:
+    if is_url(source):
+        return store.read_object(source, limit=1 << 30)
+    try:
+        with open(source, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise InputError(source, f"cannot read it: {e.strerror or e}") from None
+
+
+def parse_audit(source: str, data: bytes) -> Audit:
+    """A ``kdump verify --format json`` document; anything else is an error naming ``source``
+    (and, for bad JSON, the byte where it goes wrong)."""
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError as e:
+        raise InputError(source, f"not UTF-8 at byte {e.start}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(source, f"not JSON at byte {e.pos}: {e.msg}") from None
+    run = doc.get("run") if isinstance(doc, dict) else None
+    if not isinstance(run, dict) or run.get("command") != "verify":
+        raise InputError(source, "not a kdump verify --format json result (no verify run)")
+    try:
+        findings = [Finding.from_dict(f) for f in doc["findings"]]
+        summary = doc["summary"]
+        int(run["started"])
+        if not isinstance(summary.get("by_partition"), list):
+            raise TypeError("by_partition")
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(source, f"a verify result without {e}") from None
+    return Audit(source, run, summary, findings)
+
+
+__all__ = [
+    "Audit",
+    "BrokerAudit",
+    "BrokerKey",
+    "FleetAudit",
+    "audit_target",
+    "check_target_template",
+    "looks_like_audits",
+    "parse_audit",
+    "read_fleet",
+    "write_audit",
+]

@@ -1,0 +1,219 @@
+"""The fleet page: one HTML page for every broker from the verify results their crons wrote
+(kdump.fleet), with no segment read again. The same stylesheet, script and findings table as
+the report of a log dir (kdump/report/html.py), and the same finding registry for what each
+code means and what the broker does about it.
+
+First the verdict (which brokers have errors, which are stale), then every broker (its newest
+result, how old it is), every partition of those results (worst first), the findings by code
+across the fleet with their meaning, and each broker's findings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from html import escape
+from typing import Any
+
+from kdump import __version__
+from kdump.checks.registry import REGISTRY
+from kdump.fleet import BrokerAudit, FleetAudit
+from kdump.report.html import _static, findings_table
+from kdump.units import iso, size
+
+STATUS_ORDER = ("damaged", "errors", "warnings", "ok")
+
+
+def partition_status(p: dict[str, Any]) -> str:
+    """A partition row's status: recovery cuts it (damaged), errors, warnings, or ok."""
+    if p.get("damaged_from") is not None:
+        return "damaged"
+    if p.get("errors"):
+        return "errors"
+    if p.get("warnings"):
+        return "warnings"
+    return "ok"
+
+
+def _age(now: int, ms: int) -> str:
+    hours = max(0, now - ms) / 3_600_000
+    return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} d"
+
+
+def _verdict(fleet: FleetAudit) -> str:
+    stale = [b for b in fleet.brokers if b.stale]
+    rows = [(b, p) for b in fleet.brokers for p in b.newest.summary["by_partition"]]
+    status = Counter(partition_status(p) for _, p in rows)
+    bad = [b for b in fleet.brokers if b.newest.counts()["error"]]
+    parts = []
+    if bad:
+        names = ", ".join(b.newest.broker.label() for b in bad)
+        parts.append(f"errors on {len(bad)} broker(s): {names}")
+    wrong = [s for s in STATUS_ORDER[:-1] if status[s]]
+    if wrong:
+        parts.append(", ".join(f"{status[s]} partition(s) {s}" for s in wrong))
+    if stale:
+        hours = fleet.stale_after_ms / 3_600_000
+        names = ", ".join(b.newest.broker.label() for b in stale)
+        parts.append(
+            f"{len(stale)} broker(s) stale (newest result older than {hours:g} h): {names}"
+        )
+    if fleet.unreadable:
+        parts.append(f"{len(fleet.unreadable)} result(s) unreadable")
+    cls = "v-bad" if bad or status["damaged"] else "v-warn" if parts else "v-good"
+    head = (
+        f"{len(fleet.brokers)} broker(s), {len(rows)} partition(s): "
+        + ("; ".join(parts) if parts else "no error, no warning, every result fresh")
+        + "."
+    )
+    return f'<div class="verdict {cls}" id="verdict"><p class="headline">{escape(head)}</p></div>'
+
+
+def _brokers(fleet: FleetAudit) -> str:
+    head = (
+        "<th>broker</th><th>cluster</th><th>host</th><th>newest result</th>"
+        '<th class="n">age</th><th>stale</th><th class="n">log dirs</th>'
+        '<th class="n">partitions</th><th class="n">errors</th><th class="n">warnings</th>'
+        '<th class="n">older results</th><th>result</th>'
+    )
+    body = []
+    for b in fleet.brokers:
+        a, c = b.newest, b.newest.counts()
+        key = a.broker
+        body.append(
+            f'<tr id="{_anchor(b)}"><td data-v="{-1 if key.broker_id is None else key.broker_id}">'
+            f"{escape(key.label())}</td><td>{escape(key.cluster_id or '-')}</td>"
+            f"<td>{escape(str(a.run.get('host') or '-'))}</td>"
+            f'<td data-v="{a.started}">{iso(a.started)}</td>'
+            f'<td class="n" data-v="{fleet.now - a.started}">{_age(fleet.now, a.started)}</td>'
+            f'<td class="{"bad" if b.stale else ""}">{"stale" if b.stale else ""}</td>'
+            f'<td class="n">{len(a.run.get("log_dirs") or [])}</td>'
+            f'<td class="n">{len(a.summary["by_partition"])}</td>'
+            f'<td class="n {"bad" if c["error"] else ""}">{c["error"]}</td>'
+            f'<td class="n {"warn" if c["warning"] else ""}">{c["warning"]}</td>'
+            f'<td class="n">{b.older}</td><td>{escape(a.source)}</td></tr>'
+        )
+    return (
+        f'<table class="sortable" id="brokers"><thead><tr>{head}</tr></thead><tbody>'
+        f"{''.join(body)}</tbody></table>"
+    )
+
+
+def _anchor(b: BrokerAudit) -> str:
+    key = b.newest.broker
+    return "broker-" + "-".join(str(x) for x in key if x is not None).replace(" ", "_")
+
+
+def _partitions(fleet: FleetAudit) -> str:
+    rows = [(b, p) for b in fleet.brokers for p in b.newest.summary["by_partition"]]
+    rows.sort(
+        key=lambda r: (
+            STATUS_ORDER.index(partition_status(r[1])),
+            str(r[1].get("topic")),
+            r[1].get("partition") if isinstance(r[1].get("partition"), int) else -1,
+            r[0].newest.broker.broker_id or -1,
+        )
+    )
+    head = (
+        "<th>status</th><th>topic</th><th class='n'>partition</th><th>broker</th>"
+        "<th class='n'>segments</th><th class='n'>size</th><th>offsets</th>"
+        "<th class='n'>damaged from</th><th class='n'>errors</th><th class='n'>warnings</th>"
+        "<th>path</th>"
+    )
+    body = []
+    for b, p in rows:
+        status = partition_status(p)
+        start, end = p.get("log_start_offset"), p.get("log_end_offset")
+        offsets = "-" if start is None or end is None else f"{start}..{end}"
+        damaged = p.get("damaged_from")
+        body.append(
+            f'<tr><td class="st-{status}" data-v="{STATUS_ORDER.index(status)}">{status}</td>'
+            f"<td>{escape(str(p.get('topic') or '-'))}</td>"
+            f'<td class="n">{escape(str(p.get("partition", "-")))}</td>'
+            f'<td><a href="#{_anchor(b)}">{escape(b.newest.broker.label())}</a></td>'
+            f'<td class="n">{p.get("segments", 0)}</td>'
+            f'<td class="n" data-v="{p.get("bytes", 0)}">{size(int(p.get("bytes") or 0))}</td>'
+            f'<td data-v="{end if end is not None else -1}">{offsets}</td>'
+            f'<td class="n">{_damaged(damaged)}</td>'
+            f'<td class="n">{p.get("errors", 0)}</td><td class="n">{p.get("warnings", 0)}</td>'
+            f"<td>{escape(str(p.get('path')))}</td></tr>"
+        )
+    return (
+        '<div class="tablebox"><table class="sortable overview" id="overview"><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _damaged(damaged: Any) -> str:
+    """Where recovery cuts the log: the offset (the segment and byte position on hover)."""
+    if not isinstance(damaged, dict):
+        return "" if damaged is None else escape(str(damaged))
+    where = f"segment {damaged.get('segment')}, byte {damaged.get('position')}"
+    return f'<span title="{escape(where)}">{escape(str(damaged.get("offset")))}</span>'
+
+
+def _codes(fleet: FleetAudit) -> str:
+    """Every code found across the fleet, with the registry's meaning and broker action."""
+    found = Counter((f.code, f.severity.value) for b in fleet.brokers for f in b.newest.findings)
+    if not found:
+        return '<p class="muted">No findings.</p>'
+    brokers: dict[str, set[str]] = {}
+    for b in fleet.brokers:
+        for f in b.newest.findings:
+            brokers.setdefault(f.code, set()).add(b.newest.broker.label())
+    body = []
+    for (code, severity), n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0])):
+        entry = REGISTRY.get(code)
+        body.append(
+            f'<tr data-severity="{severity}"><td class="sev-{severity}">{severity}</td>'
+            f'<td>{escape(code)}</td><td class="n">{n}</td>'
+            f"<td>{escape(', '.join(sorted(brokers[code])))}</td>"
+            f"<td>{escape(entry.meaning if entry else '')}</td>"
+            f"<td>{escape(entry.at_startup if entry else '')}</td></tr>"
+        )
+    return (
+        '<table class="sortable" id="codes"><thead><tr><th>severity</th><th>code</th>'
+        '<th class="n">findings</th><th>brokers</th><th>meaning</th>'
+        f"<th>the broker at startup</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
+    """The page, in pieces (write them in order)."""
+    where = ", ".join(sources)
+    yield (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>kdump fleet report: {escape(where)}</title>"
+        f"<style>{_static('report.css')}</style></head><body>"
+        f'<header><h1>kdump fleet report</h1><p class="muted">{escape(where)} · as at '
+        f"{iso(fleet.now)} · kdump {__version__} · {len(fleet.brokers)} broker(s), each one's "
+        "newest verify result (no segment read again)</p></header>"
+    )
+    yield _verdict(fleet)
+    yield "<h2>Brokers</h2>" + _brokers(fleet)
+    yield (
+        '<h2>Every partition</h2><p class="muted">Worst first; click a heading to sort.</p>'
+        + _partitions(fleet)
+    )
+    yield (
+        '<h2>Findings</h2><div class="controls"><b>Findings shown:</b> '
+        + "".join(
+            f'<label><input type="checkbox" data-filter="{s}" checked> {s}</label> '
+            for s in ("error", "warning", "info")
+        )
+        # report.js's page buttons: the fleet page has no pages of sections
+        + '<span hidden><button id="prev" type="button"></button><span id="page-no"></span>'
+        '<button id="next" type="button"></button></span></div><div id="pages"></div>'
+        "<h3>By code, across the fleet</h3>" + _codes(fleet)
+    )
+    for b in fleet.brokers:
+        if b.newest.findings:
+            yield (
+                f"<h3>{escape(b.newest.broker.label())} ({escape(b.newest.source)})</h3>"
+                + findings_table(b.newest.findings)
+            )
+    if fleet.unreadable:
+        items = "".join(f"<li>{escape(str(e))}</li>" for e in fleet.unreadable)
+        yield f'<h2>Results not read</h2><ul class="bad">{items}</ul>'
+    yield f"<script>{_static('report.js')}</script></body></html>\n"

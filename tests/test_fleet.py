@@ -1,0 +1,164 @@
+"""Audits across a fleet (issue 33): each broker's cron writes ``kdump verify --format json
+--output TARGET`` (its broker and cluster from meta.properties, the file written whole), and
+``kdump report RESULTS... -o page.html`` draws one page for every broker from those results,
+each broker's newest, stale brokers flagged, without reading a segment again."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from html import escape
+from pathlib import Path
+
+import pytest
+from clirun import run_kdump
+from conftest import FIXTURES
+
+from kdump.checks.registry import REGISTRY
+from kdump.errors import ExitCode
+
+ORACLE = FIXTURES / "oracle"
+DAMAGED = FIXTURES / "corrupt" / "log-crc-mismatch" / "txn-0"
+HOUR = 3_600_000
+
+
+def broker_log_dir(root: Path, broker: int, damaged: bool = False) -> Path:
+    """A broker's log dir: two partitions (one of them damaged where asked), meta.properties."""
+    log_dir = root / f"broker{broker}" / "kafka-logs"
+    shutil.copytree(ORACLE / "plain-0", log_dir / "orders-0")
+    shutil.copytree(DAMAGED if damaged else ORACLE / "txn-0", log_dir / "payments-0")
+    (log_dir / "meta.properties").write_text(
+        f"version=1\nnode.id={broker}\ncluster.id=Fleet-Cluster-1\ndirectory.id=lZ6vvmajTWKDBUTV6SQAtQ\n"
+    )
+    return log_dir
+
+
+def audit(log_dir: Path, target: str) -> None:
+    ran = run_kdump(["verify", str(log_dir), "--format", "json", "--output", target])
+    assert ran.exit_code in (ExitCode.OK, ExitCode.ERRORS), ran.stderr
+    assert ran.stdout == ""  # the report went to the target
+
+
+def test_verify_output_names_the_broker_and_writes_whole(tmp_path: Path) -> None:
+    log_dir = broker_log_dir(tmp_path, 7)
+    audits = tmp_path / "audits"
+    audits.mkdir()
+    audit(log_dir, str(audits / "{cluster_id}-{broker_id}-{started}.json"))
+    (written,) = audits.iterdir()  # and no temporary file left beside it
+    assert re.fullmatch(r"Fleet-Cluster-1-7-\d{8}T\d{6}Z\.json", written.name)
+    doc = json.loads(written.read_text())
+    assert (doc["run"]["broker_id"], doc["run"]["cluster_id"]) == (7, "Fleet-Cluster-1")
+    assert len(doc["summary"]["by_partition"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("{nope}.json", "unknown field {nope}"),
+        ("no-such-dir/result.json", "no such directory"),
+    ],
+)
+def test_a_bad_output_is_refused_before_any_work(tmp_path: Path, target: str, says: str) -> None:
+    ran = run_kdump(["verify", str(ORACLE / "plain-0"), "--format", "json", "-o", target], tmp_path)
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert ran.stdout == "" and says in ran.stderr and len(ran.stderr.splitlines()) == 1
+
+
+def set_started(path: Path, started: int) -> None:
+    """A result as if its run had started then (the runs of other days)."""
+    doc = json.loads(path.read_text())
+    doc["run"]["started"] = started
+    path.write_text(json.dumps(doc))
+
+
+def rows_of(page: str, table_id: str) -> list[list[str]]:
+    """The cells of each row of the table ``table_id``, as text."""
+    table = page.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody>", 1)[1])
+    return [
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in rows
+    ]
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Path, int]:
+    """Three brokers' results: broker 1 twice (its older run saw damage since repaired),
+    broker 2 damaged, broker 3 last heard of three days ago; the log dirs then removed."""
+    audits = tmp_path / "audits"
+    now = 1_800_000_000_000
+    for broker in (1, 2, 3):
+        (audits / str(broker)).mkdir(parents=True)
+    old_1 = broker_log_dir(tmp_path / "old", 1, damaged=True)
+    audit(old_1, str(audits / "1" / "old.json"))
+    set_started(audits / "1" / "old.json", now - 30 * HOUR)
+    for broker in (1, 2, 3):
+        log_dir = broker_log_dir(tmp_path, broker, damaged=broker == 2)
+        target = audits / str(broker) / "new.json"
+        audit(log_dir, str(target))
+        set_started(target, now - (72 if broker == 3 else 1) * HOUR)
+    shutil.rmtree(tmp_path / "old")
+    for broker in (1, 2, 3):
+        shutil.rmtree(tmp_path / f"broker{broker}")  # nothing but the results is read
+    return audits, now
+
+
+def test_the_fleet_page_shows_every_brokers_newest_result(
+    tmp_path: Path, fleet: tuple[Path, int]
+) -> None:
+    audits, now = fleet
+    page_path = tmp_path / "fleet.html"
+    ran = run_kdump(["report", str(audits), "-o", str(page_path), "--now", str(now)])
+    assert ran.exit_code == ExitCode.ERRORS, ran.stderr  # broker 2's damage
+    page = page_path.read_text()
+    assert "3 broker(s), 6 partition(s)" in page
+    brokers = {row[0]: row for row in rows_of(page, "brokers")}
+    assert sorted(brokers) == ["broker 1", "broker 2", "broker 3"]
+    assert [brokers[b][5] for b in sorted(brokers)] == ["", "", "stale"]
+    assert [brokers[b][10] for b in sorted(brokers)] == ["1", "0", "0"]  # older results
+    partitions = rows_of(page, "overview")
+    assert len(partitions) == 6
+    status = {(row[3], row[1]): row[0] for row in partitions}
+    # broker 1's newest result is clean; its older one, damaged, is not what is shown
+    assert status[("broker 1", "payments")] == "ok"
+    assert status[("broker 2", "payments")] in ("damaged", "errors")
+    assert partitions[0][3] == "broker 2"  # worst first
+    verdict = page.split('id="verdict"')[1].split("</div>")[0]
+    assert "errors on 1 broker(s): broker 2" in verdict
+    assert "1 broker(s) stale (newest result older than 36 h): broker 3" in verdict
+    codes = {row[1]: row for row in rows_of(page, "codes")}
+    assert codes["LOG_CRC_MISMATCH"][3] == "broker 2"
+    assert codes["LOG_CRC_MISMATCH"][4] == escape(REGISTRY["LOG_CRC_MISMATCH"].meaning)
+
+
+def test_stale_is_as_old_as_the_operator_says(tmp_path: Path, fleet: tuple[Path, int]) -> None:
+    audits, now = fleet
+    page_path = tmp_path / "fleet.html"
+    args = ["report", str(audits), "-o", str(page_path), "--now", str(now), "-q"]
+    run_kdump([*args, "--stale-after", "100"])
+    assert "stale" not in page_path.read_text().split('id="verdict"')[1].split("</div>")[0]
+    run_kdump([*args, "--stale-after", "0.5"])
+    verdict = page_path.read_text().split('id="verdict"')[1].split("</div>")[0]
+    assert "3 broker(s) stale" in verdict
+
+
+def test_a_result_that_is_not_one_is_named_and_the_rest_reported(
+    tmp_path: Path, fleet: tuple[Path, int]
+) -> None:
+    audits, now = fleet
+    (audits / "2" / "torn.json").write_text('{"findings": [')
+    (audits / "3" / "other.json").write_text('{"run": {"command": "explain"}}')
+    page_path = tmp_path / "fleet.html"
+    ran = run_kdump(["report", str(audits), "-o", str(page_path), "--now", str(now), "-q"])
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert f"{audits / '2' / 'torn.json'}: not JSON at byte 14" in ran.stderr
+    assert "other.json: not a kdump verify --format json result" in ran.stderr
+    assert len(rows_of(page_path.read_text(), "overview")) == 6
+
+
+def test_results_and_partitions_are_not_mixed(tmp_path: Path, fleet: tuple[Path, int]) -> None:
+    audits, _ = fleet
+    ran = run_kdump(["report", str(audits), str(ORACLE / "plain-0"), "-o", str(tmp_path / "x")])
+    assert ran.exit_code == ExitCode.BAD_INPUT and "not both" in ran.stderr
+    assert not os.path.exists(tmp_path / "x")
