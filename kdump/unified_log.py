@@ -58,6 +58,7 @@ from kdump.log_loader import Settlement, settle
 from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
+from kdump.storage.reading import KEEP, ReadPolicy
 
 if TYPE_CHECKING:
     from kdump.format.snapshot import ProducerSnapshot
@@ -118,6 +119,8 @@ class OpenOptions:
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
     layers: ConfigLayers = field(default_factory=ConfigLayers)
     """Where topic settings come from (--config, describe output, server.properties)."""
+    reading: ReadPolicy = KEEP
+    """How local ``.log`` files are read: page cache left as found, rate (verify's)."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
+from kdump.storage.reading import ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [
@@ -154,13 +155,16 @@ def verify_paths(
     progress: Progress = NO_PROGRESS,
     jobs: int = 1,
     store: ObjectStore | None = None,
+    reading: ReadPolicy | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
-    the result is the same as with one.
+    the result is the same as with one. ``reading``: how local files are read (by default
+    page-cache neutral: kdump.storage.reading).
     """
-    found = discover(paths, store, OpenOptions(verify=options))
+    reading = ReadPolicy.live() if reading is None else reading
+    found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
     work = [(log, s) for log in logs for s in segments_to_check(log)]
     progress.total(sum(s.log_size for _, s in work))

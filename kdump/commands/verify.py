@@ -19,12 +19,14 @@ from kdump.commands.options import (
     object_store,
     prom_option,
     store_options,
+    units_callback,
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
 from kdump.render.progress import progress, show_progress
 from kdump.render.verify import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
+from kdump.storage.reading import ReadPolicy, lower_priority
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
@@ -89,6 +91,33 @@ def check_options(f: F) -> F:
     return apply(f, options)
 
 
+_rate = units_callback("parse_rate")
+
+
+def live_options(f: F) -> F:
+    """How verify treats the broker it runs beside: page cache, read rate, priority."""
+    options = [
+        click.option(
+            "--keep-cache",
+            is_flag=True,
+            help="Leave what verify reads in the page cache (by default the pages it brought "
+            "in are dropped behind it and those cached before are left alone).",
+        ),
+        click.option(
+            "--max-io-rate",
+            callback=_rate,
+            metavar="RATE",
+            help="Read at most this many bytes per second (200MiB/s, 50M), over the whole run.",
+        ),
+        click.option(
+            "--nice",
+            is_flag=True,
+            help="Lowest CPU priority and the idle I/O class (nice 19, ionice -c 3).",
+        ),
+    ]
+    return apply(f, options)
+
+
 def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
     """The report on stdout: text (rich on a terminal), one JSON document (with the ``run``
     object when given), or JSON Lines."""
@@ -107,6 +136,7 @@ def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | Non
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @check_options
+@live_options
 @jobs_option
 @prom_option
 @store_options
@@ -123,6 +153,9 @@ def verify(
     fmt: str,
     fail_on: str,
     quiet: bool,
+    keep_cache: bool,
+    max_io_rate: int | None,
+    nice: bool,
     prom: str | None,
     **store: Any,
 ) -> None:
@@ -134,6 +167,10 @@ def verify(
     2 errors, 3 a usage or I/O problem.
     """
     objects = object_store(store)
+    if nice:
+        for note in lower_priority():
+            click.echo(f"kdump: --nice: {note}", err=True)
+    reading = ReadPolicy.live(keep_cache, max_io_rate)
     options = VerifyOptions(
         deep=deep,
         index_interval_bytes=index_interval_bytes,
@@ -143,7 +180,7 @@ def verify(
     )
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
-            result = verify_paths(list(paths), options, meter, jobs, objects)
+            result = verify_paths(list(paths), options, meter, jobs, objects, reading)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
         )
