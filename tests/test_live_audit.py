@@ -3,17 +3,23 @@ resumable within a budget."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from batchbytes import v2_batch
+from clirun import run_kdump
 
-from kdump.format.names import LOG_SUFFIX, segment_file_name
-from kdump.storage.reading import PAGE, resident_pages, uncached_ranges
+from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.checks.verify_state import AuditOptions
+from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
+from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.storage.reading import PAGE, RateLimit, residency, uncached_ranges
 
 MIB = 1 << 20
 
@@ -32,14 +38,10 @@ def _write_log(part: Path, base: int, mib: int, seed: int = 0) -> Path:
 
 
 def _resident(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        found = resident_pages(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
+    found = residency(path)
     if found is None:
         pytest.skip(f"{path}: mincore cannot see this file's page cache")
-    return bytes(b & 1 for b in found)
+    return found
 
 
 def _drop(path: Path, start: int = 0) -> None:
@@ -116,3 +118,254 @@ def test_uncached_ranges_cover_absent_pages_and_everything_past_the_end() -> Non
         (6 * PAGE, 1 << 62),
     ]
     assert uncached_ranges(bytes([1, 1]), 2 * PAGE) == [(2 * PAGE, 1 << 62)]
+
+
+# --- incremental: --state ----------------------------------------------------------------------
+
+T0 = 1_700_000_000_000
+
+
+def _partition(root: Path, bases: tuple[int, ...] = (0, 100, 200)) -> Path:
+    """A partition of segments of 100 batches each, with the indexes Kafka's recovery writes."""
+    part = root / "audit-0"
+    part.mkdir(parents=True)
+    for base in bases:
+        data = b"".join(
+            v2_batch(base + i, bytes([i % 251]) * 900, timestamp=T0 + base + i) for i in range(100)
+        )
+        recovered = recover_segment(data, base, "x", IndexConfig())
+        (part / segment_file_name(base, LOG_SUFFIX)).write_bytes(data)
+        (part / segment_file_name(base, INDEX_SUFFIX)).write_bytes(recovered.index)
+        (part / segment_file_name(base, TIME_INDEX_SUFFIX)).write_bytes(recovered.time_index)
+    return part
+
+
+def _run(part: Path, state: Path | None, **audit: Any) -> VerifyResult:
+    options = AuditOptions(None if state is None else str(state), **audit)
+    return verify_paths([str(part)], VerifyOptions(), audit=options)
+
+
+def _sizes(part: Path, *bases: int) -> int:
+    return sum((part / segment_file_name(b, LOG_SUFFIX)).stat().st_size for b in bases)
+
+
+def _same_verdict(a: VerifyResult, b: VerifyResult) -> None:
+    assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings]
+    assert a.summary() == b.summary()
+
+
+def test_a_second_run_reads_only_the_active_segment_and_says_the_same(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    first = _run(part, state, recheck_fraction=0)
+    assert first.audit.bytes_verified == _sizes(part, 0, 100, 200)
+    second = _run(part, state, recheck_fraction=0)
+    assert second.audit.bytes_verified == _sizes(part, 200)
+    assert second.audit.bytes_unchanged_skipped == _sizes(part, 0, 100)
+    assert second.audit.oldest_verified_ms == first.audit.oldest_verified_ms
+    assert not second.audit.partial
+    _same_verdict(first, second)
+
+
+def test_a_closed_segment_changed_in_place_is_a_finding_and_read_again(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    with open(part / segment_file_name(0, LOG_SUFFIX), "r+b") as f:  # same inode
+        f.seek(500)
+        f.write(b"\xff")
+    second = _run(part, state, recheck_fraction=0)
+    assert {f.code for f in second.findings} == {"SEGMENT_CHANGED", "LOG_CRC_MISMATCH"}
+    assert second.audit.bytes_verified == _sizes(part, 0, 200)
+
+
+def test_a_closed_segment_replaced_by_a_new_file_is_read_again_without_a_finding(
+    tmp_path: Path,
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    log = part / segment_file_name(100, LOG_SUFFIX)
+    copy = log.with_suffix(".cleaned")
+    copy.write_bytes(log.read_bytes())
+    os.replace(copy, log)  # as the cleaner swaps a segment in: a new inode
+    second = _run(part, state, recheck_fraction=0)
+    assert second.findings == []
+    assert second.audit.bytes_verified == _sizes(part, 100, 200)
+
+
+def test_rechecks_go_longest_unread_first_and_fractions_carry_over(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path, (0, 100, 200, 300, 400)), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    doc = json.loads(state.read_text())
+    ages = {"0": 4, "100": 1, "200": 3, "300": 2}  # days since verified
+    for key, record in doc["segments"].items():
+        record["verified_ms"] -= ages[str(int(Path(key).stem))] * 86_400_000
+    state.write_text(json.dumps(doc))
+    read = []
+    for _ in range(4):  # 4 unchanged closed segments at 3/8: 1.5 re-reads a run
+        result = _run(part, state, recheck_fraction=3 / 8)
+        read.append(result.audit.bytes_verified // _sizes(part, 0) - 1)  # less the active one
+    assert read == [1, 2, 1, 2]
+    # the oldest went first: 0 (4 days), then 200 and 300, then 100
+    doc = json.loads(state.read_text())
+    newest = max(r["verified_ms"] for r in doc["segments"].values())
+    stale = [k for k, r in doc["segments"].items() if r["verified_ms"] < newest - 60_000]
+    assert stale == []
+
+
+def test_a_segment_unread_for_30_days_is_read_whatever_the_fraction(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    doc = json.loads(state.read_text())
+    old = next(k for k in doc["segments"] if k.endswith(segment_file_name(100, LOG_SUFFIX)))
+    doc["segments"][old]["verified_ms"] -= 30 * 86_400_000
+    state.write_text(json.dumps(doc))
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 100, 200)
+
+
+def _bad_facts(state: Path) -> bytes:
+    doc = json.loads(state.read_text())
+    for record in doc["segments"].values():
+        record["scan"]["batches"] = "many"
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("contents", "reason"),
+    [
+        (lambda _: b"\x00\xffnot json", "not a kdump verify state file (not JSON)"),
+        (lambda _: b'{"format": "something-else"}', "not a kdump verify state file"),
+        (lambda _: b'{"format": "kdump-verify-state", "version": 99}', "version 99, not 1"),
+        (_bad_facts, "a segment's facts are not numbers"),
+    ],
+)
+def test_a_damaged_or_foreign_state_file_is_a_warning_and_a_full_run(
+    tmp_path: Path, contents: Any, reason: str
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    state.write_bytes(contents(state))
+    ran = run_kdump(["verify", str(part), "--state", str(state), "--format", "json"])
+    assert ran.exit_code == 0
+    assert ran.stderr == f"kdump: warning: {state}: {reason}; verifying everything\n"
+    run = json.loads(ran.stdout)["run"]
+    assert run["bytes_verified"] == _sizes(part, 0, 100, 200)
+    assert run["bytes_unchanged_skipped"] == 0
+    # the run wrote a good state: the next one is incremental again
+    assert _run(part, state, recheck_fraction=0).audit.bytes_unchanged_skipped
+
+
+def test_the_state_file_is_replaced_atomically_and_forgets_deleted_segments(
+    tmp_path: Path,
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        (part / segment_file_name(0, suffix)).unlink()  # retention
+    _run(part, state, recheck_fraction=0)
+    keys = json.loads(state.read_text())["segments"]
+    assert [Path(k).name for k in keys] == [segment_file_name(100, LOG_SUFFIX)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["audit-0", "state.json"]
+
+
+# --- a budget, an interruption --------------------------------------------------------------
+
+
+def test_a_budget_stops_at_a_segment_boundary_and_the_next_run_goes_on(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    read = []
+    for _ in range(3):
+        # a budget spent at once: one segment a run
+        result = _run(part, state, recheck_fraction=0, budget_ms=0)
+        read.append((result.audit.bytes_verified, result.audit.partial))
+    assert read == [
+        (_sizes(part, 0), True),
+        (_sizes(part, 100), True),
+        (_sizes(part, 200), False),
+    ]
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 200)
+
+
+def test_a_partial_run_says_so_in_text_json_and_prom(tmp_path: Path) -> None:
+    part, state, prom = _partition(tmp_path), tmp_path / "state.json", tmp_path / "v.prom"
+    args = ["verify", str(part), "--state", str(state), "--budget", "0s", "--prom", str(prom)]
+    text = run_kdump(args)
+    assert text.exit_code == 0
+    first_unread = part / segment_file_name(100, LOG_SUFFIX)
+    assert f"partial: stopped before {first_unread} (--budget, or interrupted)" in text.stdout
+    assert 'kdump_run_partial{command="verify"} 1\n' in prom.read_text()
+    assert f'kdump_verified_bytes{{command="verify"}} {_sizes(part, 0)}\n' in prom.read_text()
+    run = json.loads(run_kdump([*args, "--format", "json"]).stdout)["run"]
+    second_unread = str(part / segment_file_name(200, LOG_SUFFIX))
+    assert (run["partial"], run["stopped_at"]) == (True, second_unread)
+    assert run["bytes_unchanged_skipped"] == _sizes(part, 0)
+    assert json.loads(state.read_text())["stopped_at"] == second_unread
+
+
+class _StopAfterOne:
+    def total(self, amount: int) -> None:
+        pass
+
+    def advance(self, amount: int, what: str) -> None:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_keeps_what_it_verified(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    with pytest.raises(KeyboardInterrupt):
+        verify_paths(
+            [str(part)], VerifyOptions(), _StopAfterOne(), audit=AuditOptions(str(state), 0)
+        )
+    doc = json.loads(state.read_text())
+    assert [Path(k).name for k in doc["segments"]] == [segment_file_name(0, LOG_SUFFIX)]
+    assert doc["stopped_at"] == str(part / segment_file_name(100, LOG_SUFFIX))
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 100, 200)
+
+
+# --- throttled, nice ------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_rate_limit_holds_over_the_whole_run() -> None:
+    clock = _Clock()
+    limit = RateLimit(100, clock, clock.sleep)
+    limit.take(50)  # 0.5 s of reading at 100 B/s, done at once: wait for it
+    clock.now += 2.0  # a slow stretch (another file opened, checks): credit, not a burst cap
+    limit.take(150)
+    limit.take(100)
+    assert clock.slept == [0.5, 0.5]
+    assert clock.now == 100.0 + 300 / 100
+
+
+def test_max_io_rate_bounds_a_verify_from_below(tmp_path: Path) -> None:
+    part = tmp_path / "rate-0"
+    size = _write_log(part, 0, 2).stat().st_size
+    start = time.monotonic()
+    ran = run_kdump(["verify", str(part), "--max-io-rate", "4MiB/s", "-q"])
+    took = time.monotonic() - start
+    assert ran.exit_code == 0, ran.stderr
+    assert took >= size / (4 * MIB)
+
+
+def test_nice_runs_at_the_lowest_priorities() -> None:
+    if os.uname().machine != "x86_64":
+        pytest.skip("ioprio_get's number is known here for x86_64")
+    probe = (
+        "import ctypes, os\n"
+        "from kdump.storage.reading import lower_priority\n"
+        "notes = lower_priority()\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(os.nice(0), libc.syscall(252, 1, 0) >> 13, notes)\n"  # ioprio_get(WHO_PROCESS)
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split(maxsplit=2) == ["19", "3", "[]\n"]

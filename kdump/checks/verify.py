@@ -6,6 +6,7 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,6 +23,8 @@ from kdump.checks.partition import (
     verify_partition,
 )
 from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.sink import FindingSink
+from kdump.checks.verify_state import AuditOptions, AuditSummary, Plan, Verified, VerifyState
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -55,6 +58,8 @@ class VerifyResult:
     log_dir_findings: list[Finding] = field(default_factory=list)
     unreadable: list[InputError] = field(default_factory=list)
     """Paths named that could not be read: the rest is reported all the same."""
+    audit: AuditSummary = field(default_factory=AuditSummary)
+    """What the run read, skipped as unchanged, and whether it stopped early."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -156,37 +161,134 @@ def verify_paths(
     jobs: int = 1,
     store: ObjectStore | None = None,
     reading: ReadPolicy | None = None,
+    audit: AuditOptions | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
     the result is the same as with one. ``reading``: how local files are read (by default
-    page-cache neutral: kdump.storage.reading).
+    page-cache neutral: kdump.storage.reading); ``audit``: a state file that makes the run
+    incremental, a budget (kdump.checks.verify_state).
     """
+    started = time.monotonic()
     reading = ReadPolicy.live() if reading is None else reading
+    audit = audit or AuditOptions()
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
-    work = [(log, s) for log in logs for s in segments_to_check(log)]
-    progress.total(sum(s.log_size for _, s in work))
-    # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
-    # Python, and object-store clients are kept one per process: processes
-    local = all(log.storage.local_path is not None for log in logs)
-    outcomes = map_ordered(
-        partial(_check, options=options),
-        [s for _, s in work],
-        jobs,
-        weight=_log_bytes,
-        threads=local and not options.deep,
-    )
-    for log, segment in work:
-        log.take_result(segment, next(outcomes))
-        progress.advance(segment.log_size, segment.log_path)
+    owner = {id(s): log for log in logs for s in segments_to_check(log)}
+    segments = [s for log in logs for s in segments_to_check(log)]
+    state = VerifyState.load(audit.state) if audit.state is not None else None
+    asked = state is not None or audit.budget_ms is not None
+    summary = AuditSummary(state_warning=state.warning if state else None, asked=asked)
+    plan = Plan(segments, [], {})
+    if state is not None:
+        plan = state.plan(segments, audit.recheck_fraction, policy=reading)
+    progress.total(sum(s.log_size for s in plan.walk))
+    for segment, known in plan.reuse:
+        owner[id(segment)].take_result(segment, _reused(segment, known, options))
+        summary.bytes_unchanged_skipped += segment.log_size
+        summary.saw(known.verified_ms)
+    done = {id(s) for s, _ in plan.reuse}
+    try:
+        _walk(plan, owner, options, jobs, progress, state, reading, summary, done, audit, started)
+    finally:
+        _left_unread(plan, owner, done, summary, state)
+        if state is not None:
+            state.save()
     results = {}
     for log in logs:
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
-    return collect_result(found, lambda log: results[log.location])
+    result = collect_result(found, lambda log: results[log.location])
+    result.audit = summary
+    return result
+
+
+def _walk(
+    plan: Plan,
+    owner: dict[int, UnifiedLog],
+    options: VerifyOptions,
+    jobs: int,
+    progress: Progress,
+    state: VerifyState | None,
+    reading: ReadPolicy,
+    summary: AuditSummary,
+    done: set[int],
+    audit: AuditOptions,
+    started: float,
+) -> None:
+    """The segments the plan walks, in its order, until they are done or the budget is spent
+    (then at the first segment boundary after it: one segment at least, so that runs under
+    any budget get through a log dir in the end)."""
+    # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
+    # Python, and object-store clients are kept one per process: processes
+    local = all(log.storage.local_path is not None for log in owner.values())
+    outcomes = map_ordered(
+        partial(_check, options=options),
+        plan.walk,
+        jobs,
+        weight=_log_bytes,
+        threads=local and not options.deep,
+    )
+    deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
+    now_ms = int(time.time() * 1000)
+    done_here = 0
+    try:
+        for segment in plan.walk:
+            if done_here and deadline is not None and time.monotonic() >= deadline:
+                return
+            outcome = next(outcomes)
+            changed = plan.changed.get(id(segment))
+            if changed is not None:
+                outcome.sink.add(changed)
+            owner[id(segment)].take_result(segment, outcome)
+            done.add(id(segment))
+            done_here += 1
+            summary.bytes_verified += segment.log_size
+            summary.saw(now_ms)
+            if state is not None:
+                state.record(segment, outcome.scan, outcome.findings, now_ms, reading)
+            progress.advance(segment.log_size, segment.log_path)
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # workers stop: nothing more is taken
+
+
+def _reused(segment: LogSegment, known: Verified, options: VerifyOptions) -> SegmentResult:
+    """An unchanged segment's result as its last walk left it."""
+    sink = FindingSink(options.max_findings_per_code)
+    for finding in known.restore_findings():
+        sink.add(finding)
+    return SegmentResult(
+        segment.base_offset, segment.slot, known.restore_scan(segment.log_path), sink
+    )
+
+
+def _left_unread(
+    plan: Plan,
+    owner: dict[int, UnifiedLog],
+    done: set[int],
+    summary: AuditSummary,
+    state: VerifyState | None,
+) -> None:
+    """A run stopped early (a budget, an interruption): each partition is reported as the
+    segments read (as when segment files are named), and the state says where it stopped."""
+    unread = [s for s in plan.walk if id(s) not in done]
+    if not unread:
+        if state is not None:
+            state.stopped_at = None
+        return
+    summary.partial = True
+    summary.stopped_at = unread[0].log_path
+    if state is not None:
+        state.stopped_at = summary.stopped_at
+        for segment in unread:
+            summary.saw(state.last_verified(segment))
+    for log in {id(owner[id(s)]): owner[id(s)] for s in unread}.values():
+        read = frozenset(s.base_offset for s in segments_to_check(log) if id(s) in done)
+        log.only = read
 
 
 def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:

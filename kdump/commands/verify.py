@@ -10,6 +10,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     fail_on_option,
@@ -92,6 +93,17 @@ def check_options(f: F) -> F:
 
 
 _rate = units_callback("parse_rate")
+_duration = units_callback("parse_duration")
+
+state_option = click.option(
+    "--state",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Remember the closed segments verified clean in FILE (JSON, written atomically): "
+    "the next run reads only new or changed segments, the active ones and a rotating share "
+    "of the rest.",
+)
 
 
 def live_options(f: F) -> F:
@@ -113,6 +125,22 @@ def live_options(f: F) -> F:
             "--nice",
             is_flag=True,
             help="Lowest CPU priority and the idle I/O class (nice 19, ionice -c 3).",
+        ),
+        state_option,
+        click.option(
+            "--recheck-fraction",
+            type=click.FloatRange(0, 1),
+            default=DEFAULT_RECHECK_FRACTION,
+            show_default="1/30: each segment read again at least every 30 days",
+            help="With --state: the share of unchanged closed segments read again each run, "
+            "the longest unread first.",
+        ),
+        click.option(
+            "--budget",
+            callback=_duration,
+            metavar="DURATION",
+            help="Stop at the first segment boundary after this long (90s, 10m, 1h): the "
+            "verdict so far, marked partial; with --state the next run goes on from there.",
         ),
     ]
     return apply(f, options)
@@ -156,6 +184,9 @@ def verify(
     keep_cache: bool,
     max_io_rate: int | None,
     nice: bool,
+    state: str | None,
+    recheck_fraction: float,
+    budget: int | None,
     prom: str | None,
     **store: Any,
 ) -> None:
@@ -180,7 +211,10 @@ def verify(
     )
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
-            result = verify_paths(list(paths), options, meter, jobs, objects, reading)
+            audit = AuditOptions(state, recheck_fraction, budget)
+            result = verify_paths(list(paths), options, meter, jobs, objects, reading, audit)
+        if result.audit.state_warning:
+            click.echo(f"kdump: warning: {result.audit.state_warning}", err=True)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
         )

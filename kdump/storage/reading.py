@@ -261,21 +261,35 @@ def _libc() -> Any:
     return _LIBC or None
 
 
-def resident_fraction(path: str | os.PathLike[str], ranges: list[tuple[int, int]]) -> float:
-    """The share of the pages in ``ranges`` of the file ``path`` that are resident now (what
-    tests and bench/ measure, from outside the process that read)."""
+def read_ranges(
+    path: str | os.PathLike[str], ranges: list[tuple[int, int]], policy: ReadPolicy = KEEP
+) -> tuple[os.stat_result, list[bytes]]:
+    """The file's status and the bytes of each ``(start, end)`` range (short at its end), read
+    as ``policy`` says and without read-ahead (a few headers, not a stream)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        size = os.fstat(fd).st_size
-        resident = resident_pages(fd, size)
+        status = os.fstat(fd)
+        guard = policy.guard(fd, status.st_size)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            return status, [os.pread(fd, max(0, end - start), start) for start, end in ranges]
+        finally:
+            if guard is not None:
+                guard.close()
     finally:
         os.close(fd)
-    if resident is None:
-        raise OSError(f"{path}: mincore cannot see this file's page cache")
-    pages = [p for lo, hi in ranges for p in range(lo // PAGE, min(hi, size) // PAGE)]
-    if not pages:
-        return 0.0
-    return sum(resident[p] & 1 for p in pages) / len(pages)
+
+
+def residency(path: str | os.PathLike[str]) -> bytes | None:
+    """A byte per page of the file ``path``: 1 where the page is in the page cache now, else 0
+    (what tests and bench/ read from outside the process that read the file); None where
+    mincore cannot tell."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        found = resident_pages(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    return None if found is None else found.translate(_LOW_BIT)
 
 
 IOPRIO_CLASS_IDLE = 3
@@ -313,7 +327,8 @@ __all__ = [
     "RateLimit",
     "ReadPolicy",
     "lower_priority",
-    "resident_fraction",
+    "read_ranges",
+    "residency",
     "resident_pages",
     "uncached_ranges",
 ]
