@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from kdump.checks.log import FirstBatch, LogScan
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIXES, LOG_SUFFIX
 from kdump.format.walk import Stop, StopReason
+from kdump.parallel import map_ordered
 from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
 
@@ -285,13 +287,15 @@ class VerifyState:
         fresh: list[LogSegment] = []
         unchanged: list[tuple[LogSegment, Verified]] = []
         changed: dict[int, Finding] = {}
-        for segment in segments:
-            key = _key(segment)
-            known = None if key is None or segment.is_active else self.segments.get(key)
+        pairs = [(s, self._known(s)) for s in segments]
+        asked = [(s, k) for s, k in pairs if k is not None]
+        # two small reads a segment, from a cold cache as often as not: waited for together
+        found = iter(map_ordered(partial(_identify_known, policy=policy), asked, 8, threads=True))
+        for segment, known in pairs:
             if known is None:
                 fresh.append(segment)
                 continue
-            now = identify(segment, known.scan.get("last_position", -1), policy)
+            now = next(found)
             if now is not None and now == known.identity:
                 unchanged.append((segment, known))
                 continue
@@ -308,6 +312,10 @@ class VerifyState:
         count = max(due, count)
         recheck = [s for s, _ in unchanged[:count]]
         return Plan(fresh + recheck, unchanged[count:], changed)
+
+    def _known(self, segment: LogSegment) -> Verified | None:
+        key = _key(segment)
+        return None if key is None or segment.is_active else self.segments.get(key)
 
     def record(
         self,
@@ -336,6 +344,13 @@ class VerifyState:
         key = _key(segment)
         known = None if key is None else self.segments.get(key)
         return None if known is None else known.verified_ms
+
+
+def _identify_known(
+    pair: tuple[LogSegment, Verified], policy: ReadPolicy
+) -> SegmentIdentity | None:
+    segment, known = pair
+    return identify(segment, int(known.scan.get("last_position", -1)), policy)
 
 
 def _changed_finding(segment: LogSegment, was: SegmentIdentity, now: SegmentIdentity) -> Finding:
