@@ -23,8 +23,13 @@ from kdump.checks.partition import (
     verify_partition,
 )
 from kdump.checks.segment import SegmentResult, check_segment
-from kdump.checks.sink import FindingSink
-from kdump.checks.verify_state import AuditOptions, AuditSummary, Plan, Verified, VerifyState
+from kdump.checks.verify_state import (
+    AuditOptions,
+    AuditSummary,
+    Plan,
+    VerifyState,
+    reused_result,
+)
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -185,7 +190,8 @@ def verify_paths(
         plan = state.plan(segments, audit.recheck_fraction, policy=reading)
     progress.total(sum(s.log_size for s in plan.walk))
     for segment, known in plan.reuse:
-        owner[id(segment)].take_result(segment, _reused(segment, known, options))
+        reused = reused_result(segment, known, options.max_findings_per_code)
+        owner[id(segment)].take_result(segment, reused)
         summary.bytes_unchanged_skipped += segment.log_size
         summary.saw(known.verified_ms)
     done = {id(s) for s, _ in plan.reuse}
@@ -254,16 +260,6 @@ def _walk(
         close = getattr(outcomes, "close", None)
         if close is not None:
             close()  # workers stop: nothing more is taken
-
-
-def _reused(segment: LogSegment, known: Verified, options: VerifyOptions) -> SegmentResult:
-    """An unchanged segment's result as its last walk left it."""
-    sink = FindingSink(options.max_findings_per_code)
-    for finding in known.restore_findings():
-        sink.add(finding)
-    return SegmentResult(
-        segment.base_offset, segment.slot, known.restore_scan(segment.log_path), sink
-    )
 
 
 def _left_unread(

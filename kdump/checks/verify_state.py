@@ -28,6 +28,8 @@ from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import FirstBatch, LogScan
+from kdump.checks.segment import SegmentResult
+from kdump.checks.sink import FindingSink
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIXES, LOG_SUFFIX
 from kdump.format.walk import Stop, StopReason
@@ -154,7 +156,8 @@ def scan_facts(scan: LogScan) -> dict[str, Any]:
     return d
 
 
-def _key(segment: LogSegment) -> str | None:
+def key_of(segment: LogSegment) -> str | None:
+    """How the state names a local segment: its ``.log``'s real path (None: not local)."""
     directory = segment.storage.local_path
     if directory is None or LOG_SUFFIX not in segment.files:
         return None
@@ -314,7 +317,7 @@ class VerifyState:
         return Plan(fresh + recheck, unchanged[count:], changed)
 
     def _known(self, segment: LogSegment) -> Verified | None:
-        key = _key(segment)
+        key = key_of(segment)
         return None if key is None or segment.is_active else self.segments.get(key)
 
     def record(
@@ -326,24 +329,57 @@ class VerifyState:
         policy: ReadPolicy = KEEP,
     ) -> None:
         """A segment walked this run: remembered when closed and clean, else forgotten."""
-        key = _key(segment)
-        if key is None:
-            return
-        clean = scan is not None and all(f.severity is Severity.INFO for f in findings)
-        identity = None
-        if clean and not segment.is_active:
-            assert scan is not None
-            identity = identify(segment, scan.last_position, policy)
-        if identity is None or scan is None:
+        key = key_of(segment)
+        if key is not None:
+            self.keep(key, verified_record(segment, scan, findings, now_ms, policy))
+
+    def keep(self, key: str, verified: Verified | None) -> None:
+        """What a walk of the segment ``key`` (wherever it ran) left: remembered, or not."""
+        if verified is None:
             self.segments.pop(key, None)
-            return
-        kept = [f.to_dict() for f in findings]
-        self.segments[key] = Verified(identity, now_ms, scan_facts(scan), kept)
+        else:
+            self.segments[key] = verified
 
     def last_verified(self, segment: LogSegment) -> int | None:
-        key = _key(segment)
+        key = key_of(segment)
         known = None if key is None else self.segments.get(key)
         return None if known is None else known.verified_ms
+
+
+def verified_record(
+    segment: LogSegment,
+    scan: LogScan | None,
+    findings: list[Finding],
+    now_ms: int,
+    policy: ReadPolicy = KEEP,
+) -> Verified | None:
+    """What the state keeps of a segment just walked: a record when it is closed, local and
+    clean (info findings at most), else None."""
+    clean = scan is not None and all(f.severity is Severity.INFO for f in findings)
+    if not clean or segment.is_active or scan is None:
+        return None
+    identity = identify(segment, scan.last_position, policy)
+    if identity is None:
+        return None
+    return Verified(identity, now_ms, scan_facts(scan), [f.to_dict() for f in findings])
+
+
+def reused_result(
+    segment: LogSegment, known: Verified, max_findings_per_code: int
+) -> SegmentResult:
+    """An unchanged segment's result as its last walk left it."""
+    sink = FindingSink(max_findings_per_code)
+    for finding in known.restore_findings():
+        sink.add(finding)
+    scan = known.restore_scan(segment.log_path)
+    return SegmentResult(segment.base_offset, segment.slot, scan, sink)
+
+
+def state_file(directory: str | os.PathLike[str], log_dir: str) -> Path:
+    """The state file of ``log_dir`` among those in ``directory`` (kdump spark verify keeps one
+    per log dir): its absolute path, its slashes as ``%2F`` (no two log dirs share a name)."""
+    name = os.path.abspath(log_dir).replace("%", "%25").replace("/", "%2F")
+    return Path(directory) / f"{name}.json"
 
 
 def _identify_known(
@@ -381,5 +417,9 @@ __all__ = [
     "Verified",
     "VerifyState",
     "identify",
+    "key_of",
+    "reused_result",
     "scan_facts",
+    "state_file",
+    "verified_record",
 ]
