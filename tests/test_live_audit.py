@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batchbytes import v2_batch
+from batchbytes import v2_batch, write_partition
 from clirun import run_kdump
 
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.checks.verify_state import AuditOptions
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
-from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.reading import PAGE, RateLimit, residency, uncached_ranges
 
 MIB = 1 << 20
@@ -122,22 +121,9 @@ def test_uncached_ranges_cover_absent_pages_and_everything_past_the_end() -> Non
 
 # --- incremental: --state ----------------------------------------------------------------------
 
-T0 = 1_700_000_000_000
-
 
 def _partition(root: Path, bases: tuple[int, ...] = (0, 100, 200)) -> Path:
-    """A partition of segments of 100 batches each, with the indexes Kafka's recovery writes."""
-    part = root / "audit-0"
-    part.mkdir(parents=True)
-    for base in bases:
-        data = b"".join(
-            v2_batch(base + i, bytes([i % 251]) * 900, timestamp=T0 + base + i) for i in range(100)
-        )
-        recovered = recover_segment(data, base, "x", IndexConfig())
-        (part / segment_file_name(base, LOG_SUFFIX)).write_bytes(data)
-        (part / segment_file_name(base, INDEX_SUFFIX)).write_bytes(recovered.index)
-        (part / segment_file_name(base, TIME_INDEX_SUFFIX)).write_bytes(recovered.time_index)
-    return part
+    return write_partition(root / "audit-0", bases)
 
 
 def _run(part: Path, state: Path | None, **audit: Any) -> VerifyResult:

@@ -105,6 +105,15 @@ state_option = click.option(
     "of the rest.",
 )
 
+recheck_fraction_option = click.option(
+    "--recheck-fraction",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_RECHECK_FRACTION,
+    show_default="1/30: each segment read again at least every 30 days",
+    help="With --state: the share of unchanged closed segments read again each run, "
+    "the longest unread first.",
+)
+
 
 def live_options(f: F) -> F:
     """How verify treats the broker it runs beside: page cache, read rate, priority."""
@@ -127,14 +136,7 @@ def live_options(f: F) -> F:
             help="Lowest CPU priority and the idle I/O class (nice 19, ionice -c 3).",
         ),
         state_option,
-        click.option(
-            "--recheck-fraction",
-            type=click.FloatRange(0, 1),
-            default=DEFAULT_RECHECK_FRACTION,
-            show_default="1/30: each segment read again at least every 30 days",
-            help="With --state: the share of unchanged closed segments read again each run, "
-            "the longest unread first.",
-        ),
+        recheck_fraction_option,
         click.option(
             "--budget",
             callback=_duration,
