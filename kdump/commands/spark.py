@@ -26,6 +26,7 @@ from kdump.commands.verify import (
     print_result,
     recheck_fraction_option,
     result_log_dirs,
+    state_option,
 )
 from kdump.errors import KdumpError
 from kdump.render.progress import progress_display, show_progress
@@ -131,15 +132,7 @@ def spark() -> None:
     default=None,
     help="Spark tasks to split the partitions into (default: one per core, balanced by size).",
 )
-@click.option(
-    "--state",
-    type=click.Path(file_okay=False),
-    default=None,
-    metavar="DIR",
-    help="As kdump verify --state, one file per log dir in DIR, read and written by the "
-    "driver: the next run reads only new or changed segments, the active ones and a "
-    "rotating share of the rest.",
-)
+@state_option(per_log_dir=True)
 @recheck_fraction_option
 @spark_options
 @store_options

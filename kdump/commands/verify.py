@@ -95,15 +95,20 @@ def check_options(f: F) -> F:
 _rate = units_callback("parse_rate")
 _duration = units_callback("parse_duration")
 
-state_option = click.option(
-    "--state",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Remember the closed segments verified clean in FILE (JSON, written atomically): "
-    "the next run reads only new or changed segments, the active ones and a rotating share "
-    "of the rest.",
-)
+
+def state_option(per_log_dir: bool = False) -> Callable[[F], F]:
+    """--state: FILE (verify), or DIR of one file per log dir (spark verify: its driver)."""
+    where = "one file per log dir in DIR" if per_log_dir else "FILE"
+    return click.option(
+        "--state",
+        type=click.Path(file_okay=not per_log_dir, dir_okay=per_log_dir),
+        default=None,
+        metavar="DIR" if per_log_dir else "FILE",
+        help=f"Remember the closed segments verified clean in {where} (JSON, written "
+        "atomically): the next run reads only new or changed segments, the active ones and "
+        "a rotating share of the rest.",
+    )
+
 
 recheck_fraction_option = click.option(
     "--recheck-fraction",
@@ -135,7 +140,7 @@ def live_options(f: F) -> F:
             is_flag=True,
             help="Lowest CPU priority and the idle I/O class (nice 19, ionice -c 3).",
         ),
-        state_option,
+        state_option(),
         recheck_fraction_option,
         click.option(
             "--budget",
