@@ -109,6 +109,19 @@ def test_keep_cache_leaves_what_verify_read_cached(half_cached: tuple[Path, Path
     assert added >= 0.9
 
 
+def test_verify_leaves_no_index_file_cached_either(tmp_path: Path) -> None:
+    part = write_partition(tmp_path / "cold-0", (0, 100))
+    files = sorted(part.iterdir())
+    assert {f.suffix for f in files} == {".log", ".index", ".timeindex"}
+    for f in files:
+        with open(f, "rb+") as out:
+            os.fsync(out.fileno())
+        _drop(f)
+    done = _kdump("verify", part, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert {f.name: sum(_resident(f)) for f in files} == {f.name: 0 for f in files}
+
+
 def test_uncached_ranges_cover_absent_pages_and_everything_past_the_end() -> None:
     vector = bytes([1, 0, 0, 1, 0b10, 1, 0])  # bits other than bit 0 are reserved
     assert uncached_ranges(vector, 7 * PAGE) == [
