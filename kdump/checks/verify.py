@@ -177,114 +177,111 @@ def verify_paths(
     """
     started = time.monotonic()
     reading = ReadPolicy.live() if reading is None else reading
-    audit = audit or AuditOptions()
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
-    owner = {id(s): log for log in logs for s in segments_to_check(log)}
-    segments = [s for log in logs for s in segments_to_check(log)]
-    state = VerifyState.load(audit.state) if audit.state is not None else None
-    asked = state is not None or audit.budget_ms is not None
-    summary = AuditSummary(state_warning=state.warning if state else None, asked=asked)
-    plan = Plan(segments, [], {})
-    if state is not None:
-        plan = state.plan(segments, audit.recheck_fraction, policy=reading)
-    progress.total(sum(s.log_size for s in plan.walk))
-    for segment, known in plan.reuse:
-        reused = reused_result(segment, known, options.max_findings_per_code)
-        owner[id(segment)].take_result(segment, reused)
-        summary.bytes_unchanged_skipped += segment.log_size
-        summary.saw(known.verified_ms)
-    done = {id(s) for s, _ in plan.reuse}
+    run = _Run(logs, options, reading, audit or AuditOptions(), started)
+    progress.total(sum(s.log_size for s in run.plan.walk))
     try:
-        _walk(plan, owner, options, jobs, progress, state, reading, summary, done, audit, started)
+        run.walk(jobs, progress)
     finally:
-        _left_unread(plan, owner, done, summary, state)
-        if state is not None:
-            state.save()
+        run.finish()
     results = {}
     for log in logs:
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
     result = collect_result(found, lambda log: results[log.location])
-    result.audit = summary
+    result.audit = run.summary
     return result
 
 
-def _walk(
-    plan: Plan,
-    owner: dict[int, UnifiedLog],
-    options: VerifyOptions,
-    jobs: int,
-    progress: Progress,
-    state: VerifyState | None,
-    reading: ReadPolicy,
-    summary: AuditSummary,
-    done: set[int],
-    audit: AuditOptions,
-    started: float,
-) -> None:
-    """The segments the plan walks, in its order, until they are done or the budget is spent
-    (then at the first segment boundary after it: one segment at least, so that runs under
-    any budget get through a log dir in the end)."""
-    # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
-    # Python, and object-store clients are kept one per process: processes
-    local = all(log.storage.local_path is not None for log in owner.values())
-    outcomes = map_ordered(
-        partial(_check, options=options),
-        plan.walk,
-        jobs,
-        weight=_log_bytes,
-        threads=local and not options.deep,
-    )
-    deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
-    now_ms = int(time.time() * 1000)
-    done_here = 0
-    try:
-        for segment in plan.walk:
-            if done_here and deadline is not None and time.monotonic() >= deadline:
-                return
-            outcome = next(outcomes)
-            changed = plan.changed.get(id(segment))
-            if changed is not None:
-                outcome.sink.add(changed)
-            owner[id(segment)].take_result(segment, outcome)
-            done.add(id(segment))
-            done_here += 1
-            summary.bytes_verified += segment.log_size
-            summary.saw(now_ms)
-            if state is not None:
-                state.record(segment, outcome.scan, outcome.findings, now_ms, reading)
-            progress.advance(segment.log_size, segment.log_path)
-    finally:
-        close = getattr(outcomes, "close", None)
-        if close is not None:
-            close()  # workers stop: nothing more is taken
+class _Run:
+    """The segments of a verify run: those its state lets it reuse (handed to their partitions
+    at once), those it walks, and what it leaves in the state."""
 
+    def __init__(
+        self,
+        logs: list[UnifiedLog],
+        options: VerifyOptions,
+        reading: ReadPolicy,
+        audit: AuditOptions,
+        started: float,
+    ) -> None:
+        self.options, self.reading = options, reading
+        self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
+        segments = [s for log in logs for s in segments_to_check(log)]
+        self.state = VerifyState.load(audit.state) if audit.state is not None else None
+        self.summary = AuditSummary(
+            state_warning=self.state.warning if self.state else None,
+            asked=self.state is not None or audit.budget_ms is not None,
+        )
+        self.plan = Plan(segments, [], {})
+        if self.state is not None:
+            self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
+        self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
+        self.done: set[int] = set()
+        for segment, known in self.plan.reuse:
+            reused = reused_result(segment, known, options.max_findings_per_code)
+            self.owner[id(segment)].take_result(segment, reused)
+            self.done.add(id(segment))
+            self.summary.bytes_unchanged_skipped += segment.log_size
+            self.summary.saw(known.verified_ms)
 
-def _left_unread(
-    plan: Plan,
-    owner: dict[int, UnifiedLog],
-    done: set[int],
-    summary: AuditSummary,
-    state: VerifyState | None,
-) -> None:
-    """A run stopped early (a budget, an interruption): each partition is reported as the
-    segments read (as when segment files are named), and the state says where it stopped."""
-    unread = [s for s in plan.walk if id(s) not in done]
-    if not unread:
-        if state is not None:
-            state.stopped_at = None
-        return
-    summary.partial = True
-    summary.stopped_at = unread[0].log_path
-    if state is not None:
-        state.stopped_at = summary.stopped_at
+    def walk(self, jobs: int, progress: Progress) -> None:
+        """The segments the plan walks, in its order, until they are done or the budget is
+        spent (then at the first segment boundary after it: one segment at least, so that
+        runs under any budget get through a log dir in the end)."""
+        # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
+        # decode in Python, and object-store clients are kept one per process: processes
+        local = all(log.storage.local_path is not None for log in self.owner.values())
+        outcomes = map_ordered(
+            partial(_check, options=self.options),
+            self.plan.walk,
+            jobs,
+            weight=_log_bytes,
+            threads=local and not self.options.deep,
+        )
+        now_ms = int(time.time() * 1000)
+        try:
+            for n, segment in enumerate(self.plan.walk):
+                if n and self.deadline is not None and time.monotonic() >= self.deadline:
+                    return
+                self._take(segment, next(outcomes), now_ms)
+                progress.advance(segment.log_size, segment.log_path)
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()  # workers stop: nothing more is taken
+
+    def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
+        changed = self.plan.changed.get(id(segment))
+        if changed is not None:
+            outcome.sink.add(changed)
+        self.owner[id(segment)].take_result(segment, outcome)
+        self.done.add(id(segment))
+        self.summary.bytes_verified += segment.log_size
+        self.summary.saw(now_ms)
+        if self.state is not None:
+            self.state.record(segment, outcome.scan, outcome.findings, now_ms, self.reading)
+
+    def finish(self) -> None:
+        """What a run stopped early (a budget, an interruption) left unread: each partition
+        is reported as the segments read (as when segment files are named), and the state,
+        saved, says where it stopped."""
+        unread = [s for s in self.plan.walk if id(s) not in self.done]
+        if unread:
+            self.summary.partial = True
+            self.summary.stopped_at = unread[0].log_path
+        for log in {id(self.owner[id(s)]): self.owner[id(s)] for s in unread}.values():
+            log.only = frozenset(
+                s.base_offset for s in segments_to_check(log) if id(s) in self.done
+            )
+        if self.state is None:
+            return
         for segment in unread:
-            summary.saw(state.last_verified(segment))
-    for log in {id(owner[id(s)]): owner[id(s)] for s in unread}.values():
-        read = frozenset(s.base_offset for s in segments_to_check(log) if id(s) in done)
-        log.only = read
+            self.summary.saw(self.state.last_verified(segment))
+        self.state.stopped_at = self.summary.stopped_at
+        self.state.save()
 
 
 def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:
