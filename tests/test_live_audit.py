@@ -18,7 +18,7 @@ from clirun import run_kdump
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.checks.verify_state import AuditOptions
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
-from kdump.storage.reading import PAGE, RateLimit, residency, uncached_ranges
+from kdump.storage.reading import PAGE, RateLimit, ReadPolicy, residency, uncached_ranges
 
 MIB = 1 << 20
 
@@ -122,14 +122,36 @@ def test_verify_leaves_no_index_file_cached_either(tmp_path: Path) -> None:
     assert {f.name: sum(_resident(f)) for f in files} == {f.name: 0 for f in files}
 
 
-def test_uncached_ranges_cover_absent_pages_and_everything_past_the_end() -> None:
+def test_uncached_ranges_are_the_absent_pages() -> None:
     vector = bytes([1, 0, 0, 1, 0b10, 1, 0])  # bits other than bit 0 are reserved
-    assert uncached_ranges(vector, 7 * PAGE) == [
+    assert uncached_ranges(vector) == [
         (1 * PAGE, 3 * PAGE),
         (4 * PAGE, 5 * PAGE),
-        (6 * PAGE, 1 << 62),
+        (6 * PAGE, 7 * PAGE),
     ]
-    assert uncached_ranges(bytes([1, 1]), 2 * PAGE) == [(2 * PAGE, 1 << 62)]
+
+
+def test_what_the_broker_appends_during_a_walk_stays_cached(tmp_path: Path) -> None:
+    """The active segment grows while verify reads it: the pages past its size at open are the
+    broker's newest, which its consumers read next; none is dropped."""
+    log = _write_log(tmp_path / "grow-0", 0, 2)
+    _drop(log)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        guard = ReadPolicy.live().guard(fd, os.fstat(fd).st_size)
+        assert guard is not None
+        with open(log, "ab") as f:  # the broker appends, and the pages are read back
+            f.write(b"\x01" * MIB)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(log, "rb") as f:
+            f.read()
+        guard.close()
+    finally:
+        os.close(fd)
+    resident = _resident(log)
+    assert not any(resident[: 2 * MIB // PAGE])
+    assert all(resident[2 * MIB // PAGE :])
 
 
 # --- incremental: --state ----------------------------------------------------------------------

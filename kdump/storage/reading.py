@@ -122,7 +122,7 @@ class CacheGuard:
         resident = resident_pages(fd, size)
         if resident is None:
             return None
-        return cls(os.dup(fd), size, uncached_ranges(resident, size))
+        return cls(os.dup(fd), size, uncached_ranges(resident))
 
     def release(self, start: int, end: int) -> None:
         """Drop the pages of ``[start, end)`` that were not resident before. The caller has
@@ -143,8 +143,7 @@ class CacheGuard:
             return
         try:
             for _ in range(_ROUNDS):
-                # past the size at open too: pages read ahead as the file grew
-                self.release(0, _MAX_FILE)
+                self.release(0, self.size + PAGE)
                 left = self._left_cached()
                 if not left:
                     break
@@ -179,22 +178,18 @@ class CacheGuard:
             os.close(fd)
 
 
-_MAX_FILE = 1 << 62
 _ROUNDS = 3
 """Drops of what a closed file's reads left cached (read-ahead in flight), at most."""
 
 
-def uncached_ranges(resident: bytes, size: int) -> list[tuple[int, int]]:
-    """The byte ranges whose pages ``resident`` (mincore's vector) marks absent, page aligned;
-    the last runs to the end of any file (pages beyond ``size`` were not there before)."""
+def uncached_ranges(resident: bytes) -> list[tuple[int, int]]:
+    """The byte ranges whose pages ``resident`` (mincore's vector) marks absent, page aligned.
+    Nothing past the file's size when it was opened: a read never goes there (the map ends at
+    that size), and what lies there is what the broker appended since, the pages its consumers
+    read next."""
     # bit 0 is the page's residency; the other bits are reserved (mincore(2))
     flags = resident.translate(_LOW_BIT)
-    ranges = [(m.start() * PAGE, m.end() * PAGE) for m in _ABSENT.finditer(flags)]
-    if ranges and ranges[-1][1] >= len(flags) * PAGE:
-        ranges[-1] = (ranges[-1][0], _MAX_FILE)
-    else:
-        ranges.append((len(flags) * PAGE, _MAX_FILE))
-    return ranges
+    return [(m.start() * PAGE, m.end() * PAGE) for m in _ABSENT.finditer(flags)]
 
 
 _LOW_BIT = bytes(b & 1 for b in range(256))
