@@ -3,10 +3,14 @@ resumable within a budget."""
 
 from __future__ import annotations
 
+import ctypes
 import json
+import mmap
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from clirun import run_kdump
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.checks.verify_state import AuditOptions
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
+from kdump.storage import reading
 from kdump.storage.reading import PAGE, RateLimit, ReadPolicy, residency, uncached_ranges
 
 MIB = 1 << 20
@@ -393,3 +398,42 @@ def test_nice_runs_at_the_lowest_priorities() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split(maxsplit=2) == ["19", "3", "[]\n"]
+
+
+def test_a_reader_the_kernel_hides_the_cache_from_drops_nothing() -> None:
+    """Linux 5.2+ answers mincore about a file's page cache only to its owner or a writer: to
+    anyone else every page looks cached, whatever is. Such a reader cannot tell what its walk
+    brought in: it leaves the cache alone, and verify says so."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to read as another user")
+    folder = Path(tempfile.mkdtemp(prefix="kdump-blind-"))
+    try:
+        folder.chmod(0o755)
+        log = _write_log(folder / "blind-0", 0, 1)
+        log.parent.chmod(0o755)
+        log.chmod(0o644)
+        _drop(log)  # no page cached
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # as nobody: the kernel's answer, and the policy's
+            os.close(read)
+            os.setuid(65534)
+            fd = os.open(log, os.O_RDONLY)
+            size = os.fstat(fd).st_size
+            libc = reading._libc()
+            addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            vec = ctypes.create_string_buffer(size // PAGE)
+            libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec)
+            seen = sum(b & 1 for b in vec.raw)
+            policy = ReadPolicy.live()
+            answer = f"{seen} {policy.blind_to(log)} {policy.guard(fd, size) is None}"
+            os.write(write, answer.encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            answer = pipe.read()
+        os.waitpid(child, 0)
+        assert answer == f"{log.stat().st_size // PAGE} True True"
+        assert not any(_resident(log))
+    finally:
+        shutil.rmtree(folder)

@@ -219,6 +219,7 @@ class _Run:
         if self.state is not None:
             self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
         self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
+        self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
         self.done: set[int] = set()
         for segment, known in self.plan.reuse:
             reused = reused_result(segment, known, options.max_findings_per_code)
@@ -282,6 +283,18 @@ class _Run:
             self.summary.saw(self.state.last_verified(segment))
         self.state.stopped_at = self.summary.stopped_at
         self.state.save()
+
+
+def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | None:
+    """Why the run cannot leave the page cache as it found it, said once (the first local
+    ``.log`` the kernel will not tell this user about: the others are as a rule the same)."""
+    local = next((s for s in segments if s.storage.local_path is not None and s.log_size), None)
+    if local is None or not reading.blind_to(local.log_path):
+        return None
+    return (
+        f"{local.log_path}: the kernel tells only its owner (or a user who may write it) which "
+        "of its pages are cached: what verify reads stays cached; run it as the broker's user"
+    )
 
 
 def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:

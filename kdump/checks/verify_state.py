@@ -213,6 +213,8 @@ class AuditSummary:
     stopped_at: str | None = None
     """The first segment left unread."""
     state_warning: str | None = None
+    cache_warning: str | None = None
+    """Why pages read were left in the page cache although the run was to drop them."""
     asked: bool = False
     """The run was given --state or --budget (--prom then carries these figures too)."""
 

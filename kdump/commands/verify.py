@@ -220,8 +220,9 @@ def verify(
         with progress(show_progress(quiet), "verify") as meter:
             audit = AuditOptions(state, recheck_fraction, budget)
             result = verify_paths(list(paths), options, meter, jobs, objects, reading, audit)
-        if result.audit.state_warning:
-            click.echo(f"kdump: warning: {result.audit.state_warning}", err=True)
+        for warning in (result.audit.state_warning, result.audit.cache_warning):
+            if warning:
+                click.echo(f"kdump: warning: {warning}", err=True)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
         )

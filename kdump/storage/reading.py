@@ -53,6 +53,20 @@ class ReadPolicy:
             return None
         return CacheGuard.open(fd, size)
 
+    def blind_to(self, path: str | os.PathLike[str]) -> bool:
+        """Whether this policy would drop pages but the kernel will not say which pages of
+        ``path`` are cached (then it drops none)."""
+        if self.keep_cache:
+            return False
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return False  # the read says why
+        try:
+            return not _may_see_cache(fd)
+        finally:
+            os.close(fd)
+
     def charge(self, n: int) -> None:
         """``n`` more bytes were read: wait as long as the rate asks."""
         if self.throttle is not None:
@@ -117,8 +131,7 @@ class CacheGuard:
     @classmethod
     def open(cls, fd: int, size: int) -> CacheGuard | None:
         """A guard over ``fd`` (its own descriptor, duplicated), or None where the kernel will
-        not say what is resident (then nothing is dropped: better a cache left warm than a
-        broker's pages dropped)."""
+        not say what is resident (then nothing is dropped)."""
         resident = resident_pages(fd, size)
         if resident is None:
             return None
@@ -202,9 +215,8 @@ def resident_pages(fd: int, size: int) -> bytes | None:
     the page is in the page cache; None where the answer cannot be trusted.
 
     Since Linux 5.2 (CVE-2019-5489) mincore reports the page cache of a file mapping only to a
-    process that owns the file or may write it (``can_do_mincore``); to any other it says which
-    pages its own mapping has touched: none. That answer would have kdump drop the broker's
-    pages, so it is not asked.
+    process that owns the file or may write it (``can_do_mincore``); to any other it says every
+    page is resident, whatever is. That answer is no answer: it is not asked.
     """
     if size <= 0 or not _may_see_cache(fd):
         return None
