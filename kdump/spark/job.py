@@ -38,7 +38,7 @@ from kdump.checks.verify_state import (
     verified_record,
 )
 from kdump.discovery import discover
-from kdump.errors import ExitCode, KdumpError
+from kdump.errors import KdumpError, RemoteError
 from kdump.run import log_dir_of
 from kdump.segment import LogSegment
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
@@ -53,14 +53,6 @@ hundreds of MiB takes with kdump's C paths (bench/bench_spark.py: 2 tasks on loc
 and 24, shallow and --deep)."""
 
 OUTPUT_FORMATS = ("parquet", "json")
-
-
-class RemoteError(KdumpError):
-    """A KdumpError an executor met, raised again on the driver with its text and exit code."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = ExitCode(exit_code)
 
 
 def absolute(paths: Sequence[str]) -> list[str]:

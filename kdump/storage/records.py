@@ -8,10 +8,17 @@ import mmap
 from collections.abc import Iterator
 
 from kdump.crc import Buffer
-from kdump.format.batch import Batch, iter_records
+from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import Record
-from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches, release_pages
+from kdump.format.walk import (
+    RUN_BATCHES,
+    LogWalk,
+    Pager,
+    iter_batches,
+    iter_records,
+    release_pages,
+)
 from kdump.storage.reading import KEEP, CacheGuard, ReadPolicy
 
 
