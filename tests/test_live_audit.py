@@ -19,6 +19,7 @@ import pytest
 from batchbytes import v2_batch, write_partition
 from clirun import run_kdump
 
+from kdump import parallel
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.checks.verify_state import AuditOptions
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
@@ -439,3 +440,21 @@ def test_a_reader_the_kernel_hides_the_cache_from_drops_nothing() -> None:
         assert not any(_resident(log))
     finally:
         shutil.rmtree(folder)
+
+
+def test_forked_workers_each_take_their_share_of_the_rate() -> None:
+    clock = _Clock()
+    limit = RateLimit(100, clock, clock.sleep)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a --jobs 2 worker (kdump.parallel tells it the run's processes)
+        os.close(read)
+        parallel._processes = 2
+        limit.take(100)
+        os.write(write, repr(clock.slept).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        slept = pipe.read()
+    os.waitpid(child, 0)
+    assert slept == "[2.0]"  # 100 bytes at half of 100 B/s
