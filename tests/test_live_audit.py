@@ -332,6 +332,16 @@ def test_a_partial_run_says_so_in_text_json_and_prom(tmp_path: Path) -> None:
     assert json.loads(state.read_text())["stopped_at"] == second_unread
 
 
+def test_rereads_a_budget_left_undone_are_owed_to_the_next_run(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    stopped = _run(part, state, recheck_fraction=1, budget_ms=0)  # the active one, then stop
+    assert stopped.audit.bytes_verified == _sizes(part, 200)
+    assert stopped.audit.stopped_at == str(part / segment_file_name(0, LOG_SUFFIX))
+    owed = _run(part, state, recheck_fraction=0)
+    assert owed.audit.bytes_verified == _sizes(part, 0, 100, 200)
+
+
 class _StopAfterOne:
     def total(self, amount: int) -> None:
         pass

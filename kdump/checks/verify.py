@@ -281,7 +281,7 @@ class _Run:
             return
         for segment in unread:
             self.summary.saw(self.state.last_verified(segment))
-        self.state.stopped_at = self.summary.stopped_at
+        self.state.unread(self.plan, unread)
         self.state.save()
 
 

@@ -188,6 +188,8 @@ class Plan:
     reuse: list[tuple[LogSegment, Verified]]
     changed: dict[int, Finding]
     """Findings on segments changed in place, by ``id`` of the segment."""
+    rechecks: frozenset[int] = frozenset()
+    """The segments of ``walk`` read again though unchanged (by ``id``)."""
 
 
 @dataclass(frozen=True)
@@ -332,7 +334,13 @@ class VerifyState:
         self.credit -= count
         count = max(due, count)
         recheck = [s for s, _ in unchanged[:count]]
-        return Plan(fresh + recheck, unchanged[count:], changed)
+        return Plan(fresh + recheck, unchanged[count:], changed, frozenset(map(id, recheck)))
+
+    def unread(self, plan: Plan, segments: list[LogSegment]) -> None:
+        """A run stopped before ``segments`` (a budget, an interruption): the re-reads it owed
+        among them are owed still; the first is where it stopped."""
+        self.credit += sum(1 for s in segments if id(s) in plan.rechecks)
+        self.stopped_at = segments[0].log_path if segments else None
 
     def _known(self, segment: LogSegment) -> Verified | None:
         key = key_of(segment)
