@@ -63,8 +63,9 @@ class VerifyResult:
     log_dir_findings: list[Finding] = field(default_factory=list)
     unreadable: list[InputError] = field(default_factory=list)
     """Paths named that could not be read: the rest is reported all the same."""
-    audit: AuditSummary = field(default_factory=AuditSummary)
-    """What the run read, skipped as unchanged, and whether it stopped early."""
+    audit: AuditSummary = field(default_factory=AuditSummary, compare=False)
+    """What the run read, skipped as unchanged, and whether it stopped early (how the run
+    went, not its verdict: two runs that find the same are equal)."""
 
     @property
     def findings(self) -> list[Finding]:
