@@ -44,7 +44,7 @@ from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
-from kdump.storage.reading import ReadPolicy
+from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [
@@ -166,18 +166,18 @@ def verify_paths(
     progress: Progress = NO_PROGRESS,
     jobs: int = 1,
     store: ObjectStore | None = None,
-    reading: ReadPolicy | None = None,
+    reading: ReadPolicy = KEEP,
     audit: AuditOptions | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
-    the result is the same as with one. ``reading``: how local files are read (by default
-    page-cache neutral: kdump.storage.reading); ``audit``: a state file that makes the run
-    incremental, a budget (kdump.checks.verify_state).
+    the result is the same as with one. ``reading``: how local files are read
+    (kdump.storage.reading: ``ReadPolicy.live()`` leaves the page cache as it found it, what
+    ``kdump verify`` does unless told --keep-cache); ``audit``: a state file that makes the
+    run incremental, a budget (kdump.checks.verify_state).
     """
     started = time.monotonic()
-    reading = ReadPolicy.live() if reading is None else reading
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
     run = _Run(logs, options, reading, audit or AuditOptions(), started)
