@@ -157,10 +157,10 @@ class _Search:
                 raise InputError(raw, "not a Kafka segment file (NNNNNNNNNNNNNNNNNNNN.log ...)")
             offset = offset_in_name(path.name)
             assert offset is not None
-            folder = LocalStorage(path.parent)
+            folder = LocalStorage(path.parent, self.options.reading)
             self.found.loose.append(self._open(folder, _parent(path.parent), frozenset({offset})))
             return
-        self.tree(LocalStorage(path), _parent(path), raw)
+        self.tree(LocalStorage(path, self.options.reading), _parent(path), raw)
 
     def tree(self, root: Storage, parent: Storage | None, raw: str) -> None:
         log_dirs, owned, partitions = self._search(root, parent, 0, set())

@@ -125,7 +125,35 @@ def verify_families(result: object, command: str = "verify") -> Measures:
     _per_log_dir(m, "partitions_checked", "Partition directories checked.", command, partitions)
     _per_log_dir(m, "segments_checked", "Segments checked.", command, segments)
     _per_log_dir(m, "scanned_bytes", "Bytes of .log files read.", command, scanned)
+    audit_families(m, result.audit, command)
     return m
+
+
+def audit_families(m: Measures, audit: object, command: str) -> None:
+    """What an incremental or budgeted run read, skipped and left (issue 30): for alerts on a
+    segment unverified too long, and on runs that never finish within their budget."""
+    from kdump.checks.verify_state import AuditSummary
+
+    assert isinstance(audit, AuditSummary)
+    if not audit.asked:
+        return
+    m.family("verified_bytes", "Bytes of .log files read and verified by this run.").add(
+        audit.bytes_verified, command=command
+    )
+    m.family(
+        "unchanged_skipped_bytes",
+        "Bytes of closed segments not read: verified clean before and unchanged (--state).",
+    ).add(audit.bytes_unchanged_skipped, command=command)
+    if audit.oldest_verified_ms is not None:
+        m.family(
+            "oldest_verified_timestamp_seconds",
+            "The oldest last-verified time of any segment of the run (epoch seconds): alert "
+            "when time() minus it exceeds the days a segment may go unread.",
+        ).add(audit.oldest_verified_ms / 1000, command=command)
+    m.family(
+        "run_partial",
+        "1 when a --budget or an interruption stopped the run before every segment was read.",
+    ).add(int(audit.partial), command=command)
 
 
 def txn_families(result: object) -> Measures:

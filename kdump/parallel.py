@@ -70,6 +70,11 @@ def spare_cpu() -> bool:
     return ready is not None and cpus - _processes - (ready - 1) >= 1
 
 
+def run_processes() -> int:
+    """The processes this run works in at once (in a forked worker: the run's ``jobs``)."""
+    return _processes
+
+
 def ready_tasks() -> int | None:
     """The tasks ready to run on this machine now, the caller included (None: not known)."""
     try:

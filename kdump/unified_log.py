@@ -64,6 +64,7 @@ from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
+from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
@@ -122,6 +123,8 @@ class OpenOptions:
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
     layers: ConfigLayers = field(default_factory=ConfigLayers)
     """Where topic settings come from (--config, describe output, server.properties)."""
+    reading: ReadPolicy = KEEP
+    """How local ``.log`` files are read: page cache left as found, rate (verify's)."""
 
 
 @dataclass(frozen=True)

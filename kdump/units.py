@@ -132,3 +132,11 @@ def parse_bytes(text: str) -> int:
     if not number.isdigit() or int(number) <= 0:
         raise ValueError(f"{text!r} is not a size in bytes (16MiB, 8M, 1048576)")
     return int(number) * _UNITS[unit]
+
+
+def parse_rate(text: str) -> int:
+    """Bytes per second from ``200MiB/s``, ``50M``, ``1048576``."""
+    try:
+        return parse_bytes(text.strip().lower().removesuffix("/s"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a rate (200MiB/s, 50M, bytes per second)") from None

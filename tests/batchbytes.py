@@ -4,6 +4,7 @@ tests that need a batch with an arbitrary (garbage, oversized) payload and a cor
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import crc32c
 
@@ -63,3 +64,22 @@ def varint(value: int) -> bytes:
         out.append(raw & 0x7F | 0x80)
         raw >>= 7
     return bytes(out) + bytes([raw])
+
+
+def write_partition(part: Path, bases: tuple[int, ...], batches: int = 100) -> Path:
+    """A partition directory of one segment per base offset, ``batches`` uncompressed batches
+    each (timestamps rising with the offset), with the indexes Kafka's recovery writes."""
+    from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
+    from kdump.repair.rebuild import IndexConfig, recover_segment
+
+    part.mkdir(parents=True)
+    for base in bases:
+        data = b"".join(
+            v2_batch(base + i, bytes([i % 251]) * 900, timestamp=1700000000000 + base + i)
+            for i in range(batches)
+        )
+        recovered = recover_segment(data, base, "x", IndexConfig())
+        (part / segment_file_name(base, LOG_SUFFIX)).write_bytes(data)
+        (part / segment_file_name(base, INDEX_SUFFIX)).write_bytes(recovered.index)
+        (part / segment_file_name(base, TIME_INDEX_SUFFIX)).write_bytes(recovered.time_index)
+    return part

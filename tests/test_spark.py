@@ -25,6 +25,7 @@ pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from batchbytes import write_partition  # noqa: E402
 from clirun import run_kdump  # noqa: E402
 from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
 from jsonreader import raw  # noqa: E402
@@ -59,6 +60,31 @@ def spark() -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+def test_verify_with_state_reads_only_what_changed(spark: Any, tmp_path: Path) -> None:
+    """Issue 30: one state file per log dir, read and written by the driver; the second run
+    reads the active segment only and says what the first said."""
+    part = write_partition(tmp_path / "data" / "audit-0", (0, 100, 200))
+    state = tmp_path / "state"
+    args = ["spark", "verify", str(part), "--state", str(state), "--recheck-fraction", "0"]
+    first = run_kdump([*args, "--format", "json"])
+    second = run_kdump([*args, "--format", "json"])
+    assert (first.exit_code, second.exit_code) == (0, 0), first.stderr
+    assert [p.name for p in state.iterdir()] == [f"{str(part.parent).replace('/', '%2F')}.json"]
+    first_doc, second_doc = json.loads(first.stdout), json.loads(second.stdout)
+    first_run, second_run = first_doc.pop("run"), second_doc.pop("run")
+    assert first_doc == second_doc
+    sizes = [(part / f"{b:020d}.log").stat().st_size for b in (0, 100, 200)]
+    assert (first_run["bytes_verified"], first_run["bytes_unchanged_skipped"]) == (sum(sizes), 0)
+    assert (second_run["bytes_verified"], second_run["bytes_unchanged_skipped"]) == (
+        sizes[2],
+        sizes[0] + sizes[1],
+    )
+    local = run_kdump(["verify", str(part), "--format", "json"])
+    local_doc = json.loads(local.stdout)
+    local_doc.pop("run")
+    assert local_doc == second_doc
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,8 @@ class LogScan:
     """The position of the offset index's last written entry (-1: none)."""
     max_timestamp_to_index_end: int = NO_TIMESTAMP
     """The largest batch max timestamp of the batches at or before ``index_end_position``."""
+    last_position: int = -1
+    """Where the last batch starts (-1: no batch)."""
     stop: Stop | None = field(default=None, compare=False)
     """Why the walk ended (the end of the file, or damage)."""
     gather: IndexGather | None = field(default=None, compare=False)
@@ -208,6 +210,7 @@ class LogScan:
         self.transactional_batches += _count_bits(low, _TRANSACTIONAL)
         self.delete_horizon_batches += _count_bits(low, _DELETE_HORIZON)
         self.last_offset = run.last_offset[-1]
+        self.last_position = run.position[-1]
         self.batches += run.n
         if self.gather is not None:
             self.gather.feed(run)

@@ -801,6 +801,24 @@ CODES = (
         ),
     ),
     _code(
+        "SEGMENT_CHANGED",
+        "log",
+        "A closed segment verified clean by an earlier run (verify --state) whose .log changed "
+        "in place since: same file (device and inode), other size, modification time or first "
+        "or last batch header. A broker never writes a closed segment: the cleaner writes a new "
+        "file and swaps it in (a new inode, not this finding).",
+        "Nothing, unless the change left damage: the segment is verified again in the same run "
+        "and any damage has its own finding. LogLoader's recovery after an unclean shutdown "
+        "truncates segments past the recovery point, and is the one broker path that writes "
+        "a closed segment.",
+        Case(
+            WARNING,
+            "verify --state",
+            "Find what wrote the file (a restore, a copy tool, an operator, a disk problem): "
+            "check the broker's log for an unclean shutdown and recovery at that time.",
+        ),
+    ),
+    _code(
         "FILE_UNREADABLE",
         "partition",
         "A file that cannot be read: permissions, an I/O error, an object gone from its store.",

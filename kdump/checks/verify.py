@@ -6,6 +6,7 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,6 +23,13 @@ from kdump.checks.partition import (
     verify_partition,
 )
 from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.verify_state import (
+    AuditOptions,
+    AuditSummary,
+    Plan,
+    VerifyState,
+    reused_result,
+)
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -36,6 +44,7 @@ from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
+from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [
@@ -54,6 +63,9 @@ class VerifyResult:
     log_dir_findings: list[Finding] = field(default_factory=list)
     unreadable: list[InputError] = field(default_factory=list)
     """Paths named that could not be read: the rest is reported all the same."""
+    audit: AuditSummary = field(default_factory=AuditSummary, compare=False)
+    """What the run read, skipped as unchanged, and whether it stopped early (how the run
+    went, not its verdict: two runs that find the same are equal)."""
 
     @property
     def findings(self) -> list[Finding]:
@@ -154,35 +166,136 @@ def verify_paths(
     progress: Progress = NO_PROGRESS,
     jobs: int = 1,
     store: ObjectStore | None = None,
+    reading: ReadPolicy = KEEP,
+    audit: AuditOptions | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
     With ``jobs`` above 1 the segments are checked in that many processes (the biggest first);
-    the result is the same as with one.
+    the result is the same as with one. ``reading``: how local files are read
+    (kdump.storage.reading: ``ReadPolicy.live()`` leaves the page cache as it found it, what
+    ``kdump verify`` does unless told --keep-cache); ``audit``: a state file that makes the
+    run incremental, a budget (kdump.checks.verify_state).
     """
-    found = discover(paths, store, OpenOptions(verify=options))
+    started = time.monotonic()
+    found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
-    work = [(log, s) for log in logs for s in segments_to_check(log)]
-    progress.total(sum(s.log_size for _, s in work))
-    # shallow checks of local files are CRCs in C without the GIL: threads; deep ones decode in
-    # Python, and object-store clients are kept one per process: processes
-    local = all(log.storage.local_path is not None for log in logs)
-    outcomes = map_ordered(
-        partial(_check, options=options),
-        [s for _, s in work],
-        jobs,
-        weight=_log_bytes,
-        threads=local and not options.deep,
-    )
-    for log, segment in work:
-        log.take_result(segment, next(outcomes))
-        progress.advance(segment.log_size, segment.log_path)
+    run = _Run(logs, options, reading, audit or AuditOptions(), started)
+    progress.total(sum(s.log_size for s in run.plan.walk))
+    try:
+        run.walk(jobs, progress)
+    finally:
+        run.finish()
     results = {}
     for log in logs:
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
-    return collect_result(found, lambda log: results[log.location])
+    result = collect_result(found, lambda log: results[log.location])
+    result.audit = run.summary
+    return result
+
+
+class _Run:
+    """The segments of a verify run: those its state lets it reuse (handed to their partitions
+    at once), those it walks, and what it leaves in the state."""
+
+    def __init__(
+        self,
+        logs: list[UnifiedLog],
+        options: VerifyOptions,
+        reading: ReadPolicy,
+        audit: AuditOptions,
+        started: float,
+    ) -> None:
+        self.options, self.reading = options, reading
+        self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
+        segments = [s for log in logs for s in segments_to_check(log)]
+        self.state = VerifyState.load(audit.state) if audit.state is not None else None
+        self.summary = AuditSummary(
+            state_warning=self.state.warning if self.state else None,
+            asked=self.state is not None or audit.budget_ms is not None,
+        )
+        self.plan = Plan(segments, [], {})
+        if self.state is not None:
+            self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
+        self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
+        self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
+        self.done: set[int] = set()
+        for segment, known in self.plan.reuse:
+            reused = reused_result(segment, known, options.max_findings_per_code)
+            self.owner[id(segment)].take_result(segment, reused)
+            self.done.add(id(segment))
+            self.summary.bytes_unchanged_skipped += segment.log_size
+            self.summary.saw(known.verified_ms)
+
+    def walk(self, jobs: int, progress: Progress) -> None:
+        """The segments the plan walks, in its order, until they are done or the budget is
+        spent (then at the first segment boundary after it: one segment at least, so that
+        runs under any budget get through a log dir in the end)."""
+        # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
+        # decode in Python, and object-store clients are kept one per process: processes
+        local = all(log.storage.local_path is not None for log in self.owner.values())
+        outcomes = map_ordered(
+            partial(_check, options=self.options),
+            self.plan.walk,
+            jobs,
+            weight=_log_bytes,
+            threads=local and not self.options.deep,
+        )
+        now_ms = int(time.time() * 1000)
+        try:
+            for n, segment in enumerate(self.plan.walk):
+                if n and self.deadline is not None and time.monotonic() >= self.deadline:
+                    return
+                self._take(segment, next(outcomes), now_ms)
+                progress.advance(segment.log_size, segment.log_path)
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()  # workers stop: nothing more is taken
+
+    def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
+        changed = self.plan.changed.get(id(segment))
+        if changed is not None:
+            outcome.sink.add(changed)
+        self.owner[id(segment)].take_result(segment, outcome)
+        self.done.add(id(segment))
+        self.summary.bytes_verified += segment.log_size
+        self.summary.saw(now_ms)
+        if self.state is not None:
+            self.state.record(segment, outcome.scan, outcome.findings, now_ms, self.reading)
+
+    def finish(self) -> None:
+        """What a run stopped early (a budget, an interruption) left unread: each partition
+        is reported as the segments read (as when segment files are named), and the state,
+        saved, says where it stopped."""
+        unread = [s for s in self.plan.walk if id(s) not in self.done]
+        if unread:
+            self.summary.partial = True
+            self.summary.stopped_at = unread[0].log_path
+        for log in {id(self.owner[id(s)]): self.owner[id(s)] for s in unread}.values():
+            log.only = frozenset(
+                s.base_offset for s in segments_to_check(log) if id(s) in self.done
+            )
+        if self.state is None:
+            return
+        for segment in unread:
+            self.summary.saw(self.state.last_verified(segment))
+        self.state.unread(self.plan, unread)
+        self.state.save()
+
+
+def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | None:
+    """Why the run cannot leave the page cache as it found it, said once (the first local
+    ``.log`` the kernel will not tell this user about: the others are as a rule the same)."""
+    local = next((s for s in segments if s.storage.local_path is not None and s.log_size), None)
+    if local is None or not reading.blind_to(local.log_path):
+        return None
+    return (
+        f"{local.log_path}: the kernel tells only its owner (or a user who may write it) which "
+        "of its pages are cached: what verify reads stays cached; run it as the broker's user"
+    )
 
 
 def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:

@@ -13,6 +13,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
+from kdump.checks.verify_state import AuditOptions
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     fail_on_option,
@@ -20,7 +21,14 @@ from kdump.commands.options import (
     object_store,
     store_options,
 )
-from kdump.commands.verify import check_options, exit_code, print_result, result_log_dirs
+from kdump.commands.verify import (
+    check_options,
+    exit_code,
+    print_result,
+    recheck_fraction_option,
+    result_log_dirs,
+    state_option,
+)
 from kdump.errors import KdumpError
 from kdump.render.progress import progress_display, show_progress
 from kdump.render.verify import finding_line
@@ -125,6 +133,8 @@ def spark() -> None:
     default=None,
     help="Spark tasks to split the partitions into (default: one per core, balanced by size).",
 )
+@state_option(per_log_dir=True)
+@recheck_fraction_option
 @spark_options
 @store_options
 @click.pass_context
@@ -137,6 +147,8 @@ def verify_command(
     output: str | None,
     output_format: str,
     tasks: int | None,
+    state: str | None,
+    recheck_fraction: float,
     master: str | None,
     conf: tuple[str, ...],
     overwrite: bool,
@@ -170,9 +182,12 @@ def verify_command(
             refuse_existing(session, output)
         shown = show_progress(quiet)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
-            result = verify_on_spark(session, paths, options, tasks, store)
+            audit = AuditOptions(state, recheck_fraction)
+            result = verify_on_spark(session, paths, options, tasks, store, audit)
             if output is not None:
                 write_findings(session, finding_rows(result), output, output_format, overwrite)
+    if result.audit.state_warning:
+        click.echo(f"kdump: warning: {result.audit.state_warning}", err=True)
     print_result(result, fmt, quiet, clock.info(result_log_dirs(result)))
     ctx.exit(exit_code(result, fail_on))
 

@@ -11,6 +11,7 @@ import click
 
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     fail_on_option,
@@ -21,12 +22,14 @@ from kdump.commands.options import (
     output_file,
     prom_option,
     store_options,
+    units_callback,
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
 from kdump.render.progress import progress, show_progress
 from kdump.render.verify import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
+from kdump.storage.reading import ReadPolicy, lower_priority
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
@@ -92,6 +95,67 @@ def check_options(f: F) -> F:
     return apply(f, options)
 
 
+_rate = units_callback("parse_rate")
+_duration = units_callback("parse_duration")
+
+
+def state_option(per_log_dir: bool = False) -> Callable[[F], F]:
+    """--state: FILE (verify), or DIR of one file per log dir (spark verify: its driver)."""
+    where = "one file per log dir in DIR" if per_log_dir else "FILE"
+    return click.option(
+        "--state",
+        type=click.Path(file_okay=not per_log_dir, dir_okay=per_log_dir),
+        default=None,
+        metavar="DIR" if per_log_dir else "FILE",
+        help=f"Remember the closed segments verified clean in {where} (JSON, written "
+        "atomically): the next run reads only new or changed segments, the active ones and "
+        "a rotating share of the rest.",
+    )
+
+
+recheck_fraction_option = click.option(
+    "--recheck-fraction",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_RECHECK_FRACTION,
+    show_default="1/30: each segment read again at least every 30 days",
+    help="With --state: the share of unchanged closed segments read again each run, "
+    "the longest unread first.",
+)
+
+
+def live_options(f: F) -> F:
+    """How verify treats the broker it runs beside: page cache, read rate, priority."""
+    options = [
+        click.option(
+            "--keep-cache",
+            is_flag=True,
+            help="Leave what verify reads in the page cache (by default the pages it brought "
+            "in are dropped behind it and those cached before are left alone).",
+        ),
+        click.option(
+            "--max-io-rate",
+            callback=_rate,
+            metavar="RATE",
+            help="Read at most this many bytes per second (200MiB/s, 50M), over the whole run.",
+        ),
+        click.option(
+            "--nice",
+            is_flag=True,
+            help="Lowest CPU priority and the idle I/O class (nice 19, ionice -c 3).",
+        ),
+        state_option(),
+        recheck_fraction_option,
+        click.option(
+            "--budget",
+            callback=_duration,
+            metavar="DURATION",
+            help="Stop at the first segment boundary after this long (90s, 10m, 1h): the "
+            "verdict so far, marked partial; with --state the next run goes on from there.",
+        ),
+    ]
+    return apply(f, options)
+
+
 def print_result(
     result: VerifyResult,
     fmt: str,
@@ -152,6 +216,7 @@ def write_result(
     "filled in from the run: s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. "
     "kdump report reads such results back for the fleet.",
 )
+@live_options
 @jobs_option
 @prom_option
 @store_options
@@ -169,6 +234,12 @@ def verify(
     fail_on: str,
     quiet: bool,
     output: str | None,
+    keep_cache: bool,
+    max_io_rate: int | None,
+    nice: bool,
+    state: str | None,
+    recheck_fraction: float,
+    budget: int | None,
     prom: str | None,
     **store: Any,
 ) -> None:
@@ -180,6 +251,10 @@ def verify(
     2 errors, 3 a usage or I/O problem.
     """
     objects = object_store(store)
+    if nice:
+        for note in lower_priority():
+            click.echo(f"kdump: --nice: {note}", err=True)
+    reading = ReadPolicy.live(keep_cache, max_io_rate)
     options = VerifyOptions(
         deep=deep,
         index_interval_bytes=index_interval_bytes,
@@ -189,7 +264,11 @@ def verify(
     )
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify") as meter:
-            result = verify_paths(list(paths), options, meter, jobs, objects)
+            audit = AuditOptions(state, recheck_fraction, budget)
+            result = verify_paths(list(paths), options, meter, jobs, objects, reading, audit)
+        for warning in (result.audit.state_warning, result.audit.cache_warning):
+            if warning:
+                click.echo(f"kdump: warning: {warning}", err=True)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
         )

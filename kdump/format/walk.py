@@ -19,8 +19,9 @@ import mmap
 import re
 import threading
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum, IntEnum
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from kdump import speedups
@@ -256,19 +257,40 @@ class Pager:
     window = 8 << 20
     _ahead: ReadAhead | None = None
 
-    def __init__(self, buf: Buffer) -> None:
+    def __init__(
+        self,
+        buf: Buffer,
+        drop: Callable[[int, int], None] | None = None,
+        charge: Callable[[int], None] | None = None,
+    ) -> None:
         usable = hasattr(mmap, "MADV_DONTNEED") and isinstance(buf, mmap.mmap)
         self.buf: mmap.mmap | None = buf if usable else None  # type: ignore[assignment]
         self.released = 0
         self.available = len(buf)
+        self.drop = drop
+        """What else releasing a range does (kdump.storage.reading: drop from the page
+        cache the pages the walk brought in)."""
+        self.charge = charge
+        """Told the bytes the walk has read since it was last told (a rate limit)."""
+        self._charged: int | None = None
 
     def advance(self, position: int) -> int:
         """The walk has reached ``position``: what lies before it is released (by the
         read-ahead thread, if there is one, or here); the next boundary."""
+        if self.charge is not None:
+            if self._charged is not None and position > self._charged:
+                self.charge(position - self._charged)
+            self._charged = position
         if self._ahead is not None:
             self._ahead.reached(position)
         self._release(position)
         return position + self.window
+
+    def release(self, start: int, end: int) -> None:
+        """Hand back the pages of ``[start, end)``, and whatever ``drop`` does with them."""
+        release_pages(self.buf, start, end)
+        if self.drop is not None and self.buf is not None and end > start:
+            self.drop(start, end)
 
     def _release(self, position: int) -> None:
         # With a read-ahead thread, the thread releases what the walk has passed while it has
@@ -282,7 +304,7 @@ class Pager:
             return
         end = position - position % mmap.PAGESIZE
         if end > self.released:
-            release_pages(self.buf, self.released, end)
+            self.release(self.released, end)
         self.released = max(self.released, end)
 
     def read_ahead(self, start: int, end: int) -> None:
@@ -296,7 +318,9 @@ class Pager:
 
         if not spare_cpu():
             return
-        self._ahead = ReadAhead(native, self.buf, start, end, self.window, self.released)
+        self._ahead = ReadAhead(
+            native, self.buf, start, end, self.window, self.released, self.release
+        )
         self._ahead.start()
 
     @property
@@ -332,10 +356,19 @@ class ReadAhead(threading.Thread):
     """Windows kept ready: one being read ahead while the walk is in the other."""
 
     def __init__(
-        self, native: Native, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
+        self,
+        native: Native,
+        buf: mmap.mmap,
+        start: int,
+        end: int,
+        window: int,
+        released: int = 0,
+        release: Callable[[int, int], None] | None = None,
     ) -> None:
         super().__init__(name="kdump-read-ahead", daemon=True)
         self.native, self.buf, self.end, self.window = native, buf, end, window
+        self._release = release or partial(release_pages, buf)
+        """How a range is handed back (the pager's: it may drop it from the page cache)."""
         self.filled = start
         self.released = released
         """Every page before it has been released since it was last paged in (but those
@@ -356,7 +389,7 @@ class ReadAhead(threading.Thread):
         with self._changed:
             claimed = self._claim(position)
         if claimed is not None:
-            release_pages(self.buf, *claimed)
+            self._release(*claimed)
 
     def _claim(self, position: int) -> tuple[int, int] | None:
         """The range to release for ``position`` (None: nothing), marked released (lock held)."""
@@ -405,7 +438,7 @@ class ReadAhead(threading.Thread):
                     self._changed.wait()
                     continue
             if claimed is not None:
-                release_pages(self.buf, *claimed)
+                self._release(*claimed)
             elif self.share is not None:
                 self.share.help(kicks)  # until the walk moves on (a kick) or ends
 

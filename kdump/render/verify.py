@@ -118,6 +118,18 @@ def render_text(
             f"{len(result.partitions)} partition(s): {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info"
         )
+        if result.audit.bytes_unchanged_skipped:
+            console.say(
+                f"read {size(result.audit.bytes_verified)}; "
+                f"{size(result.audit.bytes_unchanged_skipped)} of closed segments unchanged "
+                "since verified clean, not read (--state)"
+            )
+    if result.audit.partial:
+        console.say(
+            f"partial: stopped before {result.audit.stopped_at} (--budget, or interrupted); "
+            "the verdict covers what was read",
+            STYLES[Severity.WARNING],
+        )
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
@@ -128,7 +140,7 @@ def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
         "summary": result.summary(),
     }
     if run is not None:
-        doc["run"] = run.to_dict(result.findings)
+        doc["run"] = run.to_dict(result.findings) | result.audit.to_dict()
     return json_text(doc, indent=2)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,13 +25,25 @@ from pyspark.sql import DataFrame, SparkSession
 
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
-from kdump.checks.partition import PartitionResult
+from kdump.checks.partition import PartitionResult, segments_to_check
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
+from kdump.checks.verify_state import (
+    AuditOptions,
+    AuditSummary,
+    Verified,
+    VerifyState,
+    key_of,
+    reused_result,
+    state_file,
+    verified_record,
+)
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
+from kdump.run import log_dir_of
+from kdump.segment import LogSegment
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
@@ -50,17 +63,60 @@ def absolute(paths: Sequence[str]) -> list[str]:
     return [p if is_url(p) else os.path.abspath(p) for p in paths]
 
 
-VerifyJob = tuple[int, UnifiedLog]
-"""(index, the opened partition: its storage travels with it, an object store's options too)."""
+@dataclass
+class PartitionPlan:
+    """What ``--state`` lets a partition's task skip: the segments unchanged since verified
+    clean (slot and record), and findings on those changed in place (by slot)."""
+
+    reuse: list[tuple[int, Verified]] = field(default_factory=list)
+    changed: list[tuple[int, Finding]] = field(default_factory=list)
 
 
-def _verify_group(group: list[VerifyJob]) -> list[tuple[int, PartitionResult | tuple[str, int]]]:
-    out: list[tuple[int, PartitionResult | tuple[str, int]]] = []
-    for i, log in group:
+VerifyJob = tuple[int, UnifiedLog, PartitionPlan | None]
+"""(index, the opened partition: its storage travels with it, an object store's options too;
+what the driver's state lets it skip)."""
+
+Records = list[tuple[str, Verified | None]]
+"""What each segment walked leaves in the state (kdump.checks.verify_state.VerifyState.keep)."""
+
+GroupResult = list[tuple[int, PartitionResult | tuple[str, int], Records]]
+
+
+def _verify_group(group: list[VerifyJob]) -> GroupResult:
+    out: GroupResult = []
+    for i, log, plan in group:
         try:
-            out.append((i, verify_partition(log)))
+            walked = _apply_plan(log, plan)
+            result = verify_partition(log)
+            out.append((i, result, _records(log, walked) if plan is not None else []))
         except KdumpError as e:
-            out.append((i, (str(e), int(e.exit_code))))
+            out.append((i, (str(e), int(e.exit_code)), []))
+    return out
+
+
+def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]:
+    """The plan's reused results handed in, its changed segments walked with their finding;
+    the segments this task walks."""
+    segments = segments_to_check(log)
+    if plan is None:
+        return segments
+    for slot, known in plan.reuse:
+        segment = log.all_segments[slot]
+        log.take_result(segment, reused_result(segment, known, log.options.max_findings_per_code))
+    for slot, finding in plan.changed:
+        log.result(log.all_segments[slot]).sink.add(finding)
+    reused = {slot for slot, _ in plan.reuse}
+    return [s for s in segments if s.slot not in reused]
+
+
+def _records(log: UnifiedLog, walked: list[LogSegment]) -> Records:
+    now_ms = int(time.time() * 1000)
+    out: Records = []
+    for segment in walked:
+        key = key_of(segment)
+        if key is not None:
+            result = log.result(segment)
+            out.append((key, verified_record(segment, result.scan, result.findings, now_ms)))
     return out
 
 
@@ -92,24 +148,78 @@ def verify_on_spark(
     options: VerifyOptions,
     tasks: int | None = None,
     store: ObjectStore | None = None,
+    audit: AuditOptions | None = None,
 ) -> VerifyResult:
     """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
-    (default: TASKS_PER_CORE per core)."""
+    (default: TASKS_PER_CORE per core). ``audit.state``: a directory holding one state file
+    per log dir (kdump.checks.verify_state), read and written here on the driver."""
     found = discover(absolute(paths), store, OpenOptions(verify=options))
     found.raise_first()
     targets = found.partitions
+    states = _States(audit or AuditOptions())
+    plans = [states.plan(t) for t in targets]
     sc = spark.sparkContext
     slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
-    jobs: list[VerifyJob] = list(enumerate(targets))
+    jobs: list[VerifyJob] = [(i, t, plans[i]) for i, t in enumerate(targets)]
     groups = pack_by_size(jobs, [_log_bytes(t) for t in targets], slices)
     rdd = sc.parallelize(groups, slices).flatMap(_verify_group)
     results: dict[int, PartitionResult] = {}
-    for i, value in rdd.collect():
+    for i, value, records in rdd.collect():
         if not isinstance(value, PartitionResult):
             raise RemoteError(*value)
         results[i] = value
+        states.keep(targets[i], records)
+    states.save()
     number = {id(t): i for i, t in enumerate(targets)}
-    return collect_result(found, lambda t: results[number[id(t)]])
+    result = collect_result(found, lambda t: results[number[id(t)]])
+    result.audit = states.summary
+    return result
+
+
+class _States:
+    """The state files of a Spark run's log dirs (one each, in ``audit.state``), on the driver."""
+
+    def __init__(self, audit: AuditOptions) -> None:
+        self.audit = audit
+        self.files: dict[str, VerifyState] = {}
+        self.summary = AuditSummary(asked=audit.state is not None)
+
+    def plan(self, log: UnifiedLog) -> PartitionPlan | None:
+        segments = segments_to_check(log)
+        if segments:
+            self.summary.saw(int(time.time() * 1000))  # read by this run
+        if self.audit.state is None or log.storage.local_path is None:
+            self.summary.bytes_verified += sum(s.log_size for s in segments)
+            return None
+        state = self._state(log)
+        if state.warning and not self.summary.state_warning:
+            self.summary.state_warning = state.warning
+        plan = state.plan(segments, self.audit.recheck_fraction)
+        for segment, known in plan.reuse:
+            self.summary.bytes_unchanged_skipped += segment.log_size
+            self.summary.saw(known.verified_ms)
+        self.summary.bytes_verified += sum(s.log_size for s in plan.walk)
+        changed = [(s.slot, plan.changed[id(s)]) for s in plan.walk if id(s) in plan.changed]
+        return PartitionPlan([(s.slot, known) for s, known in plan.reuse], changed)
+
+    def _state(self, log: UnifiedLog) -> VerifyState:
+        assert self.audit.state is not None
+        log_dir = log_dir_of(log.location)
+        if log_dir not in self.files:
+            self.files[log_dir] = VerifyState.load(state_file(self.audit.state, log_dir))
+        return self.files[log_dir]
+
+    def keep(self, log: UnifiedLog, records: Records) -> None:
+        if records:
+            state = self._state(log)
+            for key, verified in records:
+                state.keep(key, verified)
+
+    def save(self) -> None:
+        if self.audit.state is not None and self.files:
+            os.makedirs(self.audit.state, exist_ok=True)
+        for state in self.files.values():
+            state.save()
 
 
 def finding_rows(result: VerifyResult) -> list[tuple[Any, ...]]:

@@ -4,7 +4,6 @@ object in a store)."""
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 from collections.abc import Iterator
 
@@ -12,15 +11,32 @@ from kdump.crc import Buffer
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import Record
-from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches, iter_records
+from kdump.format.walk import (
+    RUN_BATCHES,
+    LogWalk,
+    Pager,
+    iter_batches,
+    iter_records,
+    release_pages,
+)
+from kdump.storage.reading import KEEP, CacheGuard, ReadPolicy
 
 
 class FileRecords:
-    """A .log file: its batches, read through a memory map (``buf``)."""
+    """A .log file: its batches, read through a memory map (``buf``). ``guard`` drops from the
+    page cache what reading it brought in, ``policy`` paces the reads (kdump.storage.reading)."""
 
-    def __init__(self, path: str, buf: Buffer) -> None:
+    def __init__(
+        self,
+        path: str,
+        buf: Buffer,
+        guard: CacheGuard | None = None,
+        policy: ReadPolicy = KEEP,
+    ) -> None:
         self.path = path
         self.buf = buf
+        self.guard = guard
+        self.policy = policy
 
     @property
     def size(self) -> int:
@@ -55,7 +71,12 @@ class FileRecords:
     def pager(self) -> Pager:
         """How the walk reads this log: a memory map's pages released behind it. A log whose
         bytes arrive in ranges (an object in a store) has a pager that fetches them."""
-        return Pager(self.buf)
+        guard, policy = self.guard, self.policy
+        return Pager(
+            self.buf,
+            None if guard is None else guard.release,
+            None if policy.throttle is None else policy.charge,
+        )
 
     def batch_pager(self) -> Pager | None:
         """The pager a read of a few batches needs: none for a mapped file (its bytes are all
@@ -88,9 +109,14 @@ class FileRecords:
         """Give back what holds the bytes: a memory map (and the file descriptor it keeps),
         now rather than with its last reference; an object's mirror (its own close)."""
         buf = self.buf
-        if isinstance(buf, mmap.mmap):
-            with contextlib.suppress(BufferError):  # a view still held: freed with it
+        if isinstance(buf, mmap.mmap) and not buf.closed:
+            try:
                 buf.close()
+            except BufferError:  # a view still held: the map is freed with it, its pages now
+                if self.guard is not None:
+                    release_pages(buf, 0, len(buf))
+        if self.guard is not None:
+            self.guard.close()
 
 
 __all__ = ["FileRecords"]

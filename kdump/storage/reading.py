@@ -1,0 +1,341 @@
+"""How kdump reads local files on a live broker: the one place that decides what a read leaves in
+the page cache and how fast it goes (``ReadPolicy``).
+
+Page-cache neutral (issue 30; KIP-824 / KAFKA-13687: a dump tool reading whole segments evicts
+the pages the broker serves from): before a file is read, ``mincore`` says which of its pages
+are resident; as the walk passes a window, and when the file is closed, the pages it brought in
+are dropped (``POSIX_FADV_DONTNEED``), never one that was resident before. As the ``nocache``
+tool does, with the same blind spot: a page the broker itself reads in while kdump walks past is
+dropped too.
+
+``mincore`` is called through ctypes, not the C module: kdump runs without the C module too,
+the call is one per file (not per batch), and Python's mmap has ``madvise`` but no ``mincore``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import mmap
+import os
+import re
+import threading
+import time
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PAGE = mmap.PAGESIZE
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    """What reading a local file may cost the broker beside it.
+
+    ``keep_cache``: leave what was read in the page cache (--keep-cache; every command but
+    verify). ``max_io_rate``: bytes per second this process reads at most (--max-io-rate).
+    """
+
+    keep_cache: bool = True
+    max_io_rate: int | None = None
+    throttle: RateLimit | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def live(cls, keep_cache: bool = False, max_io_rate: int | None = None) -> ReadPolicy:
+        """A policy for reading beside a running broker (verify's default: cache neutral)."""
+        limit = RateLimit(max_io_rate) if max_io_rate else None
+        return cls(keep_cache, max_io_rate, limit)
+
+    def guard(self, fd: int, size: int) -> CacheGuard | None:
+        """What drops the pages a read of the open file ``fd`` brings in (None: keep them)."""
+        if self.keep_cache or size == 0:
+            return None
+        return CacheGuard.open(fd, size)
+
+    def blind_to(self, path: str | os.PathLike[str]) -> bool:
+        """Whether this policy would drop pages but the kernel will not say which pages of
+        ``path`` are cached (then it drops none)."""
+        if self.keep_cache:
+            return False
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return False  # the read says why
+        try:
+            return not _may_see_cache(fd)
+        finally:
+            os.close(fd)
+
+    def charge(self, n: int) -> None:
+        """``n`` more bytes were read: wait as long as the rate asks."""
+        if self.throttle is not None:
+            self.throttle.take(n)
+
+
+KEEP = ReadPolicy()
+"""Read as any program does: what is read stays cached, as fast as the disk goes."""
+
+
+class RateLimit:
+    """A rate over the whole run (not a burst allowance): after ``n`` bytes in all, at least
+    ``n / rate`` seconds have passed since it was made. Shared by the run's threads; the
+    processes ``--jobs`` forks (kdump.parallel) each take an equal share of it."""
+
+    def __init__(
+        self,
+        rate: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if rate <= 0:
+            raise ValueError(f"rate must be positive, not {rate}")
+        self.rate, self.clock, self.sleep = rate, clock, sleep
+        self.started = clock()
+        self.taken = 0
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._share = float(rate)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"rate": self.rate}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["rate"])  # type: ignore[misc]
+
+    def take(self, n: int) -> None:
+        """``n`` more bytes were read: return once the run is no faster than the rate."""
+        with self._lock:
+            if os.getpid() != self._pid:  # a forked worker: its share, from now
+                from kdump.parallel import run_processes
+
+                self._pid, self.started, self.taken = os.getpid(), self.clock(), 0
+                self._share = self.rate / max(1, run_processes())
+            self.taken += n
+            due = self.started + self.taken / self._share
+        now = self.clock()
+        if due > now:
+            self.sleep(due - now)
+
+
+class CacheGuard:
+    """One open file's pages as they were before kdump read it: ``release`` drops from the page
+    cache what lies in a range and was not resident then."""
+
+    def __init__(self, fd: int, size: int, uncached: list[tuple[int, int]]) -> None:
+        self.fd, self.size = fd, size
+        self.uncached = uncached
+        """Byte ranges (page aligned) that were not resident before the read, in order."""
+        self._starts = [s for s, _ in uncached]
+
+    @classmethod
+    def open(cls, fd: int, size: int) -> CacheGuard | None:
+        """A guard over ``fd`` (its own descriptor, duplicated), or None where the kernel will
+        not say what is resident (then nothing is dropped)."""
+        resident = resident_pages(fd, size)
+        if resident is None:
+            return None
+        return cls(os.dup(fd), size, uncached_ranges(resident))
+
+    def release(self, start: int, end: int) -> None:
+        """Drop the pages of ``[start, end)`` that were not resident before. The caller has
+        unmapped them first: the kernel keeps a page some mapping still holds."""
+        if self.fd < 0:
+            return
+        i = max(0, bisect_right(self._starts, start) - 1)
+        for lo, hi in self.uncached[i:]:
+            if lo >= end:
+                break
+            lo, hi = max(lo, start), min(hi, end)
+            if hi > lo:
+                os.posix_fadvise(self.fd, lo, hi - lo, os.POSIX_FADV_DONTNEED)
+
+    def close(self) -> None:
+        """Drop every page the reads brought in (the file's map is gone), and the descriptor."""
+        if self.fd < 0:
+            return
+        try:
+            for _ in range(_ROUNDS):
+                self.release(0, self.size + PAGE)
+                left = self._left_cached()
+                if not left:
+                    break
+                self._wait_for_reads(left)
+        finally:
+            os.close(self.fd)
+            self.fd = -1
+
+    def _left_cached(self) -> list[tuple[int, int]]:
+        """The runs of pages not resident before that are resident now."""
+        resident = resident_pages(self.fd, os.fstat(self.fd).st_size)
+        if resident is None:
+            return []
+        flags = resident.translate(_LOW_BIT)
+        left = []
+        for lo, hi in self.uncached:
+            for m in _PRESENT.finditer(flags, lo // PAGE, min(hi // PAGE, len(flags))):
+                left.append((m.start() * PAGE, m.end() * PAGE))
+        return left
+
+    def _wait_for_reads(self, ranges: list[tuple[int, int]]) -> None:
+        """Wait for the kernel's reads of these pages to end: a page it is still reading ahead
+        is locked, and DONTNEED passes it by. A read of it waits for the lock; through a
+        descriptor of its own advised RANDOM, it starts no read-ahead of its own."""
+        fd = os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            for lo, hi in ranges:
+                for at in range(lo, hi, PAGE):
+                    os.pread(fd, 1, at)
+        finally:
+            os.close(fd)
+
+
+_ROUNDS = 3
+"""Drops of what a closed file's reads left cached (read-ahead in flight), at most."""
+
+
+def uncached_ranges(resident: bytes) -> list[tuple[int, int]]:
+    """The byte ranges whose pages ``resident`` (mincore's vector) marks absent, page aligned.
+    Nothing past the file's size when it was opened: a read never goes there (the map ends at
+    that size), and what lies there is what the broker appended since, the pages its consumers
+    read next."""
+    # bit 0 is the page's residency; the other bits are reserved (mincore(2))
+    flags = resident.translate(_LOW_BIT)
+    return [(m.start() * PAGE, m.end() * PAGE) for m in _ABSENT.finditer(flags)]
+
+
+_LOW_BIT = bytes(b & 1 for b in range(256))
+_ABSENT = re.compile(b"\x00+")
+_PRESENT = re.compile(b"\x01+")
+
+
+def resident_pages(fd: int, size: int) -> bytes | None:
+    """mincore(2) over the file ``fd``'s first ``size`` bytes: a byte per page, bit 0 set where
+    the page is in the page cache; None where the answer cannot be trusted.
+
+    Since Linux 5.2 (CVE-2019-5489) mincore reports the page cache of a file mapping only to a
+    process that owns the file or may write it (``can_do_mincore``); to any other it says every
+    page is resident, whatever is. That answer is no answer: it is not asked.
+    """
+    if size <= 0 or not _may_see_cache(fd):
+        return None
+    libc = _libc()
+    if libc is None:
+        return None
+    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        return None
+    try:
+        vec = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
+        if libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec) != 0:
+            return None
+        return vec.raw
+    finally:
+        libc.munmap(ctypes.c_void_p(addr), ctypes.c_size_t(size))
+
+
+def _may_see_cache(fd: int) -> bool:
+    """The kernel's can_do_mincore for a file: its owner, a capable process, or a writer."""
+    euid = os.geteuid()
+    if euid == 0 or os.fstat(fd).st_uid == euid:
+        return True
+    return os.access(f"/proc/self/fd/{fd}", os.W_OK)
+
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_long,
+            ]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+            _LIBC = libc
+        except (OSError, AttributeError):  # no libc with mincore: nothing is dropped
+            _LIBC = False
+    return _LIBC or None
+
+
+def read_ranges(
+    path: str | os.PathLike[str], ranges: list[tuple[int, int]], policy: ReadPolicy = KEEP
+) -> tuple[os.stat_result, list[bytes]]:
+    """The file's status and the bytes of each ``(start, end)`` range (short at its end), read
+    as ``policy`` says and without read-ahead (a few headers, not a stream)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        status = os.fstat(fd)
+        guard = policy.guard(fd, status.st_size)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            return status, [os.pread(fd, max(0, end - start), start) for start, end in ranges]
+        finally:
+            if guard is not None:
+                guard.close()
+    finally:
+        os.close(fd)
+
+
+def residency(path: str | os.PathLike[str]) -> bytes | None:
+    """A byte per page of the file ``path``: 1 where the page is in the page cache now, else 0
+    (what tests and bench/ read from outside the process that read the file); None where
+    mincore cannot tell."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        found = resident_pages(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    return None if found is None else found.translate(_LOW_BIT)
+
+
+IOPRIO_CLASS_IDLE = 3
+_IOPRIO_CLASS_SHIFT = 13
+_IOPRIO_WHO_PROCESS = 1
+_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314, "ppc64le": 273}
+"""ioprio_set's number (linux/ioprio.h, each architecture's syscall table): glibc has no
+wrapper and Python no os.ioprio_set."""
+
+
+def lower_priority() -> list[str]:
+    """--nice: this process (and the workers it forks) runs at the lowest CPU priority and in
+    the idle I/O class (what ``nice -n 19 ionice -c 3`` gives: disk time only when nobody else
+    wants it; the CFQ and BFQ schedulers honour it, mq-deadline and none do not). What could
+    not be lowered, in words (a note, not an error)."""
+    notes = []
+    try:
+        os.nice(19 - os.nice(0))
+    except OSError as e:
+        notes.append(f"CPU priority unchanged: {e.strerror or e}")
+    number = _SYS_IOPRIO_SET.get(os.uname().machine)
+    libc = _libc()
+    if number is None or libc is None:
+        notes.append(f"I/O priority unchanged: no ioprio_set on {os.uname().machine}")
+        return notes
+    value = IOPRIO_CLASS_IDLE << _IOPRIO_CLASS_SHIFT
+    if libc.syscall(number, _IOPRIO_WHO_PROCESS, 0, value) != 0:
+        notes.append(f"I/O priority unchanged: {os.strerror(ctypes.get_errno())}")
+    return notes
+
+
+__all__ = [
+    "KEEP",
+    "CacheGuard",
+    "RateLimit",
+    "ReadPolicy",
+    "lower_priority",
+    "read_ranges",
+    "residency",
+    "resident_pages",
+    "uncached_ranges",
+]

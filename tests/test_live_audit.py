@@ -1,0 +1,470 @@
+"""Issue 30: verify beside a live broker: page-cache neutral, throttled, nice, incremental,
+resumable within a budget."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import mmap
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from batchbytes import v2_batch, write_partition
+from clirun import run_kdump
+
+from kdump import parallel
+from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
+from kdump.checks.verify_state import AuditOptions
+from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
+from kdump.storage import reading
+from kdump.storage.reading import PAGE, RateLimit, ReadPolicy, residency, uncached_ranges
+
+MIB = 1 << 20
+
+
+def _write_log(part: Path, base: int, mib: int, seed: int = 0) -> Path:
+    """A .log of ``mib`` MiB of uncompressed 64 KiB v2 batches (the independent encoder)."""
+    part.mkdir(parents=True, exist_ok=True)
+    payload = 64 * 1024 - 61
+    batches = [v2_batch(base + i, bytes([(i + seed) % 251]) * payload) for i in range(mib * 16)]
+    path = part / segment_file_name(base, LOG_SUFFIX)
+    with open(path, "wb") as f:
+        f.write(b"".join(batches))
+        f.flush()
+        os.fsync(f.fileno())  # dirty pages are not dropped: written back first
+    return path
+
+
+def _resident(path: Path) -> bytes:
+    found = residency(path)
+    if found is None:
+        pytest.skip(f"{path}: mincore cannot see this file's page cache")
+    return found
+
+
+def _drop(path: Path, start: int = 0) -> None:
+    for pause in (0.01, 0.05, 0.2, 1.0):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, start, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        if not any(_resident(path)[start // PAGE :]):
+            return
+        time.sleep(pause)  # read-ahead in flight: its pages are dropped once read
+    if any(_resident(path)[start // PAGE :]):
+        # tmpfs and overlay upper layers keep pages that have no disk behind them
+        pytest.skip(f"{path}: this filesystem keeps its pages cached (tmpfs, overlay?)")
+
+
+def _kdump(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kdump", *map(str, args)], capture_output=True, text=True
+    )
+
+
+def _shares(before: bytes, after: bytes) -> tuple[float, float]:
+    """Of the pages resident before, the share still resident; of the others, the share now
+    resident."""
+    kept = [a for b, a in zip(before, after, strict=True) if b]
+    added = [a for b, a in zip(before, after, strict=True) if not b]
+    return sum(kept) / max(1, len(kept)), sum(added) / max(1, len(added))
+
+
+@pytest.fixture
+def half_cached(tmp_path: Path) -> tuple[Path, Path, bytes]:
+    """A partition of one 24 MiB segment (three of the walk's windows) whose first half is in
+    the page cache (read by this process) and whose second half is not."""
+    part = tmp_path / "live-0"
+    log = _write_log(part, 0, 24)
+    _drop(log)
+    with open(log, "rb") as f:
+        # no read-ahead: it can land past the half after the read has returned
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
+        f.read(12 * MIB)
+    _drop(log, 12 * MIB)
+    before = _resident(log)
+    assert 0 < sum(before) < len(before)
+    return part, log, before
+
+
+@pytest.mark.parametrize("deep", [(), ("--deep",)], ids=["shallow", "deep"])
+def test_verify_leaves_the_page_cache_as_it_found_it(
+    half_cached: tuple[Path, Path, bytes], deep: tuple[str, ...]
+) -> None:
+    part, log, before = half_cached
+    done = _kdump("verify", part, "--format", "json", *deep)
+    assert done.returncode in (0, 1, 2), done.stderr  # the payloads are not records: --deep says so
+    assert json.loads(done.stdout)["summary"]["bytes"] == log.stat().st_size
+    kept, added = _shares(before, _resident(log))
+    assert kept >= 0.99
+    assert added <= 0.02
+
+
+def test_keep_cache_leaves_what_verify_read_cached(half_cached: tuple[Path, Path, bytes]) -> None:
+    part, log, before = half_cached
+    done = _kdump("verify", part, "--keep-cache", "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    kept, added = _shares(before, _resident(log))
+    assert kept >= 0.99
+    assert added >= 0.9
+
+
+def test_verify_leaves_no_index_file_cached_either(tmp_path: Path) -> None:
+    part = write_partition(tmp_path / "cold-0", (0, 100))
+    files = sorted(part.iterdir())
+    assert {f.suffix for f in files} == {".log", ".index", ".timeindex"}
+    for f in files:
+        with open(f, "rb+") as out:
+            os.fsync(out.fileno())
+        _drop(f)
+    done = _kdump("verify", part, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert {f.name: sum(_resident(f)) for f in files} == {f.name: 0 for f in files}
+
+
+def test_uncached_ranges_are_the_absent_pages() -> None:
+    vector = bytes([1, 0, 0, 1, 0b10, 1, 0])  # bits other than bit 0 are reserved
+    assert uncached_ranges(vector) == [
+        (1 * PAGE, 3 * PAGE),
+        (4 * PAGE, 5 * PAGE),
+        (6 * PAGE, 7 * PAGE),
+    ]
+
+
+def test_what_the_broker_appends_during_a_walk_stays_cached(tmp_path: Path) -> None:
+    """The active segment grows while verify reads it: the pages past its size at open are the
+    broker's newest, which its consumers read next; none is dropped."""
+    log = _write_log(tmp_path / "grow-0", 0, 2)
+    _drop(log)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        guard = ReadPolicy.live().guard(fd, os.fstat(fd).st_size)
+        assert guard is not None
+        with open(log, "ab") as f:  # the broker appends, and the pages are read back
+            f.write(b"\x01" * MIB)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(log, "rb") as f:
+            f.read()
+        guard.close()
+    finally:
+        os.close(fd)
+    resident = _resident(log)
+    assert not any(resident[: 2 * MIB // PAGE])
+    assert all(resident[2 * MIB // PAGE :])
+
+
+# --- incremental: --state ----------------------------------------------------------------------
+
+
+def _partition(root: Path, bases: tuple[int, ...] = (0, 100, 200)) -> Path:
+    return write_partition(root / "audit-0", bases)
+
+
+def _run(part: Path, state: Path | None, **audit: Any) -> VerifyResult:
+    options = AuditOptions(None if state is None else str(state), **audit)
+    return verify_paths([str(part)], VerifyOptions(), audit=options)
+
+
+def _sizes(part: Path, *bases: int) -> int:
+    return sum((part / segment_file_name(b, LOG_SUFFIX)).stat().st_size for b in bases)
+
+
+def _same_verdict(a: VerifyResult, b: VerifyResult) -> None:
+    assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings]
+    assert a.summary() == b.summary()
+
+
+def test_a_second_run_reads_only_the_active_segment_and_says_the_same(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    first = _run(part, state, recheck_fraction=0)
+    assert first.audit.bytes_verified == _sizes(part, 0, 100, 200)
+    second = _run(part, state, recheck_fraction=0)
+    assert second.audit.bytes_verified == _sizes(part, 200)
+    assert second.audit.bytes_unchanged_skipped == _sizes(part, 0, 100)
+    assert second.audit.oldest_verified_ms == first.audit.oldest_verified_ms
+    assert not second.audit.partial
+    _same_verdict(first, second)
+
+
+def test_a_closed_segment_changed_in_place_is_a_finding_and_read_again(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    with open(part / segment_file_name(0, LOG_SUFFIX), "r+b") as f:  # same inode
+        f.seek(500)
+        f.write(b"\xff")
+    second = _run(part, state, recheck_fraction=0)
+    assert {f.code for f in second.findings} == {"SEGMENT_CHANGED", "LOG_CRC_MISMATCH"}
+    assert second.audit.bytes_verified == _sizes(part, 0, 200)
+
+
+def test_a_closed_segment_replaced_by_a_new_file_is_read_again_without_a_finding(
+    tmp_path: Path,
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    log = part / segment_file_name(100, LOG_SUFFIX)
+    copy = log.with_suffix(".cleaned")
+    copy.write_bytes(log.read_bytes())
+    os.replace(copy, log)  # as the cleaner swaps a segment in: a new inode
+    second = _run(part, state, recheck_fraction=0)
+    assert second.findings == []
+    assert second.audit.bytes_verified == _sizes(part, 100, 200)
+
+
+def test_rechecks_go_longest_unread_first_and_fractions_carry_over(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path, (0, 100, 200, 300, 400)), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    doc = json.loads(state.read_text())
+    ages = {"0": 4, "100": 1, "200": 3, "300": 2}  # days since verified
+    for key, record in doc["segments"].items():
+        record["verified_ms"] -= ages[str(int(Path(key).stem))] * 86_400_000
+    state.write_text(json.dumps(doc))
+    read = []
+    for _ in range(3):  # 4 unchanged closed segments at 3/8: 1.5 re-reads a run
+        before = {int(Path(k).stem): r["verified_ms"] for k, r in _records(state)}
+        result = _run(part, state, recheck_fraction=3 / 8)
+        after = {int(Path(k).stem): r["verified_ms"] for k, r in _records(state)}
+        read.append(sorted(b for b in before if after[b] != before[b]))
+    # the longest unread first: 0 (4 days), then 200 (3) and 300 (2), then 100 (1)
+    assert read == [[0], [200, 300], [100]]
+    assert result.audit.bytes_verified == _sizes(part, 100, 400)
+
+
+def _records(state: Path) -> list[tuple[str, Any]]:
+    return list(json.loads(state.read_text())["segments"].items())
+
+
+def test_a_segment_unread_for_30_days_is_read_whatever_the_fraction(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    doc = json.loads(state.read_text())
+    old = next(k for k in doc["segments"] if k.endswith(segment_file_name(100, LOG_SUFFIX)))
+    doc["segments"][old]["verified_ms"] -= 30 * 86_400_000
+    state.write_text(json.dumps(doc))
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 100, 200)
+
+
+def _bad_facts(state: Path) -> bytes:
+    doc = json.loads(state.read_text())
+    for record in doc["segments"].values():
+        record["scan"]["batches"] = "many"
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("contents", "reason"),
+    [
+        (lambda _: b"\x00\xffnot json", "not a kdump verify state file (not JSON)"),
+        (lambda _: b'{"format": "something-else"}', "not a kdump verify state file"),
+        (lambda _: b'{"format": "kdump-verify-state", "version": 99}', "version 99, not 1"),
+        (_bad_facts, "a segment's facts are not numbers"),
+    ],
+)
+def test_a_damaged_or_foreign_state_file_is_a_warning_and_a_full_run(
+    tmp_path: Path, contents: Any, reason: str
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    state.write_bytes(contents(state))
+    ran = run_kdump(["verify", str(part), "--state", str(state), "--format", "json"])
+    assert ran.exit_code == 0
+    assert ran.stderr == f"kdump: warning: {state}: {reason}; verifying everything\n"
+    run = json.loads(ran.stdout)["run"]
+    assert run["bytes_verified"] == _sizes(part, 0, 100, 200)
+    assert run["bytes_unchanged_skipped"] == 0
+    # the run wrote a good state: the next one is incremental again
+    assert _run(part, state, recheck_fraction=0).audit.bytes_unchanged_skipped
+
+
+def test_the_state_file_is_replaced_atomically_and_forgets_deleted_segments(
+    tmp_path: Path,
+) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        (part / segment_file_name(0, suffix)).unlink()  # retention
+    _run(part, state, recheck_fraction=0)
+    keys = json.loads(state.read_text())["segments"]
+    assert [Path(k).name for k in keys] == [segment_file_name(100, LOG_SUFFIX)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["audit-0", "state.json"]
+
+
+# --- a budget, an interruption --------------------------------------------------------------
+
+
+def test_a_budget_stops_at_a_segment_boundary_and_the_next_run_goes_on(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    read = []
+    for _ in range(3):
+        # a budget spent at once: one segment a run
+        result = _run(part, state, recheck_fraction=0, budget_ms=0)
+        read.append((result.audit.bytes_verified, result.audit.partial))
+    assert read == [
+        (_sizes(part, 0), True),
+        (_sizes(part, 100), True),
+        (_sizes(part, 200), False),
+    ]
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 200)
+
+
+def test_a_partial_run_says_so_in_text_json_and_prom(tmp_path: Path) -> None:
+    part, state, prom = _partition(tmp_path), tmp_path / "state.json", tmp_path / "v.prom"
+    args = ["verify", str(part), "--state", str(state), "--budget", "0s", "--prom", str(prom)]
+    text = run_kdump(args)
+    assert text.exit_code == 0
+    first_unread = part / segment_file_name(100, LOG_SUFFIX)
+    assert f"partial: stopped before {first_unread} (--budget, or interrupted)" in text.stdout
+    assert 'kdump_run_partial{command="verify"} 1\n' in prom.read_text()
+    assert f'kdump_verified_bytes{{command="verify"}} {_sizes(part, 0)}\n' in prom.read_text()
+    run = json.loads(run_kdump([*args, "--format", "json"]).stdout)["run"]
+    second_unread = str(part / segment_file_name(200, LOG_SUFFIX))
+    assert (run["partial"], run["stopped_at"]) == (True, second_unread)
+    assert run["bytes_unchanged_skipped"] == _sizes(part, 0)
+    assert json.loads(state.read_text())["stopped_at"] == second_unread
+
+
+def test_rereads_a_budget_left_undone_are_owed_to_the_next_run(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    stopped = _run(part, state, recheck_fraction=1, budget_ms=0)  # the active one, then stop
+    assert stopped.audit.bytes_verified == _sizes(part, 200)
+    assert stopped.audit.stopped_at == str(part / segment_file_name(0, LOG_SUFFIX))
+    owed = _run(part, state, recheck_fraction=0)
+    assert owed.audit.bytes_verified == _sizes(part, 0, 100, 200)
+
+
+class _StopAfterOne:
+    def total(self, amount: int) -> None:
+        pass
+
+    def advance(self, amount: int, what: str) -> None:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_keeps_what_it_verified(tmp_path: Path) -> None:
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    with pytest.raises(KeyboardInterrupt):
+        verify_paths(
+            [str(part)], VerifyOptions(), _StopAfterOne(), audit=AuditOptions(str(state), 0)
+        )
+    doc = json.loads(state.read_text())
+    assert [Path(k).name for k in doc["segments"]] == [segment_file_name(0, LOG_SUFFIX)]
+    assert doc["stopped_at"] == str(part / segment_file_name(100, LOG_SUFFIX))
+    assert _run(part, state, recheck_fraction=0).audit.bytes_verified == _sizes(part, 100, 200)
+
+
+# --- throttled, nice ------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_rate_limit_holds_over_the_whole_run() -> None:
+    clock = _Clock()
+    limit = RateLimit(100, clock, clock.sleep)
+    limit.take(50)  # 0.5 s of reading at 100 B/s, done at once: wait for it
+    clock.now += 2.0  # a slow stretch (another file opened, checks): credit, not a burst cap
+    limit.take(150)
+    limit.take(100)
+    assert clock.slept == [0.5, 0.5]
+    assert clock.now == 100.0 + 300 / 100
+
+
+def test_max_io_rate_bounds_a_verify_from_below(tmp_path: Path) -> None:
+    part = tmp_path / "rate-0"
+    size = _write_log(part, 0, 2).stat().st_size
+    start = time.monotonic()
+    ran = run_kdump(["verify", str(part), "--max-io-rate", "4MiB/s", "-q"])
+    took = time.monotonic() - start
+    assert ran.exit_code == 0, ran.stderr
+    assert took >= size / (4 * MIB)
+
+
+def test_nice_runs_at_the_lowest_priorities() -> None:
+    if os.uname().machine != "x86_64":
+        pytest.skip("ioprio_get's number is known here for x86_64")
+    probe = (
+        "import ctypes, os\n"
+        "from kdump.storage.reading import lower_priority\n"
+        "notes = lower_priority()\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(os.nice(0), libc.syscall(252, 1, 0) >> 13, notes)\n"  # ioprio_get(WHO_PROCESS)
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split(maxsplit=2) == ["19", "3", "[]\n"]
+
+
+def test_a_reader_the_kernel_hides_the_cache_from_drops_nothing() -> None:
+    """Linux 5.2+ answers mincore about a file's page cache only to its owner or a writer: to
+    anyone else every page looks cached, whatever is. Such a reader cannot tell what its walk
+    brought in: it leaves the cache alone, and verify says so."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to read as another user")
+    folder = Path(tempfile.mkdtemp(prefix="kdump-blind-"))
+    try:
+        folder.chmod(0o755)
+        log = _write_log(folder / "blind-0", 0, 1)
+        log.parent.chmod(0o755)
+        log.chmod(0o644)
+        _drop(log)  # no page cached
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # as nobody: the kernel's answer, and the policy's
+            os.close(read)
+            os.setuid(65534)
+            fd = os.open(log, os.O_RDONLY)
+            size = os.fstat(fd).st_size
+            libc = reading._libc()
+            addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            vec = ctypes.create_string_buffer(size // PAGE)
+            libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec)
+            seen = sum(b & 1 for b in vec.raw)
+            policy = ReadPolicy.live()
+            answer = f"{seen} {policy.blind_to(log)} {policy.guard(fd, size) is None}"
+            os.write(write, answer.encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            answer = pipe.read()
+        os.waitpid(child, 0)
+        assert answer == f"{log.stat().st_size // PAGE} True True"
+        assert not any(_resident(log))
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_forked_workers_each_take_their_share_of_the_rate() -> None:
+    clock = _Clock()
+    limit = RateLimit(100, clock, clock.sleep)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a --jobs 2 worker (kdump.parallel tells it the run's processes)
+        os.close(read)
+        parallel._processes = 2
+        limit.take(100)
+        os.write(write, repr(clock.slept).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        slept = pipe.read()
+    os.waitpid(child, 0)
+    assert slept == "[2.0]"  # 100 bytes at half of 100 B/s
