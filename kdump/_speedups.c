@@ -886,10 +886,11 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     /* the headers first, then the CRCs of the batches three at a time */
     while (n < limit && pos < stop) {
-        PREFETCH(buf + pos + PREFETCH_AHEAD);
         Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
         if (size == 0)
             break;
+        if (size < PREFETCH_AHEAD) /* past a large batch, the CRC brings the bytes in */
+            PREFETCH(buf + pos + PREFETCH_AHEAD);
         v2_header h;
         read_v2_header(buf + pos, &h);
         int64_t *row = cols + n; /* value c of this batch at row[c * stride] */
