@@ -27,7 +27,9 @@ class WalkedRun(structseq[Any], tuple[int, bytes, int]):
     def n(self) -> int: ...
     @property
     def columns(self) -> bytes:
-        """WALK_COLUMNS, n int64 values each, one after the other."""
+        """WALK_COLUMNS int64 columns one after the other, each with room for
+        len(columns) // (8 * WALK_COLUMNS) values, its first n the run's (room n where the
+        run ended short of its limit)."""
     @property
     def position(self) -> int:
         """Where the next run starts."""
@@ -64,6 +66,7 @@ class CrcShare:
     def close(self) -> None: ...
 
 def column_range(column: ReadableBuffer, stop: int, /) -> tuple[int, int] | None: ...
+def count_masked(column: ReadableBuffer, mask: int, /) -> int: ...
 def flag_batches(
     base_offsets: ReadableBuffer,
     last_offsets: ReadableBuffer,

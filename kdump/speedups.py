@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         advise = staticmethod(_speedups.advise)
         walk_v2 = staticmethod(_speedups.walk_v2)
         column_range = staticmethod(_speedups.column_range)
+        count_masked = staticmethod(_speedups.count_masked)
         flag_batches = staticmethod(_speedups.flag_batches)
         index_keys = staticmethod(_speedups.index_keys)
         gather = staticmethod(_speedups.gather)

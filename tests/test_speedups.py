@@ -743,6 +743,30 @@ def test_timestamp_range_is_min_and_max(stamps: list[int], stop: int | None) -> 
     assert fast == pure == want
 
 
+@given(st.lists(st.integers(-(2**15), 2**15 - 1), min_size=1, max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_a_scan_counts_transactional_and_delete_horizon_batches(attributes: list[int]) -> None:
+    """LogScan.take counts a run's transactional (or control) batches and those with a delete
+    horizon (C count_masked over the attributes column, in Python its low bytes translated),
+    as counted here by hand, whatever the other attribute bits and the sign."""
+    from array import array
+
+    columns = [
+        array("q", attributes if name == "attributes" else range(len(attributes)))
+        for name in COLUMNS
+    ]
+    run = BatchRun(len(attributes), columns)
+
+    def counted() -> tuple[int, int]:
+        scan = LogScan("x.log", 0, 0)
+        scan.take(run)
+        return scan.transactional_batches, scan.delete_horizon_batches
+
+    want = (sum(1 for a in attributes if a & 0x30), sum(1 for a in attributes if a & 0x40))
+    fast, pure = both(counted)
+    assert fast == pure == want
+
+
 # --------------------------------------------------------------------------- flag_batches
 
 small = st.integers(-3, 40)

@@ -153,9 +153,11 @@ class BatchRun:
 
     @classmethod
     def from_native(cls, n: int, data: bytes) -> BatchRun:
-        """The C scan's columns: one bytes object, column after column of n int64s."""
+        """The C scan's columns: one bytes object, column after column of int64s, each
+        column's room an equal share of it (wider than n where the run is full: walk_v2)."""
         view = memoryview(data).cast("q")
-        return cls(n, [view[i * n : (i + 1) * n] for i in range(_NCOL)])
+        room = len(view) // _NCOL
+        return cls(n, [view[i * room : i * room + n] for i in range(_NCOL)])
 
     def __len__(self) -> int:
         return self.n

@@ -59,6 +59,12 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.column_range(array('q', [3, 1]), -1)", "ok"),
         ("c.column_range(array('i', [1]), 1)", "TypeError"),
     ],
+    "count_masked": [
+        ("c.count_masked(array('q', [16, -1, 0, 2**62]), 2**63 - 1)", "ok"),
+        ("c.count_masked(array('q'), 0x30)", "ok"),
+        ("c.count_masked(array('i', [1]), 1)", "TypeError"),
+        ("c.count_masked(array('q', [1]), 2**64)", "OverflowError"),
+    ],
     "flag_batches": [
         (
             "c.flag_batches(*[array('q', [1] * k) for k in range(7)], 0, True, 2**63 - 1, 0, 2)",
