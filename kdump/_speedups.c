@@ -9,6 +9,7 @@
 #include <Python.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
@@ -115,7 +116,7 @@ static void crc_init(void)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
-#define HW_CRC_BUILT 1
+#define HW_CRC_BUILT "SSE4.2" /* what kdump --version names */
 
 /* SSE4.2's crc32 instruction has a latency of three cycles and a throughput of one: three
  * independent streams over three adjacent blocks keep it busy, joined with the zeros tables.
@@ -266,18 +267,28 @@ static int get_view(PyObject *obj, Py_buffer *view)
 
 static void release_view(Py_buffer *view) { PyBuffer_Release(view); }
 
-/* A tuple subclass (a NamedTuple) of n items, filled by the caller; NULL on failure. */
-static PyObject *new_tuple_of(PyTypeObject *cls, Py_ssize_t n)
+/* How to make a tuple subclass (a NamedTuple): its tp_alloc, asked once per call (the stable
+ * ABI has no field access), then called for each tuple of n items the caller fills. */
+typedef struct {
+    PyTypeObject *cls;
+    allocfunc alloc;
+} tuple_maker;
+
+static tuple_maker tuple_maker_of(PyObject *cls)
 {
-    return cls->tp_alloc(cls, n);
+    PyTypeObject *type = (PyTypeObject *)cls;
+    tuple_maker t = {type, (allocfunc)PyType_GetSlot(type, Py_tp_alloc)};
+    return t;
 }
+
+static PyObject *new_tuple_of(const tuple_maker *t, Py_ssize_t n) { return t->alloc(t->cls, n); }
 
 static int set_ll(PyObject *tuple, Py_ssize_t i, long long v)
 {
     PyObject *o = PyLong_FromLongLong(v);
     if (o == NULL)
         return -1;
-    PyTuple_SET_ITEM(tuple, i, o);
+    PyTuple_SetItem(tuple, i, o);
     return 0;
 }
 
@@ -602,7 +613,7 @@ static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    CrcShare *sh = (CrcShare *)type->tp_alloc(type, 0);
+    CrcShare *sh = (CrcShare *)PyType_GenericAlloc(type, 0);
     if (sh == NULL)
         return NULL;
     if (pthread_mutex_init(&sh->lock, NULL) != 0 || pthread_cond_init(&sh->changed, NULL) != 0) {
@@ -616,7 +627,9 @@ static void share_dealloc(CrcShare *sh)
 {
     pthread_cond_destroy(&sh->changed);
     pthread_mutex_destroy(&sh->lock);
-    Py_TYPE(sh)->tp_free((PyObject *)sh);
+    PyTypeObject *type = Py_TYPE((PyObject *)sh);
+    PyObject_Free(sh);
+    Py_DECREF(type); /* a heap type: each instance holds a reference to it */
 }
 
 /* help(kicks) -> whether it checked CRCs: waits until a run is posted (and checks slices of
@@ -685,15 +698,19 @@ static PyMethodDef share_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject CrcShareType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.CrcShare",
-    .tp_basicsize = sizeof(CrcShare),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A walk's CRC work shared with its read-ahead thread.",
-    .tp_new = share_new,
-    .tp_dealloc = (destructor)share_dealloc,
-    .tp_methods = share_methods,
+static PyType_Slot share_slots[] = {
+    {Py_tp_doc, "A walk's CRC work shared with its read-ahead thread."},
+    {Py_tp_new, share_new},
+    {Py_tp_dealloc, share_dealloc},
+    {Py_tp_methods, share_methods},
+    {0, NULL},
 };
+
+static PyType_Spec share_spec = {
+    "kdump._speedups.CrcShare", sizeof(CrcShare), 0, Py_TPFLAGS_DEFAULT, share_slots,
+};
+
+static PyTypeObject *CrcShareType; /* made from share_spec when the module loads */
 #endif
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
@@ -716,7 +733,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
                           &check_crc, &until_invalid, &share))
         return NULL;
 #ifdef HAVE_CRC_SHARE
-    if (share != Py_None && !PyObject_TypeCheck(share, &CrcShareType)) {
+    if (share != Py_None && !PyObject_TypeCheck(share, CrcShareType)) {
         PyErr_SetString(PyExc_TypeError, "share: a CrcShare or None");
         return NULL;
     }
@@ -744,7 +761,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         release_view(&view);
         return NULL;
     }
-    int64_t *cols = (int64_t *)PyBytes_AS_STRING(data);
+    int64_t *cols = (int64_t *)PyBytes_AsString(data);
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
@@ -811,7 +828,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         PyObject *full = data;
         data = PyBytes_FromStringAndSize(NULL, row_bytes * n);
         if (data != NULL) {
-            int64_t *dst = (int64_t *)PyBytes_AS_STRING(data);
+            int64_t *dst = (int64_t *)PyBytes_AsString(data);
             for (int c = 0; c < WALK_COLUMNS; c++)
                 memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
         }
@@ -1005,7 +1022,7 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
         release_columns(views, 2);
         return NULL;
     }
-    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    uint8_t *p = (uint8_t *)PyBytes_AsString(out);
     Py_ssize_t k = 0;
     int in_order = 1;
     int64_t not_before = last_second; /* time index: the offset no entry may go below */
@@ -1051,8 +1068,14 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
         Py_DECREF(out);
         Py_RETURN_NONE;
     }
-    if (_PyBytes_Resize(&out, k * width) < 0)
-        return NULL;
+    if (k < n) { /* fewer entries than rows: bytes of their own size (no resize in the
+                    stable ABI) */
+        PyObject *full = out;
+        out = PyBytes_FromStringAndSize(PyBytes_AsString(full), k * width);
+        Py_DECREF(full);
+        if (out == NULL)
+            return NULL;
+    }
     return Py_BuildValue("(NnLL)", out, k, last_first, last_second);
 }
 
@@ -1266,7 +1289,7 @@ static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
 
 /* The headers of a view as a tuple of Header tuples (key decoded as UTF-8, bad bytes replaced,
  * as Python's record decoder does). */
-static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
+static PyObject *headers_tuple(const record_view *rec, const tuple_maker *header_cls)
 {
     PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
     const uint8_t *h = rec->headers;
@@ -1284,9 +1307,9 @@ static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
             Py_CLEAR(headers);
             break;
         }
-        PyTuple_SET_ITEM(header, 0, key);
-        PyTuple_SET_ITEM(header, 1, value);
-        PyTuple_SET_ITEM(headers, (Py_ssize_t)i, header);
+        PyTuple_SetItem(header, 0, key);
+        PyTuple_SetItem(header, 1, value);
+        PyTuple_SetItem(headers, (Py_ssize_t)i, header);
     }
     return headers;
 }
@@ -1314,14 +1337,14 @@ typedef struct {
     PyObject *key, *value, *headers; /* owned; key and value may be None */
 } CRecord;
 
-static PyTypeObject CRecordType;
+static PyTypeObject *CRecordType; /* made from crecord_spec when the module loads */
 static PyObject *python_record; /* kdump.format.records.Record, set by set_record_class */
 
 /* A record of the view, without headers yet (the caller sets them). Not tracked by the cycle
  * collector: it holds bytes and a tuple of headers, never a cycle. */
 static PyObject *crecord_new(const record_view *rec)
 {
-    CRecord *r = PyObject_New(CRecord, &CRecordType);
+    CRecord *r = PyObject_New(CRecord, CRecordType);
     if (r == NULL)
         return NULL;
     r->offset = rec->offset;
@@ -1344,7 +1367,9 @@ static void crecord_dealloc(CRecord *r)
     Py_CLEAR(r->key);
     Py_CLEAR(r->value);
     Py_CLEAR(r->headers);
+    PyTypeObject *type = Py_TYPE((PyObject *)r);
     PyObject_Free(r);
+    Py_DECREF(type);
 }
 
 /* Field i, as the Python Record holds it. */
@@ -1381,7 +1406,7 @@ static PyObject *crecord_as_tuple(CRecord *r)
         if (item == NULL)
             Py_CLEAR(t);
         else
-            PyTuple_SET_ITEM(t, i, item);
+            PyTuple_SetItem(t, i, item);
     }
     return t;
 }
@@ -1409,10 +1434,10 @@ static PyObject *crecord_subscript(PyObject *self, PyObject *key)
 
 static PyObject *crecord_richcompare(PyObject *self, PyObject *other, int op)
 {
-    if (!PyTuple_Check(other) && !PyObject_TypeCheck(other, &CRecordType))
+    if (!PyTuple_Check(other) && !PyObject_TypeCheck(other, CRecordType))
         Py_RETURN_NOTIMPLEMENTED;
     PyObject *mine = crecord_as_tuple((CRecord *)self);
-    PyObject *theirs = PyObject_TypeCheck(other, &CRecordType)
+    PyObject *theirs = PyObject_TypeCheck(other, CRecordType)
                            ? crecord_as_tuple((CRecord *)other)
                            : PySequence_Tuple(other);
     PyObject *out = NULL;
@@ -1454,15 +1479,15 @@ static PyObject *crecord_getattro(PyObject *self, PyObject *name)
 {
     const char *const *names = record_fields;
     CRecord *r = (CRecord *)self;
-    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    const char *s = PyUnicode_AsUTF8AndSize(name, NULL); /* NULL, TypeError: not a str */
     if (s != NULL) {
         for (Py_ssize_t i = 0; i < RECORD_FIELDS; i++)
             if (strcmp(s, names[i]) == 0)
                 return crecord_item(r, i);
         if (strcmp(s, "key_size") == 0)
-            return PyLong_FromSsize_t(r->key == Py_None ? -1 : PyBytes_GET_SIZE(r->key));
+            return PyLong_FromSsize_t(r->key == Py_None ? -1 : PyBytes_Size(r->key));
         if (strcmp(s, "value_size") == 0)
-            return PyLong_FromSsize_t(r->value == Py_None ? -1 : PyBytes_GET_SIZE(r->value));
+            return PyLong_FromSsize_t(r->value == Py_None ? -1 : PyBytes_Size(r->value));
     }
     PyErr_Clear();
     PyObject *found = PyObject_GenericGetAttr(self, name);
@@ -1477,40 +1502,38 @@ static PyObject *crecord_getattro(PyObject *self, PyObject *name)
     return found;
 }
 
-static PySequenceMethods crecord_as_sequence = {
-    .sq_length = crecord_length,
-    .sq_item = crecord_sq_item,
-};
-
-static PyMappingMethods crecord_as_mapping = {
-    .mp_length = crecord_length,
-    .mp_subscript = crecord_subscript,
-};
-
 static PyMethodDef crecord_methods[] = {
     {"__reduce__", crecord_reduce, METH_NOARGS, "Pickled as the Python Record."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject CRecordType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.Record",
-    .tp_basicsize = sizeof(CRecord),
-    .tp_dealloc = (destructor)crecord_dealloc,
-    .tp_repr = crecord_repr,
-    .tp_as_sequence = &crecord_as_sequence,
-    .tp_as_mapping = &crecord_as_mapping,
-    .tp_hash = crecord_hash,
-    .tp_getattro = crecord_getattro,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A record of a v2 batch: kdump.format.records.Record, made in C.",
-    .tp_richcompare = crecord_richcompare,
-    .tp_methods = crecord_methods,
+static PyType_Slot crecord_slots[] = {
+    {Py_tp_doc, "A record of a v2 batch: kdump.format.records.Record, made in C."},
+    {Py_tp_dealloc, crecord_dealloc},
+    {Py_tp_repr, crecord_repr},
+    {Py_sq_length, crecord_length},
+    {Py_sq_item, crecord_sq_item},
+    {Py_mp_length, crecord_length},
+    {Py_mp_subscript, crecord_subscript},
+    {Py_tp_hash, crecord_hash},
+    {Py_tp_getattro, crecord_getattro},
+    {Py_tp_richcompare, crecord_richcompare},
+    {Py_tp_methods, crecord_methods},
+    {0, NULL},
+};
+
+/* made only by the C decoder: Python code cannot make one (it would hold no key or value) */
+static PyType_Spec crecord_spec = {
+    "kdump._speedups.Record", sizeof(CRecord), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, crecord_slots,
 };
 
 /* set_record_class(Record): the Python Record the C one prints, pickles and delegates as. */
 static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
 {
-    Py_XSETREF(python_record, Py_NewRef(cls));
+    PyObject *was = python_record;
+    python_record = Py_NewRef(cls);
+    Py_XDECREF(was);
     Py_RETURN_NONE;
 }
 
@@ -1539,6 +1562,7 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     }
     if (get_view(obj, &view) < 0)
         return NULL;
+    tuple_maker header_maker = tuple_maker_of(header_cls);
     reader r = {view.buf, view.len, OK, 0, 0};
     /* room for every record the payload can hold (one takes at least 7 bytes), made once */
     Py_ssize_t room = count < view.len / 7 + 1 ? count : view.len / 7 + 1;
@@ -1551,7 +1575,7 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         PyObject *record = crecord_new(&rec);
         if (record != NULL) {
             CRecord *c = (CRecord *)record;
-            c->headers = headers_tuple(&rec, (PyTypeObject *)header_cls);
+            c->headers = headers_tuple(&rec, &header_maker);
             if (c->headers == NULL)
                 Py_CLEAR(record);
         }
@@ -1559,11 +1583,11 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
             Py_CLEAR(list);
             break;
         }
-        PyList_SET_ITEM(list, i, record);
+        PyList_SetItem(list, i, record);
     }
     if (i < count && i == room && !r.error) /* more records than bytes: past the payload */
         r.error = PAST_BATCH;
-    if (list != NULL && PyList_SetSlice(list, i, PyList_GET_SIZE(list), NULL) < 0)
+    if (list != NULL && PyList_SetSlice(list, i, PyList_Size(list), NULL) < 0)
         Py_CLEAR(list);
     release_view(&view);
     if (list == NULL || PyErr_Occurred()) {
@@ -1889,13 +1913,13 @@ bad:
 static int get_walk_columns(PyObject *columns, Py_buffer *views, const int64_t **cols,
                             Py_ssize_t *n)
 {
-    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS) {
+    if (!PyTuple_Check(columns) || PyTuple_Size(columns) != WALK_COLUMNS) {
         PyErr_SetString(PyExc_TypeError, "columns: a tuple of the walk's columns");
         return -1;
     }
     PyObject *objs[WALK_COLUMNS];
     for (int c = 0; c < WALK_COLUMNS; c++)
-        objs[c] = PyTuple_GET_ITEM(columns, c);
+        objs[c] = PyTuple_GetItem(columns, c);
     return get_columns(objs, views, cols, WALK_COLUMNS, n);
 }
 
@@ -2213,7 +2237,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
         if (b.magic != 2 || (rc.deep && (b.attributes & 0x27)) || b.position < 0 ||
             b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
             break; /* legacy, compressed, control: the Python renderer's */
-        Py_ssize_t mark = o.len, gaps = PyList_GET_SIZE(rc.gaps);
+        Py_ssize_t mark = o.len, gaps = PyList_Size(rc.gaps);
         int64_t last = rc.last_offset;
         int r = render_batch(&o, &rc, &b, (const uint8_t *)buf.buf + b.position + V2_HEADER_SIZE,
                              (Py_ssize_t)(b.size - V2_HEADER_SIZE));
@@ -2224,7 +2248,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
         if (r > 0) { /* undo this batch: Python renders all of it */
             o.len = mark;
             rc.last_offset = last;
-            if (PyList_SetSlice(rc.gaps, gaps, PyList_GET_SIZE(rc.gaps), NULL) < 0)
+            if (PyList_SetSlice(rc.gaps, gaps, PyList_Size(rc.gaps), NULL) < 0)
                 failed = 1;
             break;
         }
@@ -2787,7 +2811,7 @@ static int add_names(PyObject *m, const char *attr, const char *const *names, in
         if (name == NULL)
             Py_CLEAR(tuple);
         else
-            PyTuple_SET_ITEM(tuple, i, name);
+            PyTuple_SetItem(tuple, i, name);
     }
     if (tuple == NULL || PyModule_AddObject(m, attr, tuple) < 0) {
         Py_XDECREF(tuple);
@@ -2821,19 +2845,28 @@ PyMODINIT_FUNC PyInit__speedups(void)
     hw_crc_usable = __builtin_cpu_supports("sse4.2") != 0;
 #endif
     have_hw_crc = hw_crc_usable;
-    if (PyType_Ready(&CRecordType) < 0)
+    CRecordType = (PyTypeObject *)PyType_FromSpec(&crecord_spec);
+    if (CRecordType == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)&CRecordType) < 0) {
+    if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)CRecordType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
 #ifdef HAVE_CRC_SHARE
-    if (m != NULL && (PyType_Ready(&CrcShareType) < 0 ||
-                      PyModule_AddObjectRef(m, "CrcShare", (PyObject *)&CrcShareType) < 0)) {
+    CrcShareType = (PyTypeObject *)PyType_FromSpec(&share_spec);
+    if (m != NULL && (CrcShareType == NULL ||
+                      PyModule_AddObjectRef(m, "CrcShare", (PyObject *)CrcShareType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
+#endif
+#ifdef HW_CRC_BUILT
+    if (m != NULL && PyModule_AddStringConstant(m, "HARDWARE_CRC", HW_CRC_BUILT) < 0)
+        Py_CLEAR(m);
+#else
+    if (m != NULL && PyModule_AddObjectRef(m, "HARDWARE_CRC", Py_None) < 0)
+        Py_CLEAR(m);
 #endif
     if (m != NULL && (add_names(m, "WALK_COLUMNS", walk_column_names, WALK_COLUMNS) < 0 ||
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||

@@ -18,18 +18,28 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+_WHEEL = "install kdump's wheel, which carries them built: pip install --force-reinstall "
+_NOT_BUILT = (
+    "not built: this install has no C module for this machine",
+    f"{_WHEEL}--only-binary kdump kdump (or run kdump.pyz on x86-64 Linux); or reinstall where "
+    "a C compiler and Python's headers are (Debian: apt install gcc python3-dev)",
+)
 
-def _load() -> ModuleType | None:
+
+def _load() -> tuple[ModuleType | None, tuple[str, str]]:
+    """The C module, or None with why not and how to get it (``kdump --version`` says both)."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
-        return None
+        return None, ("KDUMP_PURE_PYTHON is set", "unset KDUMP_PURE_PYTHON")
     try:
         from kdump import _speedups
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        return None
-    return _speedups
+    except ModuleNotFoundError:  # installed where no C compiler was (from the sdist, say)
+        return None, _NOT_BUILT
+    except ImportError as e:  # built for another Python or machine (a copied site-packages)
+        return None, (f"built for another Python or machine: {e}", f"{_WHEEL}kdump")
+    return _speedups, ("", "")
 
 
-_module = _load()
+_module, (_why_off, _how_on) = _load()
 _enabled = _module is not None
 
 
@@ -80,11 +90,36 @@ def fits_int64(*values: int) -> bool:
 
 
 def describe() -> str:
-    """One line for reports and benchmarks: which code runs."""
+    """One line for ``kdump --version``, reports and benchmarks: which code runs, and which
+    CRC-32C."""
     if _module is None:
-        why = "KDUMP_PURE_PYTHON is set" if os.environ.get("KDUMP_PURE_PYTHON") else "not built"
-        return f"off ({why}): pure Python"
+        return f"off, pure Python ({_why_off}); CRC-32C: {python_crc()}"
     if not _enabled:
-        return "off (switched off): pure Python"
-    crc = "hardware CRC-32C" if _module.hardware_crc() else "software CRC-32C (no CRC instructions)"
-    return f"on ({crc})"
+        return f"off, pure Python (switched off); CRC-32C: {python_crc()}"
+    return f"C; CRC-32C: {c_crc()}"
+
+
+def c_crc() -> str:
+    """Which CRC-32C the C code runs: the processor's instructions (SSE4.2 on x86-64, the CRC
+    extension of ARMv8) where the module was built with them and the processor has them."""
+    assert _module is not None
+    if _module.hardware_crc():
+        return f"{_module.HARDWARE_CRC} instructions"
+    if _module.HARDWARE_CRC is None:
+        return "software (this build has no CRC instructions for this processor)"
+    return f"software (this processor has no {_module.HARDWARE_CRC} CRC instructions)"
+
+
+def python_crc() -> str:
+    """Which CRC-32C the Python code runs (kdump.crc.python_crc32c)."""
+    try:
+        import crc32c
+    except ImportError:  # pragma: no cover - where the package has no wheel
+        return "crcmod's tables (software, slow)"
+    return "the crc32c package, " + ("hardware" if crc32c.hardware_based else "software")
+
+
+def how_to_enable() -> str | None:
+    """Where the C paths are off for the process: how to get them, in one line (None where
+    they are loaded)."""
+    return None if _module is not None else _how_on
