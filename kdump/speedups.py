@@ -13,33 +13,29 @@ CRC-32C with its own table-driven code, as on processors without CRC instruction
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-_WHEEL = "install kdump's wheel, which carries them built: pip install --force-reinstall "
-_NOT_BUILT = (
-    "not built: this install has no C module for this machine",
-    f"{_WHEEL}--only-binary kdump kdump (or run kdump.pyz on x86-64 Linux); or reinstall where "
-    "a C compiler and Python's headers are (Debian: apt install gcc python3-dev)",
-)
 
-
-def _load() -> tuple[ModuleType | None, tuple[str, str]]:
-    """The C module, or None with why not and how to get it (``kdump --version`` says both)."""
+def _load() -> tuple[ModuleType | None, str]:
+    """The C module, or None and why not (``kdump --version`` says it)."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
-        return None, ("KDUMP_PURE_PYTHON is set", "unset KDUMP_PURE_PYTHON")
+        return None, "KDUMP_PURE_PYTHON is set"
     try:
-        from kdump import _speedups
+        # not `from kdump import _speedups`: a module that is not there would raise a plain
+        # ImportError, as one that is there but fails to load does
+        import kdump._speedups as _speedups
     except ModuleNotFoundError:  # installed where no C compiler was (from the sdist, say)
-        return None, _NOT_BUILT
+        return None, "not built: this install has no C module"
     except ImportError as e:  # built for another Python or machine (a copied site-packages)
-        return None, (f"built for another Python or machine: {e}", f"{_WHEEL}kdump")
-    return _speedups, ("", "")
+        return None, f"built for another Python or machine: {e}"
+    return _speedups, ""
 
 
-_module, (_why_off, _how_on) = _load()
+_module, _why_off = _load()
 _enabled = _module is not None
 
 
@@ -92,11 +88,17 @@ def fits_int64(*values: int) -> bool:
 def describe() -> str:
     """One line for ``kdump --version``, reports and benchmarks: which code runs, and which
     CRC-32C."""
-    if _module is None:
-        return f"off, pure Python ({_why_off}); CRC-32C: {python_crc()}"
-    if not _enabled:
-        return f"off, pure Python (switched off); CRC-32C: {python_crc()}"
+    why = why_off()
+    if why is not None:
+        return f"off, pure Python ({why}); CRC-32C: {python_crc()}"
     return f"C; CRC-32C: {c_crc()}"
+
+
+def why_off() -> str | None:
+    """Why the C paths are off (None where they run)."""
+    if _module is None:
+        return _why_off
+    return None if _enabled else "switched off"
 
 
 def c_crc() -> str:
@@ -121,5 +123,18 @@ def python_crc() -> str:
 
 def how_to_enable() -> str | None:
     """Where the C paths are off for the process: how to get them, in one line (None where
-    they are loaded)."""
-    return None if _module is not None else _how_on
+    they are loaded). The wheel, not a package name: "kdump" on PyPI is another project."""
+    if _module is not None:
+        return None
+    if os.environ.get("KDUMP_PURE_PYTHON"):
+        return "unset KDUMP_PURE_PYTHON"
+    from kdump import __version__
+
+    # scripts/build-dist.sh's wheels: the stable-ABI build from 3.11 on, its own for 3.10
+    tag = "cp310-cp310" if sys.version_info < (3, 11) else "cp311-abi3"
+    wheel = f"kdump-{__version__}-{tag}-manylinux*_{os.uname().machine}.whl"
+    return (
+        f"pip install --force-reinstall {wheel} (a release's wheel for this Python and machine, "
+        "built with them), or run kdump.pyz on x86-64 Linux; or reinstall where a C compiler "
+        "and Python's headers are (Debian: apt install gcc python3-dev)"
+    )

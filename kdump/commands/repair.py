@@ -128,7 +128,9 @@ def _run(
         targets, settled = _settle(list(paths), targets, options, config)
         if settled and not options.dry_run:
             settled = []  # done: what follows is the partitions as they now are
-    with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
+    with progress(
+        show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
+    ) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = chain(settled, plan(targets, kw["jobs"]))
         result = run_repair(targets, plans, options, config, echo_on, progress=meter)

@@ -139,7 +139,7 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     with metrics_run("verify", prom) as run:
-        with progress(show_progress(quiet), "verify") as meter:
+        with progress(show_progress(quiet), "verify", quiet=quiet) as meter:
             result = verify_paths(list(paths), options, meter, jobs, objects)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or result.log_dir_findings)
