@@ -4,14 +4,17 @@ by cibuildwheel itself and against its own schema, the workflow as YAML."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 import yaml
 from conftest import REPO
 
@@ -20,6 +23,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+# cibuildwheel runs on Python 3.11 and later (the test extra installs it there)
+needs_cibuildwheel = pytest.mark.skipif(
+    importlib.util.find_spec("cibuildwheel") is None, reason="cibuildwheel is not installed"
+)
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 
@@ -38,6 +45,7 @@ def uses(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
     return [s for s in steps(job) if str(s.get("uses", "")).startswith(action + "@")]
 
 
+@needs_cibuildwheel
 def test_cibuildwheel_settings_are_valid() -> None:
     schema = json.loads(
         (files("cibuildwheel") / "resources" / "cibuildwheel.schema.json").read_text()
@@ -45,6 +53,15 @@ def test_cibuildwheel_settings_are_valid() -> None:
     jsonschema.validate(PYPROJECT["tool"]["cibuildwheel"], schema)
 
 
+@needs_cibuildwheel
+def test_the_workflow_runs_the_cibuildwheel_these_tests_ask() -> None:
+    """The settings are checked by the installed cibuildwheel: the one the workflow runs."""
+    (action,) = uses(workflow()["jobs"]["wheels"], "pypa/cibuildwheel")
+    major_minor = ".".join(version("cibuildwheel").split(".")[:2])
+    assert action["uses"] == f"pypa/cibuildwheel@v{major_minor}"
+
+
+@needs_cibuildwheel
 def test_wheels_for_every_supported_python_on_x86_64_and_aarch64_glibc_and_musl() -> None:
     ran = subprocess.run(
         [Path(sys.executable).parent / "cibuildwheel", "--platform", "linux",
