@@ -126,7 +126,7 @@ def progress_display(
 
 PURE_PYTHON_NOTICE_BYTES = 1 << 30
 """A run that reads more than this without the C fast paths says so first (issue 34: pure
-Python is 20-50 times slower, docs/benchmarks.md), so a slow run is not a mystery."""
+Python is up to 45 times slower, docs/benchmarks.md), so a slow run is not a mystery."""
 
 
 class _PurePythonNotice:
@@ -144,7 +144,7 @@ class _PurePythonNotice:
             gib = amount / 2**30
             sys.stderr.write(
                 f"kdump: reading {gib:.1f} GiB without the C fast paths ({speedups.why_off()}): "
-                "pure Python is 20-50x slower; kdump --version says how to get them (-q: no "
+                "pure Python is up to 45x slower; kdump --version says how to get them (-q: no "
                 "notice)\n"
             )
         self.inner.total(amount)
