@@ -45,7 +45,8 @@ say() { echo "build-dist: $*" >&2; }
 }
 sdist=$(ls "$work"/built/kdump-*.tar.gz)
 if [ -n "$PYTHON310" ]; then
-    "$PYTHON310" -m pip wheel -q --disable-pip-version-check --no-deps -w "$work/built" "$sdist"
+    # uv: its build environment made in a second, where pip's took 15 s
+    "$PYTHON" -m uv build -q --wheel --python "$PYTHON310" --out-dir "$work/built" "$sdist"
 else
     say "no python3.10 (set PYTHON310): no 3.10 wheel, and kdump.pyz will not run on 3.10"
 fi
