@@ -91,7 +91,10 @@ def _layout_checks(
                 "the broker's startup check fails only because of the preallocated space; "
                 "it recovers the active segment after an unclean stop: "
                 if only_prealloc
-                else "the broker's startup check would reject it and rebuild the index: "
+                # LogSegment.sanityCheck skips the offset and time indexes since Kafka 2.3
+                # (KAFKA-7283): only a recovered segment gets new ones.
+                else "the broker does not run this check at startup and uses the index as it "
+                "is unless it recovers the segment: "
             )
             + failure,
             fix=None if only_prealloc else REBUILD.format(log=log_path),

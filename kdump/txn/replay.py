@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import stop_damage
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
@@ -132,7 +133,9 @@ class ProducerReplay:
         if not self.cut and stop is not None and stop.is_damage:
             why = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
             why = f"the log stops being readable here ({why})"
-            self._cut_at(log, f"LOG_{stop.reason.name}", stop.position, why)
+            damage = stop_damage(stop, log.buf)
+            # the code verify gives the same bytes (a zero tail is LOG_ZERO_TAIL, not a torn batch)
+            self._cut_at(log, damage[0] if damage else "LOG_CRC_MISMATCH", stop.position, why)
         self._compare_txn_index(self._segment)
 
     def _cut_at(
