@@ -330,6 +330,125 @@ static int check_type(PyObject *cls)
     return 0;
 }
 
+/* ------------------------------------------------------------------ named results */
+
+/* What the functions hand back, as struct sequences (named tuples: read by name, or unpacked):
+ * the module's WalkedRun, IndexPoints... of the same fields, declared in kdump/_speedups.pyi. */
+enum {
+    WALKED_RUN,
+    CRC_SHARE_COUNTS,
+    INDEX_POINTS,
+    PACKED_ENTRIES,
+    RECORD_ERROR,
+    RENDERED_RUN,
+    RENDERED_PAYLOAD,
+    DEEP_CHECKED,
+    N_RESULTS
+};
+
+static PyStructSequence_Field walked_run_fields[] = {
+    {"n", "batches walked"},
+    {"columns", "their WALK_COLUMNS, n int64 values each, one after the other"},
+    {"position", "where the next run starts"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field crc_share_counts_fields[] = {
+    {"posted", "runs of CRC work the walk posted"},
+    {"helped", "slices of them the helping thread checked"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field index_points_fields[] = {
+    {"last_entry", "position of the last offset index entry made"},
+    {"max_ts", "the greatest timestamp so far"},
+    {"offset_of_max_ts", "the last offset of the batch that holds it"},
+    {"offsets", "the new offset index entries' offsets (int64 bytes)"},
+    {"positions", "their positions (int64 bytes)"},
+    {"timestamps", "the new time index entries' timestamps (int64 bytes)"},
+    {"time_offsets", "their offsets (int64 bytes)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field packed_entries_fields[] = {
+    {"data", "the entries, packed as the index file holds them"},
+    {"entries", "how many"},
+    {"last_first", "the last entry's first value (offset or timestamp)"},
+    {"last_second", "the last entry's second value (position or offset)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field record_error_fields[] = {
+    {"record", "the number of the record that does not decode"},
+    {"fault", "why: a RecordFault"},
+    {"detail", "the first number its wording takes"},
+    {"detail2", "the second"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field rendered_run_fields[] = {
+    {"data", "the lines rendered"},
+    {"next_index", "the batch of the run to go on from"},
+    {"last_offset", "the last offset rendered"},
+    {"gaps", "(last offset, next offset) pairs that do not follow each other"},
+    {"invalid", "batches whose CRC fails"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field rendered_payload_fields[] = {
+    {"data", "the lines rendered"},
+    {"last_offset", "the last offset rendered"},
+    {"gaps", "(last offset, next offset) pairs that do not follow each other"},
+    {"position", "where in the payload the next call goes on"},
+    {"next_record", "the record it goes on from (the batch's record count: done)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field deep_checked_fields[] = {
+    {"next_index", "the batch of the run the Python checks go on from"},
+    {"records", "records counted"},
+    {"flagged", "batches the Python checks must look at"},
+    {NULL, NULL},
+};
+
+#define RESULT(name, doc, fields)                                                               \
+    {"kdump._speedups." name, doc, fields, sizeof(fields) / sizeof(fields[0]) - 1}
+static PyStructSequence_Desc result_descs[N_RESULTS] = {
+    RESULT("WalkedRun", "walk_v2's run of batches", walked_run_fields),
+    RESULT("CrcShareCounts", "CrcShare.counts()", crc_share_counts_fields),
+    RESULT("IndexPoints", "index_points' new entries and state", index_points_fields),
+    RESULT("PackedEntries", "pack_entries' index entries", packed_entries_fields),
+    RESULT("RecordError", "the record v2_records stopped at", record_error_fields),
+    RESULT("RenderedRun", "render_batches' lines", rendered_run_fields),
+    RESULT("RenderedPayload", "render_payload's lines", rendered_payload_fields),
+    RESULT("DeepChecked", "deep_check's count", deep_checked_fields),
+};
+#undef RESULT
+static PyTypeObject *result_types[N_RESULTS];
+
+/* A `which` result holding the values `format` builds (Py_BuildValue's "(...)"); NULL on
+ * failure, the values' references released either way. */
+static PyObject *named_result(int which, const char *format, ...)
+{
+    va_list va;
+    va_start(va, format);
+    PyObject *values = Py_VaBuildValue(format, va);
+    va_end(va);
+    if (values == NULL)
+        return NULL;
+    PyObject *out = PyStructSequence_New(result_types[which]);
+    for (Py_ssize_t i = 0; out != NULL && i < PyTuple_Size(values); i++)
+        PyStructSequence_SetItem(out, i, Py_NewRef(PyTuple_GetItem(values, i)));
+    Py_DECREF(values);
+    return out;
+}
+
+/* module.NAME for each result type */
+static int add_result_types(PyObject *m)
+{
+    for (int i = 0; i < N_RESULTS; i++) {
+        result_types[i] = PyStructSequence_NewType(&result_descs[i]);
+        const char *name = strrchr(result_descs[i].name, '.') + 1;
+        if (result_types[i] == NULL ||
+            PyModule_AddObjectRef(m, name, (PyObject *)result_types[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ crc32c(buf, start, end) */
 
 static PyObject *crc32c_of(PyObject *obj, Py_ssize_t start, Py_ssize_t end)
@@ -703,7 +822,7 @@ static PyObject *share_counts(CrcShare *sh, PyObject *unused)
     pthread_mutex_lock(&sh->lock);
     unsigned long long posted = sh->posted, helped = sh->helped;
     pthread_mutex_unlock(&sh->lock);
-    return Py_BuildValue("(KK)", posted, helped);
+    return named_result(CRC_SHARE_COUNTS, "(KK)", posted, helped);
 }
 
 static PyObject *share_kick(CrcShare *sh, PyObject *unused)
@@ -729,7 +848,8 @@ static PyMethodDef share_methods[] = {
      "help(kicks) -> bool: check CRCs of a posted run; else wait for one, a kick or close"},
     {"kicks", (PyCFunction)share_kicks, METH_NOARGS, "kicks() -> the kicks so far"},
     {"counts", (PyCFunction)share_counts, METH_NOARGS,
-     "counts() -> (runs posted, slices the helping thread checked)"},
+     "counts() -> CrcShareCounts(posted: runs posted, helped: slices the helping thread "
+     "checked)"},
     {"kick", (PyCFunction)share_kick, METH_NOARGS, "kick(): wake a thread waiting in help"},
     {"close", (PyCFunction)share_close, METH_NOARGS, "close(): help returns, now and after"},
     {NULL, NULL, 0, NULL},
@@ -751,7 +871,7 @@ static PyTypeObject *CrcShareType; /* made from share_spec when the module loads
 #endif
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
- *   -> (n, columns, next position)
+ *   -> WalkedRun(n, columns, position: where the next run starts)
  * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
  * from `start` that start before `stop`, as int64 columns (one bytes object, column after
  * column of n values). It stops, leaving the decision to the Python reference, at 17 bytes
@@ -876,7 +996,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         if (data == NULL)
             return NULL;
     }
-    return Py_BuildValue("(nNn)", n, data, pos);
+    return named_result(WALKED_RUN, "(nNn)", n, data, pos);
 }
 
 /* kdump.format.walk.Producers */
@@ -973,7 +1093,8 @@ static PyObject *py_column_range(PyObject *self, PyObject *args)
 
 /* index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts,
  *              offset_of_max_ts)
- *   -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps, time_offsets)
+ *   -> IndexPoints(last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps,
+ *                  time_offsets)
  * LogSegment.recover's index appends over a run of batches (kdump.repair.rebuild's
  * _IndexWriter.batches): the running largest timestamp, and an entry wherever more than
  * `interval` bytes have passed since the last one. Entries come back as native int64 columns. */
@@ -1016,9 +1137,9 @@ static PyObject *py_index_points(PyObject *self, PyObject *args)
         }
     }
     Py_ssize_t bytes = k * (Py_ssize_t)sizeof(int64_t);
-    result = Py_BuildValue("(LLLy#y#y#y#)", last_entry, max_ts, at_max, (const char *)out, bytes,
-                           (const char *)(out + n), bytes, (const char *)(out + 2 * n), bytes,
-                           (const char *)(out + 3 * n), bytes);
+    result = named_result(INDEX_POINTS, "(LLLy#y#y#y#)", last_entry, max_ts, at_max,
+                          (const char *)out, bytes, (const char *)(out + n), bytes,
+                          (const char *)(out + 2 * n), bytes, (const char *)(out + 3 * n), bytes);
 done:
     PyMem_Free(out);
     release_columns(views, 3);
@@ -1026,7 +1147,7 @@ done:
 }
 
 /* pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second)
- *   -> (bytes, entries, last first, last second) or None
+ *   -> PackedEntries(data, entries, last_first, last_second) or None
  * The in-order case of the rebuild's index builders (kdump.repair.rebuild), whose Python code
  * takes every other case: offset index entries (offset, position) from strictly rising
  * offsets above last_first; time index entries (timestamp, offset) from rising timestamps and
@@ -1114,7 +1235,162 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
         if (out == NULL)
             return NULL;
     }
-    return Py_BuildValue("(NnLL)", out, k, last_first, last_second);
+    return named_result(PACKED_ENTRIES, "(NnLL)", out, k, last_first, last_second);
+}
+
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* Whether p[0..n) is UTF-8 that Python's strict decoder accepts (no overlong forms, no
+ * surrogates, nothing above U+10FFFF): then Kafka's StringDecoder gives the bytes back
+ * unchanged, and lossless JSON writes them as text. */
+static int valid_utf8(const uint8_t *p, int64_t n)
+{
+    int64_t i = 0;
+    while (i < n) {
+        /* eight ASCII bytes at a time */
+        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0)
+            i += 8;
+        if (i >= n)
+            break;
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int len;
+        uint8_t lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else
+            return 0;
+        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
+            return 0;
+        for (int k = 2; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static inline int is_continuation(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+/* String.decodeUTF8_UTF16's isMalformed4_2: the second byte of a 4-byte lead at the end. */
+static inline int malformed4_2(uint8_t b1, uint8_t b2)
+{
+    return (b1 == 0xF0 && (b2 < 0x90 || b2 > 0xBF)) || (b1 == 0xF4 && (b2 & 0xF0) != 0x80) ||
+           !is_continuation(b2);
+}
+
+/* Java's new String(bytes, UTF_8), as Kafka's StringDecoder and header keys decode, written as
+ * UTF-8 to d (room for 3 * n bytes); the length written. It follows the JDK's
+ * String.decodeUTF8_UTF16 (doReplace; 17 through 25), kdump.java.java_string and the
+ * statement-by-statement transcription in tests/javautf8.py: each stretch it rejects is one
+ * U+FFFD, the stretches as malformed3/malformed4 measure them, an encoded surrogate
+ * (ED A0..BF xx) one character replaced whole, and a sequence cut by the end of the bytes as the
+ * loop's "break" ends it. */
+static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
+{
+    static const uint8_t repl[3] = {0xEF, 0xBF, 0xBD};
+    uint8_t *d = (uint8_t *)out;
+    int64_t i = 0;
+    while (i < n) {
+        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
+            memcpy(d, p + i, 8);
+            d += 8;
+            i += 8;
+        }
+        if (i >= n)
+            break;
+        uint8_t c = p[i];
+        int64_t left = n - i - 1; /* bytes after the lead */
+        int take = 0;             /* a character's bytes, copied as they are */
+        int64_t skip = 1;         /* else the bytes one U+FFFD replaces */
+        if (c < 0x80)
+            take = 1;
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (left >= 1 && is_continuation(p[i + 1]))
+                take = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (left >= 2) {
+                uint8_t b2 = p[i + 1], b3 = p[i + 2];
+                if ((c == 0xE0 && b2 < 0xA0) || !is_continuation(b2))
+                    skip = 1;
+                else if (!is_continuation(b3))
+                    skip = 2;
+                else if (c == 0xED && b2 >= 0xA0)
+                    skip = 3; /* Character.isSurrogate(decode3(...)) */
+                else
+                    take = 3;
+            } else if (left == 1 && !((c == 0xE0 && p[i + 1] < 0xA0) || !is_continuation(p[i + 1])))
+                skip = 2; /* isMalformed3_2 false: one U+FFFD, and the loop breaks */
+        } else if (c >= 0xF0 && c <= 0xF7) {
+            if (left >= 3) {
+                uint8_t b2 = p[i + 1];
+                if (c > 0xF4 || malformed4_2(c, b2))
+                    skip = 1;
+                else if (!is_continuation(p[i + 2]))
+                    skip = 2;
+                else if (!is_continuation(p[i + 3]))
+                    skip = 3;
+                else
+                    take = 4;
+            } else if (left >= 1 && c <= 0xF4 && !malformed4_2(c, p[i + 1]))
+                /* sp++ passes the second byte; a third that continues ends the loop too */
+                skip = left == 2 && is_continuation(p[i + 2]) ? 3 : 2;
+        }
+        if (take) {
+            memcpy(d, p + i, (size_t)take);
+            d += take;
+            i += take;
+        } else {
+            memcpy(d, repl, 3);
+            d += 3;
+            i += skip;
+        }
+    }
+    return (Py_ssize_t)(d - (uint8_t *)out);
+}
+
+/* java_utf8(buf) -> bytes: Java's new String(buf, UTF_8), as UTF-8 (for the tests). */
+static PyObject *py_java_utf8(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (get_view(arg, &view) < 0)
+        return NULL;
+    /* a buffer of its own, then bytes of the size written: no resize in the stable ABI */
+    char *tmp = PyMem_Malloc((size_t)view.len * 3 + 1);
+    PyObject *out = tmp == NULL ? PyErr_NoMemory()
+                                : PyBytes_FromStringAndSize(
+                                      tmp, java_utf8_into(tmp, view.buf, view.len));
+    PyMem_Free(tmp);
+    release_view(&view);
+    return out;
+}
+
+/* A Python str of Java's new String(p, UTF_8). */
+static PyObject *java_str(const uint8_t *p, int64_t n)
+{
+    if (valid_utf8(p, n))
+        return PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
+    char *tmp = PyMem_Malloc((size_t)n * 3 + 1);
+    if (tmp == NULL)
+        return PyErr_NoMemory();
+    PyObject *s = PyUnicode_DecodeUTF8(tmp, java_utf8_into(tmp, p, n), "strict");
+    PyMem_Free(tmp);
+    return s;
 }
 
 /* ------------------------------------------------------------------ v2 records */
@@ -1325,8 +1601,8 @@ static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)size);
 }
 
-/* The headers of a view as a tuple of Header tuples (key decoded as UTF-8, bad bytes replaced,
- * as Python's record decoder does). */
+/* The headers of a view as a tuple of Header tuples (key decoded as Java decodes it, as
+ * Python's record decoder does: DefaultRecord.readHeaders' Utils.utf8). */
 static PyObject *headers_tuple(const record_view *rec, const tuple_maker *header_cls)
 {
     PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
@@ -1335,8 +1611,7 @@ static PyObject *headers_tuple(const record_view *rec, const tuple_maker *header
         header_view hv;
         next_header(&h, &hv);
         PyObject *header = new_tuple_of(header_cls, 2);
-        PyObject *key = PyUnicode_DecodeUTF8((const char *)hv.key, (Py_ssize_t)hv.key_size,
-                                             "replace");
+        PyObject *key = java_str(hv.key, hv.key_size);
         PyObject *value = bytes_or_none(hv.value, hv.value_size);
         if (header == NULL || key == NULL || value == NULL) {
             Py_XDECREF(header);
@@ -1595,8 +1870,9 @@ static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
  *            record_cls, header_cls[, start, first, max_records, max_bytes])
  *   -> None when record `first` (at `start` in the payload) holds something only the Python
  *      decoder models (it then decodes the rest of the batch), else (records, position in the
- *      payload where decoding stopped, error) where error is None or (number of the record
- *      that failed, fault, detail, detail2): a RecordFault and the numbers its wording takes.
+ *      payload where decoding stopped, error) where error is None or RecordError(number of the
+ *      record that failed, fault, detail, detail2): a RecordFault and the numbers its wording
+ *      takes.
  * Records `first` to `count` - 1 from `start`, at most `max_records` of them and no more once
  * `max_bytes` of the payload are read, so a batch of millions of records (a decompression bomb
  * holds 38 M in 22 KB) is decoded a slice at a time and never held whole as Python objects;
@@ -1675,8 +1951,11 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         r.error = OK; /* the records before it; the next call returns None */
     }
     if (r.error)
-        return Py_BuildValue("(Nn(niLL))", list, pos, first + n, r.error, (long long)r.detail,
-                             (long long)r.detail2);
+        return Py_BuildValue("(NnN)", list, pos,
+                             named_result(RECORD_ERROR, "(niLL)", first + n, r.error,
+                                          (long long)r.detail, (long long)r.detail2));
+    /* a plain tuple: once per slice, the hot path of small batches (a struct sequence, made
+     * without a free list, cost 5% on one-record batches) */
     return Py_BuildValue("(NnO)", list, pos, Py_None);
 }
 
@@ -1735,51 +2014,6 @@ static int ob_int(outbuf *o, int64_t v)
     return ob_put(o, tmp + sizeof(tmp) - n, n);
 }
 
-/* Whether p[0..n) is UTF-8 that Python's strict decoder accepts (no overlong forms, no
- * surrogates, nothing above U+10FFFF): then Kafka's StringDecoder and Python's "replace"
- * decoding both give the bytes back unchanged. */
-static int valid_utf8(const uint8_t *p, int64_t n)
-{
-    int64_t i = 0;
-    while (i < n) {
-        /* eight ASCII bytes at a time */
-        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0)
-            i += 8;
-        if (i >= n)
-            break;
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int len;
-        uint8_t lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else
-            return 0;
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
-            return 0;
-        for (int k = 2; k < len; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += len;
-    }
-    return 1;
-}
-
 /* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
 static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 {
@@ -1789,6 +2023,20 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     char *d = o->data + o->len;
     *d++ = '"';
     for (int64_t i = 0; i < n; i++) {
+        /* eight bytes at a time while none needs escaping: none below 0x20, no '"', no '\\'
+         * (the classic "has a zero byte" test on x, and on x with each byte sought cleared) */
+        while (i + 8 <= n) {
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t x = load_le64(p + i), q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b);
+            if (hit & highs)
+                break;
+            memcpy(d, p + i, 8);
+            d += 8;
+            i += 8;
+        }
+        if (i >= n)
+            break;
         uint8_t c = p[i];
         if (c >= 0x20 && c != '"' && c != '\\') {
             *d++ = (char)c;
@@ -1816,28 +2064,46 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     return 0;
 }
 
-/* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder). */
-enum { DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3 };
+/* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder):
+ * LOSSLESS is the default (no decoder asked for): Kafka's StringDecoder text, and in JSON the
+ * bytes kept (describe.lossless). */
+enum {
+    DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3,
+    DECODER_LOSSLESS = 4
+};
 
-/* The decoder's text for p[0..n) (JSON-quoted with as_json); 1 when it cannot be done here
- * (text that is not UTF-8: Python's replacement decoding), -1 on error. */
-static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json)
+/* Java's new String(p, UTF_8) (java_utf8_into), as text or as a JSON string. */
+static int ob_java_string(outbuf *o, const uint8_t *p, int64_t n, int as_json)
+{
+    if (!as_json) {
+        if (ob_reserve(o, (Py_ssize_t)n * 3) < 0)
+            return -1;
+        o->len += java_utf8_into(o->data + o->len, p, n);
+        return 0;
+    }
+    if (valid_utf8(p, n))
+        return ob_json_string(o, p, n);
+    char *tmp = PyMem_Malloc((size_t)n * 3 + 1);
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int r = ob_json_string(o, (const uint8_t *)tmp, java_utf8_into(tmp, p, n));
+    PyMem_Free(tmp);
+    return r;
+}
+
+/* p[0..n) in hex or base64 (base64.b64encode's alphabet and padding), JSON-quoted or not. */
+static int ob_binary(outbuf *o, int decoder, const uint8_t *p, int64_t n, int quoted)
 {
     static const char hex[] = "0123456789abcdef";
     static const char b64[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (decoder == DECODER_STRING) {
-        if (!valid_utf8(p, n))
-            return 1;
-        return as_json ? ob_json_string(o, p, n) : ob_put(o, p, (Py_ssize_t)n);
-    }
     Py_ssize_t out = decoder == DECODER_HEX ? (Py_ssize_t)n * 2 : (Py_ssize_t)((n + 2) / 3 * 4);
-    if (decoder != DECODER_HEX && decoder != DECODER_BASE64)
-        return 1;
     if (ob_reserve(o, out + 2) < 0)
         return -1;
     char *d = o->data + o->len;
-    if (as_json)
+    if (quoted)
         *d++ = '"';
     if (decoder == DECODER_HEX) {
         for (int64_t i = 0; i < n; i++) {
@@ -1867,10 +2133,42 @@ static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int a
             *d++ = '=';
         }
     }
-    if (as_json)
+    if (quoted)
         *d++ = '"';
     o->len = d - o->data;
     return 0;
+}
+
+/* The decoder's text for p[0..n), JSON-quoted with as_json; utf8: whether the bytes are UTF-8
+ * (valid_utf8, asked by the caller: only LOSSLESS in JSON reads it). 1 for a decoder only
+ * Python runs, -1 on error. */
+static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json,
+                      int utf8)
+{
+    switch (decoder) {
+    case DECODER_LOSSLESS:
+        if (as_json)
+            return utf8 ? ob_json_string(o, p, n) : ob_binary(o, DECODER_BASE64, p, n, 1);
+        /* fall through: the text dump prints what Kafka's StringDecoder prints */
+    case DECODER_STRING: return ob_java_string(o, p, n, as_json);
+    case DECODER_HEX:
+    case DECODER_BASE64: return ob_binary(o, decoder, p, n, as_json);
+    }
+    return 1;
+}
+
+/* JSON's name for a rendering (describe.encoding_of, describe.lossless): null for null. */
+static int ob_encoding(outbuf *o, int decoder, int64_t n, int utf8)
+{
+    if (n < 0)
+        return OB_LIT(o, "null");
+    switch (decoder) {
+    case DECODER_LOSSLESS: return utf8 ? OB_LIT(o, "\"utf8\"") : OB_LIT(o, "\"base64\"");
+    case DECODER_STRING: return OB_LIT(o, "\"string\"");
+    case DECODER_HEX: return OB_LIT(o, "\"hex\"");
+    case DECODER_BASE64: return OB_LIT(o, "\"base64\"");
+    }
+    return 1;
 }
 
 /* The fields a template may name: kdump/render/fields.py's vocabulary, which renders each the
@@ -1882,7 +2180,8 @@ enum {
     F_IS_VALID,
     F_FIRST_RECORD_FIELD,
     F_OFFSET = F_FIRST_RECORD_FIELD, F_TIMESTAMP, F_KEY_SIZE, F_VALUE_SIZE, F_SEQUENCE,
-    F_HEADER_KEYS, F_HEADERS, F_KEY, F_VALUE, F_CONTENT, F_CONTENT_FIRST, F_CONTENT_FIRST_SCALA,
+    F_HEADER_KEYS, F_HEADERS, F_KEY, F_KEY_ENCODING, F_VALUE, F_VALUE_ENCODING, F_CONTENT,
+    F_CONTENT_FIRST, F_CONTENT_FIRST_SCALA,
     N_FIELDS
 };
 
@@ -1892,7 +2191,7 @@ static const char *const field_names[N_FIELDS] = {
     "delete_horizon_ms", "timestamp_type", "max_timestamp", "size", "magic", "compression",
     "crc", "is_valid",
     "offset", "timestamp", "key_size", "value_size", "sequence", "header_keys", "headers", "key",
-    "value", "content", "content_first", "content_first_scala",
+    "key_encoding", "value", "value_encoding", "content", "content_first", "content_first_scala",
 };
 
 /* Fields with no text rendering, or no JSON one (fields.py renders neither either). */
@@ -1904,7 +2203,8 @@ static int field_allowed(int field, int as_json, int record)
         return 0;
     if (as_json)
         return field != F_CONTENT && field != F_CONTENT_FIRST && field != F_CONTENT_FIRST_SCALA;
-    return field != F_HEADERS && field != F_KEY && field != F_VALUE;
+    return field != F_HEADERS && field != F_KEY && field != F_VALUE && field != F_KEY_ENCODING &&
+           field != F_VALUE_ENCODING;
 }
 
 #define MAX_OPS 64
@@ -2086,7 +2386,21 @@ typedef struct {
     int deep;
     int64_t last_offset;
     PyObject *gaps; /* (last offset, next offset) pairs where records are not consecutive */
+    const uint8_t *checked; /* the bytes valid_utf8 last looked at (a key's or value's, asked */
+    int64_t checked_size;   /* again for its encoding), and its answer */
+    int checked_utf8;
 } render_ctx;
+
+/* valid_utf8, once for a key's or value's text and its encoding. */
+static int rc_utf8(render_ctx *rc, const uint8_t *p, int64_t n)
+{
+    if (p != rc->checked || n != rc->checked_size) {
+        rc->checked = p;
+        rc->checked_size = n;
+        rc->checked_utf8 = valid_utf8(p, n);
+    }
+    return rc->checked_utf8;
+}
 
 /* The key/payload text of the text dump: " key: K payload: V" (each only when not null);
  * first: after "| " (no metadata before it); scala: the Scala tool's " payload:" even first. */
@@ -2097,7 +2411,7 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
     if (rec->key_size >= 0) {
         if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "key: ") < 0)
             return -1;
-        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0);
+        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0, 0);
         if (r)
             return r;
         prefix = " ";
@@ -2110,13 +2424,58 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
         }
         if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0)
             return -1;
-        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0);
+        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0, 0);
     }
     return 0;
 }
 
+/* A key, value or header value in JSON: null, or the decoder's text (fields.py's _encoded). */
+static int json_content(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
+{
+    if (n < 0)
+        return OB_LIT(o, "null");
+    int utf8 = decoder == DECODER_LOSSLESS && rc_utf8(rc, p, n);
+    return ob_decoded(o, decoder, p, n, 1, utf8);
+}
+
+static int json_encoding(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
+{
+    int utf8 = n >= 0 && decoder == DECODER_LOSSLESS && rc_utf8(rc, p, n);
+    return ob_encoding(o, decoder, n, utf8);
+}
+
+/* headerKeys: [k,...] in text, ["k",...] in JSON; headers: [{"key","value","value_encoding"},
+ * ...] (fields.py's _headers: the value decoder, which in C is always a built-in one). */
+static int headers_field(outbuf *o, int field, render_ctx *rc, const record_view *rec)
+{
+    int as_json = rc->as_json, objects = field == F_HEADERS;
+    const uint8_t *h = rec->headers;
+    if (as_json && OB_LIT(o, "[") < 0)
+        return -1;
+    for (int64_t i = 0; i < rec->header_count; i++) {
+        header_view hv;
+        next_header(&h, &hv);
+        if (i && OB_LIT(o, ",") < 0)
+            return -1;
+        if (objects && OB_LIT(o, "{\"key\":") < 0)
+            return -1;
+        if (ob_java_string(o, hv.key, hv.key_size, as_json) < 0)
+            return -1;
+        if (!objects)
+            continue;
+        int r = -1;
+        if (OB_LIT(o, ",\"value\":") < 0 ||
+            (r = json_content(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+            OB_LIT(o, ",\"value_encoding\":") < 0 ||
+            (r = json_encoding(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+            OB_LIT(o, "}") < 0)
+            return r > 0 ? r : -1;
+    }
+    return as_json ? OB_LIT(o, "]") : 0;
+}
+
 /* A record field; 1 where this record needs the Python renderer, -1 on error. */
-static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_row *b,
+static int record_field(outbuf *o, int field, render_ctx *rc, const batch_row *b,
                         const record_view *rec)
 {
     int as_json = rc->as_json;
@@ -2128,51 +2487,12 @@ static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_
     case F_VALUE_SIZE: return ob_int(o, rec->value_size < 0 ? -1 : rec->value_size);
     case F_SEQUENCE: return ob_int(o, rec->sequence);
     case F_HEADER_KEYS:
-    case F_HEADERS: {
-        const uint8_t *h = rec->headers;
-        if (as_json && OB_LIT(o, "[") < 0)
-            return -1;
-        for (int64_t i = 0; i < rec->header_count; i++) {
-            header_view hv;
-            next_header(&h, &hv);
-            if (!valid_utf8(hv.key, hv.key_size))
-                return 1;
-            if (i && OB_LIT(o, ",") < 0)
-                return -1;
-            if (!as_json) {
-                if (ob_put(o, hv.key, (Py_ssize_t)hv.key_size) < 0)
-                    return -1;
-                continue;
-            }
-            if (field == F_HEADERS && OB_LIT(o, "[") < 0)
-                return -1;
-            if (ob_json_string(o, hv.key, hv.key_size) < 0)
-                return -1;
-            if (field == F_HEADERS) {
-                if (OB_LIT(o, ",") < 0)
-                    return -1;
-                if (hv.value_size < 0) {
-                    if (OB_LIT(o, "null") < 0)
-                        return -1;
-                } else {
-                    int r = ob_decoded(o, rc->value_decoder, hv.value, hv.value_size, 1);
-                    if (r)
-                        return r;
-                }
-                if (OB_LIT(o, "]") < 0)
-                    return -1;
-            }
-        }
-        return as_json ? OB_LIT(o, "]") : 0;
-    }
-    case F_KEY:
-    case F_VALUE: {
-        const uint8_t *p = field == F_KEY ? rec->key : rec->value;
-        int64_t n = field == F_KEY ? rec->key_size : rec->value_size;
-        if (n < 0)
-            return OB_LIT(o, "null");
-        return ob_decoded(o, field == F_KEY ? rc->key_decoder : rc->value_decoder, p, n, 1);
-    }
+    case F_HEADERS: return headers_field(o, field, rc, rec);
+    case F_KEY: return json_content(o, rc, rc->key_decoder, rec->key, rec->key_size);
+    case F_KEY_ENCODING: return json_encoding(o, rc, rc->key_decoder, rec->key, rec->key_size);
+    case F_VALUE: return json_content(o, rc, rc->value_decoder, rec->value, rec->value_size);
+    case F_VALUE_ENCODING:
+        return json_encoding(o, rc, rc->value_decoder, rec->value, rec->value_size);
     case F_CONTENT: return content(o, rc, rec, 0, 0);
     case F_CONTENT_FIRST: return content(o, rc, rec, 1, 0);
     case F_CONTENT_FIRST_SCALA: return content(o, rc, rec, 1, 1);
@@ -2181,7 +2501,7 @@ static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_
     return -1;
 }
 
-static int render_template(outbuf *o, const template_t *t, const render_ctx *rc,
+static int render_template(outbuf *o, const template_t *t, render_ctx *rc,
                            const batch_row *b, const record_view *rec)
 {
     for (int k = 0; k < t->n; k++) {
@@ -2290,12 +2610,12 @@ static void render_ctx_free(render_ctx *rc)
 
 /* render_batches(buf, columns, start, as_json, batch_template, record_template or None,
  *                key_decoder, value_decoder, last_offset, max_output)
- *   -> (bytes, next index, last offset, non-consecutive (last, next) pairs, invalid batches)
+ *   -> RenderedRun(data, next_index, last_offset, gaps: non-consecutive (last, next) pairs,
+ *                  invalid: batches whose CRC fails)
  * The lines of the run's batches from `start` (columns: the walk's, in WALK_COLUMNS order),
  * with the records of each (record_template given) read in place; it stops before a batch
  * the Python renderer must do: a legacy message, and with records a compressed or control
- * batch, or records it cannot render (text that is not UTF-8, damage, what only Python
- * models), and after the batch that takes its output past max_output bytes (memory stays
+ * batch, or records it cannot render (damage, what only Python models), and after the batch that takes its output past max_output bytes (memory stays
  * bounded whatever the run's size). */
 static PyObject *py_render_batches(PyObject *self, PyObject *args)
 {
@@ -2357,8 +2677,8 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
     if (!failed) {
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
         if (data != NULL)
-            result = Py_BuildValue("(NnLOn)", data, i, (long long)rc.last_offset, rc.gaps,
-                                   invalid);
+            result = named_result(RENDERED_RUN, "(NnLOn)", data, i, (long long)rc.last_offset,
+                                  rc.gaps, invalid);
     }
     PyMem_Free(o.data);
     render_ctx_free(&rc);
@@ -2368,7 +2688,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
 /* render_payload(payload, columns, index, as_json, batch_template, record_template,
  *                key_decoder, value_decoder, last_offset[, position, first, max_output])
  *   -> None (the Python renderer must do this batch, from record `first` on) or
- *      (bytes, last offset, pairs, next position, next record)
+ *      RenderedPayload(data, last_offset, gaps, position, next_record)
  * Batch `index` of the run with the records of `payload` (a compressed batch's records,
  * decompressed by the caller, or a large batch's in place): its line (`first` 0), then its
  * records from record `first` at `position` in the payload, until the output passes
@@ -2433,8 +2753,8 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
          * first, then None from the next call */
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
         if (data != NULL)
-            result = Py_BuildValue("(NLOnL)", data, (long long)rc.last_offset, rc.gaps, pos,
-                                   (long long)next);
+            result = named_result(RENDERED_PAYLOAD, "(NLOnL)", data, (long long)rc.last_offset,
+                                  rc.gaps, pos, (long long)next);
     }
     PyMem_Free(o.data);
     render_ctx_free(&rc);
@@ -2475,7 +2795,7 @@ static int records_clean(const batch_row *b, const uint8_t *payload, Py_ssize_t 
     return 1;
 }
 
-/* deep_check(buf, columns, start, payload or None) -> (next index, records, flagged)
+/* deep_check(buf, columns, start, payload or None) -> DeepChecked(next_index, records, flagged)
  * verify --deep over the walk's columns: the uncompressed v2 batches from `start`, records
  * read in place, up to the first batch the Python code must open (compressed: it decompresses
  * and calls again with the payload for that one batch; legacy). Clean batches only add to the
@@ -2523,7 +2843,7 @@ static PyObject *py_deep_check(PyObject *self, PyObject *args)
     release_columns(views, WALK_COLUMNS);
     if (flagged == NULL)
         return NULL;
-    return Py_BuildValue("(nLN)", i, (long long)records, flagged);
+    return named_result(DEEP_CHECKED, "(nLN)", i, (long long)records, flagged);
 }
 
 /* ------------------------------------------------------------------ index checks, streaming */
@@ -2903,7 +3223,7 @@ static PyMethodDef methods[] = {
      "without the GIL"},
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
-     "(n, columns, next position)"},
+     "WalkedRun(n, columns, position)"},
     {"column_range", py_column_range, METH_VARARGS,
      "column_range(column, stop) -> (min, max) of an int64 column's first stop values, or None"},
     {"flag_batches", py_flag_batches, METH_VARARGS,
@@ -2922,28 +3242,30 @@ static PyMethodDef methods[] = {
      "time_index_check(index, used, base_offset, offset_rows) -> flagged entries"},
     {"pack_entries", py_pack_entries, METH_VARARGS,
      "pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second) -> "
-     "(bytes, entries, last first, last second) or None"},
+     "PackedEntries(data, entries, last_first, last_second) or None"},
     {"index_points", py_index_points, METH_VARARGS,
      "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
-     "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "
-     "timestamps, time_offsets)"},
+     "offset_of_max_ts) -> IndexPoints(last_entry, max_ts, offset_of_max_ts, offsets, "
+     "positions, timestamps, time_offsets)"},
     {"render_batches", py_render_batches, METH_VARARGS,
      "render_batches(buf, columns, start, as_json, batch_template, record_template, "
-     "key_decoder, value_decoder, last_offset, max_output) -> (bytes, next index, "
-     "last offset, non-consecutive pairs, invalid batches)"},
+     "key_decoder, value_decoder, last_offset, max_output) -> RenderedRun(data, next_index, "
+     "last_offset, gaps, invalid)"},
     {"render_payload", py_render_payload, METH_VARARGS,
      "render_payload(payload, columns, index, as_json, batch_template, record_template, "
      "key_decoder, value_decoder, last_offset[, position, first, max_output]) -> None or "
-     "(bytes, last offset, pairs, next position, next record)"},
+     "RenderedPayload(data, last_offset, gaps, position, next_record)"},
+    {"java_utf8", py_java_utf8, METH_O,
+     "java_utf8(buf) -> Java's new String(buf, UTF_8) as UTF-8 bytes (the renderer's decoder)"},
     {"deep_check", py_deep_check, METH_VARARGS,
-     "deep_check(buf, columns, start, payload) -> (next index, records, flagged batches)"},
+     "deep_check(buf, columns, start, payload) -> DeepChecked(next_index, records, flagged)"},
     {"set_record_class", py_set_record_class, METH_O,
      "set_record_class(Record): the Python Record the C Record prints, pickles and "
      "delegates as"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls[, start, first, max_records, max_bytes]) -> None or "
-     "(records, position, error)"},
+     "(records, position, RecordError or None)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -3032,7 +3354,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||
                       add_names(m, "RECORD_FIELDS", record_fields, RECORD_FIELDS) < 0 ||
                       add_names(m, "RECORD_FAULTS", record_faults, N_FAULTS) < 0 ||
-                      add_layout(m) < 0))
+                      add_layout(m) < 0 || add_result_types(m) < 0))
         Py_CLEAR(m);
     return m;
 }

@@ -16,11 +16,42 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from kdump import _speedups
+
+    class Native:
+        """kdump._speedups as native() hands it back. A module cannot be named as a type; a
+        class of its members can: each is the module's own, typed by kdump/_speedups.pyi, so
+        mypy checks every call through native() against the stub."""
+
+        HARDWARE_CRC = _speedups.HARDWARE_CRC
+        WALK_COLUMNS = _speedups.WALK_COLUMNS
+        RECORD_FIELDS = _speedups.RECORD_FIELDS
+        RECORD_FAULTS = _speedups.RECORD_FAULTS
+        CrcShare = _speedups.CrcShare
+        hardware_crc = staticmethod(_speedups.hardware_crc)
+        set_hardware_crc = staticmethod(_speedups.set_hardware_crc)
+        crc32c = staticmethod(_speedups.crc32c)
+        advise = staticmethod(_speedups.advise)
+        walk_v2 = staticmethod(_speedups.walk_v2)
+        column_range = staticmethod(_speedups.column_range)
+        flag_batches = staticmethod(_speedups.flag_batches)
+        index_keys = staticmethod(_speedups.index_keys)
+        gather = staticmethod(_speedups.gather)
+        offset_index_check = staticmethod(_speedups.offset_index_check)
+        time_index_check = staticmethod(_speedups.time_index_check)
+        pack_entries = staticmethod(_speedups.pack_entries)
+        index_points = staticmethod(_speedups.index_points)
+        render_batches = staticmethod(_speedups.render_batches)
+        render_payload = staticmethod(_speedups.render_payload)
+        deep_check = staticmethod(_speedups.deep_check)
+        set_record_class = staticmethod(_speedups.set_record_class)
+        v2_records = staticmethod(_speedups.v2_records)
 
 
-def _load() -> tuple[ModuleType | None, str]:
+def _load() -> tuple[Native | None, str]:
     """The C module, or None and why not (``kdump --version`` says it)."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
         return None, "KDUMP_PURE_PYTHON is set"
@@ -32,16 +63,15 @@ def _load() -> tuple[ModuleType | None, str]:
         return None, "not built: this install has no C module"
     except ImportError as e:  # built for another Python or machine (a copied site-packages)
         return None, f"built for another Python or machine: {e}"
-    return _speedups, ""
+    return cast("Native", _speedups), ""  # the members Native names are the module's
 
 
 _module, _why_off = _load()
 _enabled = _module is not None
 
 
-def native() -> Any:
-    """The compiled module, or None where the Python code must run (typed Any: the module's
-    stub is kdump/_speedups.pyi)."""
+def native() -> Native | None:
+    """The compiled module, or None where the Python code must run."""
     return _module if _enabled else None
 
 

@@ -222,9 +222,12 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [run(p) for p in ld.partitions if logs.pop(id(p), None) is not None]
-        result.partitions.extend(mine)
-        result.log_dir_findings.extend(log_dir_findings(ld, mine))
+        mine = [p for p in logs.values() if p.log_dir is ld and p.location in ld.partition_dirs]
+        for p in mine:
+            del logs[id(p)]
+        results = [run(p) for p in mine]
+        result.partitions.extend(results)
+        result.log_dir_findings.extend(log_dir_findings(ld, results))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
     result.log_dir_findings.extend(

@@ -31,7 +31,9 @@ from decimal import Decimal
 from struct import Struct
 from typing import Any, NamedTuple
 
+from kdump.errors import MessageError, Underflow
 from kdump.format.layout import ZERO_UUID
+from kdump.java import java_string
 
 Json = Any
 SHORT_MAX = 0x7FFF
@@ -259,20 +261,6 @@ def message(
     return MessageSpec(name, api_key, valid, Versions.parse(flexible_versions), top)
 
 
-class MessageError(Exception):
-    """A read that fails; ``str()`` is what Kafka's exception getMessage() says."""
-
-    def __init__(self, message: str | None) -> None:
-        super().__init__("null" if message is None else message)
-
-
-class Underflow(MessageError):
-    """java.nio.BufferUnderflowException, whose message is null."""
-
-    def __init__(self) -> None:
-        super().__init__(None)
-
-
 def _int32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & 0x80000000 else value
@@ -438,7 +426,7 @@ def _read_variable(
     if kind == "string":
         if length > SHORT_MAX:
             raise MessageError(f"string field {name} had invalid length {length}")
-        return r.read_array(length).decode("utf-8", "replace")
+        return java_string(r.read_array(length))  # Readable.readString: new String(.., UTF_8)
     if kind == "bytes":
         return r.read_byte_buffer(length) if f.zero_copy else r.read_array(length)
     if length > r.remaining:
