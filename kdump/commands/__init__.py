@@ -7,6 +7,7 @@ COMMANDS: dict[str, str] = {
     "lookup": "kdump.commands.lookup:lookup",
     "rebuild-index": "kdump.commands.repair:rebuild_index",
     "recover": "kdump.commands.repair:recover",
+    "replicas": "kdump.commands.replicas:replicas",
     "report": "kdump.commands.report:report",
     "salvage": "kdump.commands.salvage:salvage",
     "spark": "kdump.commands.spark:spark",
