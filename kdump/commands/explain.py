@@ -70,7 +70,7 @@ def explain(
         )
     options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
     with metrics_run("explain", prom) as run:
-        with progress(show_progress(quiet), "explain") as meter:
+        with progress(show_progress(quiet), "explain", quiet=quiet) as meter:
             result = explain_paths(list(paths), layers, options, meter)
         refuse_if_nothing_read(result.unreadable, bool(result.partitions or result.skipped))
         run.log_dirs = [log_dir_of(p.path) for p in result.partitions]

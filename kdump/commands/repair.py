@@ -183,7 +183,9 @@ def _run(
         if settled and not options.dry_run:
             settled = []  # done: what follows is the partitions as they now are
     configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
-    with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
+    with progress(
+        show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
+    ) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = chain(settled, plan(targets, kw["jobs"], configs))
         result = run_repair(targets, plans, options, configs, echo_on, progress=meter)

@@ -94,7 +94,7 @@ def report(
         now=now,
         layers=config_layers(configs, server_properties, describe_output),
     )
-    with progress(show_progress(quiet), "report") as meter:
+    with progress(show_progress(quiet), "report", quiet=quiet) as meter:
         model = collect(list(paths), options, meter, jobs)
     refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
     write_textfile(output, render_html(model, list(paths)))

@@ -94,7 +94,7 @@ def txn(
         transaction_state_partitions=transaction_state_partitions,
     )
     with metrics_run("txn", prom) as run:
-        with progress(show_progress(quiet), "txn") as meter:
+        with progress(show_progress(quiet), "txn", quiet=quiet) as meter:
             result = analyze_paths(list(paths), options, transactional_ids, meter)
         refuse_if_nothing_read(
             result.unreadable, bool(result.partitions or not result.coordinator.is_empty)
