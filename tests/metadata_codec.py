@@ -150,6 +150,8 @@ def decode(value: bytes) -> tuple[str, int, dict[str, Any]]:
         raise ValueError("frame version")
     api_key, version = r.uvarint(), r.uvarint()
     spec = Spec(spec_by_key()[api_key])
+    if version not in spec.versions():
+        raise ValueError(f"{spec.spec['name']} has no version {version}")
     data = _read_struct(spec, r, spec.spec["fields"], version)
     if r.pos != len(value):
         raise ValueError("garbage after the record")

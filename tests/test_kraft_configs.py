@@ -1,0 +1,151 @@
+"""The metadata image's configs as a config layer (kdump.config.MetadataConfigs, built by
+kdump.kraft.configs.find_metadata_configs): where it sits among the others, what it takes from
+the image, and explain and report on a log dir holding the metadata log naming it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clirun import run_kdump
+from conftest import REALFILES
+from kraftlog import METADATA, SEGMENT, MetadataLog, config, topic, write_metadata_dir
+
+from kdump.config import (
+    ConfigLayers,
+    MetadataConfigs,
+    RawSetting,
+    Source,
+    read_server_properties,
+    resolve_settings,
+)
+from kdump.kraft.configs import find_metadata_configs
+
+COMBINED = next(d.parent for d in REALFILES.rglob(METADATA) if "nomanazeem" in str(d))
+"""A combined-mode node's log dir: its topics' partitions beside the metadata log."""
+ORDERS = "b3JkZXJzLXRvcGljLWlkAA"
+
+
+def image(**kw: object) -> MetadataConfigs:
+    return MetadataConfigs("meta", 7, **kw)  # type: ignore[arg-type]
+
+
+def test_the_image_sits_above_the_broker_and_below_explicit_settings(tmp_path: Path) -> None:
+    props = tmp_path / "server.properties"
+    props.write_text("log.retention.hours=1\nlog.segment.bytes=2097152\nlog.cleaner.threads=2\n")
+    metadata = image(
+        topics={"orders": {"retention.ms": "60000", "index.interval.bytes": "100"}},
+        cluster={"log.segment.bytes": "3145728", "log.cleaner.threads": "3"},
+        broker={"log.cleaner.threads": "4"},
+        node_id=1,
+    )
+    layers = ConfigLayers(server_properties=read_server_properties(props), metadata=metadata)
+    s = resolve_settings(layers, "orders")
+    assert (s.retention_ms, s.index_interval_bytes) == (60000, 100)
+    assert s["retention.ms"].source is Source.METADATA
+    assert s["retention.ms"].origin == "metadata image of meta at offset 7 (topic orders)"
+    # the cluster's dynamic default over server.properties, the broker's own over both
+    assert s.segment_bytes == 3145728
+    assert s["segment.bytes"].origin.startswith("metadata image of meta at offset 7 (cluster")
+    assert s.log_cleaner_threads == 4
+    assert s["log.cleaner.threads"].origin == "metadata image of meta at offset 7 (broker 1)"
+    # another topic: the image holds nothing of its own, the broker layers still apply
+    other = resolve_settings(layers, "audit")
+    assert other.retention_ms == 3_600_000 and other.segment_bytes == 3145728
+    # --config wins over the image
+    option = RawSetting("retention.ms", "5", Source.OPTION, "--config retention.ms=5")
+    assert (
+        resolve_settings(ConfigLayers(options=(option,), metadata=metadata), "orders").retention_ms
+        == 5
+    )
+
+
+def test_the_image_wins_over_kafkas_internal_topic_config() -> None:
+    metadata = image(topics={"__consumer_offsets": {"segment.bytes": "52428800"}})
+    s = resolve_settings(ConfigLayers(metadata=metadata), "__consumer_offsets")
+    assert s.segment_bytes == 52428800 and s["segment.bytes"].source is Source.METADATA
+    assert s.compact  # cleanup.policy still Kafka's internal-topic config
+
+
+def test_a_value_todays_validator_refuses_is_said_and_skipped() -> None:
+    metadata = image(topics={"orders": {"segment.bytes": "1000"}})
+    s = resolve_settings(ConfigLayers(metadata=metadata), "orders")
+    assert s["segment.bytes"].source is Source.DEFAULT
+    assert s.notes == (
+        "metadata image of meta at offset 7 (topic orders): Invalid value 1000 for "
+        "configuration segment.bytes: Value must be at least 1048576; not used",
+    )
+
+
+def test_found_beside_a_log_dir_a_partition_or_a_segment(tmp_path: Path) -> None:
+    log = MetadataLog()
+    log.records(
+        topic("orders", ORDERS),
+        config(2, "orders", "index.interval.bytes", "128"),
+        config(4, "", "log.retention.hours", "2"),
+        config(4, "5", "log.retention.hours", "3"),
+        config(4, "6", "log.retention.hours", "4"),
+    )
+    log_dir = tmp_path / "broker"
+    write_metadata_dir(log_dir, bytes(log.data))
+    (log_dir / "meta.properties").write_text("version=1\nnode.id=5\ncluster.id=abc\n")
+    (log_dir / "orders-0").mkdir()
+    (log_dir / "orders-0" / SEGMENT).write_bytes(b"")
+    for path in (log_dir, log_dir / "orders-0", log_dir / "orders-0" / SEGMENT):
+        found = find_metadata_configs([str(path)])
+        assert found is not None
+        assert found.topics == {"orders": {"index.interval.bytes": "128"}}
+        assert (found.cluster, found.broker, found.node_id) == (
+            {"log.retention.hours": "2"},
+            {"log.retention.hours": "3"},
+            5,
+        )
+        assert found.offset == 4
+    assert find_metadata_configs([str(tmp_path / "other" / "orders-0")]) is None
+    named = find_metadata_configs([], str(log_dir / METADATA))
+    assert named is not None and named.node_id == 5 and named.location == str(log_dir / METADATA)
+
+
+def test_a_damaged_metadata_log_gives_its_configs_up_to_the_damage(tmp_path: Path) -> None:
+    log = MetadataLog()
+    log.records(config(2, "orders", "retention.ms", "1000"))
+    log.records(config(2, "orders", "retention.ms", "2000"))
+    data = bytearray(log.data)
+    data[log.positions[1] + 61] ^= 0xFF
+    write_metadata_dir(tmp_path, bytes(data))
+    found = find_metadata_configs([str(tmp_path)])
+    assert found is not None and found.topics == {"orders": {"retention.ms": "1000"}}
+    assert found.notes == (
+        f"the metadata log's replay stopped at {tmp_path / METADATA / SEGMENT}:"
+        f"{log.positions[1]}: the batch's CRC does not match its bytes: configs as of offset 0",
+    )
+    s = resolve_settings(ConfigLayers(metadata=found), "orders")
+    assert s.retention_ms == 1000 and s.notes == found.notes
+
+
+def test_explain_on_a_combined_mode_log_dir_names_the_image() -> None:
+    ran = run_kdump(["explain", str(COMBINED / "__consumer_offsets-0"), "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    [partition] = json.loads(ran.stdout)["partitions"]
+    origin = f"metadata image of {COMBINED / METADATA} at offset 2066 (topic __consumer_offsets)"
+    for name in ("segment.bytes", "cleanup.policy"):
+        assert partition["setting_sources"][name] == {"source": "metadata image", "origin": origin}
+    text = run_kdump(["explain", str(COMBINED / "__consumer_offsets-0")]).stdout
+    assert f"  segment.bytes=104857600  [{origin}]" in text.splitlines()
+
+
+def test_explain_takes_metadata_from_another_directory(tmp_path: Path) -> None:
+    log = MetadataLog()
+    log.records(config(2, "__consumer_offsets", "retention.ms", "77000"))
+    write_metadata_dir(tmp_path, bytes(log.data))
+    args = ["explain", str(COMBINED / "__consumer_offsets-0"), "--format", "json"]
+    ran = run_kdump([*args, "--metadata", str(tmp_path)])
+    assert ran.exit_code == 0, ran.stderr
+    [partition] = json.loads(ran.stdout)["partitions"]
+    assert partition["settings"]["retention.ms"] == 77000
+    assert partition["setting_sources"]["segment.bytes"]["source"] == (
+        "Kafka's internal-topic config"
+    )  # the named image holds no segment.bytes: the one beside the partition is not read
+    missing = run_kdump([*args, "--metadata", str(tmp_path / "nope")])
+    assert missing.exit_code == 3
+    assert missing.stderr == f"kdump: {tmp_path / 'nope'}: no such file or directory\n"
