@@ -3,8 +3,6 @@ metadata log (kdump.kraft), as text or one JSON document."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from kdump.commands.options import format_option
@@ -36,10 +34,10 @@ def metadata(
     batch ended the replay, a snapshot did not read or records were refused (each said on
     stderr with its file and byte or offset); 3 no metadata log there, or a SUBTREE not in it.
     """
+    from kdump.commands.output import Output
     from kdump.kraft.loader import load_messages, load_metadata
     from kdump.kraft.node import image_json, select
-    from kdump.render.escape import json_text
-    from kdump.render.metadata import load_lines, tree_lines
+    from kdump.render.metadata import json_lines, load_lines, tree_lines
 
     load = load_metadata(path)
     snapshot = None if load.snapshot is None else load.snapshot.path
@@ -50,10 +48,11 @@ def metadata(
     code = ExitCode.OK if load.is_clean else ExitCode.ERRORS
     with pipe_safe(code):
         if fmt == "json":
-            click.echo(json_text(value, indent=2))
+            lines = json_lines(value)
         else:
             lines = tree_lines(value) if subtree is not None else load_lines(load, doc)
-            for line in lines:
-                click.echo(line)
-        sys.stdout.flush()
+        out = Output()
+        for line in lines:
+            out.line(line)
+        out.flush()
     ctx.exit(code)

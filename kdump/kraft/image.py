@@ -27,6 +27,25 @@ METADATA_VERSION = "metadata.version"
 """The feature whose level is MetadataVersion (FeaturesImage keeps it apart)."""
 
 
+_SHARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+"""Replica lists, ISRs and directory lists as one tuple each however many partitions hold them
+(a cluster has few distinct ones): the image's memory is its partitions, not their lists."""
+_SHARED_KEPT = 1 << 20
+
+
+def shared(values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """``values`` as the one tuple of its contents (None: empty)."""
+    if not values:
+        return ()
+    key = tuple(values)
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
+        found = _SHARED[key] = key
+    return found
+
+
 class ReplayError(Exception):
     """A record Kafka's image refuses (the IllegalStateException or RuntimeException its delta
     throws): MetadataBatchLoader hands it to the fault handler and goes on with the next."""
@@ -44,41 +63,44 @@ def uuid_key(text: str) -> tuple[int, int]:
 class PartitionRegistration(NamedTuple):
     """org.apache.kafka.metadata.PartitionRegistration: one partition's replicas and leader."""
 
-    replicas: list[int]
-    directories: list[str]
-    isr: list[int]
-    removing_replicas: list[int]
-    adding_replicas: list[int]
+    replicas: tuple[int, ...]
+    directories: tuple[str, ...]
+    isr: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
     leader: int
     leader_recovery_state: int
     leader_epoch: int
     partition_epoch: int
-    elr: list[int]
-    last_known_elr: list[int]
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
 
     @classmethod
     def from_record(cls, r: dict[str, Any]) -> PartitionRegistration:
         """PartitionRegistration(PartitionRecord)."""
-        replicas = r["replicas"]
+        replicas = shared(r["replicas"])
         directories = _check_directories(replicas, r["directories"], "PartitionRecord")
-        return cls(
-            replicas,
-            _default_to_migrating(directories, len(replicas)),
-            r["isr"],
-            r["removingReplicas"],
-            r["addingReplicas"],
-            r["leader"],
-            _leader_recovery_state(r["leaderRecoveryState"]),
-            r["leaderEpoch"],
-            r["partitionEpoch"],
-            r["eligibleLeaderReplicas"] or [],
-            r["lastKnownElr"] or [],
+        return _new(
+            cls,
+            (
+                replicas,
+                _default_to_migrating(directories, len(replicas)),
+                shared(r["isr"]),
+                shared(r["removingReplicas"]),
+                shared(r["addingReplicas"]),
+                r["leader"],
+                _leader_recovery_state(r["leaderRecoveryState"]),
+                r["leaderEpoch"],
+                r["partitionEpoch"],
+                shared(r["eligibleLeaderReplicas"]),
+                shared(r["lastKnownElr"]),
+            ),
         )
 
     def merge(self, r: dict[str, Any]) -> PartitionRegistration:
         """PartitionRegistration.merge(PartitionChangeRecord): every field the record sets
         (null: unchanged); a new leader bumps the leader epoch; the partition epoch always."""
-        replicas = self.replicas if r["replicas"] is None else r["replicas"]
+        replicas = self.replicas if r["replicas"] is None else shared(r["replicas"])
         directories = r["directories"]
         if directories is None:
             directories = self.directories
@@ -88,24 +110,37 @@ class PartitionRegistration(NamedTuple):
         if r["leader"] != NO_LEADER_CHANGE:
             leader, leader_epoch = r["leader"], leader_epoch + 1
         state = r["leaderRecoveryState"]
-        return PartitionRegistration(
-            replicas,
-            _default_to_migrating(directories, len(replicas)),
-            self.isr if r["isr"] is None else r["isr"],
-            self.removing_replicas if r["removingReplicas"] is None else r["removingReplicas"],
-            self.adding_replicas if r["addingReplicas"] is None else r["addingReplicas"],
-            leader,
-            self.leader_recovery_state
-            if state == LEADER_RECOVERY_NO_CHANGE
-            else _leader_recovery_state(state),
-            leader_epoch,
-            self.partition_epoch + 1,
-            self.elr if r["eligibleLeaderReplicas"] is None else r["eligibleLeaderReplicas"],
-            self.last_known_elr if r["lastKnownElr"] is None else r["lastKnownElr"],
+        isr, elr, last_known_elr = r["isr"], r["eligibleLeaderReplicas"], r["lastKnownElr"]
+        return _new(
+            PartitionRegistration,
+            (
+                replicas,
+                _default_to_migrating(directories, len(replicas)),
+                self.isr if isr is None else shared(isr),
+                self.removing_replicas
+                if r["removingReplicas"] is None
+                else shared(r["removingReplicas"]),
+                self.adding_replicas
+                if r["addingReplicas"] is None
+                else shared(r["addingReplicas"]),
+                leader,
+                self.leader_recovery_state
+                if state == LEADER_RECOVERY_NO_CHANGE
+                else _leader_recovery_state(state),
+                leader_epoch,
+                self.partition_epoch + 1,
+                self.elr if elr is None else shared(elr),
+                self.last_known_elr if last_known_elr is None else shared(last_known_elr),
+            ),
         )
 
 
-def _check_directories(replicas: list[int], directories: list[str] | None, record: str) -> Any:
+_new = tuple.__new__
+
+
+def _check_directories(
+    replicas: tuple[int, ...], directories: list[str] | tuple[str, ...] | None, record: str
+) -> Any:
     if directories and len(directories) != len(replicas):
         # InvalidReplicaDirectoriesException
         raise ReplayError(
@@ -114,12 +149,14 @@ def _check_directories(replicas: list[int], directories: list[str] | None, recor
     return directories
 
 
-def _default_to_migrating(directories: list[str] | None, replicas: int) -> list[str]:
+def _default_to_migrating(
+    directories: list[str] | tuple[str, ...] | None, replicas: int
+) -> tuple[str, ...]:
     """PartitionRegistration.defaultToMigrating: no directories (a record from before them, or
     all MIGRATING) is MIGRATING for every replica."""
     if not directories or all(d == DIRECTORY_MIGRATING for d in directories):
-        return [DIRECTORY_MIGRATING] * replicas
-    return directories
+        return shared([DIRECTORY_MIGRATING] * replicas)
+    return shared(directories)
 
 
 def _leader_recovery_state(value: int) -> int:

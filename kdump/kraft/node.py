@@ -13,6 +13,7 @@ a key or a certificate store).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kdump.config import KAFKA_TOPIC_CONFIG_NAMES
@@ -28,6 +29,7 @@ from kdump.kraft.image import (
     MetadataImage,
     PartitionRegistration,
     StandardAcl,
+    TopicImage,
 )
 
 REDACTED = "[redacted]"
@@ -179,10 +181,10 @@ def image_json(
         "features": dict(sorted(image.finalized_versions.items())),
         "brokers": {str(i): broker_json(b) for i, b in sorted(image.brokers.items())},
         "controllers": {str(i): controller_json(c) for i, c in sorted(image.controllers.items())},
-        "topics": {
-            name: {"id": topic.id, "partitions": partitions_json(topic.partitions)}
-            for name, topic in sorted(image.topics_by_name.items())
-        },
+        "topics": LazyObject(
+            sorted(image.topics_by_name),
+            lambda name: topic_json(image.topics_by_name[name]),
+        ),
         "configs": configs,
         "client_quotas": {
             quota_entity_name(entity): dict(sorted(quotas.items()))
@@ -195,8 +197,32 @@ def image_json(
     }
 
 
-def partitions_json(partitions: dict[int, PartitionRegistration]) -> dict[str, Any]:
-    return {str(p): partition_json(r) for p, r in sorted(partitions.items())}
+def topic_json(topic: TopicImage) -> dict[str, Any]:
+    partitions = sorted(topic.partitions.items())
+    return {"id": topic.id, "partitions": {str(p): partition_json(r) for p, r in partitions}}
+
+
+class LazyObject(Mapping[str, Any]):
+    """A JSON object whose members are made when read, one at a time: a big cluster's topics
+    are written out without the whole document in memory at once."""
+
+    def __init__(self, keys: list[str], make: Callable[[str], Any]) -> None:
+        self._keys, self._make = keys, make
+        self._known = frozenset(keys)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._known:
+            raise KeyError(key)
+        return self._make(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def _entity_order(item: tuple[ClientQuotaEntity, Any]) -> str:
@@ -245,7 +271,7 @@ def delegation_tokens_json(image: MetadataImage, show_secrets: bool) -> dict[str
 def shell_tree(doc: dict[str, Any], image: MetadataImage) -> dict[str, Any]:
     """The image's JSON under the names of Kafka's MetadataNode tree (MetadataImageNode and
     its children), for ``select``."""
-    topics = doc["topics"]
+    by_name, by_id = image.topics_by_name, image.topics_by_id
     return {
         "image": {
             "provenance": {"offset": doc["offset"], "epoch": doc["epoch"]},
@@ -256,8 +282,8 @@ def shell_tree(doc: dict[str, Any], image: MetadataImage) -> dict[str, Any]:
             },
             "cluster": {"brokers": doc["brokers"], "controllers": doc["controllers"]},
             "topics": {
-                "byName": {n: _topic_node(n, t) for n, t in topics.items()},
-                "byId": {t["id"]: _topic_node(n, t) for n, t in topics.items()},
+                "byName": LazyObject(sorted(by_name), lambda n: _topic_node(by_name[n])),
+                "byId": LazyObject(sorted(by_id), lambda i: _topic_node(by_id[i])),
             },
             "configs": {
                 (kind.upper() if not name else f"{kind.upper()}:{name}"): data
@@ -273,9 +299,9 @@ def shell_tree(doc: dict[str, Any], image: MetadataImage) -> dict[str, Any]:
     }
 
 
-def _topic_node(name: str, topic: dict[str, Any]) -> dict[str, Any]:
+def _topic_node(topic: TopicImage) -> dict[str, Any]:
     """TopicImageNode: name, id, then each partition by its number."""
-    return {"name": name, "id": topic["id"], **topic["partitions"]}
+    return {"name": topic.name, "id": topic.id, **topic_json(topic)["partitions"]}
 
 
 def select(doc: dict[str, Any], image: MetadataImage, path: str) -> Any:
@@ -287,7 +313,7 @@ def select(doc: dict[str, Any], image: MetadataImage, path: str) -> Any:
     node: Any = shell_tree(doc, image)
     walked = ""
     for part in parts:
-        if not isinstance(node, dict) or part not in node:
+        if not isinstance(node, Mapping) or part not in node:
             raise InputError(path, f"{walked or '/'} has no {part!r} ({_holds(node)})")
         node = node[part]
         walked += "/" + part
@@ -298,7 +324,7 @@ NAMES_SHOWN = 12
 
 
 def _holds(node: Any) -> str:
-    if not isinstance(node, dict):
+    if not isinstance(node, Mapping):
         return "it is a value"
     if not node:
         return "it is empty"

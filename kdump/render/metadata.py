@@ -5,11 +5,13 @@ formats say the same."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kdump.kraft.image import DIRECTORY_MIGRATING
 from kdump.kraft.loader import MetadataLoad
+from kdump.render.escape import shown, shown_json
 from kdump.units import iso
 
 
@@ -121,11 +123,11 @@ def tree_lines(value: Any, depth: int = 0) -> Iterator[str]:
     """A subtree as indented ``name: value`` lines (the metadata shell's ``tree``), lists of
     plain values on one line."""
     pad = "  " * depth
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):
         yield pad + _scalar(value)
         return
     for key, item in value.items():
-        if isinstance(item, dict):
+        if isinstance(item, Mapping):
             yield f"{pad}{key}:"
             yield from tree_lines(item, depth + 1)
         elif isinstance(item, list) and any(isinstance(x, dict) for x in item):
@@ -146,4 +148,33 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["load_lines", "tree_lines"]
+def json_lines(
+    value: Any, depth: int = 0, key: str | None = None, last: bool = True
+) -> Iterator[str]:
+    """``value`` as JSON text, line by line: an object holding objects one member a line,
+    indented two spaces a level; an object of plain values, and every list, on one line (a
+    partition, a broker: one line each). Members made on demand (kdump.kraft.node.LazyObject)
+    are made one at a time, so a big cluster's image is written in little memory."""
+    pad, comma = "  " * depth, "" if last else ","
+    head = pad if key is None else f"{pad}{json.dumps(shown(key), ensure_ascii=False)}: "
+    if not isinstance(value, Mapping) or not _holds_objects(value):
+        yield head + json.dumps(shown_json(_plain(value)), ensure_ascii=False) + comma
+        return
+    yield head + "{"
+    count = len(value)
+    for i, (name, item) in enumerate(value.items()):
+        yield from json_lines(item, depth + 1, str(name), i == count - 1)
+    yield pad + "}" + comma
+
+
+def _holds_objects(value: Mapping[str, Any]) -> bool:
+    if not isinstance(value, dict):
+        return True  # made on demand: a big object (a cluster's topics)
+    return any(isinstance(v, Mapping) and v for v in value.values())
+
+
+def _plain(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+__all__ = ["json_lines", "load_lines", "tree_lines"]
