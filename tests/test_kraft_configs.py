@@ -10,6 +10,7 @@ from pathlib import Path
 from clirun import run_kdump
 from conftest import REALFILES
 from kraftlog import METADATA, SEGMENT, MetadataLog, config, topic, write_metadata_dir
+from txnlog import batch_bytes
 
 from kdump.config import (
     ConfigLayers,
@@ -149,3 +150,30 @@ def test_explain_takes_metadata_from_another_directory(tmp_path: Path) -> None:
     missing = run_kdump([*args, "--metadata", str(tmp_path / "nope")])
     assert missing.exit_code == 3
     assert missing.stderr == f"kdump: {tmp_path / 'nope'}: no such file or directory\n"
+
+
+def test_rebuild_index_writes_at_each_topics_own_interval(tmp_path: Path) -> None:
+    """index.interval.bytes=128 for orders in the image, nothing for audit: orders' index has
+    an entry after each 180-byte batch (LogSegment.recover: one once more than 128 bytes
+    passed since the last), audit's none in 20 batches (4096 bytes never pass)."""
+    log = MetadataLog()
+    log.records(config(2, "orders", "index.interval.bytes", "128"))
+    log_dir = tmp_path / "broker"
+    write_metadata_dir(log_dir, bytes(log.data))
+    batches = b"".join(
+        batch_bytes(i, [1_780_000_000_000 + i], records=[(b"k", b"v" * 120)]) for i in range(20)
+    )
+    for name in ("orders-0", "audit-0"):
+        (log_dir / name).mkdir()
+        (log_dir / name / SEGMENT).write_bytes(batches)
+    out = tmp_path / "out"
+    ran = run_kdump(["rebuild-index", str(log_dir / "orders-0"), str(log_dir / "audit-0"),
+                     "--output-dir", str(out)])  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    index = SEGMENT.replace(".log", ".index")
+    assert (out / "orders-0" / index).stat().st_size == 19 * 8
+    assert (out / "audit-0" / index).stat().st_size == 0
+    given = run_kdump(["rebuild-index", str(log_dir / "orders-0"), "--output-dir",
+                       str(tmp_path / "given"), "--index-interval-bytes", "4096"])  # fmt: skip
+    assert given.exit_code == 0, given.stderr
+    assert (tmp_path / "given" / "orders-0" / index).stat().st_size == 0  # the option wins

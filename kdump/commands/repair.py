@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 import click
 
-from kdump.commands.options import apply, jobs_option, kafka_option, no_progress_option
+from kdump.commands.options import (
+    apply,
+    jobs_option,
+    kafka_option,
+    metadata_option,
+    no_progress_option,
+)
 from kdump.commands.output import echo_on
 from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
@@ -44,15 +50,35 @@ def index_options(f: F) -> F:
         f,
         [
             kafka_option(
-                "--index-interval-bytes", "index.interval.bytes", "what the broker runs with"
+                "--index-interval-bytes",
+                "index.interval.bytes",
+                "what the broker runs with, for every topic",
+                unset="each topic's in the metadata image (--metadata), else 4096",
             ),
             kafka_option(
                 "--max-index-size",
                 "segment.index.bytes",
                 "log.index.size.max.bytes; the offset index holds this // 8 entries",
+                unset="each topic's in the metadata image (--metadata), else 10485760",
             ),
+            metadata_option,
         ],
     )
+
+
+def index_config(
+    paths: tuple[str, ...],
+    index_interval_bytes: int | None,
+    max_index_size: int | None,
+    metadata: str | None,
+) -> IndexConfig:
+    """The index settings given, else each topic's from the metadata image (``--metadata``,
+    else the __cluster_metadata-0 of the log dir), else Kafka's defaults."""
+    from kdump.config import ConfigLayers
+    from kdump.kraft.configs import find_metadata_configs
+
+    layers = ConfigLayers(metadata=find_metadata_configs(paths, metadata))
+    return IndexConfig.of(layers, index_interval_bytes, max_index_size)
 
 
 def write_options(f: F) -> F:
@@ -190,13 +216,15 @@ def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
 def rebuild_index(
     ctx: click.Context,
     paths: tuple[str, ...],
-    index_interval_bytes: int,
-    max_index_size: int,
+    index_interval_bytes: int | None,
+    max_index_size: int | None,
+    metadata: str | None,
     **kw: Any,
 ) -> None:
     """Rebuild .index, .timeindex (and .txnindex) from the log, byte for byte as Kafka's
-    LogSegment.recover does. PATH: a .log, a segment's files, a partition dir or a log dir."""
-    config = IndexConfig(index_interval_bytes, max_index_size)
+    LogSegment.recover does, at each topic's index.interval.bytes. PATH: a .log, a segment's
+    files, a partition dir or a log dir."""
+    config = index_config(paths, index_interval_bytes, max_index_size, metadata)
     _run(ctx, paths, lambda t, jobs: plan_rebuild_index(t, config, jobs), config, **kw)
 
 
@@ -226,8 +254,9 @@ def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool,
 def recover(
     ctx: click.Context,
     paths: tuple[str, ...],
-    index_interval_bytes: int,
-    max_index_size: int,
+    index_interval_bytes: int | None,
+    max_index_size: int | None,
+    metadata: str | None,
     as_broker: bool,
     **kw: Any,
 ) -> None:
@@ -235,6 +264,6 @@ def recover(
     first invalid batch (the cut bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the
     indexes; then what the broker's next start does (producer snapshots above the log end
     deleted, the recovery point clamped to the log end offset), the originals kept."""
-    config = IndexConfig(index_interval_bytes, max_index_size)
+    config = index_config(paths, index_interval_bytes, max_index_size, metadata)
     scope = Scope.BROKER if as_broker else Scope.DAMAGED
     _run(ctx, paths, lambda t, jobs: plan_recover(t, config, jobs, scope), config, **kw)

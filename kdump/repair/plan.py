@@ -392,6 +392,7 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
 def _rebuild_partition(
     log: UnifiedLog, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
+    config = config.for_topic(log.topic)
     segments = log.segments
     partition_findings = _orphan_findings(log)
     if not segments:

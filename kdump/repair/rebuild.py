@@ -24,7 +24,7 @@ from __future__ import annotations
 import operator
 import struct
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from typing import Any
@@ -33,7 +33,7 @@ from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
 from kdump.checks.log import LogScan, stop_damage
-from kdump.config import option_default
+from kdump.config import ConfigError, ConfigLayers, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import Batch, RecordBatch, read_batch
@@ -69,6 +69,41 @@ class IndexConfig:
     """index.interval.bytes (segment-level: index.interval.bytes)."""
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE
     """log.index.size.max.bytes (segment.index.bytes)."""
+    by_topic: Mapping[str, IndexConfig] = field(default_factory=dict, compare=False)
+    """Topics whose own settings differ (the metadata image's topic configs): theirs."""
+
+    def for_topic(self, topic: str | None) -> IndexConfig:
+        """The settings a rebuild of ``topic``'s segments uses."""
+        return self.by_topic.get(topic or "", self)
+
+    @classmethod
+    def of(
+        cls,
+        layers: ConfigLayers,
+        index_interval_bytes: int | None = None,
+        max_index_size: int | None = None,
+    ) -> IndexConfig:
+        """The settings given (``--index-interval-bytes``, ``--max-index-size``: for every
+        topic), else each topic's as ``layers`` resolve them (the metadata image's topic
+        configs and dynamic broker defaults: kdump.config), else Kafka's defaults."""
+
+        def resolved(topic: str | None, fallback: IndexConfig | None) -> IndexConfig:
+            try:
+                settings = resolve_settings(layers, topic)
+            except ConfigError:  # a topic whose other settings conflict: the broker's
+                assert fallback is not None
+                return fallback
+            return cls(
+                settings.index_interval_bytes
+                if index_interval_bytes is None
+                else index_interval_bytes,
+                settings.segment_index_bytes if max_index_size is None else max_index_size,
+            )
+
+        base = resolved(None, None)
+        topics = layers.metadata.topics if layers.metadata is not None else {}
+        by_topic = {t: own for t in topics if (own := resolved(t, base)) != base}
+        return cls(base.index_interval_bytes, base.max_index_size, by_topic)
 
     @property
     def max_offset_entries(self) -> int:
