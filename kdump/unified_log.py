@@ -61,6 +61,7 @@ from kdump.storage.base import Storage, StoredFile
 
 if TYPE_CHECKING:
     from kdump.format.snapshot import ProducerSnapshot
+    from kdump.kraft.loader import MetadataLoad
     from kdump.txn.replay import ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
@@ -518,6 +519,14 @@ class UnifiedLog:
             if reaches and scan.transactional_batches:
                 return True
         return False
+
+    @cached_property
+    def metadata_load(self) -> MetadataLoad:
+        """For the KRaft metadata partition (``__cluster_metadata-0``): the cluster's image its
+        snapshots and records replay into (kdump.kraft.loader), replayed once."""
+        from kdump.kraft.loader import load_metadata_log
+
+        return load_metadata_log(self)
 
     # -- the partition's other files --------------------------------------------------------
 

@@ -85,6 +85,9 @@ def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterato
         for r in results
         if r.summary.topic is not None and r.summary.partition is not None
     }
+    from kdump.kraft.checks import check_log_dir
+
+    yield from check_log_dir(log_dir)
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:

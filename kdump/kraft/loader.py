@@ -19,14 +19,20 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kdump.checks.log import stop_damage
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import RecordBatch
-from kdump.format.internal import read_framed
+from kdump.format.internal import decode_control_record, read_framed
 from kdump.format.messages import MessageError, Readable, read_message
-from kdump.format.names import CHECKPOINT_SUFFIX, LOG_SUFFIX
-from kdump.format.records import SNAPSHOT_HEADER, Record, control_record_key
+from kdump.format.names import (
+    CHECKPOINT_SUFFIX,
+    KRAFT_SNAPSHOT_DELETED_SUFFIX,
+    KRAFT_SNAPSHOT_PARTIAL_SUFFIX,
+    LOG_SUFFIX,
+)
+from kdump.format.records import LEADER_CHANGE, SNAPSHOT_HEADER, Record, control_record_key
 from kdump.format.schemas import clients
 from kdump.format.schemas.metadata import METADATA_RECORD_TYPES
 from kdump.format.walk import StopReason
@@ -38,11 +44,7 @@ from kdump.unified_log import UnifiedLog
 
 METADATA_TOPIC = "__cluster_metadata"
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
-PARTIAL_SUFFIX = CHECKPOINT_SUFFIX + ".part"
-DELETE_SUFFIX = CHECKPOINT_SUFFIX + ".deleted"
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})")
-BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
-"""A log dir's bootstrap records (BootstrapDirectory), in a snapshot's format."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class SnapshotPath:
 def parse_snapshot_path(name: str, path: str) -> SnapshotPath | None:
     """Snapshots.parse: ``<20-digit offset>-<10-digit epoch>.checkpoint`` (or ``.part``,
     ``.deleted``); None for any other name."""
-    partial, deleted = name.endswith(PARTIAL_SUFFIX), name.endswith(DELETE_SUFFIX)
+    partial = name.endswith(KRAFT_SNAPSHOT_PARTIAL_SUFFIX)
+    deleted = name.endswith(KRAFT_SNAPSHOT_DELETED_SUFFIX)
     if not (partial or deleted or name.endswith(CHECKPOINT_SUFFIX)):
         return None
     match = _SNAPSHOT_NAME.match(name)
@@ -85,6 +88,15 @@ class Fault:
 
     def __str__(self) -> str:
         return f"{self.path}: offset {self.offset}: {self.message}"
+
+
+class LeaderChange(NamedTuple):
+    """A LeaderChange control record: the epoch of its batch, the leader and the voters."""
+
+    epoch: int
+    offset: int
+    leader_id: int
+    voters: tuple[int, ...]
 
 
 @dataclass
@@ -110,6 +122,8 @@ class MetadataLoad:
     records: int = 0
     notes: list[str] = field(default_factory=list)
     log: UnifiedLog | None = None
+    leader_changes: list[LeaderChange] = field(default_factory=list)
+    """The LeaderChange control records of the log replayed, in order."""
 
     @property
     def is_clean(self) -> bool:
@@ -140,6 +154,8 @@ class _Replay:
                 if record.offset >= self.start:
                     self.record(log.path, record, epoch, batch.max_timestamp)
                     self.last_offset = record.offset
+        else:
+            self.control(log, batch)
         self.last_offset = batch.last_offset
         provenance = MetadataProvenance(batch.last_offset, epoch, batch.max_timestamp)
         load.image.provenance = provenance
@@ -178,6 +194,20 @@ class _Replay:
                 self.delta.replay(api_key, data)
             except ReplayError as e:
                 self.fault(path, record, str(e))
+
+    def control(self, log: FileRecords, batch: RecordBatch) -> None:
+        """A control batch: only the LeaderChange records are kept (verify's quorum checks)."""
+        for record in log.records(batch):
+            key = control_record_key(record)
+            if key is None or key.type != LEADER_CHANGE:
+                continue
+            decoded = decode_control_record(LEADER_CHANGE, record)
+            if decoded is not None and decoded.data is not None:
+                voters = tuple(v["voterId"] for v in decoded.data.get("voters", []))
+                change = LeaderChange(
+                    batch.partition_leader_epoch, record.offset, decoded.data["leaderId"], voters
+                )
+                self.load.leader_changes.append(change)
 
     def begin(self, path: str, offset: int, epoch: int, time_ms: int) -> None:
         if self.transaction_start is not None:
@@ -465,7 +495,7 @@ def load_metadata(path: str) -> MetadataLoad:
     if len(logs) > 1:
         names = ", ".join(log.location for log in logs)
         raise InputError(path, f"holds {len(logs)} metadata logs ({names}): name one")
-    return load_metadata_log(logs[0])
+    return logs[0].metadata_load
 
 
 FAULTS_SHOWN = 20
@@ -508,10 +538,10 @@ def load_messages(load: MetadataLoad) -> list[str]:
 
 
 __all__ = [
-    "BOOTSTRAP_CHECKPOINT",
     "FAULTS_SHOWN",
     "METADATA_TOPIC",
     "Fault",
+    "LeaderChange",
     "MetadataLoad",
     "SnapshotPath",
     "is_metadata_log",
