@@ -9,7 +9,15 @@ from pathlib import Path
 
 from clirun import run_kdump
 from conftest import REALFILES
-from kraftlog import METADATA, SEGMENT, MetadataLog, config, topic, write_metadata_dir
+from kraftlog import (
+    METADATA,
+    SEGMENT,
+    MetadataLog,
+    config,
+    partition,
+    topic,
+    write_metadata_dir,
+)
 from txnlog import batch_bytes
 
 from kdump.config import (
@@ -177,3 +185,32 @@ def test_rebuild_index_writes_at_each_topics_own_interval(tmp_path: Path) -> Non
                        str(tmp_path / "given"), "--index-interval-bytes", "4096"])  # fmt: skip
     assert given.exit_code == 0, given.stderr
     assert (tmp_path / "given" / "orders-0" / index).stat().st_size == 0  # the option wins
+
+
+def java_hash_partition(text: str, count: int) -> int:
+    """TransactionStateManager.partitionFor: Utils.abs(String.hashCode) % count."""
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % count
+
+
+def test_txn_takes_transaction_state_partitions_from_the_image(tmp_path: Path) -> None:
+    state_id = "dHJhbnNhY3Rpb25zdGF0ZQ"
+    log = MetadataLog()
+    log.records(
+        topic("__transaction_state", state_id),
+        *(partition(state_id, p, [1], 1) for p in range(7)),
+    )
+    log_dir = tmp_path / "broker"
+    write_metadata_dir(log_dir, bytes(log.data))
+    (log_dir / "orders-0").mkdir()
+    (log_dir / "orders-0" / SEGMENT).write_bytes(b"")
+    ran = run_kdump(["txn", str(log_dir), "--transactional-id", "payments-7", "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    [found] = json.loads(ran.stdout)["transactional_ids"]
+    assert found == {
+        "transactional_id": "payments-7",
+        "partition": java_hash_partition("payments-7", 7),
+        "partition_count": 7,
+    }

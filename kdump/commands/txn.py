@@ -11,6 +11,7 @@ from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     format_option,
     kafka_option,
+    metadata_option,
     no_progress_option,
     now_option,
     prom_option,
@@ -48,8 +49,10 @@ EXIT_CODES = {0: ExitCode.OK, 1: ExitCode.WARNINGS, 2: ExitCode.ERRORS}
     "--transaction-state-partitions",
     "transaction.state.log.num.partitions",
     "__transaction_state's partition count",
-    unset="Kafka's 50, unless the partitions and transactional ids read show another",
+    unset="the topic's in the metadata image (--metadata), else Kafka's 50, unless the "
+    "partitions and transactional ids read show another",
 )
+@metadata_option
 @click.option(
     "--transactional-id",
     "transactional_ids",
@@ -69,6 +72,7 @@ def txn(
     producer_id_expiration_ms: int,
     bootstrap_server: str | None,
     transaction_state_partitions: int | None,
+    metadata: str | None,
     transactional_ids: tuple[str, ...],
     prom: str | None,
     quiet: bool,
@@ -92,6 +96,7 @@ def txn(
         batch_filter=batch_filter(kw),
         bootstrap_server=bootstrap_server,
         transaction_state_partitions=transaction_state_partitions,
+        transaction_state_partitions_in_image=_partitions_in_image(paths, metadata),
     )
     with metrics_run("txn", prom) as run:
         with progress(show_progress(quiet), "txn") as meter:
@@ -114,3 +119,14 @@ def txn(
                 render_text(result, out, out.isatty())
             out.flush()
     ctx.exit(run.exit_status)
+
+
+def _partitions_in_image(paths: tuple[str, ...], metadata: str | None) -> int | None:
+    """__transaction_state's partition count in the metadata image beside ``paths`` (or the
+    one ``--metadata`` names), None where there is none or it holds no such topic."""
+    from kdump.kraft.configs import find_metadata
+    from kdump.txn.coordinator import TRANSACTION_STATE_TOPIC
+
+    load = find_metadata(paths, metadata)
+    topic = None if load is None else load.image.topics_by_name.get(TRANSACTION_STATE_TOPIC)
+    return None if topic is None or not topic.partitions else len(topic.partitions)

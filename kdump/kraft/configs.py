@@ -48,30 +48,36 @@ def metadata_dir_near(path: str) -> Path | None:
     return None
 
 
+def find_metadata(paths: Iterable[str], metadata: str | None = None) -> MetadataLoad | None:
+    """The metadata image ``metadata`` names (a ``__cluster_metadata-0`` directory, a log dir
+    holding one, or a snapshot), else the first one found beside ``paths``
+    (``metadata_dir_near``); None where there is none. One that does not read raises."""
+    if metadata is not None:
+        return load_metadata(metadata)
+    found = next((d for d in map(metadata_dir_near, paths) if d is not None), None)
+    return None if found is None else load_metadata(str(found))
+
+
 def find_metadata_configs(
     paths: Iterable[str], metadata: str | None = None
 ) -> MetadataConfigs | None:
-    """The config layer of the metadata image ``metadata`` names (a ``__cluster_metadata-0``
-    directory, a log dir holding one, or a snapshot: an error of its own if it does not read),
-    else of the first one found beside ``paths`` (``metadata_dir_near``: one that does not read
-    is a layer with no configs and a note saying why); None where there is none. The broker
-    whose own dynamic configs apply is the log dir's meta.properties ``node.id``."""
-    if metadata is not None:
-        load = load_metadata(metadata)
-        where = Path(load.location)
-        if where.is_file():  # a snapshot named on its own
-            where = where.parent
-    else:
-        found = next((d for d in map(metadata_dir_near, paths) if d is not None), None)
-        if found is None:
-            return None
-        try:
-            load = load_metadata(str(found))
-        except KdumpError as e:
-            return MetadataConfigs(str(found), -1, notes=(f"no metadata image: {e}",))
-        where = found
+    """The config layer of ``find_metadata``'s image; one found beside ``paths`` that does not
+    read is a layer with no configs and a note saying why (``metadata`` named: its error).
+    The broker whose own dynamic configs apply is the log dir's meta.properties ``node.id``."""
+    try:
+        load = find_metadata(paths, metadata)
+    except KdumpError as e:
+        if metadata is not None:
+            raise
+        found = next(d for d in map(metadata_dir_near, paths) if d is not None)
+        return MetadataConfigs(str(found), -1, notes=(f"no metadata image: {e}",))
+    if load is None:
+        return None
+    where = Path(load.location)
+    if where.is_file():  # a snapshot named on its own
+        where = where.parent
     log_dir = where.parent if where.name == METADATA_DIR else where
     return metadata_configs(load, identify(log_dir).node_id)
 
 
-__all__ = ["find_metadata_configs", "metadata_configs", "metadata_dir_near"]
+__all__ = ["find_metadata", "find_metadata_configs", "metadata_configs", "metadata_dir_near"]
