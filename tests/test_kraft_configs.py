@@ -214,3 +214,19 @@ def test_txn_takes_transaction_state_partitions_from_the_image(tmp_path: Path) -
         "partition": java_hash_partition("payments-7", 7),
         "partition_count": 7,
     }
+
+
+def test_report_draws_index_density_against_the_topics_own_interval(tmp_path: Path) -> None:
+    from kdump.report import ReportOptions, collect
+
+    log = MetadataLog()
+    log.records(config(2, "orders", "index.interval.bytes", "128"))
+    log_dir = tmp_path / "broker"
+    write_metadata_dir(log_dir, bytes(log.data))
+    for name in ("orders-0", "audit-0"):
+        (log_dir / name).mkdir()
+        (log_dir / name / SEGMENT).write_bytes(b"")
+    layers = ConfigLayers(metadata=find_metadata_configs([str(log_dir)]))
+    model = collect([str(log_dir)], ReportOptions(now=0, layers=layers))
+    intervals = {p.topic: p.index_interval_bytes for d in model.log_dirs for p in d.partitions}
+    assert intervals["orders"] == 128 and intervals["audit"] == 4096
