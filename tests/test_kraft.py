@@ -437,3 +437,11 @@ def test_leader_epoch_of_batches_is_the_provenance(tmp_path: Path) -> None:
     fix_crc(data, log.positions[-1])
     doc = image_of(write_metadata_dir(tmp_path, bytes(data)))
     assert (doc["offset"], doc["epoch"]) == (14, 3)
+
+
+def test_a_copy_of_a_metadata_directory_under_another_name(tmp_path: Path) -> None:
+    snapshot = snapshot_bytes([feature("metadata.version", 21)])
+    d = write_metadata_dir(tmp_path, bytes(cluster_log().data), {snapshot_name(2, 1): snapshot})
+    copy = d.rename(tmp_path / "metadata-backup")
+    code, doc, _ = kdump_json(str(copy))
+    assert code == 0 and doc == replay_dir(copy)

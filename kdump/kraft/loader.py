@@ -461,10 +461,13 @@ def load_snapshot_file(storage: Storage, name: str) -> MetadataLoad:
 
 
 def is_metadata_log(log: UnifiedLog) -> bool:
-    """The KRaft metadata partition (``__cluster_metadata-0``), or a folder of its snapshots."""
-    return log.topic == METADATA_TOPIC or any(
-        parse_snapshot_path(n, "") is not None for n in log.storage.files()
-    )
+    """The KRaft metadata partition (``__cluster_metadata-0``)."""
+    return log.topic == METADATA_TOPIC
+
+
+def holds_snapshots(log: UnifiedLog) -> bool:
+    """A folder of KRaft snapshots (a copy of a metadata partition under another name)."""
+    return any(parse_snapshot_path(n, "") is not None for n in log.storage.files())
 
 
 def load_metadata(path: str) -> MetadataLoad:
@@ -488,6 +491,8 @@ def load_metadata(path: str) -> MetadataLoad:
     found = discover([path])
     found.raise_first()
     logs = [log for log in found.partitions if is_metadata_log(log)]
+    if not logs and len(found.partitions) == 1 and holds_snapshots(found.partitions[0]):
+        logs = found.partitions
     if not logs:
         raise InputError(
             path, f"holds no {METADATA_TOPIC}-0 directory (a KRaft broker's or controller's)"
