@@ -445,3 +445,18 @@ def test_a_copy_of_a_metadata_directory_under_another_name(tmp_path: Path) -> No
     copy = d.rename(tmp_path / "metadata-backup")
     code, doc, _ = kdump_json(str(copy))
     assert code == 0 and doc == replay_dir(copy)
+
+
+def test_a_refused_record_in_a_snapshot_leaves_the_rest_of_it(tmp_path: Path) -> None:
+    """MetadataLoader.loadSnapshot hands a record the image refuses to its fault handler and
+    goes on with the next: the records after it are in the image."""
+    snapshot = snapshot_bytes(
+        [feature("metadata.version", 21), ("FenceBrokerRecord", {"id": 7, "epoch": 1})],
+        [topic("orders", ORDERS), partition(ORDERS, 0, [1], 1)],
+    )
+    d = write_metadata_dir(tmp_path, None, {snapshot_name(9, 1): snapshot})
+    code, doc, err = kdump_json(str(d))
+    assert code == 2
+    assert doc["features"] == {"metadata.version": 21} and list(doc["topics"]) == ["orders"]
+    name = d / snapshot_name(9, 1)
+    assert f"{name}: offset 2: Tried to fence broker 7, but that broker was not registered." in err

@@ -35,7 +35,7 @@ from kdump.format.names import (
 from kdump.format.records import LEADER_CHANGE, SNAPSHOT_HEADER, Record, control_record_key
 from kdump.format.schemas import clients
 from kdump.format.schemas.metadata import METADATA_RECORD_TYPES
-from kdump.format.walk import StopReason
+from kdump.format.walk import Stop, StopReason
 from kdump.kraft.delta import MetadataDelta
 from kdump.kraft.image import MetadataImage, MetadataProvenance, ReplayError
 from kdump.storage.base import Storage
@@ -251,21 +251,25 @@ def _walk(replay: _Replay, log: FileRecords, start_offset: int) -> bool:
         replay.load.damage = e
         replay.load.damage_code = "LOG_CORRUPT_RECORD"
         return False
-    stop = walk.stop
-    assert stop is not None
-    if stop.reason is StopReason.INVALID_BATCH:
-        replay.load.damage = FormatError(
-            log.path, stop.position, "the batch's CRC does not match its bytes"
-        )
-        replay.load.damage_code = "LOG_CRC_MISMATCH"
-        return False
-    described = stop_damage(stop, log.buf)
-    if described is not None:
-        code, _, message = described
-        replay.load.damage = FormatError(log.path, stop.position, message)
-        replay.load.damage_code = code
+    assert walk.stop is not None
+    damage = walk_damage(log, walk.stop)
+    if damage is not None:
+        replay.load.damage_code, replay.load.damage = damage
         return False
     return True
+
+
+def walk_damage(log: FileRecords, stop: Stop) -> tuple[str, FormatError] | None:
+    """Where a walk that stops at the first batch recovery refuses ended at damage: verify's
+    code for it and the error, with file and byte (None: it ended at the file's end)."""
+    if stop.reason is StopReason.INVALID_BATCH:
+        error = FormatError(log.path, stop.position, "the batch's CRC does not match its bytes")
+        return "LOG_CRC_MISMATCH", error
+    described = stop_damage(stop, log.buf)
+    if described is None:
+        return None
+    code, _, message = described
+    return code, FormatError(log.path, stop.position, message)
 
 
 # -- snapshots --------------------------------------------------------------------------------
@@ -291,11 +295,14 @@ def retained_snapshots(storage: Storage, log_start_offset: int) -> list[Snapshot
     ]
 
 
-def read_snapshot(log: FileRecords, delta: MetadataDelta) -> Iterator[RecordBatch]:
+def read_snapshot(
+    log: FileRecords, delta: MetadataDelta, faults: list[Fault]
+) -> Iterator[RecordBatch]:
     """RecordsSnapshotReader: the snapshot's batches, the first a control batch whose first
     record is the SnapshotHeader; every record of the others replayed into ``delta`` (a record
-    the image refuses is a fault the caller hears of: ReplayError, with its offset in the
-    snapshot). Raises FormatError where the snapshot does not read."""
+    the image refuses is added to ``faults``, with its offset in the snapshot, and the rest
+    goes on, as MetadataLoader.loadSnapshot does). Raises FormatError where the snapshot does
+    not read."""
     walk = log.walk(until_invalid=True)
     first = True
     for run in walk:
@@ -320,22 +327,13 @@ def read_snapshot(log: FileRecords, delta: MetadataDelta) -> Iterator[RecordBatc
                 try:
                     delta.replay(spec.api_key, data)
                 except ReplayError as e:
-                    raise _SnapshotFault(record.offset, str(e)) from None
-    stop = walk.stop
-    assert stop is not None
-    if stop.reason is StopReason.INVALID_BATCH:
-        raise FormatError(log.path, stop.position, "the batch's CRC does not match its bytes")
-    described = stop_damage(stop, log.buf)
-    if described is not None:
-        raise FormatError(log.path, stop.position, described[2])
+                    faults.append(Fault(log.path, record.offset, str(e)))
+    assert walk.stop is not None
+    damage = walk_damage(log, walk.stop)
+    if damage is not None:
+        raise damage[1]
     if first:
         raise FormatError(log.path, 0, "no batch: an empty snapshot has no SnapshotHeader")
-
-
-class _SnapshotFault(Exception):
-    def __init__(self, offset: int, message: str) -> None:
-        super().__init__(message)
-        self.offset = offset
 
 
 def _check_header(path: str, batch: RecordBatch, records: list[Record]) -> None:
@@ -372,17 +370,10 @@ def load_snapshot(load: MetadataLoad, snapshot: SnapshotPath, storage: Storage) 
     faults: list[Fault] = []
     log = storage.open_log(snapshot.name)
     try:
-        records = 0
-        batches = read_snapshot(log, delta)
-        while True:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                break
-            except _SnapshotFault as e:
-                faults.append(Fault(snapshot.path, e.offset, str(e)))
-                continue
-            records += 0 if batch.is_control else batch.records_count
+        records = sum(
+            0 if batch.is_control else batch.records_count
+            for batch in read_snapshot(log, delta, faults)
+        )
         time_ms = snapshot_header_time(log)
     finally:
         log.close()
