@@ -249,7 +249,10 @@ class MetadataDelta:
         self._set("zk_migration_state", r["zkMigrationState"])
 
     def client_quota(self, r: dict[str, Any]) -> None:
-        entity = tuple(sorted((e["entityType"], e["entityName"]) for e in r["entity"]))
+        pairs = ((e["entityType"], e["entityName"]) for e in r["entity"])
+        # a default (null) name sorts first: never compared with a name (a hostile record may
+        # give one type twice)
+        entity = tuple(sorted(pairs, key=lambda p: (p[0], p[1] is not None, p[1] or "")))
         quotas = self.image.client_quotas
         data = quotas.get(entity)
         if data is None:
