@@ -3,8 +3,9 @@
     .venv/bin/python fuzz/run.py TARGET [libFuzzer flags, e.g. -max_total_time=600]
 
 TARGET is one of fuzz/targets.py's TARGETS. The corpus is fuzz/corpus/TARGET (seeded from the
-fixtures on the first run); inputs that crash are written there as crash-* files: keep them,
-they become regression cases of tests/test_fuzz.py.
+fixtures and the hostile inputs of tests/hostile on the first run); inputs that crash are
+written there as crash-* files: keep them, they become regression cases of tests/test_fuzz.py.
+fuzz/dictionaries/TARGET.dict, where there is one, is given as libFuzzer's -dict.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def main() -> None:
     work = ROOT / "fuzz" / "out" / "corpus" / target
     work.mkdir(parents=True, exist_ok=True)
     dirs = [str(work), str(seed_dir), str(corpus)]
-    args = [sys.argv[0], *sys.argv[2:], f"-artifact_prefix={corpus}/", *dirs]
+    flags = sys.argv[2:]
+    dictionary = ROOT / "fuzz" / "dictionaries" / f"{target}.dict"
+    if dictionary.exists() and not any(f.startswith("-dict=") for f in flags):
+        flags.append(f"-dict={dictionary}")
+    args = [sys.argv[0], *flags, f"-artifact_prefix={corpus}/", *dirs]
     atheris.Setup(args, TARGETS[target])
     atheris.Fuzz()
 

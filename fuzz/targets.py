@@ -37,6 +37,7 @@ from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.records import FileRecords
+from kdump.storage.remote.aiven import parse_manifest
 from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20
@@ -169,6 +170,23 @@ def fuzz_cli(data: bytes) -> None:
                 raise CliBug(f"kdump {' '.join(args)} -> {code}: {err[-2000:]}")
 
 
+def fuzz_aiven(data: bytes) -> None:
+    """An Aiven segment manifest (bucket contents): parsed, its chunk index checked against
+    objects of several lengths, then every chunk's stored range read; only KdumpError."""
+    try:
+        index = parse_manifest(data, "fuzz.rsm-manifest").chunk_index
+    except KdumpError:
+        return
+    for object_size in (0, len(data), index.count, 1 << 20):
+        try:
+            index.check("fuzz.log", object_size)
+        except KdumpError:
+            continue
+        for i in index.chunks(0, index.original_file_size):
+            index.original_range(i)
+            assert index.stored_offset(i) < index.stored_offset(i + 1) <= object_size
+
+
 class SpeedupsMismatch(AssertionError):
     """The C fast paths and the pure-Python code disagree on the same bytes."""
 
@@ -230,6 +248,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "cli": fuzz_cli,
     "internal": fuzz_internal,
     "speedups": fuzz_speedups,
+    "aiven": fuzz_aiven,
 }
 
 SEED_SUFFIXES = {
@@ -242,6 +261,7 @@ SEED_SUFFIXES = {
     "cli": (".log",),
     "internal": (),
     "speedups": (".log",),
+    "aiven": ("rsm-manifest", ".rsm-manifest.json"),
 }
 
 
@@ -260,12 +280,44 @@ def _internal_seeds(root: Path, limit: int = 400) -> list[bytes]:
     return out
 
 
+def cli_seed(log: bytes) -> bytes:
+    """``log`` as fuzz_cli's input: the whole of it the .log, no index, no time index."""
+    return (len(log) + 3).to_bytes(2, "big") + b"\x00" + log
+
+
+def _hostile_seeds(target: str, root: Path) -> list[bytes]:
+    """The hostile inputs of tests/hostile/bombs.py (issue 27), small: decompression bombs of
+    records and messages for the log targets, manifests whose counts and sizes lie for aiven."""
+    sys.path.insert(0, str(root / "tests"))
+    from hostile import bombs
+
+    if target == "aiven":
+        lying = [
+            bombs.variable_index_claiming(2**31 - 1, 200),
+            bombs.fixed_index(1, 10**8, 1, 1),
+            bombs.fixed_index(1 << 30, 1 << 30, 32 << 10, 32 << 10),
+        ]
+        return [bombs.manifest(index) for index in lying]
+    if target not in ("log", "cli", "speedups"):
+        return []
+    logs = [
+        bombs.record_bomb((64 << 10) // len(bombs.EMPTY_RECORD)),
+        bombs.record_bomb(9000, attributes=0x30, producer_id=7, producer_epoch=0),
+        bombs.invalid_batch() + bombs.record_bomb(9000, base_offset=1),
+        bombs.legacy_wrapper_bomb(2500),
+    ]
+    return [cli_seed(log) for log in logs] if target == "cli" else logs
+
+
 def seeds(target: str, root: Path, max_size: int = 64 * 1024) -> list[bytes]:
-    """Fixture files for ``target``, small ones, plus any saved corpus entries."""
+    """Fixture files for ``target``, small ones, the hostile inputs, plus any saved corpus
+    entries."""
     out = _internal_seeds(root) if target == "internal" else []
+    out += _hostile_seeds(target, root)
     for base in (
         root / "fixtures" / "oracle",
         root / "fixtures" / "generated",
+        root / "fixtures" / "tiered",
         root / "fuzz" / "corpus" / target,
     ):
         if not base.exists():

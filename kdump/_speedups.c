@@ -577,11 +577,18 @@ static void share_work(CrcShare *sh, int helper)
     }
 }
 
-/* walk_v2's side: post the run, check slices, wait for the thread's last one. */
-static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
-                      const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
+/* walk_v2's side: post the run, check slices, wait for the thread's last one. 0 where another
+ * walk's run is posted (two walks given one share): the caller checks its own CRCs, for a run
+ * posted over another would let that walk return, and free its buffer, while the thread still
+ * reads it. */
+static int share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
+                     const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
 {
     pthread_mutex_lock(&sh->lock);
+    if (sh->buf != NULL) {
+        pthread_mutex_unlock(&sh->lock);
+        return 0;
+    }
     sh->buf = buf;
     sh->positions = positions;
     sh->sizes = sizes;
@@ -598,6 +605,7 @@ static void share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions
     sh->n = sh->next = sh->done = 0; /* nothing posted: the run's columns are about to go */
     sh->buf = NULL;
     pthread_mutex_unlock(&sh->lock);
+    return 1;
 }
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -791,11 +799,12 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     if (check_crc) {
         int64_t *positions = cols, *sizes = cols + 3 * stride, *stored = cols + 6 * stride,
                 *valid = cols + 15 * stride;
+        int shared = 0;
 #ifdef HAVE_CRC_SHARE
         if (share != Py_None && n > 1 && pos - positions[0] >= SHARE_MIN_BYTES)
-            share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
-        else
+            shared = share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
 #endif
+        if (!shared)
             check_crcs(buf, positions, sizes, stored, valid, 0, n);
         if (until_invalid) /* the walk ends before the first batch whose CRC fails */
             for (Py_ssize_t i = 0; i < n; i++)
@@ -1386,9 +1395,21 @@ static PyObject *crecord_as_tuple(CRecord *r)
     return t;
 }
 
+/* Raised where the Python Record is needed and kdump.format.records has not set it. */
+static int python_record_set(void)
+{
+    if (python_record != NULL)
+        return 1;
+    PyErr_SetString(PyExc_RuntimeError,
+                    "kdump._speedups.Record: import kdump.format.records first (set_record_class)");
+    return 0;
+}
+
 /* The Python Record with the same fields (what printing, pickling and the rest go through). */
 static PyObject *crecord_python(CRecord *r)
 {
+    if (!python_record_set())
+        return NULL;
     PyObject *fields = crecord_as_tuple(r);
     if (fields == NULL)
         return NULL;
@@ -1445,6 +1466,8 @@ static PyObject *crecord_repr(PyObject *self)
 
 static PyObject *crecord_reduce(PyObject *self, PyObject *unused)
 {
+    if (!python_record_set())
+        return NULL;
     PyObject *fields = crecord_as_tuple((CRecord *)self);
     return fields == NULL ? NULL : Py_BuildValue("(ON)", python_record, fields);
 }
@@ -1510,27 +1533,40 @@ static PyTypeObject CRecordType = {
 /* set_record_class(Record): the Python Record the C one prints, pickles and delegates as. */
 static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
 {
+    if (check_type(cls) < 0)
+        return NULL;
     Py_XSETREF(python_record, Py_NewRef(cls));
     Py_RETURN_NONE;
 }
 
 /* v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence,
- *            record_cls, header_cls)
- *   -> None when the batch holds something only the Python decoder models (it then decodes
- *      the whole batch), else (records, position in the payload where decoding stopped,
- *      error) where error is None or (number of the record that failed, fault, detail,
- *      detail2): a RecordFault and the numbers its wording takes. */
+ *            record_cls, header_cls[, start, first, max_records, max_bytes])
+ *   -> None when record `first` (at `start` in the payload) holds something only the Python
+ *      decoder models (it then decodes the rest of the batch), else (records, position in the
+ *      payload where decoding stopped, error) where error is None or (number of the record
+ *      that failed, fault, detail, detail2): a RecordFault and the numbers its wording takes.
+ * Records `first` to `count` - 1 from `start`, at most `max_records` of them and no more once
+ * `max_bytes` of the payload are read, so a batch of millions of records (a decompression bomb
+ * holds 38 M in 22 KB) is decoded a slice at a time and never held whole as Python objects;
+ * fewer records than asked for and no error: the caller asks again from the position given
+ * (where something only Python models stopped this slice, that call returns None). */
 static PyObject *py_v2_records(PyObject *self, PyObject *args)
 {
     PyObject *obj, *append_obj, *record_cls, *header_cls;
-    Py_ssize_t count;
+    Py_ssize_t count, start = 0, first = 0, max_records = PY_SSIZE_T_MAX,
+                      max_bytes = PY_SSIZE_T_MAX;
     long long base_offset, base_timestamp;
     int base_sequence;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnLLOiOO", &obj, &count, &base_offset, &base_timestamp,
-                          &append_obj, &base_sequence, &record_cls, &header_cls) ||
+    if (!PyArg_ParseTuple(args, "OnLLOiOO|nnnn", &obj, &count, &base_offset, &base_timestamp,
+                          &append_obj, &base_sequence, &record_cls, &header_cls, &start, &first,
+                          &max_records, &max_bytes) ||
         check_type(record_cls) < 0 || check_type(header_cls) < 0)
         return NULL;
+    if (start < 0 || first < 0 || max_records < 0 || max_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "v2_records: start, first and the limits are >= 0");
+        return NULL;
+    }
     batch_context ctx = {base_offset, base_timestamp, 0, append_obj != Py_None, base_sequence};
     if (ctx.has_append_time) {
         ctx.append_time = PyLong_AsLongLong(append_obj);
@@ -1539,12 +1575,20 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     }
     if (get_view(obj, &view) < 0)
         return NULL;
+    if (start > view.len) {
+        release_view(&view);
+        PyErr_SetString(PyExc_ValueError, "v2_records: start is past the payload");
+        return NULL;
+    }
     reader r = {view.buf, view.len, OK, 0, 0};
-    /* room for every record the payload can hold (one takes at least 7 bytes), made once */
-    Py_ssize_t room = count < view.len / 7 + 1 ? count : view.len / 7 + 1;
+    /* room for every record asked for that the rest of the payload can hold (one takes at
+     * least 7 bytes), made once */
+    Py_ssize_t wanted = count - first < max_records ? count - first : max_records;
+    Py_ssize_t room = (view.len - start) / 7 + 1;
+    room = wanted < room ? wanted : room;
     PyObject *list = PyList_New(room > 0 ? room : 0);
-    Py_ssize_t pos = 0, i = 0;
-    for (; list != NULL && i < count && i < room; i++) {
+    Py_ssize_t pos = start, n = 0;
+    for (; list != NULL && n < room && pos - start <= max_bytes; n++) {
         record_view rec;
         if (parse_record(&r, &pos, &ctx, &rec) < 0)
             break;
@@ -1559,11 +1603,11 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
             Py_CLEAR(list);
             break;
         }
-        PyList_SET_ITEM(list, i, record);
+        PyList_SET_ITEM(list, n, record);
     }
-    if (i < count && i == room && !r.error) /* more records than bytes: past the payload */
-        r.error = PAST_BATCH;
-    if (list != NULL && PyList_SetSlice(list, i, PyList_GET_SIZE(list), NULL) < 0)
+    if (n < wanted && n == room && room < max_records && !r.error)
+        r.error = PAST_BATCH; /* more records than bytes: past the payload */
+    if (list != NULL && PyList_SetSlice(list, n, PyList_GET_SIZE(list), NULL) < 0)
         Py_CLEAR(list);
     release_view(&view);
     if (list == NULL || PyErr_Occurred()) {
@@ -1571,11 +1615,14 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         return NULL;
     }
     if (r.error == UNMODELLED) {
-        Py_DECREF(list);
-        Py_RETURN_NONE;
+        if (n == 0) {
+            Py_DECREF(list);
+            Py_RETURN_NONE;
+        }
+        r.error = OK; /* the records before it; the next call returns None */
     }
     if (r.error)
-        return Py_BuildValue("(Nn(niLL))", list, pos, i, r.error, (long long)r.detail,
+        return Py_BuildValue("(Nn(niLL))", list, pos, first + n, r.error, (long long)r.detail,
                              (long long)r.detail2);
     return Py_BuildValue("(NnO)", list, pos, Py_None);
 }
@@ -2098,27 +2145,34 @@ static int render_template(outbuf *o, const template_t *t, const render_ctx *rc,
     return OB_LIT(o, "\n");
 }
 
-/* The batch line and the lines of its records from `payload` (the records, decompressed);
- * 1 where the Python renderer must do this batch, -1 on error. */
-static int render_batch(outbuf *o, render_ctx *rc, const batch_row *b, const uint8_t *payload,
-                        Py_ssize_t size)
+/* The lines of records *next on of a batch from *pos in `payload` (its records, decompressed
+ * or in place), until the batch's last or until the output reaches max_output bytes; *pos and
+ * *next then say where to go on. 1 where the Python renderer must do the rest (from record
+ * *next), -1 on error. At least one record is rendered (the output may pass max_output by
+ * that one), so a caller going on from *next always moves. */
+static int render_records(outbuf *o, render_ctx *rc, const batch_row *b, const uint8_t *payload,
+                          Py_ssize_t size, Py_ssize_t *pos, int64_t *next, Py_ssize_t max_output)
 {
-    int r = render_template(o, &rc->batch, rc, b, NULL);
-    if (r || !rc->deep)
-        return r;
-    if (b->records_count < 0)
-        return 1;
     batch_context ctx = {b->base_offset, b->base_timestamp, b->max_timestamp,
                          (b->attributes & 0x08) != 0, (int32_t)b->base_sequence};
     reader rd = {payload, size, OK, 0, 0};
-    Py_ssize_t pos = 0;
-    for (int64_t i = 0; i < b->records_count; i++) {
+    /* one record at least, after the batch line: every call goes on */
+    for (int64_t done = 0; *next < b->records_count && (done == 0 || o->len < max_output);
+         (*next)++, done++) {
         record_view rec;
-        if (parse_record(&rd, &pos, &ctx, &rec) < 0)
+        Py_ssize_t at = *pos;
+        if (parse_record(&rd, &at, &ctx, &rec) < 0)
             return 1; /* the Python decoder says what is wrong, after the records before */
-        int64_t next;
-        if (rc->last_offset != -1 &&
-            (__builtin_add_overflow(rc->last_offset, 1, &next) || rec.offset != next)) {
+        Py_ssize_t mark = o->len;
+        int r = render_template(o, &rc->record, rc, b, &rec);
+        if (r) {
+            o->len = mark; /* this record is the Python renderer's */
+            return r;
+        }
+        int64_t following;
+        /* DumpLogSegments' non-consecutive offsets: reported with the text dump only */
+        if (!rc->as_json && rc->last_offset != -1 &&
+            (__builtin_add_overflow(rc->last_offset, 1, &following) || rec.offset != following)) {
             PyObject *pair = Py_BuildValue("(LL)", (long long)rc->last_offset,
                                            (long long)rec.offset);
             if (pair == NULL || PyList_Append(rc->gaps, pair) < 0) {
@@ -2128,11 +2182,24 @@ static int render_batch(outbuf *o, render_ctx *rc, const batch_row *b, const uin
             Py_DECREF(pair);
         }
         rc->last_offset = rec.offset;
-        r = render_template(o, &rc->record, rc, b, &rec);
-        if (r)
-            return r;
+        *pos = at;
     }
-    return pos == size ? 0 : 1;
+    return *next < b->records_count || *pos == size ? 0 : 1;
+}
+
+/* The batch line and the lines of all its records; 1 where the Python renderer must do this
+ * batch, -1 on error. */
+static int render_batch(outbuf *o, render_ctx *rc, const batch_row *b, const uint8_t *payload,
+                        Py_ssize_t size)
+{
+    int r = render_template(o, &rc->batch, rc, b, NULL);
+    if (r || !rc->deep)
+        return r;
+    if (b->records_count < 0)
+        return 1;
+    Py_ssize_t pos = 0;
+    int64_t next = 0;
+    return render_records(o, rc, b, payload, size, &pos, &next, PY_SSIZE_T_MAX);
 }
 
 /* Arguments shared by render_batches and render_payload. */
@@ -2210,9 +2277,10 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
     for (; i < n && o.len < max_output; i++) {
         batch_row b;
         batch_row_at(cols, i, &b);
-        if (b.magic != 2 || (rc.deep && (b.attributes & 0x27)) || b.position < 0 ||
-            b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
-            break; /* legacy, compressed, control: the Python renderer's */
+        if (b.magic != 2 || (rc.deep && ((b.attributes & 0x27) || b.size > max_output)) ||
+            b.position < 0 || b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
+            break; /* legacy, compressed, control, records rendered a slice at a time: the
+                    * Python renderer's */
         Py_ssize_t mark = o.len, gaps = PyList_GET_SIZE(rc.gaps);
         int64_t last = rc.last_offset;
         int r = render_batch(&o, &rc, &b, (const uint8_t *)buf.buf + b.position + V2_HEADER_SIZE,
@@ -2245,22 +2313,32 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
 }
 
 /* render_payload(payload, columns, index, as_json, batch_template, record_template,
- *                key_decoder, value_decoder, last_offset)
- *   -> None (the Python renderer must do this batch) or (bytes, last offset, pairs)
- * Batch `index` of the run with the records of `payload`: a compressed batch's records,
- * decompressed by the caller. */
+ *                key_decoder, value_decoder, last_offset[, position, first, max_output])
+ *   -> None (the Python renderer must do this batch, from record `first` on) or
+ *      (bytes, last offset, pairs, next position, next record)
+ * Batch `index` of the run with the records of `payload` (a compressed batch's records,
+ * decompressed by the caller, or a large batch's in place): its line (`first` 0), then its
+ * records from record `first` at `position` in the payload, until the output passes
+ * max_output bytes, so the lines of a batch of millions of records (a decompression bomb) come
+ * a slice at a time; the next call goes on from the next position and record (the batch's
+ * record count: done). */
 static PyObject *py_render_payload(PyObject *self, PyObject *args)
 {
     PyObject *payload_obj, *columns, *batch_template, *record_template;
-    Py_ssize_t index;
+    Py_ssize_t index, pos = 0, max_output = PY_SSIZE_T_MAX;
+    long long first = 0;
     int as_json, key_decoder, value_decoder;
     long long last_offset;
-    if (!PyArg_ParseTuple(args, "OOnpOOiiL", &payload_obj, &columns, &index, &as_json,
+    if (!PyArg_ParseTuple(args, "OOnpOOiiL|nLn", &payload_obj, &columns, &index, &as_json,
                           &batch_template, &record_template, &key_decoder, &value_decoder,
-                          &last_offset))
+                          &last_offset, &pos, &first, &max_output))
         return NULL;
     if (record_template == Py_None) {
         PyErr_SetString(PyExc_TypeError, "render_payload renders records: a record template");
+        return NULL;
+    }
+    if (pos < 0 || first < 0) {
+        PyErr_SetString(PyExc_ValueError, "render_payload: position and first are >= 0");
         return NULL;
     }
     render_ctx rc;
@@ -2285,17 +2363,25 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     batch_row_at(cols, index, &b);
     release_columns(views, WALK_COLUMNS);
     outbuf o = {NULL, 0, 0};
-    int r = b.magic == 2 && !(b.attributes & 0x20)
-                ? render_batch(&o, &rc, &b, payload.buf, payload.len)
+    int64_t next = first;
+    int r = b.magic == 2 && !(b.attributes & 0x20) && b.records_count >= 0 && pos <= payload.len
+                ? 0
                 : 1;
+    if (r == 0 && first == 0)
+        r = render_template(&o, &rc.batch, &rc, &b, NULL);
+    if (r == 0)
+        r = render_records(&o, &rc, &b, payload.buf, payload.len, &pos, &next, max_output);
     release_view(&payload);
     PyObject *result = NULL;
-    if (r > 0)
+    if (r > 0 && next == first)
         result = Py_NewRef(Py_None);
-    else if (r == 0) {
+    else if (r >= 0) {
+        /* where the Python renderer must go on after lines already rendered: what came
+         * first, then None from the next call */
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
         if (data != NULL)
-            result = Py_BuildValue("(NLO)", data, (long long)rc.last_offset, rc.gaps);
+            result = Py_BuildValue("(NLOnL)", data, (long long)rc.last_offset, rc.gaps, pos,
+                                   (long long)next);
     }
     PyMem_Free(o.data);
     render_ctx_free(&rc);
@@ -2682,18 +2768,46 @@ static PyObject *py_time_index_check(PyObject *self, PyObject *args)
 
 /* ------------------------------------------------------------------ advise */
 
+static PyObject *mmap_type; /* mmap.mmap, found when the module loads */
+
+/* The advice kdump gives: MADV_NORMAL, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_DONTNEED and
+ * MADV_POPULATE_READ (Linux 5.14+; 22, whatever the headers here know). Others could do more
+ * than advise (MADV_REMOVE frees a shared mapping's file blocks). */
+static int advice_allowed(int advice)
+{
+#ifdef HAVE_MADVISE
+    return advice == MADV_NORMAL || advice == MADV_SEQUENTIAL || advice == MADV_WILLNEED ||
+           advice == MADV_DONTNEED || advice == 22;
+#else
+    return 1;
+#endif
+}
+
 /* advise(buf, start, end, advice) -> 0 or an errno value
- * madvise() over the pages holding buf[start:end] (a memory map), without the GIL: the walk's
+ * madvise() over the pages holding buf[start:end] of a memory map, without the GIL: the walk's
  * read-ahead thread populates the next window (MADV_POPULATE_READ) and hands back the pages
  * behind the walk (MADV_DONTNEED) while the walk's own thread checks CRCs. The errno is
- * returned, not raised: an advice the kernel does not know (EINVAL) only ends the read-ahead. */
+ * returned, not raised: an advice the kernel does not know (EINVAL) only ends the read-ahead.
+ * `buf` must be an mmap.mmap (its pages are the map's alone; MADV_DONTNEED over a bytes
+ * object's would zero the heap around it, issue 27) and the advice one of advice_allowed. */
 static PyObject *py_advise(PyObject *self, PyObject *args)
 {
     PyObject *obj;
     Py_ssize_t start, end;
     int advice;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice) || get_view(obj, &view) < 0)
+    if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice))
+        return NULL;
+    if (mmap_type == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)mmap_type)) {
+        PyErr_Format(PyExc_TypeError, "advise: buf must be an mmap.mmap, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    if (!advice_allowed(advice)) {
+        PyErr_Format(PyExc_ValueError, "advise: advice %d is not one kdump gives", advice);
+        return NULL;
+    }
+    if (get_view(obj, &view) < 0)
         return NULL;
     if (start < 0)
         start = 0;
@@ -2761,7 +2875,8 @@ static PyMethodDef methods[] = {
      "last offset, non-consecutive pairs, invalid batches)"},
     {"render_payload", py_render_payload, METH_VARARGS,
      "render_payload(payload, columns, index, as_json, batch_template, record_template, "
-     "key_decoder, value_decoder, last_offset) -> None or (bytes, last offset, pairs)"},
+     "key_decoder, value_decoder, last_offset[, position, first, max_output]) -> None or "
+     "(bytes, last offset, pairs, next position, next record)"},
     {"deep_check", py_deep_check, METH_VARARGS,
      "deep_check(buf, columns, start, payload) -> (next index, records, flagged batches)"},
     {"set_record_class", py_set_record_class, METH_O,
@@ -2769,7 +2884,8 @@ static PyMethodDef methods[] = {
      "delegates as"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
-     "record_cls, header_cls) -> None or (records, error)"},
+     "record_cls, header_cls[, start, first, max_records, max_bytes]) -> None or "
+     "(records, position, error)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2823,6 +2939,15 @@ PyMODINIT_FUNC PyInit__speedups(void)
     have_hw_crc = hw_crc_usable;
     if (PyType_Ready(&CRecordType) < 0)
         return NULL;
+    PyObject *mmap_module = PyImport_ImportModule("mmap");
+    if (mmap_module == NULL)
+        return NULL;
+    Py_XSETREF(mmap_type, PyObject_GetAttrString(mmap_module, "mmap"));
+    Py_DECREF(mmap_module);
+    if (mmap_type == NULL || !PyType_Check(mmap_type)) {
+        PyErr_SetString(PyExc_ImportError, "kdump._speedups: mmap.mmap is not a type");
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)&CRecordType) < 0) {
         Py_DECREF(m);

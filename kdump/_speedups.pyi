@@ -95,8 +95,11 @@ def render_payload(
     key_decoder: int,
     value_decoder: int,
     last_offset: int,
+    position: int = 0,
+    first: int = 0,
+    max_output: int = ...,
     /,
-) -> tuple[bytes, int, list[tuple[int, int]]] | None: ...
+) -> tuple[bytes, int, list[tuple[int, int]], int, int] | None: ...
 
 RENDER_FIELDS: tuple[str, ...]
 
@@ -112,8 +115,12 @@ def v2_records(
     base_sequence: int,
     record_cls: type[tuple[Any, ...]],
     header_cls: type[tuple[Any, ...]],
+    start: int = 0,
+    first: int = 0,
+    max_records: int = ...,
+    max_bytes: int = ...,
     /,
-) -> tuple[list[Any], int, tuple[int, str] | None] | None: ...
+) -> tuple[list[Any], int, tuple[int, int, int, int] | None] | None: ...
 def index_points(
     positions: Buffer,
     last_offsets: Buffer,

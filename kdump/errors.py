@@ -146,6 +146,12 @@ class DecryptionKeyError(InputError):
     naming the segment, exit 3."""
 
 
+class OutputLimitError(KdumpError):
+    """Output a command would write past a bound the user sets (``salvage --max-output-bytes``):
+    the input decodes, but to more than that; one line naming where it stopped, exit 3, and
+    nothing half-written."""
+
+
 class UnreadableInputError(FormatError):
     """A file a command needs that does not parse (a checkpoint for ``kdump explain``): bad
     input, exit code 3, still naming the file and byte position."""

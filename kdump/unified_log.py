@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
-from kdump.config import option_default
+from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
@@ -117,6 +117,8 @@ class OpenOptions:
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
+    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    """Where topic settings come from (--config, describe output, server.properties)."""
 
 
 @dataclass(frozen=True)
@@ -554,6 +556,11 @@ class UnifiedLog:
         """``.deleted``, ``.cleaned`` and ``.swap`` files an interrupted delete, compaction or
         swap left (LogLoader settles each at startup)."""
         return [n for n in self.storage.files() if is_leftover_name(n)]
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The topic's settings, each with where it came from (kdump.config's layers)."""
+        return resolve_settings(self.open_options.layers, self.topic)
 
     @cached_property
     def settlement(self) -> Settlement:

@@ -80,13 +80,20 @@ def duration(ms: int) -> str:
     """``90061000 ms (1d 1h 1m 1s)``: milliseconds with a rough human reading."""
     if ms < 1000:
         return f"{ms} ms"
+    return f"{ms} ms ({rough_duration(ms)})"
+
+
+def rough_duration(ms: int) -> str:
+    """``1d 1h``: the two largest units of a duration, for people (``850 ms`` below a second)."""
+    if abs(ms) < 1000:
+        return f"{ms} ms"
     rest, parts = abs(ms) // 1000, []
     for unit, seconds in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if rest >= seconds:
             parts.append(f"{rest // seconds}{unit}")
             rest %= seconds
     sign = "-" if ms < 0 else ""
-    return f"{ms} ms ({sign}{' '.join(parts[:2])})"
+    return f"{sign}{' '.join(parts[:2])}"
 
 
 def offset_span(first: int, end: int) -> str:

@@ -17,8 +17,14 @@ def v2_batch(
     records_count: int = 1,
     last_offset_delta: int = 0,
     timestamp: int = 1700000000000,
+    *,
+    attributes: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    max_timestamp: int | None = None,
 ) -> bytes:
-    """Header fields around ``payload`` (the records, compressed or not), CRC-32C fixed."""
+    """Header fields around ``payload`` (the records, compressed or not), CRC-32C fixed;
+    ``attributes`` beside the codec (transactional 0x10, control 0x20)."""
     length = HEADER.size - 12 + len(payload)
     header = bytearray(
         HEADER.pack(
@@ -27,12 +33,12 @@ def v2_batch(
             0,
             2,
             0,
-            codec,
+            codec | attributes,
             last_offset_delta,
             timestamp,
-            timestamp,
-            -1,
-            -1,
+            timestamp if max_timestamp is None else max_timestamp,
+            producer_id,
+            producer_epoch,
             -1,
             records_count,
         )

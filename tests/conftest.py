@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,6 +21,15 @@ FIXTURES = REPO / "fixtures"
 ORACLE = FIXTURES / "oracle"
 REALFILES = FIXTURES / "realfiles"
 GENERATED = FIXTURES / "generated"
+
+
+def script_module(name: str) -> ModuleType:
+    """scripts/<name>.py loaded as a module (the generators whose output tests compare)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def offset_index_at(path: str | os.PathLike[str]) -> OffsetIndex:

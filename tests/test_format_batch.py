@@ -136,3 +136,27 @@ def test_the_format_modules_import_without_a_circle() -> None:
         visit(name, ())
     assert graph["layout"] == set()
     assert "batch" not in graph["records"] | graph["legacy"]
+
+
+@pytest.mark.parametrize("size", [0, 10, 3 << 20])
+@pytest.mark.parametrize("members", [1, 2])
+def test_gzip_payloads_decompress_a_piece_at_a_time(
+    size: int, members: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """zlib hands a gzip payload back a piece at a time (so a payload is never held twice,
+    issue 27): whole, several members, at the limit; past the limit, or cut, it is refused."""
+    import gzip
+    import random
+
+    from kdump.format import compression
+    from kdump.format.compression import CodecError, decompress
+
+    monkeypatch.setattr(compression, "GUNZIP_PIECE", 4096)
+    data = random.Random(size).randbytes(size // 2) + bytes(size - size // 2)
+    payload = gzip.compress(data) * members
+    assert decompress(1, payload, members * size) == data * members
+    if size:
+        with pytest.raises(CodecError, match="exceeds the limit"):
+            decompress(1, payload, members * size - 1)
+    with pytest.raises(CodecError, match="ends before its stream does"):
+        decompress(1, payload[:-9])

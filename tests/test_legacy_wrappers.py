@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import zstandard
 from clirun import run_kdump
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kdump.checks.options import VerifyOptions
@@ -147,3 +149,50 @@ def test_zstd_inside_a_v1_message_is_refused_as_kafka_refuses_it(
         findings = verify_paths([str(log.parent)], VerifyOptions(deep=deep)).findings
         finding = next(f for f in findings if f.code == "LOG_LEGACY_WRAPPER_INVALID")
         assert (finding.severity.value, finding.position, finding.fix) == ("error", 0, None)
+
+
+def _message(magic: int, offset: int, key: bytes | None, value: bytes | None) -> bytes:
+    """A v0/v1 message as LegacyRecord writes it (independent of kdump's reader)."""
+    head = bytes([magic, 0]) + (struct.pack(">q", 1700000000000) if magic else b"")
+    body = head
+    for field in (key, value):
+        body += struct.pack(">i", -1) if field is None else struct.pack(">i", len(field)) + field
+    return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0, 1]),
+            st.integers(-(2**63), 2**63 - 1),
+            st.one_of(st.none(), st.binary(max_size=6)),
+            st.one_of(st.none(), st.binary(max_size=6)),
+        ),
+        max_size=5,
+    ),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=3),
+    st.integers(0, 400),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_quick_walk_of_inner_messages_agrees_with_the_checked_one(
+    messages: list[tuple[int, int, bytes | None, bytes | None]],
+    flips: list[tuple[int, int]],
+    cut: int,
+) -> None:
+    """_well_formed (no object per message: a wrapper of 7.8 M, issue 27) gives the first and
+    last offsets _inner_messages gives, and gives up wherever that one would raise."""
+    from kdump.errors import CorruptRecordError
+    from kdump.format import legacy
+
+    data = bytearray(b"".join(_message(*m) for m in messages))
+    for at, byte in flips:
+        if at < len(data):
+            data[at] = byte
+    data = data[: len(data) - min(cut, len(data)) // 50]
+    quick = legacy._well_formed(bytes(data))
+    try:
+        checked = [m.offset for m in legacy._inner_messages(bytes(data), "w", 0, fields=False)]
+    except CorruptRecordError:
+        assert quick is None
+    else:
+        assert quick == (checked[0], checked[-1])

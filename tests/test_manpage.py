@@ -3,21 +3,15 @@ definitions now: an option added or changed without regenerating it fails here."
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
+from types import ModuleType
 
-from conftest import REPO
+from conftest import REPO, script_module
 
 
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "make_manpage", REPO / "scripts" / "make_manpage.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _generator() -> ModuleType:
+    return script_module("make_manpage")
 
 
 def test_committed_man_page_is_the_generators_output() -> None:

@@ -178,10 +178,11 @@ a log dir's checkpoints."""
 
 def without_fixes(verified: dict[str, Any]) -> dict[str, Any]:
     """A verify document with each finding's fix left out: kdump repairs local files, so a copy
-    in a store is told what is wrong, not a command to run on it (the one difference)."""
+    in a store is told what is wrong, not a command to run on it (the one difference), and
+    the registry's advice where there is no command (what the fix's absence brings)."""
     out = json.loads(json.dumps(verified))
     for f in out["findings"]:
-        f["fix"] = None
+        f["fix"] = f["advice"] = None
     return out
 
 

@@ -226,3 +226,88 @@ def test_render_batches_refuses_wrong_templates() -> None:
             native.render_batches(b"", columns, 0, False, template, None, 1, 1, -1, 1 << 20)
     with pytest.raises(TypeError):
         native.render_batches(b"", columns[:3], 0, False, "x", None, 1, 1, -1, 1 << 20)
+
+
+@given(st.lists(batch_strategy, min_size=1, max_size=3), st.data())
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_batches_rendered_a_slice_at_a_time_dump_the_same(
+    tmp_path_factory: pytest.TempPathFactory, batches: list[Any], data: st.DataObject
+) -> None:
+    """Output chunks of a few lines: every compressed or large batch's records come from C a
+    slice at a time (render_payload from a position), and where C stops inside a batch (text
+    that is not UTF-8, damage) Python goes on from that record: the same bytes as the pure
+    Python dump, line for line (issue 27: a batch's lines are never built whole)."""
+    from kdump.render import runs
+
+    raw = bytearray(build(batches))
+    if data.draw(st.booleans()):
+        raw[data.draw(st.integers(61, len(raw) - 1))] = data.draw(st.integers(0, 255))
+        fix_crc(raw, 0)
+    path = tmp_path_factory.mktemp("sliced") / "00000000000000000000.log"
+    path.write_bytes(bytes(raw))
+    opts = OPTIONS[data.draw(st.sampled_from(["deep", "data", "skip", "hex", "scala"]))]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runs, "OUTPUT_CHUNK", data.draw(st.integers(1, 300)))
+        fast, pure = both(lambda: text_dump(path, opts))
+        assert fast == pure
+        fast, pure = both(lambda: json_dump(path, opts))
+        assert fast == pure
+
+
+def test_render_payload_gives_a_batch_a_slice_at_a_time() -> None:
+    """render_payload stops past max_output and says where to go on; the slices joined are the
+    batch rendered in one call."""
+    assert native is not None
+    recs = [(1, 0, b"key", b"value-%d" % i, []) for i in range(40)]
+    data = build([(recs, 0, -1, 0)])
+    columns = tuple(memoryview(bytes(8)).cast("q") for _ in native.WALK_COLUMNS)
+    columns = tuple(
+        memoryview(struct.pack("<q", v)).cast("q")
+        for v in (0, 0, 39, len(data), 0, 2, 0, 0, 39, 1700000000000, 1700000000000, -1, -1,
+                  -1, 40, 1)
+    )  # fmt: skip
+    payload = data[61:]
+    template, record_template = "batch {count}", "| offset: {offset} {content}"
+    whole = native.render_payload(payload, columns, 0, False, template, record_template, 1, 1, -1)
+    assert whole is not None
+    pos, first, last, out = 0, 0, -1, b""
+    calls = 0
+    while first < 40:
+        got = native.render_payload(
+            payload, columns, 0, False, template, record_template, 1, 1, last, pos, first, 50
+        )
+        assert got is not None
+        data_, last, _, pos, first = got
+        out += data_
+        calls += 1
+    assert out == whole[0] and pos == len(payload) and calls > 5
+
+
+@pytest.mark.parametrize(
+    ("step", "release", "kept", "more"),
+    [
+        (2, "4.3", 3, 6),  # nine distinct pairs: three kept, six counted
+        (0, "4.3", 1, 0),  # one pair nine times: the Java tool's TreeMap keeps it once
+        (0, "4.2", 3, 6),  # ... the Scala tool listed each
+    ],
+)
+def test_non_consecutive_pairs_past_the_cap_are_counted_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, release: str, kept: int, more: int
+) -> None:
+    """Kafka's tool keeps every non-consecutive pair for its summary: a batch of millions of
+    records with one offset (a decompression bomb) made that gigabytes. kdump keeps
+    runs.MAX_GAPS per log and counts the rest, in the C and the Python renderer alike."""
+    from kdump.render import runs
+
+    monkeypatch.setattr(runs, "MAX_GAPS", 3)
+    recs = [(step, 0, None, None, [])] * 10
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(build([(recs, 0, -1, 1)]))
+    opts = DumpOptions(deep_iteration=True, release=Release.parse(release))
+    fast, pure = both(lambda: text_dump(path, opts))
+    assert fast[:2] == pure[:2]
+    lines = fast[1].splitlines()
+    assert sum(" is followed by " in line for line in lines) == kept
+    assert (f"  ... and {more} more, not kept (kdump keeps 3)" in lines) == bool(more)

@@ -270,3 +270,47 @@ def test_new_files_failing_verify_replace_nothing(
     assert "INDEX_NOT_MONOTONIC" in codes(ran.stdout)
     assert "nothing was changed: the new files fail verify's checks" in ran.stderr
     assert tree(partition) == before
+
+
+def _dry_rebuild(partition: Path, *extra: str) -> str:
+    ran = run_kdump(["rebuild-index", "--dry-run", *extra, str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    return ran.stdout
+
+
+@pytest.mark.parametrize("source", ["config", "server.properties", "describe", "option"])
+def test_indexes_are_rebuilt_at_the_topics_own_interval(tmp_path: Path, source: str) -> None:
+    """Issue 28.16: gzip-0 was written at index.interval.bytes 1024; a rebuild at Kafka's
+    default 4096 showed "entries 7 -> 2", which reads as loss. Where the topic's setting is
+    given (any of kdump.config's layers) the rebuild is Kafka's own, byte for byte: nothing
+    changes; where it is not, the run says which interval it assumed and that only the
+    density differs."""
+    partition = copy_partition("gzip-0", tmp_path)
+    interval = oracle_manifest()["directories"]["gzip-0"]["config"]["index.interval.bytes"]
+    assumed = _dry_rebuild(partition)
+    assert "entries 7 -> 2" in assumed
+    assert (
+        f"note      {partition}: indexes built at index.interval.bytes 4096, Kafka's default: "
+        "nothing given sets this topic's"
+    ) in assumed
+    assert "more or fewer entries over the same data (nothing is lost)" in assumed
+    args = {
+        "config": ["--config", f"index.interval.bytes={interval}"],
+        "server.properties": ["--server-properties", str(tmp_path / "server.properties")],
+        "describe": ["--describe-output", str(tmp_path / "describe.txt")],
+        "option": ["--index-interval-bytes", interval],
+    }[source]
+    (tmp_path / "server.properties").write_text(f"log.index.interval.bytes={interval}\n")
+    (tmp_path / "describe.txt").write_text(
+        "All configs for topic gzip are:\n"
+        f"  index.interval.bytes={interval} sensitive=false "
+        f"synonyms={{DYNAMIC_TOPIC_CONFIG:index.interval.bytes={interval}}}\n"
+    )
+    known = _dry_rebuild(partition, *args)
+    assert "dry run: 0 file(s) of 3 segment(s) would change" in known, known
+    assert "note" not in known
+    # a run at a topic's own interval that does change an index says where the interval came from
+    for p in partition.glob("*.index"):
+        p.unlink()
+    rebuilt = _dry_rebuild(partition, *args)
+    assert f"note      {partition}: indexes built at index.interval.bytes {interval} (" in rebuilt

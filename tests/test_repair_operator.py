@@ -118,6 +118,32 @@ def test_one_flipped_byte_dry_run_says_what_is_lost_and_salvage_keeps_the_rest(
     assert ran.exit_code in (0, 1) and " 0 error(s)" in ran.stdout
 
 
+@pytest.mark.parametrize("limit", [None, 1000])
+def test_salvage_output_past_its_bound_is_one_line_and_nothing_written(
+    tmp_path: Path, limit: int | None
+) -> None:
+    """salvage's JSON Lines are bounded (issue 27: a 22 KB bomb wrote 3.9 GB): past
+    --max-output-bytes, or the default (100x the salvaged batches, at least 64 MiB, here made
+    small), one line names the file and the batch, exit 3, and nothing is written."""
+    from kdump.repair import salvage
+
+    partition, log, _ = _flipped_txn(tmp_path)
+    out = tmp_path / "salvaged"
+    options = [] if limit is None else ["--max-output-bytes", str(limit)]
+    mp = pytest.MonkeyPatch()
+    mp.setattr(salvage, "OUTPUT_FLOOR", 1000)
+    mp.setattr(salvage, "OUTPUT_RATIO", 0)
+    try:
+        ran = run_kdump(["salvage", "--output-dir", str(out), *options, str(partition)])
+    finally:
+        mp.undo()
+    assert ran.exit_code == 3, ran.stdout + ran.stderr
+    assert ran.stderr.count("\n") == 1, ran.stderr
+    assert ran.stderr.startswith(f"kdump: {log}:") and "would pass 1000 bytes" in ran.stderr
+    assert "--max-output-bytes" in ran.stderr
+    assert not any(p.is_file() for p in out.rglob("*"))
+
+
 def test_salvage_of_a_healthy_partition_writes_nothing(tmp_path: Path) -> None:
     partition = copy_partition("txn-0", tmp_path)
     ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "o"), str(partition)])
@@ -306,9 +332,8 @@ def test_recover_touches_only_what_verify_flags(tmp_path: Path) -> None:
     (healthy / "00000000000000000515.index").unlink()
     ran = run_kdump(["recover", "--dry-run", "--as-broker", str(healthy)])
     # the offset index the broker rebuilds; the time index it would rebuild is the same bytes
-    assert [line.split()[:2] for line in ran.stdout.splitlines()[:-1]] == [
-        ["create", str(healthy / "00000000000000000515.index:")]
-    ]
+    actions = [line.split()[:2] for line in ran.stdout.splitlines()[:-1] if line[:4] != "note"]
+    assert actions == [["create", str(healthy / "00000000000000000515.index:")]]
 
 
 # -- a segment named above its batches' offsets -------------------------------------------------

@@ -431,6 +431,49 @@ def test_unusual_records_decode_the_same(body: bytes, base_offset: int) -> None:
     assert fast == pure
 
 
+@pytest.mark.parametrize("body", UNUSUAL_BODIES)
+@pytest.mark.parametrize("at", [0, 5, 13])
+def test_unusual_records_in_any_slice_decode_the_same(
+    body: bytes, at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The C decoder gives a batch's records a slice at a time (issue 27); an unusual record in
+    any slice (a fault, a value only the Python decoder models) gives the same records, then
+    the same error, as the pure Python decoder."""
+    from kdump.format import records as records_module
+
+    monkeypatch.setattr(records_module, "SLICE_RECORDS", 4)
+    plain = record(b"\x00\x02\x02\x01\x01\x00")
+    payload = plain * at + record(body) + plain * (14 - at)
+    data = v2_batch(7, payload, records_count=15, last_offset_delta=14)
+    fast, pure = both(lambda: parse_all(data))
+    assert fast == pure
+
+
+def test_v2_records_stops_at_its_limits() -> None:
+    """At most max_records records a call, and no more once max_bytes of the payload are read
+    (one at least), from ``start`` and record ``first``: the next call goes on there."""
+    assert native is not None
+    plain = record(b"\x00\x02\x02\x01\x01\x00")
+    payload = plain * 10
+    got = native.v2_records(payload, 10, 0, 0, None, -1, Record, Header, 0, 0, 4, 1 << 20)
+    assert got is not None
+    records, pos, error = got
+    assert (len(records), pos, error) == (4, 4 * len(plain), None)
+    got = native.v2_records(payload, 10, 0, 0, None, -1, Record, Header, pos, 4, 100, 1)
+    assert got is not None
+    records, pos, error = got
+    assert (len(records), pos, error) == (1, 5 * len(plain), None)
+    got = native.v2_records(payload, 10, 0, 0, None, -1, Record, Header, pos, 5, 100, 1 << 20)
+    assert got is not None
+    records, pos, error = got
+    assert (len(records), pos, error) == (5, len(payload), None)
+    got = native.v2_records(payload, 11, 0, 0, None, -1, Record, Header, pos, 10, 100, 1 << 20)
+    assert got is not None and got[2] is not None
+    assert got[2][:2] == (10, RecordFault.PAST_BATCH)  # record 10 of the batch: past its end
+    with pytest.raises(ValueError):
+        native.v2_records(payload, 10, 0, 0, None, -1, Record, Header, len(payload) + 1)
+
+
 def test_v2_records_hands_back_what_it_does_not_model() -> None:
     assert native is not None
     ten_byte = record(b"\x00" + bytes([0xFF] * 9) + b"\x01" + b"\x00\x00\x00\x00")

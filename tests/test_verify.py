@@ -45,9 +45,9 @@ def cases() -> dict[str, dict[str, Any]]:
 
 @cache
 def documented_codes() -> frozenset[str]:
-    """The finding codes the README's table documents."""
-    readme = (REPO / "README.md").read_text()
-    return frozenset(re.findall(r"^\| `([A-Z_]+)` \|", readme, re.M))
+    """The finding codes docs/findings.md documents (its index table)."""
+    doc = (REPO / "docs" / "findings.md").read_text()
+    return frozenset(re.findall(r"^\| \[`([A-Z_]+)`\]", doc, re.M))
 
 
 def options_from(args: list[str]) -> VerifyOptions:

@@ -20,7 +20,7 @@ from kdump.cli import cli
 
 CORRUPT = FIXTURES / "corrupt"
 KDUMP = Path(sys.executable).with_name("kdump")
-FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix"}
+FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix", "advice"}
 ANSI = "\x1b["
 
 CRC = CORRUPT / "log-crc-mismatch" / "txn-0"  # one error

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import itertools
 import mmap
+import os
 import struct
 import threading
 import time
@@ -22,7 +23,15 @@ from purepython import pure_python
 from kdump import parallel, speedups
 from kdump.errors import InputError
 from kdump.format import walk as walk_module
-from kdump.format.walk import Damaged, LogWalk, Pager, ReadAhead, StopReason, walk_resync
+from kdump.format.walk import (
+    MADV_POPULATE_READ,
+    Damaged,
+    LogWalk,
+    Pager,
+    ReadAhead,
+    StopReason,
+    walk_resync,
+)
 
 LOGS = sorted(FIXTURES.rglob("*.log"))
 RECORD = b"\x0e\x00\x00\x00\x02k\x02v\x00"  # one record: key "k", value "v"
@@ -414,6 +423,42 @@ def test_shared_crcs_give_the_same_verdicts(
 
 
 @needs_share
+def test_two_walks_given_one_share_each_get_their_own_verdicts() -> None:
+    """A share holds one walk's run at a time (issue 27 point 10): a second walk given the same
+    share while a run is posted checks its own CRCs. A run posted over another let the first
+    walk return, its CRCs unchecked, while the helping thread still read its buffer."""
+    native = speedups.native()
+    other = b"".join(v2_batch(i + 7, bytes([i % 13]) * (2000 + 31 * (i % 7))) for i in range(600))
+    logs = [_SHARED_LOG, other]
+    alone = [native.walk_v2(log, 0, len(log), len(log), 2**31 - 1, 4096, True, False)
+             for log in logs]  # fmt: skip
+    share = native.CrcShare()
+    helper = _Helper(share)
+    helper.start()
+    got: list[list[Any]] = [[], []]
+
+    def walk(k: int) -> None:
+        log = logs[k]
+        for _ in range(150):
+            got[k].append(native.walk_v2(log, 0, len(log), len(log), 2**31 - 1, 4096, True,
+                                         False, share))  # fmt: skip
+
+    walkers = [threading.Thread(target=walk, args=(k,), daemon=True) for k in (0, 1)]
+    try:
+        for w in walkers:
+            w.start()
+        for w in walkers:
+            w.join(timeout=60)  # runs posted over each other could also wait for ever
+        assert not any(w.is_alive() for w in walkers)
+    finally:
+        helper.done.set()
+        share.close()
+        helper.join()
+    for k in (0, 1):
+        assert all(run == alone[k] for run in got[k])
+
+
+@needs_share
 def test_the_read_ahead_takes_a_share_of_the_crcs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -473,9 +518,24 @@ def test_a_map_closed_under_the_read_ahead_ends_it_quietly(tmp_path: Path) -> No
 
 @needs_c
 def test_advise_reports_the_kernels_errno(tmp_path: Path) -> None:
+    """The kernel's refusal comes back as its errno: MADV_POPULATE_READ over pages the file no
+    longer has (truncated under the map) is EFAULT, or EINVAL on a kernel before 5.14."""
     path = _mapped_log(tmp_path, 10)
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         native = speedups.native()
         assert native.advise(buf, 0, len(buf), mmap.MADV_DONTNEED) == 0
-        assert native.advise(buf, 100, 5000, 0x7FFF) == errno.EINVAL
-        assert native.advise(buf, 10, 10, 0x7FFF) == 0  # nothing to advise
+        os.truncate(path, 0)
+        assert native.advise(buf, 0, len(buf), MADV_POPULATE_READ) in (errno.EFAULT, errno.EINVAL)
+        assert native.advise(buf, 10, 10, MADV_POPULATE_READ) == 0  # nothing to advise
+
+
+@needs_c
+def test_advise_takes_only_a_memory_map_and_the_advice_kdump_gives(tmp_path: Path) -> None:
+    """Issue 27 point 10: MADV_DONTNEED given over a bytes object's pages zeroed the heap around
+    it (a crash); advice beyond kdump's own (MADV_REMOVE frees a shared map's file blocks)."""
+    native = speedups.native()
+    for not_a_map in (b"x" * 100, bytearray(1 << 16), memoryview(b"x" * 8192)):
+        with pytest.raises(TypeError, match=r"must be an mmap\.mmap"):
+            native.advise(not_a_map, 0, 10**12, mmap.MADV_DONTNEED)
+    with mmap.mmap(-1, 8192) as buf, pytest.raises(ValueError, match="advice 9 is not one"):
+        native.advise(buf, 0, 8192, 9)

@@ -18,7 +18,7 @@ from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
 from kdump.errors import InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
-from kdump.format.compression import CodecError, decompress
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
 from kdump.format.layout import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
@@ -216,8 +216,16 @@ class LogScan:
 class _State:
     """Running values of the scan that the slow path needs."""
 
-    def __init__(self, scan: LogScan, sink: FindingSink, directory: str, log: FileRecords) -> None:
+    def __init__(
+        self,
+        scan: LogScan,
+        sink: FindingSink,
+        directory: str,
+        log: FileRecords,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    ) -> None:
         self.scan, self.sink, self.directory, self.buf = scan, sink, directory, log.buf
+        self.max_batch_bytes = max_batch_bytes
         self.first_gap: tuple[int, int] | None = None
 
     def finding(
@@ -312,8 +320,8 @@ def scan_log(
     ``index_end_position``: the offset index's last entry's position (explain's evidence)."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
     scan.index_end_position = index_end_position
-    st = _State(scan, sink, directory, log)
-    walk = log.walk()
+    st = _State(scan, sink, directory, log, options.max_batch_bytes)
+    walk = log.walk(max_batch_bytes=options.max_batch_bytes)
     has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
     for run in walk:
         flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
@@ -411,7 +419,7 @@ def _attend(
         batch = run.batch(i)
         _crc_mismatch(st, batch, batch.compute_checksum(st.buf), prev)
     if legacy:
-        refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path)
+        refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path, st.max_batch_bytes)
         if refused is not None:
             _legacy_wrapper_invalid(st, run.batch(i), refused)
     _offset_anomalies(st, position, base, last, prev)
@@ -466,7 +474,7 @@ def _records_to_open(
     return opened
 
 
-def _payload(log: FileRecords, batch: Batch, options: VerifyOptions) -> bytes | None:
+def _payload(log: FileRecords, batch: Batch, options: VerifyOptions) -> bytes | bytearray | None:
     """A v2 batch's records, decompressed; None when they do not decompress (the Python
     checks say why)."""
     raw = memoryview(log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]

@@ -18,12 +18,14 @@ import click
 
 from kdump.commands.options import (
     apply,
+    config_layers,
+    config_options,
     jobs_option,
     kafka_option,
-    metadata_option,
     no_progress_option,
 )
 from kdump.commands.output import echo_on
+from kdump.config import ConfigLayers, RawSetting, Source
 from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
 from kdump.lock import LockHeldError, who_holds
@@ -37,7 +39,12 @@ from kdump.repair.plan import (
     plan_trim_index,
     resolve_targets,
 )
-from kdump.repair.rebuild import IndexConfig
+from kdump.repair.rebuild import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_INDEX_SIZE,
+    IndexConfig,
+    IndexConfigs,
+)
 from kdump.repair.run import RunOptions, lock_dirs, run_repair
 from kdump.repair.startup import plan_settle
 from kdump.unified_log import UnifiedLog
@@ -45,40 +52,58 @@ from kdump.unified_log import UnifiedLog
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_TOPICS = (
+    "the topic's own (--config, --server-properties, --describe-output, the metadata image), "
+    "else Kafka's "
+)
+
+
 def index_options(f: F) -> F:
+    """The settings a rebuilt index depends on: each partition's topic's, where the command
+    line says them (kdump.config's layers), else Kafka's defaults (said so in the output)."""
     return apply(
-        f,
+        config_options(f),
         [
             kafka_option(
                 "--index-interval-bytes",
                 "index.interval.bytes",
-                "what the broker runs with, for every topic",
-                unset="each topic's in the metadata image (--metadata), else 4096",
+                "what the broker runs with; for every partition named",
+                unset=_TOPICS + "4096",
             ),
             kafka_option(
                 "--max-index-size",
                 "segment.index.bytes",
                 "log.index.size.max.bytes; the offset index holds this // 8 entries",
-                unset="each topic's in the metadata image (--metadata), else 10485760",
+                unset=_TOPICS + "10485760",
             ),
-            metadata_option,
         ],
     )
 
 
-def index_config(
+def index_layers(
     paths: tuple[str, ...],
     index_interval_bytes: int | None,
     max_index_size: int | None,
+    configs: tuple[str, ...],
+    server_properties: str | None,
+    describe_output: str | None,
     metadata: str | None,
-) -> IndexConfig:
-    """The index settings given, else each topic's from the metadata image (``--metadata``,
-    else the __cluster_metadata-0 of the log dir), else Kafka's defaults."""
-    from kdump.config import ConfigLayers
-    from kdump.kraft.configs import find_metadata_configs
-
-    layers = ConfigLayers(metadata=find_metadata_configs(paths, metadata))
-    return IndexConfig.of(layers, index_interval_bytes, max_index_size)
+) -> ConfigLayers:
+    """Where each partition's index settings come from: the index options (for every
+    partition), then its topic's in the files and --config given, then in the metadata image
+    (``--metadata``, else the __cluster_metadata-0 beside ``paths``)."""
+    layers = config_layers(
+        configs, server_properties, describe_output, paths=paths, metadata=metadata
+    )
+    given = [
+        RawSetting(name, str(value), Source.OPTION, f"{flag} {value}")
+        for name, flag, value in (
+            ("index.interval.bytes", "--index-interval-bytes", index_interval_bytes),
+            ("segment.index.bytes", "--max-index-size", max_index_size),
+        )
+        if value is not None
+    ]
+    return dataclasses.replace(layers, options=(*layers.options, *given))
 
 
 def write_options(f: F) -> F:
@@ -119,18 +144,29 @@ def write_options(f: F) -> F:
     return apply(f, options)
 
 
+Planner = Callable[[list[UnifiedLog], int, IndexConfigs], Iterator[SegmentPlan]]
+
+
 def _run(
     ctx: click.Context,
     paths: tuple[str, ...],
-    plan: Callable[[list[UnifiedLog], int], Iterator[SegmentPlan]],
-    config: IndexConfig,
+    plan: Planner,
+    index: dict[str, Any] | None,
     **kw: Any,
 ) -> None:
+    """``index``: the index options given (rebuild-index and recover), resolved per partition
+    against its topic's settings once the partitions are opened."""
     if kw["output_dir"] is not None and kw["dry_run"]:
         raise click.UsageError("--dry-run writes nothing: drop --output-dir")
     if kw["no_backup"] and kw["backup_dir"] is not None:
         raise click.UsageError("--no-backup and --backup-dir contradict each other")
-    targets = resolve_targets(list(paths), config)
+    given = {k: v for k, v in (index or {}).items() if v is not None}
+    config = IndexConfig(
+        given.get("index_interval_bytes", DEFAULT_INDEX_INTERVAL_BYTES),
+        given.get("max_index_size", DEFAULT_MAX_INDEX_SIZE),
+    )
+    layers = None if index is None else index_layers(paths, **index)
+    targets = resolve_targets(list(paths), config, layers)
     for option in ("output_dir", "backup_dir"):
         if kw[option] is not None:
             startup = option == "backup_dir" and ctx.command.name == "recover"
@@ -151,13 +187,14 @@ def _run(
     name = ctx.command.name or "repair"
     settled: list[SegmentPlan] = []
     if options.broker_startup:
-        targets, settled = _settle(list(paths), targets, options, config)
+        targets, settled = _settle(list(paths), targets, options, config, layers)
         if settled and not options.dry_run:
             settled = []  # done: what follows is the partitions as they now are
+    configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
     with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
-        plans = chain(settled, plan(targets, kw["jobs"]))
-        result = run_repair(targets, plans, options, config, echo_on, progress=meter)
+        plans = chain(settled, plan(targets, kw["jobs"], configs))
+        result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
     if as_json:
         from kdump.render.escape import json_text
         from kdump.render.plan import plan_object
@@ -167,7 +204,11 @@ def _run(
 
 
 def _settle(
-    paths: list[str], targets: list[UnifiedLog], options: RunOptions, config: IndexConfig
+    paths: list[str],
+    targets: list[UnifiedLog],
+    options: RunOptions,
+    config: IndexConfig,
+    layers: ConfigLayers | None,
 ) -> tuple[list[UnifiedLog], list[SegmentPlan]]:
     """What LogLoader does first at startup, before it loads the segments: the files an
     interrupted delete, compaction or split left, settled (kdump.log_loader). A run does it
@@ -189,7 +230,7 @@ def _settle(
         raise click.exceptions.Exit(done.exit_code)
     for log in targets:
         log.close()
-    return resolve_targets(paths, config), settled
+    return resolve_targets(paths, config, layers), settled
 
 
 def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
@@ -213,19 +254,12 @@ def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
 @index_options
 @write_options
 @click.pass_context
-def rebuild_index(
-    ctx: click.Context,
-    paths: tuple[str, ...],
-    index_interval_bytes: int | None,
-    max_index_size: int | None,
-    metadata: str | None,
-    **kw: Any,
-) -> None:
+def rebuild_index(ctx: click.Context, paths: tuple[str, ...], **kw: Any) -> None:
     """Rebuild .index, .timeindex (and .txnindex) from the log, byte for byte as Kafka's
-    LogSegment.recover does, at each topic's index.interval.bytes. PATH: a .log, a segment's
-    files, a partition dir or a log dir."""
-    config = index_config(paths, index_interval_bytes, max_index_size, metadata)
-    _run(ctx, paths, lambda t, jobs: plan_rebuild_index(t, config, jobs), config, **kw)
+    LogSegment.recover does, at each topic's index.interval.bytes where the options or files
+    given say it. PATH: a .log, a segment's files, a partition dir or a log dir."""
+    index = {k: kw.pop(k) for k in _INDEX_KEYS}
+    _run(ctx, paths, lambda t, jobs, c: plan_rebuild_index(t, c, jobs), index, **kw)
 
 
 @click.command("trim-index")
@@ -236,7 +270,7 @@ def rebuild_index(
 def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool, **kw: Any) -> None:
     """Trim the zero-filled preallocated tail of closed segments' indexes, as a clean shutdown
     does (trimToValidSize)."""
-    _run(ctx, paths, lambda t, jobs: plan_trim_index(t, include_active), IndexConfig(), **kw)
+    _run(ctx, paths, lambda t, jobs, c: plan_trim_index(t, include_active), None, **kw)
 
 
 @click.command("recover")
@@ -251,19 +285,22 @@ def trim_index(ctx: click.Context, paths: tuple[str, ...], include_active: bool,
 )
 @write_options
 @click.pass_context
-def recover(
-    ctx: click.Context,
-    paths: tuple[str, ...],
-    index_interval_bytes: int | None,
-    max_index_size: int | None,
-    metadata: str | None,
-    as_broker: bool,
-    **kw: Any,
-) -> None:
+def recover(ctx: click.Context, paths: tuple[str, ...], as_broker: bool, **kw: Any) -> None:
     """Do what the broker's recovery does to the segments verify flags: cut each log at its
     first invalid batch (the cut bytes are kept in NAME.log.kdump-cut-POSITION), rebuild the
     indexes; then what the broker's next start does (producer snapshots above the log end
     deleted, the recovery point clamped to the log end offset), the originals kept."""
-    config = index_config(paths, index_interval_bytes, max_index_size, metadata)
     scope = Scope.BROKER if as_broker else Scope.DAMAGED
-    _run(ctx, paths, lambda t, jobs: plan_recover(t, config, jobs, scope), config, **kw)
+    index = {k: kw.pop(k) for k in _INDEX_KEYS}
+    _run(ctx, paths, lambda t, jobs, c: plan_recover(t, c, jobs, scope), index, **kw)
+
+
+_INDEX_KEYS = (
+    "index_interval_bytes",
+    "max_index_size",
+    "configs",
+    "server_properties",
+    "describe_output",
+    "metadata",
+)
+"""The parameters of index_options, handed to index_layers."""

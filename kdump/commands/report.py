@@ -47,11 +47,12 @@ def report(
     jobs: int,
     quiet: bool,
 ) -> None:
-    """Write an HTML report of partition dirs or log dirs: per log dir a summary (findings
-    by severity and code, what the broker does at startup); per partition, plots of its
-    segments by offset and by time (rolls and why, retention at --now, the cleaner's dirty
-    section), index density, open transactions and the last stable offset, and its findings
-    (sortable, filterable). Opens offline: nothing is loaded from anywhere.
+    """Write an HTML report of partition dirs or log dirs: a verdict naming what is wrong and
+    where, a map and a sortable table of every partition (status, size, age, why its segments
+    rolled, retention and compaction at --now, open transactions, findings), then a section
+    with plots for each partition that needs a look (the bytes recovery cuts marked on its
+    log) and the largest; the model behind it embedded as JSON. Opens offline: nothing is
+    loaded from anywhere.
 
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).

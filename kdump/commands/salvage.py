@@ -30,8 +30,17 @@ from kdump.repair.salvage import SalvagedSegment, salvage_kept, salvage_partitio
     type=click.Path(file_okay=False, path_type=Path),
     help="Write DIR/<partition>/<first offset>.jsonl (records) and .log (their batches).",
 )
+@click.option(
+    "--max-output-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest JSON Lines file per segment [default: 100x the bytes of the batches it "
+    "salvages, at least 64 MiB: real records stay below, a decompression bomb does not].",
+)
 @click.pass_context
-def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> None:
+def salvage(
+    ctx: click.Context, paths: tuple[str, ...], output_dir: Path, max_output_bytes: int | None
+) -> None:
     """Scan the bytes `kdump recover` would cut (from each log's first invalid batch to its
     end) for batches that are whole and valid again after the damage, and export their
     records as JSON Lines (key, value, header values in base64; offsets, timestamps, producer
@@ -47,8 +56,8 @@ def salvage(ctx: click.Context, paths: tuple[str, ...], output_dir: Path) -> Non
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
         click.echo(line)
     results = chain(
-        (r for t in targets for r in salvage_partition(t, output_dir)),
-        (salvage_kept(p, output_dir) for p in kept),
+        (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
+        (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
     )
     damaged = saved = 0
     for result in results:

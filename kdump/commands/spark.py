@@ -148,7 +148,7 @@ def verify_command(
     """`kdump verify` with the partitions verified on Spark executors; same report and exit
     codes (0 clean, 1 warnings with --fail-on warning, 2 errors, 3 usage, I/O or Spark).
     --output writes the findings as a DataFrame (code, severity, path, offset, position,
-    message, fix, partition_path)."""
+    message, fix, advice, partition_path)."""
     from kdump.run import RunClock
 
     clock = RunClock("spark verify")

@@ -72,7 +72,10 @@ def check_options(f: F) -> F:
             "an index file larger than this (log.index.size.max.bytes) is reported",
         ),
         kafka_option("--segment-bytes", "segment.bytes", "a .log larger than this is reported"),
-        max_batch_bytes_option("Largest decompressed batch accepted with --deep."),
+        max_batch_bytes_option(
+            "Largest decompressed batch accepted with --deep (and v0/v1 wrapper decompressed "
+            "for its first offset without)."
+        ),
         click.option(
             "--format",
             "fmt",

@@ -100,7 +100,7 @@ def explain_paths(
     """Every partition under ``paths`` (partition dirs, log dirs), each with its topic's
     settings; ``progress`` hears of each partition's bytes of log."""
     resolve_settings(layers, None)  # a bad --config fails before any partition is read
-    found = discover(paths, options=OpenOptions(now_ms=options.now), urls=False)
+    found = discover(paths, options=OpenOptions(now_ms=options.now, layers=layers), urls=False)
     logs = found.partitions
     done: list[PartitionExplanation] = []
     skipped: list[str] = []
@@ -109,8 +109,7 @@ def explain_paths(
         if not log.segments:
             skipped.append(f"{log.location}: no segment .log files: not a partition directory")
             continue
-        settings = resolve_settings(layers, log.topic)
-        done.append(explain_partition(log, settings, options))
+        done.append(explain_partition(log, log.settings, options))
         log.close()
         progress.advance(log.size, log.location)
     return ExplainResult(tuple(done), tuple(skipped), tuple(found.errors))

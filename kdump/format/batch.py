@@ -227,12 +227,18 @@ _new = tuple.__new__
 
 
 def read_batch(
-    buf: Buffer, position: int, end: int, path: str = "<bytes>", max_size: int | None = None
+    buf: Buffer,
+    position: int,
+    end: int,
+    path: str = "<bytes>",
+    max_size: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
 ) -> Batch | None:
     """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
 
     Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
-    below 14 is corruption, a batch running past ``end`` ends the iteration.
+    below 14 is corruption, a batch running past ``end`` ends the iteration. A compressed v0/v1
+    wrapper is decompressed (at most ``max_batch_bytes``) for its first inner offset.
     """
     if position + HEADER_SIZE_UP_TO_MAGIC >= end:
         return None
@@ -255,11 +261,13 @@ def read_batch(
             )
         return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
     if magic in (0, 1):
-        return _legacy_batch(buf, position, magic, size, path)
+        return _legacy_batch(buf, position, magic, size, path, max_batch_bytes)
     raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
 
 
-def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) -> Batch:
+def _legacy_batch(
+    buf: Buffer, position: int, magic: int, size: int, path: str, max_batch_bytes: int
+) -> Batch:
     if magic == 1 and size < RECORD_OVERHEAD_V1:
         raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
     if magic == 0:
@@ -269,7 +277,7 @@ def _legacy_batch(buf: Buffer, position: int, magic: int, size: int, path: str) 
         offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
     base_offset = offset
     if attributes & COMPRESSION_MASK:
-        base_offset = legacy_wrapper_base_offset(buf, position, path, offset)
+        base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
 
 

@@ -31,8 +31,11 @@ def codec_name(codec: int) -> str:
     return CODEC_NAMES[codec] if 0 <= codec < len(CODEC_NAMES) else f"unknown({codec})"
 
 
-def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -> bytes:
-    """Decompress one batch payload; raise CodecError when it is damaged or exceeds ``limit``."""
+def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -> bytes | bytearray:
+    """Decompress one batch payload; raise CodecError when it is damaged or exceeds ``limit``.
+
+    The payload is the buffer it was decompressed into (a bytearray, never copied to bytes):
+    a payload at the limit costs the limit once, not twice (issue 27)."""
     if codec == NONE:
         return bytes(data)
     # cramjam (its own native library, a few ms to load) only once a batch is compressed: a
@@ -59,21 +62,30 @@ def _too_big(limit: int) -> CodecError:
     return CodecError(f"decompressed payload exceeds the limit of {limit} bytes")
 
 
-def _gunzip(data: Buffer, limit: int) -> bytes:
+GUNZIP_PIECE = 1 << 20
+"""Bytes zlib hands back at a time: appended where the payload grows, never held twice."""
+
+
+def _gunzip(data: Buffer, limit: int) -> bytearray:
     out = bytearray()
     rest = bytes(data)
-    while rest:
+    while rest:  # one gzip member after another
         d = zlib.decompressobj(wbits=31)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _too_big(limit)
+        while not d.eof:
+            piece = d.decompress(rest, min(GUNZIP_PIECE, limit + 1 - len(out)))
+            out += piece
+            if len(out) > limit:
+                raise _too_big(limit)
+            rest = d.unconsumed_tail
+            if not rest and not piece:  # the input is all read and gives nothing more
+                break
         if not d.eof:
             raise CodecError("gzip payload ends before its stream does")
         rest = d.unused_data
-    return bytes(out)
+    return out
 
 
-def _snappy(data: Buffer, limit: int) -> bytes:
+def _snappy(data: Buffer, limit: int) -> bytearray:
     view = memoryview(data)
     if bytes(view[: len(XERIAL_MAGIC)]) != XERIAL_MAGIC:
         return _snappy_raw(view, limit)
@@ -87,25 +99,30 @@ def _snappy(data: Buffer, limit: int) -> bytes:
             raise CodecError(f"snappy block of {n} bytes runs past the payload")
         out += _snappy_raw(view[pos + 4 : pos + 4 + n], limit - len(out))
         pos += 4 + n
-    return bytes(out)
+    return out
 
 
-def _snappy_raw(data: Buffer, limit: int) -> bytes:
+def _snappy_raw(data: Buffer, limit: int) -> bytearray:
     import cramjam
 
-    if cramjam.snappy.decompress_raw_len(data) > limit:
+    size = cramjam.snappy.decompress_raw_len(data)
+    if size > limit:
         raise _too_big(limit)
-    return bytes(cramjam.snappy.decompress_raw(data))
+    out = bytearray(size)
+    del out[cramjam.snappy.decompress_raw_into(data, out) :]
+    return out
 
 
 def _grow_into(
     decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int
-) -> bytes:
+) -> bytearray:
     """Decompress into a buffer that doubles until the payload fits or passes ``limit``."""
     import cramjam
 
     size = min(limit, max(64 * 1024, 8 * len(data)))
+    out = bytearray()
     while True:
+        del out[:]  # the smaller buffer goes before the next is made
         out = bytearray(size)
         try:
             n = decompress_into(data, out)
@@ -116,7 +133,8 @@ def _grow_into(
                 raise _too_big(limit) from None
             size = min(limit, size * 2)
             continue
-        return bytes(memoryview(out)[:n])
+        del out[n:]  # shrunk where it lies: no copy
+        return out
 
 
 def fix_lz4_header_checksum(data: Buffer) -> bytes:

@@ -10,10 +10,11 @@ v2 record (varints zig-zag)::
 
 from __future__ import annotations
 
+import itertools
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -183,12 +184,14 @@ _ZIGZAG = _zigzag_table(14)
 one-byte varint b < 0x80, ``_ZIGZAG[(b & 0x7F) | c << 7]`` for the bytes b >= 0x80, c < 0x80."""
 
 
-def read_field(data: Buffer, pos: int, size: int, end: int) -> bytes | None:
+def read_field(data: Buffer, pos: int, size: int, end: int, copy: bool = True) -> bytes | None:
+    """The field of ``size`` bytes at ``pos`` (None: -1, null), checked to end by ``end``;
+    without ``copy`` only checked (None)."""
     if size < 0:
         return None
     if pos + size > end:
         raise _malformed(RecordFault.FIELD_PAST_RECORD, size)
-    return bytes(data[pos : pos + size])
+    return bytes(data[pos : pos + size]) if copy else None
 
 
 def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, ...], int]:
@@ -221,7 +224,7 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
 
 def _payload(
     buf: Buffer, batch: RecordBatch, start: int, path: str, max_batch_bytes: int
-) -> bytes | memoryview:
+) -> bytes | bytearray | memoryview:
     """The records' bytes: in place when not compressed (no copy), else decompressed."""
     raw = memoryview(buf)[start : batch.end]
     if not batch.compression:
@@ -230,6 +233,14 @@ def _payload(
         return decompress(batch.compression, raw, max_batch_bytes)
     except CodecError as e:
         raise DecompressionError(path, batch.position, str(e)) from None
+
+
+SLICE_RECORDS = 4096
+"""Records the C decoder makes per call: a batch's records are Python objects a slice at a time,
+so a batch of millions (a decompression bomb: 38 M records of 7 bytes in a 22 KB zstd batch)
+costs its payload and one slice, not a Python object per record at once (issue 27)."""
+SLICE_BYTES = 1 << 20
+"""... and no more than this many payload bytes per slice (keys and values are copied)."""
 
 
 def iter_v2_records(
@@ -241,8 +252,9 @@ def iter_v2_records(
     """DefaultRecordBatch.iterator(): decompress when needed and decode each record, with
     Kafka's checks; a record that does not decode raises after the records before it.
 
-    The C decoder gives the batch's records as a list (iterating it costs no generator step
-    per record); the Python decoder, the reference, decodes them as they are asked for.
+    The C decoder gives the records as lists of a slice each (iterating a list costs no
+    generator step per record); the Python decoder, the reference, decodes them as they are
+    asked for.
     """
     count = batch.records_count
     if count < 0:
@@ -252,41 +264,67 @@ def iter_v2_records(
     # LogAppendTime: every record reports the batch's max timestamp
     append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
     native = speedups.native()
-    if native is not None:
-        decoded = native.v2_records(
-            data,
-            count,
-            batch.base_offset,
-            batch.base_timestamp,
-            append_time,
-            batch.base_sequence,
-            Record,
-            Header,
-        )
-        if decoded is not None:  # None: something only the Python decoder below models
-            records, pos, error = decoded
-            if error is None and pos == len(data):
-                return iter(records)
-            return _then_raise(records, path, batch, start, pos, error, len(data))
-    return _decode_v2(bytes(data), batch, start, path, append_time)
+    if native is None:
+        return _decode_v2(bytes(data), batch, start, path, append_time)
+    decoded = _native_slice(native, data, batch, append_time, 0, 0)
+    if decoded is None:  # something only the Python decoder below models
+        return _decode_v2(bytes(data), batch, start, path, append_time)
+    records, pos, error = decoded
+    if error is None and pos == len(data) and len(records) == count:
+        return iter(records)  # the usual batch: one slice
+    slices = _native_slices(native, data, batch, start, path, append_time, decoded)
+    return itertools.chain.from_iterable(slices)
 
 
-def _then_raise(
-    records: list[Record],
-    path: str,
+def _native_slice(
+    native: Any, data: Buffer, batch: RecordBatch, append_time: int | None, pos: int, first: int
+) -> tuple[list[Record], int, tuple[int, int, int, int] | None] | None:
+    return native.v2_records(
+        data,
+        batch.records_count,
+        batch.base_offset,
+        batch.base_timestamp,
+        append_time,
+        batch.base_sequence,
+        Record,
+        Header,
+        pos,
+        first,
+        SLICE_RECORDS,
+        SLICE_BYTES,
+    )
+
+
+def _native_slices(
+    native: Any,
+    data: Buffer,
     batch: RecordBatch,
     start: int,
-    pos: int,
-    error: tuple[int, int, int, int] | None,
-    size: int,
-) -> Iterator[Record]:
-    """The records that decoded, then the error where decoding stopped."""
-    yield from records
-    if error is not None:
-        i, fault, detail, detail2 = error
-        reason = fault_reason(fault, detail, detail2)
-        raise CorruptRecordError(path, _where(batch, start, pos), f"record {i} of batch: {reason}")
-    _check_all_read(path, batch, start, pos, size)
+    path: str,
+    append_time: int | None,
+    decoded: tuple[list[Record], int, tuple[int, int, int, int] | None],
+) -> Iterator[Iterable[Record]]:
+    """The records slice by slice from the first one decoded, then the error where decoding
+    stopped; the Python decoder takes over where a record needs it."""
+    first = 0
+    while True:
+        records, pos, error = decoded
+        yield records
+        first += len(records)
+        if error is not None:
+            i, fault, detail, detail2 = error
+            reason = fault_reason(fault, detail, detail2)
+            raise CorruptRecordError(
+                path, _where(batch, start, pos), f"record {i} of batch: {reason}"
+            )
+        if first >= batch.records_count:
+            _check_all_read(path, batch, start, pos, len(data))
+            return
+        next_slice = _native_slice(native, data, batch, append_time, pos, first)
+        if next_slice is None:
+            yield _decode_v2(bytes(data), batch, start, path, append_time, pos, first)
+            return
+        decoded = next_slice
 
 
 def _where(batch: RecordBatch, start: int, pos: int) -> int:
@@ -305,19 +343,26 @@ def _check_all_read(path: str, batch: RecordBatch, start: int, pos: int, size: i
 
 
 def _decode_v2(
-    data: bytes, batch: RecordBatch, start: int, path: str, append_time: int | None
+    data: bytes,
+    batch: RecordBatch,
+    start: int,
+    path: str,
+    append_time: int | None,
+    pos: int = 0,
+    first: int = 0,
 ) -> Iterator[Record]:
+    """Records ``first`` on, from ``pos`` in the payload ``data``."""
     count, size = batch.records_count, len(data)
     base_offset, base_timestamp = batch.base_offset, batch.base_timestamp
     base_sequence = batch.base_sequence
     sequence_room = INT32_MAX - base_sequence  # offset deltas that add without wrapping
     zigzag = _ZIGZAG
-    pos = i = 0
+    i = first
     try:
         # DefaultRecord.readFrom. Each varint is read inline (one byte, two bytes, else _varint):
         # repeated on purpose, a function call per varint would double the decoding time
         # (bench/bench_dump.py measures it).
-        for i in range(count):  # noqa: B007 (i names the record in the error below)
+        for i in range(first, count):  # noqa: B007 (i names the record in the error below)
             b = data[pos]
             if b < 0x80:
                 length, p = zigzag[b], pos + 1

@@ -26,6 +26,7 @@ from kdump import speedups
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError, FormatError, InputError, UnknownMagicError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch, read_batch
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.layout import (
     CONTROL_BIT,
     HEADER_SIZE_UP_TO_MAGIC,
@@ -409,7 +410,8 @@ class LogWalk:
     ``start``/``end`` bound the range (``end`` beyond the file is the file's end); ``max_size``
     refuses larger batches as corrupt (DumpLogSegments' --max-message-size); ``check_crc``
     fills the ``valid`` column; ``until_invalid`` ends the walk before the first batch whose
-    CRC fails (LogSegment.recover). ``path`` names the file in errors.
+    CRC fails (LogSegment.recover); ``max_batch_bytes`` bounds what a v0/v1 wrapper's base
+    offset decompresses (--max-batch-bytes). ``path`` names the file in errors.
     """
 
     def __init__(
@@ -424,6 +426,7 @@ class LogWalk:
         until_invalid: bool = False,
         run_batches: int = RUN_BATCHES,
         pager: Pager | None = None,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     ) -> None:
         size = len(buf)
         if not 0 <= start <= size:
@@ -438,6 +441,7 @@ class LogWalk:
         self.until_invalid = until_invalid
         self.run_batches = max(1, run_batches)
         self.pager = pager
+        self.max_batch_bytes = max_batch_bytes
         self.stop: Stop | None = None
         self._walked = start
         """The end of the last run handed out."""
@@ -517,7 +521,7 @@ class LogWalk:
             if until_v2 and n and buf[position + MAGIC_OFFSET] == 2:
                 break
             try:
-                batch = read_batch(buf, position, edge, path, self.max_size)
+                batch = read_batch(buf, position, edge, path, self.max_size, self.max_batch_bytes)
             except UnknownMagicError as e:
                 self.stop = Stop(StopReason.UNKNOWN_MAGIC, position, self.end - position, e)
                 break

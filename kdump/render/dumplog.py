@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from typing import Any, NamedTuple, TypeVar
 
 from kdump.decoders import apply_decoder
@@ -49,6 +50,7 @@ from kdump.java import java_string_hash
 from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
+from kdump.render import runs
 from kdump.render.describe import Decoder, optional_long, string_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
@@ -111,6 +113,8 @@ class DumpProblems:
     out_of_order_timestamps: PairLists = field(default_factory=dict)
     shallow_offsets_not_found: PairLists = field(default_factory=dict)
     non_consecutive: PairLists = field(default_factory=dict)
+    non_consecutive_not_kept: dict[str, int] = field(default_factory=dict)
+    """Pairs past runs.MAX_GAPS per log: counted, not listed."""
     failures: int = 0
     unreadable: int = 0
     trailing_bytes: int = 0
@@ -139,6 +143,9 @@ class DumpProblems:
                 mine.setdefault(path, []).extend(pairs)
         for name in ("failures", "unreadable", "trailing_bytes", "invalid_batches", "dumped"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        for path, count in other.non_consecutive_not_kept.items():
+            not_kept = self.non_consecutive_not_kept
+            not_kept[path] = not_kept.get(path, 0) + count
 
 
 _TABLES = (
@@ -330,6 +337,7 @@ def log_renderer(
         value_decoder=opts.value_decoder,
         records_in_c=opts.message_parser is None,
         max_batch_bytes=opts.max_batch_bytes,
+        distinct_gaps=opts.release.sorts_summary_offsets,
     )
 
 
@@ -353,6 +361,9 @@ def rendered(
         if not renderer.as_json and batch_filter.is_empty:
             for pair in renderer.gaps:
                 _note(problems.non_consecutive, path, pair)
+            if renderer.gaps_not_kept:
+                not_kept = problems.non_consecutive_not_kept
+                not_kept[_abs(path)] = not_kept.get(_abs(path), 0) + renderer.gaps_not_kept
     stop = walk.stop
     assert stop is not None
     if stop.error is not None:
@@ -365,11 +376,15 @@ def _dump_log(
     path = file.path
     yield Line(OUT, _log_header(file))
     log = file.open_log()
-    walk = log.walk(0, opts.max_bytes)
+    walk = log.walk(0, opts.max_bytes, max_batch_bytes=opts.max_batch_bytes)
+
+    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
+        return _batch_lines(log, batch, valid, opts, renderer, skip)
+
     renderer = log_renderer(
         log,
         opts,
-        lambda batch, valid: _batch_lines(log, batch, valid, opts, renderer),
+        python_batch,
         as_json=False,
         batch_template=BATCH_V2,
         record_template=record_template(2, False, opts),
@@ -384,12 +399,19 @@ def _dump_log(
 
 
 def _batch_lines(
-    log: FileRecords, batch: Batch, valid: bool, opts: DumpOptions, renderer: RunRenderer
+    log: FileRecords,
+    batch: Batch,
+    valid: bool,
+    opts: DumpOptions,
+    renderer: RunRenderer,
+    skip: int = 0,
 ) -> Iterator[str]:
-    """One batch's line and its records' lines, by the Python templates."""
-    yield batch_line(batch, batch.position, valid)
+    """One batch's line and its records' lines, by the Python templates (after ``skip``
+    records the C renderer gave: no batch line then)."""
+    if not skip:
+        yield batch_line(batch, batch.position, valid)
     if opts.deep:
-        for record in log.records(batch, opts.max_batch_bytes):
+        for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
             renderer.note_record(record.offset)
             yield record_line(record, batch, opts)
 
@@ -664,6 +686,10 @@ def summary_lines(problems: DumpProblems, release: Release = LATEST) -> Iterator
         yield Line(ERR, f"Non-consecutive offsets in {path}")
         for first, second in _offset_pairs(found, release):
             yield Line(ERR, f"  {first} is followed by {second}")
+        not_kept = problems.non_consecutive_not_kept.get(path)
+        if not_kept:
+            # kdump's own line: Kafka's tool lists every pair (and runs out of memory first)
+            yield Line(ERR, f"  ... and {not_kept} more, not kept (kdump keeps {runs.MAX_GAPS})")
 
 
 def as_lines(items: Iterable[Line | Chunk]) -> Iterator[Line]:

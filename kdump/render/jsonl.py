@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from kdump.errors import FormatError, KdumpError
@@ -154,12 +155,13 @@ def error_object(path: str, error: KdumpError) -> Obj:
 def _log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
     path = file.path
     log = file.open_log()
-    walk = log.walk(0, opts.max_bytes)
+    walk = log.walk(0, opts.max_bytes, max_batch_bytes=opts.max_batch_bytes)
 
-    def python_batch(batch: Batch, valid: bool) -> Iterator[str]:
-        yield to_json(batch_object(path, batch, valid))
+    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
+        if not skip:
+            yield to_json(batch_object(path, batch, valid))
         if opts.deep:
-            for record in log.records(batch, opts.max_batch_bytes):
+            for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
                 yield to_json(
                     record_object(
                         record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser

@@ -6,14 +6,19 @@ fills (``kdump.render.fields``); it hands back, batch by batch, what it does not
 messages, control batches, compressed batches it is given the decompressed payload of, text
 that is not UTF-8, damaged records), and the Python code renders those: the same bytes either
 way (tests/test_speedups.py). Output is bytes, written in large chunks.
+
+A compressed batch, or one larger than a chunk, is rendered a slice of records at a time
+(``render_payload``): a batch of millions of records (a decompression bomb) costs its payload
+and a chunk of lines, never all of its lines at once (issue 27).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from kdump import speedups
+from kdump.crc import Buffer
 from kdump.format.batch import Batch
 from kdump.format.compression import CodecError, decompress
 from kdump.format.layout import COMPRESSION_MASK, CONTROL_BIT, RECORD_BATCH_OVERHEAD
@@ -24,8 +29,17 @@ from kdump.segment import FileRecords
 OUTPUT_CHUNK = 1 << 20
 """Bytes of lines per call into the C renderer: memory stays flat, calls stay few."""
 
-PythonBatch = Callable[[Batch, bool], Iterator[str]]
-"""The Python renderer of one batch: its line, then its records' lines (text, without '\\n')."""
+MAX_GAPS = 100_000
+"""Non-consecutive offset pairs kept per log for the text dump's summary (a few MB). Kafka's
+tool keeps every one, so a batch of millions of records with one offset (a decompression bomb)
+took gigabytes; the pairs past this many are counted, and the summary says how many."""
+
+
+class PythonBatch(Protocol):
+    def __call__(self, batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
+        """The Python renderer of one batch: its line, then its records' lines (text, without
+        '\\n'); ``skip``: that many records were rendered already (no batch line then)."""
+        ...
 
 
 def native_decoder(decoder: Decoder) -> int:
@@ -37,8 +51,9 @@ class RunRenderer:
     """Renders a log's runs: ``run(batch_run)`` yields bytes (lines ending in ``\\n``).
 
     ``last_offset`` and ``note_record`` keep DumpLogSegments' consecutive-offset check across
-    batches and runs, whichever code rendered them; ``gaps`` collects (last, next) pairs and
-    ``invalid`` counts batches whose CRC fails.
+    batches and runs, whichever code rendered them; ``gaps`` collects (last, next) pairs (for
+    the text dump: one per offset with ``distinct_gaps``, as the Java tool's TreeMap keeps them;
+    at most MAX_GAPS) and ``invalid`` counts batches whose CRC fails.
     """
 
     def __init__(
@@ -53,6 +68,7 @@ class RunRenderer:
         value_decoder: Decoder,
         records_in_c: bool,
         max_batch_bytes: int,
+        distinct_gaps: bool = True,
     ) -> None:
         self.log, self.python_batch = log, python_batch
         self.as_json = as_json
@@ -62,15 +78,36 @@ class RunRenderer:
         # the C renderer takes records only where every decoder runs in C too
         self.use_c = not deep or (records_in_c and 0 not in self.decoders)
         self.max_batch_bytes = max_batch_bytes
+        self.distinct_gaps = distinct_gaps
         self.last_offset = -1
-        self.gaps: list[tuple[int, int]] = []
+        self._gaps: dict[int, int] | list[tuple[int, int]] = {} if distinct_gaps else []
+        self.gaps_not_kept = 0
+        """Pairs past MAX_GAPS, counted only."""
         self.invalid = 0
+
+    @property
+    def gaps(self) -> list[tuple[int, int]]:
+        """The non-consecutive (last, next) offset pairs kept, in the order they came."""
+        return list(self._gaps.items()) if isinstance(self._gaps, dict) else self._gaps
+
+    def _add_gaps(self, pairs: list[tuple[int, int]]) -> None:
+        gaps = self._gaps
+        if isinstance(gaps, dict):  # the Java tool's TreeMap: one pair per offset, last wins
+            for last, offset in pairs:
+                if last in gaps or len(gaps) < MAX_GAPS:
+                    gaps[last] = offset
+                else:
+                    self.gaps_not_kept += 1
+        else:
+            room = max(0, MAX_GAPS - len(gaps))
+            gaps += pairs[:room]
+            self.gaps_not_kept += len(pairs) - min(room, len(pairs))
 
     def note_record(self, offset: int) -> None:
         """A record rendered by Python: the consecutive-offset check the C code does too.
         The Java port pairs -1 with a segment's first offset; the Scala tool did not."""
-        if self.last_offset != -1 and offset != self.last_offset + 1:
-            self.gaps.append((self.last_offset, offset))
+        if self.last_offset != -1 and offset != self.last_offset + 1 and not self.as_json:
+            self._add_gaps([(self.last_offset, offset)])
         self.last_offset = offset
 
     def run(self, run: BatchRun) -> Iterator[bytes]:
@@ -83,7 +120,7 @@ class RunRenderer:
                     self.log.buf, columns, i, self.as_json, self.batch_template,
                     self.record_template, *self.decoders, self.last_offset, OUTPUT_CHUNK,
                 )  # fmt: skip
-                self.gaps += gaps
+                self._add_gaps(gaps)
                 self.invalid += invalid
                 if data:
                     yield data
@@ -95,37 +132,55 @@ class RunRenderer:
     def _one(self, run: BatchRun, columns: tuple[Any, ...], i: int, native: Any) -> Iterator[bytes]:
         batch, valid = run.batch(i), run.valid[i] == 1
         self.invalid += not valid
-        if native is not None and self._compressed_v2(batch):
-            rendered = self._payload(batch, columns, i, native)
-            if rendered is not None:
-                yield rendered
-                return
+        if native is not None and self._sliced(batch):
+            yield from self._slices(batch, valid, columns, i, native)
+            return
         for line in self.python_batch(batch, valid):
             yield line.encode() + b"\n"
 
-    def _compressed_v2(self, batch: Batch) -> bool:
+    def _sliced(self, batch: Batch) -> bool:
+        """Whether the C renderer takes this batch's records a slice at a time: a v2 data
+        batch, compressed or larger than a chunk (render_batches leaves both to this)."""
         attributes = batch.attributes
         return (
             self.record_template is not None
             and batch.magic >= 2
-            and bool(attributes & COMPRESSION_MASK)
             and not attributes & CONTROL_BIT
+            and bool(attributes & COMPRESSION_MASK or batch.size > OUTPUT_CHUNK)
         )
 
-    def _payload(self, batch: Batch, columns: tuple[Any, ...], i: int, native: Any) -> bytes | None:
-        """A compressed batch: decompressed here, its lines rendered in C (None: by Python,
-        which also words any error)."""
+    def _slices(
+        self, batch: Batch, valid: bool, columns: tuple[Any, ...], i: int, native: Any
+    ) -> Iterator[bytes]:
+        """The batch's lines from C, a chunk at a time; where C cannot go on (records it does
+        not render, damage: the Python path words it), the Python renderer from that record."""
+        payload = self._payload(batch)
+        pos = first = 0
+        while payload is not None:
+            result = native.render_payload(
+                payload, columns, i, self.as_json, self.batch_template, self.record_template,
+                *self.decoders, self.last_offset, pos, first, OUTPUT_CHUNK,
+            )  # fmt: skip
+            if result is None:
+                break
+            before = (pos, first)
+            data, self.last_offset, gaps, pos, first = result
+            self._add_gaps(gaps)
+            yield bytes(data)
+            if first >= batch.records_count and pos == len(payload):
+                return
+            if (pos, first) == before:  # C renders a record a call at least; never loop
+                break
+        for line in self.python_batch(batch, valid, first):
+            yield line.encode() + b"\n"
+
+    def _payload(self, batch: Batch) -> Buffer | None:
+        """A batch's records: decompressed, or in place; None when they do not decompress
+        (the Python path raises it, with the file and position)."""
         raw = memoryview(self.log.buf)[batch.position + RECORD_BATCH_OVERHEAD : batch.end]
+        if not batch.compression:
+            return raw
         try:
-            payload = decompress(batch.compression, raw, self.max_batch_bytes)
+            return decompress(batch.compression, raw, self.max_batch_bytes)
         except CodecError:
-            return None  # the Python path raises it, with the file and position
-        result = native.render_payload(
-            payload, columns, i, self.as_json, self.batch_template, self.record_template,
-            *self.decoders, self.last_offset,
-        )  # fmt: skip
-        if result is None:
             return None
-        data, self.last_offset, gaps = result
-        self.gaps += gaps
-        return bytes(data)

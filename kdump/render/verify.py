@@ -81,13 +81,20 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
     return [(f"kdump verify: {log_dir or '.'}/", table) for log_dir, table in tables.items()]
 
 
-def finding_line(f: Finding) -> str:
+def finding_line(f: Finding, advice: bool = True) -> str:
+    """``severity CODE path[:position] [offset N]: message`` and its fix, or its advice (unless
+    ``advice`` is False: a repair that removes the finding's cause says so instead)."""
     where = f.path
     if f.position is not None:
         where += f":{f.position}"
     extra = f" offset {f.offset}" if f.offset is not None else ""
-    fix = f" [fix: {f.fix}]" if f.fix else ""
-    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{fix}"
+    if f.fix:
+        then = f" [fix: {f.fix}]"
+    elif advice and f.advice:
+        then = f" [advice: {f.advice}]"
+    else:
+        then = ""
+    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{then}"
 
 
 def render_text(

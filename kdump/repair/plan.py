@@ -24,6 +24,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import STOP_CODES, LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
+from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
 from kdump.errors import InputError, KdumpError
@@ -45,7 +46,13 @@ from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
 from kdump.repair.producer_state import txn_index_bytes
-from kdump.repair.rebuild import IndexConfig, RecoveredSegment, largest_timestamp, recover_segment
+from kdump.repair.rebuild import (
+    IndexConfig,
+    IndexConfigs,
+    RecoveredSegment,
+    largest_timestamp,
+    recover_segment,
+)
 from kdump.segment import LogSegment
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -190,9 +197,12 @@ class SegmentPlan:
         ]
 
 
-def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list[UnifiedLog]:
+def resolve_targets(
+    paths: list[str], config: IndexConfig | None = None, layers: ConfigLayers | None = None
+) -> list[UnifiedLog]:
     """Segment files, partition dirs and log dirs -> partitions, each once, in path order,
-    opened with the checks the repair's settings call for.
+    opened with the checks the repair's settings call for (``layers``: where their topics'
+    settings come from).
 
     A named segment must have its .log: rebuilding or trimming needs it.
     """
@@ -200,7 +210,8 @@ def resolve_targets(paths: list[str], config: IndexConfig | None = None) -> list
     verify = VerifyOptions(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
-    found = discover(paths, options=OpenOptions(verify=verify), urls=False)
+    opened = OpenOptions(verify=verify, layers=layers or ConfigLayers())
+    found = discover(paths, options=opened, urls=False)
     found.raise_first()
     logs = found.partitions
     for log in logs:
@@ -390,10 +401,12 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
 
 
 def _rebuild_partition(
-    log: UnifiedLog, config: IndexConfig, truncate: bool, scope: Scope = Scope.ALL
+    log: UnifiedLog, configs: IndexConfigs, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
-    config = config.for_topic(log.topic)
     segments = log.segments
+    directory = log.storage.local_path
+    assert directory is not None, "repairs read local files"
+    config = configs.of(directory)
     partition_findings = _orphan_findings(log)
     if not segments:
         return
@@ -581,7 +594,7 @@ def _fill_rebuild(
 
 
 def plan_rebuild_index(
-    targets: list[UnifiedLog], config: IndexConfig, jobs: int = 1
+    targets: list[UnifiedLog], config: IndexConfig | IndexConfigs, jobs: int = 1
 ) -> Iterator[SegmentPlan]:
     """``kdump rebuild-index``: every named segment's indexes as LogSegment.recover writes them.
 
@@ -589,19 +602,21 @@ def plan_rebuild_index(
     Partitions are planned in ``jobs`` processes (a partition's segments in order: producer
     state flows through them), the plans handed back in the targets' order.
     """
-    rebuild = partial(_rebuild_partition, config=config, truncate=False)
+    configs = IndexConfigs.of_any(config)
+    rebuild = partial(_rebuild_partition, configs=configs, truncate=False)
     return stream_ordered(rebuild, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
 
 
 def plan_recover(
     targets: list[UnifiedLog],
-    config: IndexConfig,
+    config: IndexConfig | IndexConfigs,
     jobs: int = 1,
     scope: Scope = Scope.DAMAGED,
 ) -> Iterator[SegmentPlan]:
     """``kdump recover``: rebuild-index, and cut each log at its first invalid batch; of the
     segments verify flags (``scope``: or those the broker recovers, or all)."""
-    recover = partial(_rebuild_partition, config=config, truncate=True, scope=scope)
+    configs = IndexConfigs.of_any(config)
+    recover = partial(_rebuild_partition, configs=configs, truncate=True, scope=scope)
     return stream_ordered(recover, targets, jobs, weight=_partition_bytes, lookahead=PLANS_AHEAD)
 
 

@@ -27,13 +27,14 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
 from kdump.checks.log import LogScan, stop_damage
-from kdump.config import ConfigError, ConfigLayers, option_default, resolve_settings
+from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
 from kdump.format.batch import Batch, RecordBatch, read_batch
@@ -54,6 +55,9 @@ from kdump.format.walk import (
 )
 from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
+
 DEFAULT_INDEX_INTERVAL_BYTES = option_default("index.interval.bytes")
 DEFAULT_MAX_INDEX_SIZE = option_default("segment.index.bytes")
 
@@ -69,41 +73,9 @@ class IndexConfig:
     """index.interval.bytes (segment-level: index.interval.bytes)."""
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE
     """log.index.size.max.bytes (segment.index.bytes)."""
-    by_topic: Mapping[str, IndexConfig] = field(default_factory=dict, compare=False)
-    """Topics whose own settings differ (the metadata image's topic configs): theirs."""
-
-    def for_topic(self, topic: str | None) -> IndexConfig:
-        """The settings a rebuild of ``topic``'s segments uses."""
-        return self.by_topic.get(topic or "", self)
-
-    @classmethod
-    def of(
-        cls,
-        layers: ConfigLayers,
-        index_interval_bytes: int | None = None,
-        max_index_size: int | None = None,
-    ) -> IndexConfig:
-        """The settings given (``--index-interval-bytes``, ``--max-index-size``: for every
-        topic), else each topic's as ``layers`` resolve them (the metadata image's topic
-        configs and dynamic broker defaults: kdump.config), else Kafka's defaults."""
-
-        def resolved(topic: str | None, fallback: IndexConfig | None) -> IndexConfig:
-            try:
-                settings = resolve_settings(layers, topic)
-            except ConfigError:  # a topic whose other settings conflict: the broker's
-                assert fallback is not None
-                return fallback
-            return cls(
-                settings.index_interval_bytes
-                if index_interval_bytes is None
-                else index_interval_bytes,
-                settings.segment_index_bytes if max_index_size is None else max_index_size,
-            )
-
-        base = resolved(None, None)
-        topics = layers.metadata.topics if layers.metadata is not None else {}
-        by_topic = {t: own for t in topics if (own := resolved(t, base)) != base}
-        return cls(base.index_interval_bytes, base.max_index_size, by_topic)
+    interval_from: str | None = None
+    """What set index.interval.bytes (an option, a file's line); None: Kafka's default, assumed
+    for want of the topic's own setting."""
 
     @property
     def max_offset_entries(self) -> int:
@@ -112,6 +84,46 @@ class IndexConfig:
     @property
     def max_time_entries(self) -> int:
         return self.max_index_size // _TIME_ENTRY.size
+
+
+@dataclass(frozen=True)
+class IndexConfigs:
+    """Each partition's IndexConfig (by its directory): its topic's own settings where they
+    are known; ``default`` for the others."""
+
+    default: IndexConfig = IndexConfig()
+    by_directory: Mapping[Path, IndexConfig] = field(default_factory=dict)
+
+    def of(self, directory: Path) -> IndexConfig:
+        return self.by_directory.get(directory, self.default)
+
+    @classmethod
+    def of_any(cls, config: IndexConfig | IndexConfigs) -> IndexConfigs:
+        """One config for every partition, or already one each."""
+        return config if isinstance(config, IndexConfigs) else cls(config)
+
+    @classmethod
+    def of_topics(cls, logs: Iterable[UnifiedLog], layers: ConfigLayers) -> IndexConfigs:
+        """Each partition's topic's index.interval.bytes and segment.index.bytes, from the
+        first of the layers it was opened with that sets them (kdump.config); ``layers``
+        for the partitions of no topic."""
+        by_directory = {}
+        for log in logs:
+            directory = log.storage.local_path
+            if directory is None:
+                continue
+            settings = log.settings
+            interval = settings["index.interval.bytes"]
+            known = interval.source is not Source.DEFAULT
+            by_directory[directory] = IndexConfig(
+                settings.index_interval_bytes,
+                settings.segment_index_bytes,
+                interval.origin or interval.source.value if known else None,
+            )
+        default = resolve_settings(layers, None)
+        return cls(
+            IndexConfig(default.index_interval_bytes, default.segment_index_bytes), by_directory
+        )
 
 
 class _OffsetIndexBuilder:
@@ -608,6 +620,7 @@ __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",
     "DEFAULT_MAX_INDEX_SIZE",
     "IndexConfig",
+    "IndexConfigs",
     "RecoveredSegment",
     "largest_timestamp",
     "recover_segment",

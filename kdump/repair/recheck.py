@@ -18,7 +18,6 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
 from kdump.format.index import OffsetIndex
-from kdump.format.names import parse_partition_dir
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.repair.apply import StagedFile
@@ -35,8 +34,6 @@ def recheck_staged(
     checked = [s for s in staged if s.change.kind in (OFFSET_INDEX, TIME_INDEX, TXN_INDEX)]
     if not checked:
         return []
-    topic_partition = parse_partition_dir(plan.segment.directory.name)
-    config = config.for_topic(None if topic_partition is None else topic_partition[0])
     options = VerifyOptions(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )

@@ -65,7 +65,7 @@ def plan_lines(plan: SegmentPlan) -> Iterator[str]:
     unresolved = plan.unresolved
     for f in plan.findings:
         fixed = f.severity is Severity.ERROR and f not in unresolved
-        yield finding_line(f) + (" [the cut above removes it]" if fixed else "")
+        yield finding_line(f, advice=not fixed) + (" [the cut above removes it]" if fixed else "")
 
 
 def kept_lines(written: list[Written]) -> Iterator[str]:

@@ -4,7 +4,7 @@ files with verify's checks, and say what is left to fix."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +15,8 @@ from kdump.progress import NO_PROGRESS, Progress
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
 from kdump.repair.files import remove_leftovers
 from kdump.repair.interrupt import signals_held
-from kdump.repair.plan import LOG, FileChange, SegmentPlan
-from kdump.repair.rebuild import IndexConfig
+from kdump.repair.plan import LOG, OFFSET_INDEX, TIME_INDEX, FileChange, SegmentPlan
+from kdump.repair.rebuild import IndexConfig, IndexConfigs
 from kdump.repair.recheck import recheck_staged
 from kdump.repair.report import (
     kept_lines,
@@ -60,6 +60,8 @@ class RunResult:
     """A signal stopped the commit before every file was done."""
     plans: list[SegmentPlan] = field(default_factory=list)
     """A dry run's plans, when asked to keep them (RunOptions.keep_plans)."""
+    indexed: set[Path] = field(default_factory=set)
+    """Partitions whose offset or time index files change (or would)."""
 
     @property
     def exit_code(self) -> int:
@@ -71,7 +73,7 @@ def run_repair(
     targets: list[UnifiedLog],
     plans: Iterable[SegmentPlan],
     options: RunOptions,
-    config: IndexConfig,
+    config: IndexConfig | IndexConfigs,
     emit: Emit,
     hook: Hook | None = None,
     progress: Progress = NO_PROGRESS,
@@ -95,6 +97,8 @@ def run_repair(
             for plan in plan_startup(targets, cut):
                 show(plan, result, emit, all_files=False)
         if not options.keep_plans:
+            for line in interval_lines(result.indexed, IndexConfigs.of_any(config)):
+                emit(line, False)
             emit(
                 f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
                 "nothing was written",
@@ -104,7 +108,8 @@ def run_repair(
     session = RepairSession(write, hook)
     try:
         with session:
-            _stage_and_commit(session, targets, plans, options, config, emit, progress, result)
+            configs = IndexConfigs.of_any(config)
+            _stage_and_commit(session, targets, plans, options, configs, emit, progress, result)
     except BaseException as e:
         if not session.committed and not isinstance(e, KdumpError):
             emit(stopped_before_commit_line(), True)
@@ -117,7 +122,7 @@ def _stage_and_commit(
     targets: list[UnifiedLog],
     plans: Iterable[SegmentPlan],
     options: RunOptions,
-    config: IndexConfig,
+    configs: IndexConfigs,
     emit: Emit,
     progress: Progress,
     result: RunResult,
@@ -138,6 +143,7 @@ def _stage_and_commit(
         staged = session.stage(plan, to_write)
         if staged:
             checked += 1
+            config = configs.of(plan.segment.directory)
             result.recheck += recheck_staged(plan, staged, config)
         _note_cut(plan, cut)
         _advance(progress, plan)
@@ -145,6 +151,8 @@ def _stage_and_commit(
         for plan in plan_startup(targets, cut):
             session.stage(plan, _show(plan, result, emit, all_files=False))
     for line in recheck_lines(result.recheck, checked) if checked else ():
+        emit(line, False)
+    for line in interval_lines(result.indexed, configs):
         emit(line, False)
     if any(f.severity is Severity.ERROR for f in result.recheck):
         session.rollback()
@@ -189,6 +197,25 @@ def _clear_leftovers(
         emit(line, False)
 
 
+def interval_lines(indexed: set[Path], configs: IndexConfigs) -> Iterator[str]:
+    """For each partition whose indexes change: the index.interval.bytes they are built at, and
+    where it came from; where nothing said the topic's own, that it was assumed, and that an
+    index built at another interval than its topic's holds more or fewer entries over the
+    same data."""
+    for directory in sorted(indexed):
+        config = configs.of(directory)
+        interval = f"index.interval.bytes {config.index_interval_bytes}"
+        if config.interval_from is not None:
+            yield f"note      {directory}: indexes built at {interval} ({config.interval_from})"
+            continue
+        yield (
+            f"note      {directory}: indexes built at {interval}, Kafka's default: nothing "
+            "given sets this topic's (--config index.interval.bytes=N, --server-properties, "
+            "--describe-output); at another interval than the one an index was written at, "
+            "it holds more or fewer entries over the same data (nothing is lost)"
+        )
+
+
 def _note_cut(plan: SegmentPlan, cut: set[Path]) -> None:
     if any(c.kind == LOG for c in plan.changed):
         cut.add(plan.segment.directory)
@@ -205,18 +232,22 @@ def _advance(progress: Progress, plan: SegmentPlan) -> None:
 
 def _keep(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
     """A dry run's plan kept for its JSON (the new files' bytes let go: a log dir's indexes)."""
-    result.segments += 1
-    result.files += len(plan.changed)
-    result.unresolved += plan.unresolved
+    _count(plan, result)
     plan.changes = [dataclasses.replace(c, content=None) for c in plan.changes]
     result.plans.append(plan)
     return plan.changed
 
 
 def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
-    result.segments += 1
-    result.files += len(plan.changed)
-    result.unresolved += plan.unresolved
+    _count(plan, result)
     for line in plan_lines(plan):
         emit(line, False)
     return list(plan.changes if all_files else plan.changed)
+
+
+def _count(plan: SegmentPlan, result: RunResult) -> None:
+    result.segments += 1
+    result.files += len(plan.changed)
+    result.unresolved += plan.unresolved
+    if any(c.kind in (OFFSET_INDEX, TIME_INDEX) and not c.delete for c in plan.changed):
+        result.indexed.add(plan.segment.directory)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kdump.crc import Buffer
+from kdump.errors import OutputLimitError
 from kdump.format.batch import Batch, iter_records
 from kdump.format.names import (
     LOG_SUFFIX,
@@ -36,6 +37,24 @@ from kdump.repair.files import Ownership, create_temp, map_regular, open_directo
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
+
+
+OUTPUT_RATIO = 100
+"""Salvage's default bound on a segment's JSON Lines, as a multiple of the bytes of the batches
+it salvages: a record's JSON takes 1.7-7x its bytes (base64, and the fields of every record;
+3.8x over the oracle fixtures), and Kafka's codecs shrink batches up to ~10x in practice, so
+real records stay below 100x their batches; a decompression bomb (12,000x) does not: 38 M
+records in a 22 KB batch wrote 3.9 GB in two minutes before this bound (issue 27)."""
+OUTPUT_FLOOR = 64 << 20
+"""... and never below 64 MiB, so a small salvage is never in its way."""
+
+
+def output_limit(salvaged_bytes: int, max_output_bytes: int | None) -> int:
+    """The JSON Lines a segment may write: ``--max-output-bytes`` when given, else the default
+    (OUTPUT_RATIO x its salvaged batches' bytes, at least OUTPUT_FLOOR)."""
+    if max_output_bytes is not None:
+        return max_output_bytes
+    return max(OUTPUT_FLOOR, OUTPUT_RATIO * salvaged_bytes)
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -86,17 +105,23 @@ class SalvagedSegment:
 
 
 def salvage_segment(
-    log_path: Path, at: int | None, out: Path, topic_partition: tuple[str, int] | None
+    log_path: Path,
+    at: int | None,
+    out: Path,
+    topic_partition: tuple[str, int] | None,
+    max_output_bytes: int | None = None,
 ) -> SalvagedSegment:
     """Scan the bytes recovery would cut from the log at ``log_path`` (from ``at``, its first
     invalid batch; None: nothing to cut) and write what is whole and valid in them under
     ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
     if at is None:
         return SalvagedSegment(log_path, None)
-    return _salvage(map_regular(log_path), log_path, at, out, topic_partition)
+    return _salvage(map_regular(log_path), log_path, at, out, topic_partition, max_output_bytes)
 
 
-def salvage_kept(path: Path, output_dir: Path) -> SalvagedSegment:
+def salvage_kept(
+    path: Path, output_dir: Path, max_output_bytes: int | None = None
+) -> SalvagedSegment:
     """The same for log bytes ``kdump recover`` kept (``NAME.log.kdump-cut-N``, which starts at
     the invalid batch, or ``NAME.log.kdump-bak``, a segment it deleted after a cut), written
     under ``output_dir/<partition dir name>/``; batch positions are the original log's."""
@@ -106,7 +131,8 @@ def salvage_kept(path: Path, output_dir: Path) -> SalvagedSegment:
     partition = path.parent.name
     at = 0 if len(buf) else None
     out = output_dir / partition
-    result = _salvage(buf, path, at, out, parse_partition_dir(partition), kept.cut_at)
+    topic_partition = parse_partition_dir(partition)
+    result = _salvage(buf, path, at, out, topic_partition, max_output_bytes, kept.cut_at)
     result.kept = kept
     return result
 
@@ -117,6 +143,7 @@ def _salvage(
     at: int | None,
     out: Path,
     topic_partition: tuple[str, int] | None,
+    max_output_bytes: int | None,
     shift: int = 0,
 ) -> SalvagedSegment:
     path = str(log)
@@ -133,21 +160,43 @@ def _salvage(
     result.log = out / segment_file_name(first, LOG_SUFFIX)
     result.records = out / segment_file_name(first, ".jsonl")
     topic, partition = topic_partition or (None, None)
+    limit = output_limit(result.loss.salvageable.bytes, max_output_bytes)
     import json  # here: a rebuild or a clean recover never salvages
 
     with _atomic(result.log, "wb", owner) as log_out, _atomic(result.records, "w", owner) as jsonl:
+        written = 0
         for part in walk_resync(buf, path, at):
             if isinstance(part, Damaged):
                 result.damaged.append(Damaged(part.start + shift, part.end + shift))
                 continue
             log_out.write(memoryview(buf)[part.position[0] : part.end])
             for batch in part.batches():
+                # records one at a time (a batch's are decoded a slice at a time): memory stays
+                # bounded by the batch's decompressed bytes however many records it holds
                 for record in iter_records(buf, batch, path):
-                    obj = record_object(batch, record, topic, partition, shift)
-                    jsonl.write(json.dumps(obj))
+                    line = json.dumps(record_object(batch, record, topic, partition, shift))
+                    written += len(line) + 1  # ASCII: json.dumps escapes the rest
+                    if written > limit:
+                        raise _past_limit(path, batch.position + shift, limit, max_output_bytes)
+                    jsonl.write(line)
                     jsonl.write("\n")
                     result.record_count += 1
     return result
+
+
+def _past_limit(path: str, position: int, limit: int, given: int | None) -> OutputLimitError:
+    how = (
+        "--max-output-bytes"
+        if given is not None
+        else (f"the default, {OUTPUT_RATIO}x the bytes of the batches salvaged")
+    )
+    return OutputLimitError(
+        f"the records' JSON Lines would pass {limit} bytes ({how}) in the batch at this "
+        "position: a batch that decompresses far beyond its size; nothing written for this "
+        "segment (raise --max-output-bytes to salvage it)",
+        path,
+        position,
+    )
 
 
 class _atomic:
@@ -185,7 +234,9 @@ class _atomic:
             os.close(self.dir_fd)
 
 
-def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSegment]:
+def salvage_partition(
+    log: UnifiedLog, output_dir: Path, max_output_bytes: int | None = None
+) -> Iterator[SalvagedSegment]:
     """Every segment of ``log`` (or the named ones) with damage, salvaged under
     ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
     refuses (the partition's one walk of it, as verify and recover read it); then, for a
@@ -196,14 +247,18 @@ def salvage_partition(log: UnifiedLog, output_dir: Path) -> Iterator[SalvagedSeg
     for seg in log.named_segments:
         scan = log.result(seg).scan
         at = None if scan is None else scan.first_invalid
-        yield salvage_segment(directory / seg.file_name(LOG_SUFFIX), at, out, log.topic_partition)
+        log_path = directory / seg.file_name(LOG_SUFFIX)
+        yield salvage_segment(log_path, at, out, log.topic_partition, max_output_bytes)
     if log.only is None:
         for kept in log.kept_logs:
-            yield salvage_kept(directory / kept.name, output_dir)
+            yield salvage_kept(directory / kept.name, output_dir, max_output_bytes)
 
 
 __all__ = [
+    "OUTPUT_FLOOR",
+    "OUTPUT_RATIO",
     "SalvagedSegment",
+    "output_limit",
     "record_object",
     "salvage_kept",
     "salvage_partition",

@@ -23,6 +23,8 @@ from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.explain import ExplainOptions, PartitionExplanation, explain_partition
+from kdump.explain.compaction import CompactionExplanation
+from kdump.explain.retention import Blocker
 from kdump.format.index import OffsetIndex
 from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
@@ -94,11 +96,15 @@ class PartitionView:
     index_interval_bytes: int = option_default("index.interval.bytes")
     """index.interval.bytes of its topic, the index density is drawn against."""
     retention_ms: int | None = None
-    retention_note: str | None = None
-    """What holds retention back, or when the next segment goes."""
+    retention_blocker: Blocker | None = None
+    """The first segment retention keeps (which keeps every later one), and why."""
     dirty: tuple[int, int] | None = None
     """The cleaner's dirty section [first dirty offset, first uncleanable offset)."""
     compaction_note: str | None = None
+    compaction_blocked: str | None = None
+    """Why the cleaner cannot clean this log at all (None: it can)."""
+    tiny_segments: str | None = None
+    """kdump explain's words when the log rolls on nearly every append."""
     open_transactions: list[OpenTxnView] = field(default_factory=list)
     blocked_records: int = 0
     blocked_bytes: int = 0
@@ -110,6 +116,11 @@ class PartitionView:
     @property
     def name(self) -> str:
         return Path(self.path).name
+
+    @property
+    def retention_note(self) -> str | None:
+        """What holds retention back."""
+        return None if self.retention_blocker is None else self.retention_blocker.reason
 
     @property
     def worst(self) -> int:
@@ -166,7 +177,7 @@ def collect(
     """Everything under ``paths``, log dir by log dir; partitions with errors first; worked
     out in ``jobs`` processes (the same model for any number)."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    opened = OpenOptions(verify=options.verify, now_ms=options.now)
+    opened = OpenOptions(verify=options.verify, now_ms=options.now, layers=options.layers)
     found = discover(paths, options=opened, urls=False)
     every = found.partitions
     groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
@@ -214,7 +225,7 @@ def _collected(
 def _partition(
     log: UnifiedLog, options: ReportOptions, view: CoordinatorView
 ) -> tuple[PartitionView, PartitionResult]:
-    settings = resolve_settings(options.layers, log.topic)
+    settings = log.settings
     # The topic's index.interval.bytes where one was given (--config, describe output, broker):
     # the index checks then name an index denser than it. Kafka's default alone says nothing
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
@@ -259,12 +270,14 @@ def _partition(
 def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegment]) -> None:
     if e.settings.delete:
         p.retention_ms = e.settings.retention_ms
-    blocked = e.retention.blocked_by
-    p.retention_note = blocked.reason if blocked is not None else None
+    p.retention_blocker = e.retention.blocked_by
     if e.compaction is not None:
         c = e.compaction
         p.dirty = (c.first_dirty_offset, c.first_uncleanable_offset)
         p.compaction_note = c.reason
+        p.compaction_blocked = compaction_blocked(c, e)
+    if e.tiny_segments is not None:
+        p.tiny_segments = e.tiny_segments.explanation
     for s, segment in zip(e.segments, segments, strict=True):
         f = s.facts
         p.segments.append(
@@ -281,6 +294,17 @@ def _explained(p: PartitionView, e: PartitionExplanation, segments: list[LogSegm
                 density=index_density(segment.offset_index),
             )
         )
+
+
+def compaction_blocked(c: CompactionExplanation, e: PartitionExplanation) -> str | None:
+    """Why the cleaner cannot clean this log at all (None: it can): a cleaning fails on
+    damaged bytes (kdump explain's note: KAFKA-19895), or no cleaner runs."""
+    damaged = e.facts.get("damaged_from")
+    if c.preview.failure is not None or (
+        damaged is not None and damaged["segment"] < e.segments[-1].facts.base_offset
+    ):
+        return next(n for n in c.notes if "KAFKA-19895" in n)
+    return None if e.settings.cleaner_runs else c.reason
 
 
 def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:

@@ -18,16 +18,35 @@
     var td = tr.children[i]; if(!td) return '';
     var v = td.getAttribute('data-v'); return v === null ? td.textContent : parseFloat(v);
   }
+  // The overview lays out its first rows only; the others wait in a template (all: every
+  // row in the order shown, limit: how many are laid out).
+  var overview = document.getElementById('overview'), more = document.getElementById('more-rows');
+  var all = Array.prototype.slice.call(overview.tBodies[0].rows), limit = all.length;
+  if(more) all = all.concat(Array.prototype.slice.call(more.content.querySelectorAll('tr')));
+  function layOut(){
+    var out = document.createDocumentFragment();
+    all.slice(0, limit).forEach(function(r){ out.appendChild(r); });
+    overview.tBodies[0].replaceChildren(out);
+    var p = document.getElementById('more'); if(p && limit >= all.length) p.style.display = 'none';
+  }
+  function showAll(){ if(limit < all.length){ limit = all.length; layOut(); } }
+  if(more) document.getElementById('show-all').addEventListener('click', showAll);
   function sortable(root){
     root.querySelectorAll('table.sortable').forEach(function(t){
       if(t.dataset.ready) return; t.dataset.ready = '1';
       t.querySelectorAll('th').forEach(function(th, i){
         th.addEventListener('click', function(){
-          var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+          var rows = t === overview ? all : Array.prototype.slice.call(t.tBodies[0].rows);
           var dir = th.dataset.dir === 'asc' ? -1 : 1; th.dataset.dir = dir > 0 ? 'asc' : 'desc';
-          rows.sort(function(a, b){ var x = cell(a, i), y = cell(b, i);
+          t.querySelectorAll('th').forEach(function(h){ delete h.dataset.sorted; });
+          th.dataset.sorted = th.dataset.dir;
+          var keys = new Map(rows.map(function(r){ return [r, cell(r, i)]; }));
+          rows.sort(function(a, b){ var x = keys.get(a), y = keys.get(b);
             return (x < y ? -1 : x > y ? 1 : 0) * dir; });
-          rows.forEach(function(r){ body.appendChild(r); });
+          if(t === overview){ layOut(); return; }
+          var out = document.createDocumentFragment();
+          rows.forEach(function(r){ out.appendChild(r); });
+          t.tBodies[0].appendChild(out);
         });
       });
     });
@@ -39,8 +58,12 @@
   });
   document.getElementById('prev').addEventListener('click', function(){ show(shown - 1); });
   document.getElementById('next').addEventListener('click', function(){ show(shown + 1); });
+  // A detailed section lives in a page's template until shown: a link to one shows its page.
   function follow(){
     var id = decodeURIComponent(location.hash.slice(1));
+    if(id && !document.getElementById(id) && all.some(function(r){ return r.id === id; })){
+      showAll(); var row = document.getElementById(id); if(row) row.scrollIntoView(); return;
+    }
     for(var n = 0; n < pages.length; n++){
       if(pages[n].content.getElementById(id)){
         show(n);

@@ -8,8 +8,9 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -128,27 +129,44 @@ class SegmentExport:
         columns = _Columns(self.task, self.schema)
         for batch in log.batches(0, self.valid_bytes):
             try:
-                records = self._records(log, batch, decode)
+                slices = self._records(log, batch, decode)
             except KdumpError:
                 # The deep pass of the same check names the batch and moves the valid end to it.
                 self._scan(log, deep=True)
                 break
-            self.records += columns.add(batch, records)
-            if columns.rows >= self.rows_per_batch or columns.bytes >= BYTES_PER_BATCH:
-                yield columns.flush()
+            for records in slices:
+                self.records += columns.add(batch, records)
+                if columns.rows >= self.rows_per_batch or columns.bytes >= BYTES_PER_BATCH:
+                    yield columns.flush()
         if columns.rows:
             yield columns.flush()
 
-    def _records(self, log: FileRecords, batch: Batch, decode: bool) -> list[Record] | int:
-        """The batch's records, or only their number when no record column is wanted."""
+    def _records(
+        self, log: FileRecords, batch: Batch, decode: bool
+    ) -> Iterable[list[Record] | int]:
+        """The batch's records in slices of at most ``rows_per_batch`` (or only their number
+        when no record column is wanted); raises before the first slice where one does not
+        decode (a batch is exported whole or not at all).
+
+        A batch of more records than a slice (a decompression bomb holds 38 M in 22 KB) is
+        decoded twice: once to check every record, kept never, then a slice at a time, so it
+        costs its payload and a slice, not its records at once (issue 27)."""
+        records = log.records
+        limit = self.options.max_batch_bytes
         if decode or (not isinstance(batch, RecordBatch) and batch.compression):
-            records = list(log.records(batch, self.options.max_batch_bytes))
-            return records if decode else len(records)
+            if isinstance(batch, RecordBatch) and batch.records_count <= self.rows_per_batch:
+                whole = list(records(batch, limit))
+                return [whole if decode else len(whole)]
+            count = sum(1 for _ in records(batch, limit))
+            if not decode:
+                return [count]
+            rest = iter(records(batch, limit))
+            return iter(lambda: list(islice(rest, self.rows_per_batch)), [])
         if isinstance(batch, RecordBatch):
             if batch.records_count < 0:
                 raise KdumpError(f"invalid record count {batch.records_count}")
-            return batch.records_count
-        return 1
+            return [batch.records_count]
+        return [1]
 
 
 class _Columns:

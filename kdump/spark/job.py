@@ -135,6 +135,7 @@ def _row(f: Finding, partition_path: str | None) -> tuple[Any, ...]:
         f.position,
         f.message,
         f.fix,
+        f.advice,
         partition_path,
     )
 

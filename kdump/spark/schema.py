@@ -77,6 +77,7 @@ FINDINGS_SCHEMA = StructType(
         StructField("position", LongType(), True),
         StructField("message", StringType(), False),
         StructField("fix", StringType(), True),
+        StructField("advice", StringType(), True),
         StructField("partition_path", StringType(), True),
     ]
 )

@@ -35,6 +35,7 @@ class FileRecords:
         check_crc: bool = True,
         until_invalid: bool = False,
         run_batches: int = RUN_BATCHES,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     ) -> LogWalk:
         """The one walk over this log (kdump.format.walk), reading it in windows (``pager``) and
         handing back what it has passed, so memory stays flat."""
@@ -48,6 +49,7 @@ class FileRecords:
             until_invalid=until_invalid,
             pager=self.pager(),
             run_batches=run_batches,
+            max_batch_bytes=max_batch_bytes,
         )
 
     def pager(self) -> Pager:

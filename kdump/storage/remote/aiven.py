@@ -30,12 +30,15 @@ import base64
 import hashlib
 import json
 import struct
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from functools import cached_property
+from itertools import accumulate, pairwise
 from typing import Any
 
-from kdump.errors import DecryptionKeyError, InputError, KdumpError
+from kdump.errors import DecryptionKeyError, InputError, KdumpError, StoreError
+from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES, INT32_MAX
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 SUFFIXES = (LOG, INDEXES, MANIFEST)
@@ -46,33 +49,98 @@ INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transa
 IV_SIZE, TAG_SIZE = 12, 16
 MAX_CHUNK_SIZES_BYTES = 10 << 20
 """TransformedChunksDeserializer refuses a chunk-size list larger than this."""
+MAX_CHUNK_SIZE = DEFAULT_MAX_BATCH_BYTES
+"""The largest ``originalChunkSize`` kdump reads (256 MiB): a chunk is held whole while it is
+decrypted and decompressed, as a batch's decompressed bytes are (--max-batch-bytes' default).
+Aiven's chunk.size goes to 1 GiB, its documentation suggests starting at 4 MiB; a manifest
+claiming 1 GiB chunks over a 32 KB object took 2.1 GB (issue 27)."""
+MAX_CHUNKS = 1 << 20
+"""The most chunks a segment may have: kdump keeps 8 bytes per chunk (its stored offset). A
+segment of 2 GiB (Kafka's largest) in 4 MiB chunks has 512; 1 M are 2 KiB chunks of it."""
 
 
 class ManifestError(InputError):
-    """A manifest (or what it describes) that kdump cannot read."""
+    """A manifest (or what it describes) that kdump cannot read; ``position``: the byte of the
+    manifest where the field at fault is named."""
+
+    def __init__(self, path: str, message: str, position: int | None = None) -> None:
+        super().__init__(path, message)
+        self.position = position
+        Exception.__init__(self, str(self))
+
+
+class _FieldError(ValueError):
+    """A chunk index field (``chunkIndex.<field>``) kdump refuses."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
 class ChunkIndex:
-    """AbstractChunkIndex: chunk i holds original bytes [i*chunk, ...) stored at ``offsets[i]``."""
+    """AbstractChunkIndex: chunk i holds original bytes [i*chunk, ...) stored at
+    ``stored_offset(i)``.
+
+    A manifest is bucket content, so hostile: its sizes are checked against kdump's bounds as
+    it is parsed, and the stored offsets are made only after ``check`` has held the chunk count
+    and stored size to the ``.log`` object's real length. Nothing is allocated for what a
+    count claims before that (a variable index claiming 2^31-1 chunks grew to 4.6 GB, issue 27).
+    """
 
     original_chunk_size: int
     original_file_size: int
-    stored_sizes: tuple[int, ...]
-
-    @property
-    def stored_offsets(self) -> list[int]:
-        return [0, *accumulate(self.stored_sizes)]
+    count: int
+    fixed_sizes: tuple[int, int] | None
+    """A fixed index: (every stored chunk but the last, the last); None: variable."""
+    encoded_sizes: bytes = b""
+    """A variable index: ChunkSizesBinaryCodec bytes, their layout checked against ``count``."""
 
     @property
     def stored_size(self) -> int:
         """Bytes the ``.log`` object must have."""
-        return sum(self.stored_sizes)
+        if self.fixed_sizes is None:
+            return self._offsets[-1]
+        every, last = self.fixed_sizes
+        return every * (self.count - 1) + last if self.count else 0
+
+    def stored_offset(self, i: int) -> int:
+        """Where chunk ``i`` starts in the ``.log`` object (``count``: its end)."""
+        if self.fixed_sizes is None:
+            return self._offsets[i]
+        return self.fixed_sizes[0] * i if i < self.count else self.stored_size
+
+    @cached_property
+    def _offsets(self) -> array[int]:
+        return array("q", [0, *accumulate(decode_chunk_sizes(self.encoded_sizes))])
+
+    def check(self, url: str, object_size: int) -> None:
+        """That the ``.log`` object ``url`` of ``object_size`` bytes holds this index's chunks:
+        at least a byte each (before any stored size is decoded), exactly its stored size."""
+        if self.count > object_size:
+            raise StoreError(
+                url,
+                f"the manifest's chunk index has {self.count} chunks, the object "
+                f"{object_size} bytes: a stored chunk takes at least one",
+                object_size,
+            )
+        stored = self.stored_size
+        if object_size != stored:
+            short = "truncated object" if object_size < stored else "object too long"
+            raise StoreError(
+                url,
+                f"{short}: {object_size} bytes, the manifest's chunk index describes {stored}",
+                min(object_size, stored),
+            )
+        if self.fixed_sizes is None:  # a fixed index's sizes were checked as it was parsed
+            empty = next((i for i, (a, b) in enumerate(pairwise(self._offsets)) if b <= a), None)
+            if empty is not None:
+                raise StoreError(url, f"chunk {empty} is stored in no bytes", self._offsets[empty])
 
     def chunks(self, start: int, end: int) -> range:
         """The chunks holding original bytes ``[start, end)``."""
         size = self.original_chunk_size
-        last = min(len(self.stored_sizes), -(-end // size))
+        last = min(self.count, -(-end // size))
         return range(min(start // size, last), last)
 
     def original_range(self, i: int) -> tuple[int, int]:
@@ -112,7 +180,9 @@ def parse_manifest(data: bytes, path: str) -> Manifest:
         indexes: dict[str, tuple[int, int] | None] = {}
         for name in INDEX_NAMES:
             entry = (doc.get("segmentIndexes") or {}).get(name)
-            indexes[name] = None if entry is None else (int(entry["position"]), int(entry["size"]))
+            indexes[name] = (
+                None if entry is None else (_count(entry, "position"), _count(entry, "size"))
+            )
         encryption = None
         if doc.get("encryption") is not None:
             encryption = _encryption(doc["encryption"])
@@ -120,53 +190,103 @@ def parse_manifest(data: bytes, path: str) -> Manifest:
         return Manifest(index, indexes, bool(doc["compression"]), encryption, segment)
     except KdumpError:
         raise
-    except (ValueError, KeyError, TypeError) as e:
+    except _FieldError as e:
+        at = data.find(f'"{e.field}"'.encode())
+        where = "segmentIndexes" if e.field in ("position", "size") else "chunkIndex"
+        raise ManifestError(path, f"{where}.{e.field}: {e}", at if at >= 0 else None) from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        # RecursionError: JSON nested deeper than the interpreter recurses (fuzz/corpus/aiven)
         what = f"{type(e).__name__}: {e}"
         raise ManifestError(path, f"not an Aiven segment manifest: {what}") from None
 
 
+def _count(doc: dict[str, Any], field: str) -> int:
+    """A size or position field: a JSON integer of 0 or more (4E998 is a float, infinite as a
+    Python float, and no count: fuzz/corpus/aiven)."""
+    value = doc[field]
+    if type(value) is not int or value < 0:
+        raise _FieldError(field, f"{value!r} is not a count of bytes")
+    return value
+
+
 def _chunk_index(doc: dict[str, Any]) -> ChunkIndex:
+    """The chunk index, every count and size checked before anything is made of them."""
     kind = doc["type"]
-    chunk, size = int(doc["originalChunkSize"]), int(doc["originalFileSize"])
-    if chunk <= 0 or size < 0:
-        raise ValueError(f"chunk size {chunk}, file size {size}")
+    chunk, size = _count(doc, "originalChunkSize"), _count(doc, "originalFileSize")
+    if not 0 < chunk <= MAX_CHUNK_SIZE:
+        raise _FieldError(
+            "originalChunkSize", f"{chunk}: kdump reads chunks of 1 to {MAX_CHUNK_SIZE} bytes"
+        )
+    if not 0 <= size <= INT32_MAX:
+        raise _FieldError("originalFileSize", f"{size}: a Kafka segment has 0 to {INT32_MAX} bytes")
+    count = -(-size // chunk)
+    if count > MAX_CHUNKS:
+        raise _FieldError(
+            "originalChunkSize",
+            f"{count} chunks of {chunk} bytes for {size} bytes: kdump reads at most {MAX_CHUNKS}",
+        )
     if kind == "fixed":
-        count = -(-size // chunk)
-        if count == 0:
-            return ChunkIndex(chunk, size, ())
-        every, last = int(doc["transformedChunkSize"]), int(doc["finalTransformedChunkSize"])
-        return ChunkIndex(chunk, size, (every,) * (count - 1) + (last,))
+        every = _count(doc, "transformedChunkSize")
+        last = _count(doc, "finalTransformedChunkSize")
+        if count and (last <= 0 or (count > 1 and every <= 0)):
+            raise _FieldError("transformedChunkSize", f"stored sizes {every} and {last} (final)")
+        return ChunkIndex(chunk, size, count, (every, last))
     if kind == "variable":
         raw = _zstd_decompress(base64.b64decode(doc["transformedChunks"]), MAX_CHUNK_SIZES_BYTES)
-        sizes = decode_chunk_sizes(raw)
-        if len(sizes) != -(-size // chunk):
-            raise ValueError(f"{len(sizes)} chunk sizes for {size} bytes in chunks of {chunk}")
-        return ChunkIndex(chunk, size, tuple(sizes))
+        try:
+            claimed = chunk_sizes_count(raw)
+        except ValueError as e:
+            raise _FieldError("transformedChunks", str(e)) from None
+        if claimed != count:
+            raise _FieldError(
+                "transformedChunks",
+                f"{claimed} chunk sizes for {size} bytes in chunks of {chunk}",
+            )
+        return ChunkIndex(chunk, size, count, None, raw)
     raise ValueError(f"chunk index type {kind!r}")
 
 
-def decode_chunk_sizes(raw: bytes) -> list[int]:
-    """ChunkSizesBinaryCodec.decode: big-endian ``count``, then (count > 1) ``base``, bytes per
-    value, the values but the last less ``base`` in that many bytes, the last value whole."""
-    (count,) = struct.unpack_from(">i", raw, 0)
+_COUNT = struct.Struct(">i")
+_BASE_AND_WIDTH = struct.Struct(">iB")
+
+
+def chunk_sizes_count(raw: bytes) -> int:
+    """How many sizes ChunkSizesBinaryCodec bytes hold, their layout checked against that
+    count (ValueError) before any size is read: big-endian ``count``, then (count > 1)
+    ``base``, bytes per value, the values but the last less ``base`` in that many bytes, the
+    last value whole."""
+    if len(raw) < _COUNT.size:
+        raise ValueError(f"chunk sizes of {len(raw)} bytes")
+    (count,) = _COUNT.unpack_from(raw, 0)
     if count < 0:
         raise ValueError(f"chunk count {count}")
+    if count <= 1:
+        expected = _COUNT.size * (count + 1)
+    else:
+        if len(raw) < _COUNT.size + _BASE_AND_WIDTH.size:
+            raise ValueError(f"chunk sizes of {len(raw)} bytes for {count} chunks")
+        _, width = _BASE_AND_WIDTH.unpack_from(raw, _COUNT.size)
+        if not 1 <= width <= 4:
+            raise ValueError(f"{width} bytes per chunk size")
+        expected = _COUNT.size + _BASE_AND_WIDTH.size + (count - 1) * width + _COUNT.size
+    if len(raw) != expected:
+        raise ValueError(f"{count} chunk sizes take {expected} bytes, not {len(raw)}")
+    return count
+
+
+def decode_chunk_sizes(raw: bytes) -> list[int]:
+    """ChunkSizesBinaryCodec.decode (the layout checked first: ``chunk_sizes_count``)."""
+    count = chunk_sizes_count(raw)
     if count == 0:
         return []
     if count == 1:
-        return [struct.unpack_from(">i", raw, 4)[0]]
-    base, width = struct.unpack_from(">iB", raw, 4)
-    if not 1 <= width <= 4:
-        raise ValueError(f"{width} bytes per chunk size")
-    at = 9
-    sizes = []
-    for _ in range(count - 1):
-        sizes.append(base + int.from_bytes(raw[at : at + width], "big"))
-        at += width
-    (last,) = struct.unpack_from(">i", raw, at)
-    if at + 4 != len(raw):
-        raise ValueError(f"{len(raw) - at - 4} bytes after the chunk sizes")
-    return [*sizes, last]
+        return [_COUNT.unpack_from(raw, 4)[0]]
+    base, width = _BASE_AND_WIDTH.unpack_from(raw, 4)
+    at = 4 + _BASE_AND_WIDTH.size
+    sizes = [
+        base + int.from_bytes(raw[i : i + width], "big") for i in range(at, len(raw) - 4, width)
+    ]
+    return [*sizes, _COUNT.unpack_from(raw, len(raw) - 4)[0]]
 
 
 def encode_chunk_sizes(sizes: list[int]) -> bytes:
@@ -202,7 +322,7 @@ def _zstd_decompress(data: bytes, limit: int) -> bytes:
         raise ValueError(f"not a zstd frame: {e}") from None
     size = params.content_size
     if size in (zstandard.CONTENTSIZE_UNKNOWN, zstandard.CONTENTSIZE_ERROR) or size > limit:
-        raise ValueError(f"zstd frame of content size {size} (limit {limit})")
+        raise ValueError(f"zstd frame of content size {size} (at most {limit} expected)")
     try:
         return zstandard.ZstdDecompressor().decompress(data, max_output_size=limit)
     except zstandard.ZstdError as e:
@@ -316,7 +436,9 @@ class Detransform:
         out = self.decrypt(data, path, position)
         if self.manifest.compression:
             try:
-                out = _zstd_decompress(out, self.manifest.chunk_index.original_chunk_size)
+                # the frame must say the chunk's own size before it is decompressed: a 32 KB
+                # frame of a GiB of zeros is a bomb, not a chunk
+                out = _zstd_decompress(out, original_size)
             except ValueError as e:
                 raise InputError(f"{path}:{position}", f"chunk does not decompress: {e}") from None
         if len(out) != original_size:
@@ -329,13 +451,13 @@ class Detransform:
     def chunks(self, stored: bytes, first: int, path: str) -> Iterator[tuple[int, bytes]]:
         """Consecutive stored chunks from chunk ``first``: (original position, original bytes)."""
         index = self.manifest.chunk_index
-        offsets = index.stored_offsets
         at = 0
         i = first
         while at < len(stored):
-            size = index.stored_sizes[i]
+            position = index.stored_offset(i)
+            size = index.stored_offset(i + 1) - position
             start, end = index.original_range(i)
-            yield start, self.chunk(stored[at : at + size], path, offsets[i], end - start)
+            yield start, self.chunk(stored[at : at + size], path, position, end - start)
             at += size
             i += 1
 

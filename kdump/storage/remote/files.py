@@ -132,22 +132,16 @@ def open_log(url: str, store: ObjectStore, size: int | None = None) -> RemoteRec
 def _aiven_mirror(segment: AivenSegment, url: str, size: int | None, store: ObjectStore) -> Mirror:
     read_ahead = store.options.read_ahead
     index = segment.manifest.chunk_index
-    stored = store.size(url) if size is None else size
-    if stored != index.stored_size:
-        short = "truncated object" if stored < index.stored_size else "object too long"
-        raise StoreError(
-            url,
-            f"{short}: {stored} bytes, the manifest's chunk index describes {index.stored_size}",
-            min(stored, index.stored_size),
-        )
+    index.check(url, store.size(url) if size is None else size)
     detransform = segment.detransform()
-    offsets = index.stored_offsets
 
     def fetch(start: int, end: int) -> Iterator[tuple[int, bytes]]:
         chunks = index.chunks(start, end)
         if not chunks:
             return
-        data = store.read_range(url, offsets[chunks.start], offsets[chunks.stop])
+        data = store.read_range(
+            url, index.stored_offset(chunks.start), index.stored_offset(chunks.stop)
+        )
         yield from detransform.chunks(data, chunks.start, url)
 
     # a whole number of chunks a window, at least one

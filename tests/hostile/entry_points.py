@@ -1,0 +1,131 @@
+"""Every entry point of kdump/_speedups.c given what it must refuse or bound (issue 27 point 10:
+``advise(b'...', 0, 10**12, 4)`` gave MADV_DONTNEED to the heap around a bytes object). Each
+row is Python code run in a child (a crash is a signal there, not the end of the test run),
+printing what it got: ``ok`` or the name of the exception raised. A new entry point joins by a
+row; tests/hostile/test_entry_points.py checks every one the module has is here."""
+
+from __future__ import annotations
+
+PRELUDE = """
+import mmap, threading
+from array import array
+from kdump import _speedups as c
+
+def outcome(call):
+    try:
+        call()
+    except Exception as e:
+        return type(e).__name__
+    return "ok"
+
+def columns(*rows):
+    return tuple(array("q", [row[k] for row in rows]) for k in range(16))
+
+# position, base offset, last offset, size, epoch, magic, crc, attributes, last offset delta,
+# base timestamp, max timestamp, producer id, epoch, base sequence, records count, valid
+HUGE = columns((2**62, 0, 0, 2**62, 0, 2, 0, 0, 0, 0, 0, -1, -1, -1, 2**31 - 1, 1))
+NEGATIVE = columns((-61, 0, 0, 61, 0, 2, 0, 0, 0, 0, 0, -1, -1, -1, -5, 1))
+SEVEN = bytes([0x0C, 0, 0, 0, 1, 1, 0])
+"""
+
+ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
+    "advise": [
+        ("c.advise(b'x' * 100, 0, 10**12, 4)", "TypeError"),  # the review's crash
+        ("c.advise(bytearray(1 << 16), 0, 1 << 16, 4)", "TypeError"),
+        ("c.advise(memoryview(mmap.mmap(-1, 4096)), 0, 4096, 4)", "TypeError"),
+        ("c.advise(mmap.mmap(-1, 8192), -10**12, 10**12, 4)", "ok"),
+        ("c.advise(mmap.mmap(-1, 8192), 0, 8192, 9)", "ValueError"),  # MADV_REMOVE
+        ("m = mmap.mmap(-1, 4096); m.close(); c.advise(m, 0, 4096, 4)", "ValueError"),
+    ],
+    "crc32c": [
+        ("c.crc32c(b'abc', -10**12, 10**12)", "ok"),
+        ("c.crc32c(b'abc', 3, 1)", "ok"),
+        ("c.crc32c(object())", "TypeError"),
+    ],
+    "hardware_crc": [("c.hardware_crc()", "ok")],
+    "set_hardware_crc": [("c.set_hardware_crc(c.set_hardware_crc(True))", "ok")],
+    "walk_v2": [
+        ("c.walk_v2(b'x' * 100, 10**12, 10**12, 10**12, 2**40, 10**9, True, True)", "ok"),
+        ("c.walk_v2(b'', -5, -1, -1, -1, -1, True, False)", "ok"),
+        ("c.walk_v2(b'\\xff' * 200, 0, 2**62, 2**62, 2**62, 2**62, True, False)", "ok"),
+        ("c.walk_v2(b'', 0, 0, 0, 0, 1, True, False, 5)", "TypeError"),
+    ],
+    "CrcShare": [
+        ("s = c.CrcShare(); s.close(); s.help(0); s.kick(); s.counts()", "ok"),
+        ("c.CrcShare().help('x')", "TypeError"),
+    ],
+    "column_range": [
+        ("c.column_range(array('q', [3, 1]), 10**12)", "ok"),
+        ("c.column_range(array('q', [3, 1]), -1)", "ok"),
+        ("c.column_range(array('i', [1]), 1)", "TypeError"),
+    ],
+    "flag_batches": [
+        (
+            "c.flag_batches(*[array('q', [1] * k) for k in range(7)], 0, True, 2**63 - 1, 0, 2)",
+            "ok",
+        ),
+    ],
+    "index_points": [
+        (
+            "c.index_points(array('q', [2**62]), array('q'), array('q', [1]), -1, -2**63, 0, 0)",
+            "ok",
+        ),
+    ],
+    "pack_entries": [
+        (
+            "c.pack_entries(array('q', [2**62, -1]), array('q', [2**40]), -2**63, False, -1, -1)",
+            "ok",
+        ),
+        ("c.pack_entries(array('q', [1, 2]), array('q', [5, 1]), 0, True, -2**63, 2**62)", "ok"),
+    ],
+    "index_keys": [
+        ("c.index_keys(b'\\0' * 8, 10**12, 2**63 - 1, True)", "ok"),
+        ("c.index_keys(b'', -1, 0, False)", "ok"),
+    ],
+    "gather": [
+        (
+            "c.gather(*[array('q', [1, 2])] * 4, array('q', [9] * 3), array('q', [1]),"
+            " bytearray(7), bytearray(8), (10**6, 0, 0, -5, 0, 10**6, -1, 0, 0, 0, 0, 0, 0, 1))",
+            "ok",
+        ),
+        ("c.gather(*[array('q', [1])] * 6, b'\\0' * 40, bytearray(40), (0,) * 14)", "BufferError"),
+    ],
+    "offset_index_check": [
+        ("c.offset_index_check(b'\\0' * 16, 10**12, 2**63 - 1, array('q', [1, 2]), -1, -1)", "ok"),
+    ],
+    "time_index_check": [
+        ("c.time_index_check(b'\\xff' * 24, 10**12, 2**63 - 1, array('q', [1] * 3))", "ok"),
+    ],
+    "render_batches": [
+        ("c.render_batches(b'x' * 100, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 1 << 20)", "ok"),
+        (
+            "c.render_batches(b'x' * 100, NEGATIVE, -7, True, '{}', '{offset}', 9, -9, -1, -1)",
+            "ValueError",
+        ),
+        ("c.render_batches(b'x' * 100, NEGATIVE, 0, True, 'b', '{offset}', 9, -9, -1, -1)", "ok"),
+    ],
+    "render_payload": [
+        ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 0, 2**62, 1)", "ok"),
+        ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 10**12)", "ok"),
+        ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, -1)", "ValueError"),
+        ("c.render_payload(SEVEN, HUGE, 5, False, 'b', '{offset}', 1, 1, -1)", "IndexError"),
+        ("c.render_payload(SEVEN, NEGATIVE, 0, True, 'b', '{offset}', 1, 1, -1, 0, 0, -9)", "ok"),
+    ],
+    "deep_check": [
+        ("c.deep_check(b'x' * 100, HUGE, 0, None)", "ok"),
+        ("c.deep_check(b'x' * 100, HUGE, 0, SEVEN)", "ok"),
+        ("c.deep_check(b'', NEGATIVE, 10**12, None)", "ok"),
+    ],
+    "set_record_class": [("c.set_record_class(5)", "TypeError")],
+    "v2_records": [
+        ("c.v2_records(b'', 2**62, 0, 0, None, -1, tuple, tuple)", "ok"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, -1)", "ValueError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 8)", "ValueError"),
+        ("c.v2_records(SEVEN, 9, 0, 0, None, -1, tuple, tuple, 0, 2**62, -1)", "ValueError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, int)", "TypeError"),
+        # a C record before kdump.format.records gave the Python Record it prints as
+        ("repr(c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple)[0][0])", "RuntimeError"),
+    ],
+}
+"""Entry point -> (a call, what it must give). Not imported here: kdump.format.records (it
+sets the Record class), so the last row sees the module as a caller of it alone would."""
