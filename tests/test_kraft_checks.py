@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from functools import cache
@@ -80,3 +81,29 @@ def test_genuine_kraft_log_dirs_report_no_kraft_finding(log_dir: Path) -> None:
     result = verify_paths([str(log_dir)], VerifyOptions())
     found = [f for f in result.findings if f.code.startswith("KRAFT_")]
     assert found == [], describe(found)
+
+
+def test_a_brokers_other_log_dir_is_checked_against_its_metadata_log_dirs_image(
+    tmp_path: Path,
+) -> None:
+    """A broker with two log dirs keeps the metadata log in one (metadata.log.dir): verify of
+    both checks the other's partitions against that image, the two told to be one broker's by
+    meta.properties (cluster.id and node.id); another node's log dir is not."""
+    genuine = next(d for d in KRAFT_LOG_DIRS if (d / "demo-topic-1").is_dir())
+    first, second, stranger = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    shutil.copytree(genuine, first)
+    meta = (first / "meta.properties").read_text()
+    for other, node in ((second, "node.id=1"), (stranger, "node.id=7")):
+        other.mkdir()
+        shutil.copytree(first / "demo-topic-1", other / "demo-topic-1")
+        (other / "demo-topic-1" / "partition.metadata").write_text(
+            "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAZQ\n"
+        )
+        (other / "meta.properties").write_text(meta.replace("node.id=1", node))
+    shutil.rmtree(first / "demo-topic-1")
+    result = verify_paths([str(first), str(second), str(stranger)], VerifyOptions())
+    refused = [f for f in result.findings if f.code == "KRAFT_TOPIC_ID_MISMATCH"]
+    assert [Path(f.path) for f in refused] == [second / "demo-topic-1" / "partition.metadata"], (
+        describe(result.findings)
+    )
+    assert refused[0].severity is Severity.ERROR

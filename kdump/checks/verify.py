@@ -6,7 +6,7 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -76,10 +76,13 @@ class VerifyResult:
         }
 
 
-def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterator[Finding]:
+def log_dir_findings(
+    log_dir: LogDir, results: list[PartitionResult], others: Sequence[LogDir] = ()
+) -> Iterator[Finding]:
     """The log dir's offset checkpoints against its partitions' facts (their results): files
     that do not parse, and entries beyond a partition's log end offset (after recovery, as the
-    broker has it at startup)."""
+    broker has it at startup); its files against the cluster's metadata image (its own, or
+    that of its node's metadata log dir among ``others``: kdump.kraft.checks)."""
     ends = {
         (r.summary.topic, r.summary.partition): r.summary
         for r in results
@@ -87,7 +90,7 @@ def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterato
     }
     from kdump.kraft.checks import check_log_dir
 
-    yield from check_log_dir(log_dir)
+    yield from check_log_dir(log_dir, others)
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:
@@ -227,7 +230,7 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     for ld in found.log_dirs:
         mine = [run(p) for p in ld.partitions if logs.pop(id(p), None) is not None]
         result.partitions.extend(mine)
-        result.log_dir_findings.extend(log_dir_findings(ld, mine))
+        result.log_dir_findings.extend(log_dir_findings(ld, mine, found.log_dirs))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
     result.log_dir_findings.extend(

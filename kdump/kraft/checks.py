@@ -17,13 +17,15 @@ The leader-epoch-checkpoint is checked against the batches as every partition's 
 The log dir (``check_log_dir``, with the log dir's findings): ``bootstrap.checkpoint`` against
 the log's zero checkpoint (KIP-1170 moved the bootstrap records there), ``meta.properties``
 against the quorum and the registrations, and every partition directory's
-``partition.metadata`` and assignment against the image.
+``partition.metadata`` and assignment against the image. A log dir without the metadata log (a
+broker's other log dirs) is checked against the image of its node's metadata log dir, where
+that is read in the same run.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
@@ -261,14 +263,17 @@ def metadata_partition_of(log_dir: LogDir) -> UnifiedLog | None:
     return next((p for p in log_dir.partitions if is_metadata_partition(p)), None)
 
 
-def check_log_dir(log_dir: LogDir) -> Iterator[Finding]:
-    """The log dir's files against its metadata partition's image (see the module); nothing
-    where the log dir holds no metadata partition."""
-    metadata = metadata_partition_of(log_dir)
+def check_log_dir(log_dir: LogDir, others: Sequence[LogDir] = ()) -> Iterator[Finding]:
+    """The log dir's files against its metadata partition's image (see the module), or, where
+    it holds none, against the image of the log dir among ``others`` that holds the same
+    node's (``node_metadata``); nothing where there is none."""
+    own = metadata_partition_of(log_dir)
+    metadata = own if own is not None else node_metadata(log_dir, others)
     if metadata is None:
         return
     load = metadata.metadata_load
-    yield from _bootstrap(log_dir, metadata)
+    if own is not None:
+        yield from _bootstrap(log_dir, metadata)
     meta = _meta_properties(log_dir)
     node_id = None if meta is None else meta.node_id
     if meta is not None:
@@ -276,6 +281,25 @@ def check_log_dir(log_dir: LogDir) -> Iterator[Finding]:
     for log in log_dir.partitions:
         if log is not metadata and log.topic is not None:
             yield from _partition_against_image(log, load, node_id)
+
+
+def node_metadata(log_dir: LogDir, others: Sequence[LogDir]) -> UnifiedLog | None:
+    """The metadata partition of the same node's metadata log dir (metadata.log.dir), among
+    ``others``: a broker with several log dirs keeps the metadata log in one of them, and
+    applies its image to the partitions of every one. The same node: meta.properties of the
+    same cluster.id and node.id."""
+    meta = _meta_properties(log_dir)
+    if meta is None or meta.node_id is None:
+        return None
+    for other in others:
+        metadata = metadata_partition_of(other) if other is not log_dir else None
+        found = None if metadata is None else _meta_properties(other)
+        if found is not None and (found.cluster_id, found.node_id) == (
+            meta.cluster_id,
+            meta.node_id,
+        ):
+            return metadata
+    return None
 
 
 def _bootstrap(log_dir: LogDir, metadata: UnifiedLog) -> Iterator[Finding]:
@@ -429,5 +453,6 @@ __all__ = [
     "check_metadata_partition",
     "is_metadata_partition",
     "metadata_partition_of",
+    "node_metadata",
     "read_quorum_state",
 ]
