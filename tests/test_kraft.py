@@ -33,7 +33,7 @@ from kraftlog import (
 from metadata_oracle import replay_dir
 
 from kdump.kraft.loader import load_metadata
-from kdump.kraft.node import REDACTED, image_json
+from kdump.kraft.node import REDACTED, image_json, is_sensitive
 
 GENUINE = sorted(REALFILES.rglob(METADATA))
 ORDERS = "b3JkZXJzLXRvcGljLWlkAA"
@@ -370,6 +370,33 @@ def test_secrets_are_redacted_unless_asked(tmp_path: Path) -> None:
     assert shown["configs"]["broker"]["1"]["listener.name.internal.ssl.keystore.password"] == (
         "hunter2"
     )
+
+
+BROKER = 4
+
+
+@pytest.mark.parametrize(
+    ("name", "sensitive"),
+    [
+        # Kafka's PASSWORD configs (the metadata shell redacts them)
+        ("ssl.key.password", True),
+        ("listener.name.internal.ssl.keystore.key", True),
+        ("ssl.truststore.certificates", True),
+        ("listener.name.sasl_ssl.plain.sasl.jaas.config", True),
+        ("password.encoder.old.secret", True),
+        ("delegation.token.master.key", True),
+        ("sasl.oauthbearer.assertion.private.key.passphrase", True),
+        # a remote storage manager's own config: unknown to Kafka, so sensitive to it
+        ("rsm.config.storage.azure.account.key", True),
+        # Kafka's configs of other types
+        ("ssl.keystore.location", False),
+        ("ssl.keystore.type", False),
+        ("log.retention.ms", False),
+        ("delegation.token.expiry.time.ms", False),
+    ],
+)
+def test_a_broker_config_holding_a_secret_is_sensitive(name: str, sensitive: bool) -> None:
+    assert is_sensitive(BROKER, name) is sensitive
 
 
 @pytest.mark.parametrize(

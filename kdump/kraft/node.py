@@ -13,6 +13,7 @@ a key or a certificate store).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -70,10 +71,14 @@ ACL_OPERATIONS = {
     14: "DESCRIBE_TOKENS",
 }
 ACL_PERMISSION_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
-SECRET_WORDS = ("password", "secret", "jaas", "keystore.key", "certificate", "credential")
+SECRET_WORDS = ("password", "passphrase", "secret", "jaas", "certificate", "credential")
 """Words in a broker config's name that say it holds a secret (Kafka's PASSWORD configs:
-ssl.key.password, ssl.keystore.key, ssl.keystore.certificate.chain,
-ssl.truststore.certificates, sasl.jaas.config, password.encoder.secret...)."""
+ssl.key.password, ssl.keystore.certificate.chain, ssl.truststore.certificates, sasl.jaas.config,
+password.encoder.secret, sasl.oauthbearer.assertion.private.key.passphrase...)."""
+SECRET_PARTS = frozenset({"key"})
+"""A dotted part of a broker config's name that says it holds a secret: ssl.keystore.key,
+delegation.token.master.key, a remote storage manager's ``...account.key`` (a config Kafka does
+not know, so sensitive to it); ``keystore`` in ssl.keystore.location is no such part."""
 
 
 def _name(table: dict[int, str], code: int) -> str:
@@ -85,7 +90,8 @@ def is_sensitive(resource_type: int, name: str) -> bool:
     if resource_type == 2:
         return name not in KAFKA_TOPIC_CONFIG_NAMES
     lowered = name.lower()
-    return any(word in lowered for word in SECRET_WORDS)
+    parts = re.split(r"[._-]", lowered)
+    return any(word in lowered for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(parts)
 
 
 def endpoint_json(e: Endpoint) -> dict[str, Any]:
