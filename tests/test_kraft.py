@@ -258,6 +258,8 @@ def test_one_snapshot_named_on_its_own(tmp_path: Path) -> None:
     code, doc, _ = kdump_json(str(d / snapshot_name(42, 4)))
     assert code == 0
     assert (doc["offset"], doc["epoch"], list(doc["brokers"])) == (41, 4, ["3"])
+    text = run_kdump(["metadata", str(d / snapshot_name(42, 4))]).stdout
+    assert "; 3 batches, 2 records read" in text  # header, records, footer
 
 
 def test_what_else_the_image_keeps(tmp_path: Path) -> None:

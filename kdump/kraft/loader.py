@@ -369,11 +369,11 @@ def load_snapshot(load: MetadataLoad, snapshot: SnapshotPath, storage: Storage) 
     delta = MetadataDelta(image)
     faults: list[Fault] = []
     log = storage.open_log(snapshot.name)
+    batches = records = 0
     try:
-        records = sum(
-            0 if batch.is_control else batch.records_count
-            for batch in read_snapshot(log, delta, faults)
-        )
+        for batch in read_snapshot(log, delta, faults):
+            batches += 1
+            records += 0 if batch.is_control else batch.records_count
         time_ms = snapshot_header_time(log)
     finally:
         log.close()
@@ -381,6 +381,7 @@ def load_snapshot(load: MetadataLoad, snapshot: SnapshotPath, storage: Storage) 
     load.image = image
     load.snapshot = snapshot
     load.faults.extend(faults)
+    load.batches += batches
     load.records += records
 
 
@@ -433,7 +434,8 @@ def _truncate_to_snapshot(load: MetadataLoad, log: UnifiedLog) -> None:
         )
         fresh = MetadataLoad(MetadataImage(), load.location, log=log)
         load_snapshot(fresh, snapshot, log.storage)
-        load.image, load.faults, load.records = fresh.image, fresh.faults, fresh.records
+        load.image, load.faults = fresh.image, fresh.faults
+        load.batches, load.records = fresh.batches, fresh.records
 
 
 def load_snapshot_file(storage: Storage, name: str) -> MetadataLoad:
