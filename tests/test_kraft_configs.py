@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from clirun import run_kdump
 from conftest import REALFILES
 from kraftlog import (
@@ -160,10 +161,14 @@ def test_explain_takes_metadata_from_another_directory(tmp_path: Path) -> None:
     assert missing.stderr == f"kdump: {tmp_path / 'nope'}: no such file or directory\n"
 
 
-def test_rebuild_index_writes_at_each_topics_own_interval(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["rebuild-index"], ["recover", "--as-broker"]])
+def test_rebuild_index_writes_at_each_topics_own_interval(
+    tmp_path: Path, command: list[str]
+) -> None:
     """index.interval.bytes=128 for orders in the image, nothing for audit: orders' index has
     an entry after each 180-byte batch (LogSegment.recover: one once more than 128 bytes
-    passed since the last), audit's none in 20 batches (4096 bytes never pass)."""
+    passed since the last), audit's none in 20 batches (4096 bytes never pass). recover
+    --as-broker rebuilds every segment after an unclean stop (no .kafka_cleanshutdown)."""
     log = MetadataLog()
     log.records(config(2, "orders", "index.interval.bytes", "128"))
     log_dir = tmp_path / "broker"
@@ -175,13 +180,14 @@ def test_rebuild_index_writes_at_each_topics_own_interval(tmp_path: Path) -> Non
         (log_dir / name).mkdir()
         (log_dir / name / SEGMENT).write_bytes(batches)
     out = tmp_path / "out"
-    ran = run_kdump(["rebuild-index", str(log_dir / "orders-0"), str(log_dir / "audit-0"),
+    ran = run_kdump([*command, str(log_dir / "orders-0"), str(log_dir / "audit-0"),
                      "--output-dir", str(out)])  # fmt: skip
     assert ran.exit_code == 0, ran.stderr
     index = SEGMENT.replace(".log", ".index")
     assert (out / "orders-0" / index).stat().st_size == 19 * 8
     assert (out / "audit-0" / index).stat().st_size == 0
-    given = run_kdump(["rebuild-index", str(log_dir / "orders-0"), "--output-dir",
+    assert f"metadata image of {log_dir / METADATA} at offset 0 (topic orders)" in ran.stdout
+    given = run_kdump([*command, str(log_dir / "orders-0"), "--output-dir",
                        str(tmp_path / "given"), "--index-interval-bytes", "4096"])  # fmt: skip
     assert given.exit_code == 0, given.stderr
     assert (tmp_path / "given" / "orders-0" / index).stat().st_size == 0  # the option wins
