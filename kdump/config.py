@@ -499,6 +499,11 @@ class MetadataConfigs:
         where = f"topic {topic}"
         return {n: self._raw(n, v, where) for n, v in found.items() if n in TOPIC_CONFIGS}
 
+    def broker_value(self, name: str) -> str | None:
+        """``name`` as this broker's own dynamic config, else the cluster's default (None:
+        neither sets it)."""
+        return self.broker.get(name, self.cluster.get(name))
+
     def broker_layer(self) -> dict[str, RawSetting]:
         """The cluster default, then the broker's own over it."""
         out = {n: self._raw(n, v, "cluster default") for n, v in self.cluster.items()}

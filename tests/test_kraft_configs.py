@@ -236,3 +236,34 @@ def test_report_draws_index_density_against_the_topics_own_interval(tmp_path: Pa
     model = collect([str(log_dir)], ReportOptions(now=0, layers=layers))
     intervals = {p.topic: p.index_interval_bytes for d in model.log_dirs for p in d.partitions}
     assert intervals["orders"] == 128 and intervals["audit"] == 4096
+
+
+def test_txn_takes_producer_id_expiration_from_the_image(tmp_path: Path) -> None:
+    """producer.id.expiration.ms is a dynamic broker config (KIP-854): the cluster's default
+    in the image (1 s) drops a producer idle a minute, Kafka's 1 day does not; this broker's
+    own (node.id 1 in meta.properties) wins over the cluster's; the option over both."""
+    log = MetadataLog()
+    log.records(config(4, "", "producer.id.expiration.ms", "1000"))
+    log_dir = tmp_path / "broker"
+    write_metadata_dir(log_dir, bytes(log.data))
+    (log_dir / "orders-0").mkdir()
+    t0 = 1_780_000_000_000
+    (log_dir / "orders-0" / SEGMENT).write_bytes(batch_bytes(0, [t0], 4000, 0, 0))
+
+    def expired(*more: str) -> list[int]:
+        args = ["txn", str(log_dir / "orders-0"), "--now", str(t0 + 60_000), "--format", "json"]
+        ran = run_kdump([*args, *more])
+        assert ran.exit_code == 0, ran.stderr
+        [partition] = json.loads(ran.stdout)["partitions"]
+        return [p["producer_id"] for p in partition["producer_state"] if p["expired"]]
+
+    assert expired() == [4000]
+    assert expired("--producer-id-expiration-ms", "86400000") == []
+    (log_dir / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=c\n")
+    own = MetadataLog()
+    own.records(
+        config(4, "", "producer.id.expiration.ms", "1000"),
+        config(4, "1", "producer.id.expiration.ms", "3600000"),
+    )
+    write_metadata_dir(log_dir, bytes(own.data))
+    assert expired() == []

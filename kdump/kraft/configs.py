@@ -62,8 +62,7 @@ def find_metadata_configs(
     paths: Iterable[str], metadata: str | None = None
 ) -> MetadataConfigs | None:
     """The config layer of ``find_metadata``'s image; one found beside ``paths`` that does not
-    read is a layer with no configs and a note saying why (``metadata`` named: its error).
-    The broker whose own dynamic configs apply is the log dir's meta.properties ``node.id``."""
+    read is a layer with no configs and a note saying why (``metadata`` named: its error)."""
     try:
         load = find_metadata(paths, metadata)
     except KdumpError as e:
@@ -71,8 +70,12 @@ def find_metadata_configs(
             raise
         found = next(d for d in map(metadata_dir_near, paths) if d is not None)
         return MetadataConfigs(str(found), -1, notes=(f"no metadata image: {e}",))
-    if load is None:
-        return None
+    return None if load is None else node_configs(load)
+
+
+def node_configs(load: MetadataLoad) -> MetadataConfigs:
+    """The config layer of ``load``'s image for the node whose log dir holds it: the broker
+    whose own dynamic configs apply is the log dir's meta.properties ``node.id``."""
     where = Path(load.location)
     if where.is_file():  # a snapshot named on its own
         where = where.parent
@@ -80,4 +83,10 @@ def find_metadata_configs(
     return metadata_configs(load, identify(log_dir).node_id)
 
 
-__all__ = ["find_metadata", "find_metadata_configs", "metadata_configs", "metadata_dir_near"]
+__all__ = [
+    "find_metadata",
+    "find_metadata_configs",
+    "metadata_configs",
+    "metadata_dir_near",
+    "node_configs",
+]
