@@ -164,8 +164,8 @@ def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
             Severity.ERROR,
             error.path or snapshot.path,
             f"{error.reason}: the node reads its newest snapshot at startup and stops on this "
-            "one; move it aside and the next older snapshot (and the log after it) is loaded, "
-            f"as kdump did ({SHOW.format(dir=log.location)})",
+            "one; kdump loaded the next older snapshot and the log after it "
+            f"({SHOW.format(dir=log.location)})",
             offset=snapshot.offset,
             position=error.position,
         )
@@ -421,7 +421,7 @@ def _partition_against_image(
             f"topic id {recorded.topic_id}, but the cluster's image says {name} is "
             f"{topic.id}: the broker refuses this partition (InconsistentTopicIdException) "
             "and marks its log dir offline; the directory is of a deleted topic of the same "
-            "name: move it aside",
+            "name",
         )
         return
     if load.damage is not None or not image.topics_by_id:
