@@ -6,7 +6,10 @@ redaction, the metadata shell's paths."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ from kraftlog import (
     write_metadata_dir,
 )
 from metadata_oracle import replay_dir
+from test_verify import HOLD_LOCK
 
 from kdump.kraft.loader import load_metadata
 from kdump.kraft.node import REDACTED, image_json, is_sensitive
@@ -260,6 +264,38 @@ def test_one_snapshot_named_on_its_own(tmp_path: Path) -> None:
     assert (doc["offset"], doc["epoch"], list(doc["brokers"])) == (41, 4, ["3"])
     text = run_kdump(["metadata", str(d / snapshot_name(42, 4))]).stdout
     assert "; 3 batches, 2 records read" in text  # header, records, footer
+
+
+def test_the_zero_checkpoint_named_on_its_own(tmp_path: Path) -> None:
+    """The metadata shell refuses 00000000000000000000-0000000000.checkpoint (the bootstrap
+    records KIP-1170 puts there); kdump reads it as any snapshot."""
+    zero = snapshot_bytes([feature("metadata.version", 21)], epoch=0)
+    d = write_metadata_dir(tmp_path, None, {snapshot_name(0, 0): zero})
+    code, doc, err = kdump_json(str(d / snapshot_name(0, 0)))
+    assert (code, err) == (0, "")
+    assert (doc["offset"], doc["epoch"], doc["features"]) == (-1, 0, {"metadata.version": 21})
+
+
+def test_a_live_nodes_directory_is_read_without_its_lock(tmp_path: Path) -> None:
+    """The metadata shell takes the log dir's .lock and refuses a running node's directory
+    (KAFKA-15956); kdump takes no lock and reads it while the node holds it."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(GENUINE[0], log_dir / METADATA)
+    lock = log_dir / ".lock"
+    lock.write_bytes(b"")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        code, doc, err = kdump_json(str(log_dir))
+        assert (code, err) == (0, "")
+        assert doc == image_of(GENUINE[0], show_secrets=False)
+    finally:
+        holder.communicate("", timeout=30)
 
 
 def test_what_else_the_image_keeps(tmp_path: Path) -> None:
