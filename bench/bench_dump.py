@@ -30,8 +30,7 @@ import crc32c as crc32c_package
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kdump import speedups
-from kdump.format.batch import iter_records
-from kdump.format.walk import iter_batches
+from kdump.format.walk import iter_batches, iter_records
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"

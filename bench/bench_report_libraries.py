@@ -4,8 +4,8 @@ Python, and how long Debian's headless chromium takes to open it and draw the fi
 plots, then the next page's.
 
 One model (bench_report.py's ``build`` and kdump's ``collect``, run once), one page (kdump's
-``render_html``: the same overview, tables, script and paging, 20 partitions a page in
-``<template>`` elements); only the four plots of each partition change:
+``render_html``: the same overview, tables, script and paging, 20 detailed sections a page in
+``<template>`` elements); only the plots of each detailed section change:
 
 - ``svg``: kdump/report/svg.py, as shipped;
 - ``plotly``: plotly.graph_objects figures, their JSON on the page, plotly.js inlined once
@@ -15,11 +15,12 @@ One model (bench_report.py's ``build`` and kdump's ``collect``, run once), one p
   uses), drawn by ``vegaEmbed`` (its default canvas renderer) when a page is shown;
 - ``matplotlib``: one matplotlib figure per plot saved as SVG and inlined (static, as kdump's).
 
-The four plots carry the same series as kdump's: segments on the offset axis (width their
-offsets, height their size, colour why they rolled; gaps, the dirty section, log start offset,
-high watermark, last stable offset), segments on the time axis (with --now and the retention
-line where they fall inside), index density (min..max and mean per segment against
-index.interval.bytes) and open transactions (with high watermark and last stable offset).
+The plots carry the same series as kdump's, chosen as kdump chooses them: segments on the offset
+axis (width their offsets, height their size, coloured as kdump's classes; gaps, the dirty
+section, log start offset, high watermark, last stable offset) and on the time axis (with --now
+and the retention line where they fall inside) always; open transactions (with high watermark
+and last stable offset) and index density (min..max and mean per segment against
+index.interval.bytes) where the partition has them or findings about its indexes.
 
 "Drawn" is polled in the page: the expected number of svg.plot elements (kdump), or of plot
 containers holding an svg or canvas once the library's promise has resolved. Each file is
@@ -53,22 +54,21 @@ sys.path.insert(0, str(ROOT))
 
 import kdump.report.html as report_html  # noqa: E402
 from kdump.report import PAGE_SIZE, PartitionView, ReportModel, ReportOptions, collect  # noqa: E402
-from kdump.report.html import LEGEND, paginate, render_html  # noqa: E402
+from kdump.report.html import paginate, render_html  # noqa: E402
 from kdump.report.svg import (  # noqa: E402
-    ROLL_CLASSES,
-    _segment_class,
-    _segment_title,
+    INDEX_CODES,
     offset_domain,
     partition_plots,
+    segment_class,
+    segment_title,
 )
 from kdump.units import iso  # noqa: E402
 
-# The colours of kdump's CSS classes (kdump/report/report.css, named for people in LEGEND).
-CLASSES = ["c-size", "c-time", "c-idx", "c-ovf", "c-unk", "c-act"]
-COLOUR = dict(zip(CLASSES, (c for c, _ in LEGEND[: len(CLASSES)]), strict=True))
+# The fills of kdump's segment classes (kdump/report/report.css: .seg, .seg.act, .seg.lost,
+# .seg.future; a deletable segment is hatched, drawn here as a hatched bar).
+COLOUR = {"seg": "#c5cfda", "act": "#98a8b8", "lost": "#e8b4b4", "future": "#f0b35a"}
 HW, LSO, START, NOW, RET = "#2a9d3c", "#d62728", "#555555", "#333333", "#d62728"
 GAP, DIRTY, TXN, HANGING, DENS = "#dddddd", "#f9d2ab", "#f28e2b", "#d62728", "#4e79a7"
-assert set(ROLL_CLASSES.values()) <= COLOUR.keys()
 
 
 # -- the plots' series, read from the model once for every library ---------------------------
@@ -108,14 +108,20 @@ class Plot:
     time_axis: bool = False
 
 
-def _bar(s: Any, x0: float, x1: float, title: str) -> Bar:
-    cls = _segment_class(s).split()
-    return Bar(x0, x1, 0, s.size, COLOUR[cls[1]], title, "del" in cls)
+def _bar(s: Any, x0: float, x1: float, title: str, damaged: int | None) -> Bar:
+    cls = segment_class(s, damaged).split()
+    colour = next((COLOUR[c] for c in reversed(cls) if c in COLOUR), COLOUR["seg"])
+    return Bar(x0, x1, 0, s.size, colour, title, "del" in cls)
+
+
+def _damaged(p: PartitionView) -> int | None:
+    damaged = p.facts.get("damaged_from")
+    return None if damaged is None else int(damaged["segment"])
 
 
 def offsets_series(p: PartitionView) -> Plot:
     x = offset_domain(p)
-    plot = Plot("offsets", "offsets: segments (height = size, colour = why it rolled)", 120)
+    plot = Plot("offsets", "offsets: segments (height = size)", 120)
     plot.xlim = (x.lo, x.hi)
     if p.dirty is not None and p.dirty[1] > p.dirty[0]:
         a, b = p.dirty
@@ -124,7 +130,10 @@ def offsets_series(p: PartitionView) -> Plot:
         if nxt.base_offset > prev.next_offset:
             title = f"offsets {prev.next_offset}..{nxt.base_offset - 1} lie in no segment"
             plot.bands.append(Bar(prev.next_offset, nxt.base_offset, 0, 1, GAP, title))
-    plot.bars = [_bar(s, s.base_offset, s.next_offset, _segment_title(s)) for s in p.segments]
+    damaged = _damaged(p)
+    plot.bars = [
+        _bar(s, s.base_offset, s.next_offset, segment_title(s), damaged) for s in p.segments
+    ]
     marks = [
         (p.log_start_offset, START, "log start offset"),
         (p.high_watermark, HW, "high watermark"),
@@ -145,8 +154,8 @@ def time_series(p: PartitionView, now: int) -> Plot:
     plot.xlim = (lo, hi if hi > lo else lo + 1)
     for s in timed:
         a, b = sorted((s.first_timestamp, s.largest_timestamp))
-        title = _segment_title(s) + f"; {iso(s.first_timestamp)} .. {iso(s.largest_timestamp)}"
-        plot.bars.append(_bar(s, a, b, title))
+        title = segment_title(s) + f"; {iso(s.first_timestamp)} .. {iso(s.largest_timestamp)}"
+        plot.bars.append(_bar(s, a, b, title, _damaged(p)))
     lines = [Rule(now, NOW, f"--now {iso(now)}")]
     if p.retention_ms is not None and p.retention_ms >= 0:
         lines.append(Rule(now - p.retention_ms, RET, f"retention line {iso(now - p.retention_ms)}"))
@@ -187,10 +196,16 @@ def txn_series(p: PartitionView) -> Plot:
 
 
 def series(p: PartitionView, now: int, interval: int) -> list[Plot]:
-    """The four plots of a partition with segments, as kdump.report.svg.partition_plots."""
+    """The plots kdump.report.svg.partition_plots draws for a partition: its log by offsets
+    and by time, its open transactions and its index density where it has them."""
     if not p.segments:
         return []
-    return [offsets_series(p), time_series(p, now), index_series(p, interval), txn_series(p)]
+    plots = [offsets_series(p), time_series(p, now)]
+    if p.open_transactions:
+        plots.append(txn_series(p))
+    if any(f.code.startswith(INDEX_CODES) for f in p.findings):
+        plots.append(index_series(p, interval))
+    return plots
 
 
 # -- the libraries ---------------------------------------------------------------------------
@@ -558,9 +573,14 @@ def main() -> None:
     model = collect([str(log_dir)], ReportOptions(now=int(time.time() * 1000)))
     print(f"partitions: {args.partitions}, collect: {time.perf_counter() - start:.1f} s")
     pages = paginate(model)
-    expect = [4 * sum(1 for p in page if p.segments) for page in pages[:2]] + [0]
     rows = []
     for library in chosen:
+        # two to four plots a partition (transactions and index density only where they show
+        # something)
+        expect = [
+            sum(len(series(p, model.now, p.index_interval_bytes)) for p in page)
+            for page in pages[:2]
+        ] + [0]
         out = log_dir.parent / f"report-{library.name}.html"
         written = write(library, model, [str(log_dir)], out)
         # A fresh chromium (fresh profile) each round; the best time of the rounds is kept,

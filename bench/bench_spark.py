@@ -48,11 +48,11 @@ from kdump.format.layout import LOG_HEADER
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kdump.format.walk import iter_batches
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import local_segments
 from kdump.spark.extract import SegmentExport, segment_tasks
 from kdump.spark.job import TASKS_PER_CORE, export_on_spark, verify_on_spark
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema
 from kdump.spark.session import build_session
+from kdump.unified_log import local_segments
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"

@@ -59,7 +59,7 @@ from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.format.layout import LOG_HEADER
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import local_segments
+from kdump.unified_log import local_segments
 
 MIB = 2**20
 

@@ -21,7 +21,6 @@ from kdump.checks.log import scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError
-from kdump.format.batch import iter_records
 from kdump.format.index import OffsetIndex
 from kdump.format.internal import MESSAGE_PARSERS, decode_control_record
 from kdump.format.records import Record, control_record_key, end_transaction_marker
@@ -34,7 +33,7 @@ from kdump.format.textfiles import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
-from kdump.format.walk import iter_batches
+from kdump.format.walk import iter_batches, iter_records
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.records import FileRecords
 from kdump.storage.remote.aiven import parse_manifest

@@ -290,6 +290,125 @@ static int check_type(PyObject *cls)
     return 0;
 }
 
+/* ------------------------------------------------------------------ named results */
+
+/* What the functions hand back, as struct sequences (named tuples: read by name, or unpacked):
+ * the module's WalkedRun, IndexPoints... of the same fields, declared in kdump/_speedups.pyi. */
+enum {
+    WALKED_RUN,
+    CRC_SHARE_COUNTS,
+    INDEX_POINTS,
+    PACKED_ENTRIES,
+    RECORD_ERROR,
+    RENDERED_RUN,
+    RENDERED_PAYLOAD,
+    DEEP_CHECKED,
+    N_RESULTS
+};
+
+static PyStructSequence_Field walked_run_fields[] = {
+    {"n", "batches walked"},
+    {"columns", "their WALK_COLUMNS, n int64 values each, one after the other"},
+    {"position", "where the next run starts"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field crc_share_counts_fields[] = {
+    {"posted", "runs of CRC work the walk posted"},
+    {"helped", "slices of them the helping thread checked"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field index_points_fields[] = {
+    {"last_entry", "position of the last offset index entry made"},
+    {"max_ts", "the greatest timestamp so far"},
+    {"offset_of_max_ts", "the last offset of the batch that holds it"},
+    {"offsets", "the new offset index entries' offsets (int64 bytes)"},
+    {"positions", "their positions (int64 bytes)"},
+    {"timestamps", "the new time index entries' timestamps (int64 bytes)"},
+    {"time_offsets", "their offsets (int64 bytes)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field packed_entries_fields[] = {
+    {"data", "the entries, packed as the index file holds them"},
+    {"entries", "how many"},
+    {"last_first", "the last entry's first value (offset or timestamp)"},
+    {"last_second", "the last entry's second value (position or offset)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field record_error_fields[] = {
+    {"record", "the number of the record that does not decode"},
+    {"fault", "why: a RecordFault"},
+    {"detail", "the first number its wording takes"},
+    {"detail2", "the second"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field rendered_run_fields[] = {
+    {"data", "the lines rendered"},
+    {"next_index", "the batch of the run to go on from"},
+    {"last_offset", "the last offset rendered"},
+    {"gaps", "(last offset, next offset) pairs that do not follow each other"},
+    {"invalid", "batches whose CRC fails"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field rendered_payload_fields[] = {
+    {"data", "the lines rendered"},
+    {"last_offset", "the last offset rendered"},
+    {"gaps", "(last offset, next offset) pairs that do not follow each other"},
+    {"position", "where in the payload the next call goes on"},
+    {"next_record", "the record it goes on from (the batch's record count: done)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Field deep_checked_fields[] = {
+    {"next_index", "the batch of the run the Python checks go on from"},
+    {"records", "records counted"},
+    {"flagged", "batches the Python checks must look at"},
+    {NULL, NULL},
+};
+
+#define RESULT(name, doc, fields)                                                               \
+    {"kdump._speedups." name, doc, fields, sizeof(fields) / sizeof(fields[0]) - 1}
+static PyStructSequence_Desc result_descs[N_RESULTS] = {
+    RESULT("WalkedRun", "walk_v2's run of batches", walked_run_fields),
+    RESULT("CrcShareCounts", "CrcShare.counts()", crc_share_counts_fields),
+    RESULT("IndexPoints", "index_points' new entries and state", index_points_fields),
+    RESULT("PackedEntries", "pack_entries' index entries", packed_entries_fields),
+    RESULT("RecordError", "the record v2_records stopped at", record_error_fields),
+    RESULT("RenderedRun", "render_batches' lines", rendered_run_fields),
+    RESULT("RenderedPayload", "render_payload's lines", rendered_payload_fields),
+    RESULT("DeepChecked", "deep_check's count", deep_checked_fields),
+};
+#undef RESULT
+static PyTypeObject *result_types[N_RESULTS];
+
+/* A `which` result holding the values `format` builds (Py_BuildValue's "(...)"); NULL on
+ * failure, the values' references released either way. */
+static PyObject *named_result(int which, const char *format, ...)
+{
+    va_list va;
+    va_start(va, format);
+    PyObject *values = Py_VaBuildValue(format, va);
+    va_end(va);
+    if (values == NULL)
+        return NULL;
+    PyObject *out = PyStructSequence_New(result_types[which]);
+    for (Py_ssize_t i = 0; out != NULL && i < PyTuple_GET_SIZE(values); i++)
+        PyStructSequence_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(values, i)));
+    Py_DECREF(values);
+    return out;
+}
+
+/* module.NAME for each result type */
+static int add_result_types(PyObject *m)
+{
+    for (int i = 0; i < N_RESULTS; i++) {
+        result_types[i] = PyStructSequence_NewType(&result_descs[i]);
+        const char *name = strrchr(result_descs[i].name, '.') + 1;
+        if (result_types[i] == NULL ||
+            PyModule_AddObjectRef(m, name, (PyObject *)result_types[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ crc32c(buf, start, end) */
 
 static PyObject *crc32c_of(PyObject *obj, Py_ssize_t start, Py_ssize_t end)
@@ -661,7 +780,7 @@ static PyObject *share_counts(CrcShare *sh, PyObject *unused)
     pthread_mutex_lock(&sh->lock);
     unsigned long long posted = sh->posted, helped = sh->helped;
     pthread_mutex_unlock(&sh->lock);
-    return Py_BuildValue("(KK)", posted, helped);
+    return named_result(CRC_SHARE_COUNTS, "(KK)", posted, helped);
 }
 
 static PyObject *share_kick(CrcShare *sh, PyObject *unused)
@@ -687,7 +806,8 @@ static PyMethodDef share_methods[] = {
      "help(kicks) -> bool: check CRCs of a posted run; else wait for one, a kick or close"},
     {"kicks", (PyCFunction)share_kicks, METH_NOARGS, "kicks() -> the kicks so far"},
     {"counts", (PyCFunction)share_counts, METH_NOARGS,
-     "counts() -> (runs posted, slices the helping thread checked)"},
+     "counts() -> CrcShareCounts(posted: runs posted, helped: slices the helping thread "
+     "checked)"},
     {"kick", (PyCFunction)share_kick, METH_NOARGS, "kick(): wake a thread waiting in help"},
     {"close", (PyCFunction)share_close, METH_NOARGS, "close(): help returns, now and after"},
     {NULL, NULL, 0, NULL},
@@ -705,7 +825,7 @@ static PyTypeObject CrcShareType = {
 #endif
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
- *   -> (n, columns, next position)
+ *   -> WalkedRun(n, columns, position: where the next run starts)
  * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
  * from `start` that start before `stop`, as int64 columns (one bytes object, column after
  * column of n values). It stops, leaving the decision to the Python reference, at 17 bytes
@@ -830,7 +950,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         if (data == NULL)
             return NULL;
     }
-    return Py_BuildValue("(nNn)", n, data, pos);
+    return named_result(WALKED_RUN, "(nNn)", n, data, pos);
 }
 
 /* kdump.format.walk.Producers */
@@ -927,7 +1047,8 @@ static PyObject *py_column_range(PyObject *self, PyObject *args)
 
 /* index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts,
  *              offset_of_max_ts)
- *   -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps, time_offsets)
+ *   -> IndexPoints(last_entry, max_ts, offset_of_max_ts, offsets, positions, timestamps,
+ *                  time_offsets)
  * LogSegment.recover's index appends over a run of batches (kdump.repair.rebuild's
  * _IndexWriter.batches): the running largest timestamp, and an entry wherever more than
  * `interval` bytes have passed since the last one. Entries come back as native int64 columns. */
@@ -970,9 +1091,9 @@ static PyObject *py_index_points(PyObject *self, PyObject *args)
         }
     }
     Py_ssize_t bytes = k * (Py_ssize_t)sizeof(int64_t);
-    result = Py_BuildValue("(LLLy#y#y#y#)", last_entry, max_ts, at_max, (const char *)out, bytes,
-                           (const char *)(out + n), bytes, (const char *)(out + 2 * n), bytes,
-                           (const char *)(out + 3 * n), bytes);
+    result = named_result(INDEX_POINTS, "(LLLy#y#y#y#)", last_entry, max_ts, at_max,
+                          (const char *)out, bytes, (const char *)(out + n), bytes,
+                          (const char *)(out + 2 * n), bytes, (const char *)(out + 3 * n), bytes);
 done:
     PyMem_Free(out);
     release_columns(views, 3);
@@ -980,7 +1101,7 @@ done:
 }
 
 /* pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second)
- *   -> (bytes, entries, last first, last second) or None
+ *   -> PackedEntries(data, entries, last_first, last_second) or None
  * The in-order case of the rebuild's index builders (kdump.repair.rebuild), whose Python code
  * takes every other case: offset index entries (offset, position) from strictly rising
  * offsets above last_first; time index entries (timestamp, offset) from rising timestamps and
@@ -1062,7 +1183,7 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
     }
     if (_PyBytes_Resize(&out, k * width) < 0)
         return NULL;
-    return Py_BuildValue("(NnLL)", out, k, last_first, last_second);
+    return named_result(PACKED_ENTRIES, "(NnLL)", out, k, last_first, last_second);
 }
 
 /* ------------------------------------------------------------------ v2 records */
@@ -1543,8 +1664,9 @@ static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
  *            record_cls, header_cls[, start, first, max_records, max_bytes])
  *   -> None when record `first` (at `start` in the payload) holds something only the Python
  *      decoder models (it then decodes the rest of the batch), else (records, position in the
- *      payload where decoding stopped, error) where error is None or (number of the record
- *      that failed, fault, detail, detail2): a RecordFault and the numbers its wording takes.
+ *      payload where decoding stopped, error) where error is None or RecordError(number of the
+ *      record that failed, fault, detail, detail2): a RecordFault and the numbers its wording
+ *      takes.
  * Records `first` to `count` - 1 from `start`, at most `max_records` of them and no more once
  * `max_bytes` of the payload are read, so a batch of millions of records (a decompression bomb
  * holds 38 M in 22 KB) is decoded a slice at a time and never held whole as Python objects;
@@ -1622,8 +1744,11 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         r.error = OK; /* the records before it; the next call returns None */
     }
     if (r.error)
-        return Py_BuildValue("(Nn(niLL))", list, pos, first + n, r.error, (long long)r.detail,
-                             (long long)r.detail2);
+        return Py_BuildValue("(NnN)", list, pos,
+                             named_result(RECORD_ERROR, "(niLL)", first + n, r.error,
+                                          (long long)r.detail, (long long)r.detail2));
+    /* a plain tuple: once per slice, the hot path of small batches (a struct sequence, made
+     * without a free list, cost 5% on one-record batches) */
     return Py_BuildValue("(NnO)", list, pos, Py_None);
 }
 
@@ -2237,7 +2362,8 @@ static void render_ctx_free(render_ctx *rc)
 
 /* render_batches(buf, columns, start, as_json, batch_template, record_template or None,
  *                key_decoder, value_decoder, last_offset, max_output)
- *   -> (bytes, next index, last offset, non-consecutive (last, next) pairs, invalid batches)
+ *   -> RenderedRun(data, next_index, last_offset, gaps: non-consecutive (last, next) pairs,
+ *                  invalid: batches whose CRC fails)
  * The lines of the run's batches from `start` (columns: the walk's, in WALK_COLUMNS order),
  * with the records of each (record_template given) read in place; it stops before a batch
  * the Python renderer must do: a legacy message, and with records a compressed or control
@@ -2304,8 +2430,8 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
     if (!failed) {
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
         if (data != NULL)
-            result = Py_BuildValue("(NnLOn)", data, i, (long long)rc.last_offset, rc.gaps,
-                                   invalid);
+            result = named_result(RENDERED_RUN, "(NnLOn)", data, i, (long long)rc.last_offset,
+                                  rc.gaps, invalid);
     }
     PyMem_Free(o.data);
     render_ctx_free(&rc);
@@ -2315,7 +2441,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
 /* render_payload(payload, columns, index, as_json, batch_template, record_template,
  *                key_decoder, value_decoder, last_offset[, position, first, max_output])
  *   -> None (the Python renderer must do this batch, from record `first` on) or
- *      (bytes, last offset, pairs, next position, next record)
+ *      RenderedPayload(data, last_offset, gaps, position, next_record)
  * Batch `index` of the run with the records of `payload` (a compressed batch's records,
  * decompressed by the caller, or a large batch's in place): its line (`first` 0), then its
  * records from record `first` at `position` in the payload, until the output passes
@@ -2380,8 +2506,8 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
          * first, then None from the next call */
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
         if (data != NULL)
-            result = Py_BuildValue("(NLOnL)", data, (long long)rc.last_offset, rc.gaps, pos,
-                                   (long long)next);
+            result = named_result(RENDERED_PAYLOAD, "(NLOnL)", data, (long long)rc.last_offset,
+                                  rc.gaps, pos, (long long)next);
     }
     PyMem_Free(o.data);
     render_ctx_free(&rc);
@@ -2422,7 +2548,7 @@ static int records_clean(const batch_row *b, const uint8_t *payload, Py_ssize_t 
     return 1;
 }
 
-/* deep_check(buf, columns, start, payload or None) -> (next index, records, flagged)
+/* deep_check(buf, columns, start, payload or None) -> DeepChecked(next_index, records, flagged)
  * verify --deep over the walk's columns: the uncompressed v2 batches from `start`, records
  * read in place, up to the first batch the Python code must open (compressed: it decompresses
  * and calls again with the payload for that one batch; legacy). Clean batches only add to the
@@ -2470,7 +2596,7 @@ static PyObject *py_deep_check(PyObject *self, PyObject *args)
     release_columns(views, WALK_COLUMNS);
     if (flagged == NULL)
         return NULL;
-    return Py_BuildValue("(nLN)", i, (long long)records, flagged);
+    return named_result(DEEP_CHECKED, "(nLN)", i, (long long)records, flagged);
 }
 
 /* ------------------------------------------------------------------ index checks, streaming */
@@ -2845,7 +2971,7 @@ static PyMethodDef methods[] = {
      "without the GIL"},
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
-     "(n, columns, next position)"},
+     "WalkedRun(n, columns, position)"},
     {"column_range", py_column_range, METH_VARARGS,
      "column_range(column, stop) -> (min, max) of an int64 column's first stop values, or None"},
     {"flag_batches", py_flag_batches, METH_VARARGS,
@@ -2864,28 +2990,28 @@ static PyMethodDef methods[] = {
      "time_index_check(index, used, base_offset, offset_rows) -> flagged entries"},
     {"pack_entries", py_pack_entries, METH_VARARGS,
      "pack_entries(firsts, seconds, base_offset, time_index, last_first, last_second) -> "
-     "(bytes, entries, last first, last second) or None"},
+     "PackedEntries(data, entries, last_first, last_second) or None"},
     {"index_points", py_index_points, METH_VARARGS,
      "index_points(positions, last_offsets, max_timestamps, interval, last_entry, max_ts, "
-     "offset_of_max_ts) -> (last_entry, max_ts, offset_of_max_ts, offsets, positions, "
-     "timestamps, time_offsets)"},
+     "offset_of_max_ts) -> IndexPoints(last_entry, max_ts, offset_of_max_ts, offsets, "
+     "positions, timestamps, time_offsets)"},
     {"render_batches", py_render_batches, METH_VARARGS,
      "render_batches(buf, columns, start, as_json, batch_template, record_template, "
-     "key_decoder, value_decoder, last_offset, max_output) -> (bytes, next index, "
-     "last offset, non-consecutive pairs, invalid batches)"},
+     "key_decoder, value_decoder, last_offset, max_output) -> RenderedRun(data, next_index, "
+     "last_offset, gaps, invalid)"},
     {"render_payload", py_render_payload, METH_VARARGS,
      "render_payload(payload, columns, index, as_json, batch_template, record_template, "
      "key_decoder, value_decoder, last_offset[, position, first, max_output]) -> None or "
-     "(bytes, last offset, pairs, next position, next record)"},
+     "RenderedPayload(data, last_offset, gaps, position, next_record)"},
     {"deep_check", py_deep_check, METH_VARARGS,
-     "deep_check(buf, columns, start, payload) -> (next index, records, flagged batches)"},
+     "deep_check(buf, columns, start, payload) -> DeepChecked(next_index, records, flagged)"},
     {"set_record_class", py_set_record_class, METH_O,
      "set_record_class(Record): the Python Record the C Record prints, pickles and "
      "delegates as"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls[, start, first, max_records, max_bytes]) -> None or "
-     "(records, position, error)"},
+     "(records, position, RecordError or None)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2964,7 +3090,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||
                       add_names(m, "RECORD_FIELDS", record_fields, RECORD_FIELDS) < 0 ||
                       add_names(m, "RECORD_FAULTS", record_faults, N_FAULTS) < 0 ||
-                      add_layout(m) < 0))
+                      add_layout(m) < 0 || add_result_types(m) < 0))
         Py_CLEAR(m);
     return m;
 }

@@ -1,24 +1,39 @@
-from typing import Any
+# kdump/_speedups.c, as mypy sees it through kdump.speedups.native(). Each result the Python
+# code reads field by field is a struct sequence of the module (a named tuple); results with a
+# Python twin (flag_batches: kdump.format.walk.Flags, offset_index_check and gather: the
+# reference in kdump.checks) are plain tuples, named where the call site takes them, and so is
+# v2_records', made once per batch.
+# tests/test_speedups.py checks this stub against the built module (mypy's stubtest).
 
-from kdump.crc import Buffer
+from typing import Any, Final, final
+
+from _typeshed import ReadableBuffer, WriteableBuffer, structseq
 
 WALK_COLUMNS: tuple[str, ...]
+RENDER_FIELDS: tuple[str, ...]
+RECORD_FIELDS: tuple[str, ...]
+RECORD_FAULTS: tuple[str, ...]
+LAYOUT: dict[str, int]
 
 def hardware_crc() -> bool: ...
 def set_hardware_crc(on: bool, /) -> bool: ...
-def crc32c(buf: Buffer, start: int = 0, end: int = ..., /) -> int: ...
-def advise(buf: Buffer, start: int, end: int, advice: int, /) -> int: ...
-def pack_entries(
-    firsts: Buffer,
-    seconds: Buffer,
-    base_offset: int,
-    time_index: bool,
-    last_first: int,
-    last_second: int,
-    /,
-) -> tuple[bytes, int, int, int] | None: ...
+def crc32c(buf: ReadableBuffer, start: int = 0, end: int = ..., /) -> int: ...
+def advise(buf: ReadableBuffer, start: int, end: int, advice: int, /) -> int: ...
+
+@final
+class WalkedRun(structseq[Any], tuple[int, bytes, int]):
+    __match_args__: Final = ("n", "columns", "position")
+    @property
+    def n(self) -> int: ...
+    @property
+    def columns(self) -> bytes:
+        """WALK_COLUMNS, n int64 values each, one after the other."""
+    @property
+    def position(self) -> int:
+        """Where the next run starts."""
+
 def walk_v2(
-    buf: Buffer,
+    buf: ReadableBuffer,
     start: int,
     stop: int,
     end: int,
@@ -28,26 +43,35 @@ def walk_v2(
     until_invalid: bool,
     share: CrcShare | None = None,
     /,
-) -> tuple[int, bytes, int]: ...
+) -> WalkedRun: ...
 
+@final
+class CrcShareCounts(structseq[int], tuple[int, int]):
+    __match_args__: Final = ("posted", "helped")
+    @property
+    def posted(self) -> int: ...
+    @property
+    def helped(self) -> int: ...
+
+@final
 class CrcShare:
     """A walk's CRC work shared with its read-ahead thread."""
 
     def help(self, kicks: int, /) -> bool: ...
     def kicks(self) -> int: ...
-    def counts(self) -> tuple[int, int]: ...
+    def counts(self) -> CrcShareCounts: ...
     def kick(self) -> None: ...
     def close(self) -> None: ...
 
-def column_range(column: Buffer, stop: int, /) -> tuple[int, int] | None: ...
+def column_range(column: ReadableBuffer, stop: int, /) -> tuple[int, int] | None: ...
 def flag_batches(
-    base_offsets: Buffer,
-    last_offsets: Buffer,
-    epochs: Buffer,
-    magics: Buffer,
-    valids: Buffer,
-    producer_ids: Buffer,
-    attributes: Buffer,
+    base_offsets: ReadableBuffer,
+    last_offsets: ReadableBuffer,
+    epochs: ReadableBuffer,
+    magics: ReadableBuffer,
+    valids: ReadableBuffer,
+    producer_ids: ReadableBuffer,
+    attributes: ReadableBuffer,
     segment_base: int,
     has_prev: bool,
     prev_last: int,
@@ -55,26 +79,120 @@ def flag_batches(
     producers: int,
     /,
 ) -> tuple[list[int], int, tuple[int, int] | None, bool, int, int]: ...
-def index_keys(index: Buffer, used: int, base_offset: int, time_index: bool, /) -> bytes: ...
+def index_keys(
+    index: ReadableBuffer, used: int, base_offset: int, time_index: bool, /
+) -> bytes: ...
+
+_GatherState = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
+
 def gather(
-    positions: Buffer,
-    base_offsets: Buffer,
-    last_offsets: Buffer,
-    max_timestamps: Buffer,
-    wanted_positions: Buffer,
-    wanted_offsets: Buffer,
-    position_rows: Buffer,
-    offset_rows: Buffer,
-    state: tuple[int, ...],
+    positions: ReadableBuffer,
+    base_offsets: ReadableBuffer,
+    last_offsets: ReadableBuffer,
+    max_timestamps: ReadableBuffer,
+    wanted_positions: ReadableBuffer,
+    wanted_offsets: ReadableBuffer,
+    position_rows: WriteableBuffer,
+    offset_rows: WriteableBuffer,
+    state: _GatherState,
     /,
-) -> tuple[int, ...]: ...
+) -> _GatherState: ...
 def offset_index_check(
-    index: Buffer, used: int, base_offset: int, rows: Buffer, valid_bytes: int, last_log: int, /
+    index: ReadableBuffer,
+    used: int,
+    base_offset: int,
+    rows: ReadableBuffer,
+    valid_bytes: int,
+    last_log: int,
+    /,
 ) -> tuple[list[int], int, int, int]: ...
-def time_index_check(index: Buffer, used: int, base_offset: int, rows: Buffer, /) -> list[int]: ...
+def time_index_check(
+    index: ReadableBuffer, used: int, base_offset: int, rows: ReadableBuffer, /
+) -> list[int]: ...
+
+@final
+class PackedEntries(structseq[Any], tuple[bytes, int, int, int]):
+    __match_args__: Final = ("data", "entries", "last_first", "last_second")
+    @property
+    def data(self) -> bytes:
+        """The entries as the index file holds them."""
+    @property
+    def entries(self) -> int: ...
+    @property
+    def last_first(self) -> int:
+        """The last entry's first value: its offset (timestamp in a time index)."""
+    @property
+    def last_second(self) -> int:
+        """The last entry's second value: its position (offset in a time index)."""
+
+def pack_entries(
+    firsts: ReadableBuffer,
+    seconds: ReadableBuffer,
+    base_offset: int,
+    time_index: bool,
+    last_first: int,
+    last_second: int,
+    /,
+) -> PackedEntries | None: ...
+
+@final
+class IndexPoints(structseq[Any], tuple[int, int, int, bytes, bytes, bytes, bytes]):
+    __match_args__: Final = (
+        "last_entry",
+        "max_ts",
+        "offset_of_max_ts",
+        "offsets",
+        "positions",
+        "timestamps",
+        "time_offsets",
+    )
+    @property
+    def last_entry(self) -> int: ...
+    @property
+    def max_ts(self) -> int: ...
+    @property
+    def offset_of_max_ts(self) -> int: ...
+    @property
+    def offsets(self) -> bytes:
+        """The new offset index entries' offsets (int64s), then ``positions`` theirs."""
+    @property
+    def positions(self) -> bytes: ...
+    @property
+    def timestamps(self) -> bytes:
+        """The new time index entries' timestamps (int64s), then ``time_offsets`` theirs."""
+    @property
+    def time_offsets(self) -> bytes: ...
+
+def index_points(
+    positions: ReadableBuffer,
+    last_offsets: ReadableBuffer,
+    max_timestamps: ReadableBuffer,
+    interval: int,
+    last_entry: int,
+    max_ts: int,
+    offset_of_max_ts: int,
+    /,
+) -> IndexPoints: ...
+
+@final
+class RenderedRun(structseq[Any], tuple[bytes, int, int, list[tuple[int, int]], int]):
+    __match_args__: Final = ("data", "next_index", "last_offset", "gaps", "invalid")
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def next_index(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def gaps(self) -> list[tuple[int, int]]:
+        """(last offset, next offset) pairs that do not follow each other."""
+    @property
+    def invalid(self) -> int:
+        """Batches whose CRC fails."""
+
 def render_batches(
-    buf: Buffer,
-    columns: tuple[Buffer, ...],
+    buf: ReadableBuffer,
+    columns: tuple[ReadableBuffer, ...],
     start: int,
     as_json: bool,
     batch_template: str,
@@ -84,10 +202,27 @@ def render_batches(
     last_offset: int,
     max_output: int,
     /,
-) -> tuple[bytes, int, int, list[tuple[int, int]], int]: ...
+) -> RenderedRun: ...
+
+@final
+class RenderedPayload(structseq[Any], tuple[bytes, int, list[tuple[int, int]], int, int]):
+    __match_args__: Final = ("data", "last_offset", "gaps", "position", "next_record")
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def gaps(self) -> list[tuple[int, int]]: ...
+    @property
+    def position(self) -> int:
+        """Where in the payload the next call goes on."""
+    @property
+    def next_record(self) -> int:
+        """The record it goes on from (the batch's record count: done)."""
+
 def render_payload(
-    payload: Buffer,
-    columns: tuple[Buffer, ...],
+    payload: ReadableBuffer,
+    columns: tuple[ReadableBuffer, ...],
     index: int,
     as_json: bool,
     batch_template: str,
@@ -99,15 +234,49 @@ def render_payload(
     first: int = 0,
     max_output: int = ...,
     /,
-) -> tuple[bytes, int, list[tuple[int, int]], int, int] | None: ...
+) -> RenderedPayload | None: ...
 
-RENDER_FIELDS: tuple[str, ...]
+@final
+class DeepChecked(structseq[Any], tuple[int, int, list[int]]):
+    __match_args__: Final = ("next_index", "records", "flagged")
+    @property
+    def next_index(self) -> int: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def flagged(self) -> list[int]:
+        """Batches the Python checks must look at."""
 
 def deep_check(
-    buf: Buffer, columns: tuple[Buffer, ...], start: int, payload: Buffer | None, /
-) -> tuple[int, int, list[int]]: ...
+    buf: ReadableBuffer,
+    columns: tuple[ReadableBuffer, ...],
+    start: int,
+    payload: ReadableBuffer | None,
+    /,
+) -> DeepChecked: ...
+
+@final
+class Record:
+    """kdump.format.records.Record made in C: it reads, compares, prints and pickles as it."""
+
+def set_record_class(record: type[tuple[Any, ...]], /) -> None: ...
+
+@final
+class RecordError(structseq[int], tuple[int, int, int, int]):
+    __match_args__: Final = ("record", "fault", "detail", "detail2")
+    @property
+    def record(self) -> int:
+        """The number of the record that does not decode."""
+    @property
+    def fault(self) -> int:
+        """Why: a kdump.format.records.RecordFault."""
+    @property
+    def detail(self) -> int: ...
+    @property
+    def detail2(self) -> int: ...
+
 def v2_records(
-    payload: Buffer,
+    payload: ReadableBuffer,
     count: int,
     base_offset: int,
     base_timestamp: int,
@@ -120,14 +289,7 @@ def v2_records(
     max_records: int = ...,
     max_bytes: int = ...,
     /,
-) -> tuple[list[Any], int, tuple[int, int, int, int] | None] | None: ...
-def index_points(
-    positions: Buffer,
-    last_offsets: Buffer,
-    max_timestamps: Buffer,
-    interval: int,
-    last_entry: int,
-    max_ts: int,
-    offset_of_max_ts: int,
-    /,
-) -> tuple[int, int, int, bytes, bytes, bytes, bytes]: ...
+) -> tuple[list[Any], int, RecordError | None] | None:
+    """None, or the records (C Records standing in for ``record_cls``, with ``header_cls``
+    headers), where decoding stopped in the payload, and what stopped it. A plain tuple: it
+    is made once per slice (a struct sequence cost 5% on one-record batches)."""

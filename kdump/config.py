@@ -35,7 +35,7 @@ from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
-from kdump.errors import KdumpError
+from kdump.errors import ConfigError
 from kdump.format.textfiles import parse_properties, text_lines
 
 Value = int | float | bool | tuple[str, ...]
@@ -47,14 +47,6 @@ _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")  # ConfigDef.COMMA_WITH_WHITESPACE
 HOURS_TO_MS = 3_600_000
 MINUTES_TO_MS = 60_000
-
-
-class ConfigError(KdumpError):
-    """A setting Kafka would refuse, or a settings file kdump cannot read (exit code 3)."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(message, where)
-        self.where = where
 
 
 class ConfigType(str, Enum):

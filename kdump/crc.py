@@ -44,7 +44,7 @@ def crc32c(data: Buffer) -> int:
     native = speedups.native()
     if native is None:
         return python_crc32c()(data)
-    return int(native.crc32c(data))
+    return native.crc32c(data)
 
 
 def crc32c_range(buf: Buffer, start: int, end: int) -> int:
@@ -52,7 +52,7 @@ def crc32c_range(buf: Buffer, start: int, end: int) -> int:
     native = speedups.native()
     if native is None:
         return python_crc32c()(memoryview(buf)[start:end])
-    return int(native.crc32c(buf, start, end))
+    return native.crc32c(buf, start, end)
 
 
 def crc32(data: Buffer) -> int:

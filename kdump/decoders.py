@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kdump.errors import KdumpError
-from kdump.format.records import Malformed, zigzag_varint
+from kdump.errors import DecodeError, DecoderLoadError, Malformed
+from kdump.format.records import zigzag_varint
 from kdump.render.describe import DECODERS, Decoder
 
 ENTRY_POINT_GROUP = "kdump.decoders"
@@ -45,14 +45,6 @@ MAGIC_BYTE = 0
 _SCHEMA_ID = struct.Struct(">i")
 FORMATS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 HTTP_TIMEOUT_SECONDS = 10
-
-
-class DecoderLoadError(KdumpError):
-    """A --key/--value-decoder-class that names nothing kdump can load (a usage error)."""
-
-
-class DecodeError(Exception):
-    """One key or value its decoder cannot decode; the message says why."""
 
 
 class Decoded(str):

@@ -48,6 +48,8 @@ class Found:
     found outside any log dir), and the paths that could not be read."""
 
     log_dirs: list[LogDir] = field(default_factory=list)
+    owned: list[UnifiedLog] = field(default_factory=list)
+    """The partitions of ``log_dirs``, log dir by log dir (each points back to its own)."""
     loose: list[UnifiedLog] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
 
@@ -56,7 +58,7 @@ class Found:
         """Every partition, log dirs' first, each once (named twice, or a segment of it named
         besides: the segments merged), in the order found."""
         merged: dict[str, UnifiedLog] = {}
-        for log in [p for ld in self.log_dirs for p in ld.partitions] + self.loose:
+        for log in self.owned + self.loose:
             key = _key(log)
             seen = merged.get(key)
             if seen is None:
@@ -161,25 +163,28 @@ class _Search:
         self.tree(LocalStorage(path), _parent(path), raw)
 
     def tree(self, root: Storage, parent: Storage | None, raw: str) -> None:
-        log_dirs, partitions = self._search(root, parent, 0, set())
+        log_dirs, owned, partitions = self._search(root, parent, 0, set())
         if not log_dirs and not partitions:
             raise InputError(raw, "holds no Kafka partition or log directory")
         self.found.log_dirs += log_dirs
+        self.found.owned += owned
         self.found.loose += partitions
 
     def _search(
         self, d: Storage, parent: Storage | None, depth: int, seen: set[str]
-    ) -> tuple[list[LogDir], list[UnifiedLog]]:
+    ) -> tuple[list[LogDir], list[UnifiedLog], list[UnifiedLog]]:
+        """The log dirs under ``d``, their partitions, and the partitions outside any."""
         local = d.local_path
         real = os.path.realpath(local) if local is not None else d.location
         if real in seen or depth > MAX_DEPTH:
-            return [], []
+            return [], [], []
         seen.add(real)
         if self._is_tiered(d):
-            return [], []
+            return [], [], []
         if is_partition_dir(d):
-            return [], [self._open(d, parent)]
+            return [], [], [self._open(d, parent)]
         log_dirs: list[LogDir] = []
+        owned: list[UnifiedLog] = []
         partitions: list[UnifiedLog] = []
         children = [
             c
@@ -188,17 +193,19 @@ class _Search:
         ]
         if _is_log_dir(d, children):
             log_dir = self._log_dir(d)
-            owned = [c for c in children if is_partition_dir(c)]
-            log_dir.partitions = [UnifiedLog(c, log_dir, None, self.options) for c in owned]
+            mine = [c for c in children if is_partition_dir(c)]
+            log_dir.partition_dirs = {c.location for c in mine}
+            owned += [UnifiedLog(c, log_dir, None, self.options) for c in mine]
             log_dirs.append(log_dir)
             # a folder holding partitions may hold further log dirs beside them
-            names = {c.location for c in owned}
+            names = {c.location for c in mine}
             children = [c for c in children if c.location not in names]
         for child in children:
-            a, b = self._search(child, d, depth + 1, seen)
+            a, b, c = self._search(child, d, depth + 1, seen)
             log_dirs += a
-            partitions += b
-        return log_dirs, partitions
+            owned += b
+            partitions += c
+        return log_dirs, owned, partitions
 
     def _is_tiered(self, d: Storage) -> bool:
         """A prefix read in a tiered layout (url()), not as a folder: one the layouts claimed,

@@ -1,10 +1,57 @@
-"""The one family of exceptions kdump raises: each says why, and names the file and the byte
-position where a file is at fault."""
+"""Every exception kdump defines, in one family: each says why, and names the file and the byte
+position where a file is at fault.
+
+The tree (exit codes: kdump.cli prints ``kdump: <the error>`` and exits with the error's
+``exit_code``)::
+
+    KeyboardInterrupt
+        Interrupted             a stop signal (Ctrl-C, SIGTERM, SIGHUP); exit 128 + signal
+    Exception
+        KdumpError              why, and where; exit 3 (bad input) unless said
+            FormatError         bytes that do not parse as what the file claims; exit 2
+                CorruptBatchError
+                    UnknownMagicError
+                CorruptRecordError
+                    InvalidWrapperError
+                DecompressionError
+                CorruptIndexError
+                SnapshotCrcError
+                UnreadableInputError    a file a command needs; exit 3
+            InputError          a path that cannot be read, or is not Kafka's
+                StoreError
+                DecryptionKeyError
+                ManifestError
+                NotRegularError
+            ConfigError         a setting Kafka would refuse
+            DecoderLoadError    a decoder class that cannot be loaded
+            LockHeldError       a log dir a running broker holds
+            RepairError         a write that could not be done
+            SparkUnavailable
+            RemoteError         a Spark executor's KdumpError, on the driver
+            -- raised inside a parser, where file and position are not known; its caller
+               turns it into one of the above or into a finding:
+            CodecError          a payload that does not decompress
+            Malformed           a record field that does not decode
+            DecodeError         a key or value its decoder cannot decode
+            UnknownRecordType   a coordinator record type kdump has no schema for
+            MessageError        a Kafka message (schema-described) that does not read
+                Underflow
+                UnknownRecordVersion
+                EarlyAccessLayout
+                MetadataParseError
+                    UnknownMetadataRecord
+
+Interrupted is a KeyboardInterrupt, not a KdumpError, by design: ``except KdumpError`` must not
+swallow a stop. Two private signals stay in the one function that raises and catches them
+(kdump.cli's and kdump.repair.apply's ``_Stopped``): they are control flow, not errors.
+"""
 
 from __future__ import annotations
 
 import signal
 from enum import IntEnum
+from pathlib import Path
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -157,6 +204,153 @@ class UnreadableInputError(FormatError):
     input, exit code 3, still naming the file and byte position."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+class SnapshotCrcError(FormatError):
+    """A producer snapshot whose stored CRC does not match its bytes."""
+
+
+class ManifestError(InputError):
+    """An Aiven manifest (or what it describes) that kdump cannot read; ``position``: the byte of
+    the manifest where the field at fault is named."""
+
+    def __init__(self, path: str, message: str, position: int | None = None) -> None:
+        super().__init__(path, message)
+        self.position = position
+        Exception.__init__(self, str(self))
+
+
+class NotRegularError(InputError):
+    """A name a repair would read or write that is not a regular file (a link, a FIFO...)."""
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        super().__init__(
+            str(path),
+            f"{what}, not a regular file: kdump reads and writes only regular files in a "
+            "broker's directories, never through a link",
+        )
+
+
+class ConfigError(KdumpError):
+    """A setting Kafka would refuse, or a settings file kdump cannot read (exit code 3)."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message, where)
+        self.where = where
+
+
+class DecoderLoadError(KdumpError):
+    """A --key/--value-decoder-class that names nothing kdump can load (a usage error)."""
+
+
+class LockHeldError(KdumpError):
+    """A log dir whose .lock another process holds: a running broker, or whatever holds it
+    (kdump.lock.LockHolder.refusal words it); ``pid`` is the holder's, where the system says."""
+
+    def __init__(self, reason: str, path: str, pid: int | None) -> None:
+        super().__init__(reason, path)
+        self.pid = pid
+
+
+class RepairError(KdumpError):
+    """A write that could not be done; the message says what state the files are in."""
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        super().__init__(message, str(path))
+
+
+class SparkUnavailable(KdumpError):
+    """Spark could not start (no Java, a master that does not answer, a bad --conf)."""
+
+
+class RemoteError(KdumpError):
+    """A KdumpError an executor met, raised again on the driver with its text and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = ExitCode(exit_code)
+
+
+# -- raised inside parsers: their callers add the file and position --------------------------
+
+
+class CodecError(KdumpError):
+    """A payload that does not decompress; the caller adds file and position."""
+
+
+class Malformed(KdumpError):
+    """A field that does not decode, raised inside the record decoders (v2 in
+    kdump.format.records, v0/v1 in kdump.format.legacy); they turn it into CorruptRecordError
+    with a position."""
+
+
+class DecodeError(KdumpError):
+    """One key or value its decoder cannot decode; the message says why (kdump.decoders prints
+    Kafka's "skipping" line with it)."""
+
+
+class UnknownRecordType(KdumpError):
+    """Deserializer.UnknownRecordTypeException: a coordinator record type without a schema."""
+
+    def __init__(self, record_type: int) -> None:
+        super().__init__(str(record_type))
+        self.record_type = record_type
+
+
+class MessageError(KdumpError):
+    """A read of a schema-described message that fails; ``str()`` is what Kafka's exception
+    getMessage() says."""
+
+    def __init__(self, message: str | None) -> None:
+        super().__init__("null" if message is None else message)
+
+
+class Underflow(MessageError):
+    """java.nio.BufferUnderflowException, whose message is null."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+
+class UnknownRecordVersion(MessageError):
+    """Deserializer.UnknownRecordVersionException: a value version outside the schema's.
+
+    ``key`` is the record's decoded key, which JSON Lines still shows.
+    """
+
+    def __init__(self, record_type: int, key: dict[str, Any], version: int, value: bytes) -> None:
+        super().__init__(f"Found an unknown record version {version} for {record_type} type")
+        self.record_type, self.key, self.version, self.value = record_type, key, version, value
+
+
+class EarlyAccessLayout(MessageError):
+    """A version 0 value that reads only under the layout Kafka 4.0's early access wrote.
+
+    The message is the error today's layout gave (Kafka's text); ``data`` the old layout's.
+    """
+
+    def __init__(
+        self, error: MessageError, record_type: int, key: dict[str, Any], data: dict[str, Any]
+    ) -> None:
+        super().__init__(str(error))
+        self.record_type, self.key, self.data = record_type, key, data
+
+
+class MetadataParseError(MessageError):
+    """org.apache.kafka.server.common.serialization.MetadataParseException."""
+
+
+class UnknownMetadataRecord(MetadataParseError):
+    """A framed record kdump has no schema for (type) or no layout for (version).
+
+    Kafka's texts: MetadataRecordType.fromId's UnsupportedVersionException, wrapped as
+    MetadataParseException(cause) (whose message is the cause's toString()); a read that
+    fails, "Failed to deserialize record with type T". ``facts`` is what JSON Lines shows.
+    """
+
+    def __init__(self, message: str, facts: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.facts = facts
 
 
 def as_kdump_error(error: KdumpError | OSError, path: str) -> KdumpError:

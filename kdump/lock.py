@@ -19,9 +19,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.errors import KdumpError
+from kdump.errors import LockHeldError
+from kdump.format.names import LOCK_FILE
 
-LOCK_FILE = ".lock"
 # struct flock on Linux (64-bit off_t): short l_type, short l_whence, off_t l_start,
 # off_t l_len, pid_t l_pid, padded to 32 bytes.
 _FLOCK = struct.Struct("@hhqqi4x")
@@ -49,18 +49,15 @@ class LockHolder:
             return f"{who} (a running Kafka broker?)"
         return f"{who} with flock (a broker locks with fcntl: another program?)"
 
-
-class LockHeldError(KdumpError):
-    """A log dir whose .lock another process holds: a running broker, or whatever holds it."""
-
-    def __init__(self, holder: LockHolder) -> None:
-        stop = "the broker" if holder.kind == FCNTL else "it"
-        super().__init__(
-            f"locked by {holder}: refusing to modify files under {holder.path.parent}; stop "
+    def refusal(self) -> LockHeldError:
+        """The error of a run that would modify files under the log dir this lock guards."""
+        stop = "the broker" if self.kind == FCNTL else "it"
+        return LockHeldError(
+            f"locked by {self}: refusing to modify files under {self.path.parent}; stop "
             f"{stop} first, or use --force",
-            str(holder.path),
+            str(self.path),
+            self.pid,
         )
-        self.lock_path, self.holder, self.lock_holder = holder.path, holder.pid, holder
 
 
 @dataclass
@@ -165,6 +162,6 @@ def lock_log_dir(log_dir: Path) -> LogDirLock | None:
         except OSError as e:
             os.close(fd)
             if e.errno in (errno.EACCES, errno.EAGAIN):  # EWOULDBLOCK is EAGAIN
-                raise LockHeldError(who_holds(log_dir) or LockHolder(path, None, how)) from None
+                raise (who_holds(log_dir) or LockHolder(path, None, how)).refusal() from None
             raise
     return LogDirLock(path, fd)

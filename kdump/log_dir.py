@@ -1,14 +1,13 @@
 """A broker log directory, opened once: its offset checkpoints read once for all its partitions
 (Kafka's LogManager reads them once at startup), its clean-shutdown marker, its lock.
 
-The partitions found in it are kdump.unified_log.UnifiedLog objects pointing back here.
+Each partition found in it (kdump.unified_log.UnifiedLog) points back here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
@@ -21,9 +20,6 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.storage.base import Storage
-
-if TYPE_CHECKING:
-    from kdump.unified_log import UnifiedLog
 
 CHECKPOINT_LIMIT = 1 << 24
 """The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""
@@ -50,15 +46,16 @@ class LogDir:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.location = storage.location
-        self.partitions: list[UnifiedLog] = []
-        """The partitions found in it, in the order listed."""
+        self.partition_dirs: set[str] = set()
+        """Where the partition directories found in it are (their locations)."""
 
     def __repr__(self) -> str:
         return f"LogDir({self.location!r})"
 
     def __getstate__(self) -> dict[str, object]:
-        # to another process (a Spark executor): the folder, not every partition found in it
-        return {"storage": self.storage, "location": self.location, "partitions": []}
+        # to another process (a Spark executor): the folder, not its checkpoints as read here
+        keep = ("storage", "location", "partition_dirs")
+        return {k: self.__dict__[k] for k in keep}
 
     @cached_property
     def _checkpoints(self) -> dict[str, Checkpoint]:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
-from kdump.format.batch import Batch, iter_records, read_batch
+from kdump.format.batch import Batch
 from kdump.format.names import LOG_SUFFIX, KeptLog, segment_file_name
-from kdump.format.walk import BatchRun, Damaged, walk_resync
+from kdump.format.walk import BatchRun, Damaged, iter_records, read_batch, walk_resync
 
 
 @dataclass

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
-from kdump.format.textfiles import META_PROPERTIES, read_meta_properties
+from kdump.format.names import META_PROPERTIES
+from kdump.format.textfiles import read_meta_properties
 from kdump.storage import is_url
 from kdump.storage.remote.urls import url_parent
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -203,7 +203,7 @@ class LogSegment:
         return name is not None and self.storage.exists(name)
 
     def path(self, suffix: str) -> str:
-        """How reports name the file ``suffix`` (a path or a URL), present or not."""
+        """How output names the file ``suffix`` (a path or a URL), present or not."""
         return self.storage.location_of(self.file_name(suffix))
 
     def local_path(self, suffix: str) -> Path:
@@ -442,18 +442,6 @@ class LogSegment:
                 greatest = max(greatest, found[1])
             last = run.last_offset[run.n - 1]
         return _Tail(greatest, last)
-
-
-def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
-    """Every segment of a partition directory on disk that has any segment file, by base
-    offset (the last one with a ``.log`` marked active)."""
-    return list(_local_partition(directory).all_segments)
-
-
-def _local_partition(directory: str | os.PathLike[str]) -> Any:
-    from kdump.unified_log import UnifiedLog  # the opened partition marks the active segment
-
-    return UnifiedLog(LocalStorage(directory))
 
 
 def local_segment(

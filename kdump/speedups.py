@@ -15,27 +15,56 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from kdump import _speedups
+
+    class Native:
+        """kdump._speedups as native() hands it back. A module cannot be named as a type; a
+        class of its members can: each is the module's own, typed by kdump/_speedups.pyi, so
+        mypy checks every call through native() against the stub."""
+
+        WALK_COLUMNS = _speedups.WALK_COLUMNS
+        RECORD_FIELDS = _speedups.RECORD_FIELDS
+        RECORD_FAULTS = _speedups.RECORD_FAULTS
+        CrcShare = _speedups.CrcShare
+        hardware_crc = staticmethod(_speedups.hardware_crc)
+        set_hardware_crc = staticmethod(_speedups.set_hardware_crc)
+        crc32c = staticmethod(_speedups.crc32c)
+        advise = staticmethod(_speedups.advise)
+        walk_v2 = staticmethod(_speedups.walk_v2)
+        column_range = staticmethod(_speedups.column_range)
+        flag_batches = staticmethod(_speedups.flag_batches)
+        index_keys = staticmethod(_speedups.index_keys)
+        gather = staticmethod(_speedups.gather)
+        offset_index_check = staticmethod(_speedups.offset_index_check)
+        time_index_check = staticmethod(_speedups.time_index_check)
+        pack_entries = staticmethod(_speedups.pack_entries)
+        index_points = staticmethod(_speedups.index_points)
+        render_batches = staticmethod(_speedups.render_batches)
+        render_payload = staticmethod(_speedups.render_payload)
+        deep_check = staticmethod(_speedups.deep_check)
+        set_record_class = staticmethod(_speedups.set_record_class)
+        v2_records = staticmethod(_speedups.v2_records)
 
 
-def _load() -> ModuleType | None:
+def _load() -> Native | None:
     if os.environ.get("KDUMP_PURE_PYTHON"):
         return None
     try:
         from kdump import _speedups
     except ImportError:  # pragma: no cover - a build without a C compiler
         return None
-    return _speedups
+    return cast("Native", _speedups)  # the members Native names are the module's
 
 
 _module = _load()
 _enabled = _module is not None
 
 
-def native() -> Any:
-    """The compiled module, or None where the Python code must run (typed Any: the module's
-    stub is kdump/_speedups.pyi)."""
+def native() -> Native | None:
+    """The compiled module, or None where the Python code must run."""
     return _module if _enabled else None
 
 
@@ -80,7 +109,7 @@ def fits_int64(*values: int) -> bool:
 
 
 def describe() -> str:
-    """One line for reports and benchmarks: which code runs."""
+    """One line for ``kdump --version`` and benchmarks: which code runs."""
     if _module is None:
         why = "KDUMP_PURE_PYTHON is set" if os.environ.get("KDUMP_PURE_PYTHON") else "not built"
         return f"off ({why}): pure Python"

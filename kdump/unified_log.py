@@ -25,12 +25,14 @@ The facts and the broker's rules they follow:
 
 from __future__ import annotations
 
+import os
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
@@ -44,6 +46,7 @@ from kdump.format.names import (
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    SNAPSHOT_SUFFIX,
     KeptLog,
     is_kdump_leftover,
     is_leftover_name,
@@ -52,17 +55,19 @@ from kdump.format.names import (
     parse_kept_log,
     parse_partition_dir,
 )
+from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.log_dir import LogDir
 from kdump.log_loader import Settlement, settle
 from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
+from kdump.storage.local import LocalStorage
+from kdump.txn.producer_state import ProducerStateManager
+from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 if TYPE_CHECKING:
-    from kdump.format.snapshot import ProducerSnapshot
     from kdump.kraft.loader import MetadataLoad
-    from kdump.txn.replay import ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
@@ -123,7 +128,7 @@ class OpenOptions:
 
 @dataclass(frozen=True)
 class Fact:
-    """A number and where it came from, in words (reports show both)."""
+    """A number and where it came from, in words (outputs show both)."""
 
     value: int
     source: str
@@ -176,7 +181,7 @@ class UnifiedLog:
 
     @property
     def location(self) -> str:
-        """Where the partition is, as reports name it: a directory, or a URL."""
+        """Where the partition is, as output names it: a directory, or a URL."""
         return self.storage.location
 
     @property
@@ -287,9 +292,7 @@ class UnifiedLog:
         replay then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
-        from kdump.txn.replay import finish_replay, start_replay
-
-        replay = start_replay(self, None)
+        replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
@@ -300,7 +303,7 @@ class UnifiedLog:
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
                 replay.unreadable(segment, KdumpError(unread.message, unread.path))
-        self.adopt_producer_state(finish_replay(self, replay))
+        self.adopt_producer_state(self._finish_replay(replay))
 
     # -- offsets ----------------------------------------------------------------------------
 
@@ -427,9 +430,9 @@ class UnifiedLog:
         """The partition's producer snapshots by offset (tiered storage: one per segment)."""
         if self.tiered:
             return [
-                SnapshotFile(s.base_offset, s.file_name(".snapshot"), s.snapshot_path, s)
+                SnapshotFile(s.base_offset, s.file_name(SNAPSHOT_SUFFIX), s.snapshot_path, s)
                 for s in self.segments
-                if ".snapshot" in s.files and s.has(".snapshot")
+                if SNAPSHOT_SUFFIX in s.files and s.has(SNAPSHOT_SUFFIX)
             ]
         found = []
         for name in self.storage.files():
@@ -448,8 +451,6 @@ class UnifiedLog:
         return found
 
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
-        from kdump.format.snapshot import parse_producer_snapshot
-
         return parse_producer_snapshot(self.snapshot_bytes(file), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
@@ -478,9 +479,57 @@ class UnifiedLog:
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
         the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
-        from kdump.txn.replay import replay_to_end
+        replay = self._start_replay(self.log_end_offset)
+        replay.run(self.segments)
+        return self._finish_replay(replay)
 
-        return replay_to_end(self)
+    def _start_replay(self, at_most: int | None) -> ProducerReplay:
+        """A replay set up as the broker's load sets it up: the newest readable snapshot with
+        ``log start < offset <= at_most`` loaded (producers expired at ``now_ms`` left out),
+        the state replayed from its offset (from the log start with none)."""
+        loaded = self.snapshot_between(self.log_start_offset, at_most)
+        hw = self._checkpointed_high_watermark()
+        state_hw = None if hw is None else max(hw, self.log_start_offset)
+        if loaded.snapshot is not None and loaded.file is not None:
+            state = ProducerStateManager.from_snapshot(
+                loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
+            )
+            state_from, path = loaded.file.offset, loaded.file.path
+        else:
+            state = ProducerStateManager(high_watermark=state_hw)
+            state_from, path = self.log_start_offset, None
+        replay = ProducerReplay(ProducerStateManager(), state, state_from)
+        replay.snapshot_path = path
+        replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        return replay
+
+    def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
+        """The state at the log end once every segment was replayed; a replay whose snapshot
+        lies past where recovery cuts the log is done again from an older one (the broker
+        deletes snapshots past the log end before it loads one)."""
+        if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
+            replay = self._start_replay(self.log_end_offset)
+            replay.run(self.segments)
+        replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
+        state = replay.state
+        state.on_high_watermark_updated(self.high_watermark.value)
+        return ProducerStateAtEnd(
+            state=state,
+            state_from=replay.state_from,
+            snapshot_path=replay.snapshot_path,
+            completed=replay.completed,
+            aborted=replay.aborted,
+            findings=replay.findings,
+            log_end=replay.log_end,
+            batches=replay.batches,
+            first_unstable_offset=state.first_unstable_offset(),
+        )
+
+    def _checkpointed_high_watermark(self) -> int | None:
+        try:
+            return self.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
+        except KdumpError:
+            return None
 
     def adopt_producer_state(self, state: ProducerStateAtEnd) -> None:
         """A replay done during a command's own walk of the segments (kdump txn, report)."""
@@ -646,10 +695,28 @@ class UnifiedLog:
             segment.close()
 
 
+def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
+    """Every segment of a partition directory on disk that has any segment file, by base
+    offset (the last one with a ``.log`` marked active, as the opened partition marks it)."""
+    return list(UnifiedLog(LocalStorage(directory)).all_segments)
+
+
+def _skipped_snapshot(path: str, e: Exception) -> Finding:
+    reason = getattr(e, "reason", str(e))
+    return Finding(
+        "SNAPSHOT_CORRUPT",
+        Severity.WARNING,
+        path,
+        f"{reason}; skipped, as the broker skips it (and deletes it)",
+        position=getattr(e, "position", None),
+    )
+
+
 __all__ = [
     "DamagedFrom",
     "Fact",
     "LoadedSnapshot",
     "SnapshotFile",
     "UnifiedLog",
+    "local_segments",
 ]

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from kdump.config import (
-    ConfigError,
     ConfigLayers,
     Source,
     parse_config_option,
@@ -16,6 +15,7 @@ from kdump.config import (
     read_server_properties,
     resolve_settings,
 )
+from kdump.errors import ConfigError
 
 # What `kafka-configs.sh --bootstrap-server ... --entity-type topics --describe --all` prints
 # (ConfigCommand.describeResourceConfig): one section per topic, entries sorted by name.

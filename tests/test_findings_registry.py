@@ -51,13 +51,6 @@ BUILT = {
         "SCRUB_COPY_IN_PROGRESS",
         "SCRUB_DELETE_IN_PROGRESS",
     },
-    # a damaged walk's stop (verify's log.walk never stops at INVALID_BATCH: the CRC is checked
-    # batch by batch, LOG_CRC_MISMATCH)
-    ("kdump/txn/replay.py", "f'LOG_{stop.reason.name}'"): {
-        "LOG_TRUNCATED_TAIL",
-        "LOG_CORRUPT_BATCH",
-        "LOG_UNKNOWN_MAGIC",
-    },
 }
 """Codes the source builds where the scan cannot read them: (module, the code's expression)."""
 
@@ -65,6 +58,7 @@ PASSED_ON = {
     ("kdump/checks/sink.py", "close", "code"),  # the count of a code's findings left out
     ("kdump/checks/log.py", "scan_log", "*damage"),  # stop_damage's (a finding template)
     ("kdump/repair/rebuild.py", "_walk_stop", "code"),  # stop_damage's, unpacked
+    ("kdump/txn/replay.py", "end", "damage[0]"),  # stop_damage's: the code verify gives the bytes
 }
 """Finding calls (module, function, the code's expression) whose code another place made: an
 existing finding, or a finding template (a function returning ``(code, Severity.X, ...)``,

@@ -17,7 +17,8 @@ from batchbytes import v2_batch
 
 from kdump.errors import CorruptBatchError, UnknownMagicError
 from kdump.format import layout
-from kdump.format.batch import LegacyRecordBatch, RecordBatch, iter_records, read_batch
+from kdump.format.batch import LegacyRecordBatch, RecordBatch
+from kdump.format.walk import iter_records, read_batch
 
 FORMAT = Path(__file__).resolve().parent.parent / "kdump" / "format"
 
@@ -148,8 +149,9 @@ def test_gzip_payloads_decompress_a_piece_at_a_time(
     import gzip
     import random
 
+    from kdump.errors import CodecError
     from kdump.format import compression
-    from kdump.format.compression import CodecError, decompress
+    from kdump.format.compression import decompress
 
     monkeypatch.setattr(compression, "GUNZIP_PIECE", 4096)
     data = random.Random(size).randbytes(size // 2) + bytes(size - size // 2)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from batchbytes import v2_batch, varint
 
-from kdump.format.batch import read_batch
-from kdump.format.records import Malformed, iter_v2_records, zigzag_varint
+from kdump.errors import Malformed
+from kdump.format.records import iter_v2_records, zigzag_varint
+from kdump.format.walk import read_batch
 
 
 @pytest.mark.parametrize("value", [0, -1, 1, 63, -64, 64, 300, -(1 << 31), (1 << 31) - 1])

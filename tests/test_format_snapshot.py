@@ -8,8 +8,8 @@ import struct
 import crc32c
 import pytest
 
-from kdump.errors import FormatError
-from kdump.format.snapshot import SnapshotCrcError, parse_producer_snapshot
+from kdump.errors import FormatError, SnapshotCrcError
+from kdump.format.snapshot import parse_producer_snapshot
 
 ENTRY = struct.Struct(">qhiqiqiq")  # id, epoch, last seq, last offset, delta, ts, coord epoch, txn
 

@@ -18,9 +18,8 @@ from conftest import ORACLE
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
 from kdump.errors import KdumpError
-from kdump.format.batch import iter_records
 from kdump.format.snapshot import parse_producer_snapshot
-from kdump.format.walk import iter_batches
+from kdump.format.walk import iter_batches, iter_records
 
 
 def peak_allocation(fn: Any) -> int:

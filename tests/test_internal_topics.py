@@ -23,6 +23,7 @@ from batchbytes import fix_crc, v2_batch
 from clirun import run_kdump
 from conftest import REALFILES, REPO
 
+from kdump.errors import MessageError
 from kdump.format import messages
 from kdump.format.internal import (
     DELETE,
@@ -34,7 +35,7 @@ from kdump.format.internal import (
     transaction_log_parser,
     transaction_log_parser_for,
 )
-from kdump.format.messages import MessageError, Readable, Versions, jackson, version_check
+from kdump.format.messages import Readable, Versions, jackson, version_check
 from kdump.format.records import Record, control_record_key
 from kdump.format.schemas import clients, metadata
 from kdump.format.textfiles import read_meta_properties, read_offset_checkpoint

@@ -36,10 +36,10 @@ from kdump.lookup import (
     lookup_timestamp,
     translate_offset,
 )
-from kdump.segment import check_index, local_segments
+from kdump.segment import check_index
 from kdump.storage.local import open_log_file
 from kdump.storage.records import FileRecords
-from kdump.unified_log import UnifiedLog
+from kdump.unified_log import UnifiedLog, local_segments
 from kdump.units import iso as iso_text
 from kdump.units import parse_timestamp
 

@@ -16,9 +16,9 @@ from kdump.format.txnindex import AbortedTxn
 from kdump.repair.plan import plan_rebuild_index, resolve_targets
 from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.segment import local_segments
 from kdump.storage.local import map_file
 from kdump.txn.producer_state import ProducerStateManager
+from kdump.unified_log import local_segments
 
 
 def recovered_cases() -> list[tuple[str, str, int, dict[str, Any]]]:

@@ -34,8 +34,7 @@ from test_repair_safety import (
 )
 
 from kdump.errors import KdumpError
-from kdump.format.checkpoint import RECOVERY_POINT_CHECKPOINT
-from kdump.format.names import is_kdump_leftover
+from kdump.format.names import RECOVERY_POINT_CHECKPOINT, is_kdump_leftover
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
 KAFKA = (4242, 4343)

@@ -34,7 +34,7 @@ from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
 from kdump.errors import KdumpError
 from kdump.format import layout
-from kdump.format.batch import RecordBatch, iter_records
+from kdump.format.batch import RecordBatch
 from kdump.format.index import OffsetIndex
 from kdump.format.records import Header, Record, RecordFault, fault_reason
 from kdump.format.timeindex import TimeIndex
@@ -45,6 +45,7 @@ from kdump.format.walk import (
     Producers,
     flag_batches,
     iter_batches,
+    iter_records,
 )
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.txn.producer_state import ProducerStateManager

@@ -93,3 +93,13 @@ def test_c_fast_paths_are_built_from_the_current_source() -> None:
     assert speedups.built(), "kdump/_speedups.c did not build: pip install -v -e ."
     built = Path(speedups.native().__file__)
     assert built.stat().st_mtime >= C_SOURCE.stat().st_mtime, f"{built} is older than its source"
+
+
+def test_the_c_module_stub_matches_the_built_module() -> None:
+    """kdump/_speedups.pyi is how mypy sees every call into the C code (kdump.speedups.native
+    hands the module out typed by it): mypy's stubtest checks that each name it declares, the
+    result types' fields included, is the built module's, and that the module has no name the
+    stub leaves out."""
+    if importlib.util.find_spec("kdump._speedups") is None:
+        pytest.skip("the C fast paths are not built")
+    assert_clean(run_tool("mypy.stubtest", "kdump._speedups"))

@@ -532,3 +532,15 @@ def test_the_partition_count_is_kafkas_default_unless_the_directory_shows_otherw
     coordinator_partition(tmp_path / "many", 63, {})
     view = analyze(tmp_path / "many").coordinator  # type: ignore[attr-defined]
     assert (view.partition_count, view.partition_count_source) == (64, "guess")
+
+
+def test_a_zero_tail_is_named_as_verify_names_it(tmp_path: Path) -> None:
+    """A power loss's zero-filled tail: txn's cut carries verify's code for the same bytes."""
+    w = PartitionWriter(tmp_path / "t-0")
+    w.data(1, T0, 7, 0, 0, True)
+    w.raw(b"\x00" * 64, 1)
+    w.write()
+    ran = run_kdump(["txn", str(tmp_path / "t-0"), "--now", str(NOW)])
+    verified = run_kdump(["verify", str(tmp_path / "t-0")])
+    assert "LOG_ZERO_TAIL" in verified.stdout
+    assert "LOG_ZERO_TAIL" in ran.stdout and "LOG_TRUNCATED_TAIL" not in ran.stdout

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -665,3 +666,37 @@ def test_partitions_in_natural_order(tmp_path: Path) -> None:
     ran = run_kdump(["verify", str(tmp_path / "logs")])
     cells = [ln.split()[0] for ln in ran.stdout.splitlines() if ln.strip()]
     assert [c for c in cells if c in names] == want
+
+
+def _startup(path: Path) -> list[str]:
+    ran = run_kdump(["verify", "--format", "json", str(path)])
+    (partition,) = json.loads(ran.stdout)["summary"]["by_partition"]
+    return list(partition["startup"])
+
+
+@pytest.mark.parametrize(
+    ("case", "rebuilds"),
+    [
+        ("index-missing", True),  # NoSuchFileException: LogLoader recovers the segment
+        ("index-sanity-check-fails", False),  # unchecked since Kafka 2.3 (KAFKA-7283)
+        ("timeindex-sanity-check-fails", False),
+        ("txnindex-out-of-range", False),  # ends past the segment: passes sanityCheck
+    ],
+)
+def test_startup_rebuilds_only_what_the_broker_checks(case: str, rebuilds: bool) -> None:
+    startup = _startup(FIXTURES / "corrupt" / case)
+    assert any(line.startswith("rebuilds the indexes") for line in startup) is rebuilds
+
+
+def test_startup_recovers_a_segment_whose_txnindex_ends_below_its_base(tmp_path: Path) -> None:
+    """TransactionIndex.sanityCheck throws CorruptIndexException for an aborted transaction
+    ending below the segment's base offset, and LogLoader recovers that segment."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(ORACLE / "txn-0", partition)
+    later = sorted(partition.glob("*.log"))[1]
+    base = int(later.name.split(".")[0])
+    assert base > 10
+    # version, producer id, first offset, last offset, last stable offset (34 bytes)
+    entry = struct.pack(">hqqqq", 0, 7, 5, 10, 10)
+    later.with_suffix(".txnindex").write_bytes(entry)
+    assert _startup(partition) == ["rebuilds the indexes of 1 segment(s)"]

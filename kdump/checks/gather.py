@@ -32,6 +32,36 @@ ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
 
 
+class GatherState(NamedTuple):
+    """Where a gather stands between two runs (the C gather's state, field for field)."""
+
+    cursor_p: int
+    """The next wanted position."""
+    has_prev: int
+    """Whether a batch came before (0 or 1), and ``prev_last`` its last offset."""
+    prev_last: int
+    cursor_o: int
+    """The next wanted offset."""
+    before: int
+    """The greatest max timestamp so far."""
+    prow_n: int
+    """Position rows filled; ``orow_n`` offset rows."""
+    orow_n: int
+    has_raised: int
+    """Whether a batch raised the max timestamp; the last one's base offset, last offset, max
+    timestamp, the max before it and the last offset before it (INT64_MIN: none)."""
+    raised_base: int
+    raised_last: int
+    raised_max_ts: int
+    raised_before: int
+    raised_prev_last: int
+    rising: int
+    """Whether every last offset so far rose (what ``want`` needs for a key named late)."""
+
+
+_START = GatherState(0, 0, 0, 0, NO_TIMESTAMP, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+
+
 def _map_noreserve() -> int:
     """Linux's MAP_NORESERVE: reserve no swap for a mapping ahead. Python's mmap module names
     it from 3.13; before, the value of the architectures that share the generic one, and none
@@ -100,11 +130,7 @@ class IndexGather:
         # filled so far are what position_rows and offset_rows give
         self._position_room = _room(len(self.wanted_positions))
         self._offset_room = _room(len(self.wanted_offsets))
-        # next wanted position, a batch before?, its last offset, next wanted offset, max ts,
-        # position rows, offset rows; the last batch that raised the max ts: one?, its base
-        # offset, last offset, max ts, the max before it, the last offset before it; whether
-        # every last offset so far rose (what ``want`` needs for a key named late)
-        self._state: tuple[int, ...] = (0, 0, 0, 0, NO_TIMESTAMP, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+        self._state = _START
         self._growing = False
         self._fed_position = -1
         """The position of the last batch fed."""
@@ -151,7 +177,7 @@ class IndexGather:
             self._position_room = _room_for(self._position_room, len(self.wanted_positions))
         # the keys whose batches went by come first (keys are sorted); one at most can be
         # named, the one a time index entry made after that batch names
-        fed, fed_last = self._state[1], self._state[2]
+        fed, fed_last = self._state.has_prev, self._state.prev_last
         late = 0
         while fed and late < len(offsets) and offsets[late] <= fed_last:
             late += 1
@@ -173,32 +199,29 @@ class IndexGather:
     def _late_row(self, offset: int) -> bool:
         """The row of ``offset`` from the last batch that raised the max timestamp, if that
         batch is the first whose last offset reaches it; whether it was."""
-        state = list(self._state)
-        cursor_o, orow_n = state[3], state[6]
-        has, base, last, max_ts, before, prev_last, rising = state[7:14]
+        s = self._state
         wanted = self.wanted_offsets
         if (
-            not (has and rising and prev_last < offset <= last)
-            or cursor_o != len(wanted)
+            not (s.has_raised and s.rising and s.raised_prev_last < offset <= s.raised_last)
+            or s.cursor_o != len(wanted)
             or (wanted and offset <= wanted[-1])
         ):
             return False
         self.wanted_offsets.append(offset)
-        self._offset_room = _room_for(self._offset_room, orow_n + 1)
-        self._offset_room[ROW * orow_n : ROW * (orow_n + 1)] = array(
-            "q", (offset, base, last, max_ts, before)
+        self._offset_room = _room_for(self._offset_room, s.orow_n + 1)
+        self._offset_room[ROW * s.orow_n : ROW * (s.orow_n + 1)] = array(
+            "q", (offset, s.raised_base, s.raised_last, s.raised_max_ts, s.raised_before)
         )
-        state[3], state[6] = cursor_o + 1, orow_n + 1
-        self._state = tuple(state)
+        self._state = s._replace(cursor_o=s.cursor_o + 1, orow_n=s.orow_n + 1)
         return True
 
     @property
     def position_rows(self) -> memoryview:
-        return memoryview(self._position_room)[: ROW * self._state[5]]
+        return memoryview(self._position_room)[: ROW * self._state.prow_n]
 
     @property
     def offset_rows(self) -> memoryview:
-        return memoryview(self._offset_room)[: ROW * self._state[6]]
+        return memoryview(self._offset_room)[: ROW * self._state.orow_n]
 
     def feed(self, run: BatchRun) -> None:
         if not (self.wanted_positions or self.wanted_offsets or self._growing):
@@ -207,18 +230,21 @@ class IndexGather:
             self._fed_position = run.position[-1]
         native = speedups.native()
         if native is not None:
-            self._state = native.gather(
+            self._state = GatherState(*native.gather(
                 run.position, run.base_offset, run.last_offset, run.max_timestamp,
                 self.wanted_positions, self.wanted_offsets, self._position_room,
                 self._offset_room, self._state,
-            )  # fmt: skip
+            ))  # fmt: skip
             return
         self._feed_python(run)
 
     def _feed_python(self, run: BatchRun) -> None:
         """The reference: the same merge as the C code's, batch by batch."""
-        cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n, *raised = self._state
-        has_raised, r_base, r_last, r_max_ts, r_before, r_prev_last, rising = raised
+        s = self._state
+        cursor_p, has_prev, prev_last, cursor_o = s.cursor_p, s.has_prev, s.prev_last, s.cursor_o
+        before, prow_n, orow_n, rising = s.before, s.prow_n, s.orow_n, s.rising
+        has_raised, r_base, r_last = s.has_raised, s.raised_base, s.raised_last
+        r_max_ts, r_before, r_prev_last = s.raised_max_ts, s.raised_before, s.raised_prev_last
         wp, wo = self.wanted_positions, self.wanted_offsets
         prows, orows = self._position_room, self._offset_room
         for j in range(run.n):
@@ -245,7 +271,7 @@ class IndexGather:
             if has_prev and last <= prev_last:
                 rising = 0
             has_prev, prev_last = 1, last
-        self._state = (
+        self._state = GatherState(
             cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n,
             has_raised, r_base, r_last, r_max_ts, r_before, r_prev_last, rising,
         )  # fmt: skip

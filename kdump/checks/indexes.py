@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import operator
 import struct
-from typing import Any
+from typing import Any, NamedTuple
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
@@ -91,7 +91,10 @@ def _layout_checks(
                 "the broker's startup check fails only because of the preallocated space; "
                 "it recovers the active segment after an unclean stop: "
                 if only_prealloc
-                else "the broker's startup check would reject it and rebuild the index: "
+                # LogSegment.sanityCheck skips the offset and time indexes since Kafka 2.3
+                # (KAFKA-7283): only a recovered segment gets new ones.
+                else "the broker does not run this check at startup and uses the index as it "
+                "is unless it recovers the segment: "
             )
             + failure,
             fix=None if only_prealloc else REBUILD.format(log=log_path),
@@ -123,26 +126,27 @@ def check_offset_index(
     last_log = scan.last_offset if scan.last_offset is not None else base - 1
     native = speedups.native()
     if native is not None and speedups.fits_int64(base, valid_bytes, last_log):
-        flagged, multi, first, least_gap = native.offset_index_check(
+        test = OffsetIndexTest(*native.offset_index_check(
             index.buf, used, base, gather.position_rows, valid_bytes, last_log
-        )
+        ))  # fmt: skip
     else:
-        flagged, multi, first, least_gap = _offset_test(index, gather, valid_bytes, last_log)
-    for i in flagged:
+        test = _offset_test(index, gather, valid_bytes, last_log)
+    for i in test.flagged:
         o, pos = index.entry(i)
         prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
         _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p)
     interval = options.index_interval_bytes
-    if interval is not None and used and not len(flagged) and not entry_due(least_gap, interval):
+    least_gap = test.least_gap
+    if interval is not None and used and not test.flagged and not entry_due(least_gap, interval):
         _denser_than_interval(index, used, valid_bytes, sink, interval)
-    if first >= 0:
-        o, p = index.entry(first)
+    if test.first_multi >= 0:
+        o, p = index.entry(test.first_multi)
         _add(
             sink,
             index,
             "INDEX_MULTI_BATCH_ENTRY",
             Severity.INFO,
-            f"{multi} of {used} entries map an append's last offset to its first batch "
+            f"{test.multi} of {used} entries map an append's last offset to its first batch "
             f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
             "as mismatches",
             offset=o,
@@ -181,12 +185,24 @@ def _gathered(scan: LogScan) -> IndexGather:
     return scan.gather
 
 
+class OffsetIndexTest(NamedTuple):
+    """The fast test of an offset index's entries (the C code's offset_index_check)."""
+
+    flagged: list[int]
+    """The entries to look at one by one."""
+    multi: int
+    """Entries that map a multi-batch append's last offset to its first batch."""
+    first_multi: int
+    """The first of them (-1: none)."""
+    least_gap: int
+    """The least distance between an entry's position and the one before's (the first's:
+    from 0); INT64_MAX without entries."""
+
+
 def _offset_test(
     index: OffsetIndex, gather: IndexGather, valid_bytes: int, last_log: int
-) -> tuple[list[int], int, int, int]:
-    """The fast test in Python (the C code's offset_index_check): the entries to look at one
-    by one, the multi-batch entries, the first of them (-1: none), the least distance between
-    an entry's position and the one before's (the first's: from 0)."""
+) -> OffsetIndexTest:
+    """The fast test in Python."""
     flagged: list[int] = []
     multi, first_multi = 0, -1
     prev_o = prev_p = 0
@@ -210,7 +226,7 @@ def _offset_test(
             if first_multi < 0:
                 first_multi = i
         prev_o, prev_p = o, pos
-    return flagged, multi, first_multi, least_gap
+    return OffsetIndexTest(flagged, multi, first_multi, least_gap)
 
 
 def _offset_entry_findings(

@@ -16,9 +16,9 @@ from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
-from kdump.errors import InvalidWrapperError, KdumpError
+from kdump.errors import CodecError, InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
@@ -457,9 +457,10 @@ def _records_to_open(
         return set(range(run.n))
     columns, opened, i = tuple(run.columns()), set(), 0
     while i < run.n:
-        i, records, flagged = native.deep_check(log.buf, columns, i, None)
-        st.scan.records += records
-        opened.update(flagged)
+        checked = native.deep_check(log.buf, columns, i, None)
+        st.scan.records += checked.records
+        opened.update(checked.flagged)
+        i = checked.next_index
         if i >= run.n:
             break
         batch = run.batch(i)  # compressed, or a legacy message
@@ -467,9 +468,9 @@ def _records_to_open(
         if payload is None:
             opened.add(i)
         else:
-            _, records, flagged = native.deep_check(log.buf, columns, i, payload)
-            st.scan.records += records
-            opened.update(flagged)
+            checked = native.deep_check(log.buf, columns, i, payload)
+            st.scan.records += checked.records
+            opened.update(checked.flagged)
         i += 1
     return opened
 

@@ -191,8 +191,7 @@ def _startup(log: UnifiedLog, findings: list[Finding]) -> list[str]:
     rebuild = {
         os.path.basename(f.path).split(".", 1)[0]
         for f in findings
-        if f.code in ("INDEX_MISSING", "INDEX_SANITY_CHECK_FAILS", "TIMEINDEX_SANITY_CHECK_FAILS")
-        and f.severity is not Severity.INFO
+        if f.code == "INDEX_MISSING" or _fails_txn_sanity_check(f)
     }
     out = []
     if rebuild:
@@ -200,6 +199,16 @@ def _startup(log: UnifiedLog, findings: list[Finding]) -> list[str]:
     if log.damaged_from is not None:
         out.append(_truncation(log))
     return out
+
+
+def _fails_txn_sanity_check(finding: Finding) -> bool:
+    """LogSegment.sanityCheck: a missing .index (NoSuchFileException) or a .txnindex entry
+    ending below the segment's base (CorruptIndexException) makes LogLoader recover the
+    segment; the offset and time indexes are not checked (KAFKA-7283)."""
+    if finding.code != "TXNINDEX_OUT_OF_RANGE" or finding.offset is None:
+        return False
+    base = os.path.basename(finding.path).split(".", 1)[0]
+    return base.isdigit() and finding.offset < int(base)
 
 
 def _truncation(log: UnifiedLog) -> str:

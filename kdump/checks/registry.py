@@ -16,6 +16,11 @@ import os
 from dataclasses import dataclass
 
 from kdump.checks.severity import Severity
+from kdump.format.names import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -857,14 +862,14 @@ CODES = (
             "at the checkpointed offset. Copy the partition directory aside first and run `kdump "
             "salvage` on it to keep what lies after a damaged batch. A follower fetches the "
             "partition again from the leader; on a single replica those records are lost.",
-            file="log-start-offset-checkpoint",
+            file=LOG_START_OFFSET_CHECKPOINT,
         ),
         Case(
             WARNING,
             "recovery-point-offset-checkpoint (the one case with the fix)",
             "Nothing is lost: the broker clamps the recovery point to the log end offset at "
             "startup; `kdump recover` does it now.",
-            file="recovery-point-offset-checkpoint",
+            file=RECOVERY_POINT_CHECKPOINT,
         ),
         Case(
             WARNING,
@@ -875,7 +880,7 @@ CODES = (
             "watermark to the log end. A follower fetches them again from the leader; if this "
             "is the only replica, or it becomes leader, they are lost: `kdump salvage` keeps "
             "what lies after a damaged batch.",
-            file="replication-offset-checkpoint",
+            file=REPLICATION_OFFSET_CHECKPOINT,
         ),
         fix="kdump recover {log dir}",
     ),

@@ -6,8 +6,8 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
-from kdump.errors import KdumpError
-from kdump.format.snapshot import SnapshotCrcError, parse_producer_snapshot
+from kdump.errors import KdumpError, SnapshotCrcError
+from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
 
 

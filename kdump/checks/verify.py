@@ -77,12 +77,13 @@ class VerifyResult:
 
 
 def log_dir_findings(
-    log_dir: LogDir, results: list[PartitionResult], others: Sequence[LogDir] = ()
+    log_dir: LogDir, results: list[PartitionResult], logs: Sequence[UnifiedLog] = ()
 ) -> Iterator[Finding]:
     """The log dir's offset checkpoints against its partitions' facts (their results): files
     that do not parse, and entries beyond a partition's log end offset (after recovery, as the
-    broker has it at startup); its files against the cluster's metadata image (its own, or
-    that of its node's metadata log dir among ``others``: kdump.kraft.checks)."""
+    broker has it at startup); its files and partitions against the cluster's metadata image
+    (its own, or that of its node's metadata log dir; ``logs``: every partition found in the
+    run: kdump.kraft.checks)."""
     ends = {
         (r.summary.topic, r.summary.partition): r.summary
         for r in results
@@ -90,7 +91,7 @@ def log_dir_findings(
     }
     from kdump.kraft.checks import check_log_dir
 
-    yield from check_log_dir(log_dir, others)
+    yield from check_log_dir(log_dir, logs)
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:
@@ -228,9 +229,12 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [run(p) for p in ld.partitions if logs.pop(id(p), None) is not None]
-        result.partitions.extend(mine)
-        result.log_dir_findings.extend(log_dir_findings(ld, mine, found.log_dirs))
+        mine = [p for p in logs.values() if p.log_dir is ld and p.location in ld.partition_dirs]
+        for p in mine:
+            del logs[id(p)]
+        results = [run(p) for p in mine]
+        result.partitions.extend(results)
+        result.log_dir_findings.extend(log_dir_findings(ld, results, found.partitions))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
     result.log_dir_findings.extend(

@@ -124,7 +124,8 @@ def dump_options(f: F) -> F:
 
 
 def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
-    from kdump.decoders import DecoderLoadError, load_decoder
+    from kdump.decoders import load_decoder
+    from kdump.errors import DecoderLoadError
 
     try:
         return load_decoder("string" if value is None else value, schemas)

@@ -225,7 +225,8 @@ def kafka_option(
     in kdump.config.OPTION_CONFIGS); a value Kafka would refuse ends the run with one line in
     Kafka's words (exit code 3). ``unset``: the option has no default, and this says what
     happens without it."""
-    from kdump.config import OPTION_CONFIGS, ConfigError
+    from kdump.config import OPTION_CONFIGS
+    from kdump.errors import ConfigError
 
     key = OPTION_CONFIGS[config]
 

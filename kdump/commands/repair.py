@@ -28,7 +28,7 @@ from kdump.commands.output import echo_on
 from kdump.config import ConfigLayers, RawSetting, Source
 from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
-from kdump.lock import LockHeldError, who_holds
+from kdump.lock import who_holds
 from kdump.render.progress import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.plan import (
@@ -241,7 +241,7 @@ def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:
         if holder is None:
             continue
         if not force:
-            raise LockHeldError(holder)
+            raise holder.refusal()
         echo_on(
             f"kdump: WARNING: --force: {holder.path} is held by {holder}; a run would modify "
             f"files under {log_dir} anyway",

@@ -145,7 +145,7 @@ def verify_command(
     read_ahead: int | None,
     **checks: Any,
 ) -> None:
-    """`kdump verify` with the partitions verified on Spark executors; same report and exit
+    """`kdump verify` with the partitions verified on Spark executors; same output and exit
     codes (0 clean, 1 warnings with --fail-on warning, 2 errors, 3 usage, I/O or Spark).
     --output writes the findings as a DataFrame (code, severity, path, offset, position,
     message, fix, advice, partition_path)."""

@@ -51,13 +51,13 @@ def exit_code(result: Counted, fail_on: str) -> int:
 
 
 def result_log_dirs(result: VerifyResult) -> list[str]:
-    """The log dirs of a verify run, in report order: each partition's parent directory."""
+    """The log dirs of a verify run, in output order: each partition's parent directory."""
     paths = [r.path for r in result.partitions] + [f.path for f in result.log_dir_findings]
     return list(dict.fromkeys(log_dir_of(p) for p in paths))
 
 
 def check_options(f: F) -> F:
-    """The options of `kdump verify`: checks, report format, --fail-on (shared with Spark)."""
+    """The options of `kdump verify`: checks, output format, --fail-on (shared with Spark)."""
     options = [
         click.option("--deep", is_flag=True, help="Decompress and decode every record too."),
         kafka_option(
@@ -90,7 +90,7 @@ def check_options(f: F) -> F:
 
 
 def print_result(result: VerifyResult, fmt: str, quiet: bool, run: RunInfo | None = None) -> None:
-    """The report on stdout: text (rich on a terminal), one JSON document (with the ``run``
+    """The result on stdout: text (rich on a terminal), one JSON document (with the ``run``
     object when given), or JSON Lines."""
     out = sys.stdout
     if fmt == "json":

@@ -1,14 +1,14 @@
 """``kdump explain``: why each segment rolled, what retention deletes and when, why the cleaner
 does or does not clean, decided from the files as Kafka decides it (see each module).
 
-Library first: ``explain_paths`` (or ``explain_partition`` on an opened ``PartitionLog``) returns
+Library first: ``explain_paths`` (or ``explain_partition`` on an opened ``UnifiedLog``) returns
 frozen dataclasses; ``kdump.render.explain`` prints them; ``kdump.config`` resolves settings.
 """
 
 from __future__ import annotations
 
 from kdump.explain.compaction import CleaningPreview, CompactionExplanation, KeyCount
-from kdump.explain.partition import (
+from kdump.explain.explanation import (
     ExplainOptions,
     ExplainResult,
     PartitionExplanation,

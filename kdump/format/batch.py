@@ -1,49 +1,35 @@
 """Record batches as they lie in a .log file: magic v2 (DefaultRecordBatch) and the legacy
-magic v0/v1 shallow messages (AbstractLegacyRecordBatch), Kafka's way of reading one
-(FileLogInputStream.nextBatch), and the records of either. The byte layout of both is drawn in
-layout.py.
+magic v0/v1 shallow messages (AbstractLegacyRecordBatch), their headers and checksums. The byte
+layout of both is drawn in layout.py; Kafka's way of reading one (FileLogInputStream.nextBatch)
+is kdump.format.walk's ``read_batch``, their records ``iter_records`` (records.py decodes v2's,
+legacy.py v0/v1's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.crc import Buffer, crc32, crc32c_range
-from kdump.errors import CorruptBatchError, UnknownMagicError
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.layout import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_MASK,
     CONTROL_BIT,
     CREATE_TIME,
     DELETE_HORIZON_BIT,
-    HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_CRC_START,
-    LEGACY_HEADER_V0,
-    LEGACY_HEADER_V1,
     LOG_APPEND_TIME,
-    LOG_HEADER,
     LOG_OVERHEAD,
-    MAGIC_OFFSET,
     MIN_V2_BATCH_LENGTH,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
-    NO_TIMESTAMP,
     NO_TIMESTAMP_TYPE,
-    RECORD_BATCH_OVERHEAD,
-    RECORD_OVERHEAD_V0,
-    RECORD_OVERHEAD_V1,
     TIMESTAMP_TYPE_BIT,
     TRANSACTIONAL_BIT,
-    V2_HEADER,
     increment_sequence,
     java_long,
 )
-from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
-from kdump.format.records import Record, iter_v2_records
 
 
 class RecordBatch(NamedTuple):
@@ -222,72 +208,3 @@ class LegacyRecordBatch(NamedTuple):
 
 
 Batch = RecordBatch | LegacyRecordBatch
-
-_new = tuple.__new__
-
-
-def read_batch(
-    buf: Buffer,
-    position: int,
-    end: int,
-    path: str = "<bytes>",
-    max_size: int | None = None,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-) -> Batch | None:
-    """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
-
-    Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
-    below 14 is corruption, a batch running past ``end`` ends the iteration. A compressed v0/v1
-    wrapper is decompressed (at most ``max_batch_bytes``) for its first inner offset.
-    """
-    if position + HEADER_SIZE_UP_TO_MAGIC >= end:
-        return None
-    offset, size = LOG_HEADER.unpack_from(buf, position)
-    magic = buf[position + MAGIC_OFFSET]
-    if size < RECORD_OVERHEAD_V0:
-        raise CorruptBatchError(
-            path, position, f"batch size {size} is below the minimum record overhead (14)"
-        )
-    if max_size is not None and size > max_size:
-        raise CorruptBatchError(
-            path, position, f"batch size {size} exceeds the maximum message size {max_size}"
-        )
-    if position + LOG_OVERHEAD + size > end:
-        return None
-    if magic == 2:
-        if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
-            raise CorruptBatchError(
-                path, position, f"v2 batch size {size} is below the batch header size (49)"
-            )
-        return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
-    if magic in (0, 1):
-        return _legacy_batch(buf, position, magic, size, path, max_batch_bytes)
-    raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
-
-
-def _legacy_batch(
-    buf: Buffer, position: int, magic: int, size: int, path: str, max_batch_bytes: int
-) -> Batch:
-    if magic == 1 and size < RECORD_OVERHEAD_V1:
-        raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
-    if magic == 0:
-        offset, _, crc, _, attributes = LEGACY_HEADER_V0.unpack_from(buf, position)
-        timestamp = NO_TIMESTAMP
-    else:
-        offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
-    base_offset = offset
-    if attributes & COMPRESSION_MASK:
-        base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
-    return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
-
-
-def iter_records(
-    buf: Buffer,
-    batch: Batch,
-    path: str = "<bytes>",
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-) -> Iterator[Record]:
-    """The records of any batch, decoded lazily."""
-    if isinstance(batch, RecordBatch):
-        return iter_v2_records(buf, batch, path, max_batch_bytes)
-    return iter_legacy_records(buf, batch, path, max_batch_bytes)

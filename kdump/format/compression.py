@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Callable
 
 from kdump.crc import Buffer
+from kdump.errors import CodecError
 from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = range(5)
@@ -21,10 +22,6 @@ XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = len(XERIAL_MAGIC) + 8
 _INT32 = struct.Struct(">i")
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
-
-
-class CodecError(Exception):
-    """A payload that does not decompress; the caller adds file and position."""
 
 
 def codec_name(codec: int) -> str:

@@ -31,17 +31,18 @@ import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from kdump.errors import (
+    EarlyAccessLayout,
+    MessageError,
+    MetadataParseError,
+    Underflow,
+    UnknownMetadataRecord,
+    UnknownRecordType,
+    UnknownRecordVersion,
+)
 from kdump.format import messages
 from kdump.format.compiled import NotCompiled, compiled_reader
-from kdump.format.messages import (
-    MessageError,
-    MessageSpec,
-    Readable,
-    Underflow,
-    jackson,
-    read_message,
-    to_json,
-)
+from kdump.format.messages import MessageSpec, Readable, jackson, read_message, to_json
 from kdump.format.records import (
     KRAFT_VERSION,
     KRAFT_VOTERS,
@@ -106,38 +107,6 @@ METADATA_FRAME_VERSION = 1
 def content_text(content: Content) -> str:
     """The text Kafka prints for a key or value: Jackson's compact JSON, or the text itself."""
     return content if isinstance(content, str) else jackson(content)
-
-
-class UnknownRecordType(Exception):
-    """Deserializer.UnknownRecordTypeException."""
-
-    def __init__(self, record_type: int) -> None:
-        super().__init__(record_type)
-        self.record_type = record_type
-
-
-class UnknownRecordVersion(MessageError):
-    """Deserializer.UnknownRecordVersionException: a value version outside the schema's.
-
-    ``key`` is the record's decoded key, which JSON Lines still shows.
-    """
-
-    def __init__(self, record_type: int, key: dict[str, Any], version: int, value: bytes) -> None:
-        super().__init__(f"Found an unknown record version {version} for {record_type} type")
-        self.record_type, self.key, self.version, self.value = record_type, key, version, value
-
-
-class EarlyAccessLayout(MessageError):
-    """A version 0 value that reads only under the layout Kafka 4.0's early access wrote.
-
-    The message is the error today's layout gave (Kafka's text); ``data`` the old layout's.
-    """
-
-    def __init__(
-        self, error: MessageError, record_type: int, key: dict[str, Any], data: dict[str, Any]
-    ) -> None:
-        super().__init__(str(error))
-        self.record_type, self.key, self.data = record_type, key, data
 
 
 def _read_version(r: Readable, name: str) -> int:
@@ -326,10 +295,6 @@ def transaction_log_parser_for(release: Release = LATEST) -> MessageParser:
 transaction_log_parser: MessageParser = transaction_log_parser_for()
 
 
-class MetadataParseError(MessageError):
-    """org.apache.kafka.server.common.serialization.MetadataParseException."""
-
-
 def metadata_record_type_name(spec: MessageSpec) -> str:
     """MetadataRecordType's enum name: the schema name in upper snake case."""
     out: list[str] = []
@@ -356,19 +321,6 @@ def _frame_short(r: Readable, entity: str) -> int:
         raise MetadataParseError(f"Value for {entity} was too large.")
     value &= 0xFFFF
     return value - 0x10000 if value & 0x8000 else value
-
-
-class UnknownMetadataRecord(MetadataParseError):
-    """A framed record kdump has no schema for (type) or no layout for (version).
-
-    Kafka's texts: MetadataRecordType.fromId's UnsupportedVersionException, wrapped as
-    MetadataParseException(cause) (whose message is the cause's toString()); a read that
-    fails, "Failed to deserialize record with type T". ``facts`` is what JSON Lines shows.
-    """
-
-    def __init__(self, message: str, facts: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.facts = facts
 
 
 def read_framed(

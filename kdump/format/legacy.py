@@ -10,8 +10,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.crc import Buffer, crc32
-from kdump.errors import CorruptRecordError, DecompressionError, InvalidWrapperError, KdumpError
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, ZSTD, CodecError, decompress
+from kdump.errors import (
+    CodecError,
+    CorruptRecordError,
+    DecompressionError,
+    InvalidWrapperError,
+    KdumpError,
+    Malformed,
+)
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, ZSTD, decompress
 from kdump.format.layout import (
     COMPRESSION_MASK,
     LEGACY_CRC_START,
@@ -24,7 +31,7 @@ from kdump.format.layout import (
     RECORD_OVERHEAD_V0,
     TIMESTAMP_TYPE_BIT,
 )
-from kdump.format.records import Malformed, Record, read_field
+from kdump.format.records import Record, read_field
 
 if TYPE_CHECKING:
     from kdump.format.batch import Batch, LegacyRecordBatch

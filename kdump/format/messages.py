@@ -31,6 +31,7 @@ from decimal import Decimal
 from struct import Struct
 from typing import Any, NamedTuple
 
+from kdump.errors import MessageError, Underflow
 from kdump.format.layout import ZERO_UUID
 
 Json = Any
@@ -257,20 +258,6 @@ def message(
         link(s, s.versions)
     link(top, valid)
     return MessageSpec(name, api_key, valid, Versions.parse(flexible_versions), top)
-
-
-class MessageError(Exception):
-    """A read that fails; ``str()`` is what Kafka's exception getMessage() says."""
-
-    def __init__(self, message: str | None) -> None:
-        super().__init__("null" if message is None else message)
-
-
-class Underflow(MessageError):
-    """java.nio.BufferUnderflowException, whose message is null."""
-
-    def __init__(self) -> None:
-        super().__init__(None)
 
 
 def _int32(value: int) -> int:

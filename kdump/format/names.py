@@ -31,7 +31,7 @@ LEFTOVER_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
 """What an interrupted delete, compaction or swap leaves; LogLoader settles each at startup."""
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
-LEADER_EPOCH_SUFFIX = ".leader-epoch-checkpoint"
+LEADER_EPOCH_SUFFIX = f".{LEADER_EPOCH_CHECKPOINT}"
 """A tiered segment's own leader-epoch checkpoint (every epoch from the log start to its end),
 as Kafka's RemoteLogSegmentFileset names it beside the segment's other files."""
 

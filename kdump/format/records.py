@@ -14,16 +14,18 @@ import itertools
 import struct
 from collections.abc import Iterable, Iterator
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
-from kdump.errors import CorruptRecordError, DecompressionError
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, CodecError, decompress
+from kdump.errors import CodecError, CorruptRecordError, DecompressionError, Malformed
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
 
 if TYPE_CHECKING:
+    from kdump._speedups import RecordError
     from kdump.format.batch import RecordBatch
+    from kdump.speedups import Native
 
 _INT32 = struct.Struct(">i")
 _new = tuple.__new__
@@ -109,11 +111,6 @@ def end_transaction_marker(record: Record) -> EndTransactionMarker | None:
     if record.value is None or len(record.value) < _END_TXN_MARKER.size:
         return None
     return EndTransactionMarker(*_END_TXN_MARKER.unpack_from(record.value))
-
-
-class Malformed(Exception):
-    """A field that does not decode, raised inside the record decoders (v2 here, v0/v1 in
-    legacy.py); they turn it into CorruptRecordError with a position."""
 
 
 class RecordFault(IntEnum):
@@ -235,6 +232,9 @@ def _payload(
         raise DecompressionError(path, batch.position, str(e)) from None
 
 
+DecodedSlice: TypeAlias = "tuple[list[Record], int, RecordError | None]"
+"""What the C decoder hands back for a slice: its records, where it stopped, what stopped it."""
+
 SLICE_RECORDS = 4096
 """Records the C decoder makes per call: a batch's records are Python objects a slice at a time,
 so a batch of millions (a decompression bomb: 38 M records of 7 bytes in a 22 KB zstd batch)
@@ -277,8 +277,8 @@ def iter_v2_records(
 
 
 def _native_slice(
-    native: Any, data: Buffer, batch: RecordBatch, append_time: int | None, pos: int, first: int
-) -> tuple[list[Record], int, tuple[int, int, int, int] | None] | None:
+    native: Native, data: Buffer, batch: RecordBatch, append_time: int | None, pos: int, first: int
+) -> DecodedSlice | None:
     return native.v2_records(
         data,
         batch.records_count,
@@ -296,13 +296,13 @@ def _native_slice(
 
 
 def _native_slices(
-    native: Any,
+    native: Native,
     data: Buffer,
     batch: RecordBatch,
     start: int,
     path: str,
     append_time: int | None,
-    decoded: tuple[list[Record], int, tuple[int, int, int, int] | None],
+    decoded: DecodedSlice,
 ) -> Iterator[Iterable[Record]]:
     """The records slice by slice from the first one decoded, then the error where decoding
     stopped; the Python decoder takes over where a record needs it."""
@@ -312,11 +312,9 @@ def _native_slices(
         yield records
         first += len(records)
         if error is not None:
-            i, fault, detail, detail2 = error
-            reason = fault_reason(fault, detail, detail2)
-            raise CorruptRecordError(
-                path, _where(batch, start, pos), f"record {i} of batch: {reason}"
-            )
+            reason = fault_reason(error.fault, error.detail, error.detail2)
+            where = _where(batch, start, pos)
+            raise CorruptRecordError(path, where, f"record {error.record} of batch: {reason}")
         if first >= batch.records_count:
             _check_all_read(path, batch, start, pos, len(data))
             return

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.format.messages import MessageError, MessageSpec
+from kdump.errors import MessageError
+from kdump.format.messages import MessageSpec
 from kdump.format.schemas.remote_log_metadata import (
     REMOTE_LOG_SEGMENT_STATES,
     REMOTE_PARTITION_DELETE_STATES,

@@ -12,7 +12,7 @@ import struct
 from typing import NamedTuple
 
 from kdump.crc import Buffer, crc32c
-from kdump.errors import FormatError
+from kdump.errors import FormatError, SnapshotCrcError
 from kdump.format.layout import decrement_sequence
 
 SNAPSHOT_HEADER = struct.Struct(">hIi")
@@ -20,10 +20,6 @@ PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")
 PRODUCER_SNAPSHOT_VERSION = 1
 CRC_START = 6
 SCHEMA_FAILED = "Snapshot failed schema validation"
-
-
-class SnapshotCrcError(FormatError):
-    """A producer snapshot whose stored CRC does not match its bytes."""
 
 
 class BatchMetadata(NamedTuple):

@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump.errors import FormatError, KdumpError
-from kdump.format.checkpoint import (
+from kdump.format.checkpoint import EpochEntry, PartitionMetadata
+from kdump.format.layout import ZERO_UUID
+from kdump.format.names import (
     LEADER_EPOCH_CHECKPOINT,
+    META_PROPERTIES,
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
-    EpochEntry,
-    PartitionMetadata,
 )
-from kdump.format.layout import ZERO_UUID
 
-META_PROPERTIES = "meta.properties"
 CHECKPOINT_VERSION = 0
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)

@@ -6,6 +6,7 @@ its batches. It alone decides what a batch is and where the walk ends, following
 below a magic's own minimum) is a corrupt batch, an unknown magic ends it, a batch running
 past the end of the range ends it. It alone chooses between the C scan (``kdump.speedups``)
 and the Python reference below, which take the same decisions (tests/test_speedups.py).
+``read_batch`` is that rule for one batch; ``iter_records`` the records of any batch.
 
 A run is up to ``RUN_BATCHES`` consecutive batches, one int64 column per header field
 (``COLUMNS``). Legacy v0/v1 messages (AbstractLegacyRecordBatch) fill the same columns: their
@@ -20,17 +21,20 @@ import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from enum import Enum, IntEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError, FormatError, InputError, UnknownMagicError
-from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch, read_batch
-from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
 from kdump.format.layout import (
+    COMPRESSION_MASK,
     CONTROL_BIT,
+    DEFAULT_MAX_BATCH_BYTES,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
+    LEGACY_HEADER_V0,
+    LEGACY_HEADER_V1,
     LOG_HEADER,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -38,10 +42,20 @@ from kdump.format.layout import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    RECORD_OVERHEAD_V1,
     TRANSACTIONAL_BIT,
+    V2_HEADER,
     java_long,
 )
+from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
+from kdump.format.records import Record, iter_v2_records
+
+if TYPE_CHECKING:
+    from kdump._speedups import CrcShare
+    from kdump.speedups import Native
 
 COLUMNS = (
     "position",
@@ -65,6 +79,9 @@ COLUMNS = (
 
 ``size`` is the whole batch (``batch_length`` + 12); ``last_offset`` wraps as Java's long;
 ``valid`` is 1 (CRC matches), 0 (it does not) or -1 (not checked)."""
+
+Column: TypeAlias = "array[int] | memoryview"
+"""One of a run's COLUMNS: int64s the C code reads as a buffer and Python indexes."""
 
 RUN_BATCHES = 4096
 """Batches per run: 512 KiB of columns at most, and enough to pay for a call into C."""
@@ -111,24 +128,24 @@ class BatchRun:
     __slots__ = ("n", *COLUMNS)
 
     n: int
-    position: Sequence[int]
-    base_offset: Sequence[int]
-    last_offset: Sequence[int]
-    size: Sequence[int]
-    partition_leader_epoch: Sequence[int]
-    magic: Sequence[int]
-    crc: Sequence[int]
-    attributes: Sequence[int]
-    last_offset_delta: Sequence[int]
-    base_timestamp: Sequence[int]
-    max_timestamp: Sequence[int]
-    producer_id: Sequence[int]
-    producer_epoch: Sequence[int]
-    base_sequence: Sequence[int]
-    records_count: Sequence[int]
-    valid: Sequence[int]
+    position: Column
+    base_offset: Column
+    last_offset: Column
+    size: Column
+    partition_leader_epoch: Column
+    magic: Column
+    crc: Column
+    attributes: Column
+    last_offset_delta: Column
+    base_timestamp: Column
+    max_timestamp: Column
+    producer_id: Column
+    producer_epoch: Column
+    base_sequence: Column
+    records_count: Column
+    valid: Column
 
-    def __init__(self, n: int, columns: Sequence[Sequence[int]]) -> None:
+    def __init__(self, n: int, columns: Sequence[Column]) -> None:
         self.n = n
         for name, column in zip(COLUMNS, columns, strict=True):
             setattr(self, name, column)
@@ -196,14 +213,14 @@ class BatchRun:
         column = self.max_timestamp[:stop]
         return (min(column), max(column)) if stop else None
 
-    def columns(self) -> list[Sequence[int]]:
+    def columns(self) -> list[Column]:
         return [getattr(self, name) for name in COLUMNS]
 
     def slice(self, start: int, stop: int) -> BatchRun:
         """Batches ``start`` to ``stop`` (exclusive) of this run, as a run."""
         if start == 0 and stop == self.n:
             return self
-        columns = [memoryview(c)[start:stop] for c in self.columns()]  # type: ignore[arg-type]
+        columns = [memoryview(c)[start:stop] for c in self.columns()]
         return BatchRun(stop - start, columns)
 
 
@@ -283,7 +300,7 @@ class Pager:
         self._ahead.start()
 
     @property
-    def share(self) -> Any:
+    def share(self) -> CrcShare | None:
         """Where the walk shares its CRC work with the read-ahead thread (None: no thread)."""
         return self._ahead.share if self._ahead is not None else None
 
@@ -315,7 +332,7 @@ class ReadAhead(threading.Thread):
     """Windows kept ready: one being read ahead while the walk is in the other."""
 
     def __init__(
-        self, native: Any, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
+        self, native: Native, buf: mmap.mmap, start: int, end: int, window: int, released: int = 0
     ) -> None:
         super().__init__(name="kdump-read-ahead", daemon=True)
         self.native, self.buf, self.end, self.window = native, buf, end, window
@@ -329,7 +346,7 @@ class ReadAhead(threading.Thread):
         self._paged_from = end
         """The lowest start of the windows paged in since the last release that reached it:
         a window begun ahead of the walk can be overtaken, and released, before it is done."""
-        self.share: Any = native.CrcShare() if hasattr(native, "CrcShare") else None
+        self.share = native.CrcShare() if hasattr(native, "CrcShare") else None
         """The walk's CRC work, which this thread takes a share of when it has no window to
         page in (the C module's CrcShare; None where it has none)."""
 
@@ -389,7 +406,7 @@ class ReadAhead(threading.Thread):
                     continue
             if claimed is not None:
                 release_pages(self.buf, *claimed)
-            else:
+            elif self.share is not None:
                 self.share.help(kicks)  # until the walk moves on (a kick) or ends
 
     def run(self) -> None:
@@ -468,14 +485,15 @@ class LogWalk:
             edge = min(end, pager.available) if pager is not None else end
             native = speedups.native()
             if native is not None:
-                n, data, position = native.walk_v2(
+                walked = native.walk_v2(
                     self.buf, position, limit, edge, self.largest, self.run_batches,
                     self.check_crc, self.until_invalid, pager.share if pager else None,
                 )  # fmt: skip
-                if n:
+                position = walked.position
+                if walked.n:
                     self._walked = position
-                    yield BatchRun.from_native(n, data)
-                if n == self.run_batches or limit <= position < end:
+                    yield BatchRun.from_native(walked.n, walked.columns)
+                if walked.n == self.run_batches or limit <= position < end:
                     continue
                 # the C scan stops where it needs Python: the batches up to the next one it
                 # takes (v2), or the end, here
@@ -599,12 +617,11 @@ def flag_batches(
     from the previous run's result."""
     native = speedups.native()
     if native is not None and speedups.fits_int64(segment_base, prev_last):
-        flagged, gaps, first_gap, has_prev, prev_last, epoch = native.flag_batches(
+        return Flags(*native.flag_batches(
             run.base_offset, run.last_offset, run.partition_leader_epoch, run.magic, run.valid,
             run.producer_id, run.attributes, segment_base, has_prev, prev_last, epoch,
             int(producers),
-        )  # fmt: skip
-        return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+        ))  # fmt: skip
     flagged = []
     gaps, first_gap = 0, None
     for i in range(run.n):
@@ -631,6 +648,73 @@ def flag_batches(
             flagged.append(i)
         has_prev, prev_last, epoch = True, last, run.partition_leader_epoch[i]
     return Flags(flagged, gaps, first_gap, has_prev, prev_last, epoch)
+
+
+def read_batch(
+    buf: Buffer,
+    position: int,
+    end: int,
+    path: str = "<bytes>",
+    max_size: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+) -> Batch | None:
+    """The batch at ``position``, or None where Kafka's iteration stops (a truncated tail).
+
+    Follows FileLogInputStream.nextBatch: 17 bytes or fewer left end the iteration, a size
+    below 14 is corruption, a batch running past ``end`` ends the iteration. A compressed v0/v1
+    wrapper is decompressed (at most ``max_batch_bytes``) for its first inner offset.
+    """
+    if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+        return None
+    offset, size = LOG_HEADER.unpack_from(buf, position)
+    magic = buf[position + MAGIC_OFFSET]
+    if size < RECORD_OVERHEAD_V0:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} is below the minimum record overhead (14)"
+        )
+    if max_size is not None and size > max_size:
+        raise CorruptBatchError(
+            path, position, f"batch size {size} exceeds the maximum message size {max_size}"
+        )
+    if position + LOG_OVERHEAD + size > end:
+        return None
+    if magic == 2:
+        if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+            raise CorruptBatchError(
+                path, position, f"v2 batch size {size} is below the batch header size (49)"
+            )
+        return _new(RecordBatch, (position, *V2_HEADER.unpack_from(buf, position)))
+    if magic in (0, 1):
+        return _legacy_batch(buf, position, magic, size, path, max_batch_bytes)
+    raise UnknownMagicError(path, position, f"unknown magic {magic} (offset {offset})")
+
+
+def _legacy_batch(
+    buf: Buffer, position: int, magic: int, size: int, path: str, max_batch_bytes: int
+) -> Batch:
+    if magic == 1 and size < RECORD_OVERHEAD_V1:
+        raise CorruptBatchError(path, position, f"v1 message size {size} is below the minimum (22)")
+    if magic == 0:
+        offset, _, crc, _, attributes = LEGACY_HEADER_V0.unpack_from(buf, position)
+        timestamp = NO_TIMESTAMP
+    else:
+        offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
+    base_offset = offset
+    if attributes & COMPRESSION_MASK:
+        base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
+    return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
+
+
+def iter_records(
+    buf: Buffer,
+    batch: Batch,
+    path: str = "<bytes>",
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+) -> Iterator[Record]:
+    """The records of any batch, decoded lazily."""
+    if isinstance(batch, RecordBatch):
+        return iter_v2_records(buf, batch, path, max_batch_bytes)
+    return iter_legacy_records(buf, batch, path, max_batch_bytes)
 
 
 def _size_field(buf: Buffer, position: int) -> int:
@@ -794,10 +878,13 @@ __all__ = [
     "StopReason",
     "flag_batches",
     "iter_batches",
+    "iter_records",
+    "read_batch",
     "resync",
     "valid_batch_at",
     "walk_resync",
 ]
 
-if speedups.built() and tuple(speedups.native().WALK_COLUMNS) != COLUMNS:  # pragma: no cover
+_compiled = speedups.native()
+if _compiled is not None and tuple(_compiled.WALK_COLUMNS) != COLUMNS:  # pragma: no cover
     raise ImportError("kdump._speedups was built from another kdump/_speedups.c: reinstall kdump")

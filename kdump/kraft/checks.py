@@ -259,16 +259,17 @@ def _last_epoch(log: UnifiedLog) -> int | None:
 # -- the log dir -----------------------------------------------------------------------------------
 
 
-def metadata_partition_of(log_dir: LogDir) -> UnifiedLog | None:
-    return next((p for p in log_dir.partitions if is_metadata_partition(p)), None)
+def in_log_dir(log: UnifiedLog, log_dir: LogDir) -> bool:
+    return log.log_dir is log_dir and log.location in log_dir.partition_dirs
 
 
-def check_log_dir(log_dir: LogDir, others: Sequence[LogDir] = ()) -> Iterator[Finding]:
+def check_log_dir(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> Iterator[Finding]:
     """The log dir's files against its metadata partition's image (see the module), or, where
-    it holds none, against the image of the log dir among ``others`` that holds the same
-    node's (``node_metadata``); nothing where there is none."""
-    own = metadata_partition_of(log_dir)
-    metadata = own if own is not None else node_metadata(log_dir, others)
+    it holds none, against the image of its node's metadata log dir (``node_metadata``);
+    nothing where there is none. ``logs``: every partition found in the run."""
+    mine = [log for log in logs if in_log_dir(log, log_dir)]
+    own = next((log for log in mine if is_metadata_partition(log)), None)
+    metadata = own if own is not None else node_metadata(log_dir, logs)
     if metadata is None:
         return
     load = metadata.metadata_load
@@ -278,27 +279,29 @@ def check_log_dir(log_dir: LogDir, others: Sequence[LogDir] = ()) -> Iterator[Fi
     node_id = None if meta is None else meta.node_id
     if meta is not None:
         yield from _meta_against_image(log_dir, metadata, load.image, meta)
-    for log in log_dir.partitions:
+    for log in mine:
         if log is not metadata and log.topic is not None:
             yield from _partition_against_image(log, load, node_id)
 
 
-def node_metadata(log_dir: LogDir, others: Sequence[LogDir]) -> UnifiedLog | None:
+def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | None:
     """The metadata partition of the same node's metadata log dir (metadata.log.dir), among
-    ``others``: a broker with several log dirs keeps the metadata log in one of them, and
+    ``logs``: a broker with several log dirs keeps the metadata log in one of them, and
     applies its image to the partitions of every one. The same node: meta.properties of the
     same cluster.id and node.id."""
     meta = _meta_properties(log_dir)
     if meta is None or meta.node_id is None:
         return None
-    for other in others:
-        metadata = metadata_partition_of(other) if other is not log_dir else None
-        found = None if metadata is None else _meta_properties(other)
+    for log in logs:
+        other = log.log_dir
+        if other is None or other is log_dir or not is_metadata_partition(log):
+            continue
+        found = _meta_properties(other) if in_log_dir(log, other) else None
         if found is not None and (found.cluster_id, found.node_id) == (
             meta.cluster_id,
             meta.node_id,
         ):
-            return metadata
+            return log
     return None
 
 
@@ -451,8 +454,8 @@ def _partition_against_image(
 __all__ = [
     "check_log_dir",
     "check_metadata_partition",
+    "in_log_dir",
     "is_metadata_partition",
-    "metadata_partition_of",
     "node_metadata",
     "read_quorum_state",
 ]

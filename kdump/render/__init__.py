@@ -1,1 +1,1 @@
-"""Renderers: typed objects in, lines out (kafka-dump-log text, JSON Lines, rich reports)."""
+"""Renderers: typed objects in, lines out (kafka-dump-log text, JSON Lines, rich tables)."""

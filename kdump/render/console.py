@@ -1,4 +1,4 @@
-"""The one way kdump's text reports reach a terminal or a pipe.
+"""The one way kdump's text output reaches a terminal or a pipe.
 
 On a terminal, rich styles and fits the width it finds. On a pipe (cron mail, ``| grep``, a
 file) the output must be stable and complete: no colour, no wrapping of long lines, and tables
@@ -40,7 +40,8 @@ def plain_line(text: str) -> str | None:
 
 
 class TextTable:
-    """A report's table: a title, columns of text each justified left or right, rows of cells.
+    """A table of a command's output: a title, columns of text each justified left or right,
+    rows of cells.
     Every text is literal: a ``[`` or ``:name:`` in a path is printed as it is, never read as
     rich markup or an emoji code.
 

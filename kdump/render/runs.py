@@ -15,16 +15,20 @@ and a chunk of lines, never all of its lines at once (issue 27).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump import speedups
 from kdump.crc import Buffer
-from kdump.format.batch import Batch
-from kdump.format.compression import CodecError, decompress
+from kdump.errors import CodecError
+from kdump.format.batch import Batch, RecordBatch
+from kdump.format.compression import decompress
 from kdump.format.layout import COMPRESSION_MASK, CONTROL_BIT, RECORD_BATCH_OVERHEAD
-from kdump.format.walk import BatchRun
+from kdump.format.walk import BatchRun, Column
 from kdump.render.describe import NATIVE_DECODERS, Decoder
 from kdump.segment import FileRecords
+
+if TYPE_CHECKING:
+    from kdump.speedups import Native
 
 OUTPUT_CHUNK = 1 << 20
 """Bytes of lines per call into the C renderer: memory stays flat, calls stay few."""
@@ -116,20 +120,23 @@ class RunRenderer:
         i = 0
         while i < run.n:
             if native is not None:
-                data, i, self.last_offset, gaps, invalid = native.render_batches(
+                rendered = native.render_batches(
                     self.log.buf, columns, i, self.as_json, self.batch_template,
                     self.record_template, *self.decoders, self.last_offset, OUTPUT_CHUNK,
                 )  # fmt: skip
-                self._add_gaps(gaps)
-                self.invalid += invalid
-                if data:
-                    yield data
-                if i >= run.n or len(data) >= OUTPUT_CHUNK:
+                i, self.last_offset = rendered.next_index, rendered.last_offset
+                self._add_gaps(rendered.gaps)
+                self.invalid += rendered.invalid
+                if rendered.data:
+                    yield rendered.data
+                if i >= run.n or len(rendered.data) >= OUTPUT_CHUNK:
                     continue
             yield from self._one(run, columns, i, native)
             i += 1
 
-    def _one(self, run: BatchRun, columns: tuple[Any, ...], i: int, native: Any) -> Iterator[bytes]:
+    def _one(
+        self, run: BatchRun, columns: tuple[Column, ...], i: int, native: Native | None
+    ) -> Iterator[bytes]:
         batch, valid = run.batch(i), run.valid[i] == 1
         self.invalid += not valid
         if native is not None and self._sliced(batch):
@@ -150,23 +157,26 @@ class RunRenderer:
         )
 
     def _slices(
-        self, batch: Batch, valid: bool, columns: tuple[Any, ...], i: int, native: Any
+        self, batch: Batch, valid: bool, columns: tuple[Column, ...], i: int, native: Native
     ) -> Iterator[bytes]:
         """The batch's lines from C, a chunk at a time; where C cannot go on (records it does
         not render, damage: the Python path words it), the Python renderer from that record."""
+        # only a v2 batch's records are rendered here (_sliced)
+        assert self.record_template is not None and isinstance(batch, RecordBatch)
         payload = self._payload(batch)
         pos = first = 0
         while payload is not None:
-            result = native.render_payload(
+            rendered = native.render_payload(
                 payload, columns, i, self.as_json, self.batch_template, self.record_template,
                 *self.decoders, self.last_offset, pos, first, OUTPUT_CHUNK,
             )  # fmt: skip
-            if result is None:
+            if rendered is None:
                 break
             before = (pos, first)
-            data, self.last_offset, gaps, pos, first = result
-            self._add_gaps(gaps)
-            yield bytes(data)
+            self.last_offset = rendered.last_offset
+            pos, first = rendered.position, rendered.next_record
+            self._add_gaps(rendered.gaps)
+            yield bytes(rendered.data)
             if first >= batch.records_count and pos == len(payload):
                 return
             if (pos, first) == before:  # C renders a record a call at least; never loop

@@ -1,4 +1,4 @@
-"""The scrub report: one line per finding (as verify prints them), a summary; or one JSON
+"""What tiered scrub prints: one line per finding (as verify prints them), a summary; or one JSON
 document."""
 
 from __future__ import annotations

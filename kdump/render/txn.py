@@ -1,4 +1,4 @@
-"""`kdump txn` reports: rich tables on a terminal, plain columns on a pipe, one JSON document.
+"""What `kdump txn` prints: rich tables on a terminal, plain columns on a pipe, one JSON document.
 
 Text shows every timestamp as UTC ISO-8601 beside its epoch milliseconds; JSON keeps the
 milliseconds.
@@ -12,6 +12,7 @@ from rich import box
 from rich.table import Table
 
 from kdump.checks.findings import Severity
+from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.render.console import TextConsole
 from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
@@ -19,7 +20,7 @@ from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
     AbortedRange,
     OpenTransaction,
-    PartitionTxnReport,
+    PartitionTransactions,
     TxnResult,
     find_hanging_rows,
 )
@@ -55,9 +56,9 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     say(
         f"now {at(options.now)}; transaction timeout {duration(options.transaction_max_timeout_ms)}"
     )
-    for report in result.partitions:
+    for txns in result.partitions:
         say("")
-        _partition_text(report, console, style)
+        _partition_text(txns, console, style)
     if not result.coordinator.is_empty:
         say("")
         _coordinator_text(result.coordinator, console, style)
@@ -71,8 +72,8 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     if hanging:
         say("")
         say("The way out: abort each hanging transaction (writes an ABORT marker at its partition)")
-        for report, txn in hanging:
-            say(f"  # {report.topic}-{report.partition}, producer {txn.producer_id}")
+        for txns, txn in hanging:
+            say(f"  # {txns.topic}-{txns.partition}, producer {txn.producer_id}")
             say(f"  {txn.abort_command}")
             say(f"  # brokers before 3.0: {txn.abort_command_legacy}")
     say("")
@@ -101,55 +102,55 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
 
 
-def _partition_text(report: PartitionTxnReport, console: TextConsole, style: box.Box) -> None:
+def _partition_text(txns: PartitionTransactions, console: TextConsole, style: box.Box) -> None:
     say = console.say
-    name = f"{report.topic}-{report.partition}" if report.topic is not None else report.path
-    say(f"== {name} ({report.path})")
+    name = f"{txns.topic}-{txns.partition}" if txns.topic is not None else txns.path
+    say(f"== {name} ({txns.path})")
     say(
-        f"log start offset {report.log_start_offset}, log end offset {report.log_end_offset}, "
-        f"high watermark {report.high_watermark} ({report.high_watermark_source})"
+        f"log start offset {txns.log_start_offset}, log end offset {txns.log_end_offset}, "
+        f"high watermark {txns.high_watermark} ({txns.high_watermark_source})"
     )
-    if report.snapshot is not None:
+    if txns.snapshot is not None:
         say(
-            f"producer state: snapshot {report.snapshot}, then the batches from offset "
-            f"{report.replayed_from} on"
+            f"producer state: snapshot {txns.snapshot}, then the batches from offset "
+            f"{txns.replayed_from} on"
         )
     else:
         say(
             "producer state: no usable snapshot above the log start offset; rebuilt from the "
-            f"log start offset {report.replayed_from}"
+            f"log start offset {txns.replayed_from}"
         )
     unstable = (
-        f" (first unstable offset {report.first_unstable_offset})"
-        if report.first_unstable_offset is not None
+        f" (first unstable offset {txns.first_unstable_offset})"
+        if txns.first_unstable_offset is not None
         else ""
     )
     say(
-        f"last stable offset {report.last_stable_offset}{unstable}: {report.blocked_records} "
-        f"record(s), {byte_count(report.blocked_bytes)} before the log end that read_committed "
+        f"last stable offset {txns.last_stable_offset}{unstable}: {txns.blocked_records} "
+        f"record(s), {byte_count(txns.blocked_bytes)} before the log end that read_committed "
         "consumers cannot read"
     )
-    if report.producers:
-        console.table(_producers_table(report.producers, report.expired_producers, style))
-    if report.open_transactions:
-        console.table(_open_table(report.open_transactions, style))
-        for txn in report.open_transactions:
+    if txns.producers:
+        console.table(_producers_table(txns.producers, txns.expired_producers, style))
+    if txns.open_transactions:
+        console.table(_open_table(txns.open_transactions, style))
+        for txn in txns.open_transactions:
             say(f"  producer {txn.producer_id} at offset {txn.first_offset}: {txn.coordinator}")
     else:
         say("no open transaction")
-    if report.completed:
+    if txns.completed:
         table = Table(title="completed transactions", box=style, show_edge=False)
         for column in ("producer id", "commits", "aborts", "markers without data"):
             table.add_column(column, justify="right")
-        for pid, counts in report.completed.items():
+        for pid, counts in txns.completed.items():
             table.add_row(
                 str(pid), str(counts.commits), str(counts.aborts), str(counts.markers_without_data)
             )
         console.table(table)
-    if report.aborted:
-        console.table(_aborted_table(report.aborted, style))
-        if len(report.aborted) > TEXT_ROWS:
-            say(f"  ... {len(report.aborted) - TEXT_ROWS} more (--format json lists all)")
+    if txns.aborted:
+        console.table(_aborted_table(txns.aborted, style))
+        if len(txns.aborted) > TEXT_ROWS:
+            say(f"  ... {len(txns.aborted) - TEXT_ROWS} more (--format json lists all)")
 
 
 def _producers_table(
@@ -220,7 +221,7 @@ def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
     for a in aborted[:TEXT_ROWS]:
         source = " + ".join(
             name
-            for name, present in (("marker", a.in_log), (".txnindex", a.in_txn_index))
+            for name, present in (("marker", a.in_log), (TXN_INDEX_SUFFIX, a.in_txn_index))
             if present
         )
         table.add_row(
@@ -302,7 +303,7 @@ def result_object(result: TxnResult) -> dict[str, Any]:
     }
 
 
-def _partition_object(r: PartitionTxnReport) -> dict[str, Any]:
+def _partition_object(r: PartitionTransactions) -> dict[str, Any]:
     return {
         **r.facts,  # the partition's facts, the same keys as in every JSON output
         "path": r.path,

@@ -1,4 +1,4 @@
-"""The verify report: rich tables on a terminal, plain columns on a pipe, JSON for machines."""
+"""What verify prints: rich tables on a terminal, plain columns on a pipe, JSON for machines."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
     is ever cut, and on a terminal a partition's name is never folded (the other columns are)."""
     shown = [name for name in SUMMARY_COLUMNS if name not in drop]
     tables: dict[str, TextTable] = {}
-    for report in result.partitions:
-        s = report.summary
+    for partition in result.partitions:
+        s = partition.summary
         log_dir, _, name = s.path.rstrip("/").rpartition("/")
         table = tables.get(log_dir)
         if table is None:
@@ -103,10 +103,11 @@ def render_text(
     console = TextConsole(out, terminal)
     if not quiet:
         console.fitted_tables(partial(summary_tables, result), DROPPED_FIRST)
-        for report in result.partitions:
-            if report.summary.startup:
+        for partition in result.partitions:
+            if partition.summary.startup:
                 console.say(
-                    f"{report.path}: at startup the broker " + "; ".join(report.summary.startup)
+                    f"{partition.path}: at startup the broker "
+                    + "; ".join(partition.summary.startup)
                 )
     shown = [f for f in result.findings if f.severity.rank >= min_severity.rank]
     for f in shown:
@@ -120,7 +121,7 @@ def render_text(
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
-    from kdump.render.escape import json_text  # json: a text report does without it
+    from kdump.render.escape import json_text  # json: text output does without it
 
     doc: dict[str, Any] = {
         "findings": [f.to_dict() for f in result.findings],

@@ -42,9 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.discovery import LocalPartition, refuse_output_inside
-from kdump.errors import ExitCode, InputError, KdumpError
-from kdump.format.names import BACKUP_SUFFIX, CUT_SUFFIX, is_kdump_leftover, leftover_pid
-from kdump.lock import LockHeldError, LogDirLock, lock_log_dir
+from kdump.errors import InputError, KdumpError, LockHeldError, RepairError
+from kdump.format.names import (
+    BACKUP_SUFFIX,
+    CUT_SUFFIX,
+    LOCK_FILE,
+    is_kdump_leftover,
+    leftover_pid,
+)
+from kdump.lock import LogDirLock, lock_log_dir
 from kdump.repair.files import (
     Ownership,
     create_temp,
@@ -59,15 +65,6 @@ from kdump.repair.plan import LOG, FileChange, FileState, SegmentPlan
 Hook = Callable[[str, Path], None]
 COPY_CHUNK = 1 << 20
 CHANGED = "changed since it was read; nothing was changed, run again"
-
-
-class RepairError(KdumpError):
-    """A write that could not be done; the message says what state the files are in."""
-
-    exit_code = ExitCode.BAD_INPUT
-
-    def __init__(self, path: Path | str, message: str) -> None:
-        super().__init__(message, str(path))
 
 
 @dataclass(frozen=True)
@@ -243,7 +240,7 @@ class RepairSession:
             except LockHeldError as e:
                 if not force:
                     raise
-                who = f"process {e.holder}" if e.holder else "another process"
+                who = f"process {e.pid}" if e.pid else "another process"
                 warn(
                     f"WARNING: --force: {e.path} is held by {who} (a running Kafka broker?); "
                     f"modifying files under {log_dir} anyway. A running broker does not see "
@@ -251,7 +248,7 @@ class RepairSession:
                 )
                 continue
             except OSError as e:
-                raise RepairError(log_dir / ".lock", _reason(e)) from None
+                raise RepairError(log_dir / LOCK_FILE, _reason(e)) from None
             if lock is not None:
                 self.locks.append(lock)
 

@@ -32,24 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.crc import Buffer
-from kdump.errors import InputError
+from kdump.errors import InputError, NotRegularError
 from kdump.format.names import TEMP_MARK, leftover_pid, parse_segment_name
 
 DATA_MODE = 0o666
 """The permission bits a file kdump writes may carry: never set-id, sticky or executable,
 whatever the file it copies says (a hostile .log with mode 4755 stays data)."""
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class NotRegularError(InputError):
-    """A name a repair would read or write that is not a regular file (a link, a FIFO...)."""
-
-    def __init__(self, path: Path | str, what: str) -> None:
-        super().__init__(
-            str(path),
-            f"{what}, not a regular file: kdump reads and writes only regular files in a "
-            "broker's directories, never through a link",
-        )
 
 
 def kind_of(mode: int) -> str:

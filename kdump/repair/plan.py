@@ -28,7 +28,6 @@ from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
 from kdump.errors import InputError, KdumpError
-from kdump.format.batch import read_batch
 from kdump.format.index import AbstractIndex, OffsetIndex
 from kdump.format.names import (
     INDEX_SUFFIX,
@@ -42,6 +41,7 @@ from kdump.format.names import (
 )
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
+from kdump.format.walk import read_batch
 from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat

@@ -24,11 +24,11 @@ from __future__ import annotations
 import operator
 import struct
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kdump import speedups
 from kdump.checks.findings import Finding, Severity
@@ -37,7 +37,7 @@ from kdump.checks.log import LogScan, stop_damage
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
-from kdump.format.batch import Batch, RecordBatch, read_batch
+from kdump.format.batch import Batch, RecordBatch
 from kdump.format.index import OffsetIndex
 from kdump.format.layout import INT32_MAX, LOG_OVERHEAD, NO_TIMESTAMP, RECORD_OVERHEAD_V0
 from kdump.format.timeindex import TimeIndex
@@ -45,6 +45,7 @@ from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import (
     NO_EPOCH_YET,
     BatchRun,
+    Column,
     LogWalk,
     Pager,
     Producers,
@@ -52,10 +53,12 @@ from kdump.format.walk import (
     StopReason,
     flag_batches,
     iter_batches,
+    read_batch,
 )
 from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 
 if TYPE_CHECKING:
+    from kdump.speedups import Native
     from kdump.unified_log import UnifiedLog
 
 DEFAULT_INDEX_INTERVAL_BYTES = option_default("index.interval.bytes")
@@ -164,15 +167,15 @@ class _OffsetIndexBuilder:
             for offset, position in zip(offsets, positions, strict=True):
                 self.append(offset, position)
 
-    def extend_packed(self, native: Any, offsets: array[int], positions: array[int]) -> None:
+    def extend_packed(self, native: Native, offsets: array[int], positions: array[int]) -> None:
         """extend() of int64 columns: in order, packed by the C code at once."""
         if offsets and self.entries + len(offsets) <= self.max_entries:
             above = self.last_offset if self.entries else speedups.INT64_MIN
             packed = native.pack_entries(offsets, positions, self.base_offset, False, above, 0)
             if packed is not None:
-                data, count, self.last_offset, _ = packed
-                self.data += data
-                self.entries += count
+                self.data += packed.data
+                self.entries += packed.entries
+                self.last_offset = packed.last_first
                 return
         self.extend(offsets.tolist(), positions.tolist())
 
@@ -238,7 +241,7 @@ class _TimeIndexBuilder:
             self.entries += len(kept_timestamps)
             self.last_timestamp, self.last_offset = kept_timestamps[-1], kept_offsets[-1]
 
-    def extend_packed(self, native: Any, timestamps: array[int], offsets: array[int]) -> None:
+    def extend_packed(self, native: Native, timestamps: array[int], offsets: array[int]) -> None:
         """extend() of int64 columns: in order, packed by the C code at once."""
         if timestamps and self.entries + len(timestamps) < self.max_entries:
             not_before = self.last_offset if self.entries else speedups.INT64_MIN
@@ -246,11 +249,10 @@ class _TimeIndexBuilder:
                 timestamps, offsets, self.base_offset, True, self.last_timestamp, not_before
             )
             if packed is not None:
-                data, count, last_timestamp, last_offset = packed
-                if count:
-                    self.data += data
-                    self.entries += count
-                    self.last_timestamp, self.last_offset = last_timestamp, last_offset
+                if packed.entries:
+                    self.data += packed.data
+                    self.entries += packed.entries
+                    self.last_timestamp, self.last_offset = packed.last_first, packed.last_second
                 return
         self.extend(timestamps.tolist(), offsets.tolist())
 
@@ -290,20 +292,21 @@ class _IndexWriter:
         self.index.extend(offsets, entry_positions)
         self.time_index.extend(timestamps, time_offsets)
 
-    def run(
-        self, positions: Sequence[int], last_offsets: Sequence[int], max_timestamps: Sequence[int]
-    ) -> None:
+    def run(self, positions: Column, last_offsets: Column, max_timestamps: Column) -> None:
         """batches() over int64 columns, in C."""
         native = speedups.native()
         assert native is not None
-        state = (self.last_index_entry, self.max_ts, self.offset_of_max_ts)
         interval = max(min(self.interval, speedups.INT64_MAX), -1)  # the same test in int64
-        *state, offsets, at, timestamps, time_offsets = native.index_points(
-            positions, last_offsets, max_timestamps, interval, *state
+        points = native.index_points(
+            positions, last_offsets, max_timestamps, interval,
+            self.last_index_entry, self.max_ts, self.offset_of_max_ts,
+        )  # fmt: skip
+        self.last_index_entry, self.max_ts = points.last_entry, points.max_ts
+        self.offset_of_max_ts = points.offset_of_max_ts
+        self.index.extend_packed(native, array("q", points.offsets), array("q", points.positions))
+        self.time_index.extend_packed(
+            native, array("q", points.timestamps), array("q", points.time_offsets)
         )
-        self.last_index_entry, self.max_ts, self.offset_of_max_ts = state
-        self.index.extend_packed(native, array("q", offsets), array("q", at))
-        self.time_index.extend_packed(native, array("q", timestamps), array("q", time_offsets))
 
     def close(self) -> None:
         self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts, skip_full_check=True)

@@ -12,13 +12,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.files import remove_leftovers
-from kdump.repair.interrupt import signals_held
-from kdump.repair.plan import LOG, OFFSET_INDEX, TIME_INDEX, FileChange, SegmentPlan
-from kdump.repair.rebuild import IndexConfig, IndexConfigs
-from kdump.repair.recheck import recheck_staged
-from kdump.repair.report import (
+from kdump.render.repair import (
     kept_lines,
     leftover_lines,
     plan_lines,
@@ -26,6 +20,12 @@ from kdump.repair.report import (
     stopped_before_commit_line,
     stopped_in_commit_line,
 )
+from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.files import remove_leftovers
+from kdump.repair.interrupt import signals_held
+from kdump.repair.plan import LOG, OFFSET_INDEX, TIME_INDEX, FileChange, SegmentPlan
+from kdump.repair.rebuild import IndexConfig, IndexConfigs
+from kdump.repair.recheck import recheck_staged
 from kdump.repair.startup import plan_startup
 from kdump.unified_log import UnifiedLog
 
@@ -173,7 +173,9 @@ def _stage_and_commit(
 
 def _named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
     """The partitions named on their own, not found in a log dir."""
-    return [log for log in logs if log.log_dir is None or log not in log.log_dir.partitions]
+    return [
+        log for log in logs if log.log_dir is None or log.location not in log.log_dir.partition_dirs
+    ]
 
 
 def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from kdump.crc import Buffer
 from kdump.errors import OutputLimitError
-from kdump.format.batch import Batch, iter_records
+from kdump.format.batch import Batch
 from kdump.format.names import (
     LOG_SUFFIX,
     KeptLog,
@@ -30,7 +30,7 @@ from kdump.format.names import (
     segment_file_name,
 )
 from kdump.format.records import Record
-from kdump.format.walk import Damaged, walk_resync
+from kdump.format.walk import Damaged, iter_records, walk_resync
 from kdump.loss import CutLoss, cut_loss
 from kdump.render.describe import timestamp_type
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir

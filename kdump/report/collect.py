@@ -30,7 +30,7 @@ from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.run import LogDirIdentity, identify
 from kdump.segment import LogSegment
-from kdump.txn.analysis import PartitionTxnReport, TxnOptions, analyze_partition
+from kdump.txn.analysis import PartitionTransactions, TxnOptions, analyze_partition
 from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
 from kdump.unified_log import OpenOptions, UnifiedLog
 
@@ -203,7 +203,7 @@ def collect(
         log_dir.partitions = [views[id(log)][0] for log in logs]
         if found_dir is not None:
             results = [views[id(log)][1] for log in logs]
-            log_dir.findings = list(log_dir_findings(found_dir, results, found.log_dirs))
+            log_dir.findings = list(log_dir_findings(found_dir, results, found.partitions))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))
@@ -307,7 +307,7 @@ def compaction_blocked(c: CompactionExplanation, e: PartitionExplanation) -> str
     return None if e.settings.cleaner_runs else c.reason
 
 
-def _transactions(p: PartitionView, t: PartitionTxnReport) -> None:
+def _transactions(p: PartitionView, t: PartitionTransactions) -> None:
     p.last_stable_offset = t.last_stable_offset
     p.blocked_records, p.blocked_bytes = t.blocked_records, t.blocked_bytes
     p.open_transactions = [

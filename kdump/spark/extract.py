@@ -52,7 +52,7 @@ class SegmentTask:
     name: str
     """The .log's name in ``storage``."""
     log_path: str
-    """The .log as reports name it (a path or a URL)."""
+    """The .log as output names it (a path or a URL)."""
     partition_path: str
     topic: str | None
     partition: int | None

@@ -27,7 +27,7 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.discovery import discover
-from kdump.errors import ExitCode, KdumpError
+from kdump.errors import KdumpError, RemoteError
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
@@ -40,14 +40,6 @@ hundreds of MiB takes with kdump's C paths (bench/bench_spark.py: 2 tasks on loc
 and 24, shallow and --deep)."""
 
 OUTPUT_FORMATS = ("parquet", "json")
-
-
-class RemoteError(KdumpError):
-    """A KdumpError an executor met, raised again on the driver with its text and exit code."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = ExitCode(exit_code)
 
 
 def absolute(paths: Sequence[str]) -> list[str]:

@@ -15,16 +15,12 @@ from typing import IO
 
 from pyspark.sql import SparkSession
 
-from kdump.errors import KdumpError
+from kdump.errors import SparkUnavailable
 
 DEFAULT_MASTER = "local[*]"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 SUBMITTED = "PYSPARK_GATEWAY_PORT"
 """Set by spark-submit in the Python driver it starts: the JVM and its conf exist already."""
-
-
-class SparkUnavailable(KdumpError):
-    """Spark could not start (no Java, a master that does not answer, a bad --conf)."""
 
 
 def build_session(

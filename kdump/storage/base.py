@@ -39,12 +39,12 @@ class Storage(ABC):
     """A folder of Kafka's files (a partition directory, a log dir, or any folder above them)."""
 
     kind: ClassVar[str]
-    """``local``, ``object-store`` or ``tiered``: how reports and JSON name it."""
+    """``local``, ``object-store`` or ``tiered``: how text output and JSON name it."""
     closed_segments_only: ClassVar[bool] = False
     """Tiered storage holds closed segments only: no active segment, no log dir."""
 
     location: str
-    """How reports name this folder: a path, or a URL."""
+    """How output names this folder: a path, or a URL."""
 
     @abstractmethod
     def files(self) -> Mapping[str, int]:
@@ -82,7 +82,7 @@ class Storage(ABC):
 
     @abstractmethod
     def location_of(self, name: str) -> str:
-        """How reports name the file ``name``: a path, or a URL."""
+        """How output names the file ``name``: a path, or a URL."""
 
     @property
     def local_path(self) -> Path | None:
@@ -125,7 +125,7 @@ class Storage(ABC):
 
 
 class StoredFile(NamedTuple):
-    """One file of a storage, and the path reports print for it (what the user named: dump's
+    """One file of a storage, and the path output prints for it (what the user named: dump's
     ``Dumping a.log`` keeps the path as given)."""
 
     storage: Storage

@@ -9,10 +9,10 @@ import mmap
 from collections.abc import Iterator
 
 from kdump.crc import Buffer
-from kdump.format.batch import Batch, iter_records
+from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.records import Record
-from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches
+from kdump.format.walk import RUN_BATCHES, LogWalk, Pager, iter_batches, iter_records
 
 
 class FileRecords:

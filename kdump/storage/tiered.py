@@ -16,6 +16,7 @@ from functools import cached_property
 from kdump.crc import Buffer
 from kdump.format.names import (
     INDEX_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT,
     LEADER_EPOCH_SUFFIX,
     LOG_SUFFIX,
     SNAPSHOT_SUFFIX,
@@ -35,7 +36,7 @@ _KAFKA_SUFFIXES = {
     "txnindex": TXN_INDEX_SUFFIX,
     "snapshot": SNAPSHOT_SUFFIX,
     "leader_epoch_checkpoint": LEADER_EPOCH_SUFFIX,
-    "leader-epoch-checkpoint": LEADER_EPOCH_SUFFIX,
+    LEADER_EPOCH_CHECKPOINT: LEADER_EPOCH_SUFFIX,
 }
 """A layout's object suffix -> Kafka's file suffix."""
 _AIVEN_PARTS = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, SNAPSHOT_SUFFIX)

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.discovery import discover
-from kdump.errors import InputError
-from kdump.format.internal import UnknownMetadataRecord, read_framed
-from kdump.format.messages import MessageError
+from kdump.errors import InputError, MessageError, UnknownMetadataRecord
+from kdump.format.internal import read_framed
 from kdump.format.schemas.remote_log_metadata import (
     REMOTE_LOG_METADATA_RECORD_TYPES,
     REMOTE_LOG_SEGMENT_STATES,

@@ -57,7 +57,7 @@ class TxnOptions:
     transaction_max_timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
     producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
     batch_filter: BatchFilter = NO_FILTER
-    """Which producers and transactions are reported (the state is always built from all)."""
+    """Which producers and transactions are shown (the state is always built from all)."""
     bootstrap_server: str | None = None
     transaction_state_partitions: int | None = None
     transaction_state_partitions_in_image: int | None = None
@@ -98,7 +98,7 @@ class OpenTransaction:
 
 
 @dataclass
-class PartitionTxnReport:
+class PartitionTransactions:
     path: str
     topic: str | None
     partition: int | None
@@ -135,7 +135,7 @@ class PartitionTxnReport:
 
 @dataclass
 class TxnResult:
-    partitions: list[PartitionTxnReport]
+    partitions: list[PartitionTransactions]
     coordinator: CoordinatorView
     options: TxnOptions
     transactional_ids: dict[str, int] = field(default_factory=dict)
@@ -178,16 +178,16 @@ def analyze_paths(
         options.transaction_state_partitions_in_image,
     )
     data = [log for log in logs if not is_transaction_state(log)]
-    reports = []
+    partitions = []
     progress.total(sum(log.size for log in data))
     for log in data:
-        report = analyze_partition(log, options, view)
+        txns = analyze_partition(log, options, view)
         log.close()
-        if report is not None:
-            reports.append(report)
+        if txns is not None:
+            partitions.append(txns)
         progress.advance(log.size, log.location)
     ids = {tid: view.partition_for(tid) for tid in transactional_ids}
-    return TxnResult(reports, view, options, ids, list(found.errors))
+    return TxnResult(partitions, view, options, ids, list(found.errors))
 
 
 # -- one partition -----------------------------------------------------------------------------
@@ -195,8 +195,8 @@ def analyze_paths(
 
 def analyze_partition(
     log: UnifiedLog, options: TxnOptions, view: CoordinatorView | None = None
-) -> PartitionTxnReport | None:
-    """The report for one partition (None: it holds no .log). Its segments are walked once,
+) -> PartitionTransactions | None:
+    """The transactions of one partition (None: it holds no .log). Its segments are walked once,
     the producer state replay riding on the walk (UnifiedLog.walk_in_order)."""
     view = view if view is not None else CoordinatorView()
     if not log.segments:
@@ -248,7 +248,7 @@ def analyze_partition(
             a.last_timestamp,
         )
     ]
-    return PartitionTxnReport(
+    return PartitionTransactions(
         path=path,
         topic=topic,
         partition=partition,
@@ -491,14 +491,14 @@ def find_hanging_rows(result: TxnResult) -> list[tuple[str, ...]]:
     coordinator does not have open on their partition (all of them, when no
     __transaction_state was read; none whose coordinator partition was not read)."""
     rows: list[tuple[str, ...]] = []
-    for report in result.partitions:
-        for txn in report.open_transactions:
+    for txns in result.partitions:
+        for txn in txns.open_transactions:
             unknown = txn.find_hanging is None and result.coordinator.is_empty
             if txn.find_hanging or (unknown and txn.hanging):
                 rows.append(
                     (
-                        str(report.topic),
-                        str(report.partition),
+                        str(txns.topic),
+                        str(txns.partition),
                         str(txn.producer_id),
                         str(txn.producer_epoch),
                         str(txn.coordinator_epoch),
@@ -520,7 +520,7 @@ __all__ = [
     "FIND_HANGING_HEADERS",
     "AbortedRange",
     "OpenTransaction",
-    "PartitionTxnReport",
+    "PartitionTransactions",
     "TxnCounts",
     "TxnOptions",
     "TxnResult",

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
-from kdump.format.internal import UnknownRecordType, deserialize_coordinator_record
-from kdump.format.messages import MessageError
+from kdump.errors import MessageError, UnknownRecordType
+from kdump.format.internal import deserialize_coordinator_record
 from kdump.format.schemas.transaction_coordinator import (
     COORDINATOR_RECORD_TYPES,
     TRANSACTION_STATES,

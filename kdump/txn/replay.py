@@ -6,15 +6,16 @@ One replay feeds two producer states: ``history``, from the first batch (every t
 marker ends, aborted ranges, each segment's ``.txnindex`` compared), and ``state``, from the
 loaded snapshot's offset on (the broker's producer state at the log end: open transactions,
 the first unstable offset). It rides on a command's own walk of the segments (kdump.checks:
-``begin``, ``take``, ``end`` for each segment, in order), or walks them itself (``run``).
+``begin``, ``take``, ``end`` for each segment, in order), or walks them itself (``run``). The
+opened partition (kdump.unified_log) sets it up from its snapshot and finishes it at its end.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import stop_damage
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
@@ -27,9 +28,6 @@ from kdump.txn.producer_state import (
     MarkerWithoutTxn,
     ProducerStateManager,
 )
-
-if TYPE_CHECKING:
-    from kdump.unified_log import UnifiedLog
 
 
 @dataclass
@@ -132,7 +130,9 @@ class ProducerReplay:
         if not self.cut and stop is not None and stop.is_damage:
             why = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
             why = f"the log stops being readable here ({why})"
-            self._cut_at(log, f"LOG_{stop.reason.name}", stop.position, why)
+            damage = stop_damage(stop, log.buf)
+            # the code verify gives the same bytes (a zero tail is LOG_ZERO_TAIL, not a torn batch)
+            self._cut_at(log, damage[0] if damage else "LOG_CRC_MISMATCH", stop.position, why)
         self._compare_txn_index(self._segment)
 
     def _cut_at(
@@ -337,83 +337,8 @@ def _first_invalid(run: BatchRun) -> int | None:
     """The first batch of ``run`` whose CRC was checked and failed (``valid`` 0; -1 is not
     checked, 1 matches)."""
     try:
-        low = bytes(memoryview(run.valid).cast("B")[0::8])  # type: ignore[arg-type]
+        low = bytes(memoryview(run.valid).cast("B")[0::8])
     except TypeError:  # not a buffer: a list of the Python walk
         return next((i for i, v in enumerate(run.valid) if v == 0), None)
     found = low.find(0)
     return None if found < 0 else found
-
-
-# -- the replay a partition's facts need --------------------------------------------------------
-
-
-def start_replay(log: UnifiedLog, at_most: int | None) -> ProducerReplay:
-    """A replay of ``log`` set up as the broker's load sets it up: the newest readable snapshot
-    with ``log start < offset <= at_most`` loaded (producers expired at the log's ``now_ms``
-    left out), the state replayed from its offset (from the log start with none)."""
-    loaded = log.snapshot_between(log.log_start_offset, at_most)
-    hw = _checkpointed_high_watermark(log)
-    state_hw = None if hw is None else max(hw, log.log_start_offset)
-    if loaded.snapshot is not None and loaded.file is not None:
-        state = ProducerStateManager.from_snapshot(
-            loaded.snapshot, log.now_ms, log.producer_id_expiration_ms, state_hw
-        )
-        state_from, path = loaded.file.offset, loaded.file.path
-    else:
-        state = ProducerStateManager(high_watermark=state_hw)
-        state_from, path = log.log_start_offset, None
-    replay = ProducerReplay(ProducerStateManager(), state, state_from)
-    replay.snapshot_path = path
-    replay.findings += [_skipped(file.path, e) for file, e in loaded.skipped]
-    return replay
-
-
-def finish_replay(log: UnifiedLog, replay: ProducerReplay) -> ProducerStateAtEnd:
-    """The state at the log end once every segment was replayed; a replay whose snapshot lies
-    past where recovery cuts the log is done again from an older one (the broker deletes
-    snapshots past the log end before it loads one)."""
-    if replay.state_from > log.log_end_offset and replay.snapshot_path is not None:
-        replay = start_replay(log, log.log_end_offset)
-        replay.run(log.segments)
-    replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-    state = replay.state
-    state.on_high_watermark_updated(log.high_watermark.value)
-    return ProducerStateAtEnd(
-        state=state,
-        state_from=replay.state_from,
-        snapshot_path=replay.snapshot_path,
-        completed=replay.completed,
-        aborted=replay.aborted,
-        findings=replay.findings,
-        log_end=replay.log_end,
-        batches=replay.batches,
-        first_unstable_offset=state.first_unstable_offset(),
-    )
-
-
-def replay_to_end(log: UnifiedLog) -> ProducerStateAtEnd:
-    """The producer state at ``log``'s end, in a walk of its own."""
-    replay = start_replay(log, log.log_end_offset)
-    replay.run(log.segments)
-    return finish_replay(log, replay)
-
-
-def _checkpointed_high_watermark(log: UnifiedLog) -> int | None:
-    from kdump.errors import KdumpError
-    from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
-
-    try:
-        return log.checkpointed(REPLICATION_OFFSET_CHECKPOINT)
-    except KdumpError:
-        return None
-
-
-def _skipped(path: str, e: Exception) -> Finding:
-    reason = getattr(e, "reason", str(e))
-    return Finding(
-        "SNAPSHOT_CORRUPT",
-        Severity.WARNING,
-        path,
-        f"{reason}; skipped, as the broker skips it (and deletes it)",
-        position=getattr(e, "position", None),
-    )

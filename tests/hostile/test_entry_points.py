@@ -17,10 +17,18 @@ pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not bu
 CALLS = [(call, want) for rows in ENTRY_POINTS.values() for call, want in rows]
 
 
+def _result_type(name: str) -> bool:
+    """A named result the entry points hand back (WalkedRun...): made by them, never called."""
+    found = getattr(native, name)
+    return isinstance(found, type) and issubclass(found, tuple)
+
+
 def test_every_entry_point_has_its_rows() -> None:
     assert native is not None
     entry_points = {
-        n for n in dir(native) if not n.startswith("_") and callable(getattr(native, n))
+        n
+        for n in dir(native)
+        if not n.startswith("_") and callable(getattr(native, n)) and not _result_type(n)
     }
     assert entry_points - {"Record"} == set(ENTRY_POINTS)
 

@@ -37,13 +37,11 @@ from functools import cached_property
 from itertools import accumulate, pairwise
 from typing import Any
 
-from kdump.errors import DecryptionKeyError, InputError, KdumpError, StoreError
+from kdump.errors import DecryptionKeyError, InputError, KdumpError, ManifestError, StoreError
 from kdump.format.layout import DEFAULT_MAX_BATCH_BYTES, INT32_MAX
 
 LOG, INDEXES, MANIFEST = "log", "indexes", "rsm-manifest"
 SUFFIXES = (LOG, INDEXES, MANIFEST)
-LEGACY_SUFFIXES = ("index", "timeindex", "snapshot", "txnindex", "leader-epoch-checkpoint")
-"""Per-index objects of uploads before 2023-10 (one object per index, no ``.indexes``)."""
 INDEX_NAMES = ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction")
 """``segmentIndexes`` fields in their order in ``.indexes`` (IndexType)."""
 IV_SIZE, TAG_SIZE = 12, 16
@@ -57,16 +55,6 @@ claiming 1 GiB chunks over a 32 KB object took 2.1 GB (issue 27)."""
 MAX_CHUNKS = 1 << 20
 """The most chunks a segment may have: kdump keeps 8 bytes per chunk (its stored offset). A
 segment of 2 GiB (Kafka's largest) in 4 MiB chunks has 512; 1 M are 2 KiB chunks of it."""
-
-
-class ManifestError(InputError):
-    """A manifest (or what it describes) that kdump cannot read; ``position``: the byte of the
-    manifest where the field at fault is named."""
-
-    def __init__(self, path: str, message: str, position: int | None = None) -> None:
-        super().__init__(path, message)
-        self.position = position
-        Exception.__init__(self, str(self))
 
 
 class _FieldError(ValueError):

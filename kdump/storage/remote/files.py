@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kdump.errors import StoreError
+from kdump.format.names import LEADER_EPOCH_CHECKPOINT
 from kdump.storage.remote.aiven import Detransform, Manifest, parse_manifest, unwrap_data_key
 from kdump.storage.remote.mirror import Mirror, RemoteRecords
 from kdump.storage.remote.store import ObjectStore
@@ -26,7 +27,7 @@ AIVEN_PARTS = {
     "index": "offset",
     "timeindex": "timestamp",
     "snapshot": "producerSnapshot",
-    "leader-epoch-checkpoint": "leaderEpoch",
+    LEADER_EPOCH_CHECKPOINT: "leaderEpoch",  # Aiven's suffix before 2023-10: Kafka's name
     "leader_epoch_checkpoint": "leaderEpoch",
     "txnindex": "transaction",
 }

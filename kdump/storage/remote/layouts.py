@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from kdump.format.names import PINTEREST_WATERMARK
+from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, PINTEREST_WATERMARK
 from kdump.storage.remote.urls import join_url, url_name, url_parent
 
 KAFKA_RSM = "kafka-rsm"
@@ -46,9 +46,10 @@ _PUFFIN = re.compile(rf"^(?P<id>{_UUID})\.puffin$")
 
 RSM_SUFFIXES = ("log", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint")
 AIVEN_SUFFIXES = ("log", "indexes", "rsm-manifest")
-AIVEN_LEGACY_SUFFIXES = ("index", "timeindex", "snapshot", "txnindex", "leader-epoch-checkpoint")
+AIVEN_LEGACY_SUFFIXES = ("index", "timeindex", "snapshot", "txnindex", LEADER_EPOCH_CHECKPOINT)
+"""Aiven's per-index objects of uploads before 2023-10 (one object per index, no ``.indexes``)."""
 WATERMARK = PINTEREST_WATERMARK
-PARTITION_EXTRAS = (WATERMARK, "_metadata", "leader-epoch-checkpoint", "partition.metadata")
+PARTITION_EXTRAS = (WATERMARK, "_metadata", LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA)
 
 
 @dataclass(frozen=True)

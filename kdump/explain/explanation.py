@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kdump.config import ConfigError, ConfigLayers, Settings, resolve_settings
+from kdump.config import ConfigLayers, Settings, resolve_settings
 from kdump.discovery import discover
-from kdump.errors import InputError
+from kdump.errors import ConfigError, InputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction
 from kdump.explain.offset_map import BYTES_PER_ENTRY
 from kdump.explain.retention import RetentionExplanation, SegmentRetention, explain_retention
