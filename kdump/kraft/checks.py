@@ -259,15 +259,11 @@ def _last_epoch(log: UnifiedLog) -> int | None:
 # -- the log dir -----------------------------------------------------------------------------------
 
 
-def in_log_dir(log: UnifiedLog, log_dir: LogDir) -> bool:
-    return log.log_dir is log_dir and log.location in log_dir.partition_dirs
-
-
 def check_log_dir(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> Iterator[Finding]:
     """The log dir's files against its metadata partition's image (see the module), or, where
     it holds none, against the image of its node's metadata log dir (``node_metadata``);
     nothing where there is none. ``logs``: every partition found in the run."""
-    mine = [log for log in logs if in_log_dir(log, log_dir)]
+    mine = [log for log in logs if log_dir.holds(log)]
     own = next((log for log in mine if is_metadata_partition(log)), None)
     metadata = own if own is not None else node_metadata(log_dir, logs)
     if metadata is None:
@@ -296,7 +292,7 @@ def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | N
         other = log.log_dir
         if other is None or other is log_dir or not is_metadata_partition(log):
             continue
-        found = _meta_properties(other) if in_log_dir(log, other) else None
+        found = _meta_properties(other) if other.holds(log) else None
         if found is not None and (found.cluster_id, found.node_id) == (
             meta.cluster_id,
             meta.node_id,
@@ -454,7 +450,6 @@ def _partition_against_image(
 __all__ = [
     "check_log_dir",
     "check_metadata_partition",
-    "in_log_dir",
     "is_metadata_partition",
     "node_metadata",
     "read_quorum_state",
