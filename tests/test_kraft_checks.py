@@ -18,6 +18,7 @@ from conftest import FIXTURES, REALFILES
 from test_verify import describe, documented_codes, snapshot, verify_unchanged
 
 from kdump.checks.findings import Severity
+from kdump.checks.registry import REGISTRY
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.commands.verify import exit_code
 
@@ -107,3 +108,16 @@ def test_a_brokers_other_log_dir_is_checked_against_its_metadata_log_dirs_image(
         describe(result.findings)
     )
     assert refused[0].severity is Severity.ERROR
+
+
+def test_a_stray_replica_is_said_to_be_moved_aside_not_deleted() -> None:
+    """LogManager.asyncDelete(isStray): 'Move aside stray partitions, don't delete them' (the
+    directory renamed <topic>-<partition>.<uuid>-stray and left): the finding, its registry entry
+    and its advice say so."""
+    root = CORRUPT / "kraft-partition-not-in-image"
+    target = root / cases()["kraft-partition-not-in-image"]["target"]
+    result = verify_paths([str(target)], VerifyOptions())
+    [found] = [f for f in result.findings if f.code == "KRAFT_PARTITION_NOT_IN_IMAGE"]
+    entry = REGISTRY[found.code]
+    for text in (found.message, entry.at_startup, found.advice or ""):
+        assert "-stray" in text and "delete" not in text.replace("deleted topic", ""), text

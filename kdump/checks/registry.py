@@ -1062,12 +1062,15 @@ CODES = (
         "kraft",
         "A partition directory whose topic or partition the image does not hold, or assigns to "
         "other brokers than this node.",
-        "The broker takes it for a stray replica (KIP-858): renames it -stray and deletes it.",
+        "Once it has loaded the image, the broker takes it for a stray replica (Kafka 3.7 on): "
+        "moves it aside, renamed <topic>-<partition>.<id>-stray, and serves it no more; it "
+        "stays on disk (LogManager.asyncDelete).",
         Case(
             WARNING,
             "always",
-            "Nothing to do where the topic was deleted or the partition reassigned away. To "
-            "keep its records, copy the directory out of the log dir before the broker starts.",
+            "Nothing to do where the topic was removed or the partition reassigned away: once "
+            "the broker has renamed it -stray, remove that directory when its records are no "
+            "longer wanted (`kdump dump` or `kdump salvage` read it first).",
         ),
     ),
     # -- transactions ---------------------------------------------------------------------

@@ -52,6 +52,10 @@ from kdump.log_dir import LogDir
 from kdump.unified_log import SMALL_TEXT_FILE, UnifiedLog
 
 SHOW = "kdump metadata {dir}"
+STRAY = (
+    "moves it aside, renamed <topic>-<partition>.<id>-stray, and serves it no more; it "
+    "stays on disk (LogManager.asyncDelete of a stray)"
+)
 
 
 def is_metadata_partition(log: UnifiedLog) -> bool:
@@ -433,8 +437,7 @@ def _partition_against_image(
             Severity.WARNING,
             path,
             f"{gone} in the cluster's image (offset {image.offset}): the broker takes the "
-            "directory for a stray replica of a deleted topic, renames it -stray and deletes "
-            "it (KIP-858 stray detection)",
+            f"directory for a stray replica of a deleted topic and {STRAY}",
         )
     elif node_id is not None and node_id not in registration.replicas:
         yield Finding(
@@ -442,8 +445,8 @@ def _partition_against_image(
             Severity.WARNING,
             path,
             f"the cluster's image assigns {name}-{number} to brokers "
-            f"{list(registration.replicas)}, not to this node {node_id}: the broker deletes "
-            "this replica as stray (it was reassigned away)",
+            f"{list(registration.replicas)}, not to this node {node_id}: the replica was "
+            f"reassigned away, and the broker takes it for a stray and {STRAY}",
         )
 
 
