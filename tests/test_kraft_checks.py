@@ -110,14 +110,27 @@ def test_a_brokers_other_log_dir_is_checked_against_its_metadata_log_dirs_image(
     assert refused[0].severity is Severity.ERROR
 
 
-def test_a_stray_replica_is_said_to_be_moved_aside_not_deleted() -> None:
+@pytest.mark.parametrize(
+    ("name", "texts"),
+    [
+        ("kraft-partition-not-in-image", ("message", "at_startup", "advice")),
+        # a topic id not in the image (LogManager.isStrayKraftReplica looks the id up)
+        ("kraft-topic-id-mismatch", ("message", "at_startup")),
+    ],
+)
+def test_a_stray_replica_is_said_to_be_moved_aside_not_deleted(
+    name: str, texts: tuple[str, ...]
+) -> None:
     """LogManager.asyncDelete(isStray): 'Move aside stray partitions, don't delete them' (the
     directory renamed <topic>-<partition>.<uuid>-stray and left): the finding, its registry entry
     and its advice say so."""
-    root = CORRUPT / "kraft-partition-not-in-image"
-    target = root / cases()["kraft-partition-not-in-image"]["target"]
-    result = verify_paths([str(target)], VerifyOptions())
-    [found] = [f for f in result.findings if f.code == "KRAFT_PARTITION_NOT_IN_IMAGE"]
-    entry = REGISTRY[found.code]
-    for text in (found.message, entry.at_startup, found.advice or ""):
+    c = cases()[name]
+    result = verify_paths([str(CORRUPT / name / c["target"])], VerifyOptions())
+    [found] = [f for f in result.findings if f.code == c["code"]]
+    said = {
+        "message": found.message,
+        "at_startup": REGISTRY[found.code].at_startup,
+        "advice": found.advice or "",
+    }
+    for text in (said[t] for t in texts):
         assert "-stray" in text and "delete" not in text.replace("deleted topic", ""), text

@@ -1048,8 +1048,11 @@ CODES = (
         "kraft",
         "A partition directory's partition.metadata topic id is not the image's id for its "
         "topic: the directory is of a deleted topic of the same name.",
-        "The broker refuses the partition (InconsistentTopicIdException) and marks its log dir "
-        "offline: it stops serving every replica in it.",
+        "Kafka 3.7 and later look the directory's topic id up in the image once they have "
+        "loaded it (LogManager.isStrayKraftReplica), find none and take it for a stray: moved "
+        "aside, renamed <topic>-<partition>.<id>-stray and kept on disk; the partition is "
+        "created afresh and fetched from the leader. Before 3.7 the broker refuses the "
+        "partition (InconsistentTopicIdException) and serves none of it.",
         Case(
             ERROR,
             "always",

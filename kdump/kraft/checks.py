@@ -422,9 +422,9 @@ def _partition_against_image(
             Severity.ERROR,
             log.storage.location_of(PARTITION_METADATA),
             f"topic id {recorded.topic_id}, but the cluster's image says {name} is "
-            f"{topic.id}: the broker refuses this partition (InconsistentTopicIdException) "
-            "and marks its log dir offline; the directory is of a deleted topic of the same "
-            "name",
+            f"{topic.id}: the directory is of a deleted topic of the same name; Kafka 3.7 "
+            f"and later take it for a stray and {STRAY}, before 3.7 the broker refuses the "
+            "partition (InconsistentTopicIdException)",
         )
         return
     if load.damage is not None or not image.topics_by_id:
