@@ -1,14 +1,15 @@
 """Write fixtures/corrupt-kraft/: copies of genuine KRaft log dirs (fixtures/realfiles), each
 with one change that one of ``kdump verify``'s KRaft checks (kdump.kraft.checks) must report.
 
-Two genuine log dirs serve: ``christseng89__RealTime_Analysis`` (a controller's 600-byte metadata
-log: five LeaderChange records at epochs 1 to 5 and the bootstrap transaction; quorum-state,
-leader-epoch-checkpoint, bootstrap.checkpoint, meta.properties) and ``13LAckHEart__kafka`` (a
-combined node: its metadata log registers broker 1 and topic test-topic, whose partition
-directory sits beside it). Snapshots are written here, as Kafka's RecordsSnapshotWriter lays
-them out (a SnapshotHeader control batch, the records in batches of the snapshot's epoch, a
-SnapshotFooter), from the log's own record bytes, by kafka-python's batch builder
-(scripts/make_internal_fixtures.batch). Positions and offsets come from the files as written
+Three genuine log dirs serve: ``christseng89__RealTime_Analysis`` (a controller's 600-byte
+metadata log: five LeaderChange records at epochs 1 to 5 and the bootstrap transaction;
+quorum-state, leader-epoch-checkpoint, bootstrap.checkpoint, meta.properties),
+``13LAckHEart__kafka`` (a combined node: its metadata log registers broker 1 and topic
+test-topic, whose partition directory sits beside it) and ``nomanazeem__Kafka-java`` (a
+combined node whose __consumer_offsets-15 holds records). Snapshots are written here, as
+Kafka's RecordsSnapshotWriter lays them out (a SnapshotHeader control batch, the records in
+batches of the snapshot's epoch, a SnapshotFooter), from the log's own record bytes, by
+kafka-python's batch builder (scripts/make_internal_fixtures.batch). Positions and offsets come from the files as written
 (the batch layout of scripts/make_corrupt.py), never from kdump.
 
 Outputs, deterministic::
@@ -48,6 +49,7 @@ REALFILES = REPO / "fixtures" / "realfiles"
 DEFAULT_OUT = REPO / "fixtures" / "corrupt-kraft"
 CONTROLLER = "christseng89__RealTime_Analysis/kafka-logs"
 COMBINED = "13LAckHEart__kafka/data/kafka"
+OFFSETS = "nomanazeem__Kafka-java/kafka-logs"
 METADATA = "__cluster_metadata-0"
 LOG = f"{METADATA}/00000000000000000000.log"
 LOG_DIR = "logdir"
@@ -297,6 +299,19 @@ def _(d: Path) -> tuple[str, int | None, int | None]:
 def _(d: Path) -> tuple[str, int | None, int | None]:
     shutil.copytree(d / "test-topic-0", d / "test-topic-5")
     return "test-topic-5", None, None
+
+
+@case(
+    "KRAFT_TOPIC_ID_MISSING", "warning", 0, OFFSETS,
+    "__consumer_offsets-15/partition.metadata removed (its 21,446-byte log holds records; a "
+    "directory restored without it); the log dir's other partitions dropped to keep it small",
+)  # fmt: skip
+def _(d: Path) -> tuple[str, int | None, int | None]:
+    for other in d.iterdir():
+        if other.is_dir() and other.name not in (METADATA, "__consumer_offsets-15"):
+            shutil.rmtree(other)
+    (d / "__consumer_offsets-15" / "partition.metadata").unlink()
+    return "__consumer_offsets-15", None, None
 
 
 @case(

@@ -40,6 +40,7 @@ def test_every_kraft_check_has_a_case() -> None:
         "KRAFT_SNAPSHOT_BEYOND_LOG_END", "KRAFT_BOOTSTRAP_MISMATCH",
         "KRAFT_META_PROPERTIES_MISMATCH", "KRAFT_TOPIC_ID_MISMATCH",
         "KRAFT_PARTITION_NOT_IN_IMAGE", "KRAFT_RECORD_REFUSED", "LEADER_EPOCH_INCONSISTENT",
+        "KRAFT_TOPIC_ID_MISSING",
     } <= codes  # fmt: skip
     assert codes <= documented_codes(), codes - documented_codes()
 

@@ -1061,6 +1061,24 @@ CODES = (
         ),
     ),
     _code(
+        "KRAFT_TOPIC_ID_MISSING",
+        "kraft",
+        "A partition directory holding records, assigned to this node in the image, with no "
+        "partition.metadata: no topic id (a directory restored or copied without it).",
+        "Kafka 3.7 and later take a directory with no topic id for a stray once they have "
+        "loaded the image (LogManager.isStrayKraftReplica): moved aside, renamed "
+        "<topic>-<partition>.<id>-stray and kept on disk; the partition is created afresh and "
+        "fetched from the leader, and this replica's records are not served. Before 3.7 the "
+        "broker writes the image's topic id into it (UnifiedLog.assignTopicId) and serves it.",
+        Case(
+            WARNING,
+            "always",
+            "With the broker stopped, write the directory's partition.metadata as Kafka does, "
+            "two lines: `version: 0` and `topic_id: <id>`, the topic's id in the image (the "
+            "finding names it; `kdump metadata DIR /image/topics/byName/<topic>/id` prints it).",
+        ),
+    ),
+    _code(
         "KRAFT_PARTITION_NOT_IN_IMAGE",
         "kraft",
         "A partition directory whose topic or partition the image does not hold, or assigns to "

@@ -422,8 +422,8 @@ def _partition_against_image(
             Severity.ERROR,
             log.storage.location_of(PARTITION_METADATA),
             f"topic id {recorded.topic_id}, but the cluster's image says {name} is "
-            f"{topic.id}: the directory is of a deleted topic of the same name; Kafka 3.7 "
-            f"and later take it for a stray and {STRAY}, before 3.7 the broker refuses the "
+            f"{topic.id}: the directory is of a deleted topic of the same name; from Kafka "
+            f"3.7 the broker takes it for a stray and {STRAY}, before 3.7 it refuses the "
             "partition (InconsistentTopicIdException)",
         )
         return
@@ -447,6 +447,17 @@ def _partition_against_image(
             f"the cluster's image assigns {name}-{number} to brokers "
             f"{list(registration.replicas)}, not to this node {node_id}: the replica was "
             f"reassigned away, and the broker takes it for a stray and {STRAY}",
+        )
+    elif recorded is None and log.log_end_offset > log.log_start_offset:
+        assert topic is not None
+        yield Finding(
+            "KRAFT_TOPIC_ID_MISSING",
+            Severity.WARNING,
+            path,
+            f"no {PARTITION_METADATA}, so no topic id, beside records "
+            f"{log.log_start_offset}..{log.log_end_offset - 1}: from Kafka 3.7 the broker "
+            f"takes the directory for a stray (LogManager.isStrayKraftReplica) and {STRAY}, "
+            f"and fetches the replica afresh; the image's id for {name} is {topic.id}",
         )
 
 
