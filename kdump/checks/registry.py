@@ -938,8 +938,9 @@ CODES = (
         "A KRaft snapshot (<offset>-<epoch>.checkpoint) newer than the one the image starts from "
         "that does not read: a damaged batch, no SnapshotHeader first, a record that does not "
         "decode.",
-        "The node reads its newest snapshot at startup (RecordsSnapshotReader) and stops on one "
-        "that does not read.",
+        "The node loads its newest snapshot at startup (MetadataLoader, RecordsSnapshotReader): "
+        "a controller (or a combined node) stops on one that does not read; a broker logs the "
+        "fault and goes on without the snapshot's records, with an image that lacks them.",
         Case(
             ERROR,
             "always",

@@ -167,9 +167,9 @@ def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
             "KRAFT_SNAPSHOT_UNREADABLE",
             Severity.ERROR,
             error.path or snapshot.path,
-            f"{error.reason}: the node reads its newest snapshot at startup and stops on this "
-            "one; kdump loaded the next older snapshot and the log after it "
-            f"({SHOW.format(dir=log.location)})",
+            f"{error.reason}: a node loads its newest snapshot at startup, a controller stops "
+            "on this one, a broker goes on without its records; kdump loaded the next older "
+            f"snapshot and the log after it ({SHOW.format(dir=log.location)})",
             offset=snapshot.offset,
             position=error.position,
         )

@@ -4,9 +4,10 @@ RecordsSnapshotReader reads it), then every record of the log after it (Metadata
 metadata transactions included.
 
 Where kdump parts from Kafka, it says so rather than stop: a snapshot that does not read is
-skipped for the next older one (Kafka stops its startup); a record the image refuses is a fault
-(Kafka's broker logs it and goes on, its controller stops); a damaged batch, as the broker's
-recovery would cut the log there, ends the replay, and the image up to it is still the answer.
+skipped for the next older one (a controller stops on it, a broker goes on without it); a record
+the image refuses is a fault (Kafka's broker logs it and goes on, its controller stops); a
+damaged batch, as the broker's recovery would cut the log there, ends the replay, and the image
+up to it is still the answer.
 
 The bytes are read through the one walk over a log (kdump.storage.records.FileRecords.walk,
 stopping at the first batch recovery refuses), segment by segment of the opened partition
@@ -109,7 +110,7 @@ class MetadataLoad:
     snapshot: SnapshotPath | None = None
     """The snapshot the image starts from (None: the log from its start)."""
     skipped_snapshots: list[tuple[SnapshotPath, KdumpError]] = field(default_factory=list)
-    """Newer snapshots that did not read (Kafka would have stopped on the newest)."""
+    """Newer snapshots that did not read (a controller would have stopped on the newest)."""
     damage: FormatError | None = None
     """Where a damaged batch ended the replay (file and byte)."""
     damage_code: str | None = None
@@ -506,8 +507,9 @@ def load_messages(load: MetadataLoad) -> list[str]:
     out = []
     for snapshot, error in load.skipped_snapshots:
         out.append(
-            f"error: {error}: snapshot {snapshot.name} does not read, so the broker would not "
-            "start; the image starts from the next older snapshot (or the log's start)"
+            f"error: {error}: snapshot {snapshot.name} does not read (a controller stops on "
+            "it, a broker goes on without its records); the image starts from the next older "
+            "snapshot (or the log's start)"
         )
     if load.damage is not None:
         out.append(
