@@ -267,3 +267,17 @@ def test_txn_takes_producer_id_expiration_from_the_image(tmp_path: Path) -> None
     )
     write_metadata_dir(log_dir, bytes(own.data))
     assert expired() == []
+
+
+def test_txn_goes_on_where_the_metadata_log_beside_does_not_read(tmp_path: Path) -> None:
+    """An empty __cluster_metadata-0 beside the partitions: txn analyses them all the same,
+    with Kafka's settings, and says why it has no image (as explain's settings do)."""
+    log_dir = tmp_path / "broker"
+    (log_dir / METADATA).mkdir(parents=True)
+    (log_dir / "orders-0").mkdir()
+    (log_dir / "orders-0" / SEGMENT).write_bytes(batch_bytes(0, [1_780_000_000_000], 4000, 0, 0))
+    ran = run_kdump(["txn", str(log_dir), "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    assert [p["partition"] for p in json.loads(ran.stdout)["partitions"]] == [0]
+    assert ran.stderr == f"kdump: note: no metadata image: {log_dir / METADATA}: holds no Kafka " \
+        "partition or log directory\n"  # fmt: skip

@@ -132,10 +132,12 @@ def _from_image(paths: tuple[str, ...], metadata: str | None) -> tuple[int | Non
     producer.id.expiration.ms, a dynamic broker config (KIP-854: this broker's, else the
     cluster's default, else Kafka's)."""
     from kdump.config import OPTION_CONFIGS
-    from kdump.kraft.configs import find_metadata, node_configs
+    from kdump.kraft.configs import found_metadata, node_configs
     from kdump.txn.coordinator import TRANSACTION_STATE_TOPIC
 
-    load = find_metadata(paths, metadata)
+    load, note = found_metadata(paths, metadata)
+    if note is not None:
+        click.echo(f"kdump: note: {note}", err=True)
     key = OPTION_CONFIGS["producer.id.expiration.ms"]
     raw = None if load is None else node_configs(load).broker_value(key.name)
     expiration = key.default

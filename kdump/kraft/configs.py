@@ -58,18 +58,29 @@ def find_metadata(paths: Iterable[str], metadata: str | None = None) -> Metadata
     return None if found is None else load_metadata(str(found))
 
 
-def find_metadata_configs(
+def found_metadata(
     paths: Iterable[str], metadata: str | None = None
-) -> MetadataConfigs | None:
-    """The config layer of ``find_metadata``'s image; one found beside ``paths`` that does not
-    read is a layer with no configs and a note saying why (``metadata`` named: its error)."""
+) -> tuple[MetadataLoad | None, str | None]:
+    """``find_metadata``'s image, where one found beside ``paths`` that does not read is no
+    image and a note saying why, not an error (``metadata`` named: its error): the commands
+    that read it beside their paths go on without it. (None, None): there is none."""
     try:
-        load = find_metadata(paths, metadata)
+        return find_metadata(paths, metadata), None
     except KdumpError as e:
         if metadata is not None:
             raise
+        return None, f"no metadata image: {e}"
+
+
+def find_metadata_configs(
+    paths: Iterable[str], metadata: str | None = None
+) -> MetadataConfigs | None:
+    """The config layer of ``found_metadata``'s image; one that does not read is a layer with
+    no configs and the note saying why."""
+    load, note = found_metadata(paths, metadata)
+    if note is not None:
         found = next(d for d in map(metadata_dir_near, paths) if d is not None)
-        return MetadataConfigs(str(found), -1, notes=(f"no metadata image: {e}",))
+        return MetadataConfigs(str(found), -1, notes=(note,))
     return None if load is None else node_configs(load)
 
 
@@ -86,6 +97,7 @@ def node_configs(load: MetadataLoad) -> MetadataConfigs:
 __all__ = [
     "find_metadata",
     "find_metadata_configs",
+    "found_metadata",
     "metadata_configs",
     "metadata_dir_near",
     "node_configs",
