@@ -935,7 +935,7 @@ CODES = (
     _code(
         "KRAFT_SNAPSHOT_UNREADABLE",
         "kraft",
-        "A KRaft snapshot (<offset>-<epoch>.checkpoint) newer than the one the image starts from "
+        "A KRaft snapshot (`OFFSET-EPOCH.checkpoint`) newer than the one the image starts from "
         "that does not read: a damaged batch, no SnapshotHeader first, a record that does not "
         "decode.",
         "The node loads its newest snapshot at startup (MetadataLoader, RecordsSnapshotReader): "
@@ -1051,14 +1051,15 @@ CODES = (
         "topic: the directory is of a deleted topic of the same name.",
         "Kafka 3.7 and later look the directory's topic id up in the image once they have "
         "loaded it (LogManager.isStrayKraftReplica), find none and take it for a stray: moved "
-        "aside, renamed <topic>-<partition>.<id>-stray and kept on disk; the partition is "
+        "aside, renamed `TOPIC-PARTITION.ID-stray` and kept on disk; the partition is "
         "created afresh and fetched from the leader. Before 3.7 the broker refuses the "
         "partition (InconsistentTopicIdException) and serves none of it.",
         Case(
             ERROR,
             "always",
-            "With the broker stopped, move the directory out of the log dir (keep it: `kdump "
-            f"salvage` reads it): the broker creates the partition again. {REFETCH}",
+            "Kafka 3.7 and later move it aside themselves. Before, with the broker stopped, "
+            "move the directory out of the log dir (keep it: `kdump salvage` reads it): the "
+            f"broker creates the partition again. {REFETCH}",
         ),
     ),
     _code(
@@ -1068,15 +1069,15 @@ CODES = (
         "partition.metadata: no topic id (a directory restored or copied without it).",
         "Kafka 3.7 and later take a directory with no topic id for a stray once they have "
         "loaded the image (LogManager.isStrayKraftReplica): moved aside, renamed "
-        "<topic>-<partition>.<id>-stray and kept on disk; the partition is created afresh and "
+        "`TOPIC-PARTITION.ID-stray` and kept on disk; the partition is created afresh and "
         "fetched from the leader, and this replica's records are not served. Before 3.7 the "
         "broker writes the image's topic id into it (UnifiedLog.assignTopicId) and serves it.",
         Case(
             WARNING,
             "always",
             "With the broker stopped, write the directory's partition.metadata as Kafka does, "
-            "two lines: `version: 0` and `topic_id: <id>`, the topic's id in the image (the "
-            "finding names it; `kdump metadata DIR /image/topics/byName/<topic>/id` prints it).",
+            "two lines: `version: 0` and `topic_id: ID`, the topic's id in the image (the "
+            "finding names it; `kdump metadata DIR /image/topics/byName/TOPIC/id` prints it).",
         ),
     ),
     _code(
@@ -1085,7 +1086,7 @@ CODES = (
         "A partition directory whose topic or partition the image does not hold, or assigns to "
         "other brokers than this node.",
         "Once it has loaded the image, the broker takes it for a stray replica (Kafka 3.7 on): "
-        "moves it aside, renamed <topic>-<partition>.<id>-stray, and serves it no more; it "
+        "moves it aside, renamed `TOPIC-PARTITION.ID-stray`, and serves it no more; it "
         "stays on disk (LogManager.asyncDelete).",
         Case(
             WARNING,

@@ -53,7 +53,7 @@ from kdump.unified_log import SMALL_TEXT_FILE, UnifiedLog
 
 SHOW = "kdump metadata {dir}"
 STRAY = (
-    "moves it aside, renamed <topic>-<partition>.<id>-stray, and serves it no more; it "
+    "moves it aside, renamed TOPIC-PARTITION.ID-stray, and serves it no more; it "
     "stays on disk (LogManager.asyncDelete of a stray)"
 )
 
