@@ -9,8 +9,8 @@ test-topic, whose partition directory sits beside it) and ``nomanazeem__Kafka-ja
 combined node whose __consumer_offsets-15 holds records). Snapshots are written here, as
 Kafka's RecordsSnapshotWriter lays them out (a SnapshotHeader control batch, the records in
 batches of the snapshot's epoch, a SnapshotFooter), from the log's own record bytes, by
-kafka-python's batch builder (scripts/make_internal_fixtures.batch). Positions and offsets come from the files as written
-(the batch layout of scripts/make_corrupt.py), never from kdump.
+kafka-python's batch builder (scripts/make_internal_fixtures.batch). Positions and offsets come
+from the files as written (the batch layout of scripts/make_corrupt.py), never from kdump.
 
 Outputs, deterministic::
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from kdump.errors import NotCompiled
 from kdump.format.messages import (
     FIXED,
     UNKNOWN_TAGGED_FIELDS,
@@ -33,10 +34,6 @@ from kdump.format.messages import (
 
 Reader = Callable[[bytes, int], tuple[dict[str, Any], int]]
 """A compiled reader: the bytes and where the message starts; its fields and where it ends."""
-
-
-class NotCompiled(Exception):
-    """The compiled reader cannot read these bytes whole: ask the reference reader."""
 
 
 def _uvarint(data: bytes, pos: int) -> tuple[int, int]:

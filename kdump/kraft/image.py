@@ -13,6 +13,8 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kdump.errors import ReplayError
+
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 """PartitionChangeRecord.leader when the leader did not change (LeaderConstants)."""
@@ -44,11 +46,6 @@ def shared(values: list[Any] | tuple[Any, ...] | None) -> tuple[Any, ...]:
             _SHARED.clear()
         found = _SHARED[key] = key
     return found
-
-
-class ReplayError(Exception):
-    """A record Kafka's image refuses (the IllegalStateException or RuntimeException its delta
-    throws): MetadataBatchLoader hands it to the fault handler and goes on with the next."""
 
 
 def uuid_key(text: str) -> tuple[int, int]:
