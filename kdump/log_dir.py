@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
@@ -21,9 +20,6 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import read_offset_checkpoint
 from kdump.storage.base import Storage
-
-if TYPE_CHECKING:
-    from kdump.unified_log import UnifiedLog
 
 CHECKPOINT_LIMIT = 1 << 24
 """The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""
@@ -55,10 +51,6 @@ class LogDir:
 
     def __repr__(self) -> str:
         return f"LogDir({self.location!r})"
-
-    def holds(self, log: UnifiedLog) -> bool:
-        """``log`` is one of the partition directories found in this log dir."""
-        return log.log_dir is self and log.location in self.partition_dirs
 
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): the folder, not its checkpoints as read here

@@ -30,7 +30,7 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
@@ -65,9 +65,6 @@ from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
-
-if TYPE_CHECKING:
-    from kdump.kraft.loader import MetadataLoad
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
@@ -171,6 +168,10 @@ class UnifiedLog:
 
     def __repr__(self) -> str:
         return f"UnifiedLog({self.location!r})"
+
+    def found_in(self, log_dir: LogDir) -> bool:
+        """One of the partition directories found in ``log_dir``."""
+        return self.log_dir is log_dir and self.location in log_dir.partition_dirs
 
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
@@ -570,14 +571,6 @@ class UnifiedLog:
             if reaches and scan.transactional_batches:
                 return True
         return False
-
-    @cached_property
-    def metadata_load(self) -> MetadataLoad:
-        """For the KRaft metadata partition (``__cluster_metadata-0``): the cluster's image its
-        snapshots and records replay into (kdump.kraft.loader), replayed once."""
-        from kdump.kraft.loader import load_metadata_log
-
-        return load_metadata_log(self)
 
     # -- the partition's other files --------------------------------------------------------
 

@@ -229,7 +229,7 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [p for p in logs.values() if ld.holds(p)]
+        mine = [p for p in logs.values() if p.found_in(ld)]
         for p in mine:
             del logs[id(p)]
         results = [run(p) for p in mine]

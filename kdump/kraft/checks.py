@@ -44,6 +44,7 @@ from kdump.kraft.loader import (
     MetadataLoad,
     SnapshotPath,
     load_snapshot_file,
+    metadata_load,
     snapshot_files,
     snapshot_header_time,
 )
@@ -64,7 +65,7 @@ def is_metadata_partition(log: UnifiedLog) -> bool:
 
 def check_metadata_partition(log: UnifiedLog) -> Iterator[Finding]:
     """The metadata partition's own checks (see the module)."""
-    load = log.metadata_load
+    load = metadata_load(log)
     yield from _quorum_state(log, load)
     yield from _snapshots(log, load)
     for fault in load.faults:
@@ -267,12 +268,12 @@ def check_log_dir(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> Iterator[Findi
     """The log dir's files against its metadata partition's image (see the module), or, where
     it holds none, against the image of its node's metadata log dir (``node_metadata``);
     nothing where there is none. ``logs``: every partition found in the run."""
-    mine = [log for log in logs if log_dir.holds(log)]
+    mine = [log for log in logs if log.found_in(log_dir)]
     own = next((log for log in mine if is_metadata_partition(log)), None)
     metadata = own if own is not None else node_metadata(log_dir, logs)
     if metadata is None:
         return
-    load = metadata.metadata_load
+    load = metadata_load(metadata)
     if own is not None:
         yield from _bootstrap(log_dir, metadata)
     meta = _meta_properties(log_dir)
@@ -296,7 +297,7 @@ def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | N
         other = log.log_dir
         if other is None or other is log_dir or not is_metadata_partition(log):
             continue
-        found = _meta_properties(other) if other.holds(log) else None
+        found = _meta_properties(other) if log.found_in(other) else None
         if found is not None and (found.cluster_id, found.node_id) == (
             meta.cluster_id,
             meta.node_id,
@@ -389,7 +390,7 @@ def _quorum_state_of(metadata: UnifiedLog) -> dict[str, Any] | None:
 def _voters(metadata: UnifiedLog) -> list[int]:
     state = _quorum_state_of(metadata) or {}
     voters = [v["voterId"] for v in state.get("currentVoters") or []]
-    changes = metadata.metadata_load.leader_changes
+    changes = metadata_load(metadata).leader_changes
     return voters or (list(changes[-1].voters) if changes else [])
 
 

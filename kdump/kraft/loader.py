@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
+from weakref import WeakKeyDictionary
 
 from kdump.checks.log import stop_damage
 from kdump.errors import FormatError, InputError, KdumpError
@@ -389,6 +390,18 @@ def load_snapshot(load: MetadataLoad, snapshot: SnapshotPath, storage: Storage) 
 # -- the log ------------------------------------------------------------------------------------
 
 
+_LOADS: WeakKeyDictionary[UnifiedLog, MetadataLoad] = WeakKeyDictionary()
+
+
+def metadata_load(log: UnifiedLog) -> MetadataLoad:
+    """The metadata partition's replay, done once per opened partition for every reader (the
+    command, verify's checks, the config layer)."""
+    found = _LOADS.get(log)
+    if found is None:
+        found = _LOADS[log] = load_metadata_log(log)
+    return found
+
+
 def load_metadata_log(log: UnifiedLog) -> MetadataLoad:
     """The image a broker or controller loads from this metadata partition (see the module)."""
     load = MetadataLoad(MetadataImage(), log.location, log=log)
@@ -494,7 +507,7 @@ def load_metadata(path: str) -> MetadataLoad:
     if len(logs) > 1:
         names = ", ".join(log.location for log in logs)
         raise InputError(path, f"holds {len(logs)} metadata logs ({names}): name one")
-    return logs[0].metadata_load
+    return metadata_load(logs[0])
 
 
 FAULTS_SHOWN = 20
@@ -549,6 +562,7 @@ __all__ = [
     "load_metadata",
     "load_metadata_log",
     "load_snapshot_file",
+    "metadata_load",
     "parse_snapshot_path",
     "retained_snapshots",
     "snapshot_files",
