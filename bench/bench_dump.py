@@ -61,19 +61,22 @@ def template_batch(batch_bytes: int) -> tuple[bytearray, int]:
     return builder.build(), n
 
 
-def build_segment(path: Path, size_mib: int, batch_kib: int) -> tuple[int, int]:
-    """Write ``size_mib`` MiB of batches: one template, base offset and timestamps patched."""
-    template, per_batch = template_batch(batch_kib * 1024)
-    batches = size_mib * 1024 * 1024 // len(template) + 1
+def build_segment(
+    path: Path, size_mib: int, batch_kib: int, template: tuple[bytearray, int] | None = None
+) -> tuple[int, int]:
+    """Write ``size_mib`` MiB of batches: one template (``template_batch``'s, or the given
+    batch and its record count), base offset and timestamps patched."""
+    batch, per_batch = template or template_batch(batch_kib * 1024)
+    batches = size_mib * 1024 * 1024 // len(batch) + 1
     tmp = path.with_suffix(".part")
     with open(tmp, "wb", buffering=1 << 20) as f:
         for i in range(batches):
-            BASE_OFFSET.pack_into(template, 0, i * per_batch)
+            BASE_OFFSET.pack_into(batch, 0, i * per_batch)
             first = T0 + i * 1000
-            TIMESTAMPS.pack_into(template, TIMESTAMPS_AT, first, first + per_batch - 1)
-            crc = crc32c_package.crc32c(memoryview(template)[CRC_FROM:])
-            CRC.pack_into(template, CRC_AT, crc)
-            f.write(template)
+            TIMESTAMPS.pack_into(batch, TIMESTAMPS_AT, first, first + per_batch - 1)
+            crc = crc32c_package.crc32c(memoryview(batch)[CRC_FROM:])
+            CRC.pack_into(batch, CRC_AT, crc)
+            f.write(batch)
     tmp.replace(path)
     return batches, batches * per_batch
 

@@ -1186,6 +1186,161 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
     return named_result(PACKED_ENTRIES, "(NnLL)", out, k, last_first, last_second);
 }
 
+/* ------------------------------------------------------------------ UTF-8 */
+
+/* Whether p[0..n) is UTF-8 that Python's strict decoder accepts (no overlong forms, no
+ * surrogates, nothing above U+10FFFF): then Kafka's StringDecoder gives the bytes back
+ * unchanged, and lossless JSON writes them as text. */
+static int valid_utf8(const uint8_t *p, int64_t n)
+{
+    int64_t i = 0;
+    while (i < n) {
+        /* eight ASCII bytes at a time */
+        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0)
+            i += 8;
+        if (i >= n)
+            break;
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int len;
+        uint8_t lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else
+            return 0;
+        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
+            return 0;
+        for (int k = 2; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static inline int is_continuation(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+/* String.decodeUTF8_UTF16's isMalformed4_2: the second byte of a 4-byte lead at the end. */
+static inline int malformed4_2(uint8_t b1, uint8_t b2)
+{
+    return (b1 == 0xF0 && (b2 < 0x90 || b2 > 0xBF)) || (b1 == 0xF4 && (b2 & 0xF0) != 0x80) ||
+           !is_continuation(b2);
+}
+
+/* Java's new String(bytes, UTF_8), as Kafka's StringDecoder and header keys decode, written as
+ * UTF-8 to d (room for 3 * n bytes); the length written. It follows the JDK's
+ * String.decodeUTF8_UTF16 (doReplace; 17 through 25), kdump.java.java_string and the
+ * statement-by-statement transcription in tests/javautf8.py: each stretch it rejects is one
+ * U+FFFD, the stretches as malformed3/malformed4 measure them, an encoded surrogate
+ * (ED A0..BF xx) one character replaced whole, and a sequence cut by the end of the bytes as the
+ * loop's "break" ends it. */
+static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
+{
+    static const uint8_t repl[3] = {0xEF, 0xBF, 0xBD};
+    uint8_t *d = (uint8_t *)out;
+    int64_t i = 0;
+    while (i < n) {
+        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
+            memcpy(d, p + i, 8);
+            d += 8;
+            i += 8;
+        }
+        if (i >= n)
+            break;
+        uint8_t c = p[i];
+        int64_t left = n - i - 1; /* bytes after the lead */
+        int take = 0;             /* a character's bytes, copied as they are */
+        int64_t skip = 1;         /* else the bytes one U+FFFD replaces */
+        if (c < 0x80)
+            take = 1;
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (left >= 1 && is_continuation(p[i + 1]))
+                take = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (left >= 2) {
+                uint8_t b2 = p[i + 1], b3 = p[i + 2];
+                if ((c == 0xE0 && b2 < 0xA0) || !is_continuation(b2))
+                    skip = 1;
+                else if (!is_continuation(b3))
+                    skip = 2;
+                else if (c == 0xED && b2 >= 0xA0)
+                    skip = 3; /* Character.isSurrogate(decode3(...)) */
+                else
+                    take = 3;
+            } else if (left == 1 && !((c == 0xE0 && p[i + 1] < 0xA0) || !is_continuation(p[i + 1])))
+                skip = 2; /* isMalformed3_2 false: one U+FFFD, and the loop breaks */
+        } else if (c >= 0xF0 && c <= 0xF7) {
+            if (left >= 3) {
+                uint8_t b2 = p[i + 1];
+                if (c > 0xF4 || malformed4_2(c, b2))
+                    skip = 1;
+                else if (!is_continuation(p[i + 2]))
+                    skip = 2;
+                else if (!is_continuation(p[i + 3]))
+                    skip = 3;
+                else
+                    take = 4;
+            } else if (left >= 1 && c <= 0xF4 && !malformed4_2(c, p[i + 1]))
+                /* sp++ passes the second byte; a third that continues ends the loop too */
+                skip = left == 2 && is_continuation(p[i + 2]) ? 3 : 2;
+        }
+        if (take) {
+            memcpy(d, p + i, (size_t)take);
+            d += take;
+            i += take;
+        } else {
+            memcpy(d, repl, 3);
+            d += 3;
+            i += skip;
+        }
+    }
+    return (Py_ssize_t)(d - (uint8_t *)out);
+}
+
+/* java_utf8(buf) -> bytes: Java's new String(buf, UTF_8), as UTF-8 (for the tests). */
+static PyObject *py_java_utf8(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (get_view(arg, &view) < 0)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len * 3);
+    if (out != NULL) {
+        Py_ssize_t n = java_utf8_into(PyBytes_AS_STRING(out), view.buf, view.len);
+        if (_PyBytes_Resize(&out, n) < 0)
+            out = NULL;
+    }
+    release_view(&view);
+    return out;
+}
+
+/* A Python str of Java's new String(p, UTF_8). */
+static PyObject *java_str(const uint8_t *p, int64_t n)
+{
+    if (valid_utf8(p, n))
+        return PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
+    char *tmp = PyMem_Malloc((size_t)n * 3 + 1);
+    if (tmp == NULL)
+        return PyErr_NoMemory();
+    PyObject *s = PyUnicode_DecodeUTF8(tmp, java_utf8_into(tmp, p, n), "strict");
+    PyMem_Free(tmp);
+    return s;
+}
+
 /* ------------------------------------------------------------------ v2 records */
 
 /* Why decoding stopped: kdump.format.records.RecordFault, whose names are record_faults below
@@ -1394,8 +1549,8 @@ static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)size);
 }
 
-/* The headers of a view as a tuple of Header tuples (key decoded as UTF-8, bad bytes replaced,
- * as Python's record decoder does). */
+/* The headers of a view as a tuple of Header tuples (key decoded as Java decodes it, as
+ * Python's record decoder does: DefaultRecord.readHeaders' Utils.utf8). */
 static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
 {
     PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
@@ -1404,8 +1559,7 @@ static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
         header_view hv;
         next_header(&h, &hv);
         PyObject *header = new_tuple_of(header_cls, 2);
-        PyObject *key = PyUnicode_DecodeUTF8((const char *)hv.key, (Py_ssize_t)hv.key_size,
-                                             "replace");
+        PyObject *key = java_str(hv.key, hv.key_size);
         PyObject *value = bytes_or_none(hv.value, hv.value_size);
         if (header == NULL || key == NULL || value == NULL) {
             Py_XDECREF(header);
@@ -1807,51 +1961,6 @@ static int ob_int(outbuf *o, int64_t v)
     return ob_put(o, tmp + sizeof(tmp) - n, n);
 }
 
-/* Whether p[0..n) is UTF-8 that Python's strict decoder accepts (no overlong forms, no
- * surrogates, nothing above U+10FFFF): then Kafka's StringDecoder and Python's "replace"
- * decoding both give the bytes back unchanged. */
-static int valid_utf8(const uint8_t *p, int64_t n)
-{
-    int64_t i = 0;
-    while (i < n) {
-        /* eight ASCII bytes at a time */
-        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0)
-            i += 8;
-        if (i >= n)
-            break;
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int len;
-        uint8_t lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else
-            return 0;
-        if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
-            return 0;
-        for (int k = 2; k < len; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += len;
-    }
-    return 1;
-}
-
 /* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
 static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 {
@@ -1861,6 +1970,20 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     char *d = o->data + o->len;
     *d++ = '"';
     for (int64_t i = 0; i < n; i++) {
+        /* eight bytes at a time while none needs escaping: none below 0x20, no '"', no '\\'
+         * (the classic "has a zero byte" test on x, and on x with each byte sought cleared) */
+        while (i + 8 <= n) {
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t x = load_le64(p + i), q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b);
+            if (hit & highs)
+                break;
+            memcpy(d, p + i, 8);
+            d += 8;
+            i += 8;
+        }
+        if (i >= n)
+            break;
         uint8_t c = p[i];
         if (c >= 0x20 && c != '"' && c != '\\') {
             *d++ = (char)c;
@@ -1888,28 +2011,46 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     return 0;
 }
 
-/* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder). */
-enum { DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3 };
+/* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder):
+ * LOSSLESS is the default (no decoder asked for): Kafka's StringDecoder text, and in JSON the
+ * bytes kept (describe.lossless). */
+enum {
+    DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3,
+    DECODER_LOSSLESS = 4
+};
 
-/* The decoder's text for p[0..n) (JSON-quoted with as_json); 1 when it cannot be done here
- * (text that is not UTF-8: Python's replacement decoding), -1 on error. */
-static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json)
+/* Java's new String(p, UTF_8) (java_utf8_into), as text or as a JSON string. */
+static int ob_java_string(outbuf *o, const uint8_t *p, int64_t n, int as_json)
+{
+    if (!as_json) {
+        if (ob_reserve(o, (Py_ssize_t)n * 3) < 0)
+            return -1;
+        o->len += java_utf8_into(o->data + o->len, p, n);
+        return 0;
+    }
+    if (valid_utf8(p, n))
+        return ob_json_string(o, p, n);
+    char *tmp = PyMem_Malloc((size_t)n * 3 + 1);
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int r = ob_json_string(o, (const uint8_t *)tmp, java_utf8_into(tmp, p, n));
+    PyMem_Free(tmp);
+    return r;
+}
+
+/* p[0..n) in hex or base64 (base64.b64encode's alphabet and padding), JSON-quoted or not. */
+static int ob_binary(outbuf *o, int decoder, const uint8_t *p, int64_t n, int quoted)
 {
     static const char hex[] = "0123456789abcdef";
     static const char b64[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (decoder == DECODER_STRING) {
-        if (!valid_utf8(p, n))
-            return 1;
-        return as_json ? ob_json_string(o, p, n) : ob_put(o, p, (Py_ssize_t)n);
-    }
     Py_ssize_t out = decoder == DECODER_HEX ? (Py_ssize_t)n * 2 : (Py_ssize_t)((n + 2) / 3 * 4);
-    if (decoder != DECODER_HEX && decoder != DECODER_BASE64)
-        return 1;
     if (ob_reserve(o, out + 2) < 0)
         return -1;
     char *d = o->data + o->len;
-    if (as_json)
+    if (quoted)
         *d++ = '"';
     if (decoder == DECODER_HEX) {
         for (int64_t i = 0; i < n; i++) {
@@ -1939,10 +2080,42 @@ static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int a
             *d++ = '=';
         }
     }
-    if (as_json)
+    if (quoted)
         *d++ = '"';
     o->len = d - o->data;
     return 0;
+}
+
+/* The decoder's text for p[0..n), JSON-quoted with as_json; utf8: whether the bytes are UTF-8
+ * (valid_utf8, asked by the caller: only LOSSLESS in JSON reads it). 1 for a decoder only
+ * Python runs, -1 on error. */
+static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json,
+                      int utf8)
+{
+    switch (decoder) {
+    case DECODER_LOSSLESS:
+        if (as_json)
+            return utf8 ? ob_json_string(o, p, n) : ob_binary(o, DECODER_BASE64, p, n, 1);
+        /* fall through: the text dump prints what Kafka's StringDecoder prints */
+    case DECODER_STRING: return ob_java_string(o, p, n, as_json);
+    case DECODER_HEX:
+    case DECODER_BASE64: return ob_binary(o, decoder, p, n, as_json);
+    }
+    return 1;
+}
+
+/* JSON's name for a rendering (describe.encoding_of, describe.lossless): null for null. */
+static int ob_encoding(outbuf *o, int decoder, int64_t n, int utf8)
+{
+    if (n < 0)
+        return OB_LIT(o, "null");
+    switch (decoder) {
+    case DECODER_LOSSLESS: return utf8 ? OB_LIT(o, "\"utf8\"") : OB_LIT(o, "\"base64\"");
+    case DECODER_STRING: return OB_LIT(o, "\"string\"");
+    case DECODER_HEX: return OB_LIT(o, "\"hex\"");
+    case DECODER_BASE64: return OB_LIT(o, "\"base64\"");
+    }
+    return 1;
 }
 
 /* The fields a template may name: kdump/render/fields.py's vocabulary, which renders each the
@@ -1954,7 +2127,8 @@ enum {
     F_IS_VALID,
     F_FIRST_RECORD_FIELD,
     F_OFFSET = F_FIRST_RECORD_FIELD, F_TIMESTAMP, F_KEY_SIZE, F_VALUE_SIZE, F_SEQUENCE,
-    F_HEADER_KEYS, F_HEADERS, F_KEY, F_VALUE, F_CONTENT, F_CONTENT_FIRST, F_CONTENT_FIRST_SCALA,
+    F_HEADER_KEYS, F_HEADERS, F_KEY, F_KEY_ENCODING, F_VALUE, F_VALUE_ENCODING, F_CONTENT,
+    F_CONTENT_FIRST, F_CONTENT_FIRST_SCALA,
     N_FIELDS
 };
 
@@ -1964,7 +2138,7 @@ static const char *const field_names[N_FIELDS] = {
     "delete_horizon_ms", "timestamp_type", "max_timestamp", "size", "magic", "compression",
     "crc", "is_valid",
     "offset", "timestamp", "key_size", "value_size", "sequence", "header_keys", "headers", "key",
-    "value", "content", "content_first", "content_first_scala",
+    "key_encoding", "value", "value_encoding", "content", "content_first", "content_first_scala",
 };
 
 /* Fields with no text rendering, or no JSON one (fields.py renders neither either). */
@@ -1976,7 +2150,8 @@ static int field_allowed(int field, int as_json, int record)
         return 0;
     if (as_json)
         return field != F_CONTENT && field != F_CONTENT_FIRST && field != F_CONTENT_FIRST_SCALA;
-    return field != F_HEADERS && field != F_KEY && field != F_VALUE;
+    return field != F_HEADERS && field != F_KEY && field != F_VALUE && field != F_KEY_ENCODING &&
+           field != F_VALUE_ENCODING;
 }
 
 #define MAX_OPS 64
@@ -2158,7 +2333,21 @@ typedef struct {
     int deep;
     int64_t last_offset;
     PyObject *gaps; /* (last offset, next offset) pairs where records are not consecutive */
+    const uint8_t *checked; /* the bytes valid_utf8 last looked at (a key's or value's, asked */
+    int64_t checked_size;   /* again for its encoding), and its answer */
+    int checked_utf8;
 } render_ctx;
+
+/* valid_utf8, once for a key's or value's text and its encoding. */
+static int rc_utf8(render_ctx *rc, const uint8_t *p, int64_t n)
+{
+    if (p != rc->checked || n != rc->checked_size) {
+        rc->checked = p;
+        rc->checked_size = n;
+        rc->checked_utf8 = valid_utf8(p, n);
+    }
+    return rc->checked_utf8;
+}
 
 /* The key/payload text of the text dump: " key: K payload: V" (each only when not null);
  * first: after "| " (no metadata before it); scala: the Scala tool's " payload:" even first. */
@@ -2169,7 +2358,7 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
     if (rec->key_size >= 0) {
         if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "key: ") < 0)
             return -1;
-        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0);
+        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0, 0);
         if (r)
             return r;
         prefix = " ";
@@ -2182,13 +2371,58 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
         }
         if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0)
             return -1;
-        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0);
+        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0, 0);
     }
     return 0;
 }
 
+/* A key, value or header value in JSON: null, or the decoder's text (fields.py's _encoded). */
+static int json_content(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
+{
+    if (n < 0)
+        return OB_LIT(o, "null");
+    int utf8 = decoder == DECODER_LOSSLESS && rc_utf8(rc, p, n);
+    return ob_decoded(o, decoder, p, n, 1, utf8);
+}
+
+static int json_encoding(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
+{
+    int utf8 = n >= 0 && decoder == DECODER_LOSSLESS && rc_utf8(rc, p, n);
+    return ob_encoding(o, decoder, n, utf8);
+}
+
+/* headerKeys: [k,...] in text, ["k",...] in JSON; headers: [{"key","value","value_encoding"},
+ * ...] (fields.py's _headers: the value decoder, which in C is always a built-in one). */
+static int headers_field(outbuf *o, int field, render_ctx *rc, const record_view *rec)
+{
+    int as_json = rc->as_json, objects = field == F_HEADERS;
+    const uint8_t *h = rec->headers;
+    if (as_json && OB_LIT(o, "[") < 0)
+        return -1;
+    for (int64_t i = 0; i < rec->header_count; i++) {
+        header_view hv;
+        next_header(&h, &hv);
+        if (i && OB_LIT(o, ",") < 0)
+            return -1;
+        if (objects && OB_LIT(o, "{\"key\":") < 0)
+            return -1;
+        if (ob_java_string(o, hv.key, hv.key_size, as_json) < 0)
+            return -1;
+        if (!objects)
+            continue;
+        int r = -1;
+        if (OB_LIT(o, ",\"value\":") < 0 ||
+            (r = json_content(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+            OB_LIT(o, ",\"value_encoding\":") < 0 ||
+            (r = json_encoding(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+            OB_LIT(o, "}") < 0)
+            return r > 0 ? r : -1;
+    }
+    return as_json ? OB_LIT(o, "]") : 0;
+}
+
 /* A record field; 1 where this record needs the Python renderer, -1 on error. */
-static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_row *b,
+static int record_field(outbuf *o, int field, render_ctx *rc, const batch_row *b,
                         const record_view *rec)
 {
     int as_json = rc->as_json;
@@ -2200,51 +2434,12 @@ static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_
     case F_VALUE_SIZE: return ob_int(o, rec->value_size < 0 ? -1 : rec->value_size);
     case F_SEQUENCE: return ob_int(o, rec->sequence);
     case F_HEADER_KEYS:
-    case F_HEADERS: {
-        const uint8_t *h = rec->headers;
-        if (as_json && OB_LIT(o, "[") < 0)
-            return -1;
-        for (int64_t i = 0; i < rec->header_count; i++) {
-            header_view hv;
-            next_header(&h, &hv);
-            if (!valid_utf8(hv.key, hv.key_size))
-                return 1;
-            if (i && OB_LIT(o, ",") < 0)
-                return -1;
-            if (!as_json) {
-                if (ob_put(o, hv.key, (Py_ssize_t)hv.key_size) < 0)
-                    return -1;
-                continue;
-            }
-            if (field == F_HEADERS && OB_LIT(o, "[") < 0)
-                return -1;
-            if (ob_json_string(o, hv.key, hv.key_size) < 0)
-                return -1;
-            if (field == F_HEADERS) {
-                if (OB_LIT(o, ",") < 0)
-                    return -1;
-                if (hv.value_size < 0) {
-                    if (OB_LIT(o, "null") < 0)
-                        return -1;
-                } else {
-                    int r = ob_decoded(o, rc->value_decoder, hv.value, hv.value_size, 1);
-                    if (r)
-                        return r;
-                }
-                if (OB_LIT(o, "]") < 0)
-                    return -1;
-            }
-        }
-        return as_json ? OB_LIT(o, "]") : 0;
-    }
-    case F_KEY:
-    case F_VALUE: {
-        const uint8_t *p = field == F_KEY ? rec->key : rec->value;
-        int64_t n = field == F_KEY ? rec->key_size : rec->value_size;
-        if (n < 0)
-            return OB_LIT(o, "null");
-        return ob_decoded(o, field == F_KEY ? rc->key_decoder : rc->value_decoder, p, n, 1);
-    }
+    case F_HEADERS: return headers_field(o, field, rc, rec);
+    case F_KEY: return json_content(o, rc, rc->key_decoder, rec->key, rec->key_size);
+    case F_KEY_ENCODING: return json_encoding(o, rc, rc->key_decoder, rec->key, rec->key_size);
+    case F_VALUE: return json_content(o, rc, rc->value_decoder, rec->value, rec->value_size);
+    case F_VALUE_ENCODING:
+        return json_encoding(o, rc, rc->value_decoder, rec->value, rec->value_size);
     case F_CONTENT: return content(o, rc, rec, 0, 0);
     case F_CONTENT_FIRST: return content(o, rc, rec, 1, 0);
     case F_CONTENT_FIRST_SCALA: return content(o, rc, rec, 1, 1);
@@ -2253,7 +2448,7 @@ static int record_field(outbuf *o, int field, const render_ctx *rc, const batch_
     return -1;
 }
 
-static int render_template(outbuf *o, const template_t *t, const render_ctx *rc,
+static int render_template(outbuf *o, const template_t *t, render_ctx *rc,
                            const batch_row *b, const record_view *rec)
 {
     for (int k = 0; k < t->n; k++) {
@@ -2367,8 +2562,7 @@ static void render_ctx_free(render_ctx *rc)
  * The lines of the run's batches from `start` (columns: the walk's, in WALK_COLUMNS order),
  * with the records of each (record_template given) read in place; it stops before a batch
  * the Python renderer must do: a legacy message, and with records a compressed or control
- * batch, or records it cannot render (text that is not UTF-8, damage, what only Python
- * models), and after the batch that takes its output past max_output bytes (memory stays
+ * batch, or records it cannot render (damage, what only Python models), and after the batch that takes its output past max_output bytes (memory stays
  * bounded whatever the run's size). */
 static PyObject *py_render_batches(PyObject *self, PyObject *args)
 {
@@ -3003,6 +3197,8 @@ static PyMethodDef methods[] = {
      "render_payload(payload, columns, index, as_json, batch_template, record_template, "
      "key_decoder, value_decoder, last_offset[, position, first, max_output]) -> None or "
      "RenderedPayload(data, last_offset, gaps, position, next_record)"},
+    {"java_utf8", py_java_utf8, METH_O,
+     "java_utf8(buf) -> Java's new String(buf, UTF_8) as UTF-8 bytes (the renderer's decoder)"},
     {"deep_check", py_deep_check, METH_VARARGS,
      "deep_check(buf, columns, start, payload) -> DeepChecked(next_index, records, flagged)"},
     {"set_record_class", py_set_record_class, METH_O,

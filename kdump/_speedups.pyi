@@ -109,6 +109,7 @@ def offset_index_check(
 def time_index_check(
     index: ReadableBuffer, used: int, base_offset: int, rows: ReadableBuffer, /
 ) -> list[int]: ...
+def java_utf8(buf: ReadableBuffer, /) -> bytes: ...
 
 @final
 class PackedEntries(structseq[Any], tuple[bytes, int, int, int]):

@@ -36,7 +36,8 @@ from typing import Any
 
 from kdump.errors import DecodeError, DecoderLoadError, Malformed
 from kdump.format.records import zigzag_varint
-from kdump.render.describe import DECODERS, Decoder
+from kdump.java import java_string
+from kdump.render.describe import DECODERS, Decoder, NamedDecoder
 
 ENTRY_POINT_GROUP = "kdump.decoders"
 SCHEMA_REGISTRY = "schema-registry"
@@ -84,7 +85,7 @@ def load_decoder(name: str, schemas: SchemaSource | None = None) -> Decoder:
                 "the schema-registry decoder needs --schema-dir or --schema-registry-url"
             )
         schemas.require_libraries()
-        return schemas.decode
+        return NamedDecoder(SCHEMA_REGISTRY, schemas.decode)
     if ":" in name:
         module_name, _, attribute = name.partition(":")
         try:
@@ -119,10 +120,10 @@ def _user_decoder(name: str, target: Any) -> Decoder:
         except Exception as e:  # a plugin's failure is that record's, not the run's
             raise DecodeError(f"{name} raised {type(e).__name__}: {e}") from None
         if isinstance(result, bytes):
-            return result.decode("utf-8", "replace")
+            return java_string(result)
         return result if isinstance(result, str) else str(result)
 
-    return decode
+    return NamedDecoder(name, decode)
 
 
 # --------------------------------------------------------------------------- Schema Registry

@@ -1,6 +1,9 @@
-"""Java's semantics where Kafka's answers depend on them: String.hashCode, Utils.abs."""
+"""Java's semantics where Kafka's answers depend on them: String.hashCode, Utils.abs,
+``new String(bytes, UTF_8)``."""
 
 from __future__ import annotations
+
+import re
 
 INT32_MIN = -(2**31)
 
@@ -66,3 +69,29 @@ def objects_hash(*hashes: int) -> int:
     for element in hashes:
         h = (31 * h + element) & _U32
     return java_int(h)
+
+
+# Java's decoder differs from Python's "replace" (both replace each maximal ill-formed
+# subsequence with one U+FFFD, the Unicode recommended practice) in one place: a lead byte ED
+# followed by A0..BF, the UTF-8 form of a UTF-16 surrogate. Python replaces ED, then each byte
+# after it; String.decodeUTF8_UTF16 decodes the three bytes as one character and replaces that
+# (``Character.isSurrogate(c)``): one U+FFFD, or one for ``ED A0..BF`` when no continuation
+# byte follows (isMalformed3 with malformed3's length 2; at the end of the bytes,
+# isMalformed3_2 is false and the loop ends on one U+FFFD). Such a lead is never part of the
+# sequence before it (neither decoder takes a byte >= C0 as a continuation), so the bytes
+# between those stretches decode alike, and the text is Python's pieces joined by U+FFFD.
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]?")
+REPLACEMENT_CHARACTER = "\ufffd"
+"""java.lang.String.REPL."""
+
+
+def java_string(data: bytes | bytearray | memoryview) -> str:
+    """``new String(data, StandardCharsets.UTF_8)``: Kafka's StringDecoder, header keys
+    (Utils.utf8), the strings of its message schemas. Malformed input is replaced as the JDK
+    17+ decoder replaces it (String.decodeUTF8_UTF16), one U+FFFD per stretch it rejects."""
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError:
+        pass
+    pieces = _ENCODED_SURROGATE.split(bytes(data))
+    return REPLACEMENT_CHARACTER.join(p.decode("utf-8", "replace") for p in pieces)

@@ -59,6 +59,7 @@ import json
 import random
 import shutil
 import struct
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -732,6 +733,70 @@ def make_headers() -> Fixture:
     )
 
 
+MALFORMED_UTF8: tuple[tuple[str, bytes], ...] = (
+    ("valid", "plain é € 😀".encode()),
+    ("lone-continuations", b"a\x80\xbfb"),
+    ("c0-c1-leads", b"\xc0\xaf\xc1\xbf"),
+    ("two-byte-bad-second", b"\xc3A"),
+    ("two-byte-at-end", b"a\xc3"),
+    ("e0-overlong", b"\xe0\x80\xaf"),
+    ("three-byte-bad-second", b"\xe2AB"),
+    ("three-byte-bad-third", b"\xe2\x82A"),
+    ("surrogate", b"\xed\xa0\x80"),
+    ("surrogate-pair-cesu-8", b"\xed\xa0\xbd\xed\xb8\x80"),
+    ("surrogate-then-ascii", b"\xed\xa0A"),
+    ("surrogate-at-end", b"x\xed\xa0"),
+    ("three-byte-at-end", b"x\xe2\x82"),
+    ("three-byte-at-end-bad-second", b"x\xe0\x80"),
+    ("f0-overlong", b"\xf0\x80\x80\x80"),
+    ("above-10ffff", b"\xf4\x90\x80\x80"),
+    ("f5-f7-leads", b"\xf5\x80\x80\x80\xf7\xbf"),
+    ("four-byte-bad-fourth", b"\xf0\x9f\x98A"),
+    ("four-byte-bad-third", b"\xf0\x9fA\x80"),
+    ("four-byte-three-at-end", b"x\xf0\x9f\x98"),
+    ("four-byte-two-at-end", b"x\xf0\x9f"),
+    ("four-byte-cut-then-ascii", b"x\xf0\x9fA"),
+    ("f4-bad-second-at-end", b"x\xf4\x90"),
+    ("f8-ff", b"\xf8\xfb\xfc\xfe\xff"),
+    # no newline: one record, one line of the text dump
+    ("random", bytes(b for b in random.Random(29).randbytes(128) if b != 0x0A)),
+)
+"""Byte strings for each rule of the JDK's String.decodeUTF8_UTF16 (what Kafka's StringDecoder
+and header keys decode with): which bytes one U+FFFD replaces, encoded surrogates, overlong
+forms and code points past U+10FFFF, sequences cut by the end of the bytes."""
+
+JAVA_NEW_STRING = Path(__file__).resolve().parents[1] / "tests" / "data" / "java" / "NewString.java"
+
+
+def java_new_strings(payloads: Sequence[bytes]) -> dict[str, str]:
+    """``new String(bytes, UTF_8)`` of each payload, by the JDK on this machine (``java``)."""
+    cases = "".join(p.hex() + "\n" for p in payloads)
+    ran = subprocess.run(
+        ["java", str(JAVA_NEW_STRING)], input=cases, capture_output=True, text=True, check=True
+    )
+    units = ran.stdout.split("\n")[: len(payloads)]
+    return {
+        p.hex(): bytes.fromhex(u).decode("utf-16-be", "surrogatepass")
+        for p, u in zip(payloads, units, strict=True)
+    }
+
+
+def make_malformed_utf8() -> Fixture:
+    clock = Clock()
+    records = tuple(
+        Record(clock.advance(1), payload, payload, ((name, payload),))
+        for name, payload in MALFORMED_UTF8
+    )
+    fixture = segment_fixture(
+        "malformed-utf8-0",
+        "v2: keys, values and header values that are not UTF-8, one record per rule of the "
+        "JDK's decoder (the header's key names it); `java_new_string` holds the JDK's text",
+        [V2Batch(records)],
+    )
+    fixture.extra["java_new_string"] = java_new_strings([p for _, p in MALFORMED_UTF8])
+    return fixture
+
+
 def producer_batch(
     clock: Clock,
     count: int,
@@ -889,6 +954,7 @@ FIXTURES: tuple[Callable[[], Fixture], ...] = (
     make_v0,
     make_v1,
     make_headers,
+    make_malformed_utf8,
     make_idempotent,
     make_truncated,
     make_badcrc,
@@ -914,6 +980,7 @@ def expected_document(fixtures: Sequence[Fixture]) -> dict[str, Any]:
             "sha256": hashlib.sha256(fixture.data).hexdigest(),
             "truncated_tail": fixture.extra.get("truncated_tail"),
             "corruption": fixture.extra.get("corruption"),
+            **{k: fixture.extra[k] for k in ("java_new_string",) if k in fixture.extra},
             "batches": fixture.batches,
         }
     return {
@@ -972,6 +1039,9 @@ EXPECTED_NOTES = (
     " timestamps are -1 (`NoTimestampType`).",
     "- `badcrc-0` batches carry `crc_valid`; the corrupt one also `computed_crc`, and its"
     " record lists the value as it is in the file (after the flip).",
+    "- `malformed-utf8-0` carries `java_new_string`: for each payload (by its hex), the text"
+    " of `new String(bytes, StandardCharsets.UTF_8)` as the JDK that ran the script gave it"
+    " (`tests/data/java/NewString.java`; a JDK is needed to regenerate).",
 )
 
 

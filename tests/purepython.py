@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import pytest
@@ -31,3 +31,9 @@ def pure_python() -> Iterator[None]:
             yield
     finally:
         mp.undo()
+
+
+def python_if(pure: bool) -> AbstractContextManager[None]:
+    """``pure_python()`` when asked for and the C code is there to turn off; else nothing to do
+    (a build without the C code, or a suite run with KDUMP_PURE_PYTHON=1, is pure already)."""
+    return pure_python() if pure and speedups.built() else nullcontext()

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from clirun import Ran, run_kdump
 from conftest import GENERATED, ORACLE, REPO, oracle_manifest
+from javautf8 import java_new_string
 
 from kdump.crc import crc32c
 from kdump.errors import ExitCode
@@ -181,7 +182,7 @@ def generated_records(path: str) -> list[dict[str, Any]]:
     [
         ("hex", bytes.hex),
         ("base64", lambda b: base64.b64encode(b).decode()),
-        ("string", lambda b: b.decode("utf-8", "replace")),
+        ("string", java_new_string),
     ],
 )
 def test_key_and_value_decoders(decoder: str, encode: Any) -> None:
@@ -756,13 +757,18 @@ def test_jsonl_batches_and_records_carry_kafkas_values() -> None:
 
 def test_jsonl_key_and_value_go_through_the_decoders() -> None:
     records = generated_records(HEADERS)
-    for decoder, encode in (("string", lambda b: b.decode("utf-8", "replace")), ("hex", bytes.hex)):
+    for decoder, encode in (("string", java_new_string), ("hex", bytes.hex)):
         ran, objects = jsonl(HEADERS, "--key-decoder", decoder, "--value-decoder", decoder)
         assert ran.exit_code == OK
         got = [(o["key"], o["value"]) for o in objects if o["type"] == "record"]
         assert got == [
             tuple(None if x is None else encode(bytes.fromhex(x)) for x in (r["key"], r["value"]))
             for r in records
+        ]
+        # each rendering named by its decoder (issue 29.1), null for null
+        shown = [o for o in objects if o["type"] == "record"]
+        assert [(o["key_encoding"], o["value_encoding"]) for o in shown] == [
+            tuple(None if x is None else decoder for x in (r["key"], r["value"])) for r in records
         ]
 
 

@@ -183,6 +183,7 @@ def test_jsonl_shows_schema_id_format_and_value(tmp_path: Path, schema_dir: Path
         "format": "AVRO",
         "value": {"id": 1, "note": None},
     }
+    assert record["value_encoding"] == "schema-registry"  # the rendering, named (issue 29.1)
 
 
 class Registry(BaseHTTPRequestHandler):
@@ -314,6 +315,16 @@ def test_module_function_and_entry_point_decoders(tmp_path: Path, plugin_path: P
         "key: 1 payload: Error at offset 0, skipping. kdump_test_plugin:fail raised ValueError: "
         "no abc"
     )
+
+
+def test_jsonl_names_a_users_decoder(tmp_path: Path, plugin_path: Path) -> None:
+    """Issue 29.1: a decoder's rendering is named by the decoder; what it does not see (the
+    header values) keeps its bytes."""
+    log = write_log(tmp_path / "t-0", [b"abc"], key=b"k")
+    ran = run_kdump(["dump", str(log), "--format", "jsonl", "--value-decoder", "shout"])
+    record = [json.loads(line) for line in ran.stdout.splitlines()][1]
+    assert (record["value"], record["value_encoding"]) == ("ABC", "shout")
+    assert (record["key"], record["key_encoding"]) == ("k", "utf8")
 
 
 @pytest.mark.parametrize(

@@ -222,7 +222,7 @@ def test_deep_counts_per_key(tmp_path: Path) -> None:
     segment(d, [batch(10, 1, T0)])
     pv = explain_one(d, "cleanup.policy=compact", now=NOW, deep=True).compaction.preview  # type: ignore[union-attr]
     assert pv.exact
-    assert [(k.key, k.records, k.droppable) for k in pv.top_keys] == [("a", 3, 2), ("b", 1, 0)]
+    assert [(k.key, k.records, k.droppable) for k in pv.top_keys] == [(b"a", 3, 2), (b"b", 1, 0)]
 
 
 def test_a_damaged_segment_makes_the_partition_uncleanable(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import pytest
 from clirun import Ran, run_kdump
 from conftest import ORACLE, REPO, oracle_files, oracle_manifest
+from purepython import python_if
 
 GOLDEN = REPO / "tests" / "golden"
 REPO_PLACEHOLDER = "<REPO>"
@@ -112,6 +113,7 @@ GZIP_844 = ORA + "gzip-0/00000000000000000844"
 HEADERS = GEN + "headers-0/00000000000000000000.log"
 TRUNCATED = GEN + "truncated-0/00000000000000000000.log"
 BADCRC = GEN + "badcrc-0/00000000000000000000.log"
+MALFORMED_UTF8 = GEN + "malformed-utf8-0/00000000000000000000.log"
 TIMEINDEX_NOT_FOUND = (
     "fixtures/corrupt/timeindex-offset-not-found/txn-0/00000000000000000000.timeindex"
 )
@@ -210,6 +212,8 @@ CASES: list[Case] = [
     case("headers-data", [HEADERS], "--print-data-log"),
     case("headers-base64", [HEADERS], "--value-decoder-class", "base64"),
     case("headers-key-hex", [HEADERS], "--key-decoder-class", "hex", "--skip-record-metadata"),
+    # keys, values and header values that are not UTF-8: Java's replacement, rule by rule
+    case("malformed-utf8-data", [MALFORMED_UTF8], "--print-data-log"),
     # indexes written the way a follower appends: every entry is a DumpLogSegments mismatch
     case("followerlive-0-indexes", [FOLLOWER_0 + ".index", FOLLOWER_0 + ".timeindex"], exit_code=2),
     case(
@@ -303,8 +307,22 @@ def first_difference(expected: str, got: str) -> str | None:
 
 @pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
 def test_golden(c: Case) -> None:
+    assert_golden(c, run_case(c))
+
+
+PAYLOAD_CASES = [c for c in CASES if c.name in ("malformed-utf8-data", "variety-0-data")]
+
+
+@pytest.mark.parametrize("c", PAYLOAD_CASES, ids=[c.name for c in PAYLOAD_CASES])
+def test_golden_payloads_in_pure_python(c: Case) -> None:
+    """The cases whose payloads are not UTF-8 give the same bytes without the C renderer."""
+    with python_if(True):
+        ran = run_case(c)
+    assert_golden(c, ran)
+
+
+def assert_golden(c: Case, ran: Ran) -> None:
     out_path, err_path = golden_paths(c)
-    ran = run_case(c)
     for stream, path, got in (("stdout", out_path, ran.stdout), ("stderr", err_path, ran.stderr)):
         diff = first_difference(read_golden(path), got)
         if diff is not None:

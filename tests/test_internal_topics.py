@@ -188,6 +188,16 @@ def test_legacy_offset_commit_record_type_0() -> None:
     )
 
 
+def test_schema_strings_decode_as_java_decodes_them() -> None:
+    """Readable.readString is new String(bytes, UTF_8): an encoded surrogate (ED A0 80) is one
+    U+FFFD, not Python's three (issue 29.3)."""
+    group = b"g\xed\xa0\x80"
+    key = i16(0) + i16(len(group)) + group + string("t") + i32(0)
+    value = i16(0) + i64(5) + string("") + i64(6)
+    shown, _ = texts(offsets_parser(record(key, value)))
+    assert shown == '{"type":"0","data":{"group":"g\ufffd","topic":"t","partition":0}}'
+
+
 def test_tombstone_prints_delete() -> None:
     key, payload = texts(offsets_parser(record(OFFSET_KEY, None)))
     assert key is not None and payload == DELETE == "<DELETE>"
@@ -978,6 +988,9 @@ def test_jsonl_carries_real_json_objects() -> None:
     assert records[0]["key"] == {"type": "2", "data": {"group": "console-consumer-48987"}}
     assert records[0]["value"]["version"] == "3"  # type: ignore[index]
     assert records[-1]["value"] is None  # the tombstone
+    # the rendering named by its option (issue 29.1); a tombstone's value has none
+    assert (records[0]["key_encoding"], records[0]["value_encoding"]) == ("offsets", "offsets")
+    assert records[-1]["value_encoding"] is None
     objs = kdump_jsonl("--deep-iteration", CHRISTSENG_METADATA)
     controls = [o["control"] for o in objs if o.get("control_type") == "LEADER_CHANGE"]
     assert controls[0] == {

@@ -4,7 +4,6 @@ is cleaned up."""
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import hashlib
 import json
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 from clirun import run_kdump
 from conftest import FIXTURES, ORACLE, oracle_manifest
+from jsonreader import raw
 from repair_support import batch_positions, copy_partition, flip_byte, tree
 from test_verify import options_from
 
@@ -28,8 +28,10 @@ from kdump.checks.verify import verify_paths
 CORRUPT = FIXTURES / "corrupt"
 
 
-def _sha(data: str | None) -> str | None:
-    return None if data is None else hashlib.sha256(base64.b64decode(data)).hexdigest()
+def _sha(data: str | None, encoding: str | None) -> str | None:
+    """The sha256 of a key's or value's bytes, read back with the README's reader."""
+    raw_bytes = raw(data, encoding)
+    return None if raw_bytes is None else hashlib.sha256(raw_bytes).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -103,7 +105,8 @@ def test_one_flipped_byte_dry_run_says_what_is_lost_and_salvage_keeps_the_rest(
     assert len(got) == len(want) == sum(b["count"] for b in after)
     for g, (b, r) in zip(got, want, strict=True):
         assert g["offset"] == r["offset"] and g["timestamp"] == r["timestamp"]
-        assert _sha(g["key"]) == r["keySha256"] and _sha(g["value"]) == r["valueSha256"]
+        assert _sha(g["key"], g["key_encoding"]) == r["keySha256"]
+        assert _sha(g["value"], g["value_encoding"]) == r["valueSha256"]
         assert [h["key"] for h in g["headers"]] == r["headerKeys"]
         assert g["producer_id"] == b["producerId"] and g["sequence"] == r["sequence"]
         assert g["is_transactional"] == b["isTransactional"]

@@ -27,6 +27,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from clirun import run_kdump  # noqa: E402
 from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
+from jsonreader import raw  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
@@ -366,6 +367,34 @@ def test_data_source_reads_the_exported_rows(
     )
     with pytest.raises(Exception, match="LOG_CRC_MISMATCH"):
         failing.count()
+
+
+def test_export_as_json_keeps_every_byte(
+    spark: Any, exported: dict[str, Any], damaged: dict[str, Any], tmp_path: Path
+) -> None:
+    """--output-format json (issue 29.1): the rows of the Parquet export, keys, values and
+    header values rebuilt from their JSON with the README's reader; binary values as base64."""
+    roots = [str(GENERATED), str(ORACLE / "variety-0"), str(damaged["crc"][0].parent)]
+    out = tmp_path / "records"
+    ran = run_kdump(["spark", "export", *roots, "--output", str(out), "--output-format", "json"])
+    assert ran.exit_code == 2, ran.stdout + ran.stderr  # the flipped byte's error
+    assert ran.stdout.startswith("exported "), ran.stdout
+    shown = [json.loads(line) for part in sorted(out.glob("part-*.json")) for line in part.open()]
+    assert {r["value_encoding"] for r in shown} == {"utf8", "base64", None}
+    rows = []
+    for r in shown:
+        key, value = (
+            raw(r.pop("key"), r.pop("key_encoding")),
+            raw(r.pop("value"), r.pop("value_encoding")),
+        )
+        headers = [
+            {"key": h["key"], "value": raw(h["value"], h["value_encoding"])} for h in r["headers"]
+        ]
+        rows.append(r | {"key": key, "value": value, "headers": headers})
+    topics = {t.topic for t in segment_tasks(roots)}
+    same = [r for r in exported["table"].to_pylist() if r["topic"] in topics]
+    assert sorted(rows, key=_key) == sorted(same, key=_key)
+    assert pq.read_table(out / FINDINGS_DIR).num_rows > 0
 
 
 # --- progress, and kdump without pyspark ----------------------------------------------------

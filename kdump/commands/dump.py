@@ -86,8 +86,9 @@ _DUMP_OPTIONS = [
         "--key-decoder",
         "key_decoder",
         default=None,
-        help="string (Kafka's StringDecoder), hex, base64, schema-registry, "
-        "module:function or a kdump.decoders plugin. Implies --print-data-log.",
+        help="string (Kafka's StringDecoder, the text default; JSON keeps the bytes unless "
+        "it is asked for), hex, base64, schema-registry, module:function or a kdump.decoders "
+        "plugin. Implies --print-data-log.",
     ),
     click.option(
         "--value-decoder-class",
@@ -126,9 +127,12 @@ def dump_options(f: F) -> F:
 def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
     from kdump.decoders import load_decoder
     from kdump.errors import DecoderLoadError
+    from kdump.render.describe import default_decoder
 
+    if value is None:
+        return default_decoder
     try:
-        return load_decoder("string" if value is None else value, schemas)
+        return load_decoder(value, schemas)
     except DecoderLoadError as e:
         raise click.BadParameter(str(e), param_hint=option) from None
 

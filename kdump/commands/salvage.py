@@ -43,9 +43,11 @@ def salvage(
 ) -> None:
     """Scan the bytes `kdump recover` would cut (from each log's first invalid batch to its
     end) for batches that are whole and valid again after the damage, and export their
-    records as JSON Lines (key, value, header values in base64; offsets, timestamps, producer
-    fields) plus a .log of those batches. Transactional and control records are marked
-    "reproducible": false: they cannot be produced again as they are. Reads only."""
+    records as JSON Lines (key, value and headers with every byte kept, as dump's JSON: UTF-8
+    text or base64, named by key_encoding, value_encoding and each header's value_encoding;
+    offsets, timestamps, producer fields) plus a .log of those batches. Transactional and
+    control records are marked "reproducible": false: they cannot be produced again as they
+    are. Reads only."""
     kept = [Path(p) for p in paths if parse_kept_log(Path(p).name) and Path(p).is_file()]
     named = [p for p in paths if Path(p) not in kept]
     targets = resolve_targets(named) if named else []

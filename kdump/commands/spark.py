@@ -178,7 +178,14 @@ def verify_command(
 
 @spark.command("export")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--output", "-o", required=True, help="Directory for the Parquet files.")
+@click.option("--output", "-o", required=True, help="Directory for the Parquet or JSON files.")
+@click.option(
+    "--output-format",
+    type=click.Choice(["parquet", "json"]),
+    default="parquet",
+    show_default=True,
+    help="json: JSON Lines, keys, values and headers with every byte kept, as kdump dump's.",
+)
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
 @spark_options
@@ -188,6 +195,7 @@ def export_command(
     ctx: click.Context,
     paths: tuple[str, ...],
     output: str,
+    output_format: str,
     max_batch_bytes: int,
     fail_on: str,
     master: str | None,
@@ -195,8 +203,9 @@ def export_command(
     overwrite: bool,
     **store: Any,
 ) -> None:
-    """Records into Parquet (schema: kdump.spark.schema), one Spark task per segment. A corrupt
-    segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit codes as verify."""
+    """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
+    segment. A corrupt segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit
+    codes as verify."""
     objects = object_store(store)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
@@ -205,7 +214,9 @@ def export_command(
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
-            result = export_on_spark(session, paths, output, options, overwrite, objects)
+            result = export_on_spark(
+                session, paths, output, options, overwrite, objects, output_format
+            )
     checked = result.checked()
     for f in checked.findings:
         if f.severity.rank >= Severity.WARNING.rank:

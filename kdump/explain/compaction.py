@@ -52,9 +52,18 @@ TOP_KEYS = 10
 class KeyCount:
     """``--deep``: one key of the cleaning range, its records, and how many a cleaning drops."""
 
-    key: str
+    key: bytes
     records: int
     droppable: int
+
+    @property
+    def shown(self) -> str:
+        """The key as text when it is printable UTF-8, else ``0x`` and its hex."""
+        try:
+            text = self.key.decode("utf-8")
+        except UnicodeDecodeError:
+            return "0x" + self.key.hex()
+        return text if text.isprintable() else "0x" + self.key.hex()
 
 
 @dataclass(frozen=True)
@@ -411,7 +420,7 @@ def _preview(
         top: tuple[KeyCount, ...] = ()
         if counts.keys is not None:
             ranked = sorted(counts.keys.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
-            top = tuple(KeyCount(_show_key(k), n, d) for k, (n, d) in ranked[:TOP_KEYS])
+            top = tuple(KeyCount(bytes(k), n, d) for k, (n, d) in ranked[:TOP_KEYS])
         return CleaningPreview(
             end_offset=end_offset,
             map_slots=offset_map.slots,
@@ -436,14 +445,6 @@ def _preview(
         )
     finally:
         offset_map.close()
-
-
-def _show_key(key: bytes) -> str:
-    try:
-        text = key.decode("utf-8")
-    except UnicodeDecodeError:
-        return "0x" + key.hex()
-    return text if text.isprintable() else "0x" + key.hex()
 
 
 def _control_type(log: UnifiedLog, index: int, batch: Batch) -> int | None:

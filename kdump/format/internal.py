@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kdump.errors import (
@@ -445,13 +446,25 @@ def remote_log_metadata_parser(record: Record, release: Release = LATEST) -> Par
     return ParsedRecord(None, KafkaText(text, None, {**facts, "text": text}))
 
 
-def message_parser(name: str, release: Release = LATEST) -> MessageParser:
+@dataclass(frozen=True)
+class NamedParser:
+    """The parser of a --<name>-decoder option: JSON's ``key_encoding``/``value_encoding`` of
+    the records it decodes are that name."""
+
+    name: str
+    parse: MessageParser
+
+    def __call__(self, record: Record) -> ParsedRecord:
+        return self.parse(record)
+
+
+def message_parser(name: str, release: Release = LATEST) -> NamedParser:
     """The parser of a --<name>-decoder option, printing as ``release``'s tool prints."""
     if name == "transaction-log":
-        return transaction_log_parser_for(release)
+        return NamedParser(name, transaction_log_parser_for(release))
     if name == "remote-log-metadata":
-        return functools.partial(remote_log_metadata_parser, release=release)
-    return MESSAGE_PARSERS[name]
+        return NamedParser(name, functools.partial(remote_log_metadata_parser, release=release))
+    return NamedParser(name, MESSAGE_PARSERS[name])
 
 
 MESSAGE_PARSERS: dict[str, MessageParser] = {

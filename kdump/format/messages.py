@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from kdump.errors import MessageError, Underflow
 from kdump.format.layout import ZERO_UUID
+from kdump.java import java_string
 
 Json = Any
 SHORT_MAX = 0x7FFF
@@ -425,7 +426,7 @@ def _read_variable(
     if kind == "string":
         if length > SHORT_MAX:
             raise MessageError(f"string field {name} had invalid length {length}")
-        return r.read_array(length).decode("utf-8", "replace")
+        return java_string(r.read_array(length))  # Readable.readString: new String(.., UTF_8)
     if kind == "bytes":
         return r.read_byte_buffer(length) if f.zero_copy else r.read_array(length)
     if length > r.remaining:

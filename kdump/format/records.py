@@ -21,6 +21,7 @@ from kdump.crc import Buffer
 from kdump.errors import CodecError, CorruptRecordError, DecompressionError, Malformed
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
+from kdump.java import java_string
 
 if TYPE_CHECKING:
     from kdump._speedups import RecordError
@@ -215,7 +216,8 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
             p += value_size
             if p > end:
                 raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
-        headers.append(_new(Header, (key.decode("utf-8", "replace"), value)))
+        # DefaultRecord.readHeaders: Utils.utf8(buffer, size), new String(bytes, UTF_8)
+        headers.append(_new(Header, (java_string(key), value)))
     return tuple(headers), p
 
 

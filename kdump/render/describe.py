@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
+from kdump.java import java_string
 
 
 def timestamp_type(value: int) -> str:
@@ -27,8 +29,15 @@ def java_bool(value: bool) -> str:
 
 
 def string_decoder(data: bytes) -> str:
-    """kafka.serializer.StringDecoder: new String(bytes, UTF-8), malformed input replaced."""
-    return data.decode("utf-8", "replace")
+    """kafka.serializer.StringDecoder (``--value-decoder string``): new String(bytes, UTF-8),
+    malformed input replaced as the JDK replaces it."""
+    return java_string(data)
+
+
+def default_decoder(data: bytes) -> str:
+    """No decoder asked for: the text Kafka's StringDecoder prints, and in JSON the bytes kept
+    (``lossless``)."""
+    return java_string(data)
 
 
 def hex_decoder(data: bytes) -> str:
@@ -40,7 +49,44 @@ def base64_decoder(data: bytes) -> str:
 
 
 Decoder = Callable[[bytes], str]
-NATIVE_DECODERS: dict[Decoder, int] = {string_decoder: 1, hex_decoder: 2, base64_decoder: 3}
+
+
+@dataclass(frozen=True)
+class NamedDecoder:
+    """A decoder loaded by name (schema-registry, ``module:function``, a plugin): JSON's
+    ``key_encoding``/``value_encoding`` say that name."""
+
+    name: str
+    decode: Decoder
+
+    def __call__(self, data: bytes) -> str:
+        return self.decode(data)
+
+
+UTF8, BASE64 = "utf8", "base64"
+"""The encodings of lossless JSON: the bytes are this UTF-8 text, or this base64."""
+
+
+def lossless(data: bytes) -> tuple[str, str]:
+    """Bytes as JSON text that gives them back, and its encoding: the text when the bytes are
+    UTF-8 (strict: no surrogates, overlong forms or code points past U+10FFFF), else base64."""
+    try:
+        return str(data, "utf-8"), UTF8
+    except UnicodeDecodeError:
+        return base64_decoder(data), BASE64
+
+
+def kept(data: bytes | None) -> tuple[str | None, str | None]:
+    """``lossless``, with null for null (a null key, a tombstone, a null header value)."""
+    return (None, None) if data is None else lossless(data)
+
+
+NATIVE_DECODERS: dict[Decoder, int] = {
+    string_decoder: 1,
+    hex_decoder: 2,
+    base64_decoder: 3,
+    default_decoder: 4,
+}
 """The decoders the C renderer runs too, by its numbers (kdump/_speedups.c DECODER_*)."""
 DECODERS: dict[str, Decoder] = {
     "string": string_decoder,
@@ -50,3 +96,15 @@ DECODERS: dict[str, Decoder] = {
     "org.apache.kafka.tools.StringDecoder": string_decoder,
     "org.apache.kafka.tools.api.StringDecoder": string_decoder,
 }
+_ENCODINGS: dict[Decoder, str] = {
+    string_decoder: "string",
+    hex_decoder: "hex",
+    base64_decoder: BASE64,
+}
+
+
+def encoding_of(decoder: Decoder) -> str:
+    """What JSON calls a key or value rendered by ``decoder`` (not the default)."""
+    if isinstance(decoder, NamedDecoder):
+        return decoder.name
+    return _ENCODINGS[decoder]

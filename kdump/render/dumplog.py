@@ -20,7 +20,7 @@ from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.index import OffsetIndex
-from kdump.format.internal import MessageParser, content_text, decode_control_record
+from kdump.format.internal import NamedParser, content_text, decode_control_record
 from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
 from kdump.format.names import (
     BOOTSTRAP_CHECKPOINT,
@@ -51,7 +51,7 @@ from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
 from kdump.render import runs
-from kdump.render.describe import Decoder, optional_long, string_decoder
+from kdump.render.describe import Decoder, default_decoder, optional_long
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.storage import ObjectStore, locate_file
@@ -83,11 +83,11 @@ class DumpOptions:
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     max_bytes: int = INT32_MAX
     skip_record_metadata: bool = False
-    key_decoder: Decoder = string_decoder
-    value_decoder: Decoder = string_decoder
+    key_decoder: Decoder = default_decoder
+    value_decoder: Decoder = default_decoder
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     # --offsets-decoder and friends: replaces the key/value decoders when set.
-    message_parser: MessageParser | None = None
+    message_parser: NamedParser | None = None
     # --kafka-release: whose kafka-dump-log.sh text to print where releases differ.
     release: Release = LATEST
     # --producer-id, --offset-range...: batches left out are never decoded (kdump/format/filters.py)

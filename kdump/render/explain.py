@@ -9,11 +9,13 @@ from kdump.config import Value
 from kdump.explain import (
     CompactionExplanation,
     ExplainResult,
+    KeyCount,
     PartitionExplanation,
     RetentionExplanation,
     SegmentExplanation,
 )
 from kdump.render.console import TextConsole, TextTable
+from kdump.render.describe import lossless
 from kdump.render.escape import json_text
 from kdump.units import at, byte_count, duration
 
@@ -130,12 +132,15 @@ def compaction_object(c: CompactionExplanation | None) -> dict[str, Any] | None:
             "tombstones_to_stamp": p.tombstones_to_stamp,
             "next_delete_horizon": p.next_delete_horizon,
             "failure": p.failure,
-            "top_keys": [
-                {"key": k.key, "records": k.records, "droppable": k.droppable} for k in p.top_keys
-            ],
+            "top_keys": [_key_count(k) for k in p.top_keys],
         },
         "notes": list(c.notes),
     }
+
+
+def _key_count(k: KeyCount) -> dict[str, Any]:
+    key, encoding = lossless(k.key)
+    return {"key": key, "key_encoding": encoding, "records": k.records, "droppable": k.droppable}
 
 
 def partition_object(p: PartitionExplanation) -> dict[str, Any]:
@@ -322,7 +327,7 @@ def _compaction_lines(c: CompactionExplanation) -> list[str]:
                if p.next_delete_horizon is not None else "")
         )  # fmt: skip
     lines.extend(
-        f"  key {k.key!r}: {k.records} records, {k.droppable} droppable" for k in p.top_keys
+        f"  key {k.shown!r}: {k.records} records, {k.droppable} droppable" for k in p.top_keys
     )
     lines.extend(f"  {note}" for note in c.notes)
     return lines

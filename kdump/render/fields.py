@@ -21,9 +21,11 @@ from kdump.render.describe import (
     DECODERS,
     Decoder,
     compression,
+    default_decoder,
+    encoding_of,
     java_bool,
+    kept,
     optional_long,
-    string_decoder,
     timestamp_type,
 )
 
@@ -90,7 +92,7 @@ def batch_values(batch: Batch, valid: bool, names: tuple[str, ...]) -> dict[str,
 class RecordContext:
     """What a record's fields need besides the record: its batch and the decoders."""
 
-    __slots__ = ("batch", "content", "key_decoder", "value_decoder")
+    __slots__ = ("batch", "content", "key_decoder", "shown", "value_decoder")
 
     def __init__(
         self,
@@ -102,17 +104,44 @@ class RecordContext:
         self.batch, self.key_decoder, self.value_decoder = batch, key_decoder, value_decoder
         self.content = content
         """The key and payload texts of the text dump (decoders, or a message parser)."""
+        self.shown: tuple[Record | None, tuple[Any, str | None], tuple[Any, str | None]] = (
+            None,
+            (None, None),
+            (None, None),
+        )
+        """The last record's key and value as JSON, with their encodings (each decoded once)."""
+
+    def json_of(self, record: Record) -> tuple[tuple[Any, str | None], tuple[Any, str | None]]:
+        """The record's key and value as JSON (``_encoded``), each with its encoding."""
+        if self.shown[0] is not record:
+            key = _encoded(record.key, self.key_decoder, record.offset)
+            value = _encoded(record.value, self.value_decoder, record.offset)
+            self.shown = (record, key, value)
+        return self.shown[1], self.shown[2]
 
 
-def _decoded(data: bytes | None, decoder: Decoder, offset: int) -> Any:
-    """A key's or value's JSON: the decoder's text, structured where the decoder gives more
-    (Schema Registry), Kafka's skipping line where it cannot decode."""
-    return None if data is None else json_of(apply_decoder(decoder, data, offset))
+def _encoded(data: bytes | None, decoder: Decoder, offset: int) -> tuple[Any, str | None]:
+    """A key's, value's or header value's JSON and its encoding: by default the bytes kept
+    (``lossless``); with a decoder its text, structured where the decoder gives more (Schema
+    Registry), Kafka's skipping line where it cannot decode; null for null."""
+    if data is None or decoder is default_decoder:
+        return kept(data)
+    return json_of(apply_decoder(decoder, data, offset)), encoding_of(decoder)
 
 
 def _header_decoder(decoder: Decoder) -> Decoder:
     # Header values are not framed as keys and values are: a plugin decoder sees only those.
-    return decoder if decoder in DECODERS.values() else string_decoder
+    return decoder if decoder in DECODERS.values() else default_decoder
+
+
+def _headers(record: Record, ctx: RecordContext) -> list[dict[str, Any]]:
+    """The headers in order, duplicates kept: each key (Kafka's String) and value."""
+    decoder = _header_decoder(ctx.value_decoder)
+    headers = []
+    for h in record.headers:
+        value, encoding = _encoded(h.value, decoder, record.offset)
+        headers.append({"key": h.key, "value": value, "value_encoding": encoding})
+    return headers
 
 
 def _content(record: Record, ctx: RecordContext, prefix: str, payload_prefix: str = "") -> str:
@@ -139,11 +168,11 @@ _RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {
     "value_size": lambda r, c: r.value_size,
     "sequence": lambda r, c: r.sequence,
     "header_keys": lambda r, c: r.header_keys,
-    "headers": lambda r, c: [
-        [h.key, _decoded(h.value, _header_decoder(c.value_decoder), r.offset)] for h in r.headers
-    ],
-    "key": lambda r, c: _decoded(r.key, c.key_decoder, r.offset),
-    "value": lambda r, c: _decoded(r.value, c.value_decoder, r.offset),
+    "headers": _headers,
+    "key": lambda r, c: c.json_of(r)[0][0],
+    "key_encoding": lambda r, c: c.json_of(r)[0][1],
+    "value": lambda r, c: c.json_of(r)[1][0],
+    "value_encoding": lambda r, c: c.json_of(r)[1][1],
     "record_is_valid": lambda r, c: bool(r.is_valid),
     "record_crc": lambda r, c: r.crc,
 }

@@ -11,7 +11,7 @@ from typing import Any
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetIndex, OffsetPosition
-from kdump.format.internal import DELETE, KafkaText, MessageParser, decode_control_record
+from kdump.format.internal import DELETE, KafkaText, NamedParser, decode_control_record
 from kdump.format.names import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -81,7 +81,9 @@ RECORD_KEYS = (
     ("header_keys", "header_keys"),
     ("headers", "headers"),
     ("key", "key"),
+    ("key_encoding", "key_encoding"),
     ("value", "value"),
+    ("value_encoding", "value_encoding"),
 )
 """A record object's keys; legacy, control and decoded records add more (record_object)."""
 
@@ -107,7 +109,7 @@ def record_object(
     batch: Batch,
     key_decoder: Decoder,
     value_decoder: Decoder,
-    parser: MessageParser | None = None,
+    parser: NamedParser | None = None,
 ) -> Obj:
     ctx = RecordContext(batch, key_decoder, value_decoder)
     obj: Obj = {"type": "record", **record_values(record, ctx, _RECORD_FIELDS)}
@@ -119,7 +121,12 @@ def record_object(
         for part in (parsed_key, parsed_value):
             if isinstance(part, KafkaText):
                 key_json, value_json = part.jsonl
-        obj.update(key=key_json, value=value_json)
+        obj.update(
+            key=key_json,
+            key_encoding=None if key_json is None else parser.name,
+            value=value_json,
+            value_encoding=None if value_json is None else parser.name,
+        )
     if record.crc is not None:
         obj.update(crc=record.crc, is_valid=record.is_valid)
     if batch.is_control:

@@ -13,7 +13,7 @@ from rich.table import Table
 from kdump.format.index import IndexSearch, OffsetPosition
 from kdump.format.timeindex import TimestampOffset
 from kdump.lookup import Lookup, Outcome
-from kdump.render.describe import Decoder, string_decoder
+from kdump.render.describe import Decoder, default_decoder
 from kdump.render.dumplog import DumpOptions, batch_line, record_line
 from kdump.render.jsonl import Obj, batch_object, record_object
 from kdump.segment import Scan
@@ -89,8 +89,8 @@ def _search_object(search: IndexSearch) -> Obj:
 
 def lookup_object(
     result: Lookup,
-    key_decoder: Decoder = string_decoder,
-    value_decoder: Decoder = string_decoder,
+    key_decoder: Decoder = default_decoder,
+    value_decoder: Decoder = default_decoder,
 ) -> Obj:
     """One JSON object: the answer, the entries used, and every step taken."""
     scan, batch, record = result.scan, result.batch, result.record

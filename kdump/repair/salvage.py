@@ -4,14 +4,14 @@
 batch after it, whole and valid as they may be. ``walk_resync`` (the one walk, finding its
 footing again after damage) tells the batches in the cut bytes apart: those still whole and
 valid (salvageable) and the damaged stretches. ``salvage_segment`` exports the records of the
-salvageable batches as JSON Lines (key, value and header values in base64, with offsets,
-timestamps and producer fields: the form a small producer script replays) and writes their
-bytes, unchanged, to a ``.log`` for forensics (``kdump dump`` reads it).
+salvageable batches as JSON Lines (keys, values and headers as ``kdump dump --format jsonl``
+gives them, every byte kept; offsets, timestamps and producer fields: the form a small
+producer script replays) and writes their bytes, unchanged, to a ``.log`` for forensics
+(``kdump dump`` reads it).
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 from collections.abc import Iterator
@@ -32,12 +32,15 @@ from kdump.format.names import (
 from kdump.format.records import Record
 from kdump.format.walk import Damaged, iter_records, walk_resync
 from kdump.loss import CutLoss, cut_loss
-from kdump.render.describe import timestamp_type
+from kdump.render.describe import default_decoder, timestamp_type
+from kdump.render.fields import RecordContext, record_values
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
 
+
+_CONTENT = ("key", "key_encoding", "value", "value_encoding", "headers")
 
 OUTPUT_RATIO = 100
 """Salvage's default bound on a segment's JSON Lines, as a multiple of the bytes of the batches
@@ -57,25 +60,21 @@ def output_limit(salvaged_bytes: int, max_output_bytes: int | None) -> int:
     return max(OUTPUT_FLOOR, OUTPUT_RATIO * salvaged_bytes)
 
 
-def _b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode("ascii")
-
-
 def record_object(
     batch: Batch, record: Record, topic: str | None, partition: int | None, shift: int = 0
 ) -> dict[str, Any]:
     """One salvaged record as a JSON object a producer script can replay (``shift``: where the
     bytes read start in the original log, for a kept cut file)."""
     transactional, control = batch.is_transactional, batch.is_control
+    ctx = RecordContext(batch, default_decoder, default_decoder)
+    content = record_values(record, ctx, _CONTENT)
     return {
         "topic": topic,
         "partition": partition,
         "offset": record.offset,
         "timestamp": record.timestamp,
         "timestamp_type": timestamp_type(batch.timestamp_type),
-        "key": _b64(record.key),
-        "value": _b64(record.value),
-        "headers": [{"key": h.key, "value": _b64(h.value)} for h in record.headers],
+        **content,
         "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch,
         "sequence": record.sequence,

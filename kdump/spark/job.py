@@ -28,6 +28,8 @@ from kdump.checks.partition import PartitionResult
 from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
+from kdump.render.describe import kept
+from kdump.render.jsonl import to_json
 from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
@@ -196,27 +198,67 @@ def output_filesystem(output: str, store: ObjectStore) -> tuple[pafs.FileSystem,
     return pafs.LocalFileSystem(), os.path.abspath(output)
 
 
+def export_object(row: dict[str, Any]) -> dict[str, Any]:
+    """An exported row as JSON that keeps every byte, as ``kdump dump --format jsonl`` keeps
+    them (issue 29): key, value and header values UTF-8 text or base64, each with its encoding."""
+    shown: dict[str, Any] = {}
+    for name, value in row.items():
+        if name in ("key", "value"):
+            shown[name], shown[f"{name}_encoding"] = kept(value)
+        elif name == "headers":
+            shown[name] = [_header_object(h["key"], *kept(h["value"])) for h in value]
+        else:
+            shown[name] = value
+    return shown
+
+
+def _header_object(key: str, value: str | None, encoding: str | None) -> dict[str, Any]:
+    return {"key": key, "value": value, "value_encoding": encoding}
+
+
+def _write_parquet(
+    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
+) -> None:
+    with pq.ParquetWriter(temporary, schema, filesystem=fs) as writer:
+        for batch in export.batches():
+            writer.write_batch(batch)
+
+
+def _write_json(
+    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
+) -> None:
+    with fs.open_output_stream(temporary) as out:
+        for batch in export.batches():
+            out.write(
+                b"".join(to_json(export_object(r)).encode() + b"\n" for r in batch.to_pylist())
+            )
+
+
+_WRITERS = {"parquet": _write_parquet, "json": _write_json}
+
+
 @dataclass(frozen=True)
 class _WriteSegments:
-    """Runs on an executor: each SegmentTask's records into one Parquet file, written under
-    _temporary and moved into place, so a retried task replaces its file, never adds one."""
+    """Runs on an executor: each SegmentTask's records into one Parquet or JSON Lines file,
+    written under _temporary and moved into place, so a retried task replaces its file, never
+    adds one."""
 
     output: str
     options: VerifyOptions
     store: ObjectStore
+    output_format: str = "parquet"
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
     ) -> Iterator[tuple[int, int, list[Finding]]]:
         fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
+        write = _WRITERS[self.output_format]
         for index, task in items:
             export = SegmentExport(task, schema, self.options)
-            name = f"part-{index:05d}-{task.segment:020d}.parquet"
+            name = f"part-{index:05d}-{task.segment:020d}.{self.output_format}"
             temporary = f"{base}/{TEMPORARY_DIR}/{name}.{uuid.uuid4().hex}"
-            with pq.ParquetWriter(temporary, schema, filesystem=fs) as writer:
-                for batch in export.batches():
-                    writer.write_batch(batch)
+            write(export, schema, fs, temporary)
             fs.move(temporary, f"{base}/{name}")
             yield index, export.records, export.findings
 
@@ -228,13 +270,17 @@ def export_on_spark(
     options: VerifyOptions | None = None,
     overwrite: bool = False,
     store: ObjectStore | None = None,
+    output_format: str = "parquet",
 ) -> ExportResult:
-    """Every record of every segment under ``paths`` into Parquet at ``output``, one Spark task
-    per segment; a corrupt segment gives its valid prefix and its findings, never a failure.
+    """Every record of every segment under ``paths`` into Parquet (or JSON Lines: ``json``) at
+    ``output``, one Spark task per segment; a corrupt segment gives its valid prefix and its
+    findings, never a failure.
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
     """
+    if output_format not in _WRITERS:
+        raise KdumpError(f"unknown output format {output_format!r}; use parquet or json")
     options = options or VerifyOptions()
     store = store or ObjectStore()
     fs, base = output_filesystem(output, store)
@@ -247,7 +293,9 @@ def export_on_spark(
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    outcomes = sorted(rdd.mapPartitions(_WriteSegments(output, options, store)).collect())
+    outcomes = sorted(
+        rdd.mapPartitions(_WriteSegments(output, options, store, output_format)).collect()
+    )
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:

@@ -110,6 +110,14 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, -1)", "ValueError"),
         ("c.render_payload(SEVEN, HUGE, 5, False, 'b', '{offset}', 1, 1, -1)", "IndexError"),
         ("c.render_payload(SEVEN, NEGATIVE, 0, True, 'b', '{offset}', 1, 1, -1, 0, 0, -9)", "ok"),
+        ("c.render_payload(SEVEN, HUGE, 0, True, 'b', '{value}', 4, 4, -1, 0, 2**62, 1)", "ok"),
+    ],
+    "java_utf8": [
+        ("assert c.java_utf8(b'\\xed\\xa0\\x80' * 4096) == '\\ufffd'.encode() * 4096", "ok"),
+        ("c.java_utf8(b'')", "ok"),
+        ("c.java_utf8(mmap.mmap(-1, 4096))", "ok"),
+        ("c.java_utf8(object())", "TypeError"),
+        ("m = mmap.mmap(-1, 4096); m.close(); c.java_utf8(m)", "ValueError"),
     ],
     "deep_check": [
         ("c.deep_check(b'x' * 100, HUGE, 0, None)", "ok"),
