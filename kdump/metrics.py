@@ -191,6 +191,60 @@ def txn_families(result: object) -> Measures:
     return m
 
 
+def replicas_families(result: object) -> Measures:
+    """Per follower, where it truncates and what that drops, of a ReplicasResult; findings
+    per replica."""
+    from kdump.replicas import ReplicasResult
+
+    assert isinstance(result, ReplicasResult)
+    command = "replicas"
+    m = Measures()
+    lost = m.family(
+        "replica_lost_records",
+        "Records a follower's truncation drops when it fetches from the chosen leader.",
+    )
+    lost_bytes = m.family("replica_lost_bytes", "Bytes of those records' batches.")
+    acked = m.family(
+        "replica_lost_acknowledged_records",
+        "Of those, records below the follower's checkpointed high watermark.",
+    )
+    markers = m.family("replica_lost_markers", "Transaction markers a follower's truncation drops.")
+    differing = m.family(
+        "replica_differing_batches",
+        "Batches at the same offsets that differ from the leader's where the follower keeps them.",
+    )
+    for follower in result.followers:
+        log = follower.log
+        where = _labels(log.location, log.topic, log.partition)
+        labels = {
+            "command": command,
+            "log_dir": where.log_dir,
+            "topic": where.topic or "",
+            "partition": "" if where.partition is None else str(where.partition),
+        }
+        lost.add(follower.lost.records, **labels)
+        lost_bytes.add(follower.lost.bytes, **labels)
+        if follower.lost.below_high_watermark is not None:
+            acked.add(follower.lost.below_high_watermark, **labels)
+        markers.add(len(follower.lost.markers), **labels)
+        differing.add(follower.differing_batches, **labels)
+    rows = [
+        (_labels(r.log.location, r.log.topic, r.log.partition), r.findings) for r in result.replicas
+    ]
+    for finding in result.findings:
+        log = next(
+            (f.log for f in result.followers if finding.path.startswith(f.log.location)),
+            result.leader.log,
+        )
+        rows.append((_labels(log.location, log.topic, log.partition), [finding]))
+    partitions: dict[str, float] = defaultdict(int)
+    for r in result.replicas:
+        partitions[log_dir_of(r.log.location)] += 1
+    finding_families(m, command, [r for r in rows if r[1]], [], partitions)
+    _per_log_dir(m, "partitions_checked", "Partition directories checked.", command, partitions)
+    return m
+
+
 def explain_families(result: object) -> Measures:
     """What retention would delete now and how dirty compacted logs are, of an ExplainResult."""
     from kdump.explain import ExplainResult

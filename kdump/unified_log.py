@@ -57,6 +57,7 @@ from kdump.format.names import (
 )
 from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
+from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Settlement, settle
 from kdump.loss import CutLoss, OffsetSpan, cut_loss
@@ -579,6 +580,27 @@ class UnifiedLog:
         """The leader-epoch-checkpoint's entries; its error when it does not parse; None when
         there is none."""
         return self._small_text(LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint)
+
+    @cached_property
+    def leader_epoch_cache(self) -> LeaderEpochFileCache | None:
+        """The leader epoch cache as LogLoader.load leaves it: the checkpoint's entries
+        assigned one by one, then truncated from the end at the log end offset after recovery
+        and from the start at the log-start-offset-checkpoint entry (0 without one, as
+        LogManager passes it). Empty without a checkpoint (Kafka creates the file empty); None
+        when it does not parse (the broker takes the log dir offline). Segments the broker
+        recovers after an unclean shutdown add the epochs their batches carry; kdump does not
+        guess whether the shutdown was clean."""
+        entries = self.leader_epoch_entries
+        if isinstance(entries, KdumpError):
+            return None
+        cache = LeaderEpochFileCache(entries or ())
+        cache.truncate_from_end(self.log_end_offset)
+        try:
+            start = self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
+        except KdumpError:
+            start = None
+        cache.truncate_from_start(0 if start is None else start)
+        return cache
 
     @cached_property
     def partition_metadata(self) -> PartitionMetadata | KdumpError | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from clirun import run_kdump
-from conftest import FIXTURES, GENERATED, ORACLE, REPO, script_module
+from conftest import CORRUPT, GENERATED, ORACLE, REPO, script_module
 from repair_support import batch_positions, copy_partition
 from test_verify import options_from
 
@@ -29,8 +29,7 @@ from kdump.txn.analysis import abort_commands
 
 KDUMP = REPO / "kdump"
 OFFSET = struct.Struct(">q")
-CORRUPT = FIXTURES / "corrupt"
-CORRUPT_KRAFT = FIXTURES / "corrupt-kraft"
+CORRUPT_KRAFT = CORRUPT.parent / "corrupt-kraft"
 
 BUILT = {
     ("kdump/checks/indexes.py", "f'{prefix}_MISALIGNED'"): {

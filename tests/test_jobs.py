@@ -14,16 +14,13 @@ from pathlib import Path
 
 import pytest
 from clirun import run_kdump
-from conftest import FIXTURES
+from conftest import CORRUPT, FIXTURES, ORACLE
 
 from kdump import parallel
 from kdump.checks.options import VerifyOptions
 from kdump.checks.verify import verify_paths
 from kdump.errors import KdumpError
 from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
-
-ORACLE = FIXTURES / "oracle"
-CORRUPT = FIXTURES / "corrupt"
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])

@@ -345,6 +345,18 @@ def answers(log: UnifiedLog, offsets: range, stamps: list[int]) -> list[Any]:
     return out
 
 
+@cache
+def healthy_answers() -> tuple[range, list[int], list[Any]]:
+    """Every offset and record timestamp of plain-0, and the lookups' answers on it: one
+    partition, the same for each damage."""
+    healthy = opened(ORACLE / "plain-0")
+    stamps = sorted(
+        {r.record.timestamp for r in every_record(ORACLE / "plain-0") if r.record is not None}
+    )
+    offsets = range(healthy.log_start_offset, healthy.log_end_offset + 1)
+    return offsets, stamps, answers(healthy, offsets, stamps)
+
+
 def damage(path: Path, how: str) -> None:
     data = path.read_bytes()
     if how == "deleted":
@@ -374,11 +386,7 @@ WARNING_WORDS = {
 def test_damaged_index_warns_and_answers_right(tmp_path: Path, suffix: str, how: str) -> None:
     healthy = opened(ORACLE / "plain-0")
     segment = healthy.segments[1]
-    stamps = sorted(
-        {r.record.timestamp for r in every_record(ORACLE / "plain-0") if r.record is not None}
-    )
-    offsets = range(healthy.log_start_offset, healthy.log_end_offset + 1)
-    want = answers(healthy, offsets, stamps)
+    offsets, stamps, want = healthy_answers()
     copy = copy_partition("plain-0", tmp_path)
     damage(copy / Path(segment.log_path).with_suffix(suffix).name, how)
     log = open_partition(str(copy))

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from clirun import run_kdump
-from conftest import ORACLE, REALFILES, REPO
+from conftest import CORRUPT, ORACLE, REALFILES, REPO
 from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
@@ -25,7 +25,6 @@ from kdump.render.prom import Family, escape_label_value, previous_value, render
 
 V0_LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"  # broker.id=0, 5 INDEX_MISSING
 V1_LOG_DIR = REALFILES / "nomanazeem__Kafka-java" / "kafka-logs"  # node.id=1, directory.id
-CORRUPT = ORACLE.parent / "corrupt"
 
 
 def parse(path: Path) -> dict[str, list[tuple[dict[str, str], float]]]:

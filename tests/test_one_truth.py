@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ORACLE, oracle_manifest
+from conftest import CORRUPT, ORACLE, oracle_manifest
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.config import ConfigLayers
@@ -27,7 +27,6 @@ from kdump.repair.rebuild import IndexConfig
 from kdump.report import ReportOptions, collect
 from kdump.txn.analysis import TxnOptions, analyze_paths
 
-CORRUPT = FIXTURES / "corrupt"
 NOW = 1_700_000_100_000
 FACT_KEYS = (
     "path",

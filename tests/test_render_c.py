@@ -1,8 +1,8 @@
 """The C renderer of dump lines (render_batches, render_payload) against the Python templates.
 
-Every fixture log and hypothesis-made batches (any header bits, keys and values that are not
-UTF-8, control characters, quotes, headers, compression, damage) are dumped twice, as text and
-as JSON Lines, under every option that changes a line: with the C code and with
+Every distinct fixture log and hypothesis-made batches (any header bits, keys and values that
+are not UTF-8, control characters, quotes, headers, compression, damage) are dumped twice, as
+text and as JSON Lines, under every option that changes a line: with the C code and with
 ``pure_python()``. The bytes on standard output and the problems reported must be the same.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
-from conftest import FIXTURES
+from conftest import fixture_logs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -30,7 +30,6 @@ from kdump.render.jsonl import dump_file_objects, to_json
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
 
-LOGS = sorted(FIXTURES.rglob("*.log"))
 
 OPTIONS = {
     "shallow": DumpOptions(),
@@ -85,7 +84,7 @@ def test_the_c_renderer_knows_the_python_fields() -> None:
 
 
 @pytest.mark.parametrize("name", OPTIONS)
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_every_fixture_dumps_the_same(log: Path, name: str) -> None:
     opts = OPTIONS[name]
     fast, pure = both(lambda: text_dump(log, opts))

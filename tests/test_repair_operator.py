@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from clirun import run_kdump
-from conftest import FIXTURES, ORACLE, oracle_manifest
+from conftest import CORRUPT, ORACLE, oracle_manifest
 from jsonreader import raw
 from repair_support import batch_positions, copy_partition, flip_byte, tree
 from test_verify import options_from
@@ -24,8 +24,6 @@ from test_verify import options_from
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import NO_REPAIR, RECOVERED
 from kdump.checks.verify import verify_paths
-
-CORRUPT = FIXTURES / "corrupt"
 
 
 def _sha(data: str | None, encoding: str | None) -> str | None:

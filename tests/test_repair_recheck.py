@@ -1,10 +1,12 @@
 """The check of a rebuild's new index files before they replace anything (kdump.repair.recheck)
 reads what the rebuild's own walk gathered as it made their entries, instead of walking the log
-a second time: its findings must be those a second walk gives, on every fixture log, with
-Kafka's interval and with intervals that put an entry at every batch or at very few."""
+a second time: its findings must be those a second walk gives, on every distinct fixture
+segment, with Kafka's interval and with intervals that put an entry at every batch or at very
+few."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import tempfile
 from array import array
@@ -24,11 +26,35 @@ from kdump.checks.verify import verify_paths
 from kdump.format.walk import COLUMNS, BatchRun
 from kdump.repair import recheck
 from kdump.repair.apply import RepairSession, WriteOptions
-from kdump.repair.plan import Scope, plan_rebuild_index, plan_recover, resolve_targets
+from kdump.repair.plan import (
+    Scope,
+    SegmentPlan,
+    plan_rebuild_index,
+    plan_recover,
+    resolve_targets,
+)
 from kdump.repair.rebuild import IndexConfig
 from kdump.speedups import pure_python
 
 INPUTS = [str(ORACLE), str(FIXTURES / "corrupt"), str(REALFILES)]
+
+
+def _digest(data: bytes | None) -> bytes | None:
+    return None if data is None else hashlib.sha256(data).digest()
+
+
+def recheck_case(plan: SegmentPlan) -> tuple[object, ...]:
+    """What the recheck of a plan reads, less the file names: the log's bytes and where the plan
+    keeps them, the base offsets, whether the rebuild's walk gathered, the files it writes. The
+    corrupt fixtures are copies of the oracle partitions with one file damaged, and most genuine
+    segments are empty: of some 650 plans, about 115 are cases of their own."""
+    changes = tuple(
+        (c.kind, c.changed, c.delete, c.truncate_at, c.new_size, _digest(c.content))
+        for c in plan.changes
+    )
+    log = _digest(plan.segment.log_path.read_bytes())
+    segment = (plan.segment.base_offset, plan.new_base, plan.is_active, plan.valid_end)
+    return (log, segment, plan.scan is None, changes)
 
 
 @pytest.mark.parametrize("interval", [0, 4096, 1 << 20])
@@ -43,8 +69,13 @@ def test_the_rebuilds_own_rows_check_as_a_second_walk_does(
     else:
         plans = plan_rebuild_index(targets, config)
     gathered = walked = 0
+    cases: set[tuple[object, ...]] = set()
     with RepairSession(WriteOptions(output_dir=tmp_path, backup=False)) as session:
         for plan in plans:
+            case = recheck_case(plan)
+            if case in cases:
+                continue
+            cases.add(case)
             staged = session.stage(plan)
             if not staged:
                 continue

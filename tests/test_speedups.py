@@ -20,7 +20,8 @@ from typing import Any
 import crc32c as crc32c_package
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, fixture_logs
+from early import EarlyRun
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -53,7 +54,6 @@ from kdump.txn.producer_state import ProducerStateManager
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
 
-LOGS = sorted(FIXTURES.rglob("*.log"))
 PARTITION_GROUPS = [FIXTURES / name for name in ("oracle", "realfiles", "generated", "corrupt")]
 
 
@@ -201,7 +201,7 @@ def test_crc32c_reads_slices_as_slicing_does(start: int, end: int) -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_every_fixture_log_parses_the_same(log: Path) -> None:
     data = log.read_bytes()
     fast, pure = both(lambda: parse_all(data))
@@ -209,7 +209,7 @@ def test_every_fixture_log_parses_the_same(log: Path) -> None:
 
 
 @pytest.mark.parametrize("interval", [1, 4096, "first batch"])
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_every_fixture_log_recovers_the_same(log: Path, interval: int | str) -> None:
     data = log.read_bytes()
     if interval == "first batch":  # entries fall exactly on the interval: the > / >= edge
@@ -418,6 +418,8 @@ UNUSUAL_BODIES = [
     # five-byte varints with bits past 32
     b"\x00\x00" + bytes([0xFF] * 4) + b"\x7f" + b"\x01\x01\x00",
     b"\x00\x00\x00" + bytes([0xFF] * 5) + b"\x01\x01\x00",
+    # a header value size that is no varint: five bytes, bits past 32
+    b"\x00\x00\x00\x01\x01" + varint(1) + varint(1) + b"k" + bytes([0xFF] * 5) + b"\x01",
 ]
 """Record bodies at the edges of what the two decoders model: each fault of RecordFault, and
 values only the Python decoder models."""
@@ -508,30 +510,35 @@ def test_c_functions_reject_wrong_arguments_without_crashing() -> None:
 # --------------------------------------------------------------------------- pure Python
 
 
+PURE_PYTHON_ENV = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
+PURE_PYTHON_MODULES = [
+    "tests/test_format_oracle.py",
+    "tests/test_format_generated.py",
+    "tests/test_golden.py",
+    "tests/test_corruption_matrix.py",
+    "tests/test_verify.py",
+    "tests/test_repair_oracle.py",
+    "tests/test_repair_recheck.py",
+    "tests/test_lookup.py",
+]
+PURE_PYTHON_RUN = EarlyRun(
+    [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *PURE_PYTHON_MODULES],
+    REPO,
+    PURE_PYTHON_ENV,
+)
+
+
+@PURE_PYTHON_RUN.starts
 def test_the_suite_passes_without_the_c_code() -> None:
-    """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass."""
-    env = {**os.environ, "KDUMP_PURE_PYTHON": "1"}
+    """KDUMP_PURE_PYTHON=1 turns the C paths off: the parsing, verify and repair tests pass.
+    The run starts when the session begins, beside the other tests (tests/early.py)."""
     check = "import kdump.speedups as s; assert s.native() is None and not s.built(); print('ok')"
-    probe = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
-    assert probe.returncode == 0 and "ok" in probe.stdout, probe.stderr
-    modules = [
-        "tests/test_format_oracle.py",
-        "tests/test_format_generated.py",
-        "tests/test_golden.py",
-        "tests/test_corruption_matrix.py",
-        "tests/test_verify.py",
-        "tests/test_repair_oracle.py",
-        "tests/test_repair_recheck.py",
-        "tests/test_lookup.py",
-    ]
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *modules],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
+    probe = subprocess.run(
+        [sys.executable, "-c", check], env=PURE_PYTHON_ENV, capture_output=True, text=True
     )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert probe.returncode == 0 and "ok" in probe.stdout, probe.stderr
+    code, output = PURE_PYTHON_RUN.result()
+    assert code == 0, output[-5000:]
 
 
 @pytest.mark.parametrize("max_size", [10**30, -(10**30), 2**31, -1, 0, 100])

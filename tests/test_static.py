@@ -16,18 +16,24 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from early import EarlyRun
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_PATHS = ["kdump", "tests", "fuzz", "scripts", "bench"]
 
 
-def run_tool(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``tool args`` from the repository root: this interpreter's module, else one on PATH."""
+def tool_command(tool: str) -> list[str] | None:
+    """This interpreter's module, else one on PATH; None if the tool is not installed."""
     if importlib.util.find_spec(tool) is not None:
-        command = [sys.executable, "-m", tool]
-    elif (found := shutil.which(tool)) is not None:
-        command = [found]
-    else:
+        return [sys.executable, "-m", tool]
+    found = shutil.which(tool)
+    return None if found is None else [found]
+
+
+def run_tool(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``tool args`` from the repository root."""
+    command = tool_command(tool)
+    if command is None:
         pytest.skip(f"{tool} is not installed")
     return subprocess.run(
         [*command, *args], cwd=ROOT, capture_output=True, text=True, check=False, timeout=300
@@ -46,9 +52,16 @@ def test_ruff_format() -> None:
     assert_clean(run_tool("ruff", "format", "--check", *PYTHON_PATHS))
 
 
+# kdump/spark included: pyspark ships its own types (py.typed); pyarrow and py4j have none.
+MYPY = tool_command("mypy")
+MYPY_RUN = EarlyRun([*(MYPY or ["mypy"]), "kdump"], ROOT, dict(os.environ))
+
+
+@MYPY_RUN.starts
+@pytest.mark.skipif(MYPY is None, reason="mypy is not installed")
 def test_mypy() -> None:
-    # kdump/spark included: pyspark ships its own types (py.typed); pyarrow and py4j have none.
-    assert_clean(run_tool("mypy", "kdump"))
+    code, output = MYPY_RUN.result(timeout=300)
+    assert code == 0, f"{' '.join(MYPY_RUN.args)}\n{output}"
 
 
 C_SOURCE = ROOT / "kdump" / "_speedups.c"

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from batchbytes import v2_batch
 from clirun import run_kdump
-from conftest import FIXTURES, ORACLE, REALFILES, oracle_manifest
+from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES, oracle_manifest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +34,6 @@ from kdump.format.walk import Pager
 from kdump.speedups import pure_python
 
 REPO = FIXTURES.parent
-CORRUPT = FIXTURES / "corrupt"
 MAKE_CORRUPT = REPO / "scripts" / "make_corrupt.py"
 NOT_A_LOG_DIR = "segmentio__kafka-go"  # hex dumps of Fetch responses, not segment files
 

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, ORACLE, REALFILES
+from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.cli import cli
 
-CORRUPT = FIXTURES / "corrupt"
 KDUMP = Path(sys.executable).with_name("kdump")
 FINDING_KEYS = {"code", "severity", "path", "offset", "position", "message", "fix", "advice"}
 ANSI = "\x1b["

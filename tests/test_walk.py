@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from batchbytes import v2_batch
-from conftest import FIXTURES
+from conftest import fixture_logs
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -33,7 +33,6 @@ from kdump.format.walk import (
     walk_resync,
 )
 
-LOGS = sorted(FIXTURES.rglob("*.log"))
 RECORD = b"\x0e\x00\x00\x00\x02k\x02v\x00"  # one record: key "k", value "v"
 
 
@@ -63,7 +62,7 @@ def walked(buf: bytes, pager: Pager | None = None, **kw: Any) -> tuple[list[Any]
 
 
 @pytest.mark.parametrize("step", [1, 61, 1000])
-@pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(FIXTURES)) for p in LOGS])
+@pytest.mark.parametrize("log", fixture_logs())
 def test_a_log_arriving_in_ranges_walks_as_one_read_whole(log: Path, step: int) -> None:
     data = log.read_bytes()
     whole = walked(data)

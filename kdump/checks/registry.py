@@ -67,6 +67,7 @@ AREAS = {
     "kraft": "The KRaft metadata partition and its log dir (`kdump verify`, `kdump metadata`)",
     "txn": "Transactions (`kdump txn`)",
     "repair": "Repairs (`kdump recover`, `kdump rebuild-index`)",
+    "replicas": "Replicas of a partition compared (`kdump replicas`)",
     "tiered": "Segments in tiered storage (`kdump verify` of remote segments)",
     "scrub": "A tiered-storage bucket against its metadata (`kdump tiered scrub`)",
 }
@@ -1455,6 +1456,73 @@ CODES = (
         "that history, so it is not called an orphan.",
         SCRUB_INPUT,
         Case(INFO, "always"),
+    ),
+    # -- replicas compared ----------------------------------------------------------------------
+    _code(
+        "REPLICA_TRUNCATION_LOSS",
+        "replicas",
+        "A follower replica holds records the leader's log does not: when it fetches from the "
+        "leader it truncates them (AbstractFetcherThread, from the leader's answer about its "
+        "latest leader epoch: LeaderEpochFileCache.endOffsetFor). After an unclean leader "
+        "election these are records the old leader took and the new one never had; the "
+        "message says how many were below the follower's high watermark, that is acknowledged "
+        "to acks=all producers.",
+        "The broker truncates them on its first fetch from the leader (ReplicaFetcherThread."
+        "truncate, 'Truncating ... below high watermark' in its log) and they are gone from "
+        "every replica.",
+        Case(
+            WARNING,
+            "always",
+            "Before the broker starts, export them: `kdump replicas ... --export-lost DIR` "
+            "writes them as JSON Lines (salvage's form), with offsets, timestamps and producer "
+            'fields, for a producer script to write again where they are "reproducible". Or '
+            "keep a copy of the partition directory.",
+        ),
+    ),
+    _code(
+        "REPLICA_LOST_MARKER",
+        "replicas",
+        "A follower's truncation drops a COMMIT or ABORT marker whose transaction the leader's "
+        "log holds open (its records below the truncation, no marker after them): the "
+        "transaction hangs on the new leader (KAFKA-20716), the last stable offset stops there "
+        "and read_committed consumers stop with it. (A dropped marker whose transaction began "
+        "past the truncation goes with its records: the JSON lists it with hanging false.)",
+        "Nothing: the coordinator wrote the marker once and does not write it again; the "
+        "transaction stays open until the producer's epoch is bumped or it is aborted by hand.",
+        Case(
+            WARNING,
+            "always",
+            "Once the broker has truncated, run `kdump txn` on the leader's partition: it "
+            "names the hanging transactions and prints the kafka-transactions.sh --abort "
+            "command that ends each.",
+        ),
+    ),
+    _code(
+        "REPLICA_BATCH_DIFFERS",
+        "replicas",
+        "Two replicas hold different batches at the same offsets (another CRC, another leader "
+        "epoch, other offset bounds), both valid, below where the follower truncates: "
+        "divergence Kafka's truncation does not see (it compares epochs, not bytes), or "
+        "corruption with a valid CRC on one of them. A compacted topic's cleaner rewrites "
+        "batches on each broker on its own: there this is expected.",
+        "Nothing: Kafka keeps both; consumers read different records at the same offset "
+        "depending on which replica leads.",
+        Case(
+            ERROR,
+            "always",
+            "Compare the two batches (`kdump dump --print-data-log` at both positions) and "
+            "decide which replica is right; rebuild the other from it (move its partition "
+            "directory away with the broker stopped: it fetches the partition again). "
+            f"{REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_DAMAGED",
+        "replicas",
+        "A replica's log has damage recovery cuts it at, and its walk named no error there.",
+        CUT,
+        Case(ERROR, "always", CUT_ADVICE),
+        fix=RECOVER,
     ),
     _code(
         "SCRUB_ORPHAN",

@@ -8,6 +8,7 @@ COMMANDS: dict[str, str] = {
     "metadata": "kdump.commands.metadata:metadata",
     "rebuild-index": "kdump.commands.repair:rebuild_index",
     "recover": "kdump.commands.repair:recover",
+    "replicas": "kdump.commands.replicas:replicas",
     "report": "kdump.commands.report:report",
     "salvage": "kdump.commands.salvage:salvage",
     "spark": "kdump.commands.spark:spark",

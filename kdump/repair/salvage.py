@@ -233,6 +233,10 @@ class _atomic:
             os.close(self.dir_fd)
 
 
+AtomicFile = _atomic
+"""The same, for other commands' exports (kdump replicas --export-lost)."""
+
+
 def salvage_partition(
     log: UnifiedLog, output_dir: Path, max_output_bytes: int | None = None
 ) -> Iterator[SalvagedSegment]:
@@ -256,6 +260,7 @@ def salvage_partition(
 __all__ = [
     "OUTPUT_FLOOR",
     "OUTPUT_RATIO",
+    "AtomicFile",
     "SalvagedSegment",
     "output_limit",
     "record_object",

@@ -1,0 +1,111 @@
+"""`kdump replicas` output: text for people, one JSON object for programs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kdump.render.verify import finding_line
+from kdump.replicas import Follower, Replica, ReplicasResult
+from kdump.units import iso
+
+if TYPE_CHECKING:
+    from kdump.run import RunInfo
+
+
+def render_json(result: ReplicasResult, run: RunInfo | None = None) -> str:
+    document = result.to_dict()
+    if run is not None:
+        document["run"] = run.to_dict(result.all_findings)
+    return json.dumps(document, indent=2)
+
+
+def text_lines(result: ReplicasResult) -> Iterator[str]:
+    yield f"{len(result.replicas)} replicas of {result.leader.log.name}"
+    for replica in result.replicas:
+        yield from _replica_lines(replica)
+    yield ""
+    leader = result.leader.log
+    yield f"leader: {leader.location} ({result.leader_why})"
+    yield (
+        f"  takes leader epoch {result.leader_epoch} from its log end offset "
+        f"{leader.log_end_offset} (Partition.makeLeader)"
+    )
+    for follower in result.followers:
+        yield ""
+        yield from _follower_lines(follower)
+    findings = result.all_findings
+    if findings:
+        yield ""
+        yield "findings:"
+        for f in findings:
+            yield "  " + finding_line(f)
+
+
+def _replica_lines(replica: Replica) -> Iterator[str]:
+    log = replica.log
+    hw = log.high_watermark
+    yield f"  {log.location}"
+    yield (
+        f"    log start {log.log_start_offset}, log end {log.log_end_offset}, "
+        f"high watermark {hw.value} ({hw.source})"
+    )
+    cache = log.leader_epoch_cache
+    if cache is None:
+        epochs = "the leader-epoch-checkpoint does not parse"
+    elif not cache.epoch_entries():
+        epochs = "none (no leader-epoch-checkpoint entry)"
+    else:
+        epochs = ", ".join(f"{e.epoch} from {e.start_offset}" for e in cache.epoch_entries())
+    yield f"    leader epochs: {epochs}"
+    damaged = log.damaged_from
+    if damaged is not None:
+        where = f"{damaged.path}:{damaged.position}"
+        yield f"    damaged: recovery cuts it at {where} (offset {damaged.offset})"
+
+
+def _follower_lines(follower: Follower) -> Iterator[str]:
+    t, lost = follower.truncation, follower.lost
+    yield f"follower {follower.log.location}:"
+    for step in t.steps:
+        yield f"  {step}"
+    if t.truncate_to is None:
+        yield f"  not truncated: it fetches from {t.fetch_offset}"
+    else:
+        how = "truncated fully, to start at" if t.truncated_fully else "truncated to"
+        yield f"  {how} {t.truncate_to}"
+        again = lost.refetched
+        if again.batches:
+            yield (
+                f"  fetches again {again.batches} batches, offsets {again.first}..{again.last}: "
+                "the leader holds the same"
+            )
+        if not lost.records:
+            yield "  drops nothing the leader lacks"
+    if lost.records:
+        first, last = lost.offsets or (0, 0)
+        yield (
+            f"  drops {lost.records} records in {len(lost.batches)} batches, offsets "
+            f"{first}..{last}, {lost.bytes} bytes, leader epochs "
+            f"{', '.join(map(str, lost.epochs)) or 'none'}"
+        )
+        if lost.first_timestamp is not None and lost.last_timestamp is not None:
+            yield f"  written {iso(lost.first_timestamp)} .. {iso(lost.last_timestamp)}"
+        if lost.below_high_watermark is None:
+            yield "  acknowledged: unknown (no high watermark checkpointed)"
+        else:
+            yield f"  below its high watermark (acknowledged): {lost.below_high_watermark} records"
+        for m in lost.markers:
+            hangs = (
+                "the leader holds its transaction open: it hangs"
+                if m.hanging
+                else "its transaction began past the truncation and goes with it"
+            )
+            yield f"  {m.type} marker of producer {m.producer_id} at {m.offset} dropped: {hangs}"
+    if follower.differing_batches:
+        n = follower.differing_batches
+        yield f"  {n} batch(es) differ from the leader's where both keep them"
+
+
+__all__ = ["render_json", "text_lines"]
