@@ -49,6 +49,7 @@ def explain(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    metadata: str | None,
     now: int,
     fmt: str,
     deep: bool,
@@ -62,7 +63,9 @@ def explain(
     Exit codes: 0 explained (explanations are facts, not problems), 3 a path, setting or
     checkpoint that cannot be read (every readable path is still explained).
     """
-    layers = config_layers(configs, server_properties, describe_output)
+    layers = config_layers(
+        configs, server_properties, describe_output, paths=paths, metadata=metadata
+    )
     if deep:
         click.echo(
             "kdump: warning: --deep keeps every key of the cleaning range in memory",

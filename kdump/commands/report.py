@@ -58,6 +58,7 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    metadata: str | None,
     jobs: int,
     quiet: bool,
     stale_after: float,
@@ -92,7 +93,9 @@ def report(
 
     options = ReportOptions(
         now=now,
-        layers=config_layers(configs, server_properties, describe_output),
+        layers=config_layers(
+            configs, server_properties, describe_output, paths=paths, metadata=metadata
+        ),
     )
     with progress(show_progress(quiet), "report", quiet=quiet) as meter:
         model = collect(list(paths), options, meter, jobs)
