@@ -8,12 +8,32 @@ compiler, no Python headers), kdump installs without it and runs its pure-Python
 
 import sys
 import sysconfig
+from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 STABLE_ABI = sys.version_info >= (3, 11) and not sysconfig.get_config_var("Py_GIL_DISABLED")
 
+
+class BuildExt(build_ext):
+    """An in-place build (an editable install) also removes the module's builds for other
+    tags: Python imports ``_speedups.cpython-311-….so`` before ``_speedups.abi3.so``, so a
+    build left from before the stable ABI would shadow every later one."""
+
+    def run(self) -> None:
+        super().run()
+        if not self.inplace:
+            return
+        for ext in self.extensions:
+            built = Path(self.get_ext_fullpath(ext.name))
+            for other in built.parent.glob(built.name.split(".", 1)[0] + ".*.so"):
+                if other.name != built.name and built.exists():
+                    other.unlink()
+
+
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "kdump._speedups",
