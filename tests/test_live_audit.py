@@ -213,9 +213,9 @@ def test_a_second_run_reads_an_unchanged_segment_s_batch_headers_only(
         LocalStorage.open_log,
     )
 
-    def ranges(path: Any, spans: list[tuple[int, int]], policy: ReadPolicy = ReadPolicy()) -> Any:
+    def ranges(path: Any, spans: list[tuple[int, int]], *policy: ReadPolicy) -> Any:
         reads.extend((Path(path).name, end - start) for start, end in spans)
-        return real_ranges(path, spans, policy)
+        return real_ranges(path, spans, *policy)
 
     def read(self: LocalStorage, name: str, *args: Any) -> Any:
         reads.append((name, -1))
