@@ -20,8 +20,13 @@ Residency is read with mincore(2) from this process (kdump.storage.reading.resid
 it needs a filesystem whose pages can be dropped (ext4, xfs; not tmpfs), and a reader that may
 see them (the files' owner, or root).
 
+Each kdump run's byte code is compiled first (as ``pip install`` leaves it): with
+PYTHONDONTWRITEBYTECODE set, every run would compile kdump again, ~0.2 s of a second run.
+
     .venv/bin/python bench/bench_live.py                 # 1 GiB; about 1.1 GiB of bench/out/
     .venv/bin/python bench/bench_live.py --size-mib 256 --runs 3
+    .venv/bin/python bench/bench_live.py --only-state --baseline /tmp/old   # (d) only, against
+        # another kdump tree (git worktree or archive with its C module built), in the same run
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from bench_verify import MIB, logs_of, partition
 
@@ -94,11 +101,26 @@ def shares(before: dict[Path, bytes]) -> tuple[float, float]:
     return kept / max(1, was), added / max(1, was_not)
 
 
-def kdump(*args: str | Path) -> float:
-    """Wall seconds of one ``kdump`` child."""
+def compiled(tree: Path) -> None:
+    """The byte code of the kdump package in ``tree`` written (what an install leaves)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "kdump")],
+        check=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    )
+
+
+def kdump(*args: str | Path, tree: Path | None = None) -> float:
+    """Wall seconds of one ``kdump`` child (the kdump of ``tree``: this checkout's by default)."""
+    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "kdump", *map(str, args)], capture_output=True, text=True
+        [sys.executable, "-m", "kdump", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,  # python -m puts the working directory first on sys.path
     )
     took = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -111,7 +133,24 @@ def main() -> int:
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rate-mib", type=int, default=200)
+    parser.add_argument("--only-state", action="store_true", help="(d) only")
+    parser.add_argument(
+        "--baseline", type=Path, help="another kdump tree whose (d) is measured alongside"
+    )
     args = parser.parse_args()
+    compiled(Path(__file__).resolve().parent.parent)
+    if args.baseline is not None:
+        compiled(args.baseline)
+    if not args.only_state:
+        cache_and_rate(args)
+    incremental(args, None)
+    if args.baseline is not None:
+        incremental(args, args.baseline)
+    return 0
+
+
+def cache_and_rate(args: argparse.Namespace) -> None:
+    """(a), (b), (c)."""
     part = partition(args.size_mib, min(256, args.size_mib), 16 * 1024)
     logs = logs_of(part)
     size = sum(log.stat().st_size for log in logs)
@@ -148,6 +187,13 @@ def main() -> int:
         f"{took / (size / rate):.3f} x size / rate (target >= 1)"
     )
 
+
+def incremental(args: argparse.Namespace, tree: Path | None) -> None:
+    """(d), with the kdump of ``tree`` (None: this checkout's)."""
+    run = partial(kdump, tree=tree)
+    if tree is not None:
+        print(f"    the same with the kdump of {tree}:")
+
     small = partition(args.size_mib, 32, 16 * 1024)
     small_logs = logs_of(small)
     tiny = partition(1, 1, 16 * 1024)
@@ -157,12 +203,12 @@ def main() -> int:
         for _ in range(args.runs):
             state.unlink(missing_ok=True)
             drop(small_logs)
-            firsts.append(kdump("verify", small, "-q", "--state", state))
+            firsts.append(run("verify", small, "-q", "--state", state))
             drop(small_logs)
-            seconds.append(kdump("verify", small, "-q", "--state", state))
+            seconds.append(run("verify", small, "-q", "--state", state))
             drop(small_logs)  # the active segment only: no re-read due
-            floors.append(kdump("verify", small, "-q", "--state", state, "--recheck-fraction", "0"))
-            starts.append(kdump("verify", tiny, "-q"))
+            floors.append(run("verify", small, "-q", "--state", state, "--recheck-fraction", "0"))
+            starts.append(run("verify", tiny, "-q"))
     first, second, floor, start = map(statistics.median, (firsts, seconds, floors, starts))
     print(
         f"(d) --state, {len(small_logs)} segments: second run {second:.2f} s, first {first:.2f} s "
@@ -174,7 +220,31 @@ def main() -> int:
         f"    with --recheck-fraction 0 (the active segment only): {floor:.2f} s, ratio "
         f"{floor / first:.3f}, less start-up {(floor - start) / (first - start):.3f}"
     )
-    return 0
+    cron(args, small, small_logs, run)
+    versions = [run("--version") for _ in range(args.runs)]
+    print(f"    kdump --version: {statistics.median(versions):.3f} s (median of {args.runs})")
+
+
+def cron(args: argparse.Namespace, small: Path, logs: list[Path], run: Any) -> None:
+    """(d) as the README's cron line runs it: --max-io-rate, --budget, --prom and --nice too.
+    The rate bounds both runs by the bytes they read, so start-up weighs less than above."""
+    firsts, seconds = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        state, prom = Path(scratch) / "state.json", Path(scratch) / "verify.prom"
+        flags = ("-q", "--nice", "--max-io-rate", f"{args.rate_mib}MiB/s", "--budget", "2h")
+        flags += ("--state", str(state), "--prom", str(prom))
+        for _ in range(args.runs):
+            state.unlink(missing_ok=True)
+            drop(logs)
+            firsts.append(run("verify", small, *flags))
+            drop(logs)
+            seconds.append(run("verify", small, *flags))
+    first, second = statistics.median(firsts), statistics.median(seconds)
+    print(
+        f"    the README's cron line (--nice --max-io-rate {args.rate_mib}MiB/s --budget 2h "
+        f"--state --prom): second run {second:.2f} s, first {first:.2f} s: ratio "
+        f"{second / first:.3f} (target <= 0.1)"
+    )
 
 
 if __name__ == "__main__":
