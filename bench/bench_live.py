@@ -38,9 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from bench_verify import MIB, logs_of, partition
 
@@ -143,9 +143,7 @@ def main() -> int:
         compiled(args.baseline)
     if not args.only_state:
         cache_and_rate(args)
-    incremental(args, None)
-    if args.baseline is not None:
-        incremental(args, args.baseline)
+    incremental(args, [None] if args.baseline is None else [None, args.baseline])
     return 0
 
 
@@ -188,63 +186,61 @@ def cache_and_rate(args: argparse.Namespace) -> None:
     )
 
 
-def incremental(args: argparse.Namespace, tree: Path | None) -> None:
-    """(d), with the kdump of ``tree`` (None: this checkout's)."""
-    run = partial(kdump, tree=tree)
-    if tree is not None:
-        print(f"    the same with the kdump of {tree}:")
-
+def incremental(args: argparse.Namespace, trees: list[Path | None]) -> None:
+    """(d), with the kdump of each tree (None: this checkout's), the trees taking turns run by
+    run (a shared machine's load then weighs on each alike); medians, and minimums."""
     small = partition(args.size_mib, 32, 16 * 1024)
-    small_logs = logs_of(small)
+    logs = logs_of(small)
     tiny = partition(1, 1, 16 * 1024)
-    firsts, seconds, floors, starts = [], [], [], []
-    with tempfile.TemporaryDirectory() as scratch:
-        state = Path(scratch) / "state.json"
-        for _ in range(args.runs):
-            state.unlink(missing_ok=True)
-            drop(small_logs)
-            firsts.append(run("verify", small, "-q", "--state", state))
-            drop(small_logs)
-            seconds.append(run("verify", small, "-q", "--state", state))
-            drop(small_logs)  # the active segment only: no re-read due
-            floors.append(run("verify", small, "-q", "--state", state, "--recheck-fraction", "0"))
-            starts.append(run("verify", tiny, "-q"))
-    first, second, floor, start = map(statistics.median, (firsts, seconds, floors, starts))
-    print(
-        f"(d) --state, {len(small_logs)} segments: second run {second:.2f} s, first {first:.2f} s "
-        f"(medians of {args.runs}): ratio {second / first:.3f} (target <= 0.1); less kdump's "
-        f"start-up ({start:.2f} s, verify of a 1 MiB partition): "
-        f"{(second - start) / (first - start):.3f}"
-    )
-    print(
-        f"    with --recheck-fraction 0 (the active segment only): {floor:.2f} s, ratio "
-        f"{floor / first:.3f}, less start-up {(floor - start) / (first - start):.3f}"
-    )
-    cron(args, small, small_logs, run)
-    versions = [run("--version") for _ in range(args.runs)]
-    print(f"    kdump --version: {statistics.median(versions):.3f} s (median of {args.runs})")
-
-
-def cron(args: argparse.Namespace, small: Path, logs: list[Path], run: Any) -> None:
-    """(d) as the README's cron line runs it: --max-io-rate, --budget, --prom and --nice too.
-    The rate bounds both runs by the bytes they read, so start-up weighs less than above."""
-    firsts, seconds = [], []
+    took: dict[tuple[Path | None, str], list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as scratch:
         state, prom = Path(scratch) / "state.json", Path(scratch) / "verify.prom"
-        flags = ("-q", "--nice", "--max-io-rate", f"{args.rate_mib}MiB/s", "--budget", "2h")
-        flags += ("--state", str(state), "--prom", str(prom))
-        for _ in range(args.runs):
-            state.unlink(missing_ok=True)
-            drop(logs)
-            firsts.append(run("verify", small, *flags))
-            drop(logs)
-            seconds.append(run("verify", small, *flags))
-    first, second = statistics.median(firsts), statistics.median(seconds)
-    print(
-        f"    the README's cron line (--nice --max-io-rate {args.rate_mib}MiB/s --budget 2h "
-        f"--state --prom): second run {second:.2f} s, first {first:.2f} s: ratio "
-        f"{second / first:.3f} (target <= 0.1)"
-    )
+        rate = ("--max-io-rate", f"{args.rate_mib}MiB/s")
+        cron = ("-q", "--nice", *rate, "--budget", "2h", "--state", state, "--prom", prom)
+        for i in range(args.runs):
+            for tree in trees[i % len(trees) :] + trees[: i % len(trees)]:
+                run = partial(kdump, tree=tree)
+                for name, flags in (("", ("-q", "--state", state)), ("cron", cron)):
+                    state.unlink(missing_ok=True)
+                    drop(logs)
+                    took[tree, name + "first"].append(run("verify", small, *flags))
+                    drop(logs)
+                    took[tree, name + "second"].append(run("verify", small, *flags))
+                drop(logs)  # the active segment only: no re-read due
+                floor = ("-q", "--state", state, "--recheck-fraction", "0")
+                took[tree, "floor"].append(run("verify", small, *floor))
+                took[tree, "start"].append(run("verify", tiny, "-q"))
+                took[tree, "version"].append(run("--version"))
+    for tree in trees:
+        report(args, len(logs), tree, {k: v for (t, k), v in took.items() if t == tree})
+
+
+def report(
+    args: argparse.Namespace, segments: int, tree: Path | None, took: dict[str, list[float]]
+) -> None:
+    if tree is not None:
+        print(f"    the same with the kdump of {tree}:")
+    for pick, label in ((statistics.median, "medians"), (min, "minimums")):
+        first, second, floor, start, cron_first, cron_second, version = (
+            pick(took[k])
+            for k in ("first", "second", "floor", "start", "cronfirst", "cronsecond", "version")
+        )
+        print(
+            f"(d) --state, {segments} segments ({label} of {args.runs}): second run "
+            f"{second:.3f} s, first {first:.3f} s: ratio {second / first:.3f} (target <= 0.1); "
+            f"less kdump's start-up ({start:.3f} s, verify of a 1 MiB partition): "
+            f"{(second - start) / (first - start):.3f}"
+        )
+        print(
+            f"    with --recheck-fraction 0 (the active segment only): {floor:.3f} s, ratio "
+            f"{floor / first:.3f}, less start-up {(floor - start) / (first - start):.3f}"
+        )
+        print(
+            f"    the README's cron line (--nice --max-io-rate {args.rate_mib}MiB/s --budget 2h "
+            f"--state --prom): second run {cron_second:.3f} s, first {cron_first:.3f} s: ratio "
+            f"{cron_second / cron_first:.3f} (target <= 0.1)"
+        )
+        print(f"    kdump --version: {version:.3f} s")
 
 
 if __name__ == "__main__":
