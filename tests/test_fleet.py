@@ -124,6 +124,8 @@ def test_the_fleet_page_shows_every_brokers_newest_result(
     assert status[("broker 1", "payments")] == "ok"
     assert status[("broker 2", "payments")] in ("damaged", "errors")
     assert partitions[0][3] == "broker 2"  # worst first
+    # the offsets held, as verify's table shows them (the log end offset, 1500, is exclusive)
+    assert {row[6] for row in partitions if row[1] == "orders"} == {"0..1499"}
     verdict = page.split('id="verdict"')[1].split("</div>")[0]
     assert "errors on 1 broker(s): broker 2" in verdict
     assert "1 broker(s) stale (newest result older than 36 h): broker 3" in verdict

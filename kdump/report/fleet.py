@@ -19,7 +19,7 @@ from kdump import __version__
 from kdump.checks.registry import REGISTRY
 from kdump.fleet import BrokerAudit, FleetAudit
 from kdump.report.html import _static, findings_table
-from kdump.units import iso, size
+from kdump.units import iso, offset_span, size
 
 STATUS_ORDER = ("damaged", "errors", "warnings", "ok")
 
@@ -124,7 +124,9 @@ def _partitions(fleet: FleetAudit) -> str:
     for b, p in rows:
         status = partition_status(p)
         start, end = p.get("log_start_offset"), p.get("log_end_offset")
-        offsets = "-" if start is None or end is None else f"{start}..{end}"
+        # as verify's table: the offsets held (the log end offset is exclusive), "-" for none
+        span = "no offsets" if start is None or end is None else offset_span(start, end)
+        offsets = "-" if span == "no offsets" else span.removeprefix("offsets ")
         damaged = p.get("damaged_from")
         body.append(
             f'<tr><td class="st-{status}" data-v="{STATUS_ORDER.index(status)}">{status}</td>'
