@@ -335,8 +335,7 @@ def _bad_facts(state: Path) -> bytes:
 @pytest.mark.parametrize(
     ("contents", "reason"),
     [
-        (lambda _: b"\x00\xffnot json", "not a kdump verify state file (not JSON)"),
-        (lambda _: b'{"format": "something-else"}', "not a kdump verify state file"),
+        (lambda state: state.read_bytes()[:60], "its contents are damaged (not whole JSON)"),
         (lambda _: b'{"format": "kdump-verify-state", "version": 99}', "version 99, not 1"),
         (_bad_facts, "a segment's facts are not numbers"),
     ],
@@ -355,6 +354,24 @@ def test_a_damaged_or_foreign_state_file_is_a_warning_and_a_full_run(
     assert run["bytes_unchanged_skipped"] == 0
     # the run wrote a good state: the next one is incremental again
     assert _run(part, state, recheck_fraction=0).audit.bytes_unchanged_skipped
+
+
+@pytest.mark.parametrize(
+    "contents", [b"\x00\xffnot json", b'{"format": "something-else"}', b"retention.ms=1\n"]
+)
+def test_a_file_kdump_did_not_write_is_never_replaced(tmp_path: Path, contents: bytes) -> None:
+    """A mistyped --state path naming an operator's file: a full run, the file left alone."""
+    part, state = _partition(tmp_path), tmp_path / "mine.conf"
+    state.write_bytes(contents)
+    for _ in range(2):
+        ran = run_kdump(["verify", str(part), "--state", str(state), "--format", "json"])
+        assert ran.exit_code == 0
+        assert ran.stderr == (
+            f"kdump: warning: {state}: not a kdump verify state file; verifying everything and "
+            "leaving it as it is (remove it or give --state another path)\n"
+        )
+        assert json.loads(ran.stdout)["run"]["bytes_unchanged_skipped"] == 0
+        assert state.read_bytes() == contents
 
 
 def test_the_state_file_is_replaced_atomically_and_forgets_deleted_segments(

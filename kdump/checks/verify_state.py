@@ -38,6 +38,8 @@ from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
 
 FORMAT = "kdump-verify-state"
+OWN_PREFIX = b'{"format":"' + FORMAT.encode() + b'"'
+"""How every state file kdump writes begins (``save``: the format is the first key)."""
 VERSION = 1
 RECHECK_DAYS = 30
 DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
@@ -252,6 +254,8 @@ class VerifyState:
         """Why the file was not used (the run is then a full one)."""
         self.credit = 0.0
         """Re-reads owed: the fractions of ``recheck_fraction`` earlier runs did not make."""
+        self.foreign = False
+        """The path holds a file kdump did not write (a mistyped path): it is never replaced."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> VerifyState:
@@ -264,9 +268,22 @@ class VerifyState:
             state.warning = f"{path}: cannot read it ({e.strerror or e}); verifying everything"
             return state
         try:
-            doc = json.loads(raw)
-            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-                raise ValueError("not a kdump verify state file")
+            doc: Any = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            doc = None
+        ours = isinstance(doc, dict) and doc.get("format") == FORMAT
+        if not ours and not (doc is None and raw.startswith(OWN_PREFIX)):
+            # an operator's file at a mistyped path: never overwritten (save() writes the
+            # format first, so a kdump file cut short still starts with it)
+            state.foreign = True
+            state.warning = (
+                f"{path}: not a kdump verify state file; verifying everything and leaving "
+                "it as it is (remove it or give --state another path)"
+            )
+            return state
+        try:
+            if doc is None:
+                raise ValueError("its contents are damaged (not whole JSON)")
             if doc.get("version") != VERSION:
                 raise ValueError(f"version {doc.get('version')!r}, not {VERSION}")
             state.segments = {k: Verified.from_dict(v) for k, v in doc["segments"].items()}
@@ -274,9 +291,6 @@ class VerifyState:
             state.stopped_at = stopped if isinstance(stopped, str) else None
             credit = doc.get("recheck_credit", 0.0)
             state.credit = float(credit) if isinstance(credit, (int, float)) else 0.0
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            reason = "not a kdump verify state file (not JSON)"
-            state.warning = f"{path}: {reason}; verifying everything"
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             reason = str(e) if isinstance(e, ValueError) and str(e) else "its contents are damaged"
             state.segments, state.stopped_at = {}, None
@@ -284,8 +298,12 @@ class VerifyState:
         return state
 
     def save(self) -> None:
-        """Replace the file atomically (a reader, or a crash, sees the old one or the new)."""
+        """Replace the file atomically (a reader, or a crash, sees the old one or the new);
+        never a file kdump did not write."""
         from kdump.render.prom import write_textfile
+
+        if self.foreign:
+            return
 
         # segments retention or the cleaner removed since are forgotten
         self.segments = {k: v for k, v in self.segments.items() if os.path.exists(k)}
