@@ -12,7 +12,7 @@
 # fails where the C module did not build, needs a newer glibc, or (abi3audit) reaches outside
 # the stable ABI.
 #
-# PYTHON (default: python3, 3.11 or newer) builds the sdist and the abi3 wheel, in its own
+# PYTHON (default: the checkout's .venv/bin/python, else python3; 3.11 or newer) builds the sdist and the abi3 wheel, in its own
 # environment, which needs the dist extra (pip install -e '.[dist]'). PYTHON310 (default:
 # python3.10 where it runs) builds the 3.10 wheel from the sdist; without one, there is no 3.10
 # wheel and kdump.pyz does not run on 3.10 (it says so). aarch64 and musllinux wheels are
@@ -26,7 +26,11 @@ fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-PYTHON=${PYTHON:-python3}
+# the checkout's own environment where there is one (README: .venv), else python3
+if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3
+    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; fi
+fi
 if [ -z "${PYTHON310+set}" ]; then
     PYTHON310=python3.10
     "$PYTHON310" -c '' 2>/dev/null || PYTHON310=""
@@ -38,6 +42,10 @@ trap 'rm -rf "$work"' EXIT
 say() { echo "build-dist: $*" >&2; }
 
 "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "PYTHON: 3.11 or newer"'
+if ! "$PYTHON" -c 'import build, auditwheel, abi3audit, uv' 2>/dev/null; then
+    say "$PYTHON lacks the dist extra: $PYTHON -m pip install -e '$repo[dist]' (or PYTHON=...)"
+    exit 3
+fi
 # the sdist, then the wheel from the sdist (what it holds is enough to build from)
 "$PYTHON" -m build --no-isolation --outdir "$work/built" "$repo" >"$work/build.log" 2>&1 || {
     cat "$work/build.log" >&2
