@@ -33,6 +33,7 @@ from rich.console import Console  # noqa: E402
 
 from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
+from kdump.errors import KdumpError  # noqa: E402
 from kdump.format.layout import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
 from kdump.render.progress import progress_display  # noqa: E402
 from kdump.spark.extract import segment_tasks  # noqa: E402
@@ -583,3 +584,81 @@ def test_export_names_the_offsets_a_damaged_segment_did_not_give(
     # the segments after the damaged one are exported all the same
     rows = exported["table"].to_pylist()
     assert any(r["topic"] == "crcplain" and r["segment"] > base(crc_log) for r in rows)
+
+
+METADATA = REALFILES / "13LAckHEart__kafka/data/kafka/__cluster_metadata-0"
+"""Kafka 3.8's metadata log: test-topic-0 led by broker 1 from offset 916, leaderless (-1)
+from 1355 when the broker shut down."""
+
+
+def _replicas_of_test_topic(root: Path) -> tuple[Path, Path]:
+    """tests/test_replicas.py's unclean election as test-topic-0: A (broker 1) at epoch 3 up
+    to 1500, B (broker 2) at epoch 5 up to 1031."""
+    from test_replicas import unclean_election
+
+    a, b = unclean_election(root)
+    for partition, broker in ((a, 1), (b, 2)):
+        (partition.parent / "meta.properties").write_text(
+            f"version=1\nnode.id={broker}\ncluster.id=kmVSdAwAQMSE2cgv4aeL8g\n"
+        )
+        partition.rename(partition.parent / "test-topic-0")
+    return a.parent / "test-topic-0", b.parent / "test-topic-0"
+
+
+def _metadata_led_by_broker_1(into: Path) -> Path:
+    """METADATA as it stood before the shutdown: its log cut before the batch of offset 1355."""
+    copy = into / METADATA.name
+    copy.mkdir(parents=True)
+    log = METADATA / "00000000000000000000.log"
+    records = open_log_file(log)
+    cut = next(b.position for b in records.batches() if b.last_offset >= 1355)
+    records.close()
+    (copy / log.name).write_bytes(log.read_bytes()[:cut])
+    return copy
+
+
+def test_export_chooses_one_replica_per_partition(tmp_path: Path) -> None:
+    """Issue 33 point 4, on the driver: the leader per the KRaft metadata (given, or in a log
+    dir among the paths), else the greatest latest leader epoch as kdump replicas chooses; a
+    leaderless partition in the metadata falls back to the same rule; --all-replicas: all."""
+    from kdump.spark.extract import EVERY_REPLICA, ReplicaRule, export_plan
+
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    paths = [str(a.parent), str(b.parent)]
+
+    def chosen(rule: ReplicaRule) -> tuple[set[str], list[tuple[str, str, list[str]]]]:
+        tasks, choices = export_plan(paths, topics=(), replicas=rule)
+        why = [(c.chosen.location, c.why, [o.location for o in c.others]) for c in choices]
+        return {t.partition_path for t in tasks}, why
+
+    assert chosen(ReplicaRule()) == (
+        {str(b)},
+        [(str(b), "the greatest latest leader epoch (5)", [str(a)])],
+    )
+    led = _metadata_led_by_broker_1(tmp_path / "meta")
+    by_metadata = ({str(a)}, [(str(a), "the leader per the KRaft metadata (broker 1)", [str(b)])])
+    assert chosen(ReplicaRule(metadata=str(led))) == by_metadata
+    assert chosen(ReplicaRule(metadata=str(METADATA)))[0] == {str(b)}  # leaderless there
+    assert chosen(EVERY_REPLICA) == ({str(a), str(b)}, [])
+    shutil.copytree(led, a.parent / led.name)  # broker 1's own copy, found among the paths
+    assert chosen(ReplicaRule()) == by_metadata
+    with pytest.raises(KdumpError, match="holds no __cluster_metadata-0"):
+        export_plan(paths, replicas=ReplicaRule(metadata=str(b)))
+
+
+def test_export_writes_one_copy_and_says_which(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 4 end to end: replicas on two brokers give each offset once (the chosen
+    replica's), the choice printed; --all-replicas keeps every copy's rows."""
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    out = tmp_path / "one"
+    ran = run_kdump(["spark", "export", str(a.parent), str(b.parent), "--output", str(out)])
+    assert ran.exit_code == 0, ran.stderr
+    assert f"{b}: exported (the greatest latest leader epoch (5)); not {a}" in ran.stdout
+    offsets = sorted(r["offset"] for r in pq.read_table(out).to_pylist())
+    assert offsets == list(range(1031))
+    both = tmp_path / "all"
+    ran = run_kdump(
+        ["spark", "export", str(a.parent), str(b.parent), "-o", str(both), "--all-replicas"]
+    )
+    assert ran.exit_code == 0, ran.stderr
+    assert pq.read_table(both).num_rows == 1500 + 1031

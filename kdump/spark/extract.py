@@ -23,16 +23,20 @@ from kdump.checks.log import LogScan, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.config import INTERNAL_TOPIC_CONFIGS
-from kdump.discovery import discover
-from kdump.errors import KdumpError
+from kdump.discovery import Found, discover
+from kdump.errors import InputError, KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
+from kdump.partition_leaders import CLUSTER_METADATA_TOPIC, MetadataImage, replay
+from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
+from kdump.run import identify, log_dir_of
 from kdump.spark.schema import BATCH_LEVEL
 from kdump.storage import ObjectStore, Storage
 from kdump.storage.records import FileRecords
+from kdump.unified_log import UnifiedLog
 
 ROWS_PER_BATCH = 8192
 BYTES_PER_BATCH = 32 << 20
@@ -80,15 +84,59 @@ def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class ReplicaRule:
+    """Which replicas of a topic-partition an export reads (issue 33 point 4)."""
+
+    all_replicas: bool = False
+    """Every copy found, as given; else one per topic-partition (replicas.one_replica_each)."""
+    metadata: str | None = None
+    """A ``__cluster_metadata-0`` directory, or a log dir holding one, naming the leaders; by
+    default the paths' own (the most advanced copy, by the same rule as the replicas')."""
+
+
+EVERY_REPLICA = ReplicaRule(all_replicas=True)
+ONE_REPLICA = ReplicaRule()
+
+
 def segment_tasks(
-    paths: Sequence[str], store: ObjectStore | None = None, topics: Sequence[str] | None = None
+    paths: Sequence[str],
+    store: ObjectStore | None = None,
+    topics: Sequence[str] | None = None,
+    replicas: ReplicaRule = EVERY_REPLICA,
 ) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
     partition; with ``topics`` (even none), of the partitions ``topic_selected`` takes."""
+    return export_plan(paths, store, topics, replicas)[0]
+
+
+def export_plan(
+    paths: Sequence[str],
+    store: ObjectStore | None = None,
+    topics: Sequence[str] | None = None,
+    replicas: ReplicaRule = EVERY_REPLICA,
+) -> tuple[list[SegmentTask], list[ReplicaChoice]]:
+    """``segment_tasks``, and the choices made where a topic-partition has several replicas."""
     found = discover(list(paths), store)
     found.raise_first()
-    return [
-        SegmentTask(
+    logs = [log for log in found.partitions if topics is None or topic_selected(log.topic, topics)]
+    choices: list[ReplicaChoice] = []
+    if not replicas.all_replicas:
+        image = _metadata_image(found, replicas.metadata, store)
+        brokers = _Brokers()
+
+        def leader_of(log: UnifiedLog) -> int | None:
+            return None if image is None else image.leader(log.topic, log.partition)
+
+        every = one_replica_each(logs, leader_of, brokers.of)
+        logs = [c.chosen for c in every]
+        choices = [c for c in every if c.others]
+    return [task for log in logs for task in _tasks(log)], choices
+
+
+def _tasks(log: UnifiedLog) -> Iterator[SegmentTask]:
+    for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True):
+        yield SegmentTask(
             seg.storage,
             seg.file_name(LOG_SUFFIX),
             seg.log_path,
@@ -99,10 +147,35 @@ def segment_tasks(
             seg.log_size,
             after.base_offset if after is not None else None,
         )
-        for log in found.partitions
-        if topics is None or topic_selected(log.topic, topics)
-        for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True)
-    ]
+
+
+class _Brokers:
+    """The broker id of each replica's log dir (its meta.properties), read once per log dir."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int | None] = {}
+
+    def of(self, log: UnifiedLog) -> int | None:
+        log_dir = log_dir_of(log.location)
+        if log_dir not in self.ids:
+            self.ids[log_dir] = identify(log_dir).node_id
+        return self.ids[log_dir]
+
+
+def _metadata_image(
+    found: Found, metadata: str | None, store: ObjectStore | None
+) -> MetadataImage | None:
+    if metadata is not None:
+        given = discover([metadata], store)
+        given.raise_first()
+        copies = [log for log in given.partitions if log.topic == CLUSTER_METADATA_TOPIC]
+        if not copies:
+            raise InputError(metadata, f"holds no {CLUSTER_METADATA_TOPIC}-0 partition")
+    else:
+        copies = [log for log in found.partitions if log.topic == CLUSTER_METADATA_TOPIC]
+        if not copies:
+            return None
+    return replay(choose_replica(copies, None, lambda log: None).chosen)
 
 
 class SegmentExport:

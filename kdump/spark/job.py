@@ -42,9 +42,10 @@ from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
+from kdump.replicas import ReplicaChoice
 from kdump.run import log_dir_of
 from kdump.segment import LogSegment
-from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
+from kdump.spark.extract import ONE_REPLICA, ReplicaRule, SegmentExport, SegmentTask, export_plan
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -283,6 +284,8 @@ class ExportResult:
     records: int = 0
     findings: list[Finding] = field(default_factory=list)
     finding_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    choices: list[ReplicaChoice] = field(default_factory=list)
+    """The replica exported of each topic-partition found more than once, and why."""
 
     def checked(self) -> VerifyResult:
         """The findings as a VerifyResult, for its counts and `kdump verify`'s exit codes."""
@@ -385,12 +388,14 @@ def export_on_spark(
     output_format: str = "parquet",
     topics: Sequence[str] = (),
     batch_filter: BatchFilter = NO_FILTER,
+    replicas: ReplicaRule = ONE_REPLICA,
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet (or JSON Lines: ``json``) at
     ``output``, one Spark task per segment; a corrupt segment gives its valid prefix and its
     findings, never a failure. ``topics`` (globs) and ``batch_filter`` choose what is exported
     (kdump.spark.extract: topic_selected; the records of a kept batch in its offset and time
-    ranges).
+    ranges); ``replicas``: one copy per topic-partition (kdump.spark.extract.export_plan) unless
+    every replica is asked for.
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
@@ -404,7 +409,7 @@ def export_on_spark(
         if not overwrite:
             raise KdumpError(f"{output}: already exists; --overwrite replaces it")
         fs.delete_dir(base)
-    tasks = segment_tasks(absolute(paths), store, topics)
+    tasks, choices = export_plan(absolute(paths), store, topics, replicas)
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
@@ -415,7 +420,7 @@ def export_on_spark(
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
         fs.delete_dir(temporary)
-    result = ExportResult(output, segments=len(tasks))
+    result = ExportResult(output, segments=len(tasks), choices=choices)
     for index, records, findings in outcomes:
         result.records += records
         result.findings += findings
