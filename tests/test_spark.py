@@ -28,6 +28,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from batchbytes import write_partition  # noqa: E402
 from clirun import run_kdump  # noqa: E402
 from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
+from exportread import read_export  # noqa: E402
 from jsonreader import raw  # noqa: E402
 from rich.console import Console  # noqa: E402
 
@@ -230,7 +231,7 @@ def exported(
     out = tmp_path_factory.mktemp("export") / "records"
     roots = [str(ORACLE), str(GENERATED), str(damaged["root"])]
     ran = run_kdump(["spark", "export", *roots, "--output", str(out)])
-    return {"ran": ran, "out": out, "roots": roots, "table": pq.read_table(out)}
+    return {"ran": ran, "out": out, "roots": roots, "table": read_export(out)}
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -238,9 +239,9 @@ def _key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _parsed_rows(
-    log: str, topic: str, partition: int, end: int | None = None
+    log: str, topic: str, partition: int, end: int | None = None, broker: int | None = None
 ) -> list[dict[str, Any]]:
-    """kdump's own parse of one .log, up to byte ``end``, as export rows."""
+    """kdump's own parse of one .log, up to byte ``end``, as export rows (of ``broker``)."""
     records = open_log_file(log)
     segment = int(Path(log).name[:20])
     rows = []
@@ -248,9 +249,12 @@ def _parsed_rows(
         for r in records.records(batch):
             rows.append(
                 {
+                    "broker": broker,
+                    "log_dir": str(Path(log).parent.parent),
                     "topic": topic,
                     "partition": partition,
                     "segment": segment,
+                    "segment_file": log,
                     "batch_position": batch.position,
                     "offset": r.offset,
                     "timestamp": r.timestamp,
@@ -291,7 +295,8 @@ def test_export_equals_parse_and_kafka_manifest(
             cut[str(GENERATED / name)] = log["corruption"]["position"]
     expected = []
     for task in segment_tasks(exported["roots"]):
-        expected += _parsed_rows(task.log_path, task.topic, task.partition, cut.get(task.log_path))
+        end = cut.get(task.log_path)
+        expected += _parsed_rows(task.log_path, task.topic, task.partition, end, task.broker)
     assert rows == sorted(expected, key=_key)
     assert f"exported {len(rows)} record(s) from" in ran.stdout
 
@@ -406,7 +411,11 @@ def test_export_as_json_keeps_every_byte(
     ran = run_kdump(["spark", "export", *roots, "--output", str(out), "--output-format", "json"])
     assert ran.exit_code == 2, ran.stdout + ran.stderr  # the flipped byte's error
     assert ran.stdout.startswith("exported "), ran.stdout
-    shown = [json.loads(line) for part in sorted(out.glob("part-*.json")) for line in part.open()]
+    shown = [
+        json.loads(line) | {"topic": part.parent.name.removeprefix("topic=")}
+        for part in sorted(out.glob("topic=*/part-*.json"))
+        for line in part.open()
+    ]
     assert {r["value_encoding"] for r in shown} == {"utf8", "base64", None}
     rows = []
     for r in shown:
@@ -515,7 +524,7 @@ def test_export_takes_the_topics_and_ranges_asked(spark: Any, tmp_path: Path) ->
         out = tmp_path / f"out{next(runs)}"
         ran = run_kdump(["spark", "export", str(root), "--output", str(out), *args])
         assert ran.exit_code == 0, ran.stderr
-        return list(pq.read_table(out).to_pylist())
+        return list(read_export(out).to_pylist())
 
     every = export()
     assert {r["topic"] for r in every} == {"plain", "gzip", "variety"}
@@ -654,11 +663,57 @@ def test_export_writes_one_copy_and_says_which(spark: Any, tmp_path: Path) -> No
     ran = run_kdump(["spark", "export", str(a.parent), str(b.parent), "--output", str(out)])
     assert ran.exit_code == 0, ran.stderr
     assert f"{b}: exported (the greatest latest leader epoch (5)); not {a}" in ran.stdout
-    offsets = sorted(r["offset"] for r in pq.read_table(out).to_pylist())
+    offsets = sorted(r["offset"] for r in read_export(out).to_pylist())
     assert offsets == list(range(1031))
     both = tmp_path / "all"
     ran = run_kdump(
         ["spark", "export", str(a.parent), str(b.parent), "-o", str(both), "--all-replicas"]
     )
     assert ran.exit_code == 0, ran.stderr
-    assert pq.read_table(both).num_rows == 1500 + 1031
+    assert read_export(both).num_rows == 1500 + 1031
+
+
+def test_day_of_a_record_timestamp_is_its_utc_day() -> None:
+    from kdump.spark.job import day_of
+
+    days = day_of(pa.array([-1, 0, 86_399_999, 86_400_000, 1_700_006_400_000], pa.int64()))
+    assert days.to_pylist() == [None, "1970-01-01", "1970-01-01", "1970-01-02", "2023-11-15"]
+
+
+def test_export_laid_out_by_topic_and_day(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 6: Hive's layout, topic=T/day=D/ by the record timestamp's UTC day (a
+    batch across midnight split), the topic and day in the directory names only; broker, log
+    dir, topic, partition, offset and the segment file in every row."""
+    from txnlog import batch_bytes
+
+    root = tmp_path / "broker-7"
+    midnight = 1_700_006_400_000  # 2023-11-15T00:00:00Z
+    days = root / "days-3"
+    days.mkdir(parents=True)
+    log = days / "00000000000000000000.log"
+    log.write_bytes(
+        batch_bytes(0, [midnight - 1, midnight]) + batch_bytes(2, [midnight + 86_400_000])
+    )
+    (root / "meta.properties").write_text("version=1\nnode.id=7\ncluster.id=c\n")
+    (root / "other-0").mkdir()
+    (root / "other-0" / log.name).write_bytes(batch_bytes(0, [midnight - 3, midnight - 2, -1]))
+    out = tmp_path / "out"
+    ran = run_kdump(["spark", "export", str(root), "-o", str(out), "--partition-by", "day"])
+    assert ran.exit_code == 0, ran.stderr
+    assert sorted(str(p.parent.relative_to(out)) for p in out.glob("topic=*/*/*.parquet")) == [
+        "topic=days/day=2023-11-14",
+        "topic=days/day=2023-11-15",
+        "topic=days/day=2023-11-16",
+        "topic=other/day=2023-11-14",
+        "topic=other/day=__HIVE_DEFAULT_PARTITION__",
+    ]
+    assert "topic" not in pq.read_schema(next(out.glob("topic=days/*/*.parquet"))).names
+    rows = read_export(out, by_day=True).to_pylist()
+    kept = ("broker", "log_dir", "topic", "partition", "offset", "segment_file", "day")
+    assert sorted(tuple(r[k] for k in kept) for r in rows if r["topic"] == "days") == [
+        (7, str(root), "days", 3, 0, str(log), "2023-11-14"),
+        (7, str(root), "days", 3, 1, str(log), "2023-11-15"),
+        (7, str(root), "days", 3, 2, str(log), "2023-11-16"),
+    ]
+    other = sorted((r["offset"], r["day"]) for r in rows if r["topic"] == "other")
+    assert other == [(0, "2023-11-14"), (1, "2023-11-14"), (2, None)]  # -1: no timestamp

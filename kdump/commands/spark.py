@@ -225,6 +225,14 @@ def verify_command(
     "leader; default: the one among PATHS, if any. Each replica's broker: its log dir's "
     "meta.properties.",
 )
+@click.option(
+    "--partition-by",
+    type=click.Choice(["topic", "day"]),
+    default="topic",
+    show_default=True,
+    help="Lay the files out as topic=T/ (Hive's layout, as Spark's partitionBy), or "
+    "topic=T/day=YYYY-MM-DD/ by the record timestamp's UTC day.",
+)
 @filter_options
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
@@ -244,6 +252,7 @@ def export_command(
     topics: tuple[str, ...],
     all_replicas: bool,
     metadata: str | None,
+    partition_by: str,
     **kw: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
@@ -275,6 +284,7 @@ def export_command(
                 topics,
                 chosen,
                 rule,
+                partition_by,
             )
     for choice in result.choices:
         left = ", ".join(log.location for log in choice.others)

@@ -47,6 +47,10 @@ _RECORD_FIELDS = {
     for name in ("offset", "timestamp", "key", "value", "headers", "sequence")
 }
 """Record-level columns: where each lies in a decoded Record."""
+_TASK_COLUMNS = {name: name for name in ("broker", "log_dir", "topic", "partition", "segment")} | {
+    "segment_file": "log_path"
+}
+"""Columns the same for a whole segment: the SegmentTask field each comes from."""
 _SIZE = itemgetter(Record._fields.index("size_in_bytes"))
 
 
@@ -68,6 +72,9 @@ class SegmentTask:
     """Bytes of the .log (as listed), for balancing the work."""
     next_offset: int | None = None
     """The next segment's base offset (None: the partition's last segment)."""
+    broker: int | None = None
+    """The broker whose replica this is (its log dir's meta.properties), if known."""
+    log_dir: str = ""
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
@@ -121,9 +128,9 @@ def export_plan(
     found.raise_first()
     logs = [log for log in found.partitions if topics is None or topic_selected(log.topic, topics)]
     choices: list[ReplicaChoice] = []
+    brokers = _Brokers()
     if not replicas.all_replicas:
         image = _metadata_image(found, replicas.metadata, store)
-        brokers = _Brokers()
 
         def leader_of(log: UnifiedLog) -> int | None:
             return None if image is None else image.leader(log.topic, log.partition)
@@ -131,10 +138,10 @@ def export_plan(
         every = one_replica_each(logs, leader_of, brokers.of)
         logs = [c.chosen for c in every]
         choices = [c for c in every if c.others]
-    return [task for log in logs for task in _tasks(log)], choices
+    return [task for log in logs for task in _tasks(log, brokers.of(log))], choices
 
 
-def _tasks(log: UnifiedLog) -> Iterator[SegmentTask]:
+def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[SegmentTask]:
     for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True):
         yield SegmentTask(
             seg.storage,
@@ -146,6 +153,8 @@ def _tasks(log: UnifiedLog) -> Iterator[SegmentTask]:
             seg.base_offset,
             seg.log_size,
             after.base_offset if after is not None else None,
+            broker,
+            log_dir_of(log.location),
         )
 
 
@@ -328,8 +337,8 @@ class _Columns:
         return n
 
     def _batch_values(self, name: str) -> list[Any]:
-        if name in ("topic", "partition", "segment"):
-            return [getattr(self.task, name)]
+        if name in _TASK_COLUMNS:
+            return [getattr(self.task, _TASK_COLUMNS[name])]
         if name == "batch_position":
             return [b.position for b in self.batches]
         if name == "timestamp_type":

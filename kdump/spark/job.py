@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
@@ -330,51 +331,103 @@ def _header_object(key: str, value: str | None, encoding: str | None) -> dict[st
     return {"key": key, "value": value, "value_encoding": encoding}
 
 
-def _write_parquet(
-    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
-) -> None:
-    with pq.ParquetWriter(temporary, schema, filesystem=fs) as writer:
-        for batch in export.batches():
+PARTITION_BY = ("topic", "day")
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+"""A null partition value's directory name, as Hive, Spark and pyarrow write and read it."""
+
+
+def day_of(timestamps: pa.Array) -> pa.Array:
+    """The UTC day (YYYY-MM-DD) of each record timestamp; null for Kafka's -1 (no timestamp)."""
+    days = pc.strftime(pc.cast(timestamps, pa.timestamp("ms", tz="UTC")), "%Y-%m-%d")
+    return pc.if_else(pc.equal(timestamps, -1), pa.scalar(None, pa.string()), days)
+
+
+def _directory(name: str, value: Any) -> str:
+    return f"{name}={HIVE_NULL if value is None else value}"
+
+
+class _SegmentFiles:
+    """One segment's rows laid out as ``topic=T/[day=D/]NAME``, Hive's layout (Spark's
+    partitionBy): the partition columns in the directory names, not in the files. Each file is
+    written under _temporary and moved into place at the end, so a retried task replaces its
+    files, never adds some."""
+
+    def __init__(
+        self, fs: pafs.FileSystem, base: str, name: str, by_day: bool, output_format: str
+    ) -> None:
+        self.fs, self.base, self.name = fs, base, name
+        self.by_day, self.output_format = by_day, output_format
+        schema = arrow_schema(RECORD_SCHEMA)
+        self.file_schema = schema.remove(schema.get_field_index("topic"))
+        self.open: dict[str, tuple[str, Any]] = {}
+        """directory -> (temporary file, its writer)"""
+
+    def write(self, topic: str | None, batch: pa.RecordBatch) -> None:
+        batch = batch.drop_columns(["topic"])
+        directory = _directory("topic", topic)
+        if not self.by_day:
+            self._write(directory, batch)
+            return
+        days = day_of(batch.column("timestamp"))
+        for day in pc.unique(days).to_pylist():
+            chosen = pc.is_null(days) if day is None else pc.equal(days, day)
+            self._write(f"{directory}/{_directory('day', day)}", batch.filter(chosen))
+
+    def _write(self, directory: str, batch: pa.RecordBatch) -> None:
+        if directory not in self.open:
+            temporary = f"{self.base}/{TEMPORARY_DIR}/{self.name}.{uuid.uuid4().hex}"
+            if self.output_format == "parquet":
+                writer: Any = pq.ParquetWriter(temporary, self.file_schema, filesystem=self.fs)
+            else:
+                writer = self.fs.open_output_stream(temporary)
+            self.open[directory] = (temporary, writer)
+        _, writer = self.open[directory]
+        if self.output_format == "parquet":
             writer.write_batch(batch)
+        else:
+            lines = (to_json(export_object(r)).encode() + b"\n" for r in batch.to_pylist())
+            writer.write(b"".join(lines))
 
-
-def _write_json(
-    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
-) -> None:
-    with fs.open_output_stream(temporary) as out:
-        for batch in export.batches():
-            out.write(
-                b"".join(to_json(export_object(r)).encode() + b"\n" for r in batch.to_pylist())
-            )
-
-
-_WRITERS = {"parquet": _write_parquet, "json": _write_json}
+    def close(self, topic: str | None) -> list[str]:
+        """The files moved into place (a segment of no row: one empty file when not by day,
+        so that the schema is there to read)."""
+        if not self.open and not self.by_day:
+            empty = pa.RecordBatch.from_pylist([], schema=self.file_schema)
+            self._write(_directory("topic", topic), empty)
+        placed = []
+        for directory, (temporary, writer) in self.open.items():
+            writer.close()
+            self.fs.create_dir(f"{self.base}/{directory}", recursive=True)
+            final = f"{self.base}/{directory}/{self.name}"
+            self.fs.move(temporary, final)
+            placed.append(final)
+        return placed
 
 
 @dataclass(frozen=True)
 class _WriteSegments:
-    """Runs on an executor: each SegmentTask's records into one Parquet or JSON Lines file,
-    written under _temporary and moved into place, so a retried task replaces its file, never
-    adds one."""
+    """Runs on an executor: each SegmentTask's records into Parquet or JSON Lines files (one
+    per topic, or per topic and day: _SegmentFiles)."""
 
     output: str
     options: VerifyOptions
     store: ObjectStore
     output_format: str = "parquet"
     batch_filter: BatchFilter = NO_FILTER
+    by_day: bool = False
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
     ) -> Iterator[tuple[int, int, list[Finding]]]:
         fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
-        write = _WRITERS[self.output_format]
         for index, task in items:
             export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
             name = f"part-{index:05d}-{task.segment:020d}.{self.output_format}"
-            temporary = f"{base}/{TEMPORARY_DIR}/{name}.{uuid.uuid4().hex}"
-            write(export, schema, fs, temporary)
-            fs.move(temporary, f"{base}/{name}")
+            files = _SegmentFiles(fs, base, name, self.by_day, self.output_format)
+            for batch in export.batches():
+                files.write(task.topic, batch)
+            files.close(task.topic)
             yield index, export.records, export.findings
 
 
@@ -389,6 +442,7 @@ def export_on_spark(
     topics: Sequence[str] = (),
     batch_filter: BatchFilter = NO_FILTER,
     replicas: ReplicaRule = ONE_REPLICA,
+    partition_by: str = "topic",
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet (or JSON Lines: ``json``) at
     ``output``, one Spark task per segment; a corrupt segment gives its valid prefix and its
@@ -400,7 +454,7 @@ def export_on_spark(
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
     """
-    if output_format not in _WRITERS:
+    if output_format not in OUTPUT_FORMATS:
         raise KdumpError(f"unknown output format {output_format!r}; use parquet or json")
     options = options or VerifyOptions()
     store = store or ObjectStore()
@@ -414,7 +468,11 @@ def export_on_spark(
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
     rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    write = _WriteSegments(output, options, store, output_format, batch_filter)
+    if partition_by not in PARTITION_BY:
+        raise KdumpError(f"unknown --partition-by {partition_by!r}; use topic or day")
+    write = _WriteSegments(
+        output, options, store, output_format, batch_filter, by_day=partition_by == "day"
+    )
     outcomes = sorted(rdd.mapPartitions(write).collect())
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
