@@ -717,3 +717,73 @@ def test_export_laid_out_by_topic_and_day(spark: Any, tmp_path: Path) -> None:
     ]
     other = sorted((r["offset"], r["day"]) for r in rows if r["topic"] == "other")
     assert other == [(0, "2023-11-14"), (1, "2023-11-14"), (2, None)]  # -1: no timestamp
+
+
+def test_export_resumes_and_skips_what_it_wrote(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 7: an interrupted export (a segment's files and marker missing) or a
+    repeated one reads only the segments it has not written, or that changed since (verify's
+    segment identity); the rows come out once each and _findings keeps every finding; other
+    settings, or a directory that is not an export, are refused."""
+    from kdump.spark.job import DONE_DIR
+
+    logs = oracle_manifest()["files"]
+    root = tmp_path / "logs"
+    shutil.copytree(ORACLE / "gzip-0", root / "gzip-0")
+    shutil.copytree(ORACLE / "plain-0", root / "plain-0")
+    crc_at = logs["plain-0"][PLAIN_258]["batches"][3]["position"]
+    _flip(root / "plain-0" / PLAIN_258, crc_at + RECORD_BATCH_OVERHEAD + 2)
+    out = tmp_path / "out"
+
+    def export(*args: str) -> tuple[Any, list[tuple[Any, ...]], list[str]]:
+        ran = run_kdump(["spark", "export", str(root), "-o", str(out), *args])
+        rows = sorted(_key(r) for r in read_export(out).to_pylist()) if ran.exit_code != 3 else []
+        codes = [f["code"] for f in pq.read_table(out / FINDINGS_DIR).to_pylist()]
+        return ran, rows, sorted(codes)
+
+    ran, rows, codes = export()
+    assert ran.exit_code == 2, ran.stderr
+    assert "(0 unchanged since an earlier run" in ran.stdout
+    assert "LOG_CRC_MISMATCH" in codes and "EXPORT_GAP" in codes
+    assert len(rows) == len(set(rows))
+    markers = sorted((out / DONE_DIR).iterdir())
+    assert len(markers) == 9  # the segments of both partitions
+
+    # an interruption: the job stopped before this segment's files and marker were in place
+    lost = json.loads(markers[0].read_text())
+    for name in lost["files"]:
+        (out / name).unlink()
+    markers[0].unlink()
+    (out / "_SUCCESS").unlink()
+    stamps = {m.name: m.stat().st_mtime_ns for m in markers[1:]}
+    again, rows_again, codes_again = export()
+    assert again.exit_code == 2, again.stderr
+    assert "(8 unchanged since an earlier run" in again.stdout
+    assert (rows_again, codes_again) == (rows, codes)
+    assert {m.name: m.stat().st_mtime_ns for m in markers[1:]} == stamps
+    assert (out / "_SUCCESS").exists() and markers[0].exists()
+
+    # a segment changed since (the active one grew): read again, its old files replaced
+    last = max((root / "plain-0").glob("*.log"))
+    grown = batch_bytes_after(last)
+    with open(last, "ab") as f:
+        f.write(grown)
+    third, rows_third, _ = export()
+    assert "(8 unchanged since an earlier run" in third.stdout
+    assert len(rows_third) == len(rows) + 5 and len(set(rows_third)) == len(rows_third)
+
+    refused = run_kdump(["spark", "export", str(root), "-o", str(out), "--partition-by", "day"])
+    assert refused.exit_code == 3 and "other settings" in refused.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("")
+    elsewhere = run_kdump(["spark", "export", str(root), "-o", str(tmp_path / "other")])
+    assert elsewhere.exit_code == 3 and "not a kdump export" in elsewhere.stderr
+
+
+def batch_bytes_after(log: Path) -> bytes:
+    """A batch of five records after the last batch of ``log``."""
+    from txnlog import batch_bytes
+
+    records = open_log_file(log)
+    end = max(b.next_offset for b in records.batches())
+    records.close()
+    return batch_bytes(end, [1_700_000_000_000 + i for i in range(5)])

@@ -73,7 +73,10 @@ def spark_options(f: F) -> F:
             help="A Spark setting, as spark-submit --conf takes it (repeatable).",
         ),
         click.option(
-            "--overwrite", is_flag=True, help="Replace --output if it exists (default: refuse)."
+            "--overwrite",
+            is_flag=True,
+            help="Replace --output if it exists (default: verify refuses; export resumes an "
+            "export of the same settings, skipping the segments it wrote, unchanged since).",
         ),
     ]
     for option in reversed(options):
@@ -295,7 +298,8 @@ def export_command(
             click.echo(finding_line(f), err=True)
     counts = checked.counts()
     click.echo(
-        f"exported {result.records} record(s) from {result.segments} segment(s) to {output}; "
+        f"exported {result.records} record(s) from {result.segments} segment(s) to {output} "
+        f"({result.skipped} unchanged since an earlier run, not read again); "
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info "
         f"in {output}/{FINDINGS_DIR}"
     )

@@ -33,6 +33,7 @@ from kdump.format.records import Record
 from kdump.partition_leaders import CLUSTER_METADATA_TOPIC, MetadataImage, replay
 from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
 from kdump.run import identify, log_dir_of
+from kdump.segment import LogSegment
 from kdump.spark.schema import BATCH_LEVEL
 from kdump.storage import ObjectStore, Storage
 from kdump.storage.records import FileRecords
@@ -75,6 +76,11 @@ class SegmentTask:
     broker: int | None = None
     """The broker whose replica this is (its log dir's meta.properties), if known."""
     log_dir: str = ""
+    files: tuple[tuple[str, str], ...] = ()
+    """The segment's files (suffix, name), for its identity (kdump.checks.verify_state)."""
+
+    def log_segment(self) -> LogSegment:
+        return LogSegment(self.storage, self.segment, dict(self.files) or {LOG_SUFFIX: self.name})
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
@@ -155,6 +161,7 @@ def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[SegmentTask]:
             after.base_offset if after is not None else None,
             broker,
             log_dir_of(log.location),
+            tuple(sorted(seg.files.items())),
         )
 
 
@@ -211,12 +218,15 @@ class SegmentExport:
         self.undecodable = False
         self.valid_bytes = 0
         """Where the export stopped: the end of the last exported batch's valid prefix."""
+        self.last_position = -1
+        """Where the segment's last batch starts, as the scan found it (for its identity)."""
 
     def _scan(self, log: FileRecords, deep: bool) -> LogScan:
         sink = FindingSink(self.options.max_findings_per_code)
         options = replace(self.options, deep=deep)
         scan = scan_log(log, self.task.segment, options, sink, self.task.partition_path)
         self.findings = sink.close()
+        self.last_position = scan.last_position
         self.valid_bytes = scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
         return scan
 

@@ -10,12 +10,14 @@ kdump.storage.remote, with the driver's store options (endpoint, credentials' so
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import json
 import os
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -31,8 +33,10 @@ from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
     AuditSummary,
+    SegmentIdentity,
     Verified,
     VerifyState,
+    identify,
     key_of,
     reused_result,
     state_file,
@@ -283,6 +287,8 @@ class ExportResult:
     output: str
     segments: int = 0
     records: int = 0
+    skipped: int = 0
+    """Segments written by an earlier run and unchanged since: not read again."""
     findings: list[Finding] = field(default_factory=list)
     finding_rows: list[tuple[Any, ...]] = field(default_factory=list)
     choices: list[ReplicaChoice] = field(default_factory=list)
@@ -296,6 +302,10 @@ class ExportResult:
 FINDINGS_DIR = "_findings"
 """Export findings go to DIR/_findings; readers of DIR skip names that start with _."""
 TEMPORARY_DIR = "_temporary"
+DONE_DIR = "_segments"
+"""One marker per segment exported (its identity, files, records, findings), written last."""
+SETTINGS = "_export.json"
+"""The settings of the export: a run with others does not resume it."""
 SUCCESS = "_SUCCESS"
 """Written last, as Spark's writers do: its absence marks an export that did not finish."""
 
@@ -423,11 +433,23 @@ class _WriteSegments:
         schema = arrow_schema(RECORD_SCHEMA)
         for index, task in items:
             export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
-            name = f"part-{index:05d}-{task.segment:020d}.{self.output_format}"
+            marker = marker_name(task)
+            name = f"part-{marker[:16]}-{task.segment:020d}.{self.output_format}"
             files = _SegmentFiles(fs, base, name, self.by_day, self.output_format)
             for batch in export.batches():
                 files.write(task.topic, batch)
-            files.close(task.topic)
+            placed = files.close(task.topic)
+            identity = identify(task.log_segment(), export.last_position)
+            done = {
+                "log": task.log_path,
+                "identity": None if identity is None else asdict(identity),
+                "last_position": export.last_position,
+                "files": [p[len(base) + 1 :] for p in placed],
+                "records": export.records,
+                "findings": [f.to_dict() for f in export.findings],
+            }
+            # written last: a segment without its marker is exported again
+            _write_json_file(fs, base, f"{DONE_DIR}/{marker}", done)
             yield index, export.records, export.findings
 
 
@@ -451,38 +473,60 @@ def export_on_spark(
     ranges); ``replicas``: one copy per topic-partition (kdump.spark.extract.export_plan) unless
     every replica is asked for.
 
+    An export of the same settings already at ``output`` (interrupted, or complete) is resumed:
+    a segment written before whose files are unchanged since (its identity, as verify's
+    ``--state`` keeps it) is skipped, its records and findings taken from its marker
+    (DIR/_segments); ``overwrite`` starts afresh.
+
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
     """
     if output_format not in OUTPUT_FORMATS:
         raise KdumpError(f"unknown output format {output_format!r}; use parquet or json")
+    if partition_by not in PARTITION_BY:
+        raise KdumpError(f"unknown --partition-by {partition_by!r}; use topic or day")
     options = options or VerifyOptions()
     store = store or ObjectStore()
     fs, base = output_filesystem(output, store)
-    if fs.get_file_info(base).type != pafs.FileType.NotFound:
-        if not overwrite:
-            raise KdumpError(f"{output}: already exists; --overwrite replaces it")
-        fs.delete_dir(base)
+    settings = {
+        "format": output_format,
+        "partition_by": partition_by,
+        "topics": list(topics),
+        "filter": repr(batch_filter),
+        "max_batch_bytes": options.max_batch_bytes,
+        "replicas": repr(replicas),
+    }
+    _prepare(fs, base, output, settings, overwrite)
     tasks, choices = export_plan(absolute(paths), store, topics, replicas)
+    result = ExportResult(output, segments=len(tasks), choices=choices)
+    written = _written_before(fs, base)
+    todo: list[tuple[int, SegmentTask]] = []
+    for index, task in enumerate(tasks):
+        known = written.get(marker_name(task))
+        if known is not None and _unchanged(task, known):
+            result.skipped += 1
+            result.records += known["records"]
+            _add_findings(result, task, [Finding.from_dict(f) for f in known["findings"]])
+            continue
+        if known is not None:  # changed since: its old files go, the segment is read again
+            for name in [*known["files"], f"{DONE_DIR}/{marker_name(task)}"]:
+                fs.delete_file(f"{base}/{name}")
+        todo.append((index, task))
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
-    rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    if partition_by not in PARTITION_BY:
-        raise KdumpError(f"unknown --partition-by {partition_by!r}; use topic or day")
+    rdd = sc.parallelize(todo, max(1, len(todo)))
     write = _WriteSegments(
         output, options, store, output_format, batch_filter, by_day=partition_by == "day"
     )
-    outcomes = sorted(rdd.mapPartitions(write).collect())
+    outcomes = sorted(rdd.mapPartitions(write).collect()) if todo else []
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
         fs.delete_dir(temporary)
-    result = ExportResult(output, segments=len(tasks), choices=choices)
     for index, records, findings in outcomes:
         result.records += records
-        result.findings += findings
-        result.finding_rows += [_row(f, tasks[index].partition_path) for f in findings]
+        _add_findings(result, tasks[index], findings)
     fs.create_dir(f"{base}/{FINDINGS_DIR}")
     table = pa.Table.from_pylist(
         [dict(zip(FINDINGS_SCHEMA.fieldNames(), row, strict=True)) for row in result.finding_rows],
@@ -492,3 +536,77 @@ def export_on_spark(
     with fs.open_output_stream(f"{base}/{SUCCESS}"):
         pass
     return result
+
+
+def _add_findings(result: ExportResult, task: SegmentTask, findings: list[Finding]) -> None:
+    result.findings += findings
+    result.finding_rows += [_row(f, task.partition_path) for f in findings]
+
+
+def _prepare(
+    fs: pafs.FileSystem, base: str, output: str, settings: dict[str, Any], overwrite: bool
+) -> None:
+    """``output`` deleted (``overwrite``), or an export of the same settings to resume, or
+    new; anything else there is refused. _SUCCESS goes until the run completes."""
+    if fs.get_file_info(base).type != pafs.FileType.NotFound:
+        if overwrite:
+            fs.delete_dir(base)
+        else:
+            before = _read_json(fs, f"{base}/{SETTINGS}")
+            if before is None:
+                raise KdumpError(
+                    f"{output}: already exists, not a kdump export; --overwrite replaces it"
+                )
+            if before != settings:
+                raise KdumpError(
+                    f"{output}: exported before with other settings ({before}); "
+                    "--overwrite replaces it"
+                )
+            if fs.get_file_info(f"{base}/{SUCCESS}").type != pafs.FileType.NotFound:
+                fs.delete_file(f"{base}/{SUCCESS}")
+            return
+    fs.create_dir(base, recursive=True)
+    _write_json_file(fs, base, SETTINGS, settings)
+
+
+def marker_name(task: SegmentTask) -> str:
+    """A segment's marker (and its files' stem): a digest of its real path (verify's state
+    key, kdump.checks.verify_state.key_of), or of its URL."""
+    key = key_of(task.log_segment()) or task.log_path
+    return hashlib.sha256(key.encode()).hexdigest()[:32] + ".json"
+
+
+def _unchanged(task: SegmentTask, known: dict[str, Any]) -> bool:
+    was = known.get("identity")
+    if was is None:  # not on local disk: no identity, always read again
+        return False
+    now = identify(task.log_segment(), int(known["last_position"]))
+    return now is not None and now == SegmentIdentity.from_dict(was)
+
+
+def _written_before(fs: pafs.FileSystem, base: str) -> dict[str, dict[str, Any]]:
+    selector = pafs.FileSelector(f"{base}/{DONE_DIR}", allow_not_found=True)
+    out = {}
+    for info in fs.get_file_info(selector):
+        marker = _read_json(fs, info.path)
+        if isinstance(marker, dict):
+            out[info.base_name] = marker
+    return out
+
+
+def _read_json(fs: pafs.FileSystem, path: str) -> Any:
+    try:
+        with fs.open_input_stream(path) as f:
+            return json.loads(f.read())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _write_json_file(fs: pafs.FileSystem, base: str, name: str, value: Any) -> None:
+    """Written under _temporary and moved into place: a reader sees all of it or none."""
+    temporary = f"{base}/{TEMPORARY_DIR}/{uuid.uuid4().hex}"
+    fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
+    with fs.open_output_stream(temporary) as out:
+        out.write(json.dumps(value).encode())
+    fs.create_dir(os.path.dirname(f"{base}/{name}"), recursive=True)
+    fs.move(temporary, f"{base}/{name}")
