@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
-from kdump.checks.sink import FindingSink
+from kdump.checks.segment import check_segment
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.discovery import Found, discover
 from kdump.errors import InputError, KdumpError
@@ -79,8 +79,14 @@ class SegmentTask:
     files: tuple[tuple[str, str], ...] = ()
     """The segment's files (suffix, name), for its identity (kdump.checks.verify_state)."""
 
+    is_active: bool = False
+    """The partition's last segment (its indexes preallocated: checked as the broker has them)."""
+    segment_id: str | None = None
+    """A tiered segment's id (two uploads may share a base offset)."""
+
     def log_segment(self) -> LogSegment:
-        return LogSegment(self.storage, self.segment, dict(self.files) or {LOG_SUFFIX: self.name})
+        files = dict(self.files) or {LOG_SUFFIX: self.name}
+        return LogSegment(self.storage, self.segment, files, self.is_active, self.segment_id)
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
@@ -162,6 +168,8 @@ def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[SegmentTask]:
             broker,
             log_dir_of(log.location),
             tuple(sorted(seg.files.items())),
+            seg.is_active,
+            seg.segment_id,
         )
 
 
@@ -221,30 +229,34 @@ class SegmentExport:
         self.last_position = -1
         """Where the segment's last batch starts, as the scan found it (for its identity)."""
 
-    def _scan(self, log: FileRecords, deep: bool) -> LogScan:
-        sink = FindingSink(self.options.max_findings_per_code)
+    def _check(self, segment: LogSegment, deep: bool) -> LogScan | None:
+        """`kdump verify`'s walk of the segment with every check of it (its indexes too:
+        kdump.checks.segment.check_segment); its findings are the export's."""
         options = replace(self.options, deep=deep)
-        scan = scan_log(log, self.task.segment, options, sink, self.task.partition_path)
-        self.findings = sink.close()
-        self.last_position = scan.last_position
-        self.valid_bytes = scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
+        result = check_segment(segment, options, keep_open=True)
+        self.findings = result.sink.close()
+        scan = result.scan
+        if scan is not None:
+            self.last_position = scan.last_position
+            self.valid_bytes = (
+                scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
+            )
         return scan
 
     def batches(self) -> Iterator[pa.RecordBatch]:
+        segment = self.task.log_segment()
         try:
-            log = self.task.storage.open_log(self.task.name)
-        except KdumpError as e:
-            path = getattr(e, "path", self.task.log_path)
+            scan = self._check(segment, deep=False)
+            if scan is not None:
+                yield from self._batches(segment, scan.first_invalid is not None)
+        except KdumpError as e:  # a store's or a key's error: the segment is not read
+            path = getattr(e, "path", None) or self.task.log_path
             self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
-            return
-        try:
-            yield from self._batches(log)
         finally:
-            log.close()  # a remote log's read-ahead threads, a local log's map
+            segment.close()  # a remote log's read-ahead threads, a local log's maps
 
-    def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
-        damaged = self._scan(log, deep=False).first_invalid is not None
-        yield from self._rows(log)
+    def _batches(self, segment: LogSegment, damaged: bool) -> Iterator[pa.RecordBatch]:
+        yield from self._rows(segment)
         if damaged or self.undecodable:
             self.findings.append(self._gap(self.read_to))
 
@@ -267,7 +279,8 @@ class SegmentExport:
             position=self.valid_bytes,
         )
 
-    def _rows(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
+    def _rows(self, segment: LogSegment) -> Iterator[pa.RecordBatch]:
+        log = segment.log
         names = self.schema.names
         flt = self.batch_filter
         decode = not set(names) <= BATCH_LEVEL or flt.cuts_records
@@ -280,7 +293,7 @@ class SegmentExport:
                 slices = self._records(log, batch, decode)
             except KdumpError:
                 # The deep pass of the same check names the batch and moves the valid end to it.
-                self._scan(log, deep=True)
+                self._check(segment, deep=True)
                 self.undecodable = True
                 break
             self.read_to = batch.next_offset
