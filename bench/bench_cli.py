@@ -291,7 +291,7 @@ def main() -> int:
     )  # fmt: skip
     args = parser.parse_args()
     runs = args.runs
-    print(f"kdump {speedups.describe()}; {os.cpu_count()} CPUs; best of {runs}", flush=True)
+    print(f"kdump: {speedups.describe()}; {os.cpu_count()} CPUs; best of {runs}", flush=True)
 
     one = partition(1024, 1024, 16 << 10)
     four = partition(1024, 256, 16 << 10)

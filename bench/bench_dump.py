@@ -308,7 +308,7 @@ def main() -> int:
     path = segment(args.size_mib, args.batch_kib)
     mib = path.stat().st_size / 2**20
     print(f"segment {path.relative_to(REPO)}: {mib:.0f} MiB; Python {sys.version.split()[0]}")
-    print(f"kdump's C fast paths: {speedups.describe()}")
+    print(f"kdump's fast paths: {speedups.describe()}")
     with open(path, "rb") as f:
         buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     crc32c_package.crc32c(buf)  # page the file in before any timing

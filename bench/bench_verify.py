@@ -243,7 +243,7 @@ def main() -> int:
     main_part = partition(args.size_mib, args.segment_mib, 16 * 1024)
     small_part = partition(args.small_mib, args.segment_mib, 1024)
     one_segment = None if args.skip_rss else partition(args.size_mib, args.size_mib, 16 * 1024)
-    print(f"Python {sys.version.split()[0]}; kdump's C fast paths: {speedups.describe()}")
+    print(f"Python {sys.version.split()[0]}; kdump's fast paths: {speedups.describe()}")
 
     print(f"\n(a) verify of {main_part.relative_to(REPO)} (16 KiB batches)")
     logs = logs_of(main_part)

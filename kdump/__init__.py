@@ -1,3 +1,6 @@
 """kdump: dump, verify and repair Apache Kafka log segments without a JVM."""
 
-__version__ = "0.1.0"
+try:
+    from kdump._version import __version__
+except ImportError:  # a source tree never built or installed: setuptools-scm writes the file
+    __version__ = "0+unknown"

@@ -9,6 +9,7 @@
 #include <Python.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
@@ -113,19 +114,48 @@ static void crc_init(void)
         zeros_table(zeros[level], BLOCKS[level]);
 }
 
+/* The processor's CRC-32C instructions: SSE4.2's crc32 on x86-64, the CRC extension's crc32c*
+ * on ARMv8 (optional in 8.0, so asked of the kernel; the aarch64 wheels, issue 34). Both take
+ * the reflected polynomial without inverting, 8 bytes little-endian at a time, so one code
+ * serves both. HW_CRC_BUILT is what kdump --version names. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
-#define HW_CRC_BUILT 1
+#define HW_CRC_BUILT "SSE4.2"
+#define HW_CRC __attribute__((target("sse4.2")))
+#define CRC_U64(c, v) _mm_crc32_u64((c), (v))
+#define CRC_U32(c, v) _mm_crc32_u32((c), (v))
+#define CRC_U16(c, v) _mm_crc32_u16((c), (v))
+#define CRC_U8(c, v) _mm_crc32_u8((c), (v))
+#define hw_crc_present() (__builtin_cpu_init(), __builtin_cpu_supports("sse4.2") != 0)
+#elif defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#include <arm_acle.h>
+#include <sys/auxv.h>
+#define HW_CRC_BUILT "ARMv8"
+#ifdef __clang__
+#define HW_CRC __attribute__((target("crc")))
+#else
+#define HW_CRC __attribute__((target("+crc")))
+#endif
+#define CRC_U64(c, v) ((uint64_t)__crc32cd((uint32_t)(c), (v)))
+#define CRC_U32(c, v) __crc32cw((c), (v))
+#define CRC_U16(c, v) __crc32ch((c), (v))
+#define CRC_U8(c, v) __crc32cb((c), (v))
+#define HWCAP_CRC32_BIT (1UL << 7) /* HWCAP_CRC32 in the kernel's asm/hwcap.h */
+#define hw_crc_present() ((getauxval(AT_HWCAP) & HWCAP_CRC32_BIT) != 0)
+#endif
 
-/* SSE4.2's crc32 instruction has a latency of three cycles and a throughput of one: three
- * independent streams over three adjacent blocks keep it busy, joined with the zeros tables.
- * Long blocks stream from memory best; the shorter ones serve what is left of a batch. */
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
+#ifdef HW_CRC_BUILT
+
+/* SSE4.2's crc32 instruction has a latency of three cycles and a throughput of one (ARM's
+ * crc32c much the same on current cores): three independent streams over three adjacent
+ * blocks keep it busy, joined with the zeros tables. Long blocks stream from memory best; the
+ * shorter ones serve what is left of a batch. */
+HW_CRC static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n)
 {
     uint64_t c0 = crc;
     /* to an 8-byte boundary first: unaligned loads that straddle cache lines slow the loops */
     while (n && ((uintptr_t)p & 7)) {
-        c0 = _mm_crc32_u8((uint32_t)c0, *p++);
+        c0 = CRC_U8((uint32_t)c0, *p++);
         n--;
     }
     for (int level = 0; level < BLOCK_LEVELS; level++) {
@@ -134,9 +164,9 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
             uint64_t c1 = 0, c2 = 0;
             const uint8_t *end = p + block;
             do {
-                c0 = _mm_crc32_u64(c0, load_le64(p));
-                c1 = _mm_crc32_u64(c1, load_le64(p + block));
-                c2 = _mm_crc32_u64(c2, load_le64(p + 2 * block));
+                c0 = CRC_U64(c0, load_le64(p));
+                c1 = CRC_U64(c1, load_le64(p + block));
+                c2 = CRC_U64(c2, load_le64(p + 2 * block));
                 p += 8;
             } while (p < end);
             c0 = shift_by_table(zeros[level], (uint32_t)c0) ^ (uint32_t)c1;
@@ -146,12 +176,12 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
         }
     }
     while (n >= 8) {
-        c0 = _mm_crc32_u64(c0, load_le64(p));
+        c0 = CRC_U64(c0, load_le64(p));
         p += 8;
         n -= 8;
     }
     while (n--)
-        c0 = _mm_crc32_u8((uint32_t)c0, *p++);
+        c0 = CRC_U8((uint32_t)c0, *p++);
     return (uint32_t)c0;
 }
 
@@ -160,29 +190,29 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uin
 #define ALIGN_FROM 256
 
 /* The register after the last n < 8 bytes at p. */
-__attribute__((target("sse4.2"))) static inline uint64_t tail_hw(uint64_t c, const uint8_t *p,
+HW_CRC static inline uint64_t tail_hw(uint64_t c, const uint8_t *p,
                                                                  size_t n)
 {
     uint32_t v32;
     uint16_t v16;
     if (n & 4) {
         memcpy(&v32, p, 4);
-        c = _mm_crc32_u32((uint32_t)c, v32);
+        c = CRC_U32((uint32_t)c, v32);
         p += 4;
     }
     if (n & 2) {
         memcpy(&v16, p, 2);
-        c = _mm_crc32_u16((uint32_t)c, v16);
+        c = CRC_U16((uint32_t)c, v16);
         p += 2;
     }
     if (n & 1)
-        c = _mm_crc32_u8((uint32_t)c, *p);
+        c = CRC_U8((uint32_t)c, *p);
     return c;
 }
 
 /* Three CRC-32Cs at once, one per stream: three batches keep the instruction as busy as one
  * long buffer split in three, and need no joining. Each then finishes on its own. */
-__attribute__((target("sse4.2"))) static void crc_hw3(const uint8_t *const p[3],
+HW_CRC static void crc_hw3(const uint8_t *const p[3],
                                                      const size_t n[3], uint32_t out[3])
 {
     uint64_t c0 = 0xFFFFFFFFu, c1 = 0xFFFFFFFFu, c2 = 0xFFFFFFFFu;
@@ -194,15 +224,15 @@ __attribute__((target("sse4.2"))) static void crc_hw3(const uint8_t *const p[3],
         /* long batches: each stream first to an 8-byte boundary (a batch's CRC starts 21
          * bytes into it, and unaligned loads that straddle cache lines slow a long loop) */
         while ((uintptr_t)p0 & 7) {
-            c0 = _mm_crc32_u8((uint32_t)c0, *p0++);
+            c0 = CRC_U8((uint32_t)c0, *p0++);
             l0--;
         }
         while ((uintptr_t)p1 & 7) {
-            c1 = _mm_crc32_u8((uint32_t)c1, *p1++);
+            c1 = CRC_U8((uint32_t)c1, *p1++);
             l1--;
         }
         while ((uintptr_t)p2 & 7) {
-            c2 = _mm_crc32_u8((uint32_t)c2, *p2++);
+            c2 = CRC_U8((uint32_t)c2, *p2++);
             l2--;
         }
         common = l0 < l1 ? l0 : l1;
@@ -210,9 +240,9 @@ __attribute__((target("sse4.2"))) static void crc_hw3(const uint8_t *const p[3],
     }
     common &= ~(size_t)7;
     for (size_t i = 0; i < common; i += 8) {
-        c0 = _mm_crc32_u64(c0, load_le64(p0 + i));
-        c1 = _mm_crc32_u64(c1, load_le64(p1 + i));
-        c2 = _mm_crc32_u64(c2, load_le64(p2 + i));
+        c0 = CRC_U64(c0, load_le64(p0 + i));
+        c1 = CRC_U64(c1, load_le64(p1 + i));
+        c2 = CRC_U64(c2, load_le64(p2 + i));
     }
     p0 += common, p1 += common, p2 += common;
     l0 -= common, l1 -= common, l2 -= common;
@@ -266,18 +296,28 @@ static int get_view(PyObject *obj, Py_buffer *view)
 
 static void release_view(Py_buffer *view) { PyBuffer_Release(view); }
 
-/* A tuple subclass (a NamedTuple) of n items, filled by the caller; NULL on failure. */
-static PyObject *new_tuple_of(PyTypeObject *cls, Py_ssize_t n)
+/* How to make a tuple subclass (a NamedTuple): its tp_alloc, asked once per call (the stable
+ * ABI has no field access), then called for each tuple of n items the caller fills. */
+typedef struct {
+    PyTypeObject *cls;
+    allocfunc alloc;
+} tuple_maker;
+
+static tuple_maker tuple_maker_of(PyObject *cls)
 {
-    return cls->tp_alloc(cls, n);
+    PyTypeObject *type = (PyTypeObject *)cls;
+    tuple_maker t = {type, (allocfunc)PyType_GetSlot(type, Py_tp_alloc)};
+    return t;
 }
+
+static PyObject *new_tuple_of(const tuple_maker *t, Py_ssize_t n) { return t->alloc(t->cls, n); }
 
 static int set_ll(PyObject *tuple, Py_ssize_t i, long long v)
 {
     PyObject *o = PyLong_FromLongLong(v);
     if (o == NULL)
         return -1;
-    PyTuple_SET_ITEM(tuple, i, o);
+    PyTuple_SetItem(tuple, i, o);
     return 0;
 }
 
@@ -390,8 +430,8 @@ static PyObject *named_result(int which, const char *format, ...)
     if (values == NULL)
         return NULL;
     PyObject *out = PyStructSequence_New(result_types[which]);
-    for (Py_ssize_t i = 0; out != NULL && i < PyTuple_GET_SIZE(values); i++)
-        PyStructSequence_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(values, i)));
+    for (Py_ssize_t i = 0; out != NULL && i < PyTuple_Size(values); i++)
+        PyStructSequence_SetItem(out, i, Py_NewRef(PyTuple_GetItem(values, i)));
     Py_DECREF(values);
     return out;
 }
@@ -733,7 +773,7 @@ static int share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    CrcShare *sh = (CrcShare *)type->tp_alloc(type, 0);
+    CrcShare *sh = (CrcShare *)PyType_GenericAlloc(type, 0);
     if (sh == NULL)
         return NULL;
     if (pthread_mutex_init(&sh->lock, NULL) != 0 || pthread_cond_init(&sh->changed, NULL) != 0) {
@@ -747,7 +787,9 @@ static void share_dealloc(CrcShare *sh)
 {
     pthread_cond_destroy(&sh->changed);
     pthread_mutex_destroy(&sh->lock);
-    Py_TYPE(sh)->tp_free((PyObject *)sh);
+    PyTypeObject *type = Py_TYPE((PyObject *)sh);
+    PyObject_Free(sh);
+    Py_DECREF(type); /* a heap type: each instance holds a reference to it */
 }
 
 /* help(kicks) -> whether it checked CRCs: waits until a run is posted (and checks slices of
@@ -817,15 +859,19 @@ static PyMethodDef share_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject CrcShareType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.CrcShare",
-    .tp_basicsize = sizeof(CrcShare),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A walk's CRC work shared with its read-ahead thread.",
-    .tp_new = share_new,
-    .tp_dealloc = (destructor)share_dealloc,
-    .tp_methods = share_methods,
+static PyType_Slot share_slots[] = {
+    {Py_tp_doc, "A walk's CRC work shared with its read-ahead thread."},
+    {Py_tp_new, share_new},
+    {Py_tp_dealloc, share_dealloc},
+    {Py_tp_methods, share_methods},
+    {0, NULL},
 };
+
+static PyType_Spec share_spec = {
+    "kdump._speedups.CrcShare", sizeof(CrcShare), 0, Py_TPFLAGS_DEFAULT, share_slots,
+};
+
+static PyTypeObject *CrcShareType; /* made from share_spec when the module loads */
 #endif
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
@@ -849,7 +895,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
                           &check_crc, &until_invalid, &share))
         return NULL;
 #ifdef HAVE_CRC_SHARE
-    if (share != Py_None && !PyObject_TypeCheck(share, &CrcShareType)) {
+    if (share != Py_None && !PyObject_TypeCheck(share, CrcShareType)) {
         PyErr_SetString(PyExc_TypeError, "share: a CrcShare or None");
         return NULL;
     }
@@ -877,7 +923,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         release_view(&view);
         return NULL;
     }
-    int64_t *cols = (int64_t *)PyBytes_AS_STRING(data);
+    int64_t *cols = (int64_t *)PyBytes_AsString(data);
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
@@ -938,7 +984,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         PyObject *full = data;
         data = PyBytes_FromStringAndSize(NULL, row_bytes * n);
         if (data != NULL) {
-            int64_t *dst = (int64_t *)PyBytes_AS_STRING(data);
+            int64_t *dst = (int64_t *)PyBytes_AsString(data);
             for (int c = 0; c < WALK_COLUMNS; c++)
                 memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
         }
@@ -1154,7 +1200,7 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
         release_columns(views, 2);
         return NULL;
     }
-    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    uint8_t *p = (uint8_t *)PyBytes_AsString(out);
     Py_ssize_t k = 0;
     int in_order = 1;
     int64_t not_before = last_second; /* time index: the offset no entry may go below */
@@ -1200,8 +1246,14 @@ static PyObject *py_pack_entries(PyObject *self, PyObject *args)
         Py_DECREF(out);
         Py_RETURN_NONE;
     }
-    if (_PyBytes_Resize(&out, k * width) < 0)
-        return NULL;
+    if (k < n) { /* fewer entries than rows: bytes of their own size (no resize in the
+                    stable ABI) */
+        PyObject *full = out;
+        out = PyBytes_FromStringAndSize(PyBytes_AsString(full), k * width);
+        Py_DECREF(full);
+        if (out == NULL)
+            return NULL;
+    }
     return named_result(PACKED_ENTRIES, "(NnLL)", out, k, last_first, last_second);
 }
 
@@ -1337,12 +1389,12 @@ static PyObject *py_java_utf8(PyObject *self, PyObject *arg)
     Py_buffer view;
     if (get_view(arg, &view) < 0)
         return NULL;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len * 3);
-    if (out != NULL) {
-        Py_ssize_t n = java_utf8_into(PyBytes_AS_STRING(out), view.buf, view.len);
-        if (_PyBytes_Resize(&out, n) < 0)
-            out = NULL;
-    }
+    /* a buffer of its own, then bytes of the size written: no resize in the stable ABI */
+    char *tmp = PyMem_Malloc((size_t)view.len * 3 + 1);
+    PyObject *out = tmp == NULL ? PyErr_NoMemory()
+                                : PyBytes_FromStringAndSize(
+                                      tmp, java_utf8_into(tmp, view.buf, view.len));
+    PyMem_Free(tmp);
     release_view(&view);
     return out;
 }
@@ -1570,7 +1622,7 @@ static PyObject *bytes_or_none(const uint8_t *p, int64_t size)
 
 /* The headers of a view as a tuple of Header tuples (key decoded as Java decodes it, as
  * Python's record decoder does: DefaultRecord.readHeaders' Utils.utf8). */
-static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
+static PyObject *headers_tuple(const record_view *rec, const tuple_maker *header_cls)
 {
     PyObject *headers = PyTuple_New((Py_ssize_t)rec->header_count);
     const uint8_t *h = rec->headers;
@@ -1587,9 +1639,9 @@ static PyObject *headers_tuple(const record_view *rec, PyTypeObject *header_cls)
             Py_CLEAR(headers);
             break;
         }
-        PyTuple_SET_ITEM(header, 0, key);
-        PyTuple_SET_ITEM(header, 1, value);
-        PyTuple_SET_ITEM(headers, (Py_ssize_t)i, header);
+        PyTuple_SetItem(header, 0, key);
+        PyTuple_SetItem(header, 1, value);
+        PyTuple_SetItem(headers, (Py_ssize_t)i, header);
     }
     return headers;
 }
@@ -1617,14 +1669,14 @@ typedef struct {
     PyObject *key, *value, *headers; /* owned; key and value may be None */
 } CRecord;
 
-static PyTypeObject CRecordType;
+static PyTypeObject *CRecordType; /* made from crecord_spec when the module loads */
 static PyObject *python_record; /* kdump.format.records.Record, set by set_record_class */
 
 /* A record of the view, without headers yet (the caller sets them). Not tracked by the cycle
  * collector: it holds bytes and a tuple of headers, never a cycle. */
 static PyObject *crecord_new(const record_view *rec)
 {
-    CRecord *r = PyObject_New(CRecord, &CRecordType);
+    CRecord *r = PyObject_New(CRecord, CRecordType);
     if (r == NULL)
         return NULL;
     r->offset = rec->offset;
@@ -1647,7 +1699,9 @@ static void crecord_dealloc(CRecord *r)
     Py_CLEAR(r->key);
     Py_CLEAR(r->value);
     Py_CLEAR(r->headers);
+    PyTypeObject *type = Py_TYPE((PyObject *)r);
     PyObject_Free(r);
+    Py_DECREF(type);
 }
 
 /* Field i, as the Python Record holds it. */
@@ -1684,7 +1738,7 @@ static PyObject *crecord_as_tuple(CRecord *r)
         if (item == NULL)
             Py_CLEAR(t);
         else
-            PyTuple_SET_ITEM(t, i, item);
+            PyTuple_SetItem(t, i, item);
     }
     return t;
 }
@@ -1724,10 +1778,10 @@ static PyObject *crecord_subscript(PyObject *self, PyObject *key)
 
 static PyObject *crecord_richcompare(PyObject *self, PyObject *other, int op)
 {
-    if (!PyTuple_Check(other) && !PyObject_TypeCheck(other, &CRecordType))
+    if (!PyTuple_Check(other) && !PyObject_TypeCheck(other, CRecordType))
         Py_RETURN_NOTIMPLEMENTED;
     PyObject *mine = crecord_as_tuple((CRecord *)self);
-    PyObject *theirs = PyObject_TypeCheck(other, &CRecordType)
+    PyObject *theirs = PyObject_TypeCheck(other, CRecordType)
                            ? crecord_as_tuple((CRecord *)other)
                            : PySequence_Tuple(other);
     PyObject *out = NULL;
@@ -1771,15 +1825,15 @@ static PyObject *crecord_getattro(PyObject *self, PyObject *name)
 {
     const char *const *names = record_fields;
     CRecord *r = (CRecord *)self;
-    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    const char *s = PyUnicode_AsUTF8AndSize(name, NULL); /* NULL, TypeError: not a str */
     if (s != NULL) {
         for (Py_ssize_t i = 0; i < RECORD_FIELDS; i++)
             if (strcmp(s, names[i]) == 0)
                 return crecord_item(r, i);
         if (strcmp(s, "key_size") == 0)
-            return PyLong_FromSsize_t(r->key == Py_None ? -1 : PyBytes_GET_SIZE(r->key));
+            return PyLong_FromSsize_t(r->key == Py_None ? -1 : PyBytes_Size(r->key));
         if (strcmp(s, "value_size") == 0)
-            return PyLong_FromSsize_t(r->value == Py_None ? -1 : PyBytes_GET_SIZE(r->value));
+            return PyLong_FromSsize_t(r->value == Py_None ? -1 : PyBytes_Size(r->value));
     }
     PyErr_Clear();
     PyObject *found = PyObject_GenericGetAttr(self, name);
@@ -1794,34 +1848,30 @@ static PyObject *crecord_getattro(PyObject *self, PyObject *name)
     return found;
 }
 
-static PySequenceMethods crecord_as_sequence = {
-    .sq_length = crecord_length,
-    .sq_item = crecord_sq_item,
-};
-
-static PyMappingMethods crecord_as_mapping = {
-    .mp_length = crecord_length,
-    .mp_subscript = crecord_subscript,
-};
-
 static PyMethodDef crecord_methods[] = {
     {"__reduce__", crecord_reduce, METH_NOARGS, "Pickled as the Python Record."},
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject CRecordType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kdump._speedups.Record",
-    .tp_basicsize = sizeof(CRecord),
-    .tp_dealloc = (destructor)crecord_dealloc,
-    .tp_repr = crecord_repr,
-    .tp_as_sequence = &crecord_as_sequence,
-    .tp_as_mapping = &crecord_as_mapping,
-    .tp_hash = crecord_hash,
-    .tp_getattro = crecord_getattro,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A record of a v2 batch: kdump.format.records.Record, made in C.",
-    .tp_richcompare = crecord_richcompare,
-    .tp_methods = crecord_methods,
+static PyType_Slot crecord_slots[] = {
+    {Py_tp_doc, "A record of a v2 batch: kdump.format.records.Record, made in C."},
+    {Py_tp_dealloc, crecord_dealloc},
+    {Py_tp_repr, crecord_repr},
+    {Py_sq_length, crecord_length},
+    {Py_sq_item, crecord_sq_item},
+    {Py_mp_length, crecord_length},
+    {Py_mp_subscript, crecord_subscript},
+    {Py_tp_hash, crecord_hash},
+    {Py_tp_getattro, crecord_getattro},
+    {Py_tp_richcompare, crecord_richcompare},
+    {Py_tp_methods, crecord_methods},
+    {0, NULL},
+};
+
+/* made only by the C decoder: Python code cannot make one (it would hold no key or value) */
+static PyType_Spec crecord_spec = {
+    "kdump._speedups.Record", sizeof(CRecord), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, crecord_slots,
 };
 
 /* set_record_class(Record): the Python Record the C one prints, pickles and delegates as. */
@@ -1829,7 +1879,9 @@ static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
 {
     if (check_type(cls) < 0)
         return NULL;
-    Py_XSETREF(python_record, Py_NewRef(cls));
+    PyObject *was = python_record;
+    python_record = Py_NewRef(cls);
+    Py_XDECREF(was);
     Py_RETURN_NONE;
 }
 
@@ -1875,6 +1927,7 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "v2_records: start is past the payload");
         return NULL;
     }
+    tuple_maker header_maker = tuple_maker_of(header_cls);
     reader r = {view.buf, view.len, OK, 0, 0};
     /* room for every record asked for that the rest of the payload can hold (one takes at
      * least 7 bytes), made once */
@@ -1890,7 +1943,7 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
         PyObject *record = crecord_new(&rec);
         if (record != NULL) {
             CRecord *c = (CRecord *)record;
-            c->headers = headers_tuple(&rec, (PyTypeObject *)header_cls);
+            c->headers = headers_tuple(&rec, &header_maker);
             if (c->headers == NULL)
                 Py_CLEAR(record);
         }
@@ -1898,11 +1951,11 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
             Py_CLEAR(list);
             break;
         }
-        PyList_SET_ITEM(list, n, record);
+        PyList_SetItem(list, n, record);
     }
     if (n < wanted && n == room && room < max_records && !r.error)
         r.error = PAST_BATCH; /* more records than bytes: past the payload */
-    if (list != NULL && PyList_SetSlice(list, n, PyList_GET_SIZE(list), NULL) < 0)
+    if (list != NULL && PyList_SetSlice(list, n, PyList_Size(list), NULL) < 0)
         Py_CLEAR(list);
     release_view(&view);
     if (list == NULL || PyErr_Occurred()) {
@@ -2255,13 +2308,13 @@ bad:
 static int get_walk_columns(PyObject *columns, Py_buffer *views, const int64_t **cols,
                             Py_ssize_t *n)
 {
-    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != WALK_COLUMNS) {
+    if (!PyTuple_Check(columns) || PyTuple_Size(columns) != WALK_COLUMNS) {
         PyErr_SetString(PyExc_TypeError, "columns: a tuple of the walk's columns");
         return -1;
     }
     PyObject *objs[WALK_COLUMNS];
     for (int c = 0; c < WALK_COLUMNS; c++)
-        objs[c] = PyTuple_GET_ITEM(columns, c);
+        objs[c] = PyTuple_GetItem(columns, c);
     return get_columns(objs, views, cols, WALK_COLUMNS, n);
 }
 
@@ -2620,7 +2673,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
             b.position < 0 || b.size < V2_HEADER_SIZE || b.position > buf.len - b.size)
             break; /* legacy, compressed, control, records rendered a slice at a time: the
                     * Python renderer's */
-        Py_ssize_t mark = o.len, gaps = PyList_GET_SIZE(rc.gaps);
+        Py_ssize_t mark = o.len, gaps = PyList_Size(rc.gaps);
         int64_t last = rc.last_offset;
         int r = render_batch(&o, &rc, &b, (const uint8_t *)buf.buf + b.position + V2_HEADER_SIZE,
                              (Py_ssize_t)(b.size - V2_HEADER_SIZE));
@@ -2631,7 +2684,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
         if (r > 0) { /* undo this batch: Python renders all of it */
             o.len = mark;
             rc.last_offset = last;
-            if (PyList_SetSlice(rc.gaps, gaps, PyList_GET_SIZE(rc.gaps), NULL) < 0)
+            if (PyList_SetSlice(rc.gaps, gaps, PyList_Size(rc.gaps), NULL) < 0)
                 failed = 1;
             break;
         }
@@ -3138,8 +3191,13 @@ static PyObject *py_advise(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "Onni", &obj, &start, &end, &advice))
         return NULL;
     if (mmap_type == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)mmap_type)) {
-        PyErr_Format(PyExc_TypeError, "advise: buf must be an mmap.mmap, not %.100s",
-                     Py_TYPE(obj)->tp_name);
+        /* the type's name as the stable ABI gives it (no tp_name there; PyType_GetName
+         * is 3.11's, and 3.10 builds this file too) */
+        PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__");
+        if (name != NULL) {
+            PyErr_Format(PyExc_TypeError, "advise: buf must be an mmap.mmap, not %U", name);
+            Py_DECREF(name);
+        }
         return NULL;
     }
     if (!advice_allowed(advice)) {
@@ -3246,7 +3304,7 @@ static int add_names(PyObject *m, const char *attr, const char *const *names, in
         if (name == NULL)
             Py_CLEAR(tuple);
         else
-            PyTuple_SET_ITEM(tuple, i, name);
+            PyTuple_SetItem(tuple, i, name);
     }
     if (tuple == NULL || PyModule_AddObject(m, attr, tuple) < 0) {
         Py_XDECREF(tuple);
@@ -3276,32 +3334,42 @@ PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
 #ifdef HW_CRC_BUILT
-    __builtin_cpu_init();
-    hw_crc_usable = __builtin_cpu_supports("sse4.2") != 0;
+    hw_crc_usable = hw_crc_present();
 #endif
     have_hw_crc = hw_crc_usable;
-    if (PyType_Ready(&CRecordType) < 0)
+    CRecordType = (PyTypeObject *)PyType_FromSpec(&crecord_spec);
+    if (CRecordType == NULL)
         return NULL;
     PyObject *mmap_module = PyImport_ImportModule("mmap");
     if (mmap_module == NULL)
         return NULL;
-    Py_XSETREF(mmap_type, PyObject_GetAttrString(mmap_module, "mmap"));
+    PyObject *was = mmap_type;
+    mmap_type = PyObject_GetAttrString(mmap_module, "mmap");
+    Py_XDECREF(was);
     Py_DECREF(mmap_module);
     if (mmap_type == NULL || !PyType_Check(mmap_type)) {
         PyErr_SetString(PyExc_ImportError, "kdump._speedups: mmap.mmap is not a type");
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)&CRecordType) < 0) {
+    if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)CRecordType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
 #ifdef HAVE_CRC_SHARE
-    if (m != NULL && (PyType_Ready(&CrcShareType) < 0 ||
-                      PyModule_AddObjectRef(m, "CrcShare", (PyObject *)&CrcShareType) < 0)) {
+    CrcShareType = (PyTypeObject *)PyType_FromSpec(&share_spec);
+    if (m != NULL && (CrcShareType == NULL ||
+                      PyModule_AddObjectRef(m, "CrcShare", (PyObject *)CrcShareType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
+#endif
+#ifdef HW_CRC_BUILT
+    if (m != NULL && PyModule_AddStringConstant(m, "HARDWARE_CRC", HW_CRC_BUILT) < 0)
+        Py_CLEAR(m);
+#else
+    if (m != NULL && PyModule_AddObjectRef(m, "HARDWARE_CRC", Py_None) < 0)
+        Py_CLEAR(m);
 #endif
     if (m != NULL && (add_names(m, "WALK_COLUMNS", walk_column_names, WALK_COLUMNS) < 0 ||
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||

@@ -84,9 +84,16 @@ class _Commands(click.Group):
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    from pathlib import Path
+
     from kdump import speedups
 
-    click.echo(f"kdump, version {__version__}; C fast paths {speedups.describe()}")
+    where = Path(__file__).parent
+    click.echo(f"kdump, version {__version__}, from {where} (Python {sys.version.split()[0]})")
+    click.echo(f"fast paths: {speedups.describe()}")
+    hint = speedups.how_to_enable()
+    if hint is not None:
+        click.echo(f"to get them: {hint}")
     ctx.exit(ExitCode.OK)
 
 
@@ -109,7 +116,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     expose_value=False,
     is_eager=True,
     callback=_version,
-    help="Show the version and whether the C fast paths run.",
+    help="Show the version, where kdump runs from and which fast paths (C, CRC-32C) run.",
 )
 @click.pass_context
 def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw: Any) -> None:

@@ -4,18 +4,23 @@ One table (``TOPIC_CONFIGS``) holds each topic config kdump reads with its type,
 validator (``LogConfig``'s topic ConfigDef) and its broker synonyms in order of precedence
 (``ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS``), an hours or minutes synonym carrying
 its factor to milliseconds (``AbstractKafkaConfig``); ``BROKER_CONFIGS`` holds the broker
-configs themselves (``LogConfig.SERVER_CONFIG_DEF``, ``CleanerConfig``). Values come from four
+configs themselves (``LogConfig.SERVER_CONFIG_DEF``, ``CleanerConfig``). Values come from these
 layers, the first that sets a config wins:
 
 1. ``--config name=value`` (a topic name, or a broker name for the broker layer);
 2. the partition's topic in ``kafka-configs.sh --describe [--all]`` output;
-3. Kafka's internal-topic config: the topic configs Kafka itself sets when it creates
+3. the KRaft metadata image's topic configs (``MetadataConfigs``: the ConfigRecords of resource
+   type TOPIC the metadata log holds, replayed in order, a null value deleting the key), where
+   the log dir holds ``__cluster_metadata-0`` or ``--metadata DIR`` names one;
+4. Kafka's internal-topic config: the topic configs Kafka itself sets when it creates
    ``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
    ``__remote_log_metadata`` and the KRaft ``__cluster_metadata`` log (``INTERNAL_TOPIC_CONFIGS``),
    some of them taken from a broker config such as ``offsets.topic.segment.bytes``;
-4. the broker: ``--config log.*``, a broker section of the describe output, ``server.properties``
-   (merged into one map, in that order, then its synonyms read in Kafka's order);
-5. Kafka's default.
+5. the broker: ``--config log.*``, a broker section of the describe output, the metadata
+   image's dynamic broker configs (this broker's own, then the cluster default), then
+   ``server.properties`` (merged into one map, in that order, then its synonyms read in Kafka's
+   order);
+6. Kafka's default.
 
 Every resolved ``Setting`` says where its value came from. A value Kafka would refuse raises
 ``ConfigError`` with the validator's own words.
@@ -260,6 +265,39 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = dict(
     ]
 )  # fmt: skip
 
+KAFKA_TOPIC_CONFIG_NAMES = frozenset(
+    {
+        *TOPIC_CONFIGS,
+        "compression.type",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.zstd.level",
+        "file.delete.delay.ms",
+        "flush.messages",
+        "flush.ms",
+        "follower.replication.throttled.replicas",
+        "leader.replication.throttled.replicas",
+        "local.retention.bytes",
+        "local.retention.ms",
+        "max.message.bytes",
+        "message.downconversion.enable",
+        "message.format.version",
+        "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms",
+        "message.timestamp.difference.max.ms",
+        "message.timestamp.type",
+        "min.insync.replicas",
+        "preallocate",
+        "remote.log.copy.disable",
+        "remote.log.delete.on.disable",
+        "remote.storage.enable",
+        "unclean.leader.election.enable",
+    }
+)
+"""Every topic config Kafka has defined (TopicConfig and LogConfig's ConfigDef, 3.x to 4.x): none
+holds a secret (no PASSWORD type), so a metadata image's topic config by one of these names is
+printed, any other name redacted (KafkaConfigSchema.isSensitive: an unknown config is)."""
+
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     key.name: key
     for key in (
@@ -387,6 +425,9 @@ class Source(str, Enum):
     DESCRIBE = "describe output"
     OPTION = "--config"
     INTERNAL_TOPIC = "Kafka's internal-topic config"
+    METADATA = "metadata image"
+    """The KRaft metadata log's configs (kafka-configs.sh --alter as the controller recorded
+    it: ConfigRecords), replayed into its image (kdump.kraft)."""
 
 
 class RawSetting(NamedTuple):
@@ -424,12 +465,59 @@ class DescribeOutput(NamedTuple):
 
 
 @dataclass(frozen=True)
+class MetadataConfigs:
+    """The dynamic configs a KRaft metadata image holds (ConfigurationsImage), in the order
+    Kafka applies them over server.properties (KafkaConfigSchema.resolveEffectiveTopicConfigs:
+    static < the cluster's dynamic default < the broker's own < the topic's). Built by
+    kdump.kraft.configs.find_metadata_configs."""
+
+    location: str
+    """The metadata log the image was read from (named in every setting's origin)."""
+    offset: int
+    """The image's offset: the configs as of it."""
+    topics: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """ConfigRecords of resource type TOPIC: topic -> config -> value."""
+    cluster: Mapping[str, str] = field(default_factory=dict)
+    """Of resource type BROKER, name "": the cluster-wide dynamic broker default."""
+    broker: Mapping[str, str] = field(default_factory=dict)
+    """Of resource type BROKER, name ``node_id``: this broker's own dynamic configs."""
+    node_id: int | None = None
+    """The broker whose own configs apply (the log dir's meta.properties node.id)."""
+    notes: tuple[str, ...] = ()
+    """What a reader of these settings should know (a replay that stopped at damage)."""
+
+    def topic_layer(self, topic: str | None) -> dict[str, RawSetting]:
+        found = self.topics.get(topic or "", {})
+        where = f"topic {topic}"
+        return {n: self._raw(n, v, where) for n, v in found.items() if n in TOPIC_CONFIGS}
+
+    def broker_value(self, name: str) -> str | None:
+        """``name`` as this broker's own dynamic config, else the cluster's default (None:
+        neither sets it)."""
+        return self.broker.get(name, self.cluster.get(name))
+
+    def broker_layer(self) -> dict[str, RawSetting]:
+        """The cluster default, then the broker's own over it."""
+        out = {n: self._raw(n, v, "cluster default") for n, v in self.cluster.items()}
+        out.update({n: self._raw(n, v, f"broker {self.node_id}") for n, v in self.broker.items()})
+        return {n: raw for n, raw in out.items() if n in BROKER_CONFIGS}
+
+    def _raw(self, name: str, value: str, where: str) -> RawSetting:
+        origin = f"{Source.METADATA.value} of {self.location} at offset {self.offset} ({where})"
+        return RawSetting(name, value, Source.METADATA, origin)
+
+
+@dataclass(frozen=True)
 class ConfigLayers:
     """Everything given on the command line, before a topic is chosen."""
 
     options: tuple[RawSetting, ...] = ()
     describe: DescribeOutput | None = None
     server_properties: Mapping[str, RawSetting] = field(default_factory=dict)
+    metadata: MetadataConfigs | None = None
+    """The KRaft metadata image's configs, where the log dir holds the metadata log (combined
+    mode) or ``--metadata DIR`` named one: above server.properties, below describe output and
+    --config."""
 
 
 def parse_config_option(text: str) -> RawSetting:
@@ -653,6 +741,16 @@ class Settings:
         return {s.name: s.value for s in self.entries}
 
 
+def _refusal(name: str, raw: RawSetting) -> str | None:
+    """Why Kafka's validator refuses ``raw`` for config ``name`` (None: it takes it)."""
+    key = TOPIC_CONFIGS[name].key if name in TOPIC_CONFIGS else BROKER_CONFIGS[name]
+    try:
+        key.parse(raw.raw)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def _parse(key: ConfigKey, raw: RawSetting) -> Value:
     try:
         return key.parse(raw.raw)
@@ -665,6 +763,20 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
     notes: list[str] = []
     topic_layer: dict[str, RawSetting] = {}
     broker_layer: dict[str, RawSetting] = dict(layers.server_properties)
+    if layers.metadata is not None:
+        notes.extend(layers.metadata.notes)
+        # Kafka accepted these when they were set; a validator that changed since (4.0 raised
+        # segment.bytes' minimum) refuses some: those are said and left out, not fatal
+        for into, image_layer in (
+            (broker_layer, layers.metadata.broker_layer()),
+            (topic_layer, layers.metadata.topic_layer(topic)),
+        ):
+            for name, raw in image_layer.items():
+                problem = _refusal(name, raw)
+                if problem is None:
+                    into[name] = raw
+                else:
+                    notes.append(f"{raw.origin}: {problem}; not used")
     if layers.describe is not None:
         broker_layer.update(layers.describe.brokers)
         described = layers.describe.topics.get(topic) if topic is not None else None

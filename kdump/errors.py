@@ -353,6 +353,23 @@ class UnknownMetadataRecord(MetadataParseError):
         self.facts = facts
 
 
+class NotCompiled(KdumpError):
+    """kdump.format.compiled: the compiled reader cannot read these bytes whole; the caller asks
+    the reference reader (kdump.format.messages), which gives Kafka's error. Never shown."""
+
+    def __init__(self, reason: str = "not read whole by the compiled reader") -> None:
+        super().__init__(reason)
+
+
+class ReplayError(KdumpError):
+    """kdump.kraft: a metadata record Kafka's image refuses (the IllegalStateException or
+    RuntimeException its delta throws), in Kafka's words: MetadataBatchLoader hands it to the
+    fault handler and goes on with the next record."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+
+
 def as_kdump_error(error: KdumpError | OSError, path: str) -> KdumpError:
     """An OSError met reading ``path``, as the InputError it is (kdump's errors as they are)."""
     if isinstance(error, KdumpError):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from kdump.format.names import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
+    KRAFT_SNAPSHOT_DELETED_SUFFIX,
     LOG_SUFFIX,
     SWAP_SUFFIX,
     is_kdump_leftover,
@@ -31,9 +32,6 @@ from kdump.format.names import (
     parse_kept_log,
 )
 from kdump.storage.base import Storage
-
-KRAFT_SNAPSHOT_DELETED = ".checkpoint.deleted"
-"""What LogLoader leaves to KafkaMetadataLog's recovery."""
 
 
 @dataclass
@@ -68,7 +66,8 @@ def settle(storage: Storage) -> Settlement:
     swaps = [n for n in names if n.endswith(SWAP_SUFFIX)]
     lowest_cleaned = min((_offset(n) for n in cleaned), default=None)
     for name in names:
-        if name.endswith(DELETED_SUFFIX) and not name.endswith(KRAFT_SNAPSHOT_DELETED):
+        # a KRaft snapshot marked for deletion is KafkaMetadataLog's to delete, not LogLoader's
+        if name.endswith(DELETED_SUFFIX) and not name.endswith(KRAFT_SNAPSHOT_DELETED_SUFFIX):
             out.deleted.append((name, _DELETED))
     valid = []
     for name in swaps:

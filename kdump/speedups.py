@@ -13,6 +13,7 @@ CRC-32C with its own table-driven code, as on processors without CRC instruction
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         class of its members can: each is the module's own, typed by kdump/_speedups.pyi, so
         mypy checks every call through native() against the stub."""
 
+        HARDWARE_CRC = _speedups.HARDWARE_CRC
         WALK_COLUMNS = _speedups.WALK_COLUMNS
         RECORD_FIELDS = _speedups.RECORD_FIELDS
         RECORD_FAULTS = _speedups.RECORD_FAULTS
@@ -50,17 +52,22 @@ if TYPE_CHECKING:
         v2_records = staticmethod(_speedups.v2_records)
 
 
-def _load() -> Native | None:
+def _load() -> tuple[Native | None, str]:
+    """The C module, or None and why not (``kdump --version`` says it)."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
-        return None
+        return None, "KDUMP_PURE_PYTHON is set"
     try:
-        from kdump import _speedups
-    except ImportError:  # pragma: no cover - a build without a C compiler
-        return None
-    return cast("Native", _speedups)  # the members Native names are the module's
+        # not `from kdump import _speedups`: a module that is not there would raise a plain
+        # ImportError, as one that is there but fails to load does
+        import kdump._speedups as _speedups
+    except ModuleNotFoundError:  # installed where no C compiler was (from the sdist, say)
+        return None, "not built: this install has no C module"
+    except ImportError as e:  # built for another Python or machine (a copied site-packages)
+        return None, f"built for another Python or machine: {e}"
+    return cast("Native", _speedups), ""  # the members Native names are the module's
 
 
-_module = _load()
+_module, _why_off = _load()
 _enabled = _module is not None
 
 
@@ -110,11 +117,55 @@ def fits_int64(*values: int) -> bool:
 
 
 def describe() -> str:
-    """One line for ``kdump --version`` and benchmarks: which code runs."""
+    """One line for ``kdump --version``, reports and benchmarks: which code runs, and which
+    CRC-32C."""
+    why = why_off()
+    if why is not None:
+        return f"off, pure Python ({why}); CRC-32C: {python_crc()}"
+    return f"C; CRC-32C: {c_crc()}"
+
+
+def why_off() -> str | None:
+    """Why the C paths are off (None where they run)."""
     if _module is None:
-        why = "KDUMP_PURE_PYTHON is set" if os.environ.get("KDUMP_PURE_PYTHON") else "not built"
-        return f"off ({why}): pure Python"
-    if not _enabled:
-        return "off (switched off): pure Python"
-    crc = "hardware CRC-32C" if _module.hardware_crc() else "software CRC-32C (no CRC instructions)"
-    return f"on ({crc})"
+        return _why_off
+    return None if _enabled else "switched off"
+
+
+def c_crc() -> str:
+    """Which CRC-32C the C code runs: the processor's instructions (SSE4.2 on x86-64, the CRC
+    extension of ARMv8) where the module was built with them and the processor has them."""
+    assert _module is not None
+    if _module.hardware_crc():
+        return f"{_module.HARDWARE_CRC} instructions"
+    if _module.HARDWARE_CRC is None:
+        return "software (this build has no CRC instructions for this processor)"
+    return f"software (this processor has no {_module.HARDWARE_CRC} CRC instructions)"
+
+
+def python_crc() -> str:
+    """Which CRC-32C the Python code runs (kdump.crc.python_crc32c)."""
+    try:
+        import crc32c
+    except ImportError:  # pragma: no cover - where the package has no wheel
+        return "crcmod's tables (software, slow)"
+    return "the crc32c package, " + ("hardware" if crc32c.hardware_based else "software")
+
+
+def how_to_enable() -> str | None:
+    """Where the C paths are off for the process: how to get them, in one line (None where
+    they are loaded). The wheel, not a package name: "kdump" on PyPI is another project."""
+    if _module is not None:
+        return None
+    if os.environ.get("KDUMP_PURE_PYTHON"):
+        return "unset KDUMP_PURE_PYTHON"
+    from kdump import __version__
+
+    # scripts/build-dist.sh's wheels: the stable-ABI build from 3.11 on, its own for 3.10
+    tag = "cp310-cp310" if sys.version_info < (3, 11) else "cp311-abi3"
+    wheel = f"kdump-{__version__}-{tag}-manylinux*_{os.uname().machine}.whl"
+    return (
+        f"pip install --force-reinstall {wheel} (a release's wheel for this Python and machine, "
+        "built with them), or run kdump.pyz on x86-64 Linux; or reinstall where a C compiler "
+        "and Python's headers are (Debian: apt install gcc python3-dev)"
+    )

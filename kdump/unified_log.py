@@ -173,6 +173,10 @@ class UnifiedLog:
     def __repr__(self) -> str:
         return f"UnifiedLog({self.location!r})"
 
+    def found_in(self, log_dir: LogDir) -> bool:
+        """One of the partition directories found in ``log_dir``."""
+        return self.log_dir is log_dir and self.location in log_dir.partition_dirs
+
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
         keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")

@@ -29,6 +29,8 @@ def parse_timestamp(text: str) -> int:
                 "(-1 latest, -2 earliest), not times"
             )
         return value
+    if stripped[-1:] in ("Z", "z"):  # Python 3.10's fromisoformat knows only +00:00
+        stripped = stripped[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(stripped)
     except ValueError:

@@ -2,7 +2,8 @@
 # What the test suite needs from the system rather than from PyPI: Debian's chromium and
 # chromium-driver, for the browser tests of `kdump report` (tests/test_report_browser.py), and
 # Azurite's blob service from npm (azurite-blob), the Azure Blob Storage emulator of the az://
-# tests (tests/test_remote_gcs_azure.py).
+# tests (tests/test_remote_gcs_azure.py); Debian's aarch64 cross compiler and QEMU's user-mode
+# emulator, for the C module's ARMv8 CRC-32C (tests/test_crc_armv8.py).
 # Installs them where missing (apt-get and npm, as root or through password-less sudo); a no-op
 # where they are there. Never fails the run: where they cannot be installed (no apt or npm, not
 # root, no network), it says why and the tests that need them skip, naming the reason.
@@ -52,6 +53,24 @@ azurite() {
     fi
 }
 
+armv8() {
+    if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64-static >/dev/null 2>&1; then
+        return
+    fi
+    say() { echo "ensure-test-system-deps: $*; the ARMv8 CRC test will skip" >&2; }
+    if ! command -v apt-get >/dev/null 2>&1 || [ "$run" = none ]; then
+        say "no apt-get, or not root, to install gcc-aarch64-linux-gnu and qemu-user-static"
+        return
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $run apt-get update -qq >/dev/null 2>&1
+    if ! $run apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu \
+        libc6-dev-arm64-cross qemu-user-static >/dev/null 2>&1; then
+        say "apt-get install gcc-aarch64-linux-gnu qemu-user-static failed"
+    fi
+}
+
 browser
 azurite
+armv8
 exit 0

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import click
 
-from kdump import __version__
 from kdump.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,7 +71,8 @@ def command_section(command: click.Command, path: list[str], parent: click.Conte
 def manpage() -> str:
     ctx = click.Context(cli, info_name="kdump", **cli.context_settings)  # as a run makes it
     lines = [
-        f'.TH KDUMP 1 "" "kdump {__version__}" "User Commands"',
+        # no version: the committed page serves every commit (the version is the git tag's)
+        '.TH KDUMP 1 "" "kdump" "User Commands"',
         ".SH NAME",
         "kdump \\- " + roff(cli.help or "").rstrip("."),
         ".SH SYNOPSIS",

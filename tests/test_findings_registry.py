@@ -29,6 +29,7 @@ from kdump.txn.analysis import abort_commands
 
 KDUMP = REPO / "kdump"
 OFFSET = struct.Struct(">q")
+CORRUPT_KRAFT = CORRUPT.parent / "corrupt-kraft"
 
 BUILT = {
     ("kdump/checks/indexes.py", "f'{prefix}_MISALIGNED'"): {
@@ -371,6 +372,10 @@ def _fixture_runs() -> list[tuple[str, list[str], list[str]]]:
         ("generated --deep", [str(GENERATED)], ["--deep"]),
     ]
     runs += [(name, [str(CORRUPT / name)], c["options"]) for name, c in sorted(cases.items())]
+    kraft = json.loads((CORRUPT_KRAFT / "cases.json").read_text())
+    runs += [
+        (name, [str(CORRUPT_KRAFT / name / c["target"])], []) for name, c in sorted(kraft.items())
+    ]
     return runs
 
 

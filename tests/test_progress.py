@@ -17,10 +17,12 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from clirun import run_kdump
 from conftest import ORACLE, REALFILES
+from purepython import pure_python
 from rich.console import Console
 
-from kdump.render.progress import progress_display
+from kdump.render.progress import PURE_PYTHON_NOTICE_BYTES, progress_display
 
 KDUMP = [sys.executable, "-m", "kdump"]
 LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"
@@ -136,3 +138,27 @@ def test_an_80_column_terminal_shows_the_bar_on_one_line(tmp_path: Path) -> None
     frames = [f for f in re.split(r"[\r\n]+", shown) if "━" in f]
     assert frames and all(BYTES_BAR.search(f) for f in frames if "100%" in f), frames[-3:]
     assert any("100%" in f for f in frames)
+
+
+@pytest.mark.parametrize("size", [PURE_PYTHON_NOTICE_BYTES, PURE_PYTHON_NOTICE_BYTES + 1])
+def test_more_than_1_gib_without_the_c_paths_is_said_once_unless_quiet(
+    tmp_path: Path, size: int
+) -> None:
+    """Pure Python is up to 45x slower (issue 34): a run reading more than 1 GiB without the C
+    paths says so on stderr first, once; -q silences it, and with the C paths there is none.
+    The log is sparse (no disk) and all zeros (the dump stops at its first batch)."""
+    log = tmp_path / "00000000000000000000.log"
+    with log.open("wb") as f:
+        f.truncate(size)
+    with pure_python():
+        said = run_kdump(["dump", str(log)]).stderr
+        quiet = run_kdump(["dump", "-q", str(log)]).stderr
+    with_c = run_kdump(["dump", str(log)]).stderr
+    notice = (
+        "kdump: reading 1.0 GiB without the C fast paths (switched off): pure Python is up to 45x "
+        "slower; kdump --version says how to get them (-q: no notice)\n"
+    )
+    assert said.count("C fast paths") == (size > PURE_PYTHON_NOTICE_BYTES)
+    assert said.startswith(notice) == (size > PURE_PYTHON_NOTICE_BYTES)
+    assert "C fast paths" not in quiet + with_c
+    assert said.replace(notice, "") == quiet == with_c

@@ -146,6 +146,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
             _check_kdump_files(log, sink)
             _check_leader_epochs(log, [scans.get(s.slot) for s in log.segments], sink)
             _check_partition_metadata(log, sink)
+            _check_metadata_partition(log, sink)
     findings = sink.close()
     by_base = {log.all_segments[slot].base_offset: scan for slot, scan in scans.items()}
     if not log.tiered:
@@ -539,6 +540,15 @@ def _check_leader_epochs(log: UnifiedLog, scans: list[LogScan | None], sink: Fin
         return
     for problem in leader_epoch_problems(entries, observed_epochs(scans)):
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
+
+
+def _check_metadata_partition(log: UnifiedLog, sink: FindingSink) -> None:
+    """The KRaft metadata partition's own files and its replay (kdump.kraft.checks)."""
+    from kdump.kraft.checks import check_metadata_partition, is_metadata_partition
+
+    if is_metadata_partition(log):
+        for finding in check_metadata_partition(log):
+            sink.add(finding)
 
 
 def _check_partition_metadata(log: UnifiedLog, sink: FindingSink) -> None:

@@ -64,6 +64,7 @@ AREAS = {
     "producer": "Transaction indexes and producer snapshots",
     "partition": "Partition directories",
     "log dir": "Log directories",
+    "kraft": "The KRaft metadata partition and its log dir (`kdump verify`, `kdump metadata`)",
     "txn": "Transactions (`kdump txn`)",
     "repair": "Repairs (`kdump recover`, `kdump rebuild-index`)",
     "replicas": "Replicas of a partition compared (`kdump replicas`)",
@@ -906,6 +907,218 @@ CODES = (
             file=REPLICATION_OFFSET_CHECKPOINT,
         ),
         fix="kdump recover {log dir}",
+    ),
+    # -- the KRaft metadata partition and its log dir ------------------------------------
+    _code(
+        "KRAFT_QUORUM_STATE_CORRUPT",
+        "kraft",
+        "The metadata partition's quorum-state does not read as QuorumStateData JSON (not JSON, "
+        "no data_version, no leaderId, leaderEpoch or votedId integer).",
+        "The node cannot read its election state (FileQuorumStateStore.readElectionState) and "
+        "does not start.",
+        Case(
+            ERROR,
+            "always",
+            "With the node stopped, move quorum-state aside (keep it): the node then starts "
+            "unattached at its log's last epoch and learns the leader from the other voters "
+            "(QuorumState.initialize). Do it on one voter at a time, while the others form a "
+            "majority: a voter that forgets its vote can vote twice in one epoch.",
+        ),
+    ),
+    _code(
+        "KRAFT_QUORUM_STATE_BEHIND",
+        "kraft",
+        "quorum-state's leader epoch is below the epoch of the metadata log's last batch.",
+        "QuorumState.initialize: the log's epoch wins; the node starts unattached at it, learns "
+        "the leader from the quorum and writes quorum-state again.",
+        Case(
+            WARNING,
+            "always",
+            "Nothing to repair: the node writes quorum-state again as it joins. A quorum-state "
+            "older than its log is usually a file restored from a backup: check that the rest of "
+            "the directory is not older too.",
+        ),
+    ),
+    _code(
+        "KRAFT_QUORUM_STATE_LEADER",
+        "kraft",
+        "quorum-state's leader is not one of its voters, or not the leader the log's "
+        "LeaderChange record names for that epoch, or its voters are not the record's: a file "
+        "written by another election than the log's (copied or restored).",
+        "The node starts in quorum-state's epoch with its leader and voters as they are "
+        "(QuorumState.initialize): as a resigned leader where it names the node itself; the "
+        "quorum's higher epoch corrects it once it fetches.",
+        Case(
+            WARNING,
+            "always",
+            "Compare it with the other voters' quorum-state. With the node stopped, move a file "
+            "copied from another node or restored from a backup aside: the node learns the "
+            "leader from the quorum (one voter at a time, while the others form a majority).",
+        ),
+    ),
+    _code(
+        "KRAFT_SNAPSHOT_UNREADABLE",
+        "kraft",
+        "A KRaft snapshot (`OFFSET-EPOCH.checkpoint`) newer than the one the image starts from "
+        "that does not read: a damaged batch, no SnapshotHeader first, a record that does not "
+        "decode.",
+        "The node loads its newest snapshot at startup (MetadataLoader, RecordsSnapshotReader): "
+        "a controller (or a combined node) stops on one that does not read; a broker logs the "
+        "fault and goes on without the snapshot's records, with an image that lacks them.",
+        Case(
+            ERROR,
+            "always",
+            "With the node stopped, move the snapshot aside (keep it): the node loads the next "
+            "older snapshot and replays the log after it, the image `kdump metadata` shows. "
+            "Where no older snapshot and log reach the same offset, let the node fetch the "
+            "metadata again from the quorum's leader instead.",
+        ),
+    ),
+    _code(
+        "KRAFT_SNAPSHOT_LEFTOVER",
+        "kraft",
+        "A snapshot being written when the node stopped (.checkpoint.part), one the node marked "
+        "for deletion (.checkpoint.deleted), or one below the log start offset.",
+        "KafkaMetadataLog.recoverSnapshots deletes it.",
+        Case(
+            WARNING,
+            "always",
+            "Nothing to do: the node deletes it at its next start; it is not read before.",
+        ),
+    ),
+    _code(
+        "KRAFT_SNAPSHOT_MISMATCH",
+        "kraft",
+        "A snapshot's name against its contents and the log: its batches are of another epoch "
+        "than its name, or the log's batch at its end offset is of another epoch or another "
+        "append time than its SnapshotHeader says.",
+        "The node loads a snapshot by its name (the end offset and epoch in it): one of another "
+        "history than its log gives it another image than its log would.",
+        Case(
+            WARNING,
+            "always",
+            "Compare it with the same snapshot on another voter (`kdump metadata FILE` on each). "
+            "With the node stopped, move a copied or renamed one aside: the node loads the next "
+            "older snapshot and the log after it.",
+        ),
+    ),
+    _code(
+        "KRAFT_SNAPSHOT_BEYOND_LOG_END",
+        "kraft",
+        "A snapshot past the metadata log's end offset, or of an epoch later than its last "
+        "batch's.",
+        "KafkaMetadataLog.truncateToLatestSnapshot: the node deletes its whole log and starts "
+        "from the snapshot.",
+        Case(
+            WARNING,
+            "always",
+            "A follower that fetched the snapshot from its leader and stopped leaves this: "
+            "nothing to do. A snapshot copied in from elsewhere must be moved aside before the "
+            "node starts, or the node drops its log for it.",
+        ),
+    ),
+    _code(
+        "KRAFT_RECORD_REFUSED",
+        "kraft",
+        "A metadata record the image refuses (a change to a partition or broker the image does "
+        "not hold, an epoch that does not match, a transaction marker out of place): the "
+        "record is not in the image.",
+        "MetadataLoader hands it to its fault handler: a broker logs it and goes on without "
+        "it, a controller stops.",
+        Case(
+            ERROR,
+            "always",
+            "Compare the image with another voter's (`kdump metadata DIR` on each; the record "
+            "with `kdump dump --cluster-metadata-decoder`). A record refused on one node only is "
+            "damaged there: with that node stopped, move its __cluster_metadata-0 aside and it "
+            "fetches the metadata again from the leader (never on a majority of the voters).",
+        ),
+    ),
+    _code(
+        "KRAFT_BOOTSTRAP_MISMATCH",
+        "kraft",
+        "The log dir's bootstrap.checkpoint and the metadata log's zero checkpoint "
+        "(00000000000000000000-0000000000.checkpoint) hold different bootstrap records.",
+        "Read only when the metadata log is empty, at a new cluster's first start: Kafka before "
+        "4.1 bootstraps from bootstrap.checkpoint, 4.1 and later from the zero checkpoint "
+        "(KIP-1170).",
+        Case(
+            WARNING,
+            "always",
+            "Nothing to do on a cluster that has run: its log holds the bootstrap records. "
+            "Before a first start, format the node again (kafka-storage.sh format) with the "
+            "same release and arguments as the other nodes.",
+        ),
+    ),
+    _code(
+        "KRAFT_META_PROPERTIES_MISMATCH",
+        "kraft",
+        "meta.properties against the quorum and the image: a node.id neither a registered "
+        "broker or controller nor a voter, a directory.id not among its broker's registered "
+        "log dirs, a cluster.id not the quorum's.",
+        "The node checks its log dirs' meta.properties against its own node.id and each other "
+        "(MetaPropertiesEnsemble.verify) and refuses to start on a mismatch; a log dir of "
+        "another cluster is refused by the quorum (INCONSISTENT_CLUSTER_ID); replicas in a "
+        "directory the image does not know are assigned elsewhere.",
+        Case(
+            WARNING,
+            "always",
+            "Check that the log dir is this node's (its server.properties node.id and "
+            "log.dirs): a directory copied from another node or cluster must not be started "
+            "here.",
+        ),
+    ),
+    _code(
+        "KRAFT_TOPIC_ID_MISMATCH",
+        "kraft",
+        "A partition directory's partition.metadata topic id is not the image's id for its "
+        "topic: the directory is of a deleted topic of the same name.",
+        "Kafka 3.7 and later look the directory's topic id up in the image once they have "
+        "loaded it (LogManager.isStrayKraftReplica), find none and take it for a stray: moved "
+        "aside, renamed `TOPIC-PARTITION.ID-stray` and kept on disk; the partition is "
+        "created afresh and fetched from the leader. Before 3.7 the broker refuses the "
+        "partition (InconsistentTopicIdException) and serves none of it.",
+        Case(
+            ERROR,
+            "always",
+            "Kafka 3.7 and later move it aside themselves. Before, with the broker stopped, "
+            "move the directory out of the log dir (keep it: `kdump salvage` reads it): the "
+            f"broker creates the partition again. {REFETCH}",
+        ),
+    ),
+    _code(
+        "KRAFT_TOPIC_ID_MISSING",
+        "kraft",
+        "A partition directory holding records, assigned to this node in the image, with no "
+        "partition.metadata: no topic id (a directory restored or copied without it).",
+        "Kafka 3.7 and later take a directory with no topic id for a stray once they have "
+        "loaded the image (LogManager.isStrayKraftReplica): moved aside, renamed "
+        "`TOPIC-PARTITION.ID-stray` and kept on disk; the partition is created afresh and "
+        "fetched from the leader, and this replica's records are not served. Before 3.7 the "
+        "broker writes the image's topic id into it (UnifiedLog.assignTopicId) and serves it.",
+        Case(
+            WARNING,
+            "always",
+            "With the broker stopped, write the directory's partition.metadata as Kafka does, "
+            "two lines: `version: 0` and `topic_id: ID`, the topic's id in the image (the "
+            "finding names it; `kdump metadata DIR /image/topics/byName/TOPIC/id` prints it).",
+        ),
+    ),
+    _code(
+        "KRAFT_PARTITION_NOT_IN_IMAGE",
+        "kraft",
+        "A partition directory whose topic or partition the image does not hold, or assigns to "
+        "other brokers than this node.",
+        "Once it has loaded the image, the broker takes it for a stray replica (Kafka 3.7 on): "
+        "moves it aside, renamed `TOPIC-PARTITION.ID-stray`, and serves it no more; it "
+        "stays on disk (LogManager.asyncDelete).",
+        Case(
+            WARNING,
+            "always",
+            "Nothing to do where the topic was removed or the partition reassigned away: once "
+            "the broker has renamed it -stray, remove that directory when its records are no "
+            "longer wanted (`kdump dump` or `kdump salvage` read it first).",
+        ),
     ),
     # -- transactions ---------------------------------------------------------------------
     _code(

@@ -7,7 +7,7 @@ folders holding any of these. Nothing is ever written.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -88,15 +88,22 @@ class VerifyResult:
         }
 
 
-def log_dir_findings(log_dir: LogDir, results: list[PartitionResult]) -> Iterator[Finding]:
+def log_dir_findings(
+    log_dir: LogDir, results: list[PartitionResult], logs: Sequence[UnifiedLog] = ()
+) -> Iterator[Finding]:
     """The log dir's offset checkpoints against its partitions' facts (their results): files
     that do not parse, and entries beyond a partition's log end offset (after recovery, as the
-    broker has it at startup)."""
+    broker has it at startup); its files and partitions against the cluster's metadata image
+    (its own, or that of its node's metadata log dir; ``logs``: every partition found in the
+    run: kdump.kraft.checks)."""
     ends = {
         (r.summary.topic, r.summary.partition): r.summary
         for r in results
         if r.summary.topic is not None and r.summary.partition is not None
     }
+    from kdump.kraft.checks import check_log_dir
+
+    yield from check_log_dir(log_dir, logs)
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:
@@ -335,12 +342,12 @@ def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -
     result = VerifyResult(unreadable=list(found.errors))
     logs = {id(log): log for log in found.partitions}
     for ld in found.log_dirs:
-        mine = [p for p in logs.values() if p.log_dir is ld and p.location in ld.partition_dirs]
+        mine = [p for p in logs.values() if p.found_in(ld)]
         for p in mine:
             del logs[id(p)]
         results = [run(p) for p in mine]
         result.partitions.extend(results)
-        result.log_dir_findings.extend(log_dir_findings(ld, results))
+        result.log_dir_findings.extend(log_dir_findings(ld, results, found.partitions))
     result.partitions.extend(run(log) for log in logs.values())
     lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
     result.log_dir_findings.extend(

@@ -5,6 +5,7 @@ COMMANDS: dict[str, str] = {
     "dump": "kdump.commands.dump:dump",
     "explain": "kdump.commands.explain:explain",
     "lookup": "kdump.commands.lookup:lookup",
+    "metadata": "kdump.commands.metadata:metadata",
     "rebuild-index": "kdump.commands.repair:rebuild_index",
     "recover": "kdump.commands.repair:recover",
     "replicas": "kdump.commands.replicas:replicas",

@@ -273,7 +273,7 @@ def dump(
     paths = _expand(files, store)
     opts = dump_settings(**kw)
     problems = DumpProblems()
-    with progress(show_progress(quiet, streams_stdout=True), "dump") as meter:
+    with progress(show_progress(quiet, streams_stdout=True), "dump", quiet=quiet) as meter:
         meter.total(sum(f.size for f in paths))
         if fmt == "text":
             write_lines(dump_files(paths, opts, problems, jobs, meter))

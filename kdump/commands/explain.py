@@ -49,6 +49,7 @@ def explain(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    metadata: str | None,
     now: int,
     fmt: str,
     deep: bool,
@@ -62,7 +63,9 @@ def explain(
     Exit codes: 0 explained (explanations are facts, not problems), 3 a path, setting or
     checkpoint that cannot be read (every readable path is still explained).
     """
-    layers = config_layers(configs, server_properties, describe_output)
+    layers = config_layers(
+        configs, server_properties, describe_output, paths=paths, metadata=metadata
+    )
     if deep:
         click.echo(
             "kdump: warning: --deep keeps every key of the cleaning range in memory",
@@ -70,7 +73,7 @@ def explain(
         )
     options = ExplainOptions(now=now, deep=deep, offset_map_bytes=offset_map_bytes)
     with metrics_run("explain", prom) as run:
-        with progress(show_progress(quiet), "explain") as meter:
+        with progress(show_progress(quiet), "explain", quiet=quiet) as meter:
             result = explain_paths(list(paths), layers, options, meter)
         refuse_if_nothing_read(result.unreadable, bool(result.partitions or result.skipped))
         run.log_dirs = [log_dir_of(p.path) for p in result.partitions]

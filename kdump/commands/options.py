@@ -182,20 +182,38 @@ def config_options(f: F) -> F:
                 help="Output of kafka-configs.sh --describe --all (topics, several welcome) "
                 "saved to a file.",
             ),
+            metadata_option,
         ],
     )
 
 
+metadata_option = click.option(
+    "--metadata",
+    type=click.Path(),
+    default=None,
+    metavar="DIR",
+    help="A KRaft metadata log (__cluster_metadata-0, a log dir holding one, or a snapshot): "
+    "topic configs from its image. [default: the __cluster_metadata-0 of the log dir read]",
+)
+
+
 def config_layers(
-    configs: tuple[str, ...], server_properties: str | None, describe_output: str | None
+    configs: tuple[str, ...],
+    server_properties: str | None,
+    describe_output: str | None,
+    *,
+    paths: tuple[str, ...] = (),
+    metadata: str | None = None,
 ) -> Any:
-    """The ConfigLayers of --config, --server-properties and --describe-output."""
+    """The ConfigLayers of --config, --server-properties, --describe-output and the metadata
+    image (``--metadata``, else the ``__cluster_metadata-0`` beside ``paths``)."""
     from kdump.config import (
         ConfigLayers,
         parse_config_option,
         read_describe_output,
         read_server_properties,
     )
+    from kdump.kraft.configs import find_metadata_configs
 
     return ConfigLayers(
         options=tuple(parse_config_option(c) for c in configs),
@@ -203,6 +221,7 @@ def config_layers(
         server_properties={}
         if server_properties is None
         else read_server_properties(server_properties),
+        metadata=find_metadata_configs(paths, metadata),
     )
 
 

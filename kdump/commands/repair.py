@@ -52,7 +52,10 @@ from kdump.unified_log import UnifiedLog
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-_TOPICS = "the topic's own (--config, --server-properties, --describe-output), else Kafka's "
+_TOPICS = (
+    "the topic's own (--config, --server-properties, --describe-output, the metadata image), "
+    "else Kafka's "
+)
 
 
 def index_options(f: F) -> F:
@@ -78,15 +81,20 @@ def index_options(f: F) -> F:
 
 
 def index_layers(
+    paths: tuple[str, ...],
     index_interval_bytes: int | None,
     max_index_size: int | None,
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    metadata: str | None,
 ) -> ConfigLayers:
     """Where each partition's index settings come from: the index options (for every
-    partition), then its topic's in the files and --config given."""
-    layers = config_layers(configs, server_properties, describe_output)
+    partition), then its topic's in the files and --config given, then in the metadata image
+    (``--metadata``, else the __cluster_metadata-0 beside ``paths``)."""
+    layers = config_layers(
+        configs, server_properties, describe_output, paths=paths, metadata=metadata
+    )
     given = [
         RawSetting(name, str(value), Source.OPTION, f"{flag} {value}")
         for name, flag, value in (
@@ -157,7 +165,7 @@ def _run(
         given.get("index_interval_bytes", DEFAULT_INDEX_INTERVAL_BYTES),
         given.get("max_index_size", DEFAULT_MAX_INDEX_SIZE),
     )
-    layers = None if index is None else index_layers(**index)
+    layers = None if index is None else index_layers(paths, **index)
     targets = resolve_targets(list(paths), config, layers)
     for option in ("output_dir", "backup_dir"):
         if kw[option] is not None:
@@ -183,7 +191,9 @@ def _run(
         if settled and not options.dry_run:
             settled = []  # done: what follows is the partitions as they now are
     configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
-    with progress(show_progress(kw["quiet"], streams_stdout=True), name) as meter:
+    with progress(
+        show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
+    ) as meter:
         meter.total(sum(s.log_size for t in targets for s in t.named_segments))
         plans = chain(settled, plan(targets, kw["jobs"], configs))
         result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
@@ -293,5 +303,6 @@ _INDEX_KEYS = (
     "configs",
     "server_properties",
     "describe_output",
+    "metadata",
 )
 """The parameters of index_options, handed to index_layers."""

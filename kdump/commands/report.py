@@ -58,6 +58,7 @@ def report(
     configs: tuple[str, ...],
     server_properties: str | None,
     describe_output: str | None,
+    metadata: str | None,
     jobs: int,
     quiet: bool,
     stale_after: float,
@@ -92,9 +93,11 @@ def report(
 
     options = ReportOptions(
         now=now,
-        layers=config_layers(configs, server_properties, describe_output),
+        layers=config_layers(
+            configs, server_properties, describe_output, paths=paths, metadata=metadata
+        ),
     )
-    with progress(show_progress(quiet), "report") as meter:
+    with progress(show_progress(quiet), "report", quiet=quiet) as meter:
         model = collect(list(paths), options, meter, jobs)
     refuse_if_nothing_read(model.unreadable, bool(model.log_dirs))
     write_textfile(output, render_html(model, list(paths)))

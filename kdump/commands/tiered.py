@@ -90,7 +90,7 @@ def scrub(
     from kdump.tiered.scrub import ScrubOptions, scrub_bucket
 
     objects = object_store(store)
-    with progress(show_progress(quiet) and deep, "scrub --deep") as meter:
+    with progress(show_progress(quiet) and deep, "scrub --deep", quiet=quiet) as meter:
         result = scrub_bucket(
             bucket_url,
             list(metadata_paths),

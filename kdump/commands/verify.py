@@ -263,7 +263,7 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     with metrics_run("verify", prom) as run:
-        with progress(show_progress(quiet), "verify") as meter:
+        with progress(show_progress(quiet), "verify", quiet=quiet) as meter:
             audit = AuditOptions(state, recheck_fraction, budget)
             result = verify_paths(list(paths), options, meter, jobs, objects, reading, audit)
         for warning in (result.audit.state_warning, result.audit.cache_warning):

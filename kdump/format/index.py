@@ -12,6 +12,7 @@ import sys
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from typing import Generic, NamedTuple, TypeVar
@@ -46,7 +47,10 @@ class Probe(NamedTuple):
     comparison: int
 
 
-class IndexSearch(NamedTuple, Generic[E]):
+# a dataclass, not a NamedTuple: Python 3.10 refuses a generic NamedTuple ("Multiple
+# inheritance with NamedTuple is not supported"), and kdump runs on 3.10
+@dataclass(frozen=True, slots=True)
+class IndexSearch(Generic[E]):
     """AbstractIndex.indexSlotRangeFor run once, with the slots it compared (``kdump lookup``
     shows them)."""
 

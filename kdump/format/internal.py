@@ -42,6 +42,7 @@ from kdump.errors import (
     UnknownRecordVersion,
 )
 from kdump.format import messages
+from kdump.format.compiled import NotCompiled, compiled_reader
 from kdump.format.messages import MessageSpec, Readable, jackson, read_message, to_json
 from kdump.format.records import (
     KRAFT_VERSION,
@@ -330,7 +331,31 @@ def read_framed(
 
     A version above the schema's newest is not read with the newest layout kdump knows (which
     Kafka's generated reader would do): it is refused as a read that fails.
+
+    The usual frame (one byte each) is read by the compiled reader of its message and version
+    (kdump.format.compiled); whatever that cannot read whole is read by the reference
+    (``read_framed_reference``), which words the error as Kafka does.
     """
+    if value is not None and len(value) > 3 and value[0] == METADATA_FRAME_VERSION:
+        api_key, version = value[1], value[2]
+        spec = types.get(api_key) if api_key < 0x80 and version < 0x80 else None
+        reader = None if spec is None else compiled_reader(spec, version)
+        if reader is not None:
+            try:
+                data, end = reader(value, 3)
+            except NotCompiled:
+                pass
+            else:
+                if end == len(value):
+                    assert spec is not None
+                    return spec, version, data
+    return read_framed_reference(value, types)
+
+
+def read_framed_reference(
+    value: bytes | None, types: dict[int, MessageSpec]
+) -> tuple[MessageSpec, int, dict[str, Any]]:
+    """``read_framed`` by walking the schema (kdump.format.messages): the reference."""
     r = Readable(value if value is not None else b"", 0, 0 if value is None else None)
     frame_version = _frame_short(r, "frame version")
     if frame_version == 0:

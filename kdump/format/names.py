@@ -55,6 +55,14 @@ OFFSET_CHECKPOINTS = (
     REPLICATION_OFFSET_CHECKPOINT,
     CLEANER_OFFSET_CHECKPOINT,
 )
+QUORUM_STATE = "quorum-state"
+"""A KRaft metadata log's election state (FileQuorumStateStore): leader, epoch, vote, voters."""
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+"""A KRaft log dir's bootstrap records, in a snapshot's format (BootstrapDirectory)."""
+KRAFT_SNAPSHOT_PARTIAL_SUFFIX = CHECKPOINT_SUFFIX + ".part"
+"""A KRaft snapshot being written (Snapshots.createTempFile); deleted at startup."""
+KRAFT_SNAPSHOT_DELETED_SUFFIX = CHECKPOINT_SUFFIX + ".deleted"
+"""A KRaft snapshot marked for deletion (Snapshots.markForDelete); deleted at startup."""
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 """The log dir's clean shutdown marker (CleanShutdownFileHandler)."""
 LOCK_FILE = ".lock"
@@ -183,6 +191,7 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
 
 __all__ = [
     "BACKUP_SUFFIX",
+    "BOOTSTRAP_CHECKPOINT",
     "CHECKPOINT_SUFFIX",
     "CLEANED_SUFFIX",
     "CLEANER_OFFSET_CHECKPOINT",
@@ -192,6 +201,8 @@ __all__ = [
     "DUMPED_SUFFIXES",
     "INDEX_SUFFIX",
     "INDEX_SUFFIXES",
+    "KRAFT_SNAPSHOT_DELETED_SUFFIX",
+    "KRAFT_SNAPSHOT_PARTIAL_SUFFIX",
     "LEADER_EPOCH_CHECKPOINT",
     "LEADER_EPOCH_SUFFIX",
     "LEFTOVER_SUFFIXES",
@@ -203,6 +214,7 @@ __all__ = [
     "PARTITION_DIR",
     "PARTITION_METADATA",
     "PINTEREST_WATERMARK",
+    "QUORUM_STATE",
     "RECOVERY_POINT_CHECKPOINT",
     "REPLICATION_OFFSET_CHECKPOINT",
     "SEGMENT_SUFFIXES",

@@ -23,6 +23,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.internal import NamedParser, content_text, decode_control_record
 from kdump.format.layout import INT32_MAX, NO_TIMESTAMP
 from kdump.format.names import (
+    BOOTSTRAP_CHECKPOINT,
     CHECKPOINT_SUFFIX,
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -307,7 +308,7 @@ def base_offset_of(file: StoredFile) -> int:
 
 def _log_header(file: StoredFile) -> str:
     path, name = file.path, file.name
-    if name == "bootstrap.checkpoint":
+    if name == BOOTSTRAP_CHECKPOINT:
         return "KRaft bootstrap snapshot"
     if name.endswith(CHECKPOINT_SUFFIX):
         match = _SNAPSHOT_NAME.match(name)

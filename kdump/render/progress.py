@@ -124,8 +124,39 @@ def progress_display(
         yield ProgressDisplay(progress, what)
 
 
+PURE_PYTHON_NOTICE_BYTES = 1 << 30
+"""A run that reads more than this without the C fast paths says so first (issue 34: pure
+Python is up to 45 times slower, docs/benchmarks.md), so a slow run is not a mystery."""
+
+
+class _PurePythonNotice:
+    """A ``Progress`` that, told a run's bytes, says once on stderr when they are many and the
+    C fast paths are off; the display (or nothing) hears the rest."""
+
+    def __init__(self, inner: Progress) -> None:
+        self.inner, self.said = inner, False
+
+    def total(self, amount: int) -> None:
+        from kdump import speedups
+
+        if amount > PURE_PYTHON_NOTICE_BYTES and not self.said and speedups.native() is None:
+            self.said = True
+            gib = amount / 2**30
+            sys.stderr.write(
+                f"kdump: reading {gib:.1f} GiB without the C fast paths ({speedups.why_off()}): "
+                "pure Python is up to 45x slower; kdump --version says how to get them (-q: no "
+                "notice)\n"
+            )
+        self.inner.total(amount)
+
+    def advance(self, amount: int, what: str) -> None:
+        self.inner.advance(amount, what)
+
+
 @contextmanager
-def progress(show: bool, description: str) -> Iterator[Progress]:
-    """One bar of bytes for a command's run; ``NO_PROGRESS`` when not shown."""
+def progress(show: bool, description: str, *, quiet: bool) -> Iterator[Progress]:
+    """One bar of bytes for a command's run; ``NO_PROGRESS`` when not shown. Unless ``quiet``,
+    a run of more than 1 GiB without the C fast paths says so first."""
     with progress_display(show) as display:
-        yield NO_PROGRESS if display is None else display.bar(description)
+        meter = NO_PROGRESS if display is None else display.bar(description)
+        yield meter if quiet else _PurePythonNotice(meter)

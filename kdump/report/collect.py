@@ -203,7 +203,7 @@ def collect(
         log_dir.partitions = [views[id(log)][0] for log in logs]
         if found_dir is not None:
             results = [views[id(log)][1] for log in logs]
-            log_dir.findings = list(log_dir_findings(found_dir, results))
+            log_dir.findings = list(log_dir_findings(found_dir, results, found.partitions))
         log_dir.partitions.sort(key=lambda p: (-p.worst, -len(p.findings), natural_key(p.name)))
         out.append(log_dir)
     return ReportModel(options.now, out, list(found.errors))

@@ -60,6 +60,9 @@ class TxnOptions:
     """Which producers and transactions are shown (the state is always built from all)."""
     bootstrap_server: str | None = None
     transaction_state_partitions: int | None = None
+    transaction_state_partitions_in_image: int | None = None
+    """__transaction_state's partition count in the cluster's metadata image (kdump.kraft),
+    where there is one: the count when none is given."""
 
 
 @dataclass
@@ -170,7 +173,9 @@ def analyze_paths(
     found = discover(paths, options=opened, urls=False)
     logs = found.partitions
     view = read_coordinator_view(
-        [log for log in logs if is_transaction_state(log)], options.transaction_state_partitions
+        [log for log in logs if is_transaction_state(log)],
+        options.transaction_state_partitions,
+        options.transaction_state_partitions_in_image,
     )
     data = [log for log in logs if not is_transaction_state(log)]
     partitions = []

@@ -103,8 +103,8 @@ class CoordinatorView:
     paths: list[str] = field(default_factory=list)
     partition_count: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
     partition_count_source: str = "default"
-    """How the count was chosen (``PARTITION_COUNT_SOURCES``): ``given``, ``default``,
-    ``directory`` or ``guess``."""
+    """How the count was chosen (``PARTITION_COUNT_SOURCES``): ``given``, ``metadata``,
+    ``default``, ``directory`` or ``guess``."""
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -142,9 +142,13 @@ def is_transaction_state(log: UnifiedLog) -> bool:
 
 
 def read_coordinator_view(
-    logs: list[UnifiedLog], partition_count: int | None = None
+    logs: list[UnifiedLog],
+    partition_count: int | None = None,
+    image_partition_count: int | None = None,
 ) -> CoordinatorView:
-    """Load every __transaction_state partition given, in partition order."""
+    """Load every __transaction_state partition given, in partition order. The partition
+    count: ``partition_count`` (given), else the topic's in the cluster's metadata image
+    (``image_partition_count``), else what the partitions read show."""
     view = CoordinatorView()
     numbered = sorted(
         ((log.partition, log) for log in logs if log.partition is not None),
@@ -166,6 +170,8 @@ def read_coordinator_view(
         _load_partition(log, number, view)
     if partition_count is not None:
         view.partition_count, view.partition_count_source = partition_count, "given"
+    elif image_partition_count is not None:
+        view.partition_count, view.partition_count_source = image_partition_count, "metadata"
     elif view.partitions_read:
         view.partition_count, view.partition_count_source = _partition_count(view)
     _check_placement(view)
@@ -174,6 +180,7 @@ def read_coordinator_view(
 
 PARTITION_COUNT_SOURCES = {
     "given": "given",
+    "metadata": "__transaction_state's partitions in the cluster's metadata image",
     "default": "Kafka's default transaction.state.log.num.partitions, which the ids read "
     "agree with; pass --transaction-state-partitions if the cluster's differs",
     "directory": "from the directory: partitions 0..{last} all read and every id sits where {n} "

@@ -1,0 +1,104 @@
+"""The configs of a KRaft metadata image as a config layer (kdump.config.MetadataConfigs): what
+explain, report and the repairs read a topic's settings from, where a broker's log dir holds the
+metadata log (a combined-mode node, or a broker: every KRaft broker keeps a copy of the metadata
+log in its metadata log dir) or ``--metadata DIR`` names one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from kdump.config import MetadataConfigs
+from kdump.errors import KdumpError
+from kdump.kraft.delta import BROKER, TOPIC
+from kdump.kraft.loader import METADATA_TOPIC, MetadataLoad, load_metadata
+from kdump.run import identify
+
+METADATA_DIR = f"{METADATA_TOPIC}-0"
+
+
+def metadata_configs(load: MetadataLoad, node_id: int | None = None) -> MetadataConfigs:
+    """The image's topic configs, its cluster-wide broker default and ``node_id``'s own."""
+    configs = load.image.configs
+    notes = []
+    if load.damage is not None:
+        notes.append(
+            f"the metadata log's replay stopped at {load.damage}: configs as of offset "
+            f"{load.image.offset}"
+        )
+    return MetadataConfigs(
+        location=load.location,
+        offset=load.image.offset,
+        topics={name: data for (kind, name), data in configs.items() if kind == TOPIC},
+        cluster=configs.get((BROKER, ""), {}),
+        broker={} if node_id is None else configs.get((BROKER, str(node_id)), {}),
+        node_id=node_id,
+        notes=tuple(notes),
+    )
+
+
+def metadata_dir_near(path: str) -> Path | None:
+    """The ``__cluster_metadata-0`` of the log dir ``path`` names or lies in: ``path`` itself
+    (a log dir), its parent (a partition directory), its grandparent (a segment file)."""
+    p = Path(path)
+    for candidate in (p, p.parent, p.parent.parent):
+        found = candidate / METADATA_DIR
+        if found.is_dir():
+            return found
+    return None
+
+
+def find_metadata(paths: Iterable[str], metadata: str | None = None) -> MetadataLoad | None:
+    """The metadata image ``metadata`` names (a ``__cluster_metadata-0`` directory, a log dir
+    holding one, or a snapshot), else the first one found beside ``paths``
+    (``metadata_dir_near``); None where there is none. One that does not read raises."""
+    if metadata is not None:
+        return load_metadata(metadata)
+    found = next((d for d in map(metadata_dir_near, paths) if d is not None), None)
+    return None if found is None else load_metadata(str(found))
+
+
+def found_metadata(
+    paths: Iterable[str], metadata: str | None = None
+) -> tuple[MetadataLoad | None, str | None]:
+    """``find_metadata``'s image, where one found beside ``paths`` that does not read is no
+    image and a note saying why, not an error (``metadata`` named: its error): the commands
+    that read it beside their paths go on without it. (None, None): there is none."""
+    try:
+        return find_metadata(paths, metadata), None
+    except KdumpError as e:
+        if metadata is not None:
+            raise
+        return None, f"no metadata image: {e}"
+
+
+def find_metadata_configs(
+    paths: Iterable[str], metadata: str | None = None
+) -> MetadataConfigs | None:
+    """The config layer of ``found_metadata``'s image; one that does not read is a layer with
+    no configs and the note saying why."""
+    load, note = found_metadata(paths, metadata)
+    if note is not None:
+        found = next(d for d in map(metadata_dir_near, paths) if d is not None)
+        return MetadataConfigs(str(found), -1, notes=(note,))
+    return None if load is None else node_configs(load)
+
+
+def node_configs(load: MetadataLoad) -> MetadataConfigs:
+    """The config layer of ``load``'s image for the node whose log dir holds it: the broker
+    whose own dynamic configs apply is the log dir's meta.properties ``node.id``."""
+    where = Path(load.location)
+    if where.is_file():  # a snapshot named on its own
+        where = where.parent
+    log_dir = where.parent if where.name == METADATA_DIR else where
+    return metadata_configs(load, identify(log_dir).node_id)
+
+
+__all__ = [
+    "find_metadata",
+    "find_metadata_configs",
+    "found_metadata",
+    "metadata_configs",
+    "metadata_dir_near",
+    "node_configs",
+]

@@ -1,0 +1,117 @@
+"""kdump.pyz's __main__: kdump in one file, for hosts without pip or a package index.
+
+scripts/build_pyz.py puts this file in the archive with BUILD filled in. Python imports pure
+code from a zip but no extension module (kdump's C fast paths, cramjam, crc32c), so the
+packages are unpacked once into a cache it names, then run from there:
+
+    $KDUMP_PYZ_CACHE, else $XDG_CACHE_HOME/kdump-pyz, else ~/.cache/kdump-pyz
+        <build id>/common   what every Python shares (kdump, click, rich, ...)
+        <build id>/cp3XY    what this Python's own wheels hold (cramjam, crc32c, kdump's C)
+
+Nothing is written anywhere else, nor is anything fetched; `kdump --version` names the
+directory kdump runs from. Each part is unpacked into a temporary directory beside it and
+renamed into place, so a run stopped half-way, or two runs at once, leave no half-unpacked
+part. Stdlib only, and no syntax newer than Python 3.6's: an old python3 must get the one-line
+message, not a SyntaxError.
+"""
+
+import os
+import sys
+
+# scripts/build_pyz.py replaces these
+BUILD = {"id": "unbuilt", "version": "", "pythons": []}
+
+EXIT_BAD_INPUT = 3  # kdump's ExitCode.BAD_INPUT: not something to retry as it is
+
+
+def fail(message):
+    sys.stderr.write("kdump.pyz: " + message + "\n")
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def cache_root():
+    explicit = os.environ.get("KDUMP_PYZ_CACHE")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), "kdump-pyz")
+
+
+def glibc():
+    """The C library's name and version where it is glibc ("glibc 2.36"), else None (musl)."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_host(python):
+    """The archive's binary packages are CPython's, for each Python it names, on x86-64 glibc
+    Linux (manylinux_2_17): anywhere else they would fail half-way through a run."""
+    if python not in BUILD["pythons"]:
+        pythons = ", ".join(f"{v[2]}.{v[3:]}" for v in BUILD["pythons"])
+        this = f"{sys.implementation.name} {sys.version.split()[0]}"
+        fail(
+            f"this file carries kdump for CPython {pythons}, and this is {this}: run it with "
+            "one of those, or install kdump with pip"
+        )
+    machine, libc = os.uname().machine, glibc()
+    if sys.platform != "linux" or machine != "x86_64" or not (libc or "").startswith("glibc"):
+        this = f"{sys.platform} {machine} {libc or 'without glibc'}"
+        fail(
+            "this file carries kdump's binary packages for x86-64 Linux with glibc, and this "
+            f"is {this}: install kdump with pip"
+        )
+
+
+def unpack(archive, member, target):
+    """archive's ``member/`` directory as ``target``, renamed into place once complete."""
+    import shutil  # only on a first run: a cached start needs none of these
+    import tempfile
+    import zipfile
+
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".unpacking-", dir=parent)
+    try:
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                if info.filename.startswith(member + "/") and not info.is_dir():
+                    z.extract(info, staging)
+        try:
+            os.rename(os.path.join(staging, member), target)
+        except OSError:
+            if not os.path.isdir(target):  # else another run unpacked it first: use theirs
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def main():
+    if sys.version_info < (3, 10):
+        fail(f"kdump needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
+    python = "cp{}{}".format(*sys.version_info[:2]) if sys.implementation.name == "cpython" else "?"
+    check_host(python)
+    archive = os.path.abspath(sys.argv[0])
+    home = os.path.join(cache_root(), BUILD["id"])
+    parts = [os.path.join(home, "common"), os.path.join(home, python)]
+    for part in parts:
+        if not os.path.isdir(part):
+            try:
+                unpack(archive, "site/" + os.path.basename(part), part)
+            except OSError as e:
+                fail(
+                    f"cannot unpack into {home}: {e.strerror or e}; set KDUMP_PYZ_CACHE to a "
+                    "directory this user may write"
+                )
+            except Exception as e:  # a damaged or truncated copy of the file (BadZipFile)
+                fail(f"cannot read {archive}: {e}; copy it again")
+    # first on the path: the host's own site-packages (an older click, say) must not win
+    sys.path[0:1] = parts
+    from kdump.cli import main as kdump
+
+    kdump()
+
+
+if __name__ == "__main__":
+    main()
