@@ -30,7 +30,8 @@ from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
-from kdump.partition_leaders import CLUSTER_METADATA_TOPIC, MetadataImage, replay
+from kdump.kraft.image import MetadataImage
+from kdump.kraft.loader import METADATA_TOPIC, is_metadata_log, metadata_load
 from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
 from kdump.run import identify, log_dir_of
 from kdump.segment import LogSegment
@@ -145,7 +146,7 @@ def export_plan(
         image = _metadata_image(found, replicas.metadata, store)
 
         def leader_of(log: UnifiedLog) -> int | None:
-            return None if image is None else image.leader(log.topic, log.partition)
+            return None if image is None else leader_in(image, log.topic, log.partition)
 
         every = one_replica_each(logs, leader_of, brokers.of)
         logs = [c.chosen for c in every]
@@ -192,14 +193,24 @@ def _metadata_image(
     if metadata is not None:
         given = discover([metadata], store)
         given.raise_first()
-        copies = [log for log in given.partitions if log.topic == CLUSTER_METADATA_TOPIC]
+        copies = [log for log in given.partitions if is_metadata_log(log)]
         if not copies:
-            raise InputError(metadata, f"holds no {CLUSTER_METADATA_TOPIC}-0 partition")
+            raise InputError(metadata, f"holds no {METADATA_TOPIC}-0 partition")
     else:
-        copies = [log for log in found.partitions if log.topic == CLUSTER_METADATA_TOPIC]
+        copies = [log for log in found.partitions if is_metadata_log(log)]
         if not copies:
             return None
-    return replay(choose_replica(copies, None, lambda log: None).chosen)
+    return metadata_load(choose_replica(copies, None, lambda log: None).chosen).image
+
+
+def leader_in(image: MetadataImage, topic: str | None, partition: int | None) -> int | None:
+    """The partition's leader's broker id in the image (None: no such partition, or no
+    leader: -1, as a controlled shutdown of its last replica leaves it)."""
+    topic_image = image.topics_by_name.get(topic) if topic is not None else None
+    registration = None if topic_image is None else topic_image.partitions.get(partition or 0)
+    if registration is None or partition is None or registration.leader < 0:
+        return None
+    return registration.leader
 
 
 class SegmentExport:
