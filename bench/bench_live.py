@@ -20,8 +20,13 @@ Residency is read with mincore(2) from this process (kdump.storage.reading.resid
 it needs a filesystem whose pages can be dropped (ext4, xfs; not tmpfs), and a reader that may
 see them (the files' owner, or root).
 
+Each kdump run's byte code is compiled first (as ``pip install`` leaves it): with
+PYTHONDONTWRITEBYTECODE set, every run would compile kdump again, ~0.2 s of a second run.
+
     .venv/bin/python bench/bench_live.py                 # 1 GiB; about 1.1 GiB of bench/out/
     .venv/bin/python bench/bench_live.py --size-mib 256 --runs 3
+    .venv/bin/python bench/bench_live.py --only-state --baseline /tmp/old   # (d) only, against
+        # another kdump tree (git worktree or archive with its C module built), in the same run
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 from bench_verify import MIB, logs_of, partition
@@ -94,11 +101,26 @@ def shares(before: dict[Path, bytes]) -> tuple[float, float]:
     return kept / max(1, was), added / max(1, was_not)
 
 
-def kdump(*args: str | Path) -> float:
-    """Wall seconds of one ``kdump`` child."""
+def compiled(tree: Path) -> None:
+    """The byte code of the kdump package in ``tree`` written (what an install leaves)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "kdump")],
+        check=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    )
+
+
+def kdump(*args: str | Path, tree: Path | None = None) -> float:
+    """Wall seconds of one ``kdump`` child (the kdump of ``tree``: this checkout's by default)."""
+    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "kdump", *map(str, args)], capture_output=True, text=True
+        [sys.executable, "-m", "kdump", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,  # python -m puts the working directory first on sys.path
     )
     took = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -111,7 +133,22 @@ def main() -> int:
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rate-mib", type=int, default=200)
+    parser.add_argument("--only-state", action="store_true", help="(d) only")
+    parser.add_argument(
+        "--baseline", type=Path, help="another kdump tree whose (d) is measured alongside"
+    )
     args = parser.parse_args()
+    compiled(Path(__file__).resolve().parent.parent)
+    if args.baseline is not None:
+        compiled(args.baseline)
+    if not args.only_state:
+        cache_and_rate(args)
+    incremental(args, [None] if args.baseline is None else [None, args.baseline])
+    return 0
+
+
+def cache_and_rate(args: argparse.Namespace) -> None:
+    """(a), (b), (c)."""
     part = partition(args.size_mib, min(256, args.size_mib), 16 * 1024)
     logs = logs_of(part)
     size = sum(log.stat().st_size for log in logs)
@@ -148,33 +185,62 @@ def main() -> int:
         f"{took / (size / rate):.3f} x size / rate (target >= 1)"
     )
 
+
+def incremental(args: argparse.Namespace, trees: list[Path | None]) -> None:
+    """(d), with the kdump of each tree (None: this checkout's), the trees taking turns run by
+    run (a shared machine's load then weighs on each alike); medians, and minimums."""
     small = partition(args.size_mib, 32, 16 * 1024)
-    small_logs = logs_of(small)
+    logs = logs_of(small)
     tiny = partition(1, 1, 16 * 1024)
-    firsts, seconds, floors, starts = [], [], [], []
+    took: dict[tuple[Path | None, str], list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as scratch:
-        state = Path(scratch) / "state.json"
-        for _ in range(args.runs):
-            state.unlink(missing_ok=True)
-            drop(small_logs)
-            firsts.append(kdump("verify", small, "-q", "--state", state))
-            drop(small_logs)
-            seconds.append(kdump("verify", small, "-q", "--state", state))
-            drop(small_logs)  # the active segment only: no re-read due
-            floors.append(kdump("verify", small, "-q", "--state", state, "--recheck-fraction", "0"))
-            starts.append(kdump("verify", tiny, "-q"))
-    first, second, floor, start = map(statistics.median, (firsts, seconds, floors, starts))
-    print(
-        f"(d) --state, {len(small_logs)} segments: second run {second:.2f} s, first {first:.2f} s "
-        f"(medians of {args.runs}): ratio {second / first:.3f} (target <= 0.1); less kdump's "
-        f"start-up ({start:.2f} s, verify of a 1 MiB partition): "
-        f"{(second - start) / (first - start):.3f}"
-    )
-    print(
-        f"    with --recheck-fraction 0 (the active segment only): {floor:.2f} s, ratio "
-        f"{floor / first:.3f}, less start-up {(floor - start) / (first - start):.3f}"
-    )
-    return 0
+        state, prom = Path(scratch) / "state.json", Path(scratch) / "verify.prom"
+        rate = ("--max-io-rate", f"{args.rate_mib}MiB/s")
+        cron = ("-q", "--nice", *rate, "--budget", "2h", "--state", state, "--prom", prom)
+        for i in range(args.runs):
+            for tree in trees[i % len(trees) :] + trees[: i % len(trees)]:
+                run = partial(kdump, tree=tree)
+                for name, flags in (("", ("-q", "--state", state)), ("cron", cron)):
+                    state.unlink(missing_ok=True)
+                    drop(logs)
+                    took[tree, name + "first"].append(run("verify", small, *flags))
+                    drop(logs)
+                    took[tree, name + "second"].append(run("verify", small, *flags))
+                drop(logs)  # the active segment only: no re-read due
+                floor = ("-q", "--state", state, "--recheck-fraction", "0")
+                took[tree, "floor"].append(run("verify", small, *floor))
+                took[tree, "start"].append(run("verify", tiny, "-q"))
+                took[tree, "version"].append(run("--version"))
+    for tree in trees:
+        report(args, len(logs), tree, {k: v for (t, k), v in took.items() if t == tree})
+
+
+def report(
+    args: argparse.Namespace, segments: int, tree: Path | None, took: dict[str, list[float]]
+) -> None:
+    if tree is not None:
+        print(f"    the same with the kdump of {tree}:")
+    for pick, label in ((statistics.median, "medians"), (min, "minimums")):
+        first, second, floor, start, cron_first, cron_second, version = (
+            pick(took[k])
+            for k in ("first", "second", "floor", "start", "cronfirst", "cronsecond", "version")
+        )
+        print(
+            f"(d) --state, {segments} segments ({label} of {args.runs}): second run "
+            f"{second:.3f} s, first {first:.3f} s: ratio {second / first:.3f} (target <= 0.1); "
+            f"less kdump's start-up ({start:.3f} s, verify of a 1 MiB partition): "
+            f"{(second - start) / (first - start):.3f}"
+        )
+        print(
+            f"    with --recheck-fraction 0 (the active segment only): {floor:.3f} s, ratio "
+            f"{floor / first:.3f}, less start-up {(floor - start) / (first - start):.3f}"
+        )
+        print(
+            f"    the README's cron line (--nice --max-io-rate {args.rate_mib}MiB/s --budget 2h "
+            f"--state --prom): second run {cron_second:.3f} s, first {cron_first:.3f} s: ratio "
+            f"{cron_second / cron_first:.3f} (target <= 0.1)"
+        )
+        print(f"    kdump --version: {version:.3f} s")
 
 
 if __name__ == "__main__":

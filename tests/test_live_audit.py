@@ -195,6 +195,78 @@ def test_a_second_run_reads_only_the_active_segment_and_says_the_same(tmp_path: 
     _same_verdict(first, second)
 
 
+def test_a_second_run_reads_an_unchanged_segment_s_batch_headers_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted where the storage layer reads a local file: the header reads of the segments'
+    identities, and every read or open of a file through ``LocalStorage``."""
+    from kdump.checks import verify_state
+    from kdump.format.layout import RECORD_BATCH_OVERHEAD
+    from kdump.storage.local import LocalStorage
+
+    part, state = _partition(tmp_path), tmp_path / "state.json"
+    _run(part, state, recheck_fraction=0)
+    reads: list[tuple[str, int]] = []
+    real_ranges, real_read, real_open = (
+        verify_state.read_ranges,
+        LocalStorage.read,
+        LocalStorage.open_log,
+    )
+
+    def ranges(path: Any, spans: list[tuple[int, int]], *policy: ReadPolicy) -> Any:
+        reads.extend((Path(path).name, end - start) for start, end in spans)
+        return real_ranges(path, spans, *policy)
+
+    def read(self: LocalStorage, name: str, *args: Any) -> Any:
+        reads.append((name, -1))
+        return real_read(self, name, *args)
+
+    def open_log(self: LocalStorage, name: str) -> Any:
+        reads.append((name, -1))
+        return real_open(self, name)
+
+    monkeypatch.setattr(verify_state, "read_ranges", ranges)
+    monkeypatch.setattr(LocalStorage, "read", read)
+    monkeypatch.setattr(LocalStorage, "open_log", open_log)
+    _run(part, state, recheck_fraction=0)
+    closed = {segment_file_name(b, s) for b in (0, 100) for s in (LOG_SUFFIX, INDEX_SUFFIX)}
+    closed |= {segment_file_name(b, TIME_INDEX_SUFFIX) for b in (0, 100)}
+    on_closed = [(name, n) for name, n in reads if name in closed]
+    # the first and the last batch header of each closed .log, nothing of its indexes
+    assert sorted(on_closed) == sorted(
+        (segment_file_name(b, LOG_SUFFIX), RECORD_BATCH_OVERHEAD) for b in (0, 100) for _ in "fl"
+    )
+    assert any(name == segment_file_name(200, LOG_SUFFIX) for name, _ in reads)
+
+
+def test_header_reads_ask_the_kernel_about_their_own_pages_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two headers of a large segment cost a page's mincore each, not the whole file's; the
+    page cache is left as it was."""
+    log = _write_log(tmp_path / "live-0", 0, 8)
+    _drop(log)
+    with open(log, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
+        f.read(PAGE)  # the first header's page is the broker's, the last one's is not
+    before = _resident(log)
+    asked: list[int] = []
+    real = reading.resident_pages
+
+    def resident_pages(fd: int, size: int, *start: int) -> bytes | None:
+        asked.append(size)
+        return real(fd, size, *start)
+
+    monkeypatch.setattr(reading, "resident_pages", resident_pages)
+    size = log.stat().st_size
+    last = size - 64 * 1024
+    _, got = reading.read_ranges(log, [(0, 61), (last, last + 61)], ReadPolicy.live())
+    assert [len(b) for b in got] == [61, 61]
+    assert asked and max(asked) <= 2 * PAGE
+    monkeypatch.undo()
+    assert _resident(log) == before
+
+
 def test_a_closed_segment_changed_in_place_is_a_finding_and_read_again(tmp_path: Path) -> None:
     part, state = _partition(tmp_path), tmp_path / "state.json"
     _run(part, state, recheck_fraction=0)

@@ -15,7 +15,6 @@ the call is one per file (not per batch), and Python's mmap has ``madvise`` but 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import os
 import re
@@ -47,11 +46,14 @@ class ReadPolicy:
         limit = RateLimit(max_io_rate) if max_io_rate else None
         return cls(keep_cache, max_io_rate, limit)
 
-    def guard(self, fd: int, size: int) -> CacheGuard | None:
-        """What drops the pages a read of the open file ``fd`` brings in (None: keep them)."""
+    def guard(
+        self, fd: int, size: int, within: list[tuple[int, int]] | None = None
+    ) -> CacheGuard | None:
+        """What drops the pages a read of the open file ``fd`` brings in (None: keep them);
+        ``within``: the byte ranges the reads stay in (else the whole file)."""
         if self.keep_cache or size == 0:
             return None
-        return CacheGuard.open(fd, size)
+        return CacheGuard.open(fd, size, within)
 
     def blind_to(self, path: str | os.PathLike[str]) -> bool:
         """Whether this policy would drop pages but the kernel will not say which pages of
@@ -122,20 +124,36 @@ class CacheGuard:
     """One open file's pages as they were before kdump read it: ``release`` drops from the page
     cache what lies in a range and was not resident then."""
 
-    def __init__(self, fd: int, size: int, uncached: list[tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        fd: int,
+        size: int,
+        uncached: list[tuple[int, int]],
+        watched: list[tuple[int, int]] | None = None,
+    ) -> None:
         self.fd, self.size = fd, size
         self.uncached = uncached
         """Byte ranges (page aligned) that were not resident before the read, in order."""
+        self.watched = [(0, size)] if watched is None else watched
+        """The page-aligned byte ranges whose residency was asked (the reads stay in them)."""
         self._starts = [s for s, _ in uncached]
 
     @classmethod
-    def open(cls, fd: int, size: int) -> CacheGuard | None:
+    def open(
+        cls, fd: int, size: int, within: list[tuple[int, int]] | None = None
+    ) -> CacheGuard | None:
         """A guard over ``fd`` (its own descriptor, duplicated), or None where the kernel will
-        not say what is resident (then nothing is dropped)."""
-        resident = resident_pages(fd, size)
-        if resident is None:
-            return None
-        return cls(os.dup(fd), size, uncached_ranges(resident))
+        not say what is resident (then nothing is dropped). ``within``: the byte ranges the
+        reads stay in; only their pages are asked about (a few headers of a 1 GiB segment
+        cost a page's mincore each, not the file's)."""
+        watched = [(0, size)] if within is None else _page_ranges(within, size)
+        uncached = []
+        for lo, hi in watched:
+            resident = resident_pages(fd, hi - lo, lo)
+            if resident is None:
+                return None
+            uncached += [(lo + a, lo + b) for a, b in uncached_ranges(resident)]
+        return cls(os.dup(fd), size, uncached, None if within is None else watched)
 
     def release(self, start: int, end: int) -> None:
         """Drop the pages of ``[start, end)`` that were not resident before. The caller has
@@ -167,14 +185,17 @@ class CacheGuard:
 
     def _left_cached(self) -> list[tuple[int, int]]:
         """The runs of pages not resident before that are resident now."""
-        resident = resident_pages(self.fd, os.fstat(self.fd).st_size)
-        if resident is None:
-            return []
-        flags = resident.translate(_LOW_BIT)
         left = []
-        for lo, hi in self.uncached:
-            for m in _PRESENT.finditer(flags, lo // PAGE, min(hi // PAGE, len(flags))):
-                left.append((m.start() * PAGE, m.end() * PAGE))
+        size = os.fstat(self.fd).st_size
+        for start, end in self.watched:
+            resident = resident_pages(self.fd, min(end, size) - start, start)
+            if resident is None:
+                return []
+            flags = resident.translate(_LOW_BIT)
+            for lo, hi in self.uncached:
+                lo, hi = max(lo, start) - start, min(hi, end) - start
+                for m in _PRESENT.finditer(flags, lo // PAGE, min(hi // PAGE, len(flags))):
+                    left.append((start + m.start() * PAGE, start + m.end() * PAGE))
         return left
 
     def _wait_for_reads(self, ranges: list[tuple[int, int]]) -> None:
@@ -195,6 +216,20 @@ _ROUNDS = 3
 """Drops of what a closed file's reads left cached (read-ahead in flight), at most."""
 
 
+def _page_ranges(ranges: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """``ranges`` widened to whole pages, cut at ``size``, merged, in order (none empty)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        lo, hi = start // PAGE * PAGE, min(size, -(-end // PAGE) * PAGE)
+        if hi <= lo:
+            continue
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
 def uncached_ranges(resident: bytes) -> list[tuple[int, int]]:
     """The byte ranges whose pages ``resident`` (mincore's vector) marks absent, page aligned.
     Nothing past the file's size when it was opened: a read never goes there (the map ends at
@@ -210,9 +245,10 @@ _ABSENT = re.compile(b"\x00+")
 _PRESENT = re.compile(b"\x01+")
 
 
-def resident_pages(fd: int, size: int) -> bytes | None:
-    """mincore(2) over the file ``fd``'s first ``size`` bytes: a byte per page, bit 0 set where
-    the page is in the page cache; None where the answer cannot be trusted.
+def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:
+    """mincore(2) over ``size`` bytes of the file ``fd`` from ``start`` (page aligned): a byte
+    per page, bit 0 set where the page is in the page cache; None where the answer cannot be
+    trusted.
 
     Since Linux 5.2 (CVE-2019-5489) mincore reports the page cache of a file mapping only to a
     process that owns the file or may write it (``can_do_mincore``); to any other it says every
@@ -223,7 +259,7 @@ def resident_pages(fd: int, size: int) -> bytes | None:
     libc = _libc()
     if libc is None:
         return None
-    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
     if addr in (None, ctypes.c_void_p(-1).value):
         return None
     try:
@@ -250,7 +286,9 @@ def _libc() -> Any:
     global _LIBC
     if _LIBC is None:
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+            # the process's own symbols hold libc's: no ctypes.util.find_library, which
+            # imports subprocess and runs ldconfig, a tenth of a short run
+            libc = ctypes.CDLL(None, use_errno=True)
             libc.mmap.restype = ctypes.c_void_p
             libc.mmap.argtypes = [
                 ctypes.c_void_p,
@@ -276,7 +314,7 @@ def read_ranges(
     fd = os.open(path, os.O_RDONLY)
     try:
         status = os.fstat(fd)
-        guard = policy.guard(fd, status.st_size)
+        guard = policy.guard(fd, status.st_size, ranges)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
             return status, [os.pread(fd, max(0, end - start), start) for start, end in ranges]
