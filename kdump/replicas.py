@@ -17,7 +17,7 @@ offset below the leader's log start, is OffsetOutOfRange (fetchOffsetAndTruncate
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -675,6 +675,49 @@ def choose_leader(replicas: list[Replica], named: int | None) -> tuple[Replica, 
         if sum(r.log.log_end_offset == end for r in tied) > 1:
             why += ", then the first named"
     return leader, why
+
+
+@dataclass
+class ReplicaChoice:
+    """The replica of a topic-partition a reader takes (one copy per partition), and why."""
+
+    chosen: UnifiedLog
+    why: str
+    others: list[UnifiedLog]
+
+
+def choose_replica(
+    logs: list[UnifiedLog], leader_id: int | None, broker_of: Callable[[UnifiedLog], int | None]
+) -> ReplicaChoice:
+    """The replica on broker ``leader_id`` (the leader per the KRaft metadata), else the one
+    ``choose_leader`` takes, as `kdump replicas` does."""
+    on_leader = [log for log in logs if leader_id is not None and broker_of(log) == leader_id]
+    if on_leader:
+        chosen, why = on_leader[0], f"the leader per the KRaft metadata (broker {leader_id})"
+    else:
+        replica, why = choose_leader([Replica(log, []) for log in logs], None)
+        chosen = replica.log
+        if leader_id is not None:
+            why = f"{why} (the leader per the KRaft metadata, broker {leader_id}, is not given)"
+    return ReplicaChoice(chosen, why, [log for log in logs if log is not chosen])
+
+
+def one_replica_each(
+    logs: list[UnifiedLog],
+    leader_of: Callable[[UnifiedLog], int | None],
+    broker_of: Callable[[UnifiedLog], int | None],
+) -> list[ReplicaChoice]:
+    """One replica per topic-partition of ``logs`` (a partition whose directory name does not
+    parse is its own), in the order first found."""
+    groups: dict[object, list[UnifiedLog]] = {}
+    for log in logs:
+        groups.setdefault(log.topic_partition or log.location, []).append(log)
+    return [
+        ReplicaChoice(group[0], "the only replica", [])
+        if len(group) == 1
+        else choose_replica(group, leader_of(group[0]), broker_of)
+        for group in groups.values()
+    ]
 
 
 def compare_replicas(logs: list[UnifiedLog], leader_index: int | None = None) -> ReplicasResult:

@@ -28,11 +28,13 @@ pq = pytest.importorskip("pyarrow.parquet")
 from batchbytes import write_partition  # noqa: E402
 from clirun import run_kdump  # noqa: E402
 from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
+from exportread import read_export  # noqa: E402
 from jsonreader import raw  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
+from kdump.errors import KdumpError  # noqa: E402
 from kdump.format.layout import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
 from kdump.render.progress import progress_display  # noqa: E402
 from kdump.spark.extract import segment_tasks  # noqa: E402
@@ -229,7 +231,7 @@ def exported(
     out = tmp_path_factory.mktemp("export") / "records"
     roots = [str(ORACLE), str(GENERATED), str(damaged["root"])]
     ran = run_kdump(["spark", "export", *roots, "--output", str(out)])
-    return {"ran": ran, "out": out, "roots": roots, "table": pq.read_table(out)}
+    return {"ran": ran, "out": out, "roots": roots, "table": read_export(out)}
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -237,9 +239,9 @@ def _key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _parsed_rows(
-    log: str, topic: str, partition: int, end: int | None = None
+    log: str, topic: str, partition: int, end: int | None = None, broker: int | None = None
 ) -> list[dict[str, Any]]:
-    """kdump's own parse of one .log, up to byte ``end``, as export rows."""
+    """kdump's own parse of one .log, up to byte ``end``, as export rows (of ``broker``)."""
     records = open_log_file(log)
     segment = int(Path(log).name[:20])
     rows = []
@@ -247,9 +249,12 @@ def _parsed_rows(
         for r in records.records(batch):
             rows.append(
                 {
+                    "broker": broker,
+                    "log_dir": str(Path(log).parent.parent),
                     "topic": topic,
                     "partition": partition,
                     "segment": segment,
+                    "segment_file": log,
                     "batch_position": batch.position,
                     "offset": r.offset,
                     "timestamp": r.timestamp,
@@ -290,7 +295,8 @@ def test_export_equals_parse_and_kafka_manifest(
             cut[str(GENERATED / name)] = log["corruption"]["position"]
     expected = []
     for task in segment_tasks(exported["roots"]):
-        expected += _parsed_rows(task.log_path, task.topic, task.partition, cut.get(task.log_path))
+        end = cut.get(task.log_path)
+        expected += _parsed_rows(task.log_path, task.topic, task.partition, end, task.broker)
     assert rows == sorted(expected, key=_key)
     assert f"exported {len(rows)} record(s) from" in ran.stdout
 
@@ -405,7 +411,11 @@ def test_export_as_json_keeps_every_byte(
     ran = run_kdump(["spark", "export", *roots, "--output", str(out), "--output-format", "json"])
     assert ran.exit_code == 2, ran.stdout + ran.stderr  # the flipped byte's error
     assert ran.stdout.startswith("exported "), ran.stdout
-    shown = [json.loads(line) for part in sorted(out.glob("part-*.json")) for line in part.open()]
+    shown = [
+        json.loads(line) | {"topic": part.parent.name.removeprefix("topic=")}
+        for part in sorted(out.glob("topic=*/part-*.json"))
+        for line in part.open()
+    ]
     assert {r["value_encoding"] for r in shown} == {"utf8", "base64", None}
     rows = []
     for r in shown:
@@ -514,7 +524,7 @@ def test_export_takes_the_topics_and_ranges_asked(spark: Any, tmp_path: Path) ->
         out = tmp_path / f"out{next(runs)}"
         ran = run_kdump(["spark", "export", str(root), "--output", str(out), *args])
         assert ran.exit_code == 0, ran.stderr
-        return list(pq.read_table(out).to_pylist())
+        return list(read_export(out).to_pylist())
 
     every = export()
     assert {r["topic"] for r in every} == {"plain", "gzip", "variety"}
@@ -583,3 +593,198 @@ def test_export_names_the_offsets_a_damaged_segment_did_not_give(
     # the segments after the damaged one are exported all the same
     rows = exported["table"].to_pylist()
     assert any(r["topic"] == "crcplain" and r["segment"] > base(crc_log) for r in rows)
+
+
+METADATA = REALFILES / "13LAckHEart__kafka/data/kafka/__cluster_metadata-0"
+"""Kafka 3.8's metadata log: test-topic-0 led by broker 1 from offset 916, leaderless (-1)
+from 1355 when the broker shut down."""
+
+
+def _replicas_of_test_topic(root: Path) -> tuple[Path, Path]:
+    """tests/test_replicas.py's unclean election as test-topic-0: A (broker 1) at epoch 3 up
+    to 1500, B (broker 2) at epoch 5 up to 1031."""
+    from test_replicas import unclean_election
+
+    a, b = unclean_election(root)
+    for partition, broker in ((a, 1), (b, 2)):
+        (partition.parent / "meta.properties").write_text(
+            f"version=1\nnode.id={broker}\ncluster.id=kmVSdAwAQMSE2cgv4aeL8g\n"
+        )
+        partition.rename(partition.parent / "test-topic-0")
+    return a.parent / "test-topic-0", b.parent / "test-topic-0"
+
+
+def _metadata_led_by_broker_1(into: Path) -> Path:
+    """METADATA as it stood before the shutdown: its log cut before the batch of offset 1355."""
+    copy = into / METADATA.name
+    copy.mkdir(parents=True)
+    log = METADATA / "00000000000000000000.log"
+    records = open_log_file(log)
+    cut = next(b.position for b in records.batches() if b.last_offset >= 1355)
+    records.close()
+    (copy / log.name).write_bytes(log.read_bytes()[:cut])
+    return copy
+
+
+def test_export_chooses_one_replica_per_partition(tmp_path: Path) -> None:
+    """Issue 33 point 4, on the driver: the leader per the KRaft metadata (given, or in a log
+    dir among the paths), else the greatest latest leader epoch as kdump replicas chooses; a
+    leaderless partition in the metadata falls back to the same rule; --all-replicas: all."""
+    from kdump.spark.extract import EVERY_REPLICA, ReplicaRule, export_plan
+
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    paths = [str(a.parent), str(b.parent)]
+
+    def chosen(rule: ReplicaRule) -> tuple[set[str], list[tuple[str, str, list[str]]]]:
+        tasks, choices = export_plan(paths, topics=(), replicas=rule)
+        why = [(c.chosen.location, c.why, [o.location for o in c.others]) for c in choices]
+        return {t.partition_path for t in tasks}, why
+
+    assert chosen(ReplicaRule()) == (
+        {str(b)},
+        [(str(b), "the greatest latest leader epoch (5)", [str(a)])],
+    )
+    led = _metadata_led_by_broker_1(tmp_path / "meta")
+    by_metadata = ({str(a)}, [(str(a), "the leader per the KRaft metadata (broker 1)", [str(b)])])
+    assert chosen(ReplicaRule(metadata=str(led))) == by_metadata
+    assert chosen(ReplicaRule(metadata=str(METADATA)))[0] == {str(b)}  # leaderless there
+    assert chosen(EVERY_REPLICA) == ({str(a), str(b)}, [])
+    shutil.copytree(led, a.parent / led.name)  # broker 1's own copy, found among the paths
+    assert chosen(ReplicaRule()) == by_metadata
+    with pytest.raises(KdumpError, match="holds no __cluster_metadata-0"):
+        export_plan(paths, replicas=ReplicaRule(metadata=str(b)))
+
+
+def test_export_writes_one_copy_and_says_which(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 4 end to end: replicas on two brokers give each offset once (the chosen
+    replica's), the choice printed; --all-replicas keeps every copy's rows."""
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    out = tmp_path / "one"
+    ran = run_kdump(["spark", "export", str(a.parent), str(b.parent), "--output", str(out)])
+    assert ran.exit_code == 0, ran.stderr
+    assert f"{b}: exported (the greatest latest leader epoch (5)); not {a}" in ran.stdout
+    offsets = sorted(r["offset"] for r in read_export(out).to_pylist())
+    assert offsets == list(range(1031))
+    both = tmp_path / "all"
+    ran = run_kdump(
+        ["spark", "export", str(a.parent), str(b.parent), "-o", str(both), "--all-replicas"]
+    )
+    assert ran.exit_code == 0, ran.stderr
+    assert read_export(both).num_rows == 1500 + 1031
+
+
+def test_day_of_a_record_timestamp_is_its_utc_day() -> None:
+    from kdump.spark.job import day_of
+
+    days = day_of(pa.array([-1, 0, 86_399_999, 86_400_000, 1_700_006_400_000], pa.int64()))
+    assert days.to_pylist() == [None, "1970-01-01", "1970-01-01", "1970-01-02", "2023-11-15"]
+
+
+def test_export_laid_out_by_topic_and_day(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 6: Hive's layout, topic=T/day=D/ by the record timestamp's UTC day (a
+    batch across midnight split), the topic and day in the directory names only; broker, log
+    dir, topic, partition, offset and the segment file in every row."""
+    from txnlog import batch_bytes
+
+    root = tmp_path / "broker-7"
+    midnight = 1_700_006_400_000  # 2023-11-15T00:00:00Z
+    days = root / "days-3"
+    days.mkdir(parents=True)
+    log = days / "00000000000000000000.log"
+    log.write_bytes(
+        batch_bytes(0, [midnight - 1, midnight]) + batch_bytes(2, [midnight + 86_400_000])
+    )
+    (root / "meta.properties").write_text("version=1\nnode.id=7\ncluster.id=c\n")
+    (root / "other-0").mkdir()
+    (root / "other-0" / log.name).write_bytes(batch_bytes(0, [midnight - 3, midnight - 2, -1]))
+    out = tmp_path / "out"
+    ran = run_kdump(["spark", "export", str(root), "-o", str(out), "--partition-by", "day"])
+    assert ran.exit_code == 0, ran.stderr
+    assert sorted(str(p.parent.relative_to(out)) for p in out.glob("topic=*/*/*.parquet")) == [
+        "topic=days/day=2023-11-14",
+        "topic=days/day=2023-11-15",
+        "topic=days/day=2023-11-16",
+        "topic=other/day=2023-11-14",
+        "topic=other/day=__HIVE_DEFAULT_PARTITION__",
+    ]
+    assert "topic" not in pq.read_schema(next(out.glob("topic=days/*/*.parquet"))).names
+    rows = read_export(out, by_day=True).to_pylist()
+    kept = ("broker", "log_dir", "topic", "partition", "offset", "segment_file", "day")
+    assert sorted(tuple(r[k] for k in kept) for r in rows if r["topic"] == "days") == [
+        (7, str(root), "days", 3, 0, str(log), "2023-11-14"),
+        (7, str(root), "days", 3, 1, str(log), "2023-11-15"),
+        (7, str(root), "days", 3, 2, str(log), "2023-11-16"),
+    ]
+    other = sorted((r["offset"], r["day"]) for r in rows if r["topic"] == "other")
+    assert other == [(0, "2023-11-14"), (1, "2023-11-14"), (2, None)]  # -1: no timestamp
+
+
+def test_export_resumes_and_skips_what_it_wrote(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 7: an interrupted export (a segment's files and marker missing) or a
+    repeated one reads only the segments it has not written, or that changed since (verify's
+    segment identity); the rows come out once each and _findings keeps every finding; other
+    settings, or a directory that is not an export, are refused."""
+    from kdump.spark.job import DONE_DIR
+
+    logs = oracle_manifest()["files"]
+    root = tmp_path / "logs"
+    shutil.copytree(ORACLE / "gzip-0", root / "gzip-0")
+    shutil.copytree(ORACLE / "plain-0", root / "plain-0")
+    crc_at = logs["plain-0"][PLAIN_258]["batches"][3]["position"]
+    _flip(root / "plain-0" / PLAIN_258, crc_at + RECORD_BATCH_OVERHEAD + 2)
+    (root / "gzip-0" / "00000000000000000439.timeindex").unlink()  # an index finding
+    out = tmp_path / "out"
+
+    def export(*args: str) -> tuple[Any, list[tuple[Any, ...]], list[str]]:
+        ran = run_kdump(["spark", "export", str(root), "-o", str(out), *args])
+        rows = sorted(_key(r) for r in read_export(out).to_pylist()) if ran.exit_code != 3 else []
+        codes = [f["code"] for f in pq.read_table(out / FINDINGS_DIR).to_pylist()]
+        return ran, rows, sorted(codes)
+
+    ran, rows, codes = export()
+    assert ran.exit_code == 2, ran.stderr
+    assert "(0 unchanged since an earlier run" in ran.stdout
+    assert {"LOG_CRC_MISMATCH", "EXPORT_GAP", "TIMEINDEX_MISSING"} <= set(codes)
+    assert len(rows) == len(set(rows))
+    markers = sorted((out / DONE_DIR).iterdir())
+    assert len(markers) == 9  # the segments of both partitions
+
+    # an interruption: the job stopped before this segment's files and marker were in place
+    lost = json.loads(markers[0].read_text())
+    for name in lost["files"]:
+        (out / name).unlink()
+    markers[0].unlink()
+    (out / "_SUCCESS").unlink()
+    stamps = {m.name: m.stat().st_mtime_ns for m in markers[1:]}
+    again, rows_again, codes_again = export()
+    assert again.exit_code == 2, again.stderr
+    assert "(8 unchanged since an earlier run" in again.stdout
+    assert (rows_again, codes_again) == (rows, codes)
+    assert {m.name: m.stat().st_mtime_ns for m in markers[1:]} == stamps
+    assert (out / "_SUCCESS").exists() and markers[0].exists()
+
+    # a segment changed since (the active one grew): read again, its old files replaced
+    last = max((root / "plain-0").glob("*.log"))
+    grown = batch_bytes_after(last)
+    with open(last, "ab") as f:
+        f.write(grown)
+    third, rows_third, _ = export()
+    assert "(8 unchanged since an earlier run" in third.stdout
+    assert len(rows_third) == len(rows) + 5 and len(set(rows_third)) == len(rows_third)
+
+    refused = run_kdump(["spark", "export", str(root), "-o", str(out), "--partition-by", "day"])
+    assert refused.exit_code == 3 and "other settings" in refused.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("")
+    elsewhere = run_kdump(["spark", "export", str(root), "-o", str(tmp_path / "other")])
+    assert elsewhere.exit_code == 3 and "not a kdump export" in elsewhere.stderr
+
+
+def batch_bytes_after(log: Path) -> bytes:
+    """A batch of five records after the last batch of ``log``."""
+    from txnlog import batch_bytes
+
+    records = open_log_file(log)
+    end = max(b.next_offset for b in records.batches())
+    records.close()
+    return batch_bytes(end, [1_700_000_000_000 + i for i in range(5)])

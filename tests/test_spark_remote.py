@@ -24,6 +24,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from clirun import run_kdump  # noqa: E402
 from conftest import FIXTURES, ORACLE  # noqa: E402
+from exportread import read_export  # noqa: E402
 from rlmmbuild import uuid_string  # noqa: E402
 from s3server import S3Server  # noqa: E402
 
@@ -100,13 +101,14 @@ def test_spark_export_and_source_over_urls(spark: Any, bucket: Path, tmp_path: P
     out = tmp_path / "out"
     ran = run_kdump(["spark", "export", bucket.as_uri(), "--output", out.as_uri()])
     assert ran.exit_code == 0, ran.stderr
-    table = pq.read_table(
-        [str(p) for p in sorted(out.glob("part-*.parquet"))], columns=["topic", "offset"]
-    )
+    table = read_export(out)
     assert sorted(table.column("offset").to_pylist()) == _original_offsets()
     assert set(table.column("topic").to_pylist()) == {"plain", "lz4", "test_topic_a"}
     assert (out / "_SUCCESS").exists() and not (out / "_temporary").exists()
-    assert pq.read_table(out / FINDINGS_DIR).num_rows == 0
+    # the segments' findings, index and snapshot ones too, as kdump verify has them
+    verified = json.loads(run_kdump(["verify", bucket.as_uri(), "--format", "json"]).stdout)
+    found = {(f["code"], f["path"]) for f in pq.read_table(out / FINDINGS_DIR).to_pylist()}
+    assert found and found <= {(f["code"], f["path"]) for f in verified["findings"]}
     register(spark)
     df = spark.read.format("kafka-segments").load(bucket.as_uri())
     assert df.count() == len(_original_offsets())
@@ -159,7 +161,7 @@ def test_spark_export_s3_to_s3(bucket: Path, s3server: S3Server, tmp_path: Path)
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="lake")["Contents"]]
     assert "records/_SUCCESS" in keys
     assert not [k for k in keys if "_temporary" in k]
-    parts = [k for k in keys if k.startswith("records/part-")]
+    parts = [k for k in keys if k.startswith("records/topic=")]
     offsets = []
     for key in parts:
         local = tmp_path / key.replace("/", "_")

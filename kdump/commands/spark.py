@@ -73,7 +73,10 @@ def spark_options(f: F) -> F:
             help="A Spark setting, as spark-submit --conf takes it (repeatable).",
         ),
         click.option(
-            "--overwrite", is_flag=True, help="Replace --output if it exists (default: refuse)."
+            "--overwrite",
+            is_flag=True,
+            help="Replace --output if it exists (default: verify refuses; export resumes an "
+            "export of the same settings, skipping the segments it wrote, unchanged since).",
         ),
     ]
     for option in reversed(options):
@@ -210,6 +213,29 @@ def verify_command(
     help="Only these topics (globs, repeatable). Kafka's internal topics (__consumer_offsets...) "
     "only when named: a pattern starting with __.",
 )
+@click.option(
+    "--all-replicas",
+    is_flag=True,
+    help="Export every replica found (default: one per topic-partition: the leader per the "
+    "KRaft metadata, else the greatest latest leader epoch, then log end offset, as kdump "
+    "replicas chooses).",
+)
+@click.option(
+    "--metadata",
+    default=None,
+    metavar="DIR",
+    help="A __cluster_metadata-0 directory (or a log dir holding one) naming each partition's "
+    "leader; default: the one among PATHS, if any. Each replica's broker: its log dir's "
+    "meta.properties.",
+)
+@click.option(
+    "--partition-by",
+    type=click.Choice(["topic", "day"]),
+    default="topic",
+    show_default=True,
+    help="Lay the files out as topic=T/ (Hive's layout, as Spark's partitionBy), or "
+    "topic=T/day=YYYY-MM-DD/ by the record timestamp's UTC day.",
+)
 @filter_options
 @max_batch_bytes_option()
 @fail_on_option("Lowest finding severity that makes the exit code non-zero.")
@@ -227,6 +253,9 @@ def export_command(
     conf: tuple[str, ...],
     overwrite: bool,
     topics: tuple[str, ...],
+    all_replicas: bool,
+    metadata: str | None,
+    partition_by: str,
     **kw: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
@@ -234,26 +263,43 @@ def export_command(
     codes as verify.
 
     The filters choose batches as dump's do; of a batch kept, only the records in
-    --offset-range and --time-range are exported."""
+    --offset-range and --time-range are exported. Where a topic-partition is found more than
+    once (replicas of several brokers), one copy is exported; which, and why, is printed."""
     objects = object_store(kw)
     chosen = batch_filter(kw)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
     with _session(master, conf) as session:
+        from kdump.spark.extract import ReplicaRule
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
         from kdump.spark.progress import stage_progress
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):
+            rule = ReplicaRule(all_replicas, metadata)
             result = export_on_spark(
-                session, paths, output, options, overwrite, objects, output_format, topics, chosen
+                session,
+                paths,
+                output,
+                options,
+                overwrite,
+                objects,
+                output_format,
+                topics,
+                chosen,
+                rule,
+                partition_by,
             )
+    for choice in result.choices:
+        left = ", ".join(log.location for log in choice.others)
+        click.echo(f"{choice.chosen.location}: exported ({choice.why}); not {left}")
     checked = result.checked()
     for f in checked.findings:
         if f.severity.rank >= Severity.WARNING.rank:
             click.echo(finding_line(f), err=True)
     counts = checked.counts()
     click.echo(
-        f"exported {result.records} record(s) from {result.segments} segment(s) to {output}; "
+        f"exported {result.records} record(s) from {result.segments} segment(s) to {output} "
+        f"({result.skipped} unchanged since an earlier run, not read again); "
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info "
         f"in {output}/{FINDINGS_DIR}"
     )

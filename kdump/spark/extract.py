@@ -19,20 +19,26 @@ import numpy as np
 import pyarrow as pa
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
-from kdump.checks.sink import FindingSink
+from kdump.checks.segment import check_segment
 from kdump.config import INTERNAL_TOPIC_CONFIGS
-from kdump.discovery import discover
-from kdump.errors import KdumpError
+from kdump.discovery import Found, discover
+from kdump.errors import InputError, KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.format.names import LOG_SUFFIX
 from kdump.format.records import Record
+from kdump.kraft.image import MetadataImage
+from kdump.kraft.loader import METADATA_TOPIC, is_metadata_log, metadata_load
+from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
+from kdump.run import identify, log_dir_of
+from kdump.segment import LogSegment
 from kdump.spark.schema import BATCH_LEVEL
 from kdump.storage import ObjectStore, Storage
 from kdump.storage.records import FileRecords
+from kdump.unified_log import UnifiedLog
 
 ROWS_PER_BATCH = 8192
 BYTES_PER_BATCH = 32 << 20
@@ -43,6 +49,10 @@ _RECORD_FIELDS = {
     for name in ("offset", "timestamp", "key", "value", "headers", "sequence")
 }
 """Record-level columns: where each lies in a decoded Record."""
+_TASK_COLUMNS = {name: name for name in ("broker", "log_dir", "topic", "partition", "segment")} | {
+    "segment_file": "log_path"
+}
+"""Columns the same for a whole segment: the SegmentTask field each comes from."""
 _SIZE = itemgetter(Record._fields.index("size_in_bytes"))
 
 
@@ -64,6 +74,20 @@ class SegmentTask:
     """Bytes of the .log (as listed), for balancing the work."""
     next_offset: int | None = None
     """The next segment's base offset (None: the partition's last segment)."""
+    broker: int | None = None
+    """The broker whose replica this is (its log dir's meta.properties), if known."""
+    log_dir: str = ""
+    files: tuple[tuple[str, str], ...] = ()
+    """The segment's files (suffix, name), for its identity (kdump.checks.verify_state)."""
+
+    is_active: bool = False
+    """The partition's last segment (its indexes preallocated: checked as the broker has them)."""
+    segment_id: str | None = None
+    """A tiered segment's id (two uploads may share a base offset)."""
+
+    def log_segment(self) -> LogSegment:
+        files = dict(self.files) or {LOG_SUFFIX: self.name}
+        return LogSegment(self.storage, self.segment, files, self.is_active, self.segment_id)
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
@@ -80,15 +104,59 @@ def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class ReplicaRule:
+    """Which replicas of a topic-partition an export reads (issue 33 point 4)."""
+
+    all_replicas: bool = False
+    """Every copy found, as given; else one per topic-partition (replicas.one_replica_each)."""
+    metadata: str | None = None
+    """A ``__cluster_metadata-0`` directory, or a log dir holding one, naming the leaders; by
+    default the paths' own (the most advanced copy, by the same rule as the replicas')."""
+
+
+EVERY_REPLICA = ReplicaRule(all_replicas=True)
+ONE_REPLICA = ReplicaRule()
+
+
 def segment_tasks(
-    paths: Sequence[str], store: ObjectStore | None = None, topics: Sequence[str] | None = None
+    paths: Sequence[str],
+    store: ObjectStore | None = None,
+    topics: Sequence[str] | None = None,
+    replicas: ReplicaRule = EVERY_REPLICA,
 ) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
     partition; with ``topics`` (even none), of the partitions ``topic_selected`` takes."""
+    return export_plan(paths, store, topics, replicas)[0]
+
+
+def export_plan(
+    paths: Sequence[str],
+    store: ObjectStore | None = None,
+    topics: Sequence[str] | None = None,
+    replicas: ReplicaRule = EVERY_REPLICA,
+) -> tuple[list[SegmentTask], list[ReplicaChoice]]:
+    """``segment_tasks``, and the choices made where a topic-partition has several replicas."""
     found = discover(list(paths), store)
     found.raise_first()
-    return [
-        SegmentTask(
+    logs = [log for log in found.partitions if topics is None or topic_selected(log.topic, topics)]
+    choices: list[ReplicaChoice] = []
+    brokers = _Brokers()
+    if not replicas.all_replicas:
+        image = _metadata_image(found, replicas.metadata, store)
+
+        def leader_of(log: UnifiedLog) -> int | None:
+            return None if image is None else leader_in(image, log.topic, log.partition)
+
+        every = one_replica_each(logs, leader_of, brokers.of)
+        logs = [c.chosen for c in every]
+        choices = [c for c in every if c.others]
+    return [task for log in logs for task in _tasks(log, brokers.of(log))], choices
+
+
+def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[SegmentTask]:
+    for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True):
+        yield SegmentTask(
             seg.storage,
             seg.file_name(LOG_SUFFIX),
             seg.log_path,
@@ -98,11 +166,51 @@ def segment_tasks(
             seg.base_offset,
             seg.log_size,
             after.base_offset if after is not None else None,
+            broker,
+            log_dir_of(log.location),
+            tuple(sorted(seg.files.items())),
+            seg.is_active,
+            seg.segment_id,
         )
-        for log in found.partitions
-        if topics is None or topic_selected(log.topic, topics)
-        for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True)
-    ]
+
+
+class _Brokers:
+    """The broker id of each replica's log dir (its meta.properties), read once per log dir."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int | None] = {}
+
+    def of(self, log: UnifiedLog) -> int | None:
+        log_dir = log_dir_of(log.location)
+        if log_dir not in self.ids:
+            self.ids[log_dir] = identify(log_dir).node_id
+        return self.ids[log_dir]
+
+
+def _metadata_image(
+    found: Found, metadata: str | None, store: ObjectStore | None
+) -> MetadataImage | None:
+    if metadata is not None:
+        given = discover([metadata], store)
+        given.raise_first()
+        copies = [log for log in given.partitions if is_metadata_log(log)]
+        if not copies:
+            raise InputError(metadata, f"holds no {METADATA_TOPIC}-0 partition")
+    else:
+        copies = [log for log in found.partitions if is_metadata_log(log)]
+        if not copies:
+            return None
+    return metadata_load(choose_replica(copies, None, lambda log: None).chosen).image
+
+
+def leader_in(image: MetadataImage, topic: str | None, partition: int | None) -> int | None:
+    """The partition's leader's broker id in the image (None: no such partition, or no
+    leader: -1, as a controlled shutdown of its last replica leaves it)."""
+    topic_image = image.topics_by_name.get(topic) if topic is not None else None
+    registration = None if topic_image is None else topic_image.partitions.get(partition or 0)
+    if registration is None or partition is None or registration.leader < 0:
+        return None
+    return registration.leader
 
 
 class SegmentExport:
@@ -129,30 +237,37 @@ class SegmentExport:
         self.undecodable = False
         self.valid_bytes = 0
         """Where the export stopped: the end of the last exported batch's valid prefix."""
+        self.last_position = -1
+        """Where the segment's last batch starts, as the scan found it (for its identity)."""
 
-    def _scan(self, log: FileRecords, deep: bool) -> LogScan:
-        sink = FindingSink(self.options.max_findings_per_code)
+    def _check(self, segment: LogSegment, deep: bool) -> LogScan | None:
+        """`kdump verify`'s walk of the segment with every check of it (its indexes too:
+        kdump.checks.segment.check_segment); its findings are the export's."""
         options = replace(self.options, deep=deep)
-        scan = scan_log(log, self.task.segment, options, sink, self.task.partition_path)
-        self.findings = sink.close()
-        self.valid_bytes = scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
+        result = check_segment(segment, options, keep_open=True)
+        self.findings = result.sink.close()
+        scan = result.scan
+        if scan is not None:
+            self.last_position = scan.last_position
+            self.valid_bytes = (
+                scan.valid_bytes if scan.first_invalid is None else scan.first_invalid
+            )
         return scan
 
     def batches(self) -> Iterator[pa.RecordBatch]:
+        segment = self.task.log_segment()
         try:
-            log = self.task.storage.open_log(self.task.name)
-        except KdumpError as e:
-            path = getattr(e, "path", self.task.log_path)
+            scan = self._check(segment, deep=False)
+            if scan is not None:
+                yield from self._batches(segment, scan.first_invalid is not None)
+        except KdumpError as e:  # a store's or a key's error: the segment is not read
+            path = getattr(e, "path", None) or self.task.log_path
             self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
-            return
-        try:
-            yield from self._batches(log)
         finally:
-            log.close()  # a remote log's read-ahead threads, a local log's map
+            segment.close()  # a remote log's read-ahead threads, a local log's maps
 
-    def _batches(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
-        damaged = self._scan(log, deep=False).first_invalid is not None
-        yield from self._rows(log)
+    def _batches(self, segment: LogSegment, damaged: bool) -> Iterator[pa.RecordBatch]:
+        yield from self._rows(segment)
         if damaged or self.undecodable:
             self.findings.append(self._gap(self.read_to))
 
@@ -175,7 +290,8 @@ class SegmentExport:
             position=self.valid_bytes,
         )
 
-    def _rows(self, log: FileRecords) -> Iterator[pa.RecordBatch]:
+    def _rows(self, segment: LogSegment) -> Iterator[pa.RecordBatch]:
+        log = segment.log
         names = self.schema.names
         flt = self.batch_filter
         decode = not set(names) <= BATCH_LEVEL or flt.cuts_records
@@ -188,7 +304,7 @@ class SegmentExport:
                 slices = self._records(log, batch, decode)
             except KdumpError:
                 # The deep pass of the same check names the batch and moves the valid end to it.
-                self._scan(log, deep=True)
+                self._check(segment, deep=True)
                 self.undecodable = True
                 break
             self.read_to = batch.next_offset
@@ -255,8 +371,8 @@ class _Columns:
         return n
 
     def _batch_values(self, name: str) -> list[Any]:
-        if name in ("topic", "partition", "segment"):
-            return [getattr(self.task, name)]
+        if name in _TASK_COLUMNS:
+            return [getattr(self.task, _TASK_COLUMNS[name])]
         if name == "batch_position":
             return [b.position for b in self.batches]
         if name == "timestamp_type":

@@ -10,15 +10,18 @@ kdump.storage.remote, with the driver's store options (endpoint, credentials' so
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import json
 import os
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
@@ -30,8 +33,10 @@ from kdump.checks.verify import VerifyResult, collect_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
     AuditSummary,
+    SegmentIdentity,
     Verified,
     VerifyState,
+    identify,
     key_of,
     reused_result,
     state_file,
@@ -42,9 +47,10 @@ from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
+from kdump.replicas import ReplicaChoice
 from kdump.run import log_dir_of
 from kdump.segment import LogSegment
-from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
+from kdump.spark.extract import ONE_REPLICA, ReplicaRule, SegmentExport, SegmentTask, export_plan
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -281,8 +287,12 @@ class ExportResult:
     output: str
     segments: int = 0
     records: int = 0
+    skipped: int = 0
+    """Segments written by an earlier run and unchanged since: not read again."""
     findings: list[Finding] = field(default_factory=list)
     finding_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    choices: list[ReplicaChoice] = field(default_factory=list)
+    """The replica exported of each topic-partition found more than once, and why."""
 
     def checked(self) -> VerifyResult:
         """The findings as a VerifyResult, for its counts and `kdump verify`'s exit codes."""
@@ -292,6 +302,10 @@ class ExportResult:
 FINDINGS_DIR = "_findings"
 """Export findings go to DIR/_findings; readers of DIR skip names that start with _."""
 TEMPORARY_DIR = "_temporary"
+DONE_DIR = "_segments"
+"""One marker per segment exported (its identity, files, records, findings), written last."""
+SETTINGS = "_export.json"
+"""The settings of the export: a run with others does not resume it."""
 SUCCESS = "_SUCCESS"
 """Written last, as Spark's writers do: its absence marks an export that did not finish."""
 
@@ -327,51 +341,115 @@ def _header_object(key: str, value: str | None, encoding: str | None) -> dict[st
     return {"key": key, "value": value, "value_encoding": encoding}
 
 
-def _write_parquet(
-    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
-) -> None:
-    with pq.ParquetWriter(temporary, schema, filesystem=fs) as writer:
-        for batch in export.batches():
+PARTITION_BY = ("topic", "day")
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+"""A null partition value's directory name, as Hive, Spark and pyarrow write and read it."""
+
+
+def day_of(timestamps: pa.Array) -> pa.Array:
+    """The UTC day (YYYY-MM-DD) of each record timestamp; null for Kafka's -1 (no timestamp)."""
+    days = pc.strftime(pc.cast(timestamps, pa.timestamp("ms", tz="UTC")), "%Y-%m-%d")
+    return pc.if_else(pc.equal(timestamps, -1), pa.scalar(None, pa.string()), days)
+
+
+def _directory(name: str, value: Any) -> str:
+    return f"{name}={HIVE_NULL if value is None else value}"
+
+
+class _SegmentFiles:
+    """One segment's rows laid out as ``topic=T/[day=D/]NAME``, Hive's layout (Spark's
+    partitionBy): the partition columns in the directory names, not in the files. Each file is
+    written under _temporary and moved into place at the end, so a retried task replaces its
+    files, never adds some."""
+
+    def __init__(
+        self, fs: pafs.FileSystem, base: str, name: str, by_day: bool, output_format: str
+    ) -> None:
+        self.fs, self.base, self.name = fs, base, name
+        self.by_day, self.output_format = by_day, output_format
+        schema = arrow_schema(RECORD_SCHEMA)
+        self.file_schema = schema.remove(schema.get_field_index("topic"))
+        self.open: dict[str, tuple[str, Any]] = {}
+        """directory -> (temporary file, its writer)"""
+
+    def write(self, topic: str | None, batch: pa.RecordBatch) -> None:
+        batch = batch.drop_columns(["topic"])
+        directory = _directory("topic", topic)
+        if not self.by_day:
+            self._write(directory, batch)
+            return
+        days = day_of(batch.column("timestamp"))
+        for day in pc.unique(days).to_pylist():
+            chosen = pc.is_null(days) if day is None else pc.equal(days, day)
+            self._write(f"{directory}/{_directory('day', day)}", batch.filter(chosen))
+
+    def _write(self, directory: str, batch: pa.RecordBatch) -> None:
+        if directory not in self.open:
+            temporary = f"{self.base}/{TEMPORARY_DIR}/{self.name}.{uuid.uuid4().hex}"
+            if self.output_format == "parquet":
+                writer: Any = pq.ParquetWriter(temporary, self.file_schema, filesystem=self.fs)
+            else:
+                writer = self.fs.open_output_stream(temporary)
+            self.open[directory] = (temporary, writer)
+        _, writer = self.open[directory]
+        if self.output_format == "parquet":
             writer.write_batch(batch)
+        else:
+            lines = (to_json(export_object(r)).encode() + b"\n" for r in batch.to_pylist())
+            writer.write(b"".join(lines))
 
-
-def _write_json(
-    export: SegmentExport, schema: pa.Schema, fs: pafs.FileSystem, temporary: str
-) -> None:
-    with fs.open_output_stream(temporary) as out:
-        for batch in export.batches():
-            out.write(
-                b"".join(to_json(export_object(r)).encode() + b"\n" for r in batch.to_pylist())
-            )
-
-
-_WRITERS = {"parquet": _write_parquet, "json": _write_json}
+    def close(self, topic: str | None) -> list[str]:
+        """The files moved into place (a segment of no row: one empty file when not by day,
+        so that the schema is there to read)."""
+        if not self.open and not self.by_day:
+            empty = pa.RecordBatch.from_pylist([], schema=self.file_schema)
+            self._write(_directory("topic", topic), empty)
+        placed = []
+        for directory, (temporary, writer) in self.open.items():
+            writer.close()
+            self.fs.create_dir(f"{self.base}/{directory}", recursive=True)
+            final = f"{self.base}/{directory}/{self.name}"
+            self.fs.move(temporary, final)
+            placed.append(final)
+        return placed
 
 
 @dataclass(frozen=True)
 class _WriteSegments:
-    """Runs on an executor: each SegmentTask's records into one Parquet or JSON Lines file,
-    written under _temporary and moved into place, so a retried task replaces its file, never
-    adds one."""
+    """Runs on an executor: each SegmentTask's records into Parquet or JSON Lines files (one
+    per topic, or per topic and day: _SegmentFiles)."""
 
     output: str
     options: VerifyOptions
     store: ObjectStore
     output_format: str = "parquet"
     batch_filter: BatchFilter = NO_FILTER
+    by_day: bool = False
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
     ) -> Iterator[tuple[int, int, list[Finding]]]:
         fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
-        write = _WRITERS[self.output_format]
         for index, task in items:
             export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
-            name = f"part-{index:05d}-{task.segment:020d}.{self.output_format}"
-            temporary = f"{base}/{TEMPORARY_DIR}/{name}.{uuid.uuid4().hex}"
-            write(export, schema, fs, temporary)
-            fs.move(temporary, f"{base}/{name}")
+            marker = marker_name(task)
+            name = f"part-{marker[:16]}-{task.segment:020d}.{self.output_format}"
+            files = _SegmentFiles(fs, base, name, self.by_day, self.output_format)
+            for batch in export.batches():
+                files.write(task.topic, batch)
+            placed = files.close(task.topic)
+            identity = identify(task.log_segment(), export.last_position)
+            done = {
+                "log": task.log_path,
+                "identity": None if identity is None else asdict(identity),
+                "last_position": export.last_position,
+                "files": [p[len(base) + 1 :] for p in placed],
+                "records": export.records,
+                "findings": [f.to_dict() for f in export.findings],
+            }
+            # written last: a segment without its marker is exported again
+            _write_json_file(fs, base, f"{DONE_DIR}/{marker}", done)
             yield index, export.records, export.findings
 
 
@@ -385,41 +463,70 @@ def export_on_spark(
     output_format: str = "parquet",
     topics: Sequence[str] = (),
     batch_filter: BatchFilter = NO_FILTER,
+    replicas: ReplicaRule = ONE_REPLICA,
+    partition_by: str = "topic",
 ) -> ExportResult:
     """Every record of every segment under ``paths`` into Parquet (or JSON Lines: ``json``) at
     ``output``, one Spark task per segment; a corrupt segment gives its valid prefix and its
     findings, never a failure. ``topics`` (globs) and ``batch_filter`` choose what is exported
     (kdump.spark.extract: topic_selected; the records of a kept batch in its offset and time
-    ranges).
+    ranges); ``replicas``: one copy per topic-partition (kdump.spark.extract.export_plan) unless
+    every replica is asked for.
+
+    An export of the same settings already at ``output`` (interrupted, or complete) is resumed:
+    a segment written before whose files are unchanged since (its identity, as verify's
+    ``--state`` keeps it) is skipped, its records and findings taken from its marker
+    (DIR/_segments); ``overwrite`` starts afresh.
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
     """
-    if output_format not in _WRITERS:
+    if output_format not in OUTPUT_FORMATS:
         raise KdumpError(f"unknown output format {output_format!r}; use parquet or json")
+    if partition_by not in PARTITION_BY:
+        raise KdumpError(f"unknown --partition-by {partition_by!r}; use topic or day")
     options = options or VerifyOptions()
     store = store or ObjectStore()
     fs, base = output_filesystem(output, store)
-    if fs.get_file_info(base).type != pafs.FileType.NotFound:
-        if not overwrite:
-            raise KdumpError(f"{output}: already exists; --overwrite replaces it")
-        fs.delete_dir(base)
-    tasks = segment_tasks(absolute(paths), store, topics)
+    settings = {
+        "format": output_format,
+        "partition_by": partition_by,
+        "topics": list(topics),
+        "filter": repr(batch_filter),
+        "max_batch_bytes": options.max_batch_bytes,
+        "replicas": repr(replicas),
+    }
+    _prepare(fs, base, output, settings, overwrite)
+    tasks, choices = export_plan(absolute(paths), store, topics, replicas)
+    result = ExportResult(output, segments=len(tasks), choices=choices)
+    written = _written_before(fs, base)
+    todo: list[tuple[int, SegmentTask]] = []
+    for index, task in enumerate(tasks):
+        known = written.get(marker_name(task))
+        if known is not None and _unchanged(task, known):
+            result.skipped += 1
+            result.records += known["records"]
+            _add_findings(result, task, [Finding.from_dict(f) for f in known["findings"]])
+            continue
+        if known is not None:  # changed since: its old files go, the segment is read again
+            for name in [*known["files"], f"{DONE_DIR}/{marker_name(task)}"]:
+                fs.delete_file(f"{base}/{name}")
+        todo.append((index, task))
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
     sc = spark.sparkContext
     # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
-    rdd = sc.parallelize(list(enumerate(tasks)), max(1, len(tasks)))
-    write = _WriteSegments(output, options, store, output_format, batch_filter)
-    outcomes = sorted(rdd.mapPartitions(write).collect())
+    rdd = sc.parallelize(todo, max(1, len(todo)))
+    write = _WriteSegments(
+        output, options, store, output_format, batch_filter, by_day=partition_by == "day"
+    )
+    outcomes = sorted(rdd.mapPartitions(write).collect()) if todo else []
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
         fs.delete_dir(temporary)
-    result = ExportResult(output, segments=len(tasks))
     for index, records, findings in outcomes:
         result.records += records
-        result.findings += findings
-        result.finding_rows += [_row(f, tasks[index].partition_path) for f in findings]
+        _add_findings(result, tasks[index], findings)
     fs.create_dir(f"{base}/{FINDINGS_DIR}")
     table = pa.Table.from_pylist(
         [dict(zip(FINDINGS_SCHEMA.fieldNames(), row, strict=True)) for row in result.finding_rows],
@@ -429,3 +536,77 @@ def export_on_spark(
     with fs.open_output_stream(f"{base}/{SUCCESS}"):
         pass
     return result
+
+
+def _add_findings(result: ExportResult, task: SegmentTask, findings: list[Finding]) -> None:
+    result.findings += findings
+    result.finding_rows += [_row(f, task.partition_path) for f in findings]
+
+
+def _prepare(
+    fs: pafs.FileSystem, base: str, output: str, settings: dict[str, Any], overwrite: bool
+) -> None:
+    """``output`` deleted (``overwrite``), or an export of the same settings to resume, or
+    new; anything else there is refused. _SUCCESS goes until the run completes."""
+    if fs.get_file_info(base).type != pafs.FileType.NotFound:
+        if overwrite:
+            fs.delete_dir(base)
+        else:
+            before = _read_json(fs, f"{base}/{SETTINGS}")
+            if before is None:
+                raise KdumpError(
+                    f"{output}: already exists, not a kdump export; --overwrite replaces it"
+                )
+            if before != settings:
+                raise KdumpError(
+                    f"{output}: exported before with other settings ({before}); "
+                    "--overwrite replaces it"
+                )
+            if fs.get_file_info(f"{base}/{SUCCESS}").type != pafs.FileType.NotFound:
+                fs.delete_file(f"{base}/{SUCCESS}")
+            return
+    fs.create_dir(base, recursive=True)
+    _write_json_file(fs, base, SETTINGS, settings)
+
+
+def marker_name(task: SegmentTask) -> str:
+    """A segment's marker (and its files' stem): a digest of its real path (verify's state
+    key, kdump.checks.verify_state.key_of), or of its URL."""
+    key = key_of(task.log_segment()) or task.log_path
+    return hashlib.sha256(key.encode()).hexdigest()[:32] + ".json"
+
+
+def _unchanged(task: SegmentTask, known: dict[str, Any]) -> bool:
+    was = known.get("identity")
+    if was is None:  # not on local disk: no identity, always read again
+        return False
+    now = identify(task.log_segment(), int(known["last_position"]))
+    return now is not None and now == SegmentIdentity.from_dict(was)
+
+
+def _written_before(fs: pafs.FileSystem, base: str) -> dict[str, dict[str, Any]]:
+    selector = pafs.FileSelector(f"{base}/{DONE_DIR}", allow_not_found=True)
+    out = {}
+    for info in fs.get_file_info(selector):
+        marker = _read_json(fs, info.path)
+        if isinstance(marker, dict):
+            out[info.base_name] = marker
+    return out
+
+
+def _read_json(fs: pafs.FileSystem, path: str) -> Any:
+    try:
+        with fs.open_input_stream(path) as f:
+            return json.loads(f.read())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _write_json_file(fs: pafs.FileSystem, base: str, name: str, value: Any) -> None:
+    """Written under _temporary and moved into place: a reader sees all of it or none."""
+    temporary = f"{base}/{TEMPORARY_DIR}/{uuid.uuid4().hex}"
+    fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
+    with fs.open_output_stream(temporary) as out:
+        out.write(json.dumps(value).encode())
+    fs.create_dir(os.path.dirname(f"{base}/{name}"), recursive=True)
+    fs.move(temporary, f"{base}/{name}")

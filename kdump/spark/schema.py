@@ -30,9 +30,12 @@ HEADER = StructType(
 
 RECORD_COLUMNS: list[tuple[str, DataType, bool, str]] = [
     # name, type, nullable, meaning
+    ("broker", IntegerType(), True, "the replica's broker: its log dir's meta.properties node.id"),
+    ("log_dir", StringType(), False, "the log dir holding the partition directory"),
     ("topic", StringType(), True, "topic, from the partition directory name (null if unparsable)"),
     ("partition", IntegerType(), True, "partition number, from the directory name"),
     ("segment", LongType(), False, "base offset of the segment (its 20-digit file name)"),
+    ("segment_file", StringType(), False, "the segment's .log (a path or a URL)"),
     ("batch_position", LongType(), False, "byte position of the batch in the .log"),
     ("offset", LongType(), False, "the record's offset"),
     ("timestamp", LongType(), False, "milliseconds since the epoch; -1 when none (magic v0)"),
@@ -53,9 +56,12 @@ RECORD_SCHEMA = StructType([StructField(n, t, nullable) for n, t, nullable, _ in
 
 BATCH_LEVEL = frozenset(
     {
+        "broker",
+        "log_dir",
         "topic",
         "partition",
         "segment",
+        "segment_file",
         "batch_position",
         "timestamp_type",
         "producer_id",
