@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.partition import leader_epoch_findings
 from kdump.errors import ExitCode, KdumpError, OutputLimitError
 from kdump.format.batch import Batch
-from kdump.format.names import LEADER_EPOCH_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
 from kdump.format.records import control_record_key
 from kdump.leader_epoch import (
     UNDEFINED_EPOCH,
@@ -615,15 +615,7 @@ class ReplicasResult:
 def replica_findings(log: UnifiedLog) -> list[Finding]:
     """A replica on its own: the leader-epoch-checkpoint against its batches, and the damage
     recovery would cut it at (the errors verify finds there)."""
-    found = []
-    entries = log.leader_epoch_entries
-    path = log.storage.location_of(LEADER_EPOCH_CHECKPOINT)
-    if isinstance(entries, KdumpError):
-        found.append(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, entries.reason))
-    elif entries is not None:
-        scans = [log.result(s).scan for s in log.segments]
-        for problem in leader_epoch_problems(entries, observed_epochs(scans)):
-            found.append(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
+    found = leader_epoch_findings(log, [log.result(s).scan for s in log.segments])
     for segment in log.segments:
         # a segment that cannot be read is left out of the comparison: say so
         found += [f for f in log.result(segment).findings if f.code == "FILE_UNREADABLE"]

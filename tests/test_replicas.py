@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 from batchbytes import fix_crc
 from clirun import run_kdump
 from conftest import ORACLE
@@ -629,3 +630,25 @@ def test_checkpoint_that_does_not_parse(tmp_path: Path) -> None:
     again = lost_by_manifest("plain-0", 1256)
     assert follower["refetched_offsets"] == again["lost_offsets"]
     assert code == 0
+
+
+@pytest.mark.parametrize(("start", "flagged"), [(1400, True), (1470, False)])
+def test_a_latest_epoch_no_batch_carries_inside_the_log(
+    tmp_path: Path, start: int, flagged: bool
+) -> None:
+    """A checkpoint whose latest entry (4, 1400) starts where the batches still carry epoch 3:
+    the cache keeps it (it is cut only at the log end), and endOffsetFor(3) answers 1400. At
+    the log end (1470) it is where a new leader's epoch starts, and fine."""
+    partition = build(tmp_path, "a", "plain-0", below=1470)
+    (partition / "leader-epoch-checkpoint").write_text(
+        checkpoint_text([*observed("plain-0", 1470), (4, start)])
+    )
+    ran = run_kdump(["verify", str(partition), "--format", "json"])
+    messages = [f["message"] for f in json.loads(ran.stdout)["findings"]]
+    said = [m for m in messages if "no batch carries epoch 4" in m]
+    assert bool(said) is flagged, messages
+    if flagged:
+        assert said == [
+            "the latest entry (4, 1400) starts inside the log, but no batch carries epoch 4 "
+            "(offset 1400 is in epoch 3's batches)"
+        ]

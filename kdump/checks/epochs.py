@@ -22,9 +22,26 @@ def observed_epochs(scans: Iterable[LogScan | None]) -> list[tuple[int, int]]:
     return observed
 
 
-def leader_epoch_problems(entries: list[EpochEntry], observed: list[tuple[int, int]]) -> list[str]:
-    """Where the checkpoint and the batches' partitionLeaderEpoch disagree."""
+def leader_epoch_problems(
+    entries: list[EpochEntry], observed: list[tuple[int, int]], log_end: int | None = None
+) -> list[str]:
+    """Where the checkpoint and the batches' partitionLeaderEpoch disagree (``log_end``: the
+    log's end offset, where the batches are the whole log)."""
     problems = []
+    if entries and observed and log_end is not None:
+        latest = entries[-1]
+        if latest.epoch not in {epoch for epoch, _ in observed} and (
+            observed[0][1] <= latest.start_offset < log_end
+        ):
+            # LeaderEpochFileCache.endOffsetFor(an older epoch) answers this start offset: a
+            # follower fetching from this replica as leader truncates there, though no batch
+            # of the latest epoch is in the log (the cache is cut only at the log end)
+            held_by = max((e for e in observed if e[1] <= latest.start_offset), key=lambda e: e[1])
+            problems.append(
+                f"the latest entry {tuple(latest)} starts inside the log, but no batch carries "
+                f"epoch {latest.epoch} (offset {latest.start_offset} is in epoch {held_by[0]}'s "
+                "batches)"
+            )
     for a, b in itertools.pairwise(entries):
         if b.epoch <= a.epoch or b.start_offset < a.start_offset:
             problems.append(f"entries {tuple(a)} then {tuple(b)} do not both increase")

@@ -531,15 +531,20 @@ def _what_to_do(log: UnifiedLog, loss: CutLoss) -> str:
 
 
 def _check_leader_epochs(log: UnifiedLog, scans: list[LogScan | None], sink: FindingSink) -> None:
+    for finding in leader_epoch_findings(log, scans):
+        sink.add(finding)
+
+
+def leader_epoch_findings(log: UnifiedLog, scans: list[LogScan | None]) -> list[Finding]:
+    """The leader-epoch-checkpoint against the partition's batches (verify, replicas)."""
     entries = log.leader_epoch_entries
     if entries is None:
-        return
+        return []
     path = log.storage.location_of(LEADER_EPOCH_CHECKPOINT)
     if isinstance(entries, KdumpError):
-        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, entries.reason))
-        return
-    for problem in leader_epoch_problems(entries, observed_epochs(scans)):
-        sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
+        return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, entries.reason)]
+    problems = leader_epoch_problems(entries, observed_epochs(scans), log.log_end_offset_on_disk)
+    return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, p) for p in problems]
 
 
 def _check_metadata_partition(log: UnifiedLog, sink: FindingSink) -> None:
@@ -570,6 +575,7 @@ __all__ = [
     "PartitionSummary",
     "Rename",
     "finish_partition",
+    "leader_epoch_findings",
     "rename_rule",
     "segments_to_check",
     "verify_partition",
