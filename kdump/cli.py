@@ -195,8 +195,28 @@ def usage_line(e: click.UsageError) -> str:
     command = e.ctx.command_path if e.ctx is not None else "kdump"
     message = e.format_message()
     if isinstance(e, click.NoSuchOption) and e.ctx is not None:
-        message = e.message + did_you_mean(e.option_name, _long_options(e.ctx))
+        hint = did_you_mean(e.option_name, _long_options(e.ctx)) or _other_form(e.ctx, e)
+        message = e.message + hint
     return f"{command}: {message} (see '{command} --help')"
+
+
+def _other_form(ctx: click.Context, e: click.NoSuchOption) -> str:
+    """Dumping has two forms: ``kdump --files A,B`` (kafka-dump-log.sh's options) and ``kdump
+    dump A B`` (kdump's, --format among them). An option of the other form says so."""
+    root = ctx.find_root()
+    if not isinstance(root.command, click.Group):
+        return ""
+    dump = root.command.get_command(root, "dump")
+    if dump is None:
+        return ""
+    if ctx.command is root.command:
+        other, form = dump, "kdump dump FILE... takes it (kdump's own form)"
+    elif ctx.command is dump:
+        other, form = root.command, "kdump --files FILE,... takes it (kafka-dump-log.sh's form)"
+    else:
+        return ""
+    with click.Context(other, info_name=other.name, parent=None) as other_ctx:
+        return f" {form}." if e.option_name in _long_options(other_ctx) else ""
 
 
 def did_you_mean(name: str, names: list[str]) -> str:

@@ -168,8 +168,27 @@ def test_a_command_line_click_refuses_is_one_line(argv: list[str]) -> None:
         (["frobnicate"], "No such command 'frobnicate'. (see"),
         (["verify", "--jbs", "2", "x"], "No such option '--jbs'. Did you mean '--jobs'?"),
         (["verify", "--bogus", "x"], "No such option '--bogus'. (see"),
+        (
+            ["--files", "x.log", "--format", "jsonl"],
+            "No such option '--format'. kdump dump FILE... takes it (kdump's own form). (see",
+        ),
+        (
+            ["dump", "--files", "x.log"],
+            "No such option '--files'. kdump --files FILE,... takes it (kafka-dump-log.sh's "
+            "form). (see",
+        ),
+        (["verify", "--files", "x"], "No such option '--files'. (see"),
     ],
-    ids=["command-typo", "command-prefix", "command-far", "option-typo", "option-far"],
+    ids=[
+        "command-typo",
+        "command-prefix",
+        "command-far",
+        "option-typo",
+        "option-far",
+        "option-of-dump",
+        "option-of-kafka-dump-log-form",
+        "option-of-no-near-command",
+    ],
 )
 def test_a_close_name_is_suggested_and_nothing_else(argv: list[str], suggestion: str) -> None:
     """Issue 28.15: `kdump verfiy` suggested nothing (the commands load lazily, click saw none)
