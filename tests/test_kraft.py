@@ -274,6 +274,18 @@ def test_the_zero_checkpoint_named_on_its_own(tmp_path: Path) -> None:
     code, doc, err = kdump_json(str(d / snapshot_name(0, 0)))
     assert (code, err) == (0, "")
     assert (doc["offset"], doc["epoch"], doc["features"]) == (-1, 0, {"metadata.version": 21})
+    text = run_kdump(["metadata", str(d / snapshot_name(0, 0))]).stdout
+    assert "  before the log's first offset (offset -1), epoch 0" in text
+
+
+def test_a_genuine_bootstrap_checkpoint_in_words() -> None:
+    """Kafka writes bootstrap.checkpoint with end offset 0 and log time 0: no offset yet and
+    no time, not 'at offset -1 … 1970'."""
+    (bootstrap, *_) = sorted(REALFILES.rglob("bootstrap.checkpoint"))
+    ran = run_kdump(["metadata", str(bootstrap)])
+    assert ran.exit_code == 0, ran.stderr
+    assert "\n  before the log's first offset (offset -1), epoch 0; " in ran.stdout
+    assert "1970" not in ran.stdout
 
 
 def test_a_live_nodes_directory_is_read_without_its_lock(tmp_path: Path) -> None:

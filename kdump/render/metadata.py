@@ -27,13 +27,20 @@ def load_lines(load: MetadataLoad, doc: dict[str, Any]) -> Iterator[str]:
             f"epoch {snapshot.epoch})"
         )
     provenance = load.image.provenance
+    # bootstrap.checkpoint (and the zero checkpoint) end before offset 0 with no log time:
+    # Kafka writes them with end offset 0 and time 0, which is not 1970
     when = (
         ""
-        if provenance.last_contained_log_time_ms < 0
+        if provenance.last_contained_log_time_ms <= 0
         else f", {iso(provenance.last_contained_log_time_ms)}"
     )
+    where = (
+        f"at offset {doc['offset']}"
+        if doc["offset"] >= 0
+        else f"before the log's first offset (offset {doc['offset']})"
+    )
     yield (
-        f"  at offset {doc['offset']}, epoch {doc['epoch']}{when}; {load.batches} batches, "
+        f"  {where}, epoch {doc['epoch']}{when}; {load.batches} batches, "
         f"{load.records} records read"
     )
     features = ", ".join(f"{k}={v}" for k, v in doc["features"].items())
