@@ -75,12 +75,18 @@ def source_only_wheels(into: Path, kdump: Path) -> None:
         "-w", str(into), *wanted, env=env)  # fmt: skip
 
 
-def resolve(python: str, kdump: Path, links: list[Path], target: Path) -> None:
-    """kdump and its dependencies for one CPython, as pip would install them, into target."""
-    from uv import find_uv_bin  # the dist extra's
+def uv_bin() -> str:
+    """uv's binary (the dist extra's). Found once, before any thread: find_uv_bin reads
+    sysconfig, whose first read is not thread-safe on 3.11 (a thread saw a path None)."""
+    from uv import find_uv_bin
 
+    return str(find_uv_bin())
+
+
+def resolve(uv: str, python: str, kdump: Path, links: list[Path], target: Path) -> None:
+    """kdump and its dependencies for one CPython, as pip would install them, into target."""
     subprocess.run(
-        [find_uv_bin(), "pip", "install", "--quiet", "--target", str(target),
+        [uv, "pip", "install", "--quiet", "--target", str(target),
          "--only-binary", ":all:", "--python-platform", PLATFORM, "--python-version", python,
          *(f"--find-links={link}" for link in links), str(kdump)],
         check=True,
@@ -151,15 +157,18 @@ def main() -> int:
         links = [args.wheels, work / "sources"]
         source_only_wheels(links[1], kdump_wheel(args.wheels, pythons[-1]))
         sets = {python: work / "sets" / python for python in pythons}
+        uv = uv_bin()
         # side by side: each run mostly waits on the package index
         with ThreadPoolExecutor(len(pythons)) as pool:
             runs = {
-                python: pool.submit(resolve, python, kdump_wheel(args.wheels, python), links, into)
+                python: pool.submit(
+                    resolve, uv, python, kdump_wheel(args.wheels, python), links, into
+                )
                 for python, into in sets.items()
             }
         for python, run in runs.items():
-            if run.exception() is not None:
-                sys.exit(f"build_pyz: uv could not resolve kdump for Python {python}")
+            if (error := run.exception()) is not None:
+                sys.exit(f"build_pyz: uv could not resolve kdump for Python {python}: {error}")
         app = work / "app"
         split(sets, app / "site")
         version = kdump_wheel(args.wheels, pythons[-1]).name.split("-")[1]
