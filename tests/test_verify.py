@@ -699,3 +699,20 @@ def test_startup_recovers_a_segment_whose_txnindex_ends_below_its_base(tmp_path:
     entry = struct.pack(">hqqqq", 0, 7, 5, 10, 10)
     later.with_suffix(".txnindex").write_bytes(entry)
     assert _startup(partition) == ["rebuilds the indexes of 1 segment(s)"]
+
+
+@pytest.mark.parametrize(
+    "partition",
+    [
+        ORACLE / "activeprealloc-0",
+        FIXTURES / "corrupt" / "index-sanity-check-fails",
+        FIXTURES / "corrupt" / "timeindex-sanity-check-fails",
+    ],
+    ids=lambda p: p.name,
+)
+def test_no_sanity_finding_claims_a_startup_check(partition: Path) -> None:
+    """Since Kafka 2.3 the broker runs no offset or time index check at startup (KAFKA-7283):
+    a finding of kafka-dump-log's check must not say it does."""
+    ran = run_kdump(["verify", "--format", "json", str(partition)])
+    said = [f["message"] for f in json.loads(ran.stdout)["findings"] if "SANITY" in f["code"]]
+    assert said and not [m for m in said if "startup check" in m], said

@@ -88,8 +88,9 @@ def _layout_checks(
             f"{prefix}_SANITY_CHECK_FAILS",
             Severity.INFO if only_prealloc else Severity.WARNING,
             (
-                "the broker's startup check fails only because of the preallocated space; "
-                "it recovers the active segment after an unclean stop: "
+                "the check fails only because of the active segment's preallocated space "
+                "(the broker does not run it at startup, and recovers the active segment after "
+                "an unclean stop): "
                 if only_prealloc
                 # LogSegment.sanityCheck skips the offset and time indexes since Kafka 2.3
                 # (KAFKA-7283): only a recovered segment gets new ones.
