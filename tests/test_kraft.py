@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,7 @@ from kraftlog import (
     write_metadata_dir,
 )
 from metadata_oracle import replay_dir
-from test_verify import HOLD_LOCK
+from test_verify import lock_held
 
 from kdump.kraft.loader import load_metadata
 from kdump.kraft.node import REDACTED, image_json, is_sensitive
@@ -293,21 +291,10 @@ def test_a_live_nodes_directory_is_read_without_its_lock(tmp_path: Path) -> None
     (KAFKA-15956); kdump takes no lock and reads it while the node holds it."""
     log_dir = tmp_path / "kafka-logs"
     shutil.copytree(GENUINE[0], log_dir / METADATA)
-    lock = log_dir / ".lock"
-    lock.write_bytes(b"")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(lock)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    with lock_held(log_dir / ".lock"):
         code, doc, err = kdump_json(str(log_dir))
         assert (code, err) == (0, "")
         assert doc == image_of(GENUINE[0], show_secrets=False)
-    finally:
-        holder.communicate("", timeout=30)
 
 
 def test_what_else_the_image_keeps(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ import struct
 import subprocess
 import sys
 import tempfile
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -621,14 +622,10 @@ sys.stdin.read()
 """
 
 
-def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
-    """A live broker holds <log dir>/.lock (a POSIX record lock): verify says so, as info, and
-    takes no lock itself."""
-    log_dir = tmp_path / "kafka-logs"
-    shutil.copytree(ORACLE / "plain-0", log_dir / "plain-0")
-    lock = log_dir / ".lock"
+@contextmanager
+def lock_held(lock: Path) -> Iterator[int]:
+    """A child holding ``lock`` as a live broker does, until the block ends: its pid."""
     lock.write_bytes(b"")
-    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(lock)],
         stdin=subprocess.PIPE,
@@ -637,15 +634,27 @@ def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        yield holder.pid
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_verify_says_when_a_broker_holds_the_log_dir(tmp_path: Path) -> None:
+    """A live broker holds <log dir>/.lock (a POSIX record lock): verify says so, as info, and
+    takes no lock itself."""
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(ORACLE / "plain-0", log_dir / "plain-0")
+    lock = log_dir / ".lock"
+    lock.write_bytes(b"")
+    assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
+    with lock_held(lock) as pid:
         for path in (log_dir, log_dir / "plain-0"):  # the log dir, or a partition in it
             result = verify_paths([str(path)], VerifyOptions())
             assert [(f.code, f.severity, f.path) for f in result.findings] == [
                 ("LOG_DIR_LOCKED", Severity.INFO, str(lock))
             ]
-            assert f"held by process {holder.pid}" in result.findings[0].message
+            assert f"held by process {pid}" in result.findings[0].message
             assert exit_code(result, "warning") == ExitCode.OK
-    finally:
-        holder.communicate("", timeout=30)
     assert [f.code for f in verify_paths([str(log_dir)], VerifyOptions()).findings] == []
 
 
