@@ -56,9 +56,9 @@ import kdump.report.html as report_html  # noqa: E402
 from kdump.report import PAGE_SIZE, PartitionView, ReportModel, ReportOptions, collect  # noqa: E402
 from kdump.report.html import paginate, render_html  # noqa: E402
 from kdump.report.svg import (  # noqa: E402
-    INDEX_CODES,
     offset_domain,
     partition_plots,
+    plot_kinds,
     segment_class,
     segment_title,
 )
@@ -196,16 +196,14 @@ def txn_series(p: PartitionView) -> Plot:
 
 
 def series(p: PartitionView, now: int, interval: int) -> list[Plot]:
-    """The plots kdump.report.svg.partition_plots draws for a partition: its log by offsets
-    and by time, its open transactions and its index density where it has them."""
-    if not p.segments:
-        return []
-    plots = [offsets_series(p), time_series(p, now)]
-    if p.open_transactions:
-        plots.append(txn_series(p))
-    if any(f.code.startswith(INDEX_CODES) for f in p.findings):
-        plots.append(index_series(p, interval))
-    return plots
+    """The series of the plots kdump draws for a partition (kdump.report.svg.plot_kinds)."""
+    made = {
+        "log": lambda: offsets_series(p),
+        "time": lambda: time_series(p, now),
+        "txn": lambda: txn_series(p),
+        "index": lambda: index_series(p, interval),
+    }
+    return [made[kind]() for kind in plot_kinds(p)]
 
 
 # -- the libraries ---------------------------------------------------------------------------

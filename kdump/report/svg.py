@@ -487,15 +487,26 @@ def txn_plot(p: PartitionView) -> str:
 INDEX_CODES = ("INDEX_", "TIMEINDEX_")
 
 
-def partition_plots(p: PartitionView, now: int, interval: int) -> list[str]:
-    """The plots of a partition's detailed section: its log by bytes and by time always (none
-    for an empty directory); its open transactions and its index density where it has them or
-    findings about them."""
+def plot_kinds(p: PartitionView) -> list[str]:
+    """Which plots a partition's detailed section has: its log by bytes and by time always
+    (none for an empty directory); its open transactions and its index density where it has
+    them or findings about them."""
     if not p.segments:
         return []
-    plots = [log_plot(p), time_plot(p, now)]
+    kinds = ["log", "time"]
     if p.open_transactions:
-        plots.append(txn_plot(p))
+        kinds.append("txn")
     if any(f.code.startswith(INDEX_CODES) for f in p.findings):
-        plots.append(index_plot(p, interval))
-    return plots
+        kinds.append("index")
+    return kinds
+
+
+def partition_plots(p: PartitionView, now: int, interval: int) -> list[str]:
+    """The plots of a partition's detailed section (plot_kinds), drawn."""
+    draw = {
+        "log": lambda: log_plot(p),
+        "time": lambda: time_plot(p, now),
+        "txn": lambda: txn_plot(p),
+        "index": lambda: index_plot(p, interval),
+    }
+    return [draw[kind]() for kind in plot_kinds(p)]
