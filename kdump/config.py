@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kdump.errors import ConfigError
+from kdump.format.names import METADATA_TOPIC
 from kdump.format.textfiles import parse_properties, text_lines
 
 Value = int | float | bool | tuple[str, ...]
@@ -367,7 +368,7 @@ INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | tuple[str]]] = {
     },
     # KafkaMetadataLog.apply: the KRaft log rolls by metadata.log.* and is never deleted by time
     # or size (snapshots decide what goes).
-    "__cluster_metadata": {
+    METADATA_TOPIC: {
         "segment.bytes": ("metadata.log.segment.bytes",),
         "segment.ms": ("metadata.log.segment.ms",),
         "retention.ms": "-1",

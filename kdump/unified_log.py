@@ -43,6 +43,7 @@ from kdump.format.names import (
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     LOG_SUFFIX,
+    METADATA_TOPIC,
     PARTITION_METADATA,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
@@ -211,6 +212,12 @@ class UnifiedLog:
     def topic(self) -> str | None:
         tp = self.topic_partition
         return None if tp is None else tp[0]
+
+    @property
+    def is_metadata_log(self) -> bool:
+        """The KRaft metadata partition (``__cluster_metadata-0``), on a broker's disk or a
+        copy of one: tiered storage never holds it."""
+        return self.topic == METADATA_TOPIC and not self.tiered
 
     @property
     def partition(self) -> int | None:

@@ -139,6 +139,32 @@ def test_uncached_ranges_are_the_absent_pages() -> None:
     ]
 
 
+
+def test_a_counted_residency_answers_as_mincore_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cachestat's count stands in for mincore's page walk only where every page is cached;
+    a file partly cached gets mincore's vector, page for page."""
+    path = _write_log(tmp_path, 0, 4)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        os.pread(fd, size, 0)
+        whole = reading.resident_pages(fd, size)
+        _drop(path, 2 * MIB)
+        os.pread(fd, MIB // 2, 3 * MIB)
+        part = reading.resident_pages(fd, size)
+        monkeypatch.setattr(reading, "_HAS_CACHESTAT", False)
+        assert reading.resident_pages(fd, size) == part
+        os.pread(fd, size, 0)
+        walked = reading.resident_pages(fd, size)
+    finally:
+        os.close(fd)
+    assert whole == walked == b"\x01" * (size // PAGE)
+    assert part is not None and any(b & 1 for b in part[3 * MIB // PAGE :])
+    assert part[: 2 * MIB // PAGE] == b"\x01" * (2 * MIB // PAGE)
+    assert not any(b & 1 for b in part[2 * MIB // PAGE : 3 * MIB // PAGE])
+
 def test_what_the_broker_appends_during_a_walk_stays_cached(tmp_path: Path) -> None:
     """The active segment grows while verify reads it: the pages past its size at open are the
     broker's newest, which its consumers read next; none is dropped."""

@@ -549,9 +549,9 @@ def leader_epoch_findings(log: UnifiedLog, scans: list[LogScan | None]) -> list[
 
 def _check_metadata_partition(log: UnifiedLog, sink: FindingSink) -> None:
     """The KRaft metadata partition's own files and its replay (kdump.kraft.checks)."""
-    from kdump.kraft.checks import check_metadata_partition, is_metadata_partition
+    if log.is_metadata_log:
+        from kdump.kraft.checks import check_metadata_partition
 
-    if is_metadata_partition(log):
         for finding in check_metadata_partition(log):
             sink.add(finding)
 

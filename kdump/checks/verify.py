@@ -101,9 +101,10 @@ def log_dir_findings(
         for r in results
         if r.summary.topic is not None and r.summary.partition is not None
     }
-    from kdump.kraft.checks import check_log_dir
+    if any(log.is_metadata_log for log in logs):  # else no image: its modules not imported
+        from kdump.kraft.checks import check_log_dir
 
-    yield from check_log_dir(log_dir, logs)
+        yield from check_log_dir(log_dir, logs)
     for name in OFFSET_CHECKPOINTS:
         checkpoint = log_dir.checkpoint(name)
         if not checkpoint.exists:

@@ -55,6 +55,8 @@ OFFSET_CHECKPOINTS = (
     REPLICATION_OFFSET_CHECKPOINT,
     CLEANER_OFFSET_CHECKPOINT,
 )
+METADATA_TOPIC = "__cluster_metadata"
+"""The KRaft metadata log's topic (its one partition's directory: ``__cluster_metadata-0``)."""
 QUORUM_STATE = "quorum-state"
 """A KRaft metadata log's election state (FileQuorumStateStore): leader, epoch, vote, voters."""
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"

@@ -40,7 +40,6 @@ from kdump.format.names import (
 from kdump.format.textfiles import read_meta_properties
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import (
-    METADATA_TOPIC,
     MetadataLoad,
     SnapshotPath,
     load_snapshot_file,
@@ -57,10 +56,6 @@ STRAY = (
     "moves it aside, renamed TOPIC-PARTITION.ID-stray, and serves it no more; it "
     "stays on disk (LogManager.asyncDelete of a stray)"
 )
-
-
-def is_metadata_partition(log: UnifiedLog) -> bool:
-    return log.topic == METADATA_TOPIC and not log.tiered
 
 
 def check_metadata_partition(log: UnifiedLog) -> Iterator[Finding]:
@@ -269,7 +264,7 @@ def check_log_dir(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> Iterator[Findi
     it holds none, against the image of its node's metadata log dir (``node_metadata``);
     nothing where there is none. ``logs``: every partition found in the run."""
     mine = [log for log in logs if log.found_in(log_dir)]
-    own = next((log for log in mine if is_metadata_partition(log)), None)
+    own = next((log for log in mine if log.is_metadata_log), None)
     metadata = own if own is not None else node_metadata(log_dir, logs)
     if metadata is None:
         return
@@ -295,7 +290,7 @@ def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | N
         return None
     for log in logs:
         other = log.log_dir
-        if other is None or other is log_dir or not is_metadata_partition(log):
+        if other is None or other is log_dir or not log.is_metadata_log:
             continue
         found = _meta_properties(other) if log.found_in(other) else None
         if found is not None and (found.cluster_id, found.node_id) == (
@@ -465,7 +460,6 @@ def _partition_against_image(
 __all__ = [
     "check_log_dir",
     "check_metadata_partition",
-    "is_metadata_partition",
     "node_metadata",
     "read_quorum_state",
 ]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from kdump.config import MetadataConfigs
 from kdump.errors import KdumpError
+from kdump.format.names import METADATA_TOPIC
 from kdump.kraft.delta import BROKER, TOPIC
-from kdump.kraft.loader import METADATA_TOPIC, MetadataLoad, load_metadata
+from kdump.kraft.loader import MetadataLoad, load_metadata
 from kdump.run import identify
 
 METADATA_DIR = f"{METADATA_TOPIC}-0"

@@ -33,6 +33,7 @@ from kdump.format.names import (
     KRAFT_SNAPSHOT_DELETED_SUFFIX,
     KRAFT_SNAPSHOT_PARTIAL_SUFFIX,
     LOG_SUFFIX,
+    METADATA_TOPIC,
 )
 from kdump.format.records import LEADER_CHANGE, SNAPSHOT_HEADER, Record, control_record_key
 from kdump.format.schemas import clients
@@ -44,7 +45,6 @@ from kdump.storage.base import Storage
 from kdump.storage.records import FileRecords
 from kdump.unified_log import UnifiedLog
 
-METADATA_TOPIC = "__cluster_metadata"
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})")
 
@@ -467,11 +467,6 @@ def load_snapshot_file(storage: Storage, name: str) -> MetadataLoad:
 # -- where the metadata is ---------------------------------------------------------------------
 
 
-def is_metadata_log(log: UnifiedLog) -> bool:
-    """The KRaft metadata partition (``__cluster_metadata-0``)."""
-    return log.topic == METADATA_TOPIC
-
-
 def holds_snapshots(log: UnifiedLog) -> bool:
     """A folder of KRaft snapshots (a copy of a metadata partition under another name)."""
     return any(parse_snapshot_path(n, "") is not None for n in log.storage.files())
@@ -497,7 +492,7 @@ def load_metadata(path: str) -> MetadataLoad:
         raise InputError(path, "no such file or directory")
     found = discover([path])
     found.raise_first()
-    logs = [log for log in found.partitions if is_metadata_log(log)]
+    logs = [log for log in found.partitions if log.is_metadata_log]
     if not logs and len(found.partitions) == 1 and holds_snapshots(found.partitions[0]):
         logs = found.partitions
     if not logs:
@@ -552,12 +547,10 @@ def load_messages(load: MetadataLoad) -> list[str]:
 
 __all__ = [
     "FAULTS_SHOWN",
-    "METADATA_TOPIC",
     "Fault",
     "LeaderChange",
     "MetadataLoad",
     "SnapshotPath",
-    "is_metadata_log",
     "load_messages",
     "load_metadata",
     "load_metadata_log",

@@ -28,10 +28,10 @@ from kdump.errors import InputError, KdumpError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.filters import NO_FILTER, BatchFilter
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
-from kdump.format.names import LOG_SUFFIX
+from kdump.format.names import LOG_SUFFIX, METADATA_TOPIC
 from kdump.format.records import Record
 from kdump.kraft.image import MetadataImage
-from kdump.kraft.loader import METADATA_TOPIC, is_metadata_log, metadata_load
+from kdump.kraft.loader import metadata_load
 from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
 from kdump.run import identify, log_dir_of
 from kdump.segment import LogSegment
@@ -193,11 +193,11 @@ def _metadata_image(
     if metadata is not None:
         given = discover([metadata], store)
         given.raise_first()
-        copies = [log for log in given.partitions if is_metadata_log(log)]
+        copies = [log for log in given.partitions if log.is_metadata_log]
         if not copies:
             raise InputError(metadata, f"holds no {METADATA_TOPIC}-0 partition")
     else:
-        copies = [log for log in found.partitions if is_metadata_log(log)]
+        copies = [log for log in found.partitions if log.is_metadata_log]
         if not copies:
             return None
     return metadata_load(choose_replica(copies, None, lambda log: None).chosen).image

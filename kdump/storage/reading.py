@@ -15,6 +15,7 @@ the call is one per file (not per batch), and Python's mmap has ``madvise`` but 
 from __future__ import annotations
 
 import ctypes
+import errno
 import mmap
 import os
 import re
@@ -185,6 +186,8 @@ class CacheGuard:
 
     def _left_cached(self) -> list[tuple[int, int]]:
         """The runs of pages not resident before that are resident now."""
+        if not self.uncached:
+            return []  # all were resident: there is nothing to ask about
         left = []
         size = os.fstat(self.fd).st_size
         for start, end in self.watched:
@@ -259,6 +262,9 @@ def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:
     libc = _libc()
     if libc is None:
         return None
+    pages = (size + PAGE - 1) // PAGE
+    if _cached_pages(libc, fd, start, size) == pages:
+        return b"\x01" * pages  # a count, not mincore's walk of every page: 1 GiB in 19 ms
     addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
     if addr in (None, ctypes.c_void_p(-1).value):
         return None
@@ -277,6 +283,37 @@ def _may_see_cache(fd: int) -> bool:
     if euid == 0 or os.fstat(fd).st_uid == euid:
         return True
     return os.access(f"/proc/self/fd/{fd}", os.W_OK)
+
+
+class _CachestatRange(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+
+
+class _Cachestat(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_uint64)
+        for name in ("nr_cache", "nr_dirty", "nr_writeback", "nr_evicted", "nr_recently_evicted")
+    ]
+
+
+_SYS_CACHESTAT = 451
+"""cachestat(2), Linux 6.5+: one number on every architecture (asm-generic's table)."""
+_HAS_CACHESTAT = True
+
+
+def _cached_pages(libc: Any, fd: int, start: int, size: int) -> int | None:
+    """How many pages of ``size`` bytes from ``start`` the page cache holds (cachestat(2),
+    which counts a large folio at once), or None where the kernel has no cachestat."""
+    global _HAS_CACHESTAT
+    if not _HAS_CACHESTAT:
+        return None
+    found = _Cachestat()
+    span = _CachestatRange(start, size)
+    if libc.syscall(_SYS_CACHESTAT, fd, ctypes.byref(span), ctypes.byref(found), 0) != 0:
+        if ctypes.get_errno() == errno.ENOSYS:
+            _HAS_CACHESTAT = False
+        return None
+    return int(found.nr_cache)
 
 
 _LIBC: Any = None
