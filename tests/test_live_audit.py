@@ -139,7 +139,6 @@ def test_uncached_ranges_are_the_absent_pages() -> None:
     ]
 
 
-
 def test_a_counted_residency_answers_as_mincore_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +163,7 @@ def test_a_counted_residency_answers_as_mincore_does(
     assert part is not None and any(b & 1 for b in part[3 * MIB // PAGE :])
     assert part[: 2 * MIB // PAGE] == b"\x01" * (2 * MIB // PAGE)
     assert not any(b & 1 for b in part[2 * MIB // PAGE : 3 * MIB // PAGE])
+
 
 def test_what_the_broker_appends_during_a_walk_stays_cached(tmp_path: Path) -> None:
     """The active segment grows while verify reads it: the pages past its size at open are the
