@@ -27,7 +27,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from batchbytes import write_partition  # noqa: E402
 from clirun import run_kdump  # noqa: E402
-from conftest import GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
+from conftest import CORRUPT, GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
 from exportread import read_export  # noqa: E402
 from jsonreader import raw  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -636,9 +636,9 @@ def test_export_chooses_one_replica_per_partition(tmp_path: Path) -> None:
     paths = [str(a.parent), str(b.parent)]
 
     def chosen(rule: ReplicaRule) -> tuple[set[str], list[tuple[str, str, list[str]]]]:
-        tasks, choices = export_plan(paths, topics=(), replicas=rule)
-        why = [(c.chosen.location, c.why, [o.location for o in c.others]) for c in choices]
-        return {t.partition_path for t in tasks}, why
+        plan = export_plan(paths, topics=(), replicas=rule)
+        why = [(c.chosen.location, c.why, [o.location for o in c.others]) for c in plan.choices]
+        return {t.partition_path for t in plan.tasks}, why
 
     assert chosen(ReplicaRule()) == (
         {str(b)},
@@ -788,3 +788,64 @@ def batch_bytes_after(log: Path) -> bytes:
     end = max(b.next_offset for b in records.batches())
     records.close()
     return batch_bytes(end, [1_700_000_000_000 + i for i in range(5)])
+
+
+def _beyond_log_end_and_epochs(into: Path) -> None:
+    """A recovery point beyond txn-0's log end (what the log end is takes every segment) and
+    a leader-epoch checkpoint that disagrees with plain-0's batches."""
+    shutil.copytree(CORRUPT / "checkpoint-beyond-log-end-recovery-point" / "logdir", into)
+    shutil.copytree(CORRUPT / "leader-epoch-inconsistent" / "plain-0", into / "plain-0")
+    (into / "plain-0" / "00000000000000000258.index").unlink()  # a segment's own finding
+
+
+def _corrupt_checkpoint_snapshot_metadata(into: Path) -> None:
+    """A recovery-point checkpoint that does not parse; in txn-0 a corrupt producer snapshot
+    and a corrupt partition.metadata."""
+    shutil.copytree(CORRUPT / "checkpoint-corrupt" / "logdir", into)
+    shutil.rmtree(into / "txn-0")
+    shutil.copytree(CORRUPT / "snapshot-corrupt" / "txn-0", into / "txn-0")
+    metadata = CORRUPT / "partition-metadata-corrupt" / "txn-0" / "partition.metadata"
+    shutil.copy(metadata, into / "txn-0" / "partition.metadata")
+
+
+@pytest.mark.parametrize(
+    "build", [_beyond_log_end_and_epochs, _corrupt_checkpoint_snapshot_metadata]
+)
+def test_export_findings_are_verifys_fresh_and_resumed(
+    spark: Any, tmp_path: Path, build: Any
+) -> None:
+    """Issue 33 point 7: _findings holds every finding `kdump verify` gives for the partitions
+    exported, the partition's and the log dir's too (checkpoints, leader epochs, producer
+    snapshots, partition.metadata), the same after a resumed export, which reads only the
+    segment it had not written (the others' walks come back from their markers)."""
+    from kdump.spark.job import DONE_DIR, export_on_spark
+
+    root = tmp_path / "logdir"
+    build(root)
+    expected = [
+        _finding_key(f.to_dict()) for f in verify_paths([str(root)], VerifyOptions()).findings
+    ]
+    assert any(k[0] in ("CHECKPOINT_BEYOND_LOG_END", "CHECKPOINT_CORRUPT") for k in expected)
+    out = tmp_path / "out"
+
+    def exported() -> tuple[Any, list[tuple[Any, ...]]]:
+        result = export_on_spark(spark, [str(root)], str(out))
+        rows = pq.read_table(out / FINDINGS_DIR).to_pylist()
+        return result, [_finding_key(r) for r in rows if r["code"] != "EXPORT_GAP"]
+
+    fresh, found = exported()
+    assert found == expected
+    assert fresh.skipped == 0
+
+    markers = sorted((out / DONE_DIR).iterdir())
+    lost = json.loads(markers[0].read_text())
+    for name in lost["files"]:
+        (out / name).unlink()
+    markers[0].unlink()
+    resumed, found_again = exported()
+    assert resumed.skipped == len(markers) - 1
+    assert found_again == expected
+
+
+def _finding_key(f: dict[str, Any]) -> tuple[Any, ...]:
+    return (f["code"], f["severity"], f["path"], f["offset"], f["position"], f["message"])

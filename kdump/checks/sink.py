@@ -29,6 +29,24 @@ class FindingSink:
         for key, count in other._counts.items():
             self._counts[key] += count - min(count, other.cap)  # the ones it left out
 
+    def left_out(self) -> list[tuple[str, str, int]]:
+        """(code, path, how many the cap left out) of each capped code: with ``findings``,
+        all a sink holds (an export's marker keeps both: kdump.checks.verify_state.walk_facts)."""
+        cap = self.cap
+        return [(code, path, n - cap) for (code, path), n in self._counts.items() if n > cap]
+
+    @classmethod
+    def restored(
+        cls, cap: int, findings: list[Finding], left_out: list[tuple[str, str, int]]
+    ) -> FindingSink:
+        """The sink ``findings`` and ``left_out`` were taken from."""
+        sink = cls(cap)
+        for finding in findings:
+            sink.add(finding)
+        for code, path, n in left_out:
+            sink._counts[(code, path)] += n
+        return sink
+
     def close(self) -> list[Finding]:
         """The findings, plus one per capped code saying how many more there were."""
         out = list(self.findings)

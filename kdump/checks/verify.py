@@ -51,6 +51,7 @@ __all__ = [
     "VerifyOptions",
     "VerifyResult",
     "collect_result",
+    "finish_result",
     "log_dir_findings",
     "verify_partition",
     "verify_paths",
@@ -194,14 +195,22 @@ def verify_paths(
         run.walk(jobs, progress)
     finally:
         run.finish()
+    result = finish_result(found, logs)
+    result.audit = run.summary
+    return result
+
+
+def finish_result(found: Found, logs: list[UnifiedLog]) -> VerifyResult:
+    """The result of ``logs`` (all or some of ``found``'s partitions), their segments' walks
+    done or handed in (``UnifiedLog.take_result``): each partition's checks across segments,
+    then those of the log dirs that hold them. The end of every verify, local or on Spark's
+    driver (an export's: kdump.spark.job)."""
     results = {}
     for log in logs:
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
-    result = collect_result(found, lambda log: results[log.location])
-    result.audit = run.summary
-    return result
+    return collect_result(found, lambda log: results[log.location], logs)
 
 
 class _Run:
@@ -334,23 +343,35 @@ def _log_bytes(segment: LogSegment) -> int:
     return segment.log_size
 
 
-def collect_result(found: Found, run: Callable[[UnifiedLog], PartitionResult]) -> VerifyResult:
+def collect_result(
+    found: Found,
+    run: Callable[[UnifiedLog], PartitionResult],
+    chosen: Sequence[UnifiedLog] | None = None,
+) -> VerifyResult:
     """The results in discovery order (each partition once), each log dir's own findings after
     its partitions; the paths that could not be read.
 
     ``run`` verifies one partition here, or hands back a result verified elsewhere (Spark).
+    ``chosen``: the partitions to report (an export's: one replica each, the topics asked),
+    with the log dirs holding one of them; the cluster's metadata image is still that of every
+    partition found.
     """
     result = VerifyResult(unreadable=list(found.errors))
-    logs = {id(log): log for log in found.partitions}
+    every = found.partitions
+    asked = None if chosen is None else {id(log) for log in chosen}
+    logs = {id(log): log for log in every if asked is None or id(log) in asked}
     for ld in found.log_dirs:
         mine = [p for p in logs.values() if p.found_in(ld)]
+        if not mine and chosen is not None:
+            continue
         for p in mine:
             del logs[id(p)]
         results = [run(p) for p in mine]
         result.partitions.extend(results)
-        result.log_dir_findings.extend(log_dir_findings(ld, results, found.partitions))
+        result.log_dir_findings.extend(log_dir_findings(ld, results, every))
     result.partitions.extend(run(log) for log in logs.values())
-    lock_dirs = {log.log_dir.location: log.log_dir for log in found.partitions if log.log_dir}
+    reported = [log for log in every if asked is None or id(log) in asked]
+    lock_dirs = {log.log_dir.location: log.log_dir for log in reported if log.log_dir}
     result.log_dir_findings.extend(
         f for d in lock_dirs.values() if (f := broker_live(d)) is not None
     )

@@ -147,14 +147,7 @@ class Verified:
         return verified
 
     def restore_scan(self, path: str) -> LogScan:
-        """The walk's facts as they were (the segment is the same), named ``path`` now."""
-        d = dict(self.scan)
-        first, stop = d.pop("first_batch"), d.pop("stop")
-        scan = LogScan(**{**d, "path": path})
-        scan.epoch_starts = [(e, o) for e, o in d["epoch_starts"]]
-        scan.first_batch = None if first is None else FirstBatch(*first)
-        scan.stop = None if stop is None else Stop(StopReason(stop[0]), stop[1], stop[2])
-        return scan
+        return restore_scan(self.scan, path)
 
     def restore_findings(self) -> list[Finding]:
         return [Finding.from_dict(f) for f in self.findings]
@@ -176,6 +169,43 @@ def scan_facts(scan: LogScan) -> dict[str, Any]:
     stop = scan.stop
     d["stop"] = None if stop is None else [stop.reason.value, stop.position, stop.remaining]
     return d
+
+
+def restore_scan(facts: dict[str, Any], path: str) -> LogScan:
+    """The walk's facts (``scan_facts``) as they were (the segment is the same), named
+    ``path`` now."""
+    d = dict(facts)
+    first, stop = d.pop("first_batch"), d.pop("stop")
+    scan = LogScan(**{**d, "path": path})
+    scan.epoch_starts = [(e, o) for e, o in d["epoch_starts"]]
+    scan.first_batch = None if first is None else FirstBatch(*first)
+    scan.stop = None if stop is None else Stop(StopReason(stop[0]), stop[1], stop[2])
+    return scan
+
+
+def walk_facts(result: SegmentResult) -> dict[str, Any]:
+    """A segment's walk, clean or not, as JSON values: its facts, its findings and what the
+    cap left out. What ``restore_walk`` needs to hand the walk to the segment's partition, whose
+    checks across segments (kdump.checks.partition.finish_partition) then run without reading
+    the segment again: an export's marker keeps it (kdump.spark.job)."""
+    return {
+        "scan": None if result.scan is None else scan_facts(result.scan),
+        "unread": result.unread,
+        "findings": [f.to_dict() for f in result.sink.findings],
+        "left_out": [list(x) for x in result.sink.left_out()],
+    }
+
+
+def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> SegmentResult:
+    """``segment``'s walk as ``walk_facts`` kept it. Raises KeyError, TypeError or ValueError
+    on facts this kdump does not keep (an older marker)."""
+    findings = [Finding.from_dict(f) for f in facts["findings"]]
+    sink = FindingSink.restored(cap, findings, [(c, p, int(n)) for c, p, n in facts["left_out"]])
+    scan = facts["scan"]
+    if scan is not None and scan.keys() != _SCAN_FIELD_SET:
+        raise ValueError("a segment's facts are not the ones this kdump keeps")
+    restored = None if scan is None else restore_scan(scan, segment.log_path)
+    return SegmentResult(segment.base_offset, segment.slot, restored, sink, bool(facts["unread"]))
 
 
 def key_of(segment: LogSegment) -> str | None:
@@ -466,8 +496,11 @@ __all__ = [
     "VerifyState",
     "identify",
     "key_of",
+    "restore_scan",
+    "restore_walk",
     "reused_result",
     "scan_facts",
     "state_file",
     "verified_record",
+    "walk_facts",
 ]

@@ -21,7 +21,8 @@ import pyarrow as pa
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
-from kdump.checks.segment import check_segment
+from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.sink import FindingSink
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.discovery import Found, discover
 from kdump.errors import InputError, KdumpError
@@ -38,7 +39,7 @@ from kdump.segment import LogSegment
 from kdump.spark.schema import BATCH_LEVEL
 from kdump.storage import ObjectStore, Storage
 from kdump.storage.records import FileRecords
-from kdump.unified_log import UnifiedLog
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 ROWS_PER_BATCH = 8192
 BYTES_PER_BATCH = 32 << 20
@@ -127,7 +128,22 @@ def segment_tasks(
 ) -> list[SegmentTask]:
     """The .log files under ``paths`` (as `kdump verify` finds them, URLs too), partition by
     partition; with ``topics`` (even none), of the partitions ``topic_selected`` takes."""
-    return export_plan(paths, store, topics, replicas)[0]
+    return export_plan(paths, store, topics, replicas).tasks
+
+
+@dataclass
+class ExportPlan:
+    """What an export reads: its tasks; the partitions they come from, opened on the driver
+    (whose checks across segments run there once the tasks' walks are in: kdump.checks.verify
+    .finish_result); the replica chosen where a topic-partition has several."""
+
+    tasks: list[SegmentTask]
+    segments: list[tuple[UnifiedLog, LogSegment]]
+    """Each task's partition and segment, by the task's index."""
+    found: Found
+    logs: list[UnifiedLog]
+    """The partitions exported."""
+    choices: list[ReplicaChoice]
 
 
 def export_plan(
@@ -135,42 +151,64 @@ def export_plan(
     store: ObjectStore | None = None,
     topics: Sequence[str] | None = None,
     replicas: ReplicaRule = EVERY_REPLICA,
-) -> tuple[list[SegmentTask], list[ReplicaChoice]]:
+    options: VerifyOptions | None = None,
+) -> ExportPlan:
     """``segment_tasks``, and the choices made where a topic-partition has several replicas."""
-    found = discover(list(paths), store)
+    found = discover(list(paths), store, OpenOptions(verify=options or VerifyOptions()))
     found.raise_first()
     logs = [log for log in found.partitions if topics is None or topic_selected(log.topic, topics)]
-    choices: list[ReplicaChoice] = []
     brokers = _Brokers()
-    if not replicas.all_replicas:
-        image = _metadata_image(found, replicas.metadata, store)
-
-        def leader_of(log: UnifiedLog) -> int | None:
-            return None if image is None else leader_in(image, log.topic, log.partition)
-
-        every = one_replica_each(logs, leader_of, brokers.of)
-        logs = [c.chosen for c in every]
-        choices = [c for c in every if c.others]
-    return [task for log in logs for task in _tasks(log, brokers.of(log))], choices
+    every = chosen_replicas(found, logs, replicas, store, brokers)
+    logs = [c.chosen for c in every]
+    plan = ExportPlan([], [], found, logs, [c for c in every if c.others])
+    for log in logs:
+        for segment, task in _tasks(log, brokers.of(log)):
+            plan.tasks.append(task)
+            plan.segments.append((log, segment))
+    return plan
 
 
-def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[SegmentTask]:
+def chosen_replicas(
+    found: Found,
+    logs: list[UnifiedLog],
+    replicas: ReplicaRule,
+    store: ObjectStore | None,
+    brokers: _Brokers | None = None,
+) -> list[ReplicaChoice]:
+    """The replica of each topic-partition in ``logs`` an export reads (issue 33 point 4):
+    the leader in the metadata image, else the most advanced copy (replicas.one_replica_each);
+    every one of them with ``replicas.all_replicas``."""
+    brokers = brokers or _Brokers()
+    if replicas.all_replicas:
+        return [ReplicaChoice(log, "every replica asked for", []) for log in logs]
+    image = _metadata_image(found, replicas.metadata, store)
+
+    def leader_of(log: UnifiedLog) -> int | None:
+        return None if image is None else leader_in(image, log.topic, log.partition)
+
+    return one_replica_each(logs, leader_of, brokers.of)
+
+
+def _tasks(log: UnifiedLog, broker: int | None) -> Iterator[tuple[LogSegment, SegmentTask]]:
     for seg, after in zip(log.named_segments, [*log.named_segments[1:], None], strict=True):
-        yield SegmentTask(
-            seg.storage,
-            seg.file_name(LOG_SUFFIX),
-            seg.log_path,
-            log.location,
-            log.topic,
-            log.partition,
-            seg.base_offset,
-            seg.log_size,
-            after.base_offset if after is not None else None,
-            broker,
-            log_dir_of(log.location),
-            tuple(sorted(seg.files.items())),
-            seg.is_active,
-            seg.segment_id,
+        yield (
+            seg,
+            SegmentTask(
+                seg.storage,
+                seg.file_name(LOG_SUFFIX),
+                seg.log_path,
+                log.location,
+                log.topic,
+                log.partition,
+                seg.base_offset,
+                seg.log_size,
+                after.base_offset if after is not None else None,
+                broker,
+                log_dir_of(log.location),
+                tuple(sorted(seg.files.items())),
+                seg.is_active,
+                seg.segment_id,
+            ),
         )
 
 
@@ -239,12 +277,16 @@ class SegmentExport:
         """Where the export stopped: the end of the last exported batch's valid prefix."""
         self.last_position = -1
         """Where the segment's last batch starts, as the scan found it (for its identity)."""
+        self.walk: SegmentResult | None = None
+        """The check's result (its findings, with the export's gap): for the partition's
+        checks across segments, on the driver."""
 
     def _check(self, segment: LogSegment, deep: bool) -> LogScan | None:
         """`kdump verify`'s walk of the segment with every check of it (its indexes too:
         kdump.checks.segment.check_segment); its findings are the export's."""
         options = replace(self.options, deep=deep)
         result = check_segment(segment, options, keep_open=True)
+        self.walk = result
         self.findings = result.sink.close()
         scan = result.scan
         if scan is not None:
@@ -262,14 +304,20 @@ class SegmentExport:
                 yield from self._batches(segment, scan.first_invalid is not None)
         except KdumpError as e:  # a store's or a key's error: the segment is not read
             path = getattr(e, "path", None) or self.task.log_path
-            self.findings = [Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e))]
+            sink = FindingSink(self.options.max_findings_per_code)
+            sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e)))
+            self.walk = SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+            self.findings = sink.close()
         finally:
             segment.close()  # a remote log's read-ahead threads, a local log's maps
 
     def _batches(self, segment: LogSegment, damaged: bool) -> Iterator[pa.RecordBatch]:
         yield from self._rows(segment)
         if damaged or self.undecodable:
-            self.findings.append(self._gap(self.read_to))
+            gap = self._gap(self.read_to)
+            self.findings.append(gap)
+            if self.walk is not None:
+                self.walk.sink.add(gap)
 
     def _gap(self, first: int) -> Finding:
         """The offsets this segment holds that the export did not write: from the first not

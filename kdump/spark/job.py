@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, segments_to_check
-from kdump.checks.verify import VerifyResult, collect_result, verify_partition
+from kdump.checks.verify import VerifyResult, collect_result, finish_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
     AuditSummary,
@@ -38,9 +38,11 @@ from kdump.checks.verify_state import (
     VerifyState,
     identify,
     key_of,
+    restore_walk,
     reused_result,
     state_file,
     verified_record,
+    walk_facts,
 )
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
@@ -50,7 +52,14 @@ from kdump.render.jsonl import to_json
 from kdump.replicas import ReplicaChoice
 from kdump.run import log_dir_of
 from kdump.segment import LogSegment
-from kdump.spark.extract import ONE_REPLICA, ReplicaRule, SegmentExport, SegmentTask, export_plan
+from kdump.spark.extract import (
+    ONE_REPLICA,
+    ExportPlan,
+    ReplicaRule,
+    SegmentExport,
+    SegmentTask,
+    export_plan,
+)
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.storage import ObjectStore, is_url
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -303,7 +312,7 @@ FINDINGS_DIR = "_findings"
 """Export findings go to DIR/_findings; readers of DIR skip names that start with _."""
 TEMPORARY_DIR = "_temporary"
 DONE_DIR = "_segments"
-"""One marker per segment exported (its identity, files, records, findings), written last."""
+"""One marker per segment exported (its identity, files, records, walk), written last."""
 SETTINGS = "_export.json"
 """The settings of the export: a run with others does not resume it."""
 SUCCESS = "_SUCCESS"
@@ -428,7 +437,7 @@ class _WriteSegments:
 
     def __call__(
         self, items: Iterable[tuple[int, SegmentTask]]
-    ) -> Iterator[tuple[int, int, list[Finding]]]:
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
         fs, base = output_filesystem(self.output, self.store)
         schema = arrow_schema(RECORD_SCHEMA)
         for index, task in items:
@@ -440,17 +449,19 @@ class _WriteSegments:
                 files.write(task.topic, batch)
             placed = files.close(task.topic)
             identity = identify(task.log_segment(), export.last_position)
+            assert export.walk is not None  # batches() is exhausted
+            walk = walk_facts(export.walk)
             done = {
                 "log": task.log_path,
                 "identity": None if identity is None else asdict(identity),
                 "last_position": export.last_position,
                 "files": [p[len(base) + 1 :] for p in placed],
                 "records": export.records,
-                "findings": [f.to_dict() for f in export.findings],
+                "walk": walk,
             }
             # written last: a segment without its marker is exported again
             _write_json_file(fs, base, f"{DONE_DIR}/{marker}", done)
-            yield index, export.records, export.findings
+            yield index, export.records, walk
 
 
 def export_on_spark(
@@ -475,8 +486,12 @@ def export_on_spark(
 
     An export of the same settings already at ``output`` (interrupted, or complete) is resumed:
     a segment written before whose files are unchanged since (its identity, as verify's
-    ``--state`` keeps it) is skipped, its records and findings taken from its marker
-    (DIR/_segments); ``overwrite`` starts afresh.
+    ``--state`` keeps it) is skipped, its records and its walk (facts and findings:
+    kdump.checks.verify_state.walk_facts) taken from its marker (DIR/_segments); ``overwrite``
+    starts afresh. With every segment's walk in, the driver ends as `kdump verify` does
+    (kdump.checks.verify.finish_result): DIR/_findings holds every finding verify gives on the
+    partitions exported and their log dirs (checkpoints, leader epochs, producer snapshots...),
+    and each damaged segment's EXPORT_GAP.
 
     Executors write the Parquet files with pyarrow, straight from the Arrow batches: through
     Spark's writer the JVM spent more CPU re-encoding the rows than the extraction itself.
@@ -497,16 +512,17 @@ def export_on_spark(
         "replicas": repr(replicas),
     }
     _prepare(fs, base, output, settings, overwrite)
-    tasks, choices = export_plan(absolute(paths), store, topics, replicas)
-    result = ExportResult(output, segments=len(tasks), choices=choices)
+    plan = export_plan(absolute(paths), store, topics, replicas, options)
+    tasks = plan.tasks
+    result = ExportResult(output, segments=len(tasks), choices=plan.choices)
     written = _written_before(fs, base)
     todo: list[tuple[int, SegmentTask]] = []
+    cap = options.max_findings_per_code
     for index, task in enumerate(tasks):
         known = written.get(marker_name(task))
-        if known is not None and _unchanged(task, known):
+        if known is not None and _unchanged(task, known) and _take_walk(plan, index, known, cap):
             result.skipped += 1
             result.records += known["records"]
-            _add_findings(result, task, [Finding.from_dict(f) for f in known["findings"]])
             continue
         if known is not None:  # changed since: its old files go, the segment is read again
             for name in [*known["files"], f"{DONE_DIR}/{marker_name(task)}"]:
@@ -524,9 +540,14 @@ def export_on_spark(
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
         fs.delete_dir(temporary)
-    for index, records, findings in outcomes:
+    for index, records, walk in outcomes:
         result.records += records
-        _add_findings(result, tasks[index], findings)
+        log, segment = plan.segments[index]
+        log.take_result(segment, restore_walk(segment, walk, cap))
+    # every finding verify gives on these partitions and their log dirs, by verify's own code
+    checked = finish_result(plan.found, plan.logs)
+    result.findings = checked.findings
+    result.finding_rows = finding_rows(checked)
     fs.create_dir(f"{base}/{FINDINGS_DIR}")
     table = pa.Table.from_pylist(
         [dict(zip(FINDINGS_SCHEMA.fieldNames(), row, strict=True)) for row in result.finding_rows],
@@ -538,9 +559,15 @@ def export_on_spark(
     return result
 
 
-def _add_findings(result: ExportResult, task: SegmentTask, findings: list[Finding]) -> None:
-    result.findings += findings
-    result.finding_rows += [_row(f, task.partition_path) for f in findings]
+def _take_walk(plan: ExportPlan, index: int, known: dict[str, Any], cap: int) -> bool:
+    """The walk a marker kept handed to the segment's partition; False where it cannot be
+    used (a marker of an older kdump: the segment is exported again)."""
+    log, segment = plan.segments[index]
+    try:
+        log.take_result(segment, restore_walk(segment, known["walk"], cap))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def _prepare(
