@@ -673,6 +673,28 @@ def test_export_writes_one_copy_and_says_which(spark: Any, tmp_path: Path) -> No
     assert read_export(both).num_rows == 1500 + 1031
 
 
+def test_data_source_reads_one_replica_per_partition(spark: Any, tmp_path: Path) -> None:
+    """Issue 33 point 4 for the "kafka-segments" data source: export's choice of replica
+    (each offset once, the chosen copy's), every copy with all_replicas, the leader named by
+    a metadata log with metadata."""
+    register(spark)
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    paths = json.dumps([str(a.parent), str(b.parent)])
+
+    def read(**options: str) -> list[tuple[int, int]]:
+        df = spark.read.format("kafka-segments").option("paths", paths)
+        for name, value in options.items():
+            df = df.option(name, value)
+        return sorted((r["offset"], r["broker"]) for r in df.load().toArrow().to_pylist())
+
+    assert read() == [(offset, 2) for offset in range(1031)]
+    assert len(read(all_replicas="true")) == 1500 + 1031
+    led = _metadata_led_by_broker_1(tmp_path / "meta")
+    assert read(metadata=str(led)) == [(offset, 1) for offset in range(1500)]
+    with pytest.raises(Exception, match="all_replicas is 'yes'"):
+        read(all_replicas="yes")
+
+
 def test_day_of_a_record_timestamp_is_its_utc_day() -> None:
     from kdump.spark.job import day_of
 

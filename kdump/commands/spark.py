@@ -259,8 +259,9 @@ def export_command(
     **kw: Any,
 ) -> None:
     """Records into Parquet (schema: kdump.spark.schema) or JSON Lines, one Spark task per
-    segment. A corrupt segment gives its valid prefix; its findings go to OUTPUT/_findings. Exit
-    codes as verify.
+    segment. A corrupt segment gives its valid prefix. Every finding kdump verify gives on the
+    partitions exported and their log dirs goes to OUTPUT/_findings, with the offsets a damaged
+    segment did not give (EXPORT_GAP). Exit codes as verify.
 
     The filters choose batches as dump's do; of a batch kept, only the records in
     --offset-range and --time-range are exported. Where a topic-partition is found more than

@@ -14,6 +14,12 @@ segments' ranges from the store; ``endpoint_url`` and ``anon`` as kdump's --endp
 (default: the valid prefix of a corrupt segment, as Spark's file readers do) or FAILFAST (fail
 naming the file and byte position); ``max_batch_bytes`` (largest decompressed batch).
 
+One copy per topic-partition, as `kdump spark export` reads them (kdump.spark.extract
+.chosen_replicas: the leader per the KRaft metadata, else the most advanced replica):
+replicas of several brokers under the paths give each row once. ``all_replicas`` ``true``
+reads every copy; ``metadata`` (a ``__cluster_metadata-0`` directory, or a log dir holding
+one) names the leaders, as export's --metadata.
+
 Column pruning: Spark does not tell a Python data source which columns a query uses, but it
 passes a schema given with ``.schema(...)``. Ask for a subset of the columns that way; when all
 of them are batch-level (kdump.spark.schema.BATCH_LEVEL) records are counted, not decoded.
@@ -34,7 +40,7 @@ from pyspark.sql.types import StructType
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
-from kdump.spark.extract import SegmentExport, SegmentTask, segment_tasks
+from kdump.spark.extract import ReplicaRule, SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
 from kdump.storage import ObjectStore, StoreOptions, is_url
 
@@ -67,14 +73,18 @@ class KafkaSegmentsReader(DataSourceReader):
         self.store = ObjectStore(
             StoreOptions(
                 endpoint_url=options.get("endpoint_url") or None,
-                anon=options.get("anon", "false").lower() == "true",
+                anon=_flag(options, "anon"),
             )
         )
         if "max_batch_bytes" in options:
             self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
+        self.replicas = ReplicaRule(
+            all_replicas=_flag(options, "all_replicas"), metadata=options.get("metadata") or None
+        )
 
     def partitions(self) -> list[InputPartition]:
-        return [InputPartition(task) for task in segment_tasks(self.paths, self.store)]
+        tasks = segment_tasks(self.paths, self.store, replicas=self.replicas)
+        return [InputPartition(task) for task in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         task = partition.value
@@ -88,6 +98,13 @@ class KafkaSegmentsReader(DataSourceReader):
                 f = cut[0]
                 where = f.path if f.position is None else f"{f.path}:{f.position}"
                 raise KdumpError(f"{where}: {f.code}: {f.message}")
+
+
+def _flag(options: dict[str, str], name: str) -> bool:
+    value = options.get(name, "false").lower()
+    if value not in ("true", "false"):
+        raise KdumpError(f"{NAME}: option {name} is {value!r}, not true or false")
+    return value == "true"
 
 
 def _paths(options: dict[str, str]) -> list[str]:
