@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 import time
 from collections.abc import Iterable
@@ -26,7 +27,7 @@ from kdump.storage import ObjectStore, is_url
 
 AUDIT_SUFFIX = ".json"
 
-TARGET_FIELDS = ("broker_id", "cluster_id", "host", "started")
+TARGET_FIELDS = ("broker_id", "cluster_id", "host", "started", "log_dirs")
 """What ``--output`` may name in braces: ``s3://audits/{cluster_id}/{broker_id}/{started}.json``."""
 
 DEFAULT_STALE_AFTER_MS = 36 * 3600 * 1000
@@ -35,16 +36,53 @@ DEFAULT_STALE_AFTER_MS = 36 * 3600 * 1000
 
 def audit_target(template: str, run: dict[str, Any]) -> str:
     """``template`` with the run's fields filled in (``started`` as ``20261127T093644Z``:
-    sortable, and a valid file and object name everywhere); a broker or cluster not known
-    (no meta.properties) is ``unknown``."""
+    sortable, and a valid file and object name everywhere; ``log_dirs`` as ``log_dirs_name``);
+    a broker or cluster not known (no meta.properties) is ``unknown``."""
     started = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(run["started"] / 1000))
     values = {
         "broker_id": "unknown" if run.get("broker_id") is None else str(run["broker_id"]),
         "cluster_id": run.get("cluster_id") or "unknown",
         "host": run.get("host") or "unknown",
         "started": started,
+        "log_dirs": log_dirs_name(log_dirs_of(run)),
     }
     return template.format_map(values)
+
+
+def log_dirs_of(run: dict[str, Any]) -> frozenset[str]:
+    """The paths of a verify run's log dirs (its JSON ``run`` object)."""
+    dirs = run.get("log_dirs") or []
+    return frozenset(d["path"] for d in dirs if isinstance(d, dict) and "path" in d)
+
+
+def log_dirs_name(paths: Iterable[str]) -> str:
+    """The log dirs as part of a file or object name: each path's runs of characters other than
+    letters, digits, ``.`` and ``-`` as ``_``, joined by ``+`` (``/data1/kafka-logs`` and
+    ``/data2/kafka-logs``: ``data1_kafka-logs+data2_kafka-logs``); ``none`` without one."""
+    names = [re.sub(r"[^A-Za-z0-9.-]+", "_", p).strip("_") for p in sorted(paths)]
+    return "+".join(names) or "none"
+
+
+def refuse_replacing(target: str, run: dict[str, Any], store: ObjectStore) -> None:
+    """An error where ``target`` holds the verify result of a log dir this run does not verify
+    (a broker's log dirs verified one run each, to one name): replacing it would drop that log
+    dir from the fleet's page. A result of the same log dirs (or of fewer) is replaced."""
+    if not (is_url(target) or os.path.exists(target)):
+        return
+    try:
+        before = parse_audit(target, _read(target, store))
+    except KdumpError:  # none there, or not a result: written as before
+        return
+    lost = log_dirs_of(before.run) - log_dirs_of(run)
+    if lost:
+        mine = ", ".join(sorted(log_dirs_of(run))) or "none"
+        raise InputError(
+            target,
+            f"holds the result of log dir(s) {', '.join(sorted(lost))}, which this run "
+            f"({mine}) does not verify; not replaced: put {{log_dirs}} in --output to keep a "
+            "result per log dir (kdump report shows the newest of each), or verify all of the "
+            "broker's log dirs in one run",
+        )
 
 
 def check_target_template(template: str) -> None:
@@ -113,11 +151,18 @@ class Audit:
 
 @dataclass
 class BrokerAudit:
-    """A broker's newest result, and how many older ones were read and not shown."""
+    """A broker's newest result (of some of its log dirs, where they are verified one run each:
+    ``part``), and how many older ones were read and not shown."""
 
     newest: Audit
     older: int
     stale: bool
+    part: str | None = None
+    """The result's log dirs, where the broker's newest results are of different log dirs."""
+
+    def label(self) -> str:
+        broker = self.newest.broker.label()
+        return broker if self.part is None else f"{broker} ({self.part})"
 
 
 @dataclass
@@ -155,10 +200,32 @@ def read_fleet(
         by_broker.setdefault(audit.broker, []).append(audit)
     brokers = []
     for results in by_broker.values():
-        newest = max(results, key=lambda a: (a.started, a.source))
-        brokers.append(BrokerAudit(newest, len(results) - 1, now - newest.started > stale_after_ms))
-    brokers.sort(key=lambda b: _broker_order(b.newest.broker))
+        brokers += _newest_of_each_log_dir(results, now, stale_after_ms)
+    brokers.sort(key=lambda b: (_broker_order(b.newest.broker), b.part or ""))
     return FleetAudit(brokers, now, stale_after_ms, unreadable)
+
+
+def _newest_of_each_log_dir(
+    results: list[Audit], now: int, stale_after_ms: int
+) -> list[BrokerAudit]:
+    """A broker's results shown: newest first, each that is the newest of one of its log dirs
+    (a broker whose log dirs are verified one run each shows a result per log dir; a run of all
+    of them hides the older ones); the others counted as older."""
+    shown: list[BrokerAudit] = []
+    covered: set[str] = set()
+    for audit in sorted(results, key=lambda a: (a.started, a.source), reverse=True):
+        dirs = log_dirs_of(audit.run)
+        if not shown or not dirs <= covered:
+            shown.append(BrokerAudit(audit, 0, now - audit.started > stale_after_ms))
+            covered |= dirs
+            continue
+        # counted with the newest result shown that covers one of its log dirs
+        by = next((b for b in shown if dirs & log_dirs_of(b.newest.run)), shown[0])
+        by.older += 1
+    if len(shown) > 1:
+        for b in shown:
+            b.part = ", ".join(sorted(log_dirs_of(b.newest.run)))
+    return shown
 
 
 def _broker_order(key: BrokerKey) -> tuple[str, int, str]:
@@ -244,8 +311,11 @@ __all__ = [
     "FleetAudit",
     "audit_target",
     "check_target_template",
+    "log_dirs_name",
+    "log_dirs_of",
     "looks_like_audits",
     "parse_audit",
     "read_fleet",
+    "refuse_replacing",
     "write_audit",
 ]

@@ -90,15 +90,15 @@ def fleet(tmp_path: Path) -> tuple[Path, int]:
     now = 1_800_000_000_000
     for broker in (1, 2, 3):
         (audits / str(broker)).mkdir(parents=True)
-    old_1 = broker_log_dir(tmp_path / "old", 1, damaged=True)
+    old_1 = broker_log_dir(tmp_path, 1, damaged=True)
     audit(old_1, str(audits / "1" / "old.json"))
     set_started(audits / "1" / "old.json", now - 30 * HOUR)
+    shutil.rmtree(tmp_path / "broker1")  # repaired since: the same log dir, built again
     for broker in (1, 2, 3):
         log_dir = broker_log_dir(tmp_path, broker, damaged=broker == 2)
         target = audits / str(broker) / "new.json"
         audit(log_dir, str(target))
         set_started(target, now - (72 if broker == 3 else 1) * HOUR)
-    shutil.rmtree(tmp_path / "old")
     for broker in (1, 2, 3):
         shutil.rmtree(tmp_path / f"broker{broker}")  # nothing but the results is read
     return audits, now
@@ -164,3 +164,75 @@ def test_results_and_partitions_are_not_mixed(tmp_path: Path, fleet: tuple[Path,
     ran = run_kdump(["report", str(audits), str(ORACLE / "plain-0"), "-o", str(tmp_path / "x")])
     assert ran.exit_code == ExitCode.BAD_INPUT and "not both" in ran.stderr
     assert not os.path.exists(tmp_path / "x")
+
+
+def two_log_dirs(root: Path) -> tuple[Path, Path]:
+    """One broker (5) with two log dirs, a partition each."""
+    dirs = []
+    for name, source in (("data1", ORACLE / "plain-0"), ("data2", ORACLE / "txn-0")):
+        log_dir = root / name / "kafka-logs"
+        shutil.copytree(source, log_dir / f"{name}-topic-0")
+        (log_dir / "meta.properties").write_text(
+            "version=1\nnode.id=5\ncluster.id=Fleet-Cluster-1\n"
+        )
+        dirs.append(log_dir)
+    return dirs[0], dirs[1]
+
+
+def test_a_result_of_another_log_dir_is_not_replaced(tmp_path: Path) -> None:
+    """Issue 33: a broker's log dirs verified one run each to one name (``{host}.json``): the
+    second run would replace the first's result and the fleet page would lose that log dir; it
+    is refused in one line, the first result kept. A run of the same log dir, or of both,
+    replaces it."""
+    first, second = two_log_dirs(tmp_path)
+    target = tmp_path / "{host}.json"
+    audit(first, str(target))
+    (written,) = tmp_path.glob("*.json")
+    kept = written.read_bytes()
+    ran = run_kdump(["verify", str(second), "--format", "json", "--output", str(target)])
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert len(ran.stderr.splitlines()) == 1
+    assert f"{written}: holds the result of log dir(s) {first}" in ran.stderr
+    assert "{log_dirs}" in ran.stderr
+    assert written.read_bytes() == kept
+    audit(first, str(target))  # the same log dir again: replaced
+    ran = run_kdump(
+        ["verify", str(first), str(second), "--format", "json", "--output", str(target)]
+    )
+    assert ran.exit_code == ExitCode.OK, ran.stderr
+    doc = json.loads(written.read_text())
+    assert {d["path"] for d in doc["run"]["log_dirs"]} == {str(first), str(second)}
+
+
+def test_one_result_per_log_dir_and_the_page_shows_each(tmp_path: Path) -> None:
+    """``{log_dirs}`` names each log dir's result apart; kdump report shows the newest result
+    of each log dir of a broker (both partitions); a later run of both hides them as older."""
+    first, second = two_log_dirs(tmp_path / "disks")
+    audits = tmp_path / "audits"
+    audits.mkdir()
+    target = str(audits / "{broker_id}-{log_dirs}.json")
+    for log_dir in (first, second):
+        audit(log_dir, target)
+    names = sorted(p.name for p in audits.iterdir())
+    slug = str(tmp_path / "disks").strip("/").replace("/", "_")
+    assert names == [f"5-{slug}_data1_kafka-logs.json", f"5-{slug}_data2_kafka-logs.json"]
+    page_path = tmp_path / "fleet.html"
+    ran = run_kdump(["report", str(audits), "-o", str(page_path)])
+    assert ran.exit_code == ExitCode.OK, ran.stderr
+    page = page_path.read_text()
+    assert "2 partition(s)" in page
+    brokers = [row[0] for row in rows_of(page, "brokers")]
+    assert brokers == [f"broker 5 ({first})", f"broker 5 ({second})"]
+    assert {row[1] for row in rows_of(page, "overview")} == {"data1-topic", "data2-topic"}
+
+    both = audits / "both.json"
+    audit(first, str(both))  # a result named otherwise, of the first log dir only
+    ran = run_kdump(
+        ["verify", str(first), str(second), "--format", "json", "-o", str(audits / "all.json")]
+    )
+    assert ran.exit_code == ExitCode.OK, ran.stderr
+    newest = json.loads((audits / "all.json").read_text())["run"]["started"] + 60_000
+    set_started(audits / "all.json", newest)  # the newest, whatever the clock's resolution
+    run_kdump(["report", str(audits), "-o", str(page_path)])
+    (row,) = rows_of(page_path.read_text(), "brokers")
+    assert row[0] == "broker 5" and row[10] == "3"  # the three older results not shown

@@ -195,11 +195,13 @@ def write_result(
 ) -> None:
     """The report as print_result makes it, written whole to ``target`` (its fields filled in
     from ``run``: kdump.fleet.audit_target)."""
-    from kdump.fleet import audit_target, write_audit
+    from kdump.fleet import audit_target, refuse_replacing, write_audit
 
     text = io.StringIO()
     print_result(result, fmt, quiet, run if fmt == "json" else None, text)
-    write_audit(audit_target(target, run.to_dict()), text.getvalue(), store)
+    where = audit_target(target, run.to_dict())
+    refuse_replacing(where, run.to_dict(), store)
+    write_audit(where, text.getvalue(), store)
 
 
 @click.command()
@@ -212,9 +214,12 @@ def write_result(
     callback=_audit_output,
     metavar="PATH|URL",
     help="Write the report there instead of standard output, whole or not at all (a file "
-    "replaced atomically, one object PUT); {broker_id}, {cluster_id}, {host} and {started} are "
-    "filled in from the run: s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. "
-    "kdump report reads such results back for the fleet.",
+    "replaced atomically, one object PUT); {broker_id}, {cluster_id}, {host}, {started} and "
+    "{log_dirs} (the log dirs' paths as a name) are filled in from the run: "
+    "s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. kdump report reads such "
+    "results back for the fleet: of each broker the newest result of each log dir. A result of "
+    "another log dir is not replaced (exit 3): a broker whose log dirs are verified one run "
+    "each needs {log_dirs} (or {started}) in the name.",
 )
 @live_options
 @jobs_option

@@ -17,7 +17,7 @@ from typing import Any
 
 from kdump import __version__
 from kdump.checks.registry import REGISTRY
-from kdump.fleet import BrokerAudit, FleetAudit
+from kdump.fleet import BrokerAudit, FleetAudit, log_dirs_name, log_dirs_of
 from kdump.report.html import _static, findings_table
 from kdump.units import iso, offset_span, size
 
@@ -47,14 +47,14 @@ def _verdict(fleet: FleetAudit) -> str:
     bad = [b for b in fleet.brokers if b.newest.counts()["error"]]
     parts = []
     if bad:
-        names = ", ".join(b.newest.broker.label() for b in bad)
+        names = ", ".join(b.label() for b in bad)
         parts.append(f"errors on {len(bad)} broker(s): {names}")
     wrong = [s for s in STATUS_ORDER[:-1] if status[s]]
     if wrong:
         parts.append(", ".join(f"{status[s]} partition(s) {s}" for s in wrong))
     if stale:
         hours = fleet.stale_after_ms / 3_600_000
-        names = ", ".join(b.newest.broker.label() for b in stale)
+        names = ", ".join(b.label() for b in stale)
         parts.append(
             f"{len(stale)} broker(s) stale (newest result older than {hours:g} h): {names}"
         )
@@ -82,7 +82,7 @@ def _brokers(fleet: FleetAudit) -> str:
         key = a.broker
         body.append(
             f'<tr id="{_anchor(b)}"><td data-v="{-1 if key.broker_id is None else key.broker_id}">'
-            f"{escape(key.label())}</td><td>{escape(key.cluster_id or '-')}</td>"
+            f"{escape(b.label())}</td><td>{escape(key.cluster_id or '-')}</td>"
             f"<td>{escape(str(a.run.get('host') or '-'))}</td>"
             f'<td data-v="{a.started}">{iso(a.started)}</td>'
             f'<td class="n" data-v="{fleet.now - a.started}">{_age(fleet.now, a.started)}</td>'
@@ -101,7 +101,8 @@ def _brokers(fleet: FleetAudit) -> str:
 
 def _anchor(b: BrokerAudit) -> str:
     key = b.newest.broker
-    return "broker-" + "-".join(str(x) for x in key if x is not None).replace(" ", "_")
+    anchor = "broker-" + "-".join(str(x) for x in key if x is not None).replace(" ", "_")
+    return anchor if b.part is None else f"{anchor}-{log_dirs_name(log_dirs_of(b.newest.run))}"
 
 
 def _partitions(fleet: FleetAudit) -> str:
@@ -132,7 +133,7 @@ def _partitions(fleet: FleetAudit) -> str:
             f'<tr><td class="st-{status}" data-v="{STATUS_ORDER.index(status)}">{status}</td>'
             f"<td>{escape(str(p.get('topic') or '-'))}</td>"
             f'<td class="n">{escape(str(p.get("partition", "-")))}</td>'
-            f'<td><a href="#{_anchor(b)}">{escape(b.newest.broker.label())}</a></td>'
+            f'<td><a href="#{_anchor(b)}">{escape(b.label())}</a></td>'
             f'<td class="n">{p.get("segments", 0)}</td>'
             f'<td class="n" data-v="{p.get("bytes", 0)}">{size(int(p.get("bytes") or 0))}</td>'
             f'<td data-v="{end if end is not None else -1}">{offsets}</td>'
@@ -162,7 +163,7 @@ def _codes(fleet: FleetAudit) -> str:
     brokers: dict[str, set[str]] = {}
     for b in fleet.brokers:
         for f in b.newest.findings:
-            brokers.setdefault(f.code, set()).add(b.newest.broker.label())
+            brokers.setdefault(f.code, set()).add(b.label())
     body = []
     for (code, severity), n in sorted(found.items(), key=lambda kv: (-kv[1], kv[0])):
         entry = REGISTRY.get(code)
@@ -212,7 +213,7 @@ def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
     for b in fleet.brokers:
         if b.newest.findings:
             yield (
-                f"<h3>{escape(b.newest.broker.label())} ({escape(b.newest.source)})</h3>"
+                f"<h3>{escape(b.label())} ({escape(b.newest.source)})</h3>"
                 + findings_table(b.newest.findings)
             )
     if fleet.unreadable:
