@@ -27,7 +27,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from batchbytes import write_partition  # noqa: E402
 from clirun import run_kdump  # noqa: E402
-from conftest import CORRUPT, GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
+from conftest import CORRUPT, FIXTURES, GENERATED, ORACLE, REALFILES, REPO, oracle_manifest  # noqa: E402
 from exportread import read_export  # noqa: E402
 from jsonreader import raw  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -830,8 +830,15 @@ def _corrupt_checkpoint_snapshot_metadata(into: Path) -> None:
     shutil.copy(metadata, into / "txn-0" / "partition.metadata")
 
 
+def _topic_id_not_the_images(into: Path) -> None:
+    """A KRaft log dir whose test-topic-0 holds another topic id than the metadata image's:
+    the log dir's check against the image (its metadata partition, internal, not exported)."""
+    shutil.copytree(FIXTURES / "corrupt-kraft" / "kraft-topic-id-mismatch" / "logdir", into)
+
+
 @pytest.mark.parametrize(
-    "build", [_beyond_log_end_and_epochs, _corrupt_checkpoint_snapshot_metadata]
+    "build",
+    [_beyond_log_end_and_epochs, _corrupt_checkpoint_snapshot_metadata, _topic_id_not_the_images],
 )
 def test_export_findings_are_verifys_fresh_and_resumed(
     spark: Any, tmp_path: Path, build: Any
@@ -847,7 +854,8 @@ def test_export_findings_are_verifys_fresh_and_resumed(
     expected = [
         _finding_key(f.to_dict()) for f in verify_paths([str(root)], VerifyOptions()).findings
     ]
-    assert any(k[0] in ("CHECKPOINT_BEYOND_LOG_END", "CHECKPOINT_CORRUPT") for k in expected)
+    log_dir_codes = ("CHECKPOINT_BEYOND_LOG_END", "CHECKPOINT_CORRUPT", "KRAFT_TOPIC_ID_MISMATCH")
+    assert any(k[0] in log_dir_codes for k in expected)
     out = tmp_path / "out"
 
     def exported() -> tuple[Any, list[tuple[Any, ...]]]:
