@@ -55,7 +55,7 @@ from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
 from kdump.format.records import Record, iter_v2_records
 
 if TYPE_CHECKING:
-    from kdump._speedups import CrcShare
+    from kdump._speedups import CrcShare, RunColumns
     from kdump.speedups import Native
 
 COLUMNS = (
@@ -155,8 +155,8 @@ class BatchRun:
             setattr(self, name, column)
 
     @classmethod
-    def from_native(cls, n: int, data: bytes) -> BatchRun:
-        """The C scan's columns: one bytes object, column after column of int64s, each
+    def from_native(cls, n: int, data: RunColumns) -> BatchRun:
+        """The C scan's columns: one block, column after column of int64s, each
         column's room an equal share of it (wider than n where the run is full: walk_v2)."""
         view = memoryview(data).cast("q")
         room = len(view) // _NCOL
