@@ -13,6 +13,8 @@
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #define HAVE_MADVISE 1
@@ -669,9 +671,11 @@ static const char *const walk_column_names[WALK_COLUMNS] = {
 #endif
 #define PREFETCH_AHEAD 4096
 
-/* Values between one column's room and the next in a full run's bytes: a run of 4096 makes
- * columns 32 KiB apart, the same L1 set for all 16, so the header pass's 16 stores a batch
- * evicted each other's lines; a cache line more between them puts each in a set of its own. */
+
+/* Values between one column's room and the next in a full run's bytes: a run of 4096 (or
+ * 16384) makes columns 32 KiB (128 KiB) apart, the same L1 set for all 16, so the header
+ * pass's 16 stores a batch evicted each other's lines; a cache line more between them puts
+ * each in a set of its own. */
 #define COLUMN_PAD 8
 
 /* valid[i] for batches lo..hi-1 of a run: whether each one's CRC-32C (from its attributes to
@@ -697,13 +701,15 @@ static void check_crcs(const uint8_t *buf, const int64_t *positions, const int64
 #ifdef HAVE_CRC_SHARE
 /* CrcShare: a walk's CRCs shared with its read-ahead thread (kdump.format.walk.ReadAhead).
  * Where the pages are cheap to map (the page cache holds the log in 2 MiB folios) the
- * read-ahead has little to do and the CRC is all the walk's time; walk_v2 then posts a run's
- * CRC work here, both threads take slices of it (by sixteenths: a slice is ~0.5 MiB of CRC
- * for 8 MiB windows, short to wait for at the end), and walk_v2 returns once every slice is
- * done. Who checks a batch changes no verdict. The thread takes CRC work only when it is not
- * paging in: `help` waits (without the GIL) for work, a `kick` (the walk moved on: maybe a
- * window to page in) or `close`. Slices are taken under the lock, so a slice of one run is
- * never mistaken for a slice of the next. */
+ * read-ahead has little to do and the CRC is half the walk's time; walk_v2 then opens its run
+ * here before its header pass and publishes the headers as it reads them, a block at a time,
+ * so the thread checks the CRCs of one block while the walk reads the next: for ~100-byte
+ * batches the header pass and the CRCs each take about as long, and the run's CRCs are all
+ * but done when its headers are. At the run's end walk_v2 checks what the thread has not
+ * taken and returns once every slice is done. Who checks a batch changes no verdict. The
+ * thread takes CRC work only when it is not paging in: `help` waits (without the GIL) for
+ * work, a `kick` (the walk moved on: maybe a window to page in) or `close`. Slices are taken
+ * under the lock, so a slice of one run is never mistaken for a slice of the next. */
 typedef struct {
     PyObject_HEAD
     pthread_mutex_t lock;
@@ -711,41 +717,60 @@ typedef struct {
     const uint8_t *buf;
     const int64_t *positions, *sizes, *stored;
     int64_t *valid;
-    Py_ssize_t n, next, done, slice;
+    Py_ssize_t n, next, done; /* published, taken and checked batches of the open run */
+    int ended;                /* the run's headers are all published: n is its length */
+    int waiting;              /* the thread waits in help: a publish wakes it */
     unsigned long long kicks, posted, helped;
     int closed;
 } CrcShare;
 
-/* The smallest run worth sharing: below it the hand-over costs more than half the CRC. */
-#define SHARE_MIN_BYTES (512 << 10)
-#define SHARE_SLICES 16
+/* Headers published to the thread at a time (and the most a slice of CRC work holds): ~1 us
+ * of CRC, long against a lock's cost, short against a run's (a run of 16384 small batches is
+ * 2 MiB). */
+#define SHARE_BLOCK_BYTES (32 << 10)
 
-/* Take and check slices of the posted run until none is left (lock held on entry and exit);
- * `helper`: the thread's calls, counted in `helped`. */
+/* The end of a slice from batch lo: batches up to SHARE_BLOCK_BYTES of bytes (one at least),
+ * no further than hi. */
+static Py_ssize_t slice_end(const int64_t *positions, Py_ssize_t lo, Py_ssize_t hi)
+{
+    int64_t limit = positions[lo] + SHARE_BLOCK_BYTES;
+    Py_ssize_t a = lo + 1, b = hi; /* the first batch at or past limit, in [lo + 1, hi] */
+    while (a < b) {
+        Py_ssize_t mid = a + (b - a) / 2;
+        if (positions[mid] < limit)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
+/* Take and check slices of the published batches until none is left (lock held on entry and
+ * exit); `helper`: the thread's calls, counted in `helped`. */
 static void share_work(CrcShare *sh, int helper)
 {
     while (sh->next < sh->n) {
         sh->helped += (unsigned long long)helper;
-        Py_ssize_t lo = sh->next, hi = lo + sh->slice < sh->n ? lo + sh->slice : sh->n;
         const uint8_t *buf = sh->buf;
         const int64_t *positions = sh->positions, *sizes = sh->sizes, *stored = sh->stored;
         int64_t *valid = sh->valid;
+        Py_ssize_t lo = sh->next, hi = slice_end(positions, lo, sh->n);
         sh->next = hi;
         pthread_mutex_unlock(&sh->lock);
         check_crcs(buf, positions, sizes, stored, valid, lo, hi);
         pthread_mutex_lock(&sh->lock);
         sh->done += hi - lo;
-        if (sh->done == sh->n)
+        if (sh->ended && sh->done == sh->n)
             pthread_cond_broadcast(&sh->changed);
     }
 }
 
-/* walk_v2's side: post the run, check slices, wait for the thread's last one. 0 where another
- * walk's run is posted (two walks given one share): the caller checks its own CRCs, for a run
- * posted over another would let that walk return, and free its buffer, while the thread still
- * reads it. */
-static int share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
-                     const int64_t *sizes, const int64_t *stored, int64_t *valid, Py_ssize_t n)
+/* walk_v2's side, before its header pass: open a run (its columns: rows published later). 0
+ * where another walk's run is open (two walks given one share): the caller checks its own
+ * CRCs, for a run opened over another would let that walk return, and free its buffer, while
+ * the thread still reads it. */
+static int share_open(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
+                      const int64_t *sizes, const int64_t *stored, int64_t *valid)
 {
     pthread_mutex_lock(&sh->lock);
     if (sh->buf != NULL) {
@@ -757,18 +782,36 @@ static int share_run(CrcShare *sh, const uint8_t *buf, const int64_t *positions,
     sh->sizes = sizes;
     sh->stored = stored;
     sh->valid = valid;
-    sh->n = n;
-    sh->next = sh->done = 0;
-    sh->slice = n / SHARE_SLICES > 0 ? n / SHARE_SLICES : 1;
+    sh->n = sh->next = sh->done = 0;
+    sh->ended = 0;
     sh->posted++;
-    pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+    return 1;
+}
+
+/* The headers of the open run's first n batches are in its columns: the thread may check them. */
+static void share_publish(CrcShare *sh, Py_ssize_t n)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->n = n;
+    if (sh->waiting)
+        pthread_cond_broadcast(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* The run has n batches: check what the thread has not taken, wait for its last slice, close
+ * the run. */
+static void share_end(CrcShare *sh, Py_ssize_t n)
+{
+    pthread_mutex_lock(&sh->lock);
+    sh->n = n;
+    sh->ended = 1;
     share_work(sh, 0);
     while (sh->done < sh->n)
         pthread_cond_wait(&sh->changed, &sh->lock);
-    sh->n = sh->next = sh->done = 0; /* nothing posted: the run's columns are about to go */
+    sh->n = sh->next = sh->done = 0; /* nothing open: the run's columns are about to go */
     sh->buf = NULL;
     pthread_mutex_unlock(&sh->lock);
-    return 1;
 }
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -792,8 +835,31 @@ static void share_dealloc(CrcShare *sh)
     Py_DECREF(type); /* a heap type: each instance holds a reference to it */
 }
 
-/* help(kicks) -> whether it checked CRCs: waits until a run is posted (and checks slices of
- * it), the kicks count differs from `kicks`, or the share is closed. */
+/* A sleeping thread wakes tens of microseconds after a publish (longer on a virtual machine),
+ * as long as the header pass of a run of small batches takes: a thread that slept between
+ * runs would find each run's CRCs done by the walk. So it first waits awake a while (lock
+ * held on entry and exit, released meanwhile), yielding its CPU to any other thread that
+ * wants it, until work, a kick or close comes. */
+#define SHARE_SPIN_NS 200000
+static void share_spin(CrcShare *sh, unsigned long long seen)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_mutex_unlock(&sh->lock);
+    /* read without the lock (word-sized, aligned): a stale value only ends the wait late */
+    while (__atomic_load_n(&sh->n, __ATOMIC_RELAXED) <= __atomic_load_n(&sh->next, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&sh->kicks, __ATOMIC_RELAXED) == seen &&
+           !__atomic_load_n(&sh->closed, __ATOMIC_RELAXED)) {
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SHARE_SPIN_NS)
+            break;
+    }
+    pthread_mutex_lock(&sh->lock);
+}
+
+/* help(kicks) -> whether it checked CRCs: checks the slices of the runs published until the
+ * kicks count differs from `kicks` or the share is closed. */
 static PyObject *share_help(CrcShare *sh, PyObject *arg)
 {
     unsigned long long seen = PyLong_AsUnsignedLongLong(arg);
@@ -802,11 +868,24 @@ static PyObject *share_help(CrcShare *sh, PyObject *arg)
     int worked = 0;
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&sh->lock);
-    while (!sh->closed && sh->kicks == seen && sh->next >= sh->n)
+    /* published headers are checked as they come, run after run, in here: a return to
+     * Python between two blocks would cost as much as the block */
+    int spun = 0;
+    while (!sh->closed && sh->kicks == seen) {
+        if (sh->next < sh->n) {
+            share_work(sh, 1);
+            worked = 1;
+            continue;
+        }
+        if (!spun) { /* then the conditions again, under the lock: a close while it spun */
+            spun = 1;
+            share_spin(sh, seen);
+            continue;
+        }
+        sh->waiting = 1;
         pthread_cond_wait(&sh->changed, &sh->lock);
-    if (!sh->closed && sh->next < sh->n) {
-        share_work(sh, 1);
-        worked = 1;
+        sh->waiting = 0;
+        spun = 0;
     }
     pthread_mutex_unlock(&sh->lock);
     Py_END_ALLOW_THREADS
@@ -849,7 +928,7 @@ static PyObject *share_close(CrcShare *sh, PyObject *unused)
 
 static PyMethodDef share_methods[] = {
     {"help", (PyCFunction)share_help, METH_O,
-     "help(kicks) -> bool: check CRCs of a posted run; else wait for one, a kick or close"},
+     "help(kicks) -> bool: check CRCs of the runs published until a kick or close"},
     {"kicks", (PyCFunction)share_kicks, METH_NOARGS, "kicks() -> the kicks so far"},
     {"counts", (PyCFunction)share_counts, METH_NOARGS,
      "counts() -> CrcShareCounts(posted: runs posted, helped: slices the helping thread "
@@ -873,6 +952,101 @@ static PyType_Spec share_spec = {
 
 static PyTypeObject *CrcShareType; /* made from share_spec when the module loads */
 #endif
+
+/* RunColumns: a run's columns, read through the buffer protocol (kdump.format.walk.BatchRun
+ * views them). A run of 16384 small batches is 2 MiB of columns; as bytes, freed and asked
+ * for again a run later, glibc's heap handed such a block back to the kernel and took it
+ * again every run (a fresh process verifying a GiB of 127-byte batches: 138,000 page faults,
+ * a third of its time in the kernel). The last block freed is kept for the next run here. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t size;
+} RunColumns;
+
+static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
+static char *spare_columns;          /* a freed run's block (the GIL guards it) */
+static Py_ssize_t spare_size;
+
+static RunColumns *columns_new(Py_ssize_t size)
+{
+    RunColumns *c = (RunColumns *)PyType_GenericAlloc(RunColumnsType, 0);
+    if (c == NULL)
+        return NULL;
+    if (spare_columns != NULL && spare_size >= size && spare_size / 2 <= size) {
+        c->data = spare_columns;
+        c->size = spare_size;
+        spare_columns = NULL;
+    } else {
+        c->data = malloc(size > 0 ? (size_t)size : 1);
+        c->size = size;
+        if (c->data == NULL) {
+            Py_DECREF(c);
+            return (RunColumns *)PyErr_NoMemory();
+        }
+    }
+    c->size = size;
+    return c;
+}
+
+static void columns_dealloc(RunColumns *c)
+{
+    if (c->data != NULL) {
+        if (spare_columns == NULL || spare_size < c->size) {
+            free(spare_columns);
+            spare_columns = c->data;
+            spare_size = c->size;
+        } else
+            free(c->data);
+    }
+    PyTypeObject *type = Py_TYPE((PyObject *)c);
+    PyObject_Free(c);
+    Py_DECREF(type);
+}
+
+static int columns_getbuffer(RunColumns *c, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)c, c->data, c->size, 1, flags);
+}
+
+/* Equal where the bytes are (a run walked twice compares equal). */
+static PyObject *columns_richcompare(RunColumns *a, PyObject *other, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(other, RunColumnsType))
+        Py_RETURN_NOTIMPLEMENTED;
+    RunColumns *b = (RunColumns *)other;
+    int equal = a->size == b->size && memcmp(a->data, b->data, (size_t)a->size) == 0;
+    return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+/* __buffer__(flags) -> memoryview: PEP 688's name for the buffer protocol, which 3.12 gives
+ * a type with the slot (here for 3.11, and for the stub that types it as a buffer). */
+static PyObject *columns_buffer(RunColumns *c, PyObject *flags)
+{
+    return PyMemoryView_FromObject((PyObject *)c);
+}
+
+static PyMethodDef columns_methods[] = {
+    {"__buffer__", (PyCFunction)columns_buffer, METH_O,
+     "__buffer__(flags) -> memoryview of the columns"},
+    {NULL, NULL, 0, NULL},
+};
+
+static Py_ssize_t columns_length(RunColumns *c) { return c->size; }
+
+static PyType_Slot columns_slots[] = {
+    {Py_tp_methods, columns_methods},
+    {Py_sq_length, columns_length},
+    {Py_tp_doc, "A run's int64 columns (walk_v2), read through the buffer protocol."},
+    {Py_tp_dealloc, columns_dealloc},
+    {Py_tp_richcompare, columns_richcompare},
+    {Py_bf_getbuffer, columns_getbuffer},
+    {0, NULL},
+};
+
+static PyType_Spec columns_spec = {
+    "kdump._speedups.RunColumns", sizeof(RunColumns), 0, Py_TPFLAGS_DEFAULT, columns_slots,
+};
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
  *   -> WalkedRun(n, columns, position: where the next run starts)
@@ -918,20 +1092,36 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
      * (small batches) is handed over without a copy, a short one copied n apart */
     Py_ssize_t stride = limit + COLUMN_PAD;
     Py_ssize_t row_bytes = WALK_COLUMNS * (Py_ssize_t)sizeof(int64_t);
-    PyObject *data = PyBytes_FromStringAndSize(NULL, row_bytes * stride);
+    RunColumns *data = columns_new(row_bytes * stride);
     if (data == NULL) {
         release_view(&view);
         return NULL;
     }
-    int64_t *cols = (int64_t *)PyBytes_AsString(data);
+    int64_t *cols = (int64_t *)data->data;
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
      * call's own (no other reference to them yet), so a read-ahead thread
      * (kdump.format.walk.Pager) can fault in the next window while this one is checked. */
     Py_BEGIN_ALLOW_THREADS
-    /* the headers first, then the CRCs of the batches three at a time */
+    /* the headers first, then the CRCs of the batches three at a time: with a share, the
+     * thread's as the headers are published, the rest the walk's */
+    int64_t *positions = cols, *sizes = cols + 3 * stride, *stored = cols + 6 * stride,
+            *valid = cols + 15 * stride;
+    CrcShare *shared = NULL;
+    Py_ssize_t published = pos;
+#ifdef HAVE_CRC_SHARE
+    if (check_crc && share != Py_None &&
+        share_open((CrcShare *)share, buf, positions, sizes, stored, valid))
+        shared = (CrcShare *)share;
+#endif
     while (n < limit && pos < stop) {
+#ifdef HAVE_CRC_SHARE
+        if (shared != NULL && pos - published >= SHARE_BLOCK_BYTES) {
+            share_publish(shared, n);
+            published = pos;
+        }
+#endif
         Py_ssize_t size = v2_batch_size(buf, pos, end, max_size);
         if (size == 0)
             break;
@@ -961,14 +1151,11 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         n++;
     }
     if (check_crc) {
-        int64_t *positions = cols, *sizes = cols + 3 * stride, *stored = cols + 6 * stride,
-                *valid = cols + 15 * stride;
-        int shared = 0;
 #ifdef HAVE_CRC_SHARE
-        if (share != Py_None && n > 1 && pos - positions[0] >= SHARE_MIN_BYTES)
-            shared = share_run((CrcShare *)share, buf, positions, sizes, stored, valid, n);
+        if (shared != NULL)
+            share_end(shared, n);
+        else
 #endif
-        if (!shared)
             check_crcs(buf, positions, sizes, stored, valid, 0, n);
         if (until_invalid) /* the walk ends before the first batch whose CRC fails */
             for (Py_ssize_t i = 0; i < n; i++)
@@ -980,17 +1167,18 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     release_view(&view);
-    if (n < limit || n == 0) { /* a short run: its columns n apart, in bytes their size */
-        PyObject *full = data;
-        data = PyBytes_FromStringAndSize(NULL, row_bytes * n);
+    if (n == limit && n > 0) /* a full run: its pads zeroed, so equal runs compare equal */
+        for (int c = 0; c < WALK_COLUMNS; c++)
+            memset(cols + c * stride + n, 0, (size_t)(stride - n) * sizeof(int64_t));
+    else { /* a short run: its columns n apart, in a block their size */
+        RunColumns *full = data;
+        data = columns_new(row_bytes * n);
         if (data != NULL) {
-            int64_t *dst = (int64_t *)PyBytes_AsString(data);
+            int64_t *dst = (int64_t *)data->data;
             for (int c = 0; c < WALK_COLUMNS; c++)
                 memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
         }
-        /* freed, not shrunk in place: glibc then keeps room this size in its heap for the
-         * next run (a shrunk mapping would be mapped and faulted in again every run) */
-        Py_DECREF(full);
+        Py_DECREF(full); /* its block kept for the next run */
         if (data == NULL)
             return NULL;
     }
@@ -3353,6 +3541,12 @@ PyMODINIT_FUNC PyInit__speedups(void)
     }
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "Record", (PyObject *)CRecordType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    RunColumnsType = (PyTypeObject *)PyType_FromSpec(&columns_spec);
+    if (m != NULL && (RunColumnsType == NULL ||
+                      PyModule_AddObjectRef(m, "RunColumns", (PyObject *)RunColumnsType) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -23,12 +23,19 @@ def crc32c(buf: ReadableBuffer, start: int = 0, end: int = ..., /) -> int: ...
 def advise(buf: ReadableBuffer, start: int, end: int, advice: int, /) -> int: ...
 
 @final
-class WalkedRun(structseq[Any], tuple[int, bytes, int]):
+class RunColumns:
+    """A run's int64 columns (walk_v2), read through the buffer protocol."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __len__(self) -> int:
+        """Its size in bytes."""
+
+@final
+class WalkedRun(structseq[Any], tuple[int, RunColumns, int]):
     __match_args__: Final = ("n", "columns", "position")
     @property
     def n(self) -> int: ...
     @property
-    def columns(self) -> bytes:
+    def columns(self) -> RunColumns:
         """WALK_COLUMNS int64 columns one after the other, each with room for
         len(columns) // (8 * WALK_COLUMNS) values, its first n the run's (room n where the
         run ended short of its limit)."""

@@ -142,16 +142,17 @@ def test_uncached_ranges_are_the_absent_pages() -> None:
 def test_a_counted_residency_answers_as_mincore_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """cachestat's count stands in for mincore's page walk only where every page is cached;
-    a file partly cached gets mincore's vector, page for page."""
-    path = _write_log(tmp_path, 0, 4)
+    """cachestat's counts stand in for mincore's page walk over spans all or none of whose
+    pages are cached; a span partly cached gets mincore's vector, page for page."""
+    path = _write_log(tmp_path, 0, 24)  # three 8 MiB spans
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
         os.pread(fd, size, 0)
         whole = reading.resident_pages(fd, size)
-        _drop(path, 2 * MIB)
-        os.pread(fd, MIB // 2, 3 * MIB)
+        _drop(path, 10 * MIB)  # the first span cached, the second partly, the third not
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead past the read
+        os.pread(fd, MIB // 2, 12 * MIB)
         part = reading.resident_pages(fd, size)
         monkeypatch.setattr(reading, "_HAS_CACHESTAT", False)
         assert reading.resident_pages(fd, size) == part
@@ -160,9 +161,9 @@ def test_a_counted_residency_answers_as_mincore_does(
     finally:
         os.close(fd)
     assert whole == walked == b"\x01" * (size // PAGE)
-    assert part is not None and any(b & 1 for b in part[3 * MIB // PAGE :])
-    assert part[: 2 * MIB // PAGE] == b"\x01" * (2 * MIB // PAGE)
-    assert not any(b & 1 for b in part[2 * MIB // PAGE : 3 * MIB // PAGE])
+    assert part is not None and part[: 10 * MIB // PAGE] == b"\x01" * (10 * MIB // PAGE)
+    assert any(b & 1 for b in part[12 * MIB // PAGE : 13 * MIB // PAGE])
+    assert not any(b & 1 for b in part[13 * MIB // PAGE :])
 
 
 def test_what_the_broker_appends_during_a_walk_stays_cached(tmp_path: Path) -> None:

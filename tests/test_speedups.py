@@ -797,3 +797,18 @@ def test_flag_batches_flags_the_same(
     run = BatchRun(len(rows), [array("q", columns[name]) for name in COLUMNS])
     fast, pure = both(lambda: flag_batches(run, 2, has_prev, prev_last, 0, producers))
     assert fast == pure
+
+
+def test_a_run_held_keeps_its_columns_while_later_runs_reuse_blocks() -> None:
+    """walk_v2 keeps the last run's freed block for the next run: a block still referenced
+    (a run a consumer holds) is never handed out again."""
+    assert native is not None
+    ours = b"".join(v2_batch(i, bytes([i % 256]) * 40) for i in range(300))
+    other = b"".join(v2_batch(7 + i, bytes([255 - i % 256]) * 40) for i in range(300))
+    held = native.walk_v2(ours, 0, len(ours), len(ours), 2**31 - 1, 300, True, False)
+    kept = bytes(held.columns)
+    for _ in range(4):  # each run's block freed and taken by the next
+        native.walk_v2(other, 0, len(other), len(other), 2**31 - 1, 300, True, False)
+    assert bytes(held.columns) == kept
+    again = native.walk_v2(ours, 0, len(ours), len(ours), 2**31 - 1, 300, True, False)
+    assert again == held and again.columns is not held.columns

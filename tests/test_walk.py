@@ -7,6 +7,7 @@ import errno
 import itertools
 import mmap
 import os
+import random
 import struct
 import threading
 import time
@@ -419,6 +420,25 @@ def test_shared_crcs_give_the_same_verdicts(
     headers = native.walk_v2(bytes(data), start, end, end, 2**31 - 1, 4096, False, False)
     if headers[2] - start >= 512 << 10:  # a run worth sharing (SHARE_MIN_BYTES)
         assert share.counts()[0] == 3
+
+
+@needs_share
+def test_close_ends_help_whenever_it_comes() -> None:
+    """A thread in ``help`` waits awake a while before it sleeps; a close at any moment of that
+    wait, or after it, ends ``help`` (a close missed while it was awake left the read-ahead
+    thread asleep for ever, and the walk's ``finish`` joining it)."""
+    native = speedups.native()
+    rng = random.Random(29)
+    for _ in range(300):
+        share = native.CrcShare()
+        helper = threading.Thread(target=share.help, args=(share.kicks(),), daemon=True)
+        helper.start()
+        deadline = time.perf_counter() + rng.uniform(0, 400e-6)
+        while time.perf_counter() < deadline:
+            pass
+        share.close()
+        helper.join(timeout=10)
+        assert not helper.is_alive()
 
 
 @needs_share

@@ -249,9 +249,9 @@ _PRESENT = re.compile(b"\x01+")
 
 
 def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:
-    """mincore(2) over ``size`` bytes of the file ``fd`` from ``start`` (page aligned): a byte
-    per page, bit 0 set where the page is in the page cache; None where the answer cannot be
-    trusted.
+    """The residency of ``size`` bytes of the file ``fd`` from ``start`` (page aligned), as
+    mincore(2) gives it: a byte per page, bit 0 set where the page is in the page cache; None
+    where the answer cannot be trusted.
 
     Since Linux 5.2 (CVE-2019-5489) mincore reports the page cache of a file mapping only to a
     process that owns the file or may write it (``can_do_mincore``); to any other it says every
@@ -262,9 +262,36 @@ def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:
     libc = _libc()
     if libc is None:
         return None
-    pages = (size + PAGE - 1) // PAGE
-    if _cached_pages(libc, fd, start, size) == pages:
-        return b"\x01" * pages  # a count, not mincore's walk of every page: 1 GiB in 19 ms
+    counted = _counted_residency(libc, fd, start, size)
+    return counted if counted is not None else _mincore(libc, fd, start, size)
+
+
+_COUNTED_SPAN = 8 << 20
+"""The bytes cachestat counts at once: a GiB is 128 counts (0.5 ms), mincore walks it page by
+page (19 ms); only a span partly cached is walked."""
+
+
+def _counted_residency(libc: Any, fd: int, start: int, size: int) -> bytes | None:
+    """``resident_pages`` by cachestat's counts of each span: all or none of a span's pages
+    cached is answered by the count, a span partly cached by mincore; None without cachestat."""
+    vector = []
+    for at in range(start, start + size, _COUNTED_SPAN):
+        span = min(_COUNTED_SPAN, start + size - at)
+        pages = (span + PAGE - 1) // PAGE
+        cached = _cached_pages(libc, fd, at, span)
+        if cached is None:
+            return None
+        if cached in (0, pages):
+            vector.append((b"\x01" if cached else b"\x00") * pages)
+            continue
+        walked = _mincore(libc, fd, at, span)
+        if walked is None:
+            return None
+        vector.append(walked)
+    return b"".join(vector)
+
+
+def _mincore(libc: Any, fd: int, start: int, size: int) -> bytes | None:
     addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
     if addr in (None, ctypes.c_void_p(-1).value):
         return None
