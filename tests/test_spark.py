@@ -872,8 +872,13 @@ def test_export_findings_are_verifys_fresh_and_resumed(
     for name in lost["files"]:
         (out / name).unlink()
     markers[0].unlink()
+    rewritten = markers[1:2]  # as an earlier kdump wrote it (no walk): exported again
+    for marker in rewritten:
+        older = json.loads(marker.read_text())
+        del older["walk"]
+        marker.write_text(json.dumps(older))
     resumed, found_again = exported()
-    assert resumed.skipped == len(markers) - 1
+    assert resumed.skipped == len(markers) - 1 - len(rewritten)
     assert found_again == expected
 
 
