@@ -209,7 +209,7 @@ class LogScan:
         self.max_timestamp = max(self.max_timestamp, greatest)
         if run.position[0] <= self.index_end_position:
             k = bisect_right(run.position, self.index_end_position)
-            up_to = run.timestamp_range(k)
+            up_to = (least, greatest) if k == run.n else run.timestamp_range(k)
             if up_to is not None:
                 self.max_timestamp_to_index_end = max(self.max_timestamp_to_index_end, up_to[1])
         self.transactional_batches += _count_bits(run.attributes, _TRANSACTIONAL)
