@@ -962,7 +962,15 @@ typedef struct {
     PyObject_HEAD
     char *data;
     Py_ssize_t size;
+    /* what the header pass saw in passing (the loads wait on memory; these cost nothing
+     * there, a pass over the columns each after): see columns_facts */
+    Py_ssize_t n, transactional, delete_horizon;
+    int64_t least_max_timestamp, greatest_max_timestamp;
 } RunColumns;
+
+/* The attribute bits a run's batches are counted by (kdump.format.layout). */
+#define TRANSACTIONAL_OR_CONTROL 0x30
+#define DELETE_HORIZON_BIT 0x40
 
 static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
 static char *spare_columns;          /* a freed run's block (the GIL guards it) */
@@ -986,8 +994,45 @@ static RunColumns *columns_new(Py_ssize_t size)
         }
     }
     c->size = size;
+    c->n = 0;
     return c;
 }
+
+/* The facts of a run's first n batches from its columns (`stride` values apart). */
+static void columns_count(RunColumns *c, const int64_t *cols, Py_ssize_t stride, Py_ssize_t n)
+{
+    const int64_t *attributes = cols + 7 * stride, *max_ts = cols + 10 * stride;
+    c->n = n;
+    c->transactional = c->delete_horizon = 0;
+    c->least_max_timestamp = c->greatest_max_timestamp = n ? max_ts[0] : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        c->transactional += (attributes[i] & TRANSACTIONAL_OR_CONTROL) != 0;
+        c->delete_horizon += (attributes[i] & DELETE_HORIZON_BIT) != 0;
+        if (max_ts[i] < c->least_max_timestamp)
+            c->least_max_timestamp = max_ts[i];
+        if (max_ts[i] > c->greatest_max_timestamp)
+            c->greatest_max_timestamp = max_ts[i];
+    }
+}
+
+/* facts -> (least max timestamp, greatest max timestamp, transactional batches, batches with
+ * a delete horizon) of the run, or None for a run of none. */
+static PyObject *columns_facts(RunColumns *c, void *closure)
+{
+    if (c->n == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(LLnn)", (long long)c->least_max_timestamp,
+                         (long long)c->greatest_max_timestamp, c->transactional,
+                         c->delete_horizon);
+}
+
+static PyGetSetDef columns_getset[] = {
+    {"facts", (getter)columns_facts, NULL,
+     "(least max timestamp, greatest max timestamp, transactional or control batches, "
+     "batches with a delete horizon) of the run's batches; None for none",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static void columns_dealloc(RunColumns *c)
 {
@@ -1036,6 +1081,7 @@ static Py_ssize_t columns_length(RunColumns *c) { return c->size; }
 
 static PyType_Slot columns_slots[] = {
     {Py_tp_methods, columns_methods},
+    {Py_tp_getset, columns_getset},
     {Py_sq_length, columns_length},
     {Py_tp_doc, "A run's int64 columns (walk_v2), read through the buffer protocol."},
     {Py_tp_dealloc, columns_dealloc},
@@ -1100,6 +1146,8 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     int64_t *cols = (int64_t *)data->data;
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
+    Py_ssize_t transactional = 0, delete_horizon = 0, counted = 0;
+    int64_t least_ts = INT64_MAX, greatest_ts = INT64_MIN;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
      * call's own (no other reference to them yet), so a read-ahead thread
      * (kdump.format.walk.Pager) can fault in the next window while this one is checked. */
@@ -1147,9 +1195,14 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         row[13 * stride] = h.base_sequence;
         row[14 * stride] = h.records_count;
         row[15 * stride] = -1;
+        transactional += (h.attributes & TRANSACTIONAL_OR_CONTROL) != 0;
+        delete_horizon += (h.attributes & DELETE_HORIZON_BIT) != 0;
+        least_ts = h.max_timestamp < least_ts ? h.max_timestamp : least_ts;
+        greatest_ts = h.max_timestamp > greatest_ts ? h.max_timestamp : greatest_ts;
         pos += size;
         n++;
     }
+    counted = n; /* the batches the facts above are of */
     if (check_crc) {
 #ifdef HAVE_CRC_SHARE
         if (shared != NULL)
@@ -1167,6 +1220,12 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
     release_view(&view);
+    if (n == counted) {
+        data->n = n;
+        data->transactional = transactional, data->delete_horizon = delete_horizon;
+        data->least_max_timestamp = least_ts, data->greatest_max_timestamp = greatest_ts;
+    } else /* cut before a CRC that failed: counted again */
+        columns_count(data, cols, stride, n);
     if (n == limit && n > 0) /* a full run: its pads zeroed, so equal runs compare equal */
         for (int c = 0; c < WALK_COLUMNS; c++)
             memset(cols + c * stride + n, 0, (size_t)(stride - n) * sizeof(int64_t));
@@ -1177,6 +1236,10 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
             int64_t *dst = (int64_t *)data->data;
             for (int c = 0; c < WALK_COLUMNS; c++)
                 memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
+            data->n = full->n, data->transactional = full->transactional;
+            data->delete_horizon = full->delete_horizon;
+            data->least_max_timestamp = full->least_max_timestamp;
+            data->greatest_max_timestamp = full->greatest_max_timestamp;
         }
         Py_DECREF(full); /* its block kept for the next run */
         if (data == NULL)

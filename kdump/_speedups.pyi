@@ -28,6 +28,10 @@ class RunColumns:
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __len__(self) -> int:
         """Its size in bytes."""
+    @property
+    def facts(self) -> tuple[int, int, int, int] | None:
+        """(least max timestamp, greatest max timestamp, transactional or control batches,
+        batches with a delete horizon) of the run's batches; None for none."""
 
 @final
 class WalkedRun(structseq[Any], tuple[int, RunColumns, int]):

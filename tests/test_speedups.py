@@ -812,3 +812,43 @@ def test_a_run_held_keeps_its_columns_while_later_runs_reuse_blocks() -> None:
     assert bytes(held.columns) == kept
     again = native.walk_v2(ours, 0, len(ours), len(ours), 2**31 - 1, 300, True, False)
     assert again == held and again.columns is not held.columns
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0, 0x10, 0x20, 0x30, 0x40, 0x50]), st.integers(-5, 2**40)),
+        min_size=0,
+        max_size=60,
+    ),
+    st.integers(1, 70),
+    st.one_of(st.none(), st.integers(0, 59)),
+    st.booleans(),
+)
+@settings(max_examples=150, deadline=None)
+def test_a_run_s_facts_are_those_of_its_columns(
+    shapes: list[tuple[int, int]], limit: int, flip: int | None, until_invalid: bool
+) -> None:
+    """What walk_v2 counts during its header pass (RunColumns.facts) is what its columns say,
+    for full and short runs and for a run cut before a failed CRC: the least and greatest max
+    timestamp, transactional or control batches, batches with a delete horizon."""
+    assert native is not None
+    batches = [
+        v2_batch(i, b"r" * (i % 7), attributes=a, max_timestamp=ts)
+        for i, (a, ts) in enumerate(shapes)
+    ]
+    log = bytearray(b"".join(batches))
+    if flip is not None and flip < len(batches):
+        log[sum(map(len, batches[:flip])) + len(batches[flip]) - 1] ^= 1  # a payload byte
+    run = native.walk_v2(bytes(log), 0, len(log), len(log), 2**31 - 1, limit, True, until_invalid)
+    view = memoryview(run.columns).cast("q")
+    room = len(view) // len(COLUMNS)
+    column = {name: list(view[k * room : k * room + run.n]) for k, name in enumerate(COLUMNS)}
+    if run.n == 0:
+        assert run.columns.facts is None
+        return
+    assert run.columns.facts == (
+        min(column["max_timestamp"]),
+        max(column["max_timestamp"]),
+        sum(1 for a in column["attributes"] if a & 0x30),
+        sum(1 for a in column["attributes"] if a & 0x40),
+    )

@@ -20,17 +20,14 @@ from kdump.errors import CodecError, InvalidWrapperError, KdumpError
 from kdump.format.batch import Batch, LegacyRecordBatch, RecordBatch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import (
-    CONTROL_BIT,
-    DELETE_HORIZON_BIT,
     INT32_MAX,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
-    TRANSACTIONAL_BIT,
 )
 from kdump.format.legacy import legacy_wrapper_error
-from kdump.format.walk import NO_EPOCH_YET, BatchRun, Column, Stop, StopReason, flag_batches
+from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
 
 RECOVER = "kdump recover {dir}"
@@ -116,30 +113,6 @@ class RunConsumer(Protocol):
     def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None: ...
 
 
-def _low_bytes(column: Column) -> bytes:
-    """The lowest byte of each int64 of a column (little-endian): where the attribute bits of a
-    batch are, as bytes, so that bytes' own C methods count them."""
-    return bytes(memoryview(column).cast("B")[0::8])
-
-
-def _bits_table(mask: int) -> bytes:
-    return bytes(1 if b & mask else 0 for b in range(256))
-
-
-_TRANSACTIONAL = TRANSACTIONAL_BIT | CONTROL_BIT
-_BITS_TABLES = {mask: _bits_table(mask) for mask in (_TRANSACTIONAL, DELETE_HORIZON_BIT)}
-"""The attribute bits a scan counts, each in the lowest byte of the attributes."""
-
-
-def _count_bits(attributes: Column, mask: int) -> int:
-    """How many batches of a run's attributes column have a bit of ``mask`` (one of
-    _BITS_TABLES') set."""
-    native = speedups.native()
-    if native is not None:
-        return native.count_masked(attributes, mask)
-    return _low_bytes(attributes).translate(_BITS_TABLES[mask]).count(1)
-
-
 @dataclass
 class LogScan:
     """What one pass over a .log learned: totals and the first and last of what matters, never
@@ -209,11 +182,11 @@ class LogScan:
         self.max_timestamp = max(self.max_timestamp, greatest)
         if run.position[0] <= self.index_end_position:
             k = bisect_right(run.position, self.index_end_position)
-            up_to = run.timestamp_range(k)
+            up_to = (least, greatest) if k == run.n else run.timestamp_range(k)
             if up_to is not None:
                 self.max_timestamp_to_index_end = max(self.max_timestamp_to_index_end, up_to[1])
-        self.transactional_batches += _count_bits(run.attributes, _TRANSACTIONAL)
-        self.delete_horizon_batches += _count_bits(run.attributes, DELETE_HORIZON_BIT)
+        self.transactional_batches += run.transactional_batches()
+        self.delete_horizon_batches += run.delete_horizon_batches()
         self.last_offset = run.last_offset[-1]
         self.last_position = run.position[-1]
         self.batches += run.n

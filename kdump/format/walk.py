@@ -32,6 +32,7 @@ from kdump.format.layout import (
     COMPRESSION_MASK,
     CONTROL_BIT,
     DEFAULT_MAX_BATCH_BYTES,
+    DELETE_HORIZON_BIT,
     HEADER_SIZE_UP_TO_MAGIC,
     INT32_MAX,
     LEGACY_HEADER_V0,
@@ -126,10 +127,44 @@ class Stop(NamedTuple):
         return self.reason not in (StopReason.END, StopReason.LIMIT)
 
 
+class RunFacts(NamedTuple):
+    """What walk_v2 counts of a run's batches during its header pass (RunColumns.facts)."""
+
+    least_max_timestamp: int
+    greatest_max_timestamp: int
+    transactional: int
+    delete_horizon: int
+
+
+def _low_bytes(column: Column) -> bytes:
+    """The lowest byte of each int64 of a column (little-endian): where the attribute bits of a
+    batch are, as bytes, so that bytes' own C methods count them."""
+    return bytes(memoryview(column).cast("B")[0::8])
+
+
+def _bits_table(mask: int) -> bytes:
+    return bytes(1 if b & mask else 0 for b in range(256))
+
+
+_TRANSACTIONAL = TRANSACTIONAL_BIT | CONTROL_BIT
+_BITS_TABLES = {mask: _bits_table(mask) for mask in (_TRANSACTIONAL, DELETE_HORIZON_BIT)}
+"""The attribute bits a run's batches are counted by, each in the lowest byte of the
+attributes (walk_v2 counts the same: TRANSACTIONAL_OR_CONTROL, DELETE_HORIZON_BIT)."""
+
+
+def _count_bits(attributes: Column, mask: int) -> int:
+    """How many batches of a run's attributes column have a bit of ``mask`` (one of
+    _BITS_TABLES') set."""
+    native = speedups.native()
+    if native is not None:
+        return native.count_masked(attributes, mask)
+    return _low_bytes(attributes).translate(_BITS_TABLES[mask]).count(1)
+
+
 class BatchRun:
     """Consecutive batches as columns; ``run.base_offset[i]`` is batch i's base offset."""
 
-    __slots__ = ("n", *COLUMNS)
+    __slots__ = ("n", "facts", *COLUMNS)
 
     n: int
     position: Column
@@ -149,8 +184,10 @@ class BatchRun:
     records_count: Column
     valid: Column
 
-    def __init__(self, n: int, columns: Sequence[Column]) -> None:
+    def __init__(self, n: int, columns: Sequence[Column], facts: RunFacts | None = None) -> None:
         self.n = n
+        self.facts = facts
+        """What the C scan saw in passing (None: counted from the columns when asked)."""
         for name, column in zip(COLUMNS, columns, strict=True):
             setattr(self, name, column)
 
@@ -160,7 +197,12 @@ class BatchRun:
         column's room an equal share of it (wider than n where the run is full: walk_v2)."""
         view = memoryview(data).cast("q")
         room = len(view) // _NCOL
-        return cls(n, [view[i * room : i * room + n] for i in range(_NCOL)])
+        facts = data.facts
+        return cls(
+            n,
+            [view[i * room : i * room + n] for i in range(_NCOL)],
+            None if facts is None else RunFacts(*facts),
+        )
 
     def __len__(self) -> int:
         return self.n
@@ -213,6 +255,8 @@ class BatchRun:
         """The least and greatest max timestamp of the first ``stop`` batches (all of them:
         None); None where there are none."""
         stop = self.n if stop is None else max(0, min(stop, self.n))
+        if stop == self.n and self.facts is not None:
+            return self.facts.least_max_timestamp, self.facts.greatest_max_timestamp
         native = speedups.native()
         if native is not None:
             return native.column_range(self.max_timestamp, stop)
@@ -221,6 +265,18 @@ class BatchRun:
 
     def columns(self) -> list[Column]:
         return [getattr(self, name) for name in COLUMNS]
+
+    def transactional_batches(self) -> int:
+        """Transactional data and control batches among the run's."""
+        if self.facts is not None:
+            return self.facts.transactional
+        return _count_bits(self.attributes, _TRANSACTIONAL)
+
+    def delete_horizon_batches(self) -> int:
+        """Batches carrying a delete horizon (the cleaner rewrote them) among the run's."""
+        if self.facts is not None:
+            return self.facts.delete_horizon
+        return _count_bits(self.attributes, DELETE_HORIZON_BIT)
 
     def slice(self, start: int, stop: int) -> BatchRun:
         """Batches ``start`` to ``stop`` (exclusive) of this run, as a run."""

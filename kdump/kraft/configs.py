@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kdump.config import MetadataConfigs
 from kdump.errors import KdumpError
 from kdump.format.names import METADATA_TOPIC
 from kdump.kraft.delta import BROKER, TOPIC
-from kdump.kraft.loader import MetadataLoad, load_metadata
 from kdump.run import identify
+
+if TYPE_CHECKING:
+    from kdump.kraft.loader import MetadataLoad
 
 METADATA_DIR = f"{METADATA_TOPIC}-0"
 
@@ -53,10 +56,13 @@ def find_metadata(paths: Iterable[str], metadata: str | None = None) -> Metadata
     """The metadata image ``metadata`` names (a ``__cluster_metadata-0`` directory, a log dir
     holding one, or a snapshot), else the first one found beside ``paths``
     (``metadata_dir_near``); None where there is none. One that does not read raises."""
-    if metadata is not None:
-        return load_metadata(metadata)
-    found = next((d for d in map(metadata_dir_near, paths) if d is not None), None)
-    return None if found is None else load_metadata(str(found))
+    found = metadata or next((str(d) for d in map(metadata_dir_near, paths) if d), None)
+    if found is None:
+        return None
+    # the replay's modules are a tenth of a short run's start-up: loaded where there is one
+    from kdump.kraft.loader import load_metadata
+
+    return load_metadata(found)
 
 
 def found_metadata(
