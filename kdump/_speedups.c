@@ -1091,7 +1091,9 @@ static PyType_Slot columns_slots[] = {
 };
 
 static PyType_Spec columns_spec = {
-    "kdump._speedups.RunColumns", sizeof(RunColumns), 0, Py_TPFLAGS_DEFAULT, columns_slots,
+    "kdump._speedups.RunColumns", sizeof(RunColumns), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, /* walk_v2 makes them */
+    columns_slots,
 };
 
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])

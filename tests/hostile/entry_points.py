@@ -54,6 +54,15 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("s = c.CrcShare(); s.close(); s.help(0); s.kick(); s.counts()", "ok"),
         ("c.CrcShare().help('x')", "TypeError"),
     ],
+    "RunColumns": [
+        ("c.RunColumns()", "TypeError"),
+        (
+            "r = c.walk_v2(b'', 0, 0, 0, 10, 10, True, False).columns; memoryview(r); "
+            "r.facts; len(r); r.__buffer__(0); r == r; r == 3",
+            "ok",
+        ),
+        ("c.walk_v2(b'', 0, 0, 0, 10, 10, True, False).columns.__buffer__()", "TypeError"),
+    ],
     "column_range": [
         ("c.column_range(array('q', [3, 1]), 10**12)", "ok"),
         ("c.column_range(array('q', [3, 1]), -1)", "ok"),
