@@ -686,10 +686,13 @@ static const char *const walk_column_names[WALK_COLUMNS] = {
 #define COLUMN_PAD 8
 
 /* valid[i] for batches lo..hi-1 of a run: whether each one's CRC-32C (from its attributes to
- * its end) is the stored one; three batches at a time, the loop's streams interleaved. */
-static void check_crcs(const uint8_t *buf, const int64_t *positions, const int64_t *sizes,
-                       const int64_t *stored, int64_t *valid, Py_ssize_t lo, Py_ssize_t hi)
+ * its end) is the stored one; three batches at a time, the loop's streams interleaved. How
+ * many are not. */
+static Py_ssize_t check_crcs(const uint8_t *buf, const int64_t *positions,
+                             const int64_t *sizes, const int64_t *stored, int64_t *valid,
+                             Py_ssize_t lo, Py_ssize_t hi)
 {
+    Py_ssize_t failed = 0;
     for (Py_ssize_t i = lo; i < hi; i += 3) {
         const uint8_t *p[3];
         size_t len[3];
@@ -700,9 +703,12 @@ static void check_crcs(const uint8_t *buf, const int64_t *positions, const int64
             len[k] = (size_t)(sizes[j] - ATTRIBUTES_AT);
         }
         crc32c_3(p, len, crc);
-        for (int k = 0; k < 3 && i + k < hi; k++)
+        for (int k = 0; k < 3 && i + k < hi; k++) {
             valid[i + k] = (int64_t)crc[k] == stored[i + k];
+            failed += !valid[i + k];
+        }
     }
+    return failed;
 }
 
 #ifdef HAVE_CRC_SHARE
@@ -725,6 +731,7 @@ typedef struct {
     const int64_t *positions, *sizes, *stored;
     int64_t *valid;
     Py_ssize_t n, next, done; /* published, taken and checked batches of the open run */
+    Py_ssize_t failed;        /* of those checked, the CRCs that failed */
     int ended;                /* the run's headers are all published: n is its length */
     int waiting;              /* the thread waits in help: a publish wakes it */
     unsigned long long kicks, posted, helped;
@@ -779,9 +786,10 @@ static void share_work(CrcShare *sh, int helper)
         Py_ssize_t lo = sh->next, hi = slice_end(positions, lo, sh->n);
         sh->next = hi;
         pthread_mutex_unlock(&sh->lock);
-        check_crcs(buf, positions, sizes, stored, valid, lo, hi);
+        Py_ssize_t failed = check_crcs(buf, positions, sizes, stored, valid, lo, hi);
         pthread_mutex_lock(&sh->lock);
         sh->done += hi - lo;
+        sh->failed += failed;
         if (sh->ended && sh->done == sh->n)
             pthread_cond_broadcast(&sh->changed);
     }
@@ -804,7 +812,7 @@ static int share_open(CrcShare *sh, const uint8_t *buf, const int64_t *positions
     sh->sizes = sizes;
     sh->stored = stored;
     sh->valid = valid;
-    sh->n = sh->next = sh->done = 0;
+    sh->n = sh->next = sh->done = sh->failed = 0;
     sh->ended = 0;
     sh->posted++;
     pthread_mutex_unlock(&sh->lock);
@@ -823,8 +831,8 @@ static void share_publish(CrcShare *sh, Py_ssize_t n)
 }
 
 /* The run has n batches: check what the thread has not taken, wait for its last slice, close
- * the run. */
-static void share_end(CrcShare *sh, Py_ssize_t n)
+ * the run; how many CRCs failed. */
+static Py_ssize_t share_end(CrcShare *sh, Py_ssize_t n)
 {
     pthread_mutex_lock(&sh->lock);
     sh->n = n;
@@ -846,9 +854,11 @@ static void share_end(CrcShare *sh, Py_ssize_t n)
     pthread_mutex_lock(&sh->lock);
     while (sh->done < sh->n)
         pthread_cond_wait(&sh->changed, &sh->lock);
+    Py_ssize_t failed = sh->failed;
     sh->n = sh->next = sh->done = 0; /* nothing open: the run's columns are about to go */
     sh->buf = NULL;
     pthread_mutex_unlock(&sh->lock);
+    return failed;
 }
 
 static PyObject *share_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -994,19 +1004,46 @@ static PyTypeObject *CrcShareType; /* made from share_spec when the module loads
  * for again a run later, glibc's heap handed such a block back to the kernel and took it
  * again every run (a fresh process verifying a GiB of 127-byte batches: 138,000 page faults,
  * a third of its time in the kernel). The last block freed is kept for the next run here. */
+/* The attribute bits a run's batches are counted by (kdump.format.layout). */
+#define TRANSACTIONAL_OR_CONTROL 0x30
+#define DELETE_HORIZON_BIT 0x40
+
+/* What the header pass sees of a run's batches in passing (its loads wait on memory: these
+ * cost nothing there, a pass over the columns each after): see columns_facts. */
+typedef struct {
+    Py_ssize_t n, transactional, delete_horizon, producer_batches, failed_crcs;
+    int64_t least_max_timestamp, greatest_max_timestamp;
+    int plain; /* each batch after the first follows the one before: its base offset the
+                  last offset before plus one, its epoch the same, its last offset not
+                  below its base */
+} RunFacts;
+
 typedef struct {
     PyObject_HEAD
     char *data;
     Py_ssize_t size;
-    /* what the header pass saw in passing (the loads wait on memory; these cost nothing
-     * there, a pass over the columns each after): see columns_facts */
-    Py_ssize_t n, transactional, delete_horizon;
-    int64_t least_max_timestamp, greatest_max_timestamp;
+    RunFacts facts;
 } RunColumns;
 
-/* The attribute bits a run's batches are counted by (kdump.format.layout). */
-#define TRANSACTIONAL_OR_CONTROL 0x30
-#define DELETE_HORIZON_BIT 0x40
+/* The facts of one more batch, after `f->n` others whose last offset was `prev_last` and
+ * epoch `prev_epoch`. */
+static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t epoch,
+                             int64_t attributes, int64_t max_ts, int64_t producer_id,
+                             int64_t prev_last, int64_t prev_epoch)
+{
+    f->transactional += (attributes & TRANSACTIONAL_OR_CONTROL) != 0;
+    f->delete_horizon += (attributes & DELETE_HORIZON_BIT) != 0;
+    f->producer_batches += producer_id >= 0;
+    f->least_max_timestamp = max_ts < f->least_max_timestamp ? max_ts : f->least_max_timestamp;
+    f->greatest_max_timestamp =
+        max_ts > f->greatest_max_timestamp ? max_ts : f->greatest_max_timestamp;
+    f->plain &= last >= base &&
+                (f->n == 0 || (base > prev_last && base - 1 == prev_last && epoch == prev_epoch));
+    f->n++;
+}
+
+static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 1};
+
 
 static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
 static char *spare_columns;          /* a freed run's block (the GIL guards it) */
@@ -1030,42 +1067,41 @@ static RunColumns *columns_new(Py_ssize_t size)
         }
     }
     c->size = size;
-    c->n = 0;
+    c->facts = NO_FACTS;
     return c;
 }
 
 /* The facts of a run's first n batches from its columns (`stride` values apart). */
-static void columns_count(RunColumns *c, const int64_t *cols, Py_ssize_t stride, Py_ssize_t n)
+static void columns_count(RunColumns *c, const int64_t *cols, Py_ssize_t stride, Py_ssize_t n,
+                          Py_ssize_t failed_crcs)
 {
-    const int64_t *attributes = cols + 7 * stride, *max_ts = cols + 10 * stride;
-    c->n = n;
-    c->transactional = c->delete_horizon = 0;
-    c->least_max_timestamp = c->greatest_max_timestamp = n ? max_ts[0] : 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        c->transactional += (attributes[i] & TRANSACTIONAL_OR_CONTROL) != 0;
-        c->delete_horizon += (attributes[i] & DELETE_HORIZON_BIT) != 0;
-        if (max_ts[i] < c->least_max_timestamp)
-            c->least_max_timestamp = max_ts[i];
-        if (max_ts[i] > c->greatest_max_timestamp)
-            c->greatest_max_timestamp = max_ts[i];
-    }
+    const int64_t *bases = cols + stride, *lasts = cols + 2 * stride, *epochs = cols + 4 * stride,
+                  *attributes = cols + 7 * stride, *max_ts = cols + 10 * stride,
+                  *producer_ids = cols + 11 * stride;
+    c->facts = NO_FACTS;
+    for (Py_ssize_t i = 0; i < n; i++)
+        facts_add(&c->facts, bases[i], lasts[i], epochs[i], attributes[i], max_ts[i],
+                  producer_ids[i], i ? lasts[i - 1] : 0, i ? epochs[i - 1] : 0);
+    c->facts.failed_crcs = failed_crcs;
 }
 
-/* facts -> (least max timestamp, greatest max timestamp, transactional batches, batches with
- * a delete horizon) of the run, or None for a run of none. */
+/* facts -> kdump.format.walk.RunFacts' values, or None for a run of none. */
 static PyObject *columns_facts(RunColumns *c, void *closure)
 {
-    if (c->n == 0)
+    const RunFacts *f = &c->facts;
+    if (f->n == 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(LLnn)", (long long)c->least_max_timestamp,
-                         (long long)c->greatest_max_timestamp, c->transactional,
-                         c->delete_horizon);
+    return Py_BuildValue("(LLnnnNn)", (long long)f->least_max_timestamp,
+                         (long long)f->greatest_max_timestamp, f->transactional,
+                         f->delete_horizon, f->producer_batches, PyBool_FromLong(f->plain),
+                         f->failed_crcs);
 }
 
 static PyGetSetDef columns_getset[] = {
     {"facts", (getter)columns_facts, NULL,
      "(least max timestamp, greatest max timestamp, transactional or control batches, "
-     "batches with a delete horizon) of the run's batches; None for none",
+     "batches with a delete horizon, batches with a producer id, plain, failed CRCs) of the "
+     "run's batches (kdump.format.walk.RunFacts); None for none",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1184,8 +1220,9 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     int64_t *cols = (int64_t *)data->data;
     const uint8_t *buf = view.buf;
     Py_ssize_t pos = start < 0 ? end : start, n = 0;
-    Py_ssize_t transactional = 0, delete_horizon = 0, counted = 0;
-    int64_t least_ts = INT64_MAX, greatest_ts = INT64_MIN;
+    RunFacts facts = NO_FACTS;
+    int64_t prev_last = 0, prev_epoch = 0;
+    Py_ssize_t counted = 0, failed_crcs = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
      * call's own (no other reference to them yet), so a read-ahead thread
      * (kdump.format.walk.Pager) can fault in the next window while this one is checked. */
@@ -1234,10 +1271,9 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         row[13 * stride] = h.base_sequence;
         row[14 * stride] = h.records_count;
         row[15 * stride] = -1;
-        transactional += (h.attributes & TRANSACTIONAL_OR_CONTROL) != 0;
-        delete_horizon += (h.attributes & DELETE_HORIZON_BIT) != 0;
-        least_ts = h.max_timestamp < least_ts ? h.max_timestamp : least_ts;
-        greatest_ts = h.max_timestamp > greatest_ts ? h.max_timestamp : greatest_ts;
+        facts_add(&facts, h.base_offset, row[2 * stride], h.partition_leader_epoch, h.attributes,
+                  h.max_timestamp, h.producer_id, prev_last, prev_epoch);
+        prev_last = row[2 * stride], prev_epoch = h.partition_leader_epoch;
         pos += size;
         n++;
     }
@@ -1245,10 +1281,10 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     if (check_crc) {
 #ifdef HAVE_CRC_SHARE
         if (shared != NULL)
-            share_end(shared, n);
+            failed_crcs = share_end(shared, n);
         else
 #endif
-            check_crcs(buf, positions, sizes, stored, valid, 0, n);
+            failed_crcs = check_crcs(buf, positions, sizes, stored, valid, 0, n);
         if (until_invalid) /* the walk ends before the first batch whose CRC fails */
             for (Py_ssize_t i = 0; i < n; i++)
                 if (!valid[i]) {
@@ -1260,11 +1296,10 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release_view(&view);
     if (n == counted) {
-        data->n = n;
-        data->transactional = transactional, data->delete_horizon = delete_horizon;
-        data->least_max_timestamp = least_ts, data->greatest_max_timestamp = greatest_ts;
-    } else /* cut before a CRC that failed: counted again */
-        columns_count(data, cols, stride, n);
+        data->facts = facts;
+        data->facts.failed_crcs = failed_crcs;
+    } else /* cut before a CRC that failed: counted again (none failed before it) */
+        columns_count(data, cols, stride, n, 0);
     if (n == limit && n > 0) /* a full run: its pads zeroed, so equal runs compare equal */
         for (int c = 0; c < WALK_COLUMNS; c++)
             memset(cols + c * stride + n, 0, (size_t)(stride - n) * sizeof(int64_t));
@@ -1275,10 +1310,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
             int64_t *dst = (int64_t *)data->data;
             for (int c = 0; c < WALK_COLUMNS; c++)
                 memcpy(dst + c * n, cols + c * stride, (size_t)n * sizeof(int64_t));
-            data->n = full->n, data->transactional = full->transactional;
-            data->delete_horizon = full->delete_horizon;
-            data->least_max_timestamp = full->least_max_timestamp;
-            data->greatest_max_timestamp = full->greatest_max_timestamp;
+            data->facts = full->facts;
         }
         Py_DECREF(full); /* its block kept for the next run */
         if (data == NULL)

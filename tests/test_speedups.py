@@ -830,12 +830,14 @@ def test_a_run_s_facts_are_those_of_its_columns(
 ) -> None:
     """What walk_v2 counts during its header pass (RunColumns.facts) is what its columns say,
     for full and short runs and for a run cut before a failed CRC: the least and greatest max
-    timestamp, transactional or control batches, batches with a delete horizon."""
+    timestamp, transactional or control batches, batches with a delete horizon, producer
+    batches, whether each batch follows the one before, failed CRCs."""
     assert native is not None
     batches = [
-        v2_batch(i, b"r" * (i % 7), attributes=a, max_timestamp=ts)
+        v2_batch(i + (i % 5 == 4), b"r" * (i % 7), attributes=a, max_timestamp=ts,
+                 producer_id=i % 3 - 1)
         for i, (a, ts) in enumerate(shapes)
-    ]
+    ]  # fmt: skip
     log = bytearray(b"".join(batches))
     if flip is not None and flip < len(batches):
         log[sum(map(len, batches[:flip])) + len(batches[flip]) - 1] ^= 1  # a payload byte
@@ -846,9 +848,20 @@ def test_a_run_s_facts_are_those_of_its_columns(
     if run.n == 0:
         assert run.columns.facts is None
         return
+    bases, lasts, epochs = (
+        column["base_offset"],
+        column["last_offset"],
+        column["partition_leader_epoch"],
+    )
     assert run.columns.facts == (
         min(column["max_timestamp"]),
         max(column["max_timestamp"]),
         sum(1 for a in column["attributes"] if a & 0x30),
         sum(1 for a in column["attributes"] if a & 0x40),
+        sum(1 for p in column["producer_id"] if p >= 0),
+        all(last >= base for base, last in zip(bases, lasts, strict=True))
+        and all(
+            bases[i] == lasts[i - 1] + 1 and epochs[i] == epochs[i - 1] for i in range(1, run.n)
+        ),
+        column["valid"].count(0),
     )

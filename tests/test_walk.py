@@ -26,11 +26,14 @@ from kdump.errors import InputError
 from kdump.format import walk as walk_module
 from kdump.format.walk import (
     MADV_POPULATE_READ,
+    BatchRun,
     Damaged,
     LogWalk,
     Pager,
+    Producers,
     ReadAhead,
     StopReason,
+    flag_batches,
     walk_resync,
 )
 
@@ -558,3 +561,60 @@ def test_advise_takes_only_a_memory_map_and_the_advice_kdump_gives(tmp_path: Pat
             native.advise(not_a_map, 0, 10**12, mmap.MADV_DONTNEED)
     with mmap.mmap(-1, 8192) as buf, pytest.raises(ValueError, match="advice 9 is not one"):
         native.advise(buf, 0, 8192, 9)
+
+
+@needs_c
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1, 1, 1, 1, 0, 2, -3]),  # the step from the last offset before
+            st.integers(0, 3),  # last offset delta
+            st.sampled_from([5, 5, 5, 6]),  # partition leader epoch
+            st.sampled_from([-1, -1, 7]),  # producer id
+            st.sampled_from([0, 0, 0x10, 0x20]),  # transactional, control
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([0, 100, 2**31 - 30, 2**63 - 80]),
+    st.sampled_from([0, 100, 2**31 - 60]),
+    st.one_of(st.none(), st.integers(0, 39)),
+    st.sampled_from(list(Producers)),
+    st.tuples(st.booleans(), st.integers(-5, 120), st.sampled_from([5, 6])),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_plain_run_is_flagged_as_any_run(
+    shapes: list[tuple[int, int, int, int, int]],
+    first: int,
+    segment_base: int,
+    flip: int | None,
+    producers: Producers,
+    carried: tuple[bool, int, int],
+) -> None:
+    """flag_batches' short way for a run walk_v2 saw as plain (RunFacts) flags what the long
+    way flags over the same columns: gaps, offsets going back, epochs changing, producer
+    batches, failed CRCs, offsets past 2^31-1 from the segment's base, the carried state."""
+    native = speedups.native()
+    batches, last = [], first - 1
+    for step, delta, epoch, producer_id, attributes in shapes:
+        base = last + step
+        if not -(2**63) <= base <= 2**63 - 1 - delta:
+            break
+        batch = bytearray(
+            v2_batch(base, b"r", attributes=attributes, producer_id=producer_id,
+                     last_offset_delta=delta)
+        )  # fmt: skip
+        struct.pack_into(">i", batch, 12, epoch)  # outside the CRC
+        batches.append(bytes(batch))
+        last = base + delta
+    log = bytearray(b"".join(batches))
+    if flip is not None and flip < len(batches):
+        log[sum(map(len, batches[: flip + 1])) - 1] ^= 1  # a record byte: its CRC fails
+    walked = native.walk_v2(bytes(log), 0, len(log), len(log), 2**31 - 1, 64, True, False)
+    run = BatchRun.from_native(walked.n, walked.columns)
+    long_way = BatchRun(run.n, run.columns())
+    assert run.facts is not None and long_way.facts is None
+    has_prev, back, epoch = carried
+    prev_last = max(-(2**63), run.base_offset[0] - 1 - back)
+    want = flag_batches(long_way, segment_base, has_prev, prev_last, epoch, producers)
+    assert flag_batches(run, segment_base, has_prev, prev_last, epoch, producers) == want

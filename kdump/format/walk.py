@@ -134,6 +134,12 @@ class RunFacts(NamedTuple):
     greatest_max_timestamp: int
     transactional: int
     delete_horizon: int
+    producer_batches: int
+    """Batches with a producer id (idempotent or transactional producers)."""
+    plain: bool
+    """Each batch after the first follows the one before: its base offset is the last offset
+    before plus one, its partition leader epoch the same; no last offset is below its base."""
+    failed_crcs: int
 
 
 def _low_bytes(column: Column) -> bytes:
@@ -668,6 +674,36 @@ class LogWalk:
             yield from run.batches()
 
 
+def _plain(run: BatchRun, segment_base: int, producers: Producers) -> bool:
+    """Whether no batch of the run but the first can need a closer look (see flag_batches):
+    every CRC matched, each batch follows the one before in the same epoch (walk_v2 takes v2
+    batches only), the offsets lie from the segment's base to 2^31-1 past it, and none is a
+    producer batch ``producers`` asks for."""
+    facts = run.facts
+    if facts is None or not facts.plain or facts.failed_crcs:
+        return False
+    if run.base_offset[0] < segment_base or run.last_offset[-1] - segment_base > INT32_MAX:
+        return False
+    if producers is Producers.ALL:
+        return facts.producer_batches == 0
+    return producers is Producers.IGNORED or facts.transactional == 0 or not facts.producer_batches
+
+
+def _flag_plain(
+    run: BatchRun,
+    segment_base: int,
+    has_prev: bool,
+    prev_last: int,
+    epoch: int,
+    producers: Producers,
+) -> Flags:
+    """flag_batches of a plain run (``_plain``): its first batch against what came before it,
+    the long way; the others follow it."""
+    head = BatchRun(1, [memoryview(c)[:1] for c in run.columns()])  # no facts: the long way
+    first = flag_batches(head, segment_base, has_prev, prev_last, epoch, producers)
+    return first._replace(prev_last=run.last_offset[-1], epoch=run.partition_leader_epoch[-1])
+
+
 class Producers(IntEnum):
     """Which producer batches ``flag_batches`` flags: recovery's producer state needs them."""
 
@@ -709,6 +745,8 @@ def flag_batches(
     batch ``producers`` asks for; the first batch of the segment. Gaps between batches (normal
     after compaction) are counted, never flagged. Pass ``has_prev``, ``prev_last`` and ``epoch``
     from the previous run's result."""
+    if _plain(run, segment_base, producers):
+        return _flag_plain(run, segment_base, has_prev, prev_last, epoch, producers)
     native = speedups.native()
     if native is not None and speedups.fits_int64(segment_base, prev_last):
         return Flags(*native.flag_batches(
