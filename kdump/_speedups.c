@@ -680,7 +680,7 @@ static const char *const walk_column_names[WALK_COLUMNS] = {
 
 
 /* Values between one column's room and the next in a full run's bytes: a run of 4096 (or
- * 16384) makes columns 32 KiB (128 KiB) apart, the same L1 set for all 16, so the header
+ * 32768) makes columns 32 KiB (256 KiB) apart, the same L1 set for all 16, so the header
  * pass's 16 stores a batch evicted each other's lines; a cache line more between them puts
  * each in a set of its own. */
 #define COLUMN_PAD 8
@@ -739,7 +739,7 @@ typedef struct {
 } CrcShare;
 
 /* Headers published to the thread at a time (and the most a slice of CRC work holds): ~9 us
- * of CRC, a sixteenth of a run of 16384 small batches (2 MiB). Each publish and each slice
+ * of CRC, a thirty-second of a run of 32768 small batches (4 MiB). Each publish and each slice
  * takes the share's lock; at 32 KiB the two threads met on it often enough that the walk
  * slept on it (a GiB of 127-byte batches read back: 0.26 s against 0.15 s alone, 0.12 s at
  * 128 KiB). */
@@ -1000,10 +1000,11 @@ static PyTypeObject *CrcShareType; /* made from share_spec when the module loads
 #endif
 
 /* RunColumns: a run's columns, read through the buffer protocol (kdump.format.walk.BatchRun
- * views them). A run of 16384 small batches is 2 MiB of columns; as bytes, freed and asked
+ * views them). A run of small batches is megabytes of columns; as bytes, freed and asked
  * for again a run later, glibc's heap handed such a block back to the kernel and took it
- * again every run (a fresh process verifying a GiB of 127-byte batches: 138,000 page faults,
- * a third of its time in the kernel). The last block freed is kept for the next run here. */
+ * again every run (a fresh process verifying a GiB of 127-byte batches in runs of 16384:
+ * 138,000 page faults, a third of its time in the kernel). The last block freed is kept for
+ * the next run here. */
 /* The attribute bits a run's batches are counted by (kdump.format.layout). */
 #define TRANSACTIONAL_OR_CONTROL 0x30
 #define DELETE_HORIZON_BIT 0x40
