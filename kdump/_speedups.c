@@ -720,8 +720,9 @@ static Py_ssize_t check_crcs(const uint8_t *buf, const int64_t *positions,
  * batches the header pass and the CRCs each take about as long, and the run's CRCs are all
  * but done when its headers are. At the run's end walk_v2 checks what the thread has not
  * taken and returns once every slice is done. Who checks a batch changes no verdict. The
- * thread takes CRC work only when it is not paging in: `help` waits (without the GIL) for
- * work, a `kick` (the walk moved on: maybe a window to page in) or `close`. Slices are taken
+ * thread takes CRC work only when it is not paging in: `help` (without the GIL) checks the
+ * slices published, run after run, until a `kick` (the walk moved on: maybe a window to page
+ * in) or `close`. Slices are taken
  * under the lock, so a slice of one run is never mistaken for a slice of the next. */
 typedef struct {
     PyObject_HEAD
@@ -730,15 +731,19 @@ typedef struct {
     const uint8_t *buf;
     const int64_t *positions, *sizes, *stored;
     int64_t *valid;
-    Py_ssize_t n, next, done; /* published, taken and checked batches of the open run */
+    /* published, taken and checked batches of the open run; with kicks and closed, read
+     * without the lock while the thread waits awake (share_spin), so written atomically */
+    Py_ssize_t n, next, done;
     Py_ssize_t failed;        /* of those checked, the CRCs that failed */
+    int open;                 /* a walk's run is open (buf may be NULL: an empty buffer) */
     int ended;                /* the run's headers are all published: n is its length */
     int waiting;              /* the thread waits in help: a publish wakes it */
     unsigned long long kicks, posted, helped;
     int closed;
 } CrcShare;
 
-/* Headers published to the thread at a time (and the most a slice of CRC work holds): ~9 us
+/* Headers published to the thread at a time (and a slice of CRC work: the batches starting
+ * within this many bytes of its first): ~9 us
  * of CRC, a thirty-second of a run of 32768 small batches (4 MiB). Each publish and each slice
  * takes the share's lock; at 32 KiB the two threads met on it often enough that the walk
  * slept on it (a GiB of 127-byte batches read back: 0.26 s against 0.15 s alone, 0.12 s at
@@ -753,6 +758,15 @@ typedef struct {
  * the header pass by half (a GiB of 127-byte batches read back: 0.26 s against 0.14 s with
  * the thread 512 KiB behind). The last LAG bytes of a run both threads check at its end. */
 #define SHARE_LAG_BYTES (512 << 10)
+
+/* Nanoseconds from t0 to t (in 64 bits: a 32-bit long overflows after 2 s). */
+static int64_t elapsed_ns(const struct timespec *t0, const struct timespec *t)
+{
+    return ((int64_t)t->tv_sec - (int64_t)t0->tv_sec) * 1000000000 + (t->tv_nsec - t0->tv_nsec);
+}
+
+/* A field share_spin reads without the lock, written (under it) so that read is no race. */
+#define SHARE_SET(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELEASE)
 
 /* The first batch in [lo, hi] that starts at or past `at` (hi: none does). */
 static Py_ssize_t first_at(const int64_t *positions, Py_ssize_t lo, Py_ssize_t hi, int64_t at)
@@ -784,11 +798,11 @@ static void share_work(CrcShare *sh, int helper)
         const int64_t *positions = sh->positions, *sizes = sh->sizes, *stored = sh->stored;
         int64_t *valid = sh->valid;
         Py_ssize_t lo = sh->next, hi = slice_end(positions, lo, sh->n);
-        sh->next = hi;
+        SHARE_SET(sh->next, hi);
         pthread_mutex_unlock(&sh->lock);
         Py_ssize_t failed = check_crcs(buf, positions, sizes, stored, valid, lo, hi);
         pthread_mutex_lock(&sh->lock);
-        sh->done += hi - lo;
+        SHARE_SET(sh->done, sh->done + (hi - lo));
         sh->failed += failed;
         if (sh->ended && sh->done == sh->n)
             pthread_cond_broadcast(&sh->changed);
@@ -803,16 +817,20 @@ static int share_open(CrcShare *sh, const uint8_t *buf, const int64_t *positions
                       const int64_t *sizes, const int64_t *stored, int64_t *valid)
 {
     pthread_mutex_lock(&sh->lock);
-    if (sh->buf != NULL) {
+    if (sh->open) {
         pthread_mutex_unlock(&sh->lock);
         return 0;
     }
+    sh->open = 1;
     sh->buf = buf;
     sh->positions = positions;
     sh->sizes = sizes;
     sh->stored = stored;
     sh->valid = valid;
-    sh->n = sh->next = sh->done = sh->failed = 0;
+    SHARE_SET(sh->n, 0);
+    SHARE_SET(sh->next, 0);
+    SHARE_SET(sh->done, 0);
+    sh->failed = 0;
     sh->ended = 0;
     sh->posted++;
     pthread_mutex_unlock(&sh->lock);
@@ -820,11 +838,11 @@ static int share_open(CrcShare *sh, const uint8_t *buf, const int64_t *positions
 }
 
 /* The headers of the open run's first n batches are in its columns, and the walk has gone
- * SHARE_LAG_BYTES past them: the thread may check them. */
+ * SHARE_LAG_BYTES past their starts: the thread may check them. */
 static void share_publish(CrcShare *sh, Py_ssize_t n)
 {
     pthread_mutex_lock(&sh->lock);
-    sh->n = n;
+    SHARE_SET(sh->n, n);
     if (sh->waiting)
         pthread_cond_broadcast(&sh->changed);
     pthread_mutex_unlock(&sh->lock);
@@ -835,8 +853,10 @@ static void share_publish(CrcShare *sh, Py_ssize_t n)
 static Py_ssize_t share_end(CrcShare *sh, Py_ssize_t n)
 {
     pthread_mutex_lock(&sh->lock);
-    sh->n = n;
+    SHARE_SET(sh->n, n);
     sh->ended = 1;
+    if (sh->waiting) /* asleep: woken, it takes slices of the tail with the walk */
+        pthread_cond_broadcast(&sh->changed);
     share_work(sh, 0);
     /* what is left is the thread's slice in hand (a block's CRC, ~9 us): waited for awake,
      * as a sleep and a wake cost more than that (on a virtual machine several times more:
@@ -848,15 +868,19 @@ static Py_ssize_t share_end(CrcShare *sh, Py_ssize_t n)
     while (__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) < want) {
         SPIN_PAUSE();
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SHARE_SPIN_NS)
+        if (elapsed_ns(&t0, &t) > SHARE_SPIN_NS)
             break; /* the thread lost its CPU: sleep till it is done */
     }
     pthread_mutex_lock(&sh->lock);
     while (sh->done < sh->n)
         pthread_cond_wait(&sh->changed, &sh->lock);
     Py_ssize_t failed = sh->failed;
-    sh->n = sh->next = sh->done = 0; /* nothing open: the run's columns are about to go */
+    /* nothing open: the run's columns are about to go */
+    SHARE_SET(sh->n, 0);
+    SHARE_SET(sh->next, 0);
+    SHARE_SET(sh->done, 0);
     sh->buf = NULL;
+    sh->open = 0;
     pthread_mutex_unlock(&sh->lock);
     return failed;
 }
@@ -892,13 +916,14 @@ static void share_spin(CrcShare *sh, unsigned long long seen)
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pthread_mutex_unlock(&sh->lock);
-    /* read without the lock (word-sized, aligned): a stale value only ends the wait late */
+    /* read without the lock (atomic loads of fields written atomically): a stale value only
+     * ends the wait late; what it finds is decided again under the lock */
     while (__atomic_load_n(&sh->n, __ATOMIC_RELAXED) <= __atomic_load_n(&sh->next, __ATOMIC_RELAXED) &&
            __atomic_load_n(&sh->kicks, __ATOMIC_RELAXED) == seen &&
            !__atomic_load_n(&sh->closed, __ATOMIC_RELAXED)) {
         sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SHARE_SPIN_NS)
+        if (elapsed_ns(&t0, &t) > SHARE_SPIN_NS)
             break;
     }
     pthread_mutex_lock(&sh->lock);
@@ -957,7 +982,7 @@ static PyObject *share_counts(CrcShare *sh, PyObject *unused)
 static PyObject *share_kick(CrcShare *sh, PyObject *unused)
 {
     pthread_mutex_lock(&sh->lock);
-    sh->kicks++;
+    SHARE_SET(sh->kicks, sh->kicks + 1);
     pthread_cond_broadcast(&sh->changed);
     pthread_mutex_unlock(&sh->lock);
     Py_RETURN_NONE;
@@ -966,7 +991,7 @@ static PyObject *share_kick(CrcShare *sh, PyObject *unused)
 static PyObject *share_close(CrcShare *sh, PyObject *unused)
 {
     pthread_mutex_lock(&sh->lock);
-    sh->closed = 1;
+    SHARE_SET(sh->closed, 1);
     pthread_cond_broadcast(&sh->changed);
     pthread_mutex_unlock(&sh->lock);
     Py_RETURN_NONE;
@@ -999,12 +1024,6 @@ static PyType_Spec share_spec = {
 static PyTypeObject *CrcShareType; /* made from share_spec when the module loads */
 #endif
 
-/* RunColumns: a run's columns, read through the buffer protocol (kdump.format.walk.BatchRun
- * views them). A run of small batches is megabytes of columns; as bytes, freed and asked
- * for again a run later, glibc's heap handed such a block back to the kernel and took it
- * again every run (a fresh process verifying a GiB of 127-byte batches in runs of 16384:
- * 138,000 page faults, a third of its time in the kernel). The last block freed is kept for
- * the next run here. */
 /* The attribute bits a run's batches are counted by (kdump.format.layout). */
 #define TRANSACTIONAL_OR_CONTROL 0x30
 #define DELETE_HORIZON_BIT 0x40
@@ -1019,10 +1038,17 @@ typedef struct {
                   below its base */
 } RunFacts;
 
+/* RunColumns: a run's columns, read through the buffer protocol (kdump.format.walk.BatchRun
+ * views them). A run of small batches is megabytes of columns; as bytes, freed and asked
+ * for again a run later, glibc's heap handed such a block back to the kernel and took it
+ * again every run (a fresh process verifying a GiB of 127-byte batches in runs of 16384:
+ * 138,000 page faults, a third of its time in the kernel). The last block freed is kept for
+ * the next run here. */
 typedef struct {
     PyObject_HEAD
     char *data;
-    Py_ssize_t size;
+    Py_ssize_t size;     /* the buffer's length */
+    Py_ssize_t capacity; /* the block's (a reused block may be longer) */
     RunFacts facts;
 } RunColumns;
 
@@ -1057,11 +1083,11 @@ static RunColumns *columns_new(Py_ssize_t size)
         return NULL;
     if (spare_columns != NULL && spare_size >= size && spare_size / 2 <= size) {
         c->data = spare_columns;
-        c->size = spare_size;
+        c->capacity = spare_size;
         spare_columns = NULL;
     } else {
         c->data = malloc(size > 0 ? (size_t)size : 1);
-        c->size = size;
+        c->capacity = size;
         if (c->data == NULL) {
             Py_DECREF(c);
             return (RunColumns *)PyErr_NoMemory();
@@ -1110,10 +1136,10 @@ static PyGetSetDef columns_getset[] = {
 static void columns_dealloc(RunColumns *c)
 {
     if (c->data != NULL) {
-        if (spare_columns == NULL || spare_size < c->size) {
+        if (spare_columns == NULL || spare_size < c->capacity) {
             free(spare_columns);
             spare_columns = c->data;
-            spare_size = c->size;
+            spare_size = c->capacity;
         } else
             free(c->data);
     }
@@ -1172,7 +1198,7 @@ static PyType_Spec columns_spec = {
 /* walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid[, share])
  *   -> WalkedRun(n, columns, position: where the next run starts)
  * The C side of kdump.format.walk.LogWalk: up to `limit` consecutive well-formed v2 batches
- * from `start` that start before `stop`, as int64 columns (one bytes object, column after
+ * from `start` that start before `stop`, as int64 columns (one RunColumns block, column after
  * column, each with room for len(columns) / (8 * WALK_COLUMNS) values, its first n the
  * run's: n apart where the run ends short of `limit`). It stops, leaving the decision to the Python reference, at 17 bytes
  * or fewer left, another magic, a batch_length below the header or above max_size, a batch
@@ -1225,8 +1251,9 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     int64_t prev_last = 0, prev_epoch = 0;
     Py_ssize_t counted = 0, failed_crcs = 0;
     /* Without the GIL from here: the view keeps the buffer alive, and the columns are this
-     * call's own (no other reference to them yet), so a read-ahead thread
-     * (kdump.format.walk.Pager) can fault in the next window while this one is checked. */
+     * call's own (Python holds no reference to them yet; the read-ahead thread reads them and
+     * the buffer through the share, and is done with both before share_end returns), so the
+     * thread (kdump.format.walk.ReadAhead) can fault in the next window meanwhile. */
     Py_BEGIN_ALLOW_THREADS
     /* the headers first, then the CRCs of the batches three at a time: with a share, the
      * thread's as the headers are published, the rest the walk's */
@@ -1242,8 +1269,9 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
     while (n < limit && pos < stop) {
 #ifdef HAVE_CRC_SHARE
         if (shared != NULL && pos - published >= SHARE_BLOCK_BYTES) {
-            ready = first_at(positions, ready, n, (int64_t)pos - SHARE_LAG_BYTES);
-            share_publish(shared, ready);
+            Py_ssize_t behind = first_at(positions, ready, n, (int64_t)pos - SHARE_LAG_BYTES);
+            if (behind > ready) /* else nothing new for the thread: no lock, no wake */
+                share_publish(shared, ready = behind);
             published = pos;
         }
 #endif
