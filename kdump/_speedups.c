@@ -678,7 +678,6 @@ static const char *const walk_column_names[WALK_COLUMNS] = {
 #define SPIN_PAUSE() ((void)0)
 #endif
 
-
 /* Values between one column's room and the next in a full run's bytes: a run of 4096 (or
  * 32768) makes columns 32 KiB (256 KiB) apart, the same L1 set for all 16, so the header
  * pass's 16 stores a batch evicted each other's lines; a cache line more between them puts
@@ -722,8 +721,8 @@ static Py_ssize_t check_crcs(const uint8_t *buf, const int64_t *positions,
  * taken and returns once every slice is done. Who checks a batch changes no verdict. The
  * thread takes CRC work only when it is not paging in: `help` (without the GIL) checks the
  * slices published, run after run, until a `kick` (the walk moved on: maybe a window to page
- * in) or `close`. Slices are taken
- * under the lock, so a slice of one run is never mistaken for a slice of the next. */
+ * in) or `close`. Slices are taken under the lock, so a slice of one run is never mistaken
+ * for a slice of the next. */
 typedef struct {
     PyObject_HEAD
     pthread_mutex_t lock;
@@ -743,11 +742,10 @@ typedef struct {
 } CrcShare;
 
 /* Headers published to the thread at a time (and a slice of CRC work: the batches starting
- * within this many bytes of its first): ~9 us
- * of CRC, a thirty-second of a run of 32768 small batches (4 MiB). Each publish and each slice
- * takes the share's lock; at 32 KiB the two threads met on it often enough that the walk
- * slept on it (a GiB of 127-byte batches read back: 0.26 s against 0.15 s alone, 0.12 s at
- * 128 KiB). */
+ * within this many bytes of its first): ~9 us of CRC, a thirty-second of a run of 32768 small
+ * batches (4 MiB). Each publish and each slice takes the share's lock; at 32 KiB the two
+ * threads met on it often enough that the walk slept on it (a GiB of 127-byte batches read
+ * back: 0.26 s against 0.15 s alone, 0.12 s at 128 KiB). */
 #define SHARE_BLOCK_BYTES (128 << 10)
 
 /* How long a thread waits for the other awake before it sleeps (see share_spin, share_end). */
@@ -918,7 +916,8 @@ static void share_spin(CrcShare *sh, unsigned long long seen)
     pthread_mutex_unlock(&sh->lock);
     /* read without the lock (atomic loads of fields written atomically): a stale value only
      * ends the wait late; what it finds is decided again under the lock */
-    while (__atomic_load_n(&sh->n, __ATOMIC_RELAXED) <= __atomic_load_n(&sh->next, __ATOMIC_RELAXED) &&
+    while (__atomic_load_n(&sh->n, __ATOMIC_RELAXED) <=
+               __atomic_load_n(&sh->next, __ATOMIC_RELAXED) &&
            __atomic_load_n(&sh->kicks, __ATOMIC_RELAXED) == seen &&
            !__atomic_load_n(&sh->closed, __ATOMIC_RELAXED)) {
         sched_yield();
@@ -1070,7 +1069,6 @@ static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t ep
 }
 
 static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 1};
-
 
 static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
 static char *spare_columns;          /* a freed run's block (the GIL guards it) */

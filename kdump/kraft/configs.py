@@ -56,7 +56,9 @@ def find_metadata(paths: Iterable[str], metadata: str | None = None) -> Metadata
     """The metadata image ``metadata`` names (a ``__cluster_metadata-0`` directory, a log dir
     holding one, or a snapshot), else the first one found beside ``paths``
     (``metadata_dir_near``); None where there is none. One that does not read raises."""
-    found = metadata or next((str(d) for d in map(metadata_dir_near, paths) if d), None)
+    found = metadata
+    if found is None:
+        found = next((str(d) for d in map(metadata_dir_near, paths) if d is not None), None)
     if found is None:
         return None
     # the replay's modules are a tenth of a short run's start-up: loaded where there is one
