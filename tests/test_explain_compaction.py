@@ -19,7 +19,7 @@ from explainbuild import (
     txn_index,
 )
 
-from kdump.explain.offset_map import BYTES_PER_ENTRY, SkimpyOffsetMap
+from kdump.offset_map import BYTES_PER_ENTRY, SkimpyOffsetMap
 
 NOW = T0 + HOUR
 V = b"value"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from kdump.config import Settings
 from kdump.errors import FormatError, UnreadableInputError
-from kdump.explain.offset_map import (
+from kdump.offset_map import (
     BYTES_PER_ENTRY,
     ExactOffsetMap,
     OffsetMap,

@@ -12,7 +12,7 @@ from kdump.config import ConfigLayers, Settings, resolve_settings
 from kdump.discovery import discover
 from kdump.errors import ConfigError, InputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction
-from kdump.explain.offset_map import BYTES_PER_ENTRY
+from kdump.offset_map import BYTES_PER_ENTRY
 from kdump.explain.retention import RetentionExplanation, SegmentRetention, explain_retention
 from kdump.explain.rolls import (
     RollExplanation,
