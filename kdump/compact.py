@@ -275,15 +275,15 @@ class _SegmentWriter:
                         buf.close()
             files.append(self._write(base, INDEX_SUFFIX, rebuilt.index))
             files.append(self._write(base, TIME_INDEX_SUFFIX, rebuilt.time_index))
-            if group.aborted_txns:  # TransactionIndex creates its file on the first append
-                files.append(
-                    self._write(base, TXN_INDEX_SUFFIX, txn_index_bytes(group.aborted_txns))
-                )
             for path in files:
                 # LogSegment.setLastModified: the replaced segments' last mtime
                 os.utime(
                     path, ns=(group.last_modified * 1_000_000, group.last_modified * 1_000_000)
                 )
+            if group.aborted_txns:  # TransactionIndex creates its file on the first append
+                # (and setLastModified leaves its mtime alone)
+                txn = txn_index_bytes(group.aborted_txns)
+                files.append(self._write(base, TXN_INDEX_SUFFIX, txn))
             written += [str(p) for p in files]
         tp = self.log.topic_partition
         if tp is not None:
