@@ -96,7 +96,7 @@ def write_segment(
     d: Path, batches: list[Built], aborted: list[tuple[int, int, int, int]] = ()
 ) -> None:
     base = batches[0].base_offset
-    name = "%020d" % base
+    name = f"{base:020d}"
     (d / f"{name}.log").write_bytes(b"".join(b.data for b in batches))
     index, time_index = indexes(base, batches, 4096)
     (d / f"{name}.index").write_bytes(b"".join(struct.pack(">ii", *e) for e in index))
@@ -212,7 +212,7 @@ def scenario_partial(d: Path) -> dict:
     off = 0
     for seg in range(4):
         bs = []
-        for i in range(5):
+        for _i in range(5):
             b = batch(off, kv(range(off % 50, off % 50 + 6), b"p%d" % seg), T0 + off)
             bs.append(b)
             off = b.last_offset + 1
@@ -364,7 +364,7 @@ def main() -> None:
             work,
             here / "kafka",
             copy_function=shutil.copy2,
-            ignore=lambda _d, names: [
+            ignore=lambda _d, names, active=active: [
                 n for n in names if n in (f"{active}.index", f"{active}.timeindex")
             ],
         )

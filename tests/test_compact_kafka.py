@@ -112,13 +112,13 @@ def test_cleaned_segments_are_kafkas_bytes(name: str, tmp_path: Path) -> None:
         if path.suffix != ".txnindex":  # setLastModified leaves the .txnindex alone
             assert path.stat().st_mtime_ns // 1_000_000 == theirs.stat().st_mtime_ns // 1_000_000
     for group in done["groups"]:
-        base = "%020d" % group["segments"][0]
+        base = f"{group['segments'][0]:020d}"
         for suffix in (".log", ".index", ".timeindex", ".txnindex"):
             if (kafka / f"{base}{suffix}").exists():
                 assert (written / f"{base}{suffix}").exists(), f"Kafka wrote {base}{suffix}"
     # the segments a group swallowed are gone from Kafka's directory, as kdump says
     kafka_files = set(spec["kafka_files"])
-    firsts = {"%020d" % g["segments"][0] for g in done["groups"]}
+    firsts = {f"{g['segments'][0]:020d}" for g in done["groups"]}
     for replaced in done["replaced"]:
         assert (replaced in kafka_files) == (replaced.split(".")[0] in firsts), replaced
     ours = (out / "cleaner-offset-checkpoint").read_text()
