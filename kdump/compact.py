@@ -287,6 +287,7 @@ class _SegmentWriter:
             written += [str(p) for p in files]
         tp = self.log.topic_partition
         if tp is not None:
+            self.directory.parent.mkdir(parents=True, exist_ok=True)
             checkpoint = self.directory.parent / CLEANER_OFFSET_CHECKPOINT
             entries = [TopicPartitionOffset(tp[0], tp[1], result.end_offset)]
             _merge_checkpoint(checkpoint, entries)

@@ -155,3 +155,17 @@ def test_a_producers_last_aborted_batch_stays_as_an_empty_batch(tmp_path: Path) 
     assert (
         done["bytes_after"] - (done["bytes_before"] - kafka["bytes_read"]) == kafka["bytes_written"]
     )
+
+
+def test_nothing_to_clean_writes_only_the_checkpoint(tmp_path: Path) -> None:
+    """The active segment alone: no group; the map saw nothing, so its latest offset is -1 and
+    doClean's end offset 0 (the broker never picks such a log: it has no bytes to clean)."""
+    spec, part, _ = _prepare("groups", tmp_path)
+    for f in part.iterdir():
+        if not f.name.startswith("00000000000000000024"):
+            f.unlink()
+    out = tmp_path / "out"
+    done = _compact(part, spec, "--output-dir", str(out))
+    assert done["groups"] == [] and done["checkpoint_after"] == 0
+    assert not done["cleanable"]
+    assert (out / "cleaner-offset-checkpoint").read_text() == "0\n1\ngroups 0 0\n"
