@@ -38,7 +38,7 @@ def write_partition(d: Path, mib: int, value_bytes: int, keys: int) -> int:
     target = mib << 20
     segment_bytes = 256 << 20
     offset, written, seg_start = 0, 0, 0
-    out = open(d / f"{0:020d}.log", "wb")
+    out = open(d / f"{0:020d}.log", "wb")  # noqa: SIM115 (reopened per segment)
     seg_size = 0
     value = bytes(range(256)) * (value_bytes // 256 + 1)
     while written < target:
@@ -55,7 +55,7 @@ def write_partition(d: Path, mib: int, value_bytes: int, keys: int) -> int:
         if seg_size >= segment_bytes:
             out.close()
             seg_start, seg_size = offset, 0
-            out = open(d / f"{seg_start:020d}.log", "wb")
+            out = open(d / f"{seg_start:020d}.log", "wb")  # noqa: SIM115
     out.close()
     # the active segment: one batch
     builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 24)
