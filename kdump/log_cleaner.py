@@ -586,19 +586,21 @@ class _CleanerFilter:
         )
         marker_for_empty_txn = can_discard and batch.is_control
         stats.bytes_read += batch.size
-        records = list(_records(segment, batch))
-        stats.records_before += len(records)
-        cleaned.records_before += len(records)
-        if not retain_empty and discard_records:  # DELETE: the records are not even read
+        if not retain_empty and discard_records:  # DELETE: Kafka does not even read the records
+            n = sum(1 for _ in _records(segment, batch))
+            stats.records_before += n
+            cleaned.records_before += n
             if batch.is_control:
-                stats.markers += len(records)
+                stats.markers += n
             else:
-                stats.aborted += len(records)
+                stats.aborted += n
             return
-        # filterBatch
+        # filterBatch: the records stream by; only the kept ones are held, as Kafka holds them
         kept: list[Record] = []
         tombstones = False
-        for record in records:
+        n = 0
+        for record in _records(segment, batch):
+            n += 1
             stats.messages_read += 1
             if discard_records:
                 keep = False
@@ -613,6 +615,8 @@ class _CleanerFilter:
             if keep:
                 kept.append(record)
                 tombstones = tombstones or record.value is None
+        stats.records_before += n
+        cleaned.records_before += n
         if kept:
             stamp = (tombstones or marker_for_empty_txn) and horizon is None
             new_horizon: int | None = horizon
@@ -624,7 +628,7 @@ class _CleanerFilter:
                     stats.tombstones_to_stamp += sum(r.value is None for r in kept)
             if marker_for_empty_txn and horizon is not None:
                 stats.horizon(horizon)
-            if len(kept) == len(records) and batch.magic >= 2 and not stamp:
+            if len(kept) == n and batch.magic >= 2 and not stamp:
                 data: bytes | memoryview = memoryview(segment.log.buf)[batch.position : batch.end]
             else:
                 data = build_batch(_header_of(batch, kept), _built(kept), new_horizon)
@@ -639,7 +643,7 @@ class _CleanerFilter:
                     f"{segment.log_path}:{batch.position}: empty batches are only supported "
                     "for magic v2 and above (Kafka's cleaner throws here)"
                 )
-            data = empty_batch(_header_of(batch, records), batch.max_timestamp)
+            data = empty_batch(_header_of(batch, kept), batch.max_timestamp)
             stats.empty_batches += 1
             self._land(cleaned, sink, data, batch, batch.max_timestamp, 0)
 
