@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from kdump.config import Settings
-from kdump.errors import FormatError
+from kdump.errors import CleaningFailed, FormatError
 from kdump.format.batch import Batch
 from kdump.format.builder import BatchHeader, BuiltRecord, build_batch, empty_batch
 from kdump.format.layout import LOG_APPEND_TIME, NO_PRODUCER_ID
@@ -399,10 +399,6 @@ class CleaningResult:
 
 RecordObserver = Callable[[bytes, bool], None]
 """Told of each keyed record the filter looks at: its key, whether it stays (explain --deep)."""
-
-
-class CleaningFailed(Exception):
-    """Where Kafka's Cleaner throws; the message names the file and position."""
 
 
 class Cleaner:
