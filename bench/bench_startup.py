@@ -181,6 +181,7 @@ def main() -> None:
             set_recovery_points(broker.log_dir, {(t, 0): 0 for t in TOPICS})
             set_recovery_points(broker.log_dir, {tp: 0 for tp in many})
             report = start_and_read(cluster, dirs, args.cold)
+            written = list(report.logs.values())
             row["recover_log_ms"] = statistics.median(
                 report.logs[f"{t}-{p}"].load_ms or 0 for t, p in many
             )
@@ -229,6 +230,8 @@ def main() -> None:
                     b, _, s = measured[t]
                     row[f"{stage}_{t}_mib_s"] = b / s / (1 << 20) if s else None
             rounds.append(row)
+            writes = [ms for load in written for ms in load.snapshot_write_ms]
+            row["snapshot_write_ms"] = statistics.median(writes) if writes else None
             print(json.dumps(row))
         print("# summary (median [min, max])")
         keys = [k for k in rounds[0] if k.endswith(("_s", "_ms")) and k != "round"]

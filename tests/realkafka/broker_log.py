@@ -18,7 +18,9 @@ _INDEX = re.compile(
 _CORRUPTION = re.compile(r"Corruption found in segment (\d+), truncating to offset (\d+)")
 _DELETING = re.compile(r"Deleting segments as part of log recovery: (.*)")
 _SEGMENT = re.compile(r"LogSegment\(baseOffset=(\d+)")
-_SNAPSHOT = re.compile(r"Wrote producer snapshot at offset (\d+) with (\d+) producer ids")
+_SNAPSHOT = re.compile(
+    r"Wrote producer snapshot at offset (\d+) with (\d+) producer ids(?: in (\d+) ms)?"
+)
 _PRODUCER_STATE = re.compile(
     r"Producer state recovery took (\d+)ms for snapshot load and (\d+)ms for segment recovery "
     r"from offset (\d+)"
@@ -67,6 +69,9 @@ class LogLoad:
     """Segments deleted after a cut ("Deleting segments as part of log recovery")."""
     snapshots_written: list[int] = field(default_factory=list)
     """Offsets of the producer snapshots written while loading."""
+    snapshot_write_ms: list[int] = field(default_factory=list)
+    """How long each of those writes took (its flush to disk included), as the broker timed
+    it."""
     producer_state_from: list[int] = field(default_factory=list)
     """Offsets producer state was rebuilt to (each "Producer state recovery took ...")."""
     producer_state_ms: int = 0
@@ -143,6 +148,8 @@ class LoadReport:
                 load.deleted_segments += [int(b) for b in _SEGMENT.findall(m[1])]
             elif m := _SNAPSHOT.search(line):
                 load.snapshots_written.append(int(m[1]))
+                if m[3] is not None:
+                    load.snapshot_write_ms.append(int(m[3]))
             elif m := _PRODUCER_STATE.search(line):
                 load.producer_state_ms += int(m[1]) + int(m[2])
                 load.producer_state_from.append(int(m[3]))
