@@ -20,10 +20,12 @@ class Loaded:
     """What LoadLogs printed and logged: ``logs`` by ``topic-partition`` (log_start_offset,
     log_end_offset, recovery_point, high_watermark, last_stable_offset, size, segments,
     active_segment, latest_producer_snapshot, segment_list [[base offset, bytes]...]), and the
-    lines LogManager and LogLoader wrote while loading."""
+    lines LogManager and LogLoader wrote while loading. ``error``: what the load threw (the
+    broker stops on it), ``logs`` then empty."""
 
     logs: dict[str, dict[str, Any]]
     report: LoadReport
+    error: str | None = None
 
 
 def load_logs(
@@ -45,5 +47,5 @@ def load_logs(
     with open(log, "rb") as f:
         f.seek(mark)
         report = LoadReport.parse(f.read().decode(errors="replace").splitlines())
-    logs = {f"{x['topic']}-{x['partition']}": x for x in printed["logs"]}
-    return Loaded(logs, report)
+    logs = {f"{x['topic']}-{x['partition']}": x for x in printed.get("logs", [])}
+    return Loaded(logs, report, printed.get("error"))

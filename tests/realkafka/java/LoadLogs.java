@@ -30,7 +30,7 @@ import org.apache.kafka.storage.internals.log.LogSegment;
  * <p>Arguments: SERVER_PROPERTIES TOPIC_CONFIGS_JSON. The properties are a broker's (log.dirs names
  * the copy to load); the JSON maps each topic to the configs it overrides (what the metadata
  * image would give the broker's ConfigRepository). Prints one JSON object: {"logs": [...]}, one
- * entry per loaded log. Then the JVM halts: no clean shutdown, no checkpoint written, so the files
+ * entry per loaded log; {"error": "..."} if the load threw (a broker stops then). Then the JVM halts: no clean shutdown, no checkpoint written, so the files
  * are as the load left them. The log lines go where log4j2.properties sends them.
  *
  * <p>LogManager moved from the broker's Scala (4.0) to the storage module (4.4), so it is found and
@@ -77,10 +77,23 @@ public final class LoadLogs {
                 startup = m;
             }
         }
-        if (startup.getParameterCount() == 1) {
-            startup.invoke(manager, names);
-        } else {
-            startup.invoke(manager, scalaSet(names), notStray(startup.getParameterTypes()[1]));
+        try {
+            if (startup.getParameterCount() == 1) {
+                startup.invoke(manager, names);
+            } else {
+                startup.invoke(manager, scalaSet(names), notStray(startup.getParameterTypes()[1]));
+            }
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            // the load failed, as the broker's would (it then stops): what it threw is the answer
+            ObjectNode out = JSON.createObjectNode();
+            Throwable cause = e.getCause();
+            while (cause.getCause() != null && !(cause instanceof org.apache.kafka.common.KafkaException)) {
+                cause = cause.getCause();
+            }
+            out.put("error", cause.getClass().getName() + ": " + cause.getMessage());
+            System.out.println(JSON.writeValueAsString(out));
+            System.out.flush();
+            Runtime.getRuntime().halt(0);
         }
 
         ArrayNode logs = JSON.createArrayNode();
