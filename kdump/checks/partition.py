@@ -31,6 +31,11 @@ class PartitionSummary:
     every JSON output: ``UnifiedLog.facts``), then what verify's walk counted."""
 
     facts: dict[str, Any]
+    segments_read: int = 0
+    """The segments verify read: every ``.log`` on disk (the facts' ``segments`` are those the
+    broker keeps once it has loaded the partition)."""
+    bytes_read: int = 0
+    """Their bytes on disk (the facts' ``bytes``: once loaded)."""
     batches: int = 0
     records: int | None = None
     first_offset: int | None = None
@@ -143,6 +148,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         else:
             _check_snapshots(log, sink)
             _check_leftovers(log, sink)
+            _check_load(log, sink)
             _check_kdump_files(log, sink)
             _check_leader_epochs(log, [scans.get(s.slot) for s in log.segments], sink)
             _check_partition_metadata(log, sink)
@@ -167,7 +173,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
 def _summarise(
     log: UnifiedLog, ordered: list[LogScan], findings: list[Finding]
 ) -> PartitionSummary:
-    s = PartitionSummary(log.facts())
+    s = PartitionSummary(log.facts(), len(log.segments), log.size)
     s.batches = sum(x.batches for x in ordered)
     s.records = sum(x.records for x in ordered) if log.options.deep else None
     with_data = [x for x in ordered if x.batches]
@@ -486,6 +492,24 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
                     fix=fix,
                 )
             )
+
+
+def _check_load(log: UnifiedLog, sink: FindingSink) -> None:
+    """The broker's next load of the partition fails (kdump.log_loader.load)."""
+    failure = log.broker_load.failure
+    if failure is None or not log.segments:
+        return
+    active = log.segments[-1]
+    sink.add(
+        Finding(
+            "PARTITION_LOAD_FAILS",
+            Severity.ERROR,
+            active.log_path,
+            f"after the clean shutdown the broker's load, {failure}: LogManager.loadLogs "
+            "rethrows it and the broker stops starting",
+            fix=RECOVER.format(dir=log.location) if log.storage.local_path is not None else None,
+        )
+    )
 
 
 def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:

@@ -68,13 +68,19 @@ def kafka_single(
     cluster.kill()
 
 
+def running(cluster: Cluster) -> Broker:
+    """The shared node of ``cluster``, running (started again if an earlier test left it
+    stopped); for fixtures of a wider scope than ``kafka_broker``."""
+    broker = cluster.brokers[0]
+    if not broker.running:
+        start(cluster)
+    return broker
+
+
 @pytest.fixture
 def kafka_broker(kafka_single: Cluster) -> Broker:
     """The shared node, running (started again if an earlier test left it stopped)."""
-    broker = kafka_single.brokers[0]
-    if not broker.running:
-        start(kafka_single)
-    return broker
+    return running(kafka_single)
 
 
 @pytest.fixture(scope="session")

@@ -215,24 +215,35 @@ class Release:
         ]
 
     def run(
-        self, main: str, *args: str, log: Path, timeout: float = 300, heap: str = "256m"
+        self,
+        main: str,
+        *args: str,
+        log: Path,
+        timeout: float = 300,
+        heap: str = "256m",
+        check: bool = True,
     ) -> subprocess.CompletedProcess[str]:
         """Run class ``main`` to its end (``java_command``); its stdout and stderr returned
-        as text. A non-zero exit raises AssertionError with both: a tool the tests drive
-        must succeed."""
+        as text, byte for byte (UTF-8; no newline translation: a record's carriage return stays). A
+        non-zero exit raises AssertionError with both, unless ``check`` is false."""
         result = subprocess.run(
             self.java_command(main, *args, log=log, heap=heap),
             capture_output=True,
-            text=True,
             timeout=timeout,
             check=False,
         )
-        if result.returncode != 0:
+        out = subprocess.CompletedProcess(
+            result.args,
+            result.returncode,
+            result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"),
+        )
+        if check and out.returncode != 0:
             raise AssertionError(
-                f"{main} {' '.join(args)[:300]} exited with {result.returncode}:\n"
-                f"{result.stderr[-3000:]}{result.stdout[-1000:]}"
+                f"{main} {' '.join(args)[:300]} exited with {out.returncode}:\n"
+                f"{out.stderr[-3000:]}{out.stdout[-1000:]}"
             )
-        return result
+        return out
 
 
 def release(version: str) -> Release:
