@@ -122,6 +122,9 @@ BASE_OFFSET_DIGITS = 20
 _BASE_NAME = re.compile(r"^(\d{20})$")
 _TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
 """Tiered storage's segment file names: the base offset and the segment's id."""
+DELETE_DIR_SUFFIX = "-delete"
+"""A deleted partition's directory (``topic-0.<id>-delete``): loaded, never recovered, then
+deleted (UnifiedLog.DeleteDirSuffix)."""
 PARTITION_DIR = re.compile(
     r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
 )
@@ -200,6 +203,7 @@ __all__ = [
     "CLEAN_SHUTDOWN",
     "CUT_SUFFIX",
     "DELETED_SUFFIX",
+    "DELETE_DIR_SUFFIX",
     "DUMPED_SUFFIXES",
     "INDEX_SUFFIX",
     "INDEX_SUFFIXES",
