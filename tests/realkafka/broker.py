@@ -71,8 +71,13 @@ def _die_with_parent() -> None:
 
 
 def new_cluster_id() -> str:
-    """A cluster id as ``kafka-storage random-uuid`` makes one (a base64url UUID)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as ``kafka-storage random-uuid`` makes one (a base64url UUID), never one
+    starting with ``-`` (Uuid.randomUuid draws again: the storage tool would read it as an
+    option)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 class Broker:

@@ -25,6 +25,8 @@ _PRODUCER_STATE = re.compile(
     r"Producer state recovery took (\d+)ms for snapshot load and (\d+)ms for segment recovery "
     r"from offset (\d+)"
 )
+_REBUILD = re.compile(r"Loading producer state till offset (\d+)")
+_RELOAD = re.compile(r"Reloading from producer snapshot and rebuilding producer state from offset")
 _SNAPSHOT_LOADED = re.compile(
     r"Loading producer state from snapshot file 'SnapshotFile\(offset=(\d+)"
 )
@@ -76,6 +78,10 @@ class LogLoad:
     """Offsets producer state was rebuilt to (each "Producer state recovery took ...")."""
     producer_state_ms: int = 0
     """Time spent on producer state (snapshot load plus segment replay), summed."""
+    rebuilds: list[tuple[int, bool]] = field(default_factory=list)
+    """Each producer state rebuild (UnifiedLog.rebuildProducerState): the offset it rebuilds
+    up to, and whether it reads the snapshots and the log (False: a clean shutdown with no
+    snapshot, where it skips both and writes empty snapshots)."""
     replays: list[Replay] = field(default_factory=list)
     """Each producer state rebuild, in order (recoverSegment's, then the load's own)."""
     snapshots_loaded: list[int] = field(default_factory=list)
@@ -150,6 +156,10 @@ class LoadReport:
                 load.snapshots_written.append(int(m[1]))
                 if m[3] is not None:
                     load.snapshot_write_ms.append(int(m[3]))
+            elif m := _REBUILD.search(line):
+                load.rebuilds.append((int(m[1]), False))
+            elif _RELOAD.search(line) and load.rebuilds:
+                load.rebuilds[-1] = (load.rebuilds[-1][0], True)
             elif m := _PRODUCER_STATE.search(line):
                 load.producer_state_ms += int(m[1]) + int(m[2])
                 load.producer_state_from.append(int(m[3]))
