@@ -99,7 +99,10 @@ def rough_duration(ms: int) -> str:
 
 
 def seconds(value: float) -> str:
-    """``0.4 s``, ``12 s``, ``3 min 20 s``, ``2 h 5 min``: an estimated time, for people."""
+    """``40 ms``, ``2.4 s``, ``12 s``, ``3 min 20 s``, ``2 h 5 min``: an estimated time, for
+    people."""
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
     if value < 10:
         return f"{value:.1f} s"
     if value < 120:

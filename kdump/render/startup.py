@@ -43,12 +43,17 @@ def partition_lines(p: PartitionStartup) -> list[str]:
             + ", ".join(p.orphan_indexes[:5])
         )
     for r in p.recoveries:
+        why = r.why
+        if why.startswith("unflushed"):
+            why = (
+                "the raft layer recovers every segment"
+                if p.raft
+                else f"unflushed: from the segment holding the recovery point {p.recovery_point}"
+            ) + why.removeprefix("unflushed")
         out.append(
-            f"recovers segment {r.base_offset} ({r.why}): reads {size(r.bytes)}, "
-            f"{r.batches} batches, and rebuilds its indexes"
+            f"recovers segment {r.base_offset} ({why}): reads {size(r.bytes)} in "
+            f"{r.batches} batches, rebuilds its indexes"
         )
-    if p.recoveries and not p.clean_shutdown and any(r.why == "unflushed" for r in p.recoveries):
-        out.append(f"(recovery point {p.recovery_point})")
     for t in p.truncations:
         out.append(
             f"truncates segment {t.segment} to offset {t.offset}: cuts {size(t.bytes)} "

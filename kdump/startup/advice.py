@@ -27,6 +27,8 @@ SHARE = 0.25
 """A partition that is this share of its log dir's work dominates it."""
 GAIN = 0.10
 """Advice that saves less than this share of the estimate is left out."""
+WORTH = 1.0
+"""Seconds (the slow end) below which a start is short enough: no thread or partition advice."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ def advise(result: StartupResult) -> list[Advice]:
 
 def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
     now = result.seconds
+    if now[1] < WORTH:
+        return []
     threads = result.options.recovery_threads
     busy = max((sum(1 for p in d.partitions if p.has_work) for d in result.log_dirs), default=0)
     raft = result.metadata.seconds if result.metadata is not None else (0.0, 0.0)
@@ -94,7 +98,7 @@ def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
 
 def _dominant(result: StartupResult) -> list[Advice]:
     slowest = result.slowest
-    if slowest is None:
+    if slowest is None or slowest.seconds[1] < WORTH:
         return []
     total = sum(p.seconds[1] for p in slowest.partitions)
     out = []

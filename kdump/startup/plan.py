@@ -304,10 +304,14 @@ def _partition_of(path: str, logs: list[UnifiedLog]) -> str | None:
 
 
 def plan_partition(
-    log: UnifiedLog, stray: str | None = None, calibration: Calibration = CALIBRATION
+    log: UnifiedLog,
+    stray: str | None = None,
+    calibration: Calibration = CALIBRATION,
+    indexes_whole: frozenset[int] = frozenset(),
 ) -> PartitionStartup:
-    """One partition's load, from its ``broker_load`` and its segments' walks."""
-    load = log.broker_load
+    """One partition's load, from its ``broker_load`` and its segments' walks (as if the
+    segments ``indexes_whole`` had whole indexes, for advice)."""
+    load = log.broker_load_with(indexes_whole) if indexes_whole else log.broker_load
     by_base = {s.base_offset: s for s in log.segments}
     state = _directory_state(log)
     p = PartitionStartup(
@@ -346,7 +350,7 @@ def plan_partition(
     p.bytes_deleted = sum(by_base[b].log_size for b in load.deleted)
     p.snapshots_deleted = list(load.snapshots_deleted)
     p.snapshots_written = list(load.snapshots_written)
-    p.producer_state_dropped = load.producer_state_dropped
+    p.producer_state_dropped = load.producer_state_skipped
     p.replays = [_replay(log, r) for r in load.replays]
     p.work = Work(
         recover_bytes=p.bytes_to_recover,
