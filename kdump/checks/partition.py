@@ -194,27 +194,18 @@ def _summarise(
 
 
 def _startup(log: UnifiedLog, findings: list[Finding]) -> list[str]:
-    rebuild = {
-        os.path.basename(f.path).split(".", 1)[0]
-        for f in findings
-        if f.code == "INDEX_MISSING" or _fails_txn_sanity_check(f)
-    }
+    """What the broker's next start does to the partition, in verify's words, from the one
+    home of LogLoader's decisions (``UnifiedLog.broker_load``, which kdump startup reports
+    whole): the segments it recovers at open for their indexes (LogSegment.sanityCheck: a
+    missing .index, a .txnindex entry ending below the base; the offset and time indexes are
+    not checked, KAFKA-7283), and the damage recovery cuts."""
     out = []
-    if rebuild:
-        out.append(f"rebuilds the indexes of {len(rebuild)} segment(s)")
+    rebuilt = log.broker_load.at_open
+    if rebuilt:
+        out.append(f"rebuilds the indexes of {len(rebuilt)} segment(s)")
     if log.damaged_from is not None:
         out.append(_truncation(log))
     return out
-
-
-def _fails_txn_sanity_check(finding: Finding) -> bool:
-    """LogSegment.sanityCheck: a missing .index (NoSuchFileException) or a .txnindex entry
-    ending below the segment's base (CorruptIndexException) makes LogLoader recover the
-    segment; the offset and time indexes are not checked (KAFKA-7283)."""
-    if finding.code != "TXNINDEX_OUT_OF_RANGE" or finding.offset is None:
-        return False
-    base = os.path.basename(finding.path).split(".", 1)[0]
-    return base.isdigit() and finding.offset < int(base)
 
 
 def _truncation(log: UnifiedLog) -> str:
