@@ -575,7 +575,8 @@ class UnifiedLog:
     @cached_property
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
-        the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
+        the loaded snapshot, then every batch after it up to the recovery cut (one replay);
+        none at all where the broker skips the rebuild (a clean stop, no snapshot)."""
         replay = self._start_replay(self.log_end_offset)
         replay.run(self.segments)
         return self._finish_replay(replay)
@@ -608,11 +609,17 @@ class UnifiedLog:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
         replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-        state = replay.state
+        state, state_from = replay.state, replay.state_from
+        if not self.tiered and self.segments and self.broker_load.producer_state_skipped:
+            # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
+            # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
+            hw = self._checkpointed_high_watermark()
+            state = ProducerStateManager(high_watermark=None if hw is None else max(hw, 0))
+            state_from = self.log_end_offset
         state.on_high_watermark_updated(self.high_watermark.value)
         return ProducerStateAtEnd(
             state=state,
-            state_from=replay.state_from,
+            state_from=state_from,
             snapshot_path=replay.snapshot_path,
             completed=replay.completed,
             aborted=replay.aborted,

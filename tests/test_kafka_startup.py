@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realkafka import Broker, Release, client_log, create_topic, produce
+from realkafka import Broker, Release, client_log, create_topic, produce, wait_for_leaders
 from realkafka.broker_log import LoadReport
 from startup_check import check_load, partitions, startup_json
+from test_kafka_crash import kdump_json, producers_predicted, producers_served
 
 from kdump.format.names import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
 from kdump.format.textfiles import (
@@ -132,6 +133,7 @@ def test_kdump_startup_lists_what_the_broker_does(
     flip_middle_batch(middle(dmg))
     shutil.copy(logs(dmg)[0].with_suffix(".index"), dmg / f"{99999:020d}.index")
     said = startup_json(d)
+    txn = kdump_json("txn", str(idx0), str(snap))
     p = partitions(said)
     assert said["log_dirs"][0]["clean_shutdown"] is True
     assert p["startup-idx-0"]["indexes_rebuilt"] == [base(middle(idx0))]
@@ -140,6 +142,11 @@ def test_kdump_startup_lists_what_the_broker_does(
     assert p["startup-dmg-0"]["recovers"] is False  # the bad CRC goes unnoticed
     assert p["startup-dmg-0"]["orphan_indexes"] == [f"{99999:020d}.index"]
     start_and_compare(broker, said)
+    # the producer state the broker then holds: none where it skipped the rebuild
+    wait_for_leaders(broker.bootstrap, ["startup-idx", "startup-snap"])
+    served = producers_served(broker.bootstrap, [("startup-idx", 0), ("startup-snap", 0)])
+    assert served == producers_predicted(txn)
+    assert served["startup-snap-0"] == [] and served["startup-idx-0"] != []
 
     # 2. a kill right after that start
     broker.kill()
