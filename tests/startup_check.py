@@ -125,3 +125,23 @@ def check_load(said: Any, report: LoadReport, log_dir: Path) -> list[str]:
             )
         out += [f"{name}: {what}: kdump {a}, broker {b}" for what, a, b in pairs if a != b]
     return out
+
+
+LOAD_SLACK = 3.0
+"""How far the broker's measured load may stray outside kdump's printed range before a test
+fails (docs/startup.md, "Checking the estimate"): the range is the calibration's fastest and
+slowest pace on this machine class; a shared machine's load stretches a run past the slowest
+by as much again, and the tests may not depend on the machine's speed."""
+
+
+def check_time(said: Any, report: LoadReport, log_dir: Path) -> str | None:
+    """Why the broker's "Loaded N logs in X ms" falls outside kdump's estimate for
+    ``log_dir`` (None: it falls inside, within ``LOAD_SLACK``)."""
+    plan = next(d for d in said["log_dirs"] if Path(d["path"]) == log_dir)
+    low, high = plan["estimated_seconds"]
+    if report.load_ms is None:
+        return 'the broker logged no "Loaded N logs"'
+    measured = report.load_ms / 1000
+    if low / LOAD_SLACK <= measured <= high * LOAD_SLACK:
+        return None
+    return f"the load took {measured:.3f} s; kdump said {low:.3f} to {high:.3f} s"
