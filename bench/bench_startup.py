@@ -1,6 +1,8 @@
 """Calibrate `kdump startup`'s time estimate against the real broker's log recovery.
 
-    python bench/bench_startup.py [--large-mib 512] [--small-mib 64] [--rounds 3] [--cold]
+    python bench/bench_startup.py [--large-mib 256] [--small-mib 6] [--rounds 3] [--cold]
+                                  [--jvm production|tests] > bench/out/cal-N.txt
+    python bench/bench_startup.py --summarize bench/out/cal-*.txt
 
 One KRaft broker (tests/realkafka), two topics written with Kafka's Java producer: ``cal-large``
 (1000-byte values in batches of up to 64 KiB) and ``cal-small`` (50-byte values, batches of one
@@ -33,6 +35,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,14 +98,34 @@ def evict(directory: Path) -> None:
             os.close(fd)
 
 
-def start_and_read(cluster: Cluster, partitions: list[Path], cold: bool) -> LoadReport:
+def predicted(log_dir: Path, threads: int) -> list[float]:
+    """`kdump startup`'s estimate of LogManager's load of ``log_dir`` (a child process, as a
+    user runs it)."""
+    ran = subprocess.run(
+        [sys.executable, "-m", "kdump", "startup", str(log_dir), "--format", "json",
+         "--recovery-threads", str(threads), "--quiet"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    said = json.loads(ran.stdout)
+    return list(said["log_dirs"][0]["estimated_seconds"])
+
+
+def start_and_read(
+    cluster: Cluster, partitions: list[Path], cold: bool, threads: int, row: dict[str, object]
+) -> LoadReport:
+    """Start the broker, read what it logged of its load, stop it cleanly; ``row`` gets
+    kdump's estimate made before (``<stage>_predicted``) and the load's own time."""
     broker = cluster.brokers[0]
+    stage = str(row.pop("stage"))
+    row[f"{stage}_predicted_s"] = predicted(broker.log_dir, threads)
     if cold:
         for p in partitions:
             evict(p)
     broker.start()
     report = LoadReport.parse(broker.log_lines())
     broker.stop()
+    assert report.load_ms is not None
+    row[f"{stage}_loaded_s"] = report.load_ms / 1000
     return report
 
 
@@ -115,10 +138,49 @@ def solve(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple
     return per_byte, per_batch
 
 
+SUMMARIZED = (
+    ("recover_mib_s", "recovery, per byte (MiB/s)"),
+    ("recover_batches_s", "recovery, per batch (batches/s)"),
+    ("replay_batches_s", "producer state replay, per batch (batches/s)"),
+    ("replay_mib_s", "producer state replay, per byte (MiB/s)"),
+    ("clean_per_log_ms", "a log with no work (ms, LogManager's total / N)"),
+    ("recover_log_ms", "a log re-reading a small active segment (ms)"),
+    ("snapshot_write_ms", "a producer snapshot write (ms, median of a round)"),
+    ("segment_ms", "a recovered segment, besides its bytes (ms: the two above, less)"),
+    ("load_average", "the machine's 1-minute load average"),
+)
+
+
+def summarize(files: list[str]) -> None:
+    """Every round of earlier runs (their printed JSON lines): each figure's median and range,
+    warm and cold, as docs/startup.md tabulates them."""
+    rows = []
+    for name in files:
+        with open(name) as f:
+            rows += [json.loads(line) for line in f if line.startswith("{")]
+    for r in rows:
+        if r.get("recover_log_ms") is not None and r.get("clean_log_ms") is not None:
+            r["segment_ms"] = r["recover_log_ms"] - r["clean_log_ms"]
+    print(f"{len(rows)} rounds from {len(files)} runs")
+    print("| figure | page cache | rounds | median | min | max |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for key, what in SUMMARIZED:
+        for cold in (False, True):
+            values = [r[key] for r in rows if r.get(key) is not None and r["cold"] == cold]
+            if values:
+                print(
+                    f"| {what} | {'cold' if cold else 'warm'} | {len(values)} | "
+                    f"{statistics.median(values):.1f} | {min(values):.1f} | {max(values):.1f} |"
+                )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--summarize"]:
+        summarize(sys.argv[2:])
+        return
     p = argparse.ArgumentParser()
-    p.add_argument("--large-mib", type=int, default=512)
-    p.add_argument("--small-mib", type=int, default=64)
+    p.add_argument("--large-mib", type=int, default=256)
+    p.add_argument("--small-mib", type=int, default=6, help="(the producer's pace: ~5k batches/s)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--kafka", default="4.4.0")
     p.add_argument("--cold", action="store_true")
@@ -180,7 +242,8 @@ def main() -> None:
             (broker.log_dir / CLEAN_SHUTDOWN).unlink(missing_ok=True)
             set_recovery_points(broker.log_dir, {(t, 0): 0 for t in TOPICS})
             set_recovery_points(broker.log_dir, {tp: 0 for tp in many})
-            report = start_and_read(cluster, dirs, args.cold)
+            row["stage"] = "recover"
+            report = start_and_read(cluster, dirs, args.cold, args.threads, row)
             written = list(report.logs.values())
             row["recover_log_ms"] = statistics.median(
                 report.logs[f"{t}-{p}"].load_ms or 0 for t, p in many
@@ -198,7 +261,8 @@ def main() -> None:
                 for name in os.listdir(d):
                     if name.endswith(".snapshot"):
                         (d / name).unlink()
-            report = start_and_read(cluster, dirs, args.cold)
+            row["stage"] = "replay"
+            report = start_and_read(cluster, dirs, args.cold, args.threads, row)
             replay = {}
             for t, segs in work.items():
                 load = report.logs[f"{t}-0"]
@@ -213,7 +277,8 @@ def main() -> None:
                 )
             row["replay"] = replay
             # clean: nothing to do
-            report = start_and_read(cluster, dirs, args.cold)
+            row["stage"] = "clean"
+            report = start_and_read(cluster, dirs, args.cold, args.threads, row)
             assert report.loaded and report.load_ms is not None
             row["clean_per_log_ms"] = report.load_ms / report.loaded
             row["clean_log_ms"] = statistics.median(
@@ -229,6 +294,11 @@ def main() -> None:
                 for t in TOPICS:
                     b, _, s = measured[t]
                     row[f"{stage}_{t}_mib_s"] = b / s / (1 << 20) if s else None
+            for stage in ("recover", "replay", "clean"):
+                low, high = row[f"{stage}_predicted_s"]  # type: ignore[misc]
+                took = row[f"{stage}_loaded_s"]
+                assert isinstance(took, float)
+                row[f"{stage}_in_range"] = low <= took <= high
             rounds.append(row)
             writes = [ms for load in written for ms in load.snapshot_write_ms]
             row["snapshot_write_ms"] = statistics.median(writes) if writes else None

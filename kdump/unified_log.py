@@ -829,6 +829,7 @@ class UnifiedLog:
             "snapshots_deleted": list(found.snapshots_deleted),
             "snapshots_written": list(found.snapshots_written),
             "snapshots_left": list(found.snapshots_left),
+            "producer_state_skipped": found.producer_state_skipped,
             "fails": found.failure,
         }
 

@@ -89,7 +89,7 @@ def check_load(said: Any, report: LoadReport, log_dir: Path) -> list[str]:
             ),
             (
                 "producer state rebuild skipped",
-                p["producer_state_dropped"],
+                p["partition"]["load"]["producer_state_skipped"],
                 bool(load.rebuilds) and not load.rebuilds[-1][1],
             ),
             (

@@ -49,7 +49,9 @@ def partition_lines(p: PartitionStartup) -> list[str]:
                 "the raft layer recovers every segment"
                 if p.raft
                 else f"unflushed: from the segment holding the recovery point {p.recovery_point}"
-            ) + why.removeprefix("unflushed")
+            )
+            if r.again:
+                why += ", again: it was recovered at open"
         out.append(
             f"recovers segment {r.base_offset} ({why}): reads {size(r.bytes)} in "
             f"{r.batches} batches, rebuilds its indexes"
@@ -83,7 +85,8 @@ def partition_lines(p: PartitionStartup) -> list[str]:
     if p.time_indexes_emptied:
         out.append(
             f"creates an empty .timeindex for segment(s) {_offsets(p.time_indexes_emptied)} "
-            "(not rebuilt: lookups by time there find nothing until it rolls)"
+            "(not rebuilt: time retention then goes by the .log's mtime, and a lookup by time "
+            "reads the segment from its start)"
         )
     if p.stray is not None:
         out.append(f"then moves it aside as a stray once it has the metadata image: {p.stray}")
@@ -97,6 +100,8 @@ def _name(p: PartitionStartup) -> str:
 
 
 def log_dir_lines(d: LogDirStartup, options_source: str) -> list[str]:
+    """A log dir's load: the partitions with more to do than re-read their unflushed segments
+    each by name, slowest first (at most ``LISTED``), the others counted."""
     clean = (
         "clean shutdown (.kafka_cleanshutdown): no log recovers but for its indexes"
         if d.clean_shutdown
@@ -104,19 +109,31 @@ def log_dir_lines(d: LogDirStartup, options_source: str) -> list[str]:
         "recovery point"
     )
     out = [f"{d.path}: {clean}"]
-    working = [p for p in d.partitions if p.has_work]
+    if not d.partitions:
+        return [*out, "  no logs to load"]
     out.append(
         f"  LogManager loads {len(d.partitions)} log(s) with {d.recovery_threads} recovery "
         f"thread(s) (num.recovery.threads.per.data.dir: {options_source}); "
         f"{len(d.recovering)} recover"
     )
-    for p in working[:LISTED]:
+    notable = sorted(
+        (p for p in d.partitions if p.has_work and not p.only_unflushed),
+        key=lambda p: -p.seconds[1],
+    )
+    for p in notable[:LISTED]:
         lines = partition_lines(p)
         out.append(f"  {_name(p)}: {lines[0]}")
         out += [f"    {line}" for line in lines[1:]]
-    if len(working) > LISTED:
-        out.append(f"  … {len(working) - LISTED} more partition(s) with work (--format json)")
-    quiet = len(d.partitions) - len(working)
+    if len(notable) > LISTED:
+        out.append(f"  … {len(notable) - LISTED} more partition(s) with work (--format json)")
+    plain = [p for p in d.partitions if p.only_unflushed]
+    if plain:
+        out.append(
+            f"  {len(plain)} log(s) re-read their unflushed segments only: "
+            f"{size(sum(p.bytes_to_recover for p in plain))} in "
+            f"{sum(p.work.recover_batches for p in plain)} batches"
+        )
+    quiet = sum(1 for p in d.partitions if not p.has_work)
     if quiet:
         out.append(f"  {quiet} log(s) load with nothing to recover or rebuild")
     replayed = sum(p.work.replay_batches for p in d.partitions)
@@ -176,7 +193,13 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "truncates_to": p.truncates_to,
         "bytes_truncated": p.bytes_truncated,
         "recoveries": [
-            {"segment": r.base_offset, "why": r.why, "bytes": r.bytes, "batches": r.batches}
+            {
+                "segment": r.base_offset,
+                "why": r.why,
+                "again": r.again,
+                "bytes": r.bytes,
+                "batches": r.batches,
+            }
             for r in p.recoveries
         ],
         "producer_state_replays": [

@@ -63,36 +63,40 @@ def advise(result: StartupResult) -> list[Advice]:
 
 
 def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
+    """The next count that saves enough, and the most that still saves (up to the partitions
+    that have work: one partition is one job)."""
     now = result.seconds
     if now[1] < WORTH:
         return []
-    threads = result.options.recovery_threads
     busy = max((sum(1 for p in d.partitions if p.has_work) for d in result.log_dirs), default=0)
     raft = result.metadata.seconds if result.metadata is not None else (0.0, 0.0)
-    out = []
-    more = threads * 2
-    while more <= max(busy, 1) * 2 and more <= 64:
-        fast = max((d.seconds_with(more, calibration)[0] for d in result.log_dirs), default=0.0)
-        slow = max((d.seconds_with(more, calibration)[1] for d in result.log_dirs), default=0.0)
+    found: list[tuple[int, tuple[float, float]]] = []
+    more = result.options.recovery_threads * 2
+    while more <= min(max(busy, 1), 64) * 2:
+        fast = max(d.seconds_with(more, calibration)[0] for d in result.log_dirs)
+        slow = max(d.seconds_with(more, calibration)[1] for d in result.log_dirs)
         then = (raft[0] + fast, raft[1] + slow)
-        if now[1] - then[1] < GAIN * now[1]:
+        if (found[-1][1][1] if found else now[1]) - then[1] < GAIN * now[1]:
             break
-        cores = os.cpu_count() or 1
+        found.append((more, then))
+        more *= 2
+    cores = os.cpu_count() or 1
+    out = []
+    for threads, then in found[:1] + found[1:][-1:]:
         note = (
-            f" (this machine has {cores} cores: with the files in the page cache, recovery is "
-            "CPU-bound, and threads beyond the cores add little)"
-            if more > cores
+            f" (this machine has {cores} cores: with the files in the page cache the re-reads "
+            "are CPU-bound, and threads beyond the cores shorten only the waits on the disk)"
+            if threads > cores
             else ""
         )
         out.append(
             Advice(
                 "threads",
-                f"num.recovery.threads.per.data.dir={more}: about {span(then)} instead of "
+                f"num.recovery.threads.per.data.dir={threads}: about {span(then)} instead of "
                 f"{span(now)}{note}",
                 then,
             )
         )
-        more *= 2
     return out
 
 

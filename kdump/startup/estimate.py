@@ -10,6 +10,8 @@ The work, in the units the broker's time goes to (bench/bench_startup.py measure
   loads (a cost per batch: it never reads the records);
 - ``snapshots_written``: each producer snapshot the load writes is flushed to disk (a cost
   each: the broker times them, "Wrote producer snapshot at offset N ... in X ms");
+- ``segments_recovered``: each LogSegment.recover run costs something whatever it reads (a
+  producer state manager listing the directory, the indexes reset and trimmed);
 - ``logs``: a log that needs neither still costs its opening (files, snapshot, checkpoints).
 
 LogManager gives each log dir its own pool of ``num.recovery.threads.per.data.dir`` threads and
@@ -35,6 +37,7 @@ class Work:
     replay_bytes: int = 0
     replay_batches: int = 0
     snapshots_written: int = 0
+    segments_recovered: int = 0
     logs: int = 1
 
 
@@ -44,16 +47,24 @@ class Pace:
 
     recover_byte: float
     recover_batch: float
+    replay_byte: float
+    """Zero with the files in the page cache (a replay reads batch headers only); a cold
+    cache makes it read the pages those headers lie in."""
     replay_batch: float
     snapshot: float
+    segment: float
+    """What one LogSegment.recover run costs besides its bytes and batches (a producer state
+    manager made for it, its indexes reset and trimmed)."""
     log: float
 
     def seconds(self, work: Work) -> float:
         return (
             work.recover_bytes * self.recover_byte
             + work.recover_batches * self.recover_batch
+            + work.replay_bytes * self.replay_byte
             + work.replay_batches * self.replay_batch
             + work.snapshots_written * self.snapshot
+            + work.segments_recovered * self.segment
             + work.logs * self.log
         )
 
@@ -71,30 +82,33 @@ class Calibration:
         return self.fast.seconds(work), self.slow.seconds(work)
 
 
-def per_second(rate: float) -> float:
-    return 1.0 / rate
-
-
 MIB = float(1 << 20)
 
 CALIBRATION = Calibration(
+    # each the best of the 20 rounds of docs/startup.md: an idle moment, the page cache warm
     fast=Pace(
-        recover_byte=per_second(1200 * MIB),
-        recover_batch=per_second(115_000),
-        replay_batch=per_second(375_000),
+        recover_byte=1 / (3300 * MIB),
+        recover_batch=1 / 240_000,
+        replay_byte=0.0,
+        replay_batch=1 / 430_000,
         snapshot=0.001,
-        log=0.005,
+        segment=0.002,
+        log=0.0028,
     ),
+    # each the worst: a loaded machine (load average 9 to 16 on 2 cores), or a cold page cache
     slow=Pace(
-        recover_byte=per_second(300 * MIB),
-        recover_batch=per_second(25_000),
-        replay_batch=per_second(40_000),
-        snapshot=0.050,
-        log=0.060,
+        recover_byte=1 / (190 * MIB),
+        recover_batch=1 / 30_000,
+        replay_byte=1 / (600 * MIB),
+        replay_batch=1 / 21_000,
+        snapshot=0.010,
+        segment=0.025,
+        log=0.054,
     ),
-    measured="Kafka 4.4.0 on 2 cores (bench/bench_startup.py; docs/startup.md)",
+    measured="Kafka 4.4.0, 2 cores, docs/startup.md",
 )
-"""Placeholder figures, replaced by the calibration's (see docs/startup.md)."""
+"""Measured by bench/bench_startup.py against the real broker (its own timings of each log's
+load, each producer state replay and each snapshot write): docs/startup.md has every round."""
 
 
 def schedule(durations: Sequence[float], threads: int) -> float:

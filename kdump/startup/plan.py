@@ -53,8 +53,12 @@ class SegmentRecovery:
 
     base_offset: int
     why: str
+    """``unflushed`` (recoverLog, from the recovery point), or why LogLoader recovers it as it
+    opens it (its indexes)."""
     bytes: int
     batches: int
+    again: bool = False
+    """Recovered a second time: recoverLog reaches a segment already recovered at open."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +146,20 @@ class PartitionStartup:
         return sum(t.bytes for t in self.truncations) + self.bytes_deleted
 
     @property
-    def has_work(self) -> bool:
-        """Anything the broker does beyond opening the partition."""
+    def only_unflushed(self) -> bool:
+        """All the broker does is re-read the unflushed segments (after an unclean stop, most
+        partitions: their active segment), cutting nothing."""
+        return (
+            bool(self.recoveries)
+            and all(r.why == "unflushed" for r in self.recoveries)
+            and not (self.truncations or self.segments_deleted or self.replays)
+            and not self._other_work
+        )
+
+    @property
+    def _other_work(self) -> bool:
         return bool(
-            self.recoveries
-            or self.replays
-            or self.settlement
+            self.settlement
             or self.orphan_indexes
             or self.producer_state_dropped
             or self.time_indexes_emptied
@@ -155,6 +167,11 @@ class PartitionStartup:
             or self.failure
             or self.directory == "delete"
         )
+
+    @property
+    def has_work(self) -> bool:
+        """Anything the broker does beyond opening the partition."""
+        return bool(self.recoveries or self.replays) or self._other_work
 
 
 @dataclass
@@ -333,10 +350,12 @@ def plan_partition(
     for base in load.unflushed:
         p.recoveries.append(_recovery(log, by_base[base], "unflushed", again=base in at_open))
     recovered = {r.base_offset for r in p.recoveries}
+    # LogSegment.sanityCheck resizes a .timeindex it had to create to nothing; an empty
+    # segment has nothing to index anyway
     p.time_indexes_emptied = [
         s.base_offset
         for s in log.segments
-        if not s.has(TIME_INDEX_SUFFIX) and s.base_offset not in recovered
+        if not s.has(TIME_INDEX_SUFFIX) and s.base_offset not in recovered and s.log_size
     ]
     kept = dict(load.segments)
     for base in sorted(recovered):
@@ -350,7 +369,10 @@ def plan_partition(
     p.bytes_deleted = sum(by_base[b].log_size for b in load.deleted)
     p.snapshots_deleted = list(load.snapshots_deleted)
     p.snapshots_written = list(load.snapshots_written)
-    p.producer_state_dropped = load.producer_state_skipped
+    # the broker skips any partition's rebuild then; only one with records loses anything
+    p.producer_state_dropped = load.producer_state_skipped and (
+        log.log_end_offset > log.log_start_offset
+    )
     p.replays = [_replay(log, r) for r in load.replays]
     p.work = Work(
         recover_bytes=p.bytes_to_recover,
@@ -358,6 +380,7 @@ def plan_partition(
         replay_bytes=sum(r.bytes for r in p.replays),
         replay_batches=sum(r.batches for r in p.replays),
         snapshots_written=len(p.snapshots_written),
+        segments_recovered=len(p.recoveries),
     )
     p.seconds = calibration.seconds(p.work)
     return p
@@ -382,11 +405,9 @@ def _recovery(log: UnifiedLog, segment: Any, why: str, again: bool = False) -> S
     (after a recovery at open cut it, the second reads what is left)."""
     scan = log.result(segment).scan
     if scan is None:
-        return SegmentRecovery(segment.base_offset, why, segment.log_size, 0)
+        return SegmentRecovery(segment.base_offset, why, segment.log_size, 0, again)
     size = scan.valid_bytes if again and scan.first_invalid is not None else segment.log_size
-    if again:
-        why = f"{why} (again: it was recovered at open)"
-    return SegmentRecovery(segment.base_offset, why, size, scan.batches)
+    return SegmentRecovery(segment.base_offset, why, size, scan.batches, again)
 
 
 def _replay(log: UnifiedLog, replay: Any) -> ProducerReplay:
