@@ -276,12 +276,12 @@ def startup_families(result: object) -> Measures:
     estimate = m.family(
         "startup_estimated_seconds",
         "Estimated load time of each log dir (log_dir empty: the whole start, the metadata "
-        "log first), at the fast and the slow end of the calibrated range.",
+        "log first), at the fastest, the median and the slowest pace calibrated.",
     )
     rows = [(d.path, d.seconds) for d in result.log_dirs] + [("", result.seconds)]
-    for log_dir, (low, high) in rows:
-        estimate.add(round(low, 3), command=command, log_dir=log_dir, bound="low")
-        estimate.add(round(high, 3), command=command, log_dir=log_dir, bound="high")
+    for log_dir, seconds in rows:
+        for bound, value in zip(("low", "typical", "high"), seconds, strict=True):
+            estimate.add(round(value, 3), command=command, log_dir=log_dir, bound=bound)
     return m
 
 

@@ -113,9 +113,9 @@ def seconds(value: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
-def seconds_range(bounds: tuple[float, float]) -> str:
-    """``0.4 s to 2.1 s``: an estimate's range."""
-    return f"{seconds(bounds[0])} to {seconds(bounds[1])}"
+def seconds_range(low: float, typical: float, high: float) -> str:
+    """``1.2 s (0.4 s to 5.1 s)``: an estimate, typical first, then its range."""
+    return f"{seconds(typical)} ({seconds(low)} to {seconds(high)})"
 
 
 def offset_span(first: int, end: int) -> str:

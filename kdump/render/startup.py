@@ -12,6 +12,7 @@ from typing import IO, Any
 from kdump.render.console import TextConsole
 from kdump.render.escape import json_text
 from kdump.startup.advice import Advice
+from kdump.startup.estimate import Estimate
 from kdump.startup.plan import LogDirStartup, PartitionStartup, StartupResult
 from kdump.units import seconds_range as span
 from kdump.units import size
@@ -118,7 +119,7 @@ def log_dir_lines(d: LogDirStartup, options_source: str) -> list[str]:
     )
     notable = sorted(
         (p for p in d.partitions if p.has_work and not p.only_unflushed),
-        key=lambda p: -p.seconds[1],
+        key=lambda p: -p.seconds.high,
     )
     for p in notable[:LISTED]:
         lines = partition_lines(p)
@@ -139,7 +140,7 @@ def log_dir_lines(d: LogDirStartup, options_source: str) -> list[str]:
     replayed = sum(p.work.replay_batches for p in d.partitions)
     out.append(
         f"  reads {size(d.bytes_to_recover)} to recover and {replayed} batches of producer "
-        f"state: about {span(d.seconds)}"
+        f"state: about {span(*d.seconds)}"
     )
     return out
 
@@ -163,13 +164,13 @@ def render_text(result: StartupResult, advice: list[Advice], out: IO[str], termi
         )
         for line in lines[1:]:
             say(f"  {line}")
-        say(f"  about {span(metadata.seconds)}")
+        say(f"  about {span(*metadata.seconds)}")
     if result.log_dirs:
         say("")
         slowest = result.slowest
         where = "" if slowest is None else f"; the slowest log dir: {slowest.path}"
         say(
-            f"estimated load time: {span(result.seconds)}{where} (rates measured on "
+            f"estimated load time: {span(*result.seconds)}{where} (rates measured on "
             f"{result.options.calibration.measured})",
             "bold",
         )
@@ -227,11 +228,13 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "stray": p.stray,
         "failure": p.failure,
         "estimated_seconds": _rounded(p.seconds),
+        "typical_seconds": round(p.seconds.typical, 3),
     }
 
 
-def _rounded(bounds: tuple[float, float]) -> list[float]:
-    return [round(bounds[0], 3), round(bounds[1], 3)]
+def _rounded(estimate: Estimate) -> list[float]:
+    """An estimate in JSON: ``[low, high]``, the typical time beside it (``typical_seconds``)."""
+    return [round(estimate.low, 3), round(estimate.high, 3)]
 
 
 def result_object(result: StartupResult, advice: list[Advice]) -> dict[str, Any]:
@@ -246,11 +249,13 @@ def result_object(result: StartupResult, advice: list[Advice]) -> dict[str, Any]
                 "partitions": [partition_object(p) for p in d.partitions],
                 "bytes_to_recover": d.bytes_to_recover,
                 "estimated_seconds": _rounded(d.seconds),
+                "typical_seconds": round(d.seconds.typical, 3),
                 "metadata_log": None if d.metadata is None else partition_object(d.metadata),
             }
             for d in result.log_dirs
         ],
         "estimated_seconds": _rounded(result.seconds),
+        "typical_seconds": round(result.seconds.typical, 3),
         "metadata_log_seconds": None if metadata is None else _rounded(metadata.seconds),
         "recovery_threads_source": options.recovery_threads_source,
         "calibration": options.calibration.measured,

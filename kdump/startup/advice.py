@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from kdump.startup.estimate import Calibration
+from kdump.startup.estimate import Calibration, Estimate, Work
 from kdump.startup.plan import PartitionStartup, StartupResult, plan_partition
 from kdump.units import seconds_range as span
 
@@ -36,7 +36,7 @@ class Advice:
     kind: str
     """``threads``, ``dominant``, ``rebuild-index`` or ``replay``."""
     text: str
-    seconds: tuple[float, float] | None = None
+    seconds: Estimate | None = None
     """The estimate if the advice is followed (threads), or the time it saves."""
     partition: str | None = None
     command: str | None = None
@@ -45,7 +45,7 @@ class Advice:
         return {
             "kind": self.kind,
             "text": self.text,
-            "seconds": None if self.seconds is None else [round(s, 3) for s in self.seconds],
+            "seconds": None if self.seconds is None else [round(s, 3) for s in self.seconds.bounds],
             "partition": self.partition,
             "command": self.command,
         }
@@ -54,7 +54,7 @@ class Advice:
 def advise(result: StartupResult) -> list[Advice]:
     calibration = result.options.calibration
     out = []
-    out += _threads(result, calibration)
+    out += _threads(result)
     out += _dominant(result)
     for d in result.log_dirs:
         for p in d.partitions:
@@ -62,21 +62,18 @@ def advise(result: StartupResult) -> list[Advice]:
     return out
 
 
-def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
+def _threads(result: StartupResult) -> list[Advice]:
     """The next count that saves enough, and the most that still saves (up to the partitions
     that have work: one partition is one job)."""
     now = result.seconds
-    if now[1] < WORTH:
+    if now.high < WORTH:
         return []
     busy = max((sum(1 for p in d.partitions if p.has_work) for d in result.log_dirs), default=0)
-    raft = result.metadata.seconds if result.metadata is not None else (0.0, 0.0)
-    found: list[tuple[int, tuple[float, float]]] = []
+    found: list[tuple[int, Estimate]] = []
     more = result.options.recovery_threads * 2
     while more <= min(max(busy, 1), 64) * 2:
-        fast = max(d.seconds_with(more, calibration)[0] for d in result.log_dirs)
-        slow = max(d.seconds_with(more, calibration)[1] for d in result.log_dirs)
-        then = (raft[0] + fast, raft[1] + slow)
-        if (found[-1][1][1] if found else now[1]) - then[1] < GAIN * now[1]:
+        then = result.seconds_with(more)
+        if (found[-1][1].high if found else now.high) - then.high < GAIN * now.high:
             break
         found.append((more, then))
         more *= 2
@@ -92,8 +89,8 @@ def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
         out.append(
             Advice(
                 "threads",
-                f"num.recovery.threads.per.data.dir={threads}: about {span(then)} instead of "
-                f"{span(now)}{note}",
+                f"num.recovery.threads.per.data.dir={threads}: about {span(*then)} instead of "
+                f"{span(*now)}{note}",
                 then,
             )
         )
@@ -102,19 +99,19 @@ def _threads(result: StartupResult, calibration: Calibration) -> list[Advice]:
 
 def _dominant(result: StartupResult) -> list[Advice]:
     slowest = result.slowest
-    if slowest is None or slowest.seconds[1] < WORTH:
+    if slowest is None or slowest.seconds.high < WORTH:
         return []
-    total = sum(p.seconds[1] for p in slowest.partitions)
+    total = sum(p.seconds.high for p in slowest.partitions)
     out = []
-    for p in sorted(slowest.partitions, key=lambda p: -p.seconds[1])[:3]:
-        if not p.has_work or total <= 0 or p.seconds[1] < SHARE * total:
+    for p in sorted(slowest.partitions, key=lambda p: -p.seconds.high)[:3]:
+        if not p.has_work or total <= 0 or p.seconds.high < SHARE * total:
             break
-        share = round(100 * p.seconds[1] / total)
+        share = round(100 * p.seconds.high / total)
         out.append(
             Advice(
                 "dominant",
                 f"{p.log.storage.name} is {share}% of the work of {slowest.path} "
-                f"({span(p.seconds)}): one partition is one thread's job, which no thread "
+                f"({span(*p.seconds)}): one partition is one thread's job, which no thread "
                 "count splits",
                 p.seconds,
                 p.log.location,
@@ -129,7 +126,7 @@ def _repairs(p: PartitionStartup, calibration: Calibration) -> list[Advice]:
         whole = plan_partition(
             p.log, p.stray, calibration, indexes_whole=frozenset(p.indexes_rebuilt)
         )
-        saved = (p.seconds[0] - whole.seconds[0], p.seconds[1] - whole.seconds[1])
+        saved = p.seconds.less(whole.seconds)
         paths = [s.log_path for s in p.log.segments if s.base_offset in set(p.indexes_rebuilt)]
         command = "kdump rebuild-index " + " ".join(shlex.quote(path) for path in paths)
         out.append(
@@ -138,7 +135,7 @@ def _repairs(p: PartitionStartup, calibration: Calibration) -> list[Advice]:
                 f"{p.log.storage.name}: segment(s) {', '.join(map(str, p.indexes_rebuilt))} "
                 "force a recovery at open, which deletes the producer snapshots above them "
                 "and so a replay after it; rebuilding their indexes before the start "
-                f"(`{command}`) saves about {span(saved)}",
+                f"(`{command}`) saves about {span(*saved)}",
                 saved,
                 p.log.location,
                 command,
@@ -147,16 +144,15 @@ def _repairs(p: PartitionStartup, calibration: Calibration) -> list[Advice]:
     full = [r for r in p.replays if r.snapshot is None and r.batches]
     if full and not p.indexes_rebuilt:
         replay = full[0]
-        cost = (
-            calibration.fast.replay_batch * replay.batches,
-            (calibration.slow.replay_batch * replay.batches),
+        cost = calibration.seconds(
+            Work(replay_bytes=replay.bytes, replay_batches=replay.batches, logs=0)
         )
         out.append(
             Advice(
                 "replay",
                 f"{p.log.storage.name}: no usable producer snapshot at or below offset "
                 f"{replay.to_offset}, so the broker replays {replay.batches} batches from the "
-                f"log start ({span(cost)}); kdump writes no producer snapshots, so nothing "
+                f"log start ({span(*cost)}); kdump writes no producer snapshots, so nothing "
                 "offline spares it",
                 cost,
                 p.log.location,

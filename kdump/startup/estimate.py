@@ -26,6 +26,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,41 @@ class Pace:
         )
 
 
+class Estimate(NamedTuple):
+    """A time at the fastest, the typical (median) and the slowest pace measured."""
+
+    low: float
+    typical: float
+    high: float
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self.low, self.high
+
+    def plus(self, other: Estimate) -> Estimate:
+        return Estimate(*(a + b for a, b in zip(self, other, strict=True)))
+
+    def less(self, other: Estimate) -> Estimate:
+        return Estimate(*(a - b for a, b in zip(self, other, strict=True)))
+
+
+NOTHING = Estimate(0.0, 0.0, 0.0)
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """The two ends of the range: the fastest and the slowest pace measured."""
+    """The paces measured: the fastest, the median and the slowest of every round."""
 
     fast: Pace
+    typical: Pace
     slow: Pace
     measured: str
     """Where and how, in words (the figures are in docs/startup.md)."""
 
-    def seconds(self, work: Work) -> tuple[float, float]:
-        return self.fast.seconds(work), self.slow.seconds(work)
+    def seconds(self, work: Work) -> Estimate:
+        return Estimate(
+            self.fast.seconds(work), self.typical.seconds(work), self.slow.seconds(work)
+        )
 
 
 MIB = float(1 << 20)
@@ -94,6 +119,16 @@ CALIBRATION = Calibration(
         snapshot=0.001,
         segment=0.002,
         log=0.0028,
+    ),
+    # each the median of those rounds, the page cache warm
+    typical=Pace(
+        recover_byte=1 / (1446 * MIB),
+        recover_batch=1 / 116_500,
+        replay_byte=0.0,
+        replay_batch=1 / 244_000,
+        snapshot=0.002,
+        segment=0.0035,
+        log=0.0122,
     ),
     # each the worst: a loaded machine (load average 9 to 16 on 2 cores), or a cold page cache
     slow=Pace(
@@ -124,17 +159,22 @@ def schedule(durations: Sequence[float], threads: int) -> float:
 
 def log_dir_seconds(
     works: Sequence[Work], threads: int, calibration: Calibration = CALIBRATION
-) -> tuple[float, float]:
+) -> Estimate:
     """A log dir's load, its partitions' ``works`` in the order LogManager submits them, at
-    each end of the calibrated range."""
-    fast = schedule([calibration.fast.seconds(w) for w in works], threads)
-    slow = schedule([calibration.slow.seconds(w) for w in works], threads)
-    return fast, slow
+    each pace."""
+    return Estimate(
+        *(
+            schedule([pace.seconds(w) for w in works], threads)
+            for pace in (calibration.fast, calibration.typical, calibration.slow)
+        )
+    )
 
 
 __all__ = [
     "CALIBRATION",
+    "NOTHING",
     "Calibration",
+    "Estimate",
     "Pace",
     "Work",
     "log_dir_seconds",

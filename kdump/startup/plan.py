@@ -29,7 +29,14 @@ from kdump.format.names import INDEX_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.log_dir import LogDir
 from kdump.log_loader import Settlement
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.startup.estimate import CALIBRATION, Calibration, Work, log_dir_seconds
+from kdump.startup.estimate import (
+    CALIBRATION,
+    NOTHING,
+    Calibration,
+    Estimate,
+    Work,
+    log_dir_seconds,
+)
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 STRAY_CODES = frozenset(
@@ -117,7 +124,7 @@ class PartitionStartup:
     failure: str | None = None
     """Why the load throws: the broker stops starting."""
     work: Work = field(default_factory=Work)
-    seconds: tuple[float, float] = (0.0, 0.0)
+    seconds: Estimate = NOTHING
 
     @property
     def recovers(self) -> bool:
@@ -184,7 +191,7 @@ class LogDirStartup:
     partitions: list[PartitionStartup]
     """LogManager's logs, in the order it submits them (the directory's listing order)."""
     metadata: PartitionStartup | None = None
-    seconds: tuple[float, float] = (0.0, 0.0)
+    seconds: Estimate = NOTHING
     """LogManager's load of this log dir ("Loaded N logs" for it alone), the metadata log not
     counted."""
 
@@ -200,7 +207,7 @@ class LogDirStartup:
     def recovering(self) -> list[PartitionStartup]:
         return [p for p in self.partitions if p.recovers]
 
-    def seconds_with(self, threads: int, calibration: Calibration) -> tuple[float, float]:
+    def seconds_with(self, threads: int, calibration: Calibration) -> Estimate:
         """The load with ``threads`` recovery threads."""
         return log_dir_seconds([p.work for p in self.partitions], threads, calibration)
 
@@ -216,17 +223,25 @@ class StartupResult:
         return next((d.metadata for d in self.log_dirs if d.metadata is not None), None)
 
     @property
-    def seconds(self) -> tuple[float, float]:
+    def seconds(self) -> Estimate:
         """The broker's whole load: the metadata log first, then the log dirs side by side
         (the slowest decides)."""
-        raft = self.metadata.seconds if self.metadata is not None else (0.0, 0.0)
-        fast = max((d.seconds[0] for d in self.log_dirs), default=0.0)
-        slow = max((d.seconds[1] for d in self.log_dirs), default=0.0)
-        return raft[0] + fast, raft[1] + slow
+        return self.seconds_with(None)
+
+    def seconds_with(self, threads: int | None) -> Estimate:
+        """The whole load with ``threads`` recovery threads per log dir (None: as planned)."""
+        calibration = self.options.calibration
+        dirs = [
+            d.seconds if threads is None else d.seconds_with(threads, calibration)
+            for d in self.log_dirs
+        ]
+        slowest = Estimate(*(max((e[i] for e in dirs), default=0.0) for i in range(3)))
+        raft = self.metadata.seconds if self.metadata is not None else NOTHING
+        return raft.plus(slowest)
 
     @property
     def slowest(self) -> LogDirStartup | None:
-        return max(self.log_dirs, key=lambda d: d.seconds[1], default=None)
+        return max(self.log_dirs, key=lambda d: d.seconds.high, default=None)
 
 
 # -- building it -------------------------------------------------------------------------------
