@@ -46,14 +46,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from realkafka import Cluster, create_topic, produce, release  # noqa: E402
 from realkafka.broker_log import LoadReport  # noqa: E402
+from realkafka.files import set_recovery_points  # noqa: E402
 from realkafka.release import PRODUCTION_JVM  # noqa: E402
 
-from kdump.format.names import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT  # noqa: E402
-from kdump.format.textfiles import (  # noqa: E402
-    TopicPartitionOffset,
-    offset_checkpoint_at,
-    offset_checkpoint_bytes,
-)
+from kdump.format.names import CLEAN_SHUTDOWN  # noqa: E402
 from kdump.storage.local import LocalStorage  # noqa: E402
 from kdump.unified_log import UnifiedLog  # noqa: E402
 
@@ -78,14 +74,6 @@ def segment_work(partition: Path) -> list[tuple[int, int, int]]:
         return out
     finally:
         log.close()
-
-
-def set_recovery_points(log_dir: Path, points: dict[tuple[str, int], int]) -> None:
-    path = log_dir / RECOVERY_POINT_CHECKPOINT
-    entries = offset_checkpoint_at(path) or {}
-    entries.update(points)
-    rows = [TopicPartitionOffset(t, p, o) for (t, p), o in sorted(entries.items())]
-    path.write_bytes(offset_checkpoint_bytes(rows))
 
 
 def evict(directory: Path) -> None:

@@ -23,22 +23,18 @@ KRaft metadata log) is compared too.
 from __future__ import annotations
 
 import shutil
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 from realkafka import Broker, Release, client_log, create_topic, produce, wait_for_leaders
 from realkafka.broker_log import LoadReport
+from realkafka.files import batch_spans, flip_batch, set_recovery_points
 from startup_check import check_load, check_time, partitions, startup_json
 from test_kafka_crash import kdump_json, producers_predicted, producers_served
 
 from kdump.format.names import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
-from kdump.format.textfiles import (
-    TopicPartitionOffset,
-    offset_checkpoint_at,
-    offset_checkpoint_bytes,
-)
+from kdump.format.textfiles import offset_checkpoint_at
 
 pytestmark = pytest.mark.kafka
 
@@ -51,41 +47,14 @@ def logs(partition: Path) -> list[Path]:
     return sorted(partition.glob("*.log"))
 
 
-def batches(log: Path) -> list[tuple[int, int]]:
-    """(position, size) of each batch in a .log, from the v2 headers."""
-    data, out, pos = log.read_bytes(), [], 0
-    while pos + 12 <= len(data):
-        _, length = struct.unpack_from(">qi", data, pos)
-        if length <= 0 or pos + 12 + length > len(data):
-            break
-        out.append((pos, 12 + length))
-        pos += 12 + length
-    return out
-
-
 def flip_middle_batch(log: Path) -> None:
-    """A byte of the records of the batch in the middle of ``log`` flipped: its CRC fails."""
-    found = batches(log)
-    pos, size = found[len(found) // 2]
-    with open(log, "r+b") as f:
-        f.seek(pos + size - 3)
-        byte = f.read(1)
-        f.seek(pos + size - 3)
-        f.write(bytes([byte[0] ^ 0xFF]))
+    flip_batch(log, len(batch_spans(log)) // 2)
 
 
 def middle(partition: Path) -> Path:
     found = logs(partition)
     assert len(found) >= 4, f"{partition}: {len(found)} segments"
     return found[1]
-
-
-def set_recovery_points(log_dir: Path, points: dict[tuple[str, int], int]) -> None:
-    path = log_dir / RECOVERY_POINT_CHECKPOINT
-    entries = offset_checkpoint_at(path) or {}
-    entries.update(points)
-    rows = [TopicPartitionOffset(t, p, o) for (t, p), o in sorted(entries.items())]
-    path.write_bytes(offset_checkpoint_bytes(rows))
 
 
 def base(log: Path) -> int:
