@@ -181,3 +181,13 @@ def test_a_path_that_holds_no_log_dir_is_refused(tmp_path: Path) -> None:
     ran = run_kdump(["startup", str(tmp_path)])
     assert ran.exit_code == 3
     assert ran.stderr.startswith(f"kdump: {tmp_path}")
+
+
+def test_a_directory_that_is_no_partition_stops_the_broker(log_dir: Path) -> None:
+    """LocalLog.parseTopicPartitionName throws on it (Kafka 4.4: "Found directory ...,
+    'lost+found' is not in the form of topic-partition ..."): a mount point's lost+found."""
+    (log_dir / "lost+found").mkdir()
+    (log_dir / "remote-log-index-cache").mkdir()  # tiered storage's: skipped
+    out = said(str(log_dir), code=2)
+    assert out["log_dirs"][0]["not_partitions"] == ["lost+found"]
+    assert "FAILS: the directory lost+found" in run_kdump(["startup", str(log_dir)]).stdout

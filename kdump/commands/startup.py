@@ -126,7 +126,9 @@ def _recovery_threads(given: int | None, layers: Any, release: Release) -> tuple
 def _exit_code(result: Any) -> int:
     parts = [p for d in result.log_dirs for p in d.partitions]
     parts += [d.metadata for d in result.log_dirs if d.metadata is not None]
-    if any(p.bytes_truncated or p.failure for p in parts):
+    if any(p.bytes_truncated or p.failure for p in parts) or any(
+        d.not_partitions for d in result.log_dirs
+    ):
         return ExitCode.ERRORS
     if any(p.producer_state_dropped or p.stray for p in parts):
         return ExitCode.WARNINGS

@@ -110,6 +110,11 @@ def log_dir_lines(d: LogDirStartup, options_source: str) -> list[str]:
         "recovery point"
     )
     out = [f"{d.path}: {clean}"]
+    for name in d.not_partitions:
+        out.append(
+            f"  FAILS: the directory {name} is not in the form of topic-partition: the broker "
+            "stops starting (a log dir holds Kafka's data alone: move it away)"
+        )
     if not d.partitions:
         return [*out, "  no logs to load"]
     out.append(
@@ -251,6 +256,7 @@ def result_object(result: StartupResult, advice: list[Advice]) -> dict[str, Any]
                 "estimated_seconds": _rounded(d.seconds),
                 "typical_seconds": round(d.seconds.typical, 3),
                 "metadata_log": None if d.metadata is None else partition_object(d.metadata),
+                "not_partitions": d.not_partitions,
             }
             for d in result.log_dirs
         ],

@@ -25,7 +25,12 @@ from typing import Any
 
 from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
-from kdump.format.names import INDEX_SUFFIX, SNAPSHOT_SUFFIX, TIME_INDEX_SUFFIX
+from kdump.format.names import (
+    INDEX_SUFFIX,
+    SNAPSHOT_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    parse_partition_dir,
+)
 from kdump.log_dir import LogDir
 from kdump.log_loader import Settlement
 from kdump.progress import NO_PROGRESS, Progress
@@ -39,6 +44,8 @@ from kdump.startup.estimate import (
 )
 from kdump.unified_log import OpenOptions, UnifiedLog
 
+REMOTE_INDEX_CACHE = "remote-log-index-cache"
+"""Tiered storage's index cache in a log dir (RemoteIndexCache.DIR_NAME): LogManager skips it."""
 STRAY_CODES = frozenset(
     ("KRAFT_PARTITION_NOT_IN_IMAGE", "KRAFT_TOPIC_ID_MISMATCH", "KRAFT_TOPIC_ID_MISSING")
 )
@@ -191,6 +198,10 @@ class LogDirStartup:
     partitions: list[PartitionStartup]
     """LogManager's logs, in the order it submits them (the directory's listing order)."""
     metadata: PartitionStartup | None = None
+    not_partitions: list[str] = field(default_factory=list)
+    """Directories in it whose names are no partition's: LogManager.loadLogs throws on the
+    first ("Found directory ..., 'lost+found' is not in the form of topic-partition ...") and
+    the broker does not start."""
     seconds: Estimate = NOTHING
     """LogManager's load of this log dir ("Loaded N logs" for it alone), the metadata log not
     counted."""
@@ -295,9 +306,19 @@ def _log_dir(
         else:
             partitions.append(planned)
     threads = options.recovery_threads
-    d = LogDirStartup(log_dir, clean, threads, partitions, metadata)
+    d = LogDirStartup(log_dir, clean, threads, partitions, metadata, _not_partitions(log_dir))
     d.seconds = d.seconds_with(threads, options.calibration)
     return d
+
+
+def _not_partitions(log_dir: LogDir) -> list[str]:
+    """The folders of ``log_dir`` LogManager cannot parse as a partition directory
+    (LocalLog.parseTopicPartitionName), but tiered storage's index cache, which it skips."""
+    try:
+        names = log_dir.storage.folders()
+    except InputError:
+        return []
+    return [n for n in names if n != REMOTE_INDEX_CACHE and parse_partition_dir(n) is None]
 
 
 def _listing_order(log_dir: LogDir, logs: list[UnifiedLog]) -> list[UnifiedLog]:
