@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realkafka import Broker, Release, client_log, create_topic, produce, wait_for_leaders
+from realkafka import (
+    Broker,
+    Cluster,
+    Release,
+    client_log,
+    create_topic,
+    load_logs,
+    produce,
+    wait_for_leaders,
+)
 from realkafka.broker_log import LoadReport
 from realkafka.files import batch_spans, flip_batch, set_recovery_points
 from startup_check import check_load, check_time, partitions, startup_json
@@ -132,3 +141,21 @@ def test_kdump_startup_lists_what_the_broker_does(
     # the cut at open deleted nothing after it: the broker serves every later segment
     for name in ("startup-idx-0", "startup-idx-1"):
         assert len(logs(d / name)) == p[name]["partition"]["segments"], name
+
+
+def test_a_directory_that_is_no_partition_stops_the_load(
+    kafka_release: Release, kafka_single: Cluster, tmp_path: Path
+) -> None:
+    """A mount point's lost+found in a log dir: Kafka's LogManager throws on it (the broker
+    stops starting; checked with a broker once, here with its LogManager alone: load_logs),
+    and kdump startup says so first."""
+    broker = kafka_single.brokers[0]
+    log_dir = tmp_path / "data"
+    log_dir.mkdir()
+    shutil.copy(broker.log_dir / "meta.properties", log_dir)
+    (log_dir / "lost+found").mkdir()
+    said = startup_json(log_dir)
+    assert said["log_dirs"][0]["not_partitions"] == ["lost+found"]
+    loaded = load_logs(kafka_release, broker.properties_file, log_dir, {}, client_log(tmp_path))
+    assert loaded.error is not None
+    assert "'lost+found' is not in the form of topic-partition" in loaded.error

@@ -272,8 +272,8 @@ def plan_startup(
     for log in logs:
         if log.log_dir is None:
             errors.append(InputError(log.location, "not inside a log dir: give the log dir"))
-    by_dir: dict[int, list[UnifiedLog]] = {}
-    dirs: dict[int, LogDir] = {}
+    by_dir: dict[int, list[UnifiedLog]] = {id(d): [] for d in found.log_dirs}
+    dirs: dict[int, LogDir] = {id(d): d for d in found.log_dirs}
     for log in logs:
         if log.log_dir is not None:
             by_dir.setdefault(id(log.log_dir), []).append(log)
