@@ -191,3 +191,34 @@ def test_a_directory_that_is_no_partition_stops_the_broker(log_dir: Path) -> Non
     out = said(str(log_dir), code=2)
     assert out["log_dirs"][0]["not_partitions"] == ["lost+found"]
     assert "FAILS: the directory lost+found" in run_kdump(["startup", str(log_dir)]).stdout
+
+
+def test_advice_on_a_long_start(log_dir: Path) -> None:
+    """More threads, the partition that dominates, the index that forces a replay: priced at a
+    pace 10,000 times the calibrated one, so that this small log dir takes long enough."""
+    from dataclasses import replace
+
+    from kdump.startup import StartupOptions, plan_startup
+    from kdump.startup.advice import advise
+    from kdump.startup.estimate import CALIBRATION, Pace
+
+    def slower(pace: Pace) -> Pace:
+        return Pace(*(10_000 * value for value in pace.__dict__.values()))
+
+    calibration = replace(
+        CALIBRATION,
+        fast=slower(CALIBRATION.fast),
+        typical=slower(CALIBRATION.typical),
+        slow=slower(CALIBRATION.slow),
+    )
+    (log_dir / CLEAN_SHUTDOWN).unlink()
+    busy = log_dir / "__consumer_offsets-15"
+    max(busy.glob("*.log")).with_suffix(".index").unlink()
+    result = plan_startup([str(log_dir)], StartupOptions(2, "test", calibration))
+    advice = advise(result)
+    threads = [a for a in advice if a.kind == "threads"]
+    assert "num.recovery.threads.per.data.dir=4:" in threads[0].text
+    assert all(a.seconds is not None and a.seconds.high < result.seconds.high for a in threads)
+    (repair,) = [a for a in advice if a.kind == "rebuild-index"]
+    assert repair.partition == str(busy) and repair.command is not None
+    assert repair.command.startswith("kdump rebuild-index ")

@@ -27,8 +27,8 @@ SHARE = 0.25
 """A partition that is this share of its log dir's work dominates it."""
 GAIN = 0.10
 """Advice that saves less than this share of the estimate is left out."""
-WORTH = 1.0
-"""Seconds (the slow end) below which a start is short enough: no thread or partition advice."""
+WORTH = 10.0
+"""Seconds (typical) below which a start is short enough: no thread or partition advice."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _threads(result: StartupResult) -> list[Advice]:
     """The next count that saves enough, and the most that still saves (up to the partitions
     that have work: one partition is one job)."""
     now = result.seconds
-    if now.high < WORTH:
+    if now.typical < WORTH:
         return []
     busy = max((sum(1 for p in d.partitions if p.has_work) for d in result.log_dirs), default=0)
     found: list[tuple[int, Estimate]] = []
@@ -79,11 +79,12 @@ def _threads(result: StartupResult) -> list[Advice]:
         more *= 2
     cores = os.cpu_count() or 1
     out = []
-    for threads, then in found[:1] + found[1:][-1:]:
+    shown = found[:1] + found[1:][-1:]
+    for threads, then in shown:
         note = (
             f" (this machine has {cores} cores: with the files in the page cache the re-reads "
             "are CPU-bound, and threads beyond the cores shorten only the waits on the disk)"
-            if threads > cores
+            if threads > cores and threads == shown[-1][0]
             else ""
         )
         out.append(
@@ -99,7 +100,7 @@ def _threads(result: StartupResult) -> list[Advice]:
 
 def _dominant(result: StartupResult) -> list[Advice]:
     slowest = result.slowest
-    if slowest is None or slowest.seconds.high < WORTH:
+    if slowest is None or slowest.seconds.typical < WORTH:
         return []
     total = sum(p.seconds.high for p in slowest.partitions)
     out = []
