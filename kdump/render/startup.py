@@ -190,7 +190,7 @@ def render_text(result: StartupResult, advice: list[Advice], out: IO[str], termi
 
 def partition_object(p: PartitionStartup) -> dict[str, Any]:
     return {
-        "partition": p.log.facts(),
+        "partition": p.facts,
         "recovers": p.recovers,
         "segments_to_recover": p.segments_to_recover,
         "bytes_to_recover": p.bytes_to_recover,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kdump.startup.estimate import Calibration, Estimate, Work
-from kdump.startup.plan import PartitionStartup, StartupResult, plan_partition
+from kdump.startup.plan import PartitionStartup, StartupResult
 from kdump.units import seconds_range as span
 
 SHARE = 0.25
@@ -123,11 +123,8 @@ def _dominant(result: StartupResult) -> list[Advice]:
 
 def _repairs(p: PartitionStartup, calibration: Calibration) -> list[Advice]:
     out = []
-    if p.indexes_rebuilt:
-        whole = plan_partition(
-            p.log, p.stray, calibration, indexes_whole=frozenset(p.indexes_rebuilt)
-        )
-        saved = p.seconds.less(whole.seconds)
+    if p.indexes_rebuilt and p.seconds_with_indexes_whole is not None:
+        saved = p.seconds.less(p.seconds_with_indexes_whole)
         paths = [s.log_path for s in p.log.segments if s.base_offset in set(p.indexes_rebuilt)]
         command = "kdump rebuild-index " + " ".join(shlex.quote(path) for path in paths)
         out.append(

@@ -132,6 +132,11 @@ class PartitionStartup:
     """Why the load throws: the broker stops starting."""
     work: Work = field(default_factory=Work)
     seconds: Estimate = NOTHING
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The partition object (UnifiedLog.facts), taken while the partition is open."""
+    seconds_with_indexes_whole: Estimate | None = None
+    """The load's time had the segments of ``indexes_rebuilt`` whole indexes (what rebuilding
+    them offline first leaves the broker to do)."""
 
     @property
     def recovers(self) -> bool:
@@ -419,6 +424,11 @@ def plan_partition(
         segments_recovered=len(p.recoveries),
     )
     p.seconds = calibration.seconds(p.work)
+    if not indexes_whole:
+        p.facts = log.facts()
+        if p.indexes_rebuilt:
+            whole = frozenset(p.indexes_rebuilt)
+            p.seconds_with_indexes_whole = plan_partition(log, stray, calibration, whole).seconds
     return p
 
 
