@@ -125,6 +125,11 @@ _TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
 DELETE_DIR_SUFFIX = "-delete"
 """A deleted partition's directory (``topic-0.<id>-delete``): loaded, never recovered, then
 deleted (UnifiedLog.DeleteDirSuffix)."""
+FUTURE_DIR_SUFFIX = "-future"
+"""A replica being moved to this log dir (``topic-0.<id>-future``, UnifiedLog.FutureDirSuffix)."""
+STRAY_DIR_SUFFIX = "-stray"
+"""A replica the metadata image no longer assigns here, moved aside (UnifiedLog.StrayDirSuffix)."""
+MARKED_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)
 PARTITION_DIR = re.compile(
     r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
 )
@@ -205,6 +210,7 @@ __all__ = [
     "DELETED_SUFFIX",
     "DELETE_DIR_SUFFIX",
     "DUMPED_SUFFIXES",
+    "FUTURE_DIR_SUFFIX",
     "INDEX_SUFFIX",
     "INDEX_SUFFIXES",
     "KRAFT_SNAPSHOT_DELETED_SUFFIX",
@@ -215,6 +221,7 @@ __all__ = [
     "LOCK_FILE",
     "LOG_START_OFFSET_CHECKPOINT",
     "LOG_SUFFIX",
+    "MARKED_DIR_SUFFIXES",
     "META_PROPERTIES",
     "OFFSET_CHECKPOINTS",
     "PARTITION_DIR",
@@ -225,6 +232,7 @@ __all__ = [
     "REPLICATION_OFFSET_CHECKPOINT",
     "SEGMENT_SUFFIXES",
     "SNAPSHOT_SUFFIX",
+    "STRAY_DIR_SUFFIX",
     "SWAP_SUFFIX",
     "TEMP_MARK",
     "TIME_INDEX_SUFFIX",

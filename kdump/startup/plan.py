@@ -27,6 +27,7 @@ from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.format.names import (
     INDEX_SUFFIX,
+    MARKED_DIR_SUFFIXES,
     SNAPSHOT_SUFFIX,
     TIME_INDEX_SUFFIX,
     parse_partition_dir,
@@ -433,10 +434,11 @@ def plan_partition(
 
 
 def _directory_state(log: UnifiedLog) -> str | None:
+    """``delete``, ``future`` or ``stray``: what the directory's name marks it as."""
     name = log.storage.name
-    for state in ("delete", "future", "stray"):
-        if name.endswith(f"-{state}"):
-            return state
+    for suffix in MARKED_DIR_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix.removeprefix("-")
     return None
 
 
