@@ -290,6 +290,10 @@ class UnifiedLog:
             self._results[segment.slot] = found
         return found
 
+    def walked(self, segment: LogSegment) -> bool:
+        """Whether ``segment``'s walk is done (or was handed in)."""
+        return segment.slot in self._results
+
     def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result

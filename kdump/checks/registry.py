@@ -63,6 +63,7 @@ AREAS = {
     "timeindex": "Time indexes (`.timeindex`)",
     "producer": "Transaction indexes and producer snapshots",
     "partition": "Partition directories",
+    "compacted": "Compacted logs below the cleaner checkpoint (`kdump verify` of compacted topics)",
     "log dir": "Log directories",
     "kraft": "The KRaft metadata partition and its log dir (`kdump verify`, `kdump metadata`)",
     "txn": "Transactions (`kdump txn`)",
@@ -107,6 +108,12 @@ REFETCH = (
     "A follower replica whose partition directory is moved out of the log dir (broker stopped) "
     "starts empty and fetches the partition again from the leader: do it only while other "
     "in-sync replicas hold the data."
+)
+COMPARE = (
+    "A replica that differs from the others in content (`kdump replicas` names keys, "
+    "transactions and markers) is rebuilt from the leader: with the broker stopped, move its "
+    "partition directory out of the log dir; it fetches the partition again. Do it only while "
+    "other in-sync replicas hold the data."
 )
 KEPT_ADVICE = (
     "Recovery keeps this batch and kdump offers no fix. Consumers fail on it: move consumer "
@@ -836,6 +843,120 @@ CODES = (
             "kdump txn: its replay of the producer state stops before the segment",
             "Check the file's owner and mode and the disk, then run kdump txn again.",
         ),
+    ),
+    # -- compacted logs below the cleaner checkpoint ------------------------------------------
+    _code(
+        "COMPACTED_KEY_REPEATED",
+        "compacted",
+        "A key held twice below the partition's cleaner-offset-checkpoint entry. A cleaning "
+        "keeps one record of each key there (Cleaner.shouldRetainRecord keeps a record only at "
+        "the offset its key map holds; keys not in the map were held once by the pass before): "
+        "this section was not left so by Kafka's cleaner (records fetched back after a "
+        "cleaning, segments copied in), or two keys share an MD5, which the cleaner itself "
+        "would have taken for one.",
+        "Nothing at startup. The cleaner builds its key map from the dirty section only (above "
+        "the checkpoint): both records stay until the key is written again, when the next "
+        "cleaning drops both.",
+        Case(
+            WARNING,
+            "always",
+            "Consumers that rebuild state from the topic apply both records in offset order, "
+            "so the later one wins as it would have: nothing reads wrong. The partition is not "
+            f"as its cleaner left it, though: compare its replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_TOMBSTONE_UNSTAMPED",
+        "compacted",
+        "A tombstone (a record with a null value, v2 batch) below the cleaner checkpoint in a "
+        "batch with no delete horizon. A cleaning that keeps a tombstone stamps its batch with "
+        "the cleaning's time + delete.retention.ms (MemoryRecords.filterTo, KIP-534, Kafka "
+        "3.1), so a section cleaned by Kafka 3.1 or later holds none: this one was last "
+        "cleaned by an older Kafka, or was not left so by the cleaner.",
+        "Nothing at startup; the next cleaning stamps the batch, and a cleaning after that "
+        "horizon drops the tombstone.",
+        Case(
+            WARNING,
+            "always",
+            "Nothing reads wrong: consumers see the deletion, which lasts until a cleaning "
+            "after its new horizon. On a broker that has run Kafka 3.1 or later since this "
+            f"section was cleaned, compare its replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_TOMBSTONE_EXPIRED",
+        "compacted",
+        "Tombstones below the cleaner checkpoint whose delete horizon a cleaning has passed. "
+        "A cleaning drops a tombstone whose horizon is at or before its time "
+        "(shouldRetainRecord); each pass stamps the batches it stamps with its time + "
+        "delete.retention.ms, so the latest horizon in the partition less delete.retention.ms "
+        "is a time at or before the last cleaning. The message names both and where "
+        "delete.retention.ms came from.",
+        "Nothing at startup; the next cleaning drops them.",
+        Case(
+            WARNING,
+            "always",
+            "If delete.retention.ms was lowered since the latest horizon was stamped, or the "
+            "value used is not the topic's (give the KRaft metadata, --config "
+            "delete.retention.ms=..., or the broker's --server-properties), this finding is "
+            "wrong. Otherwise the section is not as the cleaner left it: nothing reads wrong "
+            "(a deletion stays a deletion), but compare its replicas (`kdump replicas`). "
+            f"{COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_MARKER_EXPIRED",
+        "compacted",
+        "Transaction markers (COMMIT or ABORT) below the cleaner checkpoint whose transaction "
+        "has no batch left and whose delete horizon a cleaning has passed: such a cleaning "
+        "drops the marker's record (checkBatchRetention: discardBatchRecords). The last "
+        "cleaning's time is worked out as for COMPACTED_TOMBSTONE_EXPIRED.",
+        "Nothing at startup; the next cleaning drops them (a producer's last batch stays, empty).",
+        Case(
+            WARNING,
+            "always",
+            "Nothing reads wrong: a marker with no records before it ends an empty "
+            "transaction. As for COMPACTED_TOMBSTONE_EXPIRED, a lowered delete.retention.ms or "
+            "the wrong settings make this finding wrong; otherwise compare the partition's "
+            f"replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_ABORTED_KEPT",
+        "compacted",
+        "Records of an aborted transaction (its ABORT marker read) below the cleaner "
+        "checkpoint. A cleaning drops the records of every transaction it knows aborted "
+        "(Cleaner: checkBatchRetention, discardBatchRecords), keeping at most a producer's "
+        "last batch, empty; it knows a transaction aborted from the .txnindex.",
+        "Nothing at startup. Where the .txnindex lists the transaction, the next cleaning "
+        "drops the records; where it does not, the cleaner keeps them and read_committed "
+        "consumers, which skip only the transactions the .txnindex lists, read them as "
+        "committed (the 2026 disclosure's 'aborted data served as committed').",
+        Case(
+            ERROR,
+            "no .txnindex entry lists the transaction: read_committed consumers read its records",
+            "Compare the partition's replicas (`kdump replicas`): a replica whose .txnindex "
+            "lists the transaction serves it right. Consumer groups that read these records "
+            "took aborted data as committed: move them back before it if that matters "
+            f"(kafka-consumer-groups --reset-offsets). {REFETCH}",
+        ),
+        Case(
+            WARNING,
+            "the .txnindex lists the transaction: consumers skip the records",
+            "Nothing reads wrong and the next cleaning removes the records; the section is not "
+            "as the cleaner left it: compare the partition's replicas (`kdump replicas`). "
+            f"{COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_AUDIT_LIMITED",
+        "compacted",
+        "The audit of a compacted log did not check all of it: its key check holds at most "
+        "--compaction-key-memory bytes of keys (about 128 bytes a key; 128 MiB by default, "
+        "the broker's dedupe buffer) and was full; keys met for the first time from the offset "
+        "named on are not checked for repeats (those held still are).",
+        "Nothing: a fact about the audit, not the log.",
+        Case(INFO, "always"),
     ),
     # -- log directories ------------------------------------------------------------------
     _code(
