@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
@@ -95,8 +95,6 @@ class AuditPlan:
     delete_retention_source: str
     """Where ``delete.retention.ms`` came from, as the findings say it."""
     key_memory: int
-    bases: tuple[int, ...]
-    """The base offsets of the partition's segments (to tell the segments a run skips)."""
 
 
 def plan_audit(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> AuditPlan | None:
@@ -120,7 +118,6 @@ def plan_audit(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> AuditPl
         delete_retention_ms=settings.delete_retention_ms,
         delete_retention_source=retention.origin or "Kafka's default",
         key_memory=key_memory,
-        bases=tuple(log.base_offsets),
     )
 
 
@@ -184,6 +181,16 @@ class _OpenTxn:
     records: int = 0
     first: tuple[str, int, int] | None = None
     """(path, offset, batch position) of its first record below the checkpoint."""
+    keys: list[_KeyMet] = field(default_factory=list)
+    """Its records' keys below the checkpoint, checked once its marker says it committed (an
+    aborted transaction's keys are no key of the log: the cleaner's map skips them)."""
+
+
+class _KeyMet(NamedTuple):
+    key: bytes
+    offset: int
+    path: str
+    position: int
 
 
 @dataclass
@@ -212,6 +219,8 @@ class CleanedLogAudit:
     _tombstones: dict[tuple[str, int], _Horizon] = field(default_factory=dict)
     _markers: dict[tuple[str, int], _Horizon] = field(default_factory=dict)
     latest_horizon: int | None = None
+    _waiting: int = 0
+    """Keys of open transactions held until their markers."""
     full_at: tuple[str, int] | None = None
     """(path, offset) of the first record whose key the full key check could not hold."""
     log_end: int | None = None
@@ -242,6 +251,7 @@ class CleanedLogAudit:
         transactions hold is unknown, so none open across it is judged."""
         if segment.base_offset < self.plan.checkpoint:
             self._open.clear()
+            self._waiting = 0
             self._known = set()
 
     def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
@@ -293,37 +303,52 @@ class CleanedLogAudit:
                 offset = record.offset
                 if offset >= checkpoint:
                     break
+                key = record.key
                 if txn is not None:  # judged at its marker
                     txn.records += 1
                     if txn.first is None:
                         txn.first = (log.path, offset, batch.position)
-                self._key(log, batch, record.key, offset)
+                    if key is not None:
+                        self._defer(txn, _KeyMet(key, offset, log.path, batch.position))
+                elif key is not None:
+                    self._key(_KeyMet(key, offset, log.path, batch.position))
                 if record.value is None and stamped:
                     self._tombstone(log, batch, offset, horizon)
         except KdumpError:
             return  # records that do not decode: verify --deep names them
 
-    def _key(self, log: FileRecords, batch: Batch, key: bytes | None, offset: int) -> None:
-        if key is None:
-            return
+    def _defer(self, txn: _OpenTxn, met: _KeyMet) -> None:
+        """Hold a transaction's key until its marker; past the key check's bound in keys held
+        and waiting, checked at once (an aborted one's key then counts as the log's)."""
+        self._waiting += 1
+        if len(self.keys) + self._waiting > self.keys.max_keys:
+            self._waiting -= 1
+            self._key(met)
+        else:
+            txn.keys.append(met)
+
+    def _key(self, met: _KeyMet) -> None:
         keys = self.keys
-        digest = self._md5(key).digest()
+        digest = self._md5(met.key).digest()
         first = keys.get(digest)
         if first is None:
-            if not keys.add(digest, offset) and self.full_at is None:
-                self.full_at = (log.path, offset)
+            if not keys.add(digest, met.offset) and self.full_at is None:
+                self.full_at = (met.path, met.offset)
             return
+        if met.offset < first:  # a transaction's key, checked at its marker
+            keys[digest] = met.offset
+        key = met.key
         shown = repr(key[:SHOWN_KEY]) + ("..." if len(key) > SHOWN_KEY else "")
         self.findings.append(
             Finding(
                 "COMPACTED_KEY_REPEATED",
                 Severity.WARNING,
-                log.path,
-                f"offset {offset}: key {shown} is also at offset {first}, both below the "
-                f"cleaner checkpoint {self.plan.checkpoint}: a cleaning keeps one record of a "
-                "key there (Cleaner.shouldRetainRecord keeps only the offset its key map holds)",
-                offset=offset,
-                position=batch.position,
+                met.path,
+                f"key {shown} is also at offset {first}, both below the cleaner checkpoint "
+                f"{self.plan.checkpoint}: a cleaning keeps one record of a key there "
+                "(Cleaner.shouldRetainRecord keeps only the offset its key map holds)",
+                offset=met.offset,
+                position=met.position,
             )
         )
 
@@ -334,8 +359,8 @@ class CleanedLogAudit:
                     "COMPACTED_TOMBSTONE_UNSTAMPED",
                     Severity.WARNING,
                     log.path,
-                    f"offset {offset}: a tombstone below the cleaner checkpoint "
-                    f"{self.plan.checkpoint} in a batch with no delete horizon: a cleaning "
+                    f"a tombstone below the cleaner checkpoint {self.plan.checkpoint} in a "
+                    "batch with no delete horizon: a cleaning "
                     "that keeps a tombstone stamps its batch with its time + "
                     "delete.retention.ms (MemoryRecords.filterTo)",
                     offset=offset,
@@ -378,8 +403,13 @@ class CleanedLogAudit:
         known = self._known is None or producer in self._known
         if self._known is not None:
             self._known.add(producer)
-        if txn is not None and txn.records and key.type == ABORT:
-            self._aborted_kept(batch, txn)
+        if txn is not None:
+            self._waiting -= len(txn.keys)
+            if key.type == COMMIT:
+                for met in txn.keys:
+                    self._key(met)
+            elif txn.records:
+                self._aborted_kept(batch, txn)
         below = batch.base_offset < self.plan.checkpoint
         horizon = batch.delete_horizon_ms
         if below and known and txn is None and horizon is not None:

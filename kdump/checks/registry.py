@@ -1647,8 +1647,9 @@ CODES = (
         "Two replicas hold different batches at the same offsets (another CRC, another leader "
         "epoch, other offset bounds), both valid, below where the follower truncates: "
         "divergence Kafka's truncation does not see (it compares epochs, not bytes), or "
-        "corruption with a valid CRC on one of them. A compacted topic's cleaner rewrites "
-        "batches on each broker on its own: there this is expected.",
+        "corruption with a valid CRC on one of them. Below where either replica's cleaner "
+        "rewrote segments (its cleaner-offset-checkpoint) batches differ by right and are not "
+        "compared: their content is (REPLICA_KEY_DIFFERS and the three transaction codes).",
         "Nothing: Kafka keeps both; consumers read different records at the same offset "
         "depending on which replica leads.",
         Case(
@@ -1659,6 +1660,86 @@ CODES = (
             "directory away with the broker stopped: it fetches the partition again). "
             f"{REFETCH}",
         ),
+    ),
+    _code(
+        "REPLICA_KEY_DIFFERS",
+        "replicas",
+        "A compacted partition that either replica's cleaner rewrote: a key whose latest value "
+        "or deletion differs between the leader and a follower, up to the lower high watermark, "
+        "as read_committed consumers read them (records outside transactions and of committed "
+        "ones; a tombstone and no record both mean deleted). The 2026 disclosure's 'deleted "
+        "data comes back' (a value on one, deleted on the other) and lost writes.",
+        "Nothing: each broker serves its own replica; consumers read one or the other as "
+        "leadership moves, and a follower never fetches offsets it already holds.",
+        Case(
+            ERROR,
+            "always",
+            "Dump both records (`kdump dump --offset-range` around the offsets named) and decide "
+            f"which replica is right; rebuild the other from it. {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_ABORTED_VISIBLE",
+        "replicas",
+        "A compacted partition: a transaction aborted on one replica is committed on the other "
+        "(their markers differ), or one serves its records (it holds them and no .txnindex "
+        "entry lists the transaction) while the other does not: aborted data is served as "
+        "committed where that replica leads (the 2026 disclosure).",
+        "Nothing: the cleaner learns of aborted transactions from the .txnindex and keeps "
+        "records it does not know aborted.",
+        Case(
+            ERROR,
+            "always",
+            "Make the replica that serves the transaction right a leader (kafka-leader-election "
+            "--election-type preferred, after reassigning if needed) and rebuild the other from "
+            f"it. {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_COMMITTED_MISSING",
+        "replicas",
+        "A compacted partition: a transaction committed on one replica is aborted on the other, "
+        "or records of a committed transaction, the latest of their keys on one replica, are "
+        "missing on the other: committed data is hidden where that replica leads (the 2026 "
+        "disclosure).",
+        "Nothing: the records a cleaning removed are not fetched again.",
+        Case(
+            ERROR,
+            "always",
+            "Keep the replica that holds the transaction: rebuild the other from it (move the "
+            "lacking replica's partition directory away with its broker stopped). Do it only "
+            "while the holding replica is in sync, and keep a copy of both directories first.",
+        ),
+    ),
+    _code(
+        "REPLICA_MARKER_MISSING",
+        "replicas",
+        "A compacted partition: a producer's COMMIT or ABORT marker is on one replica, and the "
+        "other holds batches of the transaction it ends but no marker there. On that replica "
+        "the transaction stays open: its last stable offset stops at the transaction's first "
+        "offset and read_committed consumers read nothing past it (the 2026 disclosure's "
+        "frozen last stable offset). (A replica whose cleaner removed the transaction's "
+        "batches, then its marker past its horizon, rightly holds neither.)",
+        "The broker rebuilds its producer state from the log and finds the transaction open; "
+        "it stays open until the transaction coordinator aborts it after "
+        "transaction.timeout.ms, or it is aborted by hand.",
+        Case(
+            ERROR,
+            "always",
+            "`kdump txn` on the lacking replica's partition names the open transaction and prints "
+            "the kafka-transactions.sh --abort command; or rebuild that replica from the other "
+            f"(the marker comes with it). {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_CONTENT_LIMITED",
+        "replicas",
+        "The content comparison of a compacted partition's replicas did not compare every key: "
+        "each replica's keys are held within half of --compaction-key-memory (about 200 bytes "
+        "a key) and one was full; keys met for the first time from the offset named on are "
+        "not compared.",
+        "Nothing: a fact about the comparison.",
+        Case(INFO, "always"),
     ),
     _code(
         "REPLICA_DAMAGED",
