@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
-from batchbytes import fix_crc
+from cleanedcopies import (
+    DELETE_HORIZON,
+    NAMES,
+    SCENARIOS,
+    batch_at,
+    edit_header,
+    input_batch,
+    kafka_copy,
+    spec,
+    splice,
+)
 from clirun import run_kdump
 from conftest import REPO, script_module
 
@@ -24,27 +33,14 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.registry import CODES
 from kdump.config import ConfigLayers, parse_config_option
 from kdump.discovery import discover
-from kdump.format.walk import iter_batches
 from kdump.unified_log import OpenOptions
 
-SCENARIOS = REPO / "fixtures" / "compaction"
-NAMES = sorted(p.name for p in SCENARIOS.iterdir() if (p / "scenario.json").exists())
 AUDIT = {c.code for c in CODES if c.area == "compacted"}
-ATTRIBUTES, BASE_TIMESTAMP = 21, 27
-DELETE_HORIZON = 0x40
 build = script_module("make_compaction_fixtures")
 
 
-def _spec(name: str) -> dict[str, Any]:
-    return dict(json.loads((SCENARIOS / name / "scenario.json").read_text()))
-
-
 def _kafka_copy(name: str, tmp: Path) -> tuple[Path, Path]:
-    """Kafka's cleaned log dir of scenario ``name`` (the partition and its cleaner checkpoint)."""
-    log_dir = tmp / "logdir"
-    shutil.copytree(SCENARIOS / name / "kafka", log_dir)
-    (part,) = [p for p in log_dir.iterdir() if p.is_dir()]
-    return log_dir, part
+    return kafka_copy(name, tmp / "logdir")
 
 
 def _verify(log_dir: Path, configs: list[str], *extra: str) -> list[dict[str, Any]]:
@@ -60,54 +56,17 @@ def _audit(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [f for f in findings if f["code"] in AUDIT]
 
 
-def _batch_at(log: Path, offset: int) -> tuple[int, int]:
-    """(position, end) of the batch of ``log`` holding ``offset``."""
-    for b in iter_batches(log.read_bytes()):
-        if b.base_offset <= offset <= b.last_offset:
-            return b.position, b.end
-    raise AssertionError(f"no batch holds {offset} in {log}")
-
-
-def _splice(log: Path, start: int, end: int, insert: bytes = b"") -> None:
-    data = log.read_bytes()
-    log.write_bytes(data[:start] + insert + data[end:])
-
-
-def _input_batch(name: str, offset: int) -> bytes:
-    """The bytes of the input's batch holding ``offset`` (kafka-python's encoding)."""
-    (part,) = [p for p in (SCENARIOS / name / "input").iterdir() if p.is_dir()]
-    for log in sorted(part.glob("*.log")):
-        for b in iter_batches(log.read_bytes()):
-            if b.base_offset <= offset <= b.last_offset:
-                return log.read_bytes()[b.position : b.end]
-    raise AssertionError(f"no input batch holds {offset}")
-
-
-def _edit_header(log: Path, offset: int, clear: int = 0, horizon: int | None = None) -> None:
-    """Clear attribute bits of the batch holding ``offset``, or stamp ``horizon`` on it."""
-    position, _ = _batch_at(log, offset)
-    data = bytearray(log.read_bytes())
-    (attributes,) = struct.unpack_from(">h", data, position + ATTRIBUTES)
-    attributes &= ~clear
-    if horizon is not None:
-        attributes |= DELETE_HORIZON
-        struct.pack_into(">q", data, position + BASE_TIMESTAMP, horizon)
-    struct.pack_into(">h", data, position + ATTRIBUTES, attributes)
-    fix_crc(data, position)
-    log.write_bytes(bytes(data))
-
-
 # -- Kafka's cleaner's output is clean ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_kafkas_cleaned_partitions_raise_no_audit_finding(name: str, tmp_path: Path) -> None:
     log_dir, part = _kafka_copy(name, tmp_path)
-    spec = _spec(name)
-    layers = ConfigLayers(options=tuple(parse_config_option(c) for c in spec["configs"]))
+    scenario = spec(name)
+    layers = ConfigLayers(options=tuple(parse_config_option(c) for c in scenario["configs"]))
     (log,) = discover([str(part)], options=OpenOptions(layers=layers)).partitions
     assert plan_audit(log) is not None, "the audit did not run"
-    assert _audit(_verify(log_dir, spec["configs"])) == []
+    assert _audit(_verify(log_dir, scenario["configs"])) == []
 
 
 def test_the_same_partitions_before_their_cleaning_raise_the_audits_findings() -> None:
@@ -115,14 +74,14 @@ def test_the_same_partitions_before_their_cleaning_raise_the_audits_findings() -
     cleaning wrote, hold what that cleaning removed."""
     seen: set[str] = set()
     for name in NAMES:
-        spec = _spec(name)
+        scenario = spec(name)
         source = (
-            REPO / "fixtures" / "oracle" / spec["oracle"]
-            if "oracle" in spec
+            REPO / "fixtures" / "oracle" / scenario["oracle"]
+            if "oracle" in scenario
             else next(p for p in (SCENARIOS / name / "input").iterdir() if p.is_dir())
         )
         (log,) = discover([str(source)]).partitions
-        checkpoint = int(spec["kafka"].split("end_offset ")[1].split()[0])
+        checkpoint = int(scenario["kafka"].split("end_offset ")[1].split()[0])
         plan = AuditPlan(checkpoint, log.log_start_offset, 3_600_000, "test", 1 << 27)
         results = check_in_order(log, log.segments, VerifyOptions(), plan)
         seen |= {f.code for r in results for f in r.findings if f.code in AUDIT}
@@ -139,8 +98,8 @@ def test_the_same_partitions_before_their_cleaning_raise_the_audits_findings() -
 def test_a_superseded_batch_put_back_repeats_its_keys(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("codecs", tmp_path)
     log = part / "00000000000000000000.log"
-    _splice(log, 0, 0, _input_batch("codecs", 0))  # keys key-0..key-5 at offsets 0..5
-    found = _audit(_verify(log_dir, _spec("codecs")["configs"]))
+    splice(log, 0, 0, input_batch("codecs", 0))  # keys key-0..key-5 at offsets 0..5
+    found = _audit(_verify(log_dir, spec("codecs")["configs"]))
     assert {f["code"] for f in found} == {"COMPACTED_KEY_REPEATED"}
     first = found[0]
     assert first["severity"] == "warning" and first["path"] == str(log)
@@ -151,8 +110,8 @@ def test_a_superseded_batch_put_back_repeats_its_keys(tmp_path: Path) -> None:
 def test_an_aborted_transaction_put_back_is_named_with_its_txnindex_entry(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("transactions", tmp_path)
     log = part / "00000000000000000000.log"
-    _splice(log, 0, 0, _input_batch("transactions", 0))  # producer 1000, aborted at offset 4
-    (found,) = _audit(_verify(log_dir, _spec("transactions")["configs"]))
+    splice(log, 0, 0, input_batch("transactions", 0))  # producer 1000, aborted at offset 4
+    (found,) = _audit(_verify(log_dir, spec("transactions")["configs"]))
     assert found["code"] == "COMPACTED_ABORTED_KEPT" and found["severity"] == "warning"
     assert found["offset"] == 0 and "aborted at offset 4" in found["message"]
     assert "the .txnindex lists the transaction" in found["message"]
@@ -160,10 +119,10 @@ def test_an_aborted_transaction_put_back_is_named_with_its_txnindex_entry(tmp_pa
 
 def test_an_aborted_transaction_no_txnindex_lists_is_read_as_committed(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("transactions", tmp_path)
-    _splice(part / "00000000000000000000.log", 0, 0, _input_batch("transactions", 0))
+    splice(part / "00000000000000000000.log", 0, 0, input_batch("transactions", 0))
     index = part / "00000000000000000000.txnindex"
-    _splice(index, 0, 34)  # its first entry: producer 1000, offsets 0..4
-    (found,) = _audit(_verify(log_dir, _spec("transactions")["configs"]))
+    splice(index, 0, 34)  # its first entry: producer 1000, offsets 0..4
+    (found,) = _audit(_verify(log_dir, spec("transactions")["configs"]))
     assert found["code"] == "COMPACTED_ABORTED_KEPT" and found["severity"] == "error"
     assert "read them as committed" in found["message"]
 
@@ -171,22 +130,22 @@ def test_an_aborted_transaction_no_txnindex_lists_is_read_as_committed(tmp_path:
 def test_a_tombstone_without_its_horizon(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("horizons", tmp_path)
     log = part / "00000000000000000000.log"
-    _edit_header(log, 8, clear=DELETE_HORIZON)  # key-3's tombstone, stamped now + 1000
-    (found,) = _audit(_verify(log_dir, _spec("horizons")["configs"]))
+    edit_header(log, 8, clear=DELETE_HORIZON)  # key-3's tombstone, stamped now + 1000
+    (found,) = _audit(_verify(log_dir, spec("horizons")["configs"]))
     assert found["code"] == "COMPACTED_TOMBSTONE_UNSTAMPED" and found["offset"] == 8
-    assert found["position"] == _batch_at(log, 8)[0]
+    assert found["position"] == batch_at(log, 8)[0]
 
 
 def test_a_tombstone_past_the_last_cleanings_horizon(tmp_path: Path) -> None:
     """Kafka's pass stamped key-4's tombstone now + delete.retention.ms: it ran at ``now``, so
     a tombstone whose horizon is before ``now`` is one it should have dropped; the one whose
     horizon is ``now + 1000`` it rightly kept."""
-    spec = _spec("horizons")
+    scenario = spec("horizons")
     log_dir, part = _kafka_copy("horizons", tmp_path)
-    _edit_header(part / "00000000000000000000.log", 8, horizon=spec["now"] - 1)
-    (found,) = _audit(_verify(log_dir, spec["configs"]))
+    edit_header(part / "00000000000000000000.log", 8, horizon=scenario["now"] - 1)
+    (found,) = _audit(_verify(log_dir, scenario["configs"]))
     assert found["code"] == "COMPACTED_TOMBSTONE_EXPIRED" and found["offset"] == 8
-    assert f"delete horizon {spec['now'] - 1}" in found["message"]
+    assert f"delete horizon {scenario['now'] - 1}" in found["message"]
     assert "delete.retention.ms 3600000, --config delete.retention.ms=3600000" in found["message"]
     # with Kafka's default (a day) the last cleaning may have run a day before its horizons
     assert _audit(_verify(log_dir, ["cleanup.policy=compact"])) == []
@@ -198,17 +157,17 @@ def test_a_marker_past_its_horizon_once_its_transaction_is_gone(tmp_path: Path) 
     the marker is one a cleaning drops."""
     log_dir, part = _kafka_copy("horizons", tmp_path)
     log = part / "00000000000000000000.log"
-    assert _audit(_verify(log_dir, _spec("horizons")["configs"])) == []
-    _splice(log, *_batch_at(log, 9))
-    (found,) = _audit(_verify(log_dir, _spec("horizons")["configs"]))
+    assert _audit(_verify(log_dir, spec("horizons")["configs"])) == []
+    splice(log, *batch_at(log, 9))
+    (found,) = _audit(_verify(log_dir, spec("horizons")["configs"]))
     assert found["code"] == "COMPACTED_MARKER_EXPIRED" and found["offset"] == 10
     assert "producer 77" in found["message"]
 
 
 def test_the_key_check_says_where_its_memory_ran_out(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("codecs", tmp_path)
-    _splice(part / "00000000000000000000.log", 0, 0, _input_batch("codecs", 0))
-    configs = _spec("codecs")["configs"]
+    splice(part / "00000000000000000000.log", 0, 0, input_batch("codecs", 0))
+    configs = spec("codecs")["configs"]
     found = _audit(_verify(log_dir, configs, "--compaction-key-memory", "384"))  # 3 keys
     limited = [f for f in found if f["code"] == "COMPACTED_AUDIT_LIMITED"]
     assert len(limited) == 1 and limited[0]["severity"] == "info"
@@ -221,20 +180,21 @@ def test_only_compacted_topics_are_audited(tmp_path: Path) -> None:
     """cleanup.policy from the settings' layers: a server.properties that compacts every topic
     counts, as does --config; by default a topic is not compacted."""
     log_dir, part = _kafka_copy("codecs", tmp_path)
-    _splice(part / "00000000000000000000.log", 0, 0, _input_batch("codecs", 0))
+    splice(part / "00000000000000000000.log", 0, 0, input_batch("codecs", 0))
     assert _audit(_verify(log_dir, [])) == []
     props = tmp_path / "server.properties"
     props.write_text("log.cleanup.policy=compact,delete\n")
     assert _audit(_verify(log_dir, [], "--server-properties", str(props)))
-    assert _audit(_verify(log_dir, ["cleanup.policy=delete"], "--server-properties", str(props))) == []
+    kept = ["cleanup.policy=delete"]
+    assert _audit(_verify(log_dir, kept, "--server-properties", str(props))) == []
 
 
 def test_one_process_or_several_give_the_same_audit(tmp_path: Path) -> None:
     log_dir, part = _kafka_copy("codecs", tmp_path)
-    _splice(part / "00000000000000000000.log", 0, 0, _input_batch("codecs", 0))
+    splice(part / "00000000000000000000.log", 0, 0, input_batch("codecs", 0))
     other = log_dir / "codecs-1"
     shutil.copytree(part, other)
-    configs = _spec("codecs")["configs"]
+    configs = spec("codecs")["configs"]
     one = _verify(log_dir, configs, "--jobs", "1")
     assert _audit(one) and one == _verify(log_dir, configs, "--jobs", "2")
     # --deep works in processes: the audit's findings come back the same
@@ -252,7 +212,8 @@ def test_a_marker_whose_transaction_lies_in_a_skipped_segment_is_not_judged(
     part = tmp_path / "audit-0"
     part.mkdir()
     t0, hour = build.T0, build.HOUR
-    build.write_segment(part, [build.batch(0, build.kv([1], b"t"), t0, pid=5, epoch=0, seq=0, txn=True)])
+    data = build.batch(0, build.kv([1], b"t"), t0, pid=5, epoch=0, seq=0, txn=True)
+    build.write_segment(part, [data])
     build.write_segment(
         part,
         [
