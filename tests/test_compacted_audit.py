@@ -235,3 +235,19 @@ def test_a_marker_whose_transaction_lies_in_a_skipped_segment_is_not_judged(
     assert [f.code for r in gone for f in r.findings if f.code in AUDIT] == [
         "COMPACTED_MARKER_EXPIRED"
     ]
+
+
+def test_the_report_gives_verifys_audit(tmp_path: Path) -> None:
+    """kdump report walks each partition once with the producer state replay riding on it: the
+    audit rides along and its findings are verify's."""
+    from kdump.report.collect import ReportOptions, collect
+
+    log_dir, part = _kafka_copy("transactions", tmp_path)
+    splice(part / "00000000000000000000.log", 0, 0, input_batch("transactions", 0))
+    configs = spec("transactions")["configs"]
+    layers = ConfigLayers(options=tuple(parse_config_option(c) for c in configs))
+    model = collect([str(log_dir)], ReportOptions(now=spec("transactions")["now"], layers=layers))
+    (partition,) = model.partitions
+    reported = [(f.code, f.offset, f.message) for f in partition.findings if f.code in AUDIT]
+    verified = [(f["code"], f["offset"], f["message"]) for f in _audit(_verify(log_dir, configs))]
+    assert reported == verified and reported[0][0] == "COMPACTED_ABORTED_KEPT"

@@ -48,7 +48,7 @@ they are all read again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -227,6 +227,7 @@ class CleanedLogAudit:
     stopped: bool = False
     """Recovery cuts the log here (a batch whose CRC fails, damage): nothing after is audited."""
     _segment: LogSegment | None = None
+    _ended: bool = False
     _aborted: set[tuple[int, int]] | None = None
     _md5: Callable[[bytes], Any] = field(init=False)
 
@@ -243,7 +244,10 @@ class CleanedLogAudit:
     # -- riding on the walk -------------------------------------------------------------------
 
     def begin(self, segment: LogSegment) -> None:
+        if self._segment is not None and not self._ended:
+            self.skipped(self._segment)  # its walk never ran: unreadable
         self._segment = segment
+        self._ended = False
         self._aborted = None
 
     def skipped(self, segment: LogSegment) -> None:
@@ -283,6 +287,7 @@ class CleanedLogAudit:
                 self._data(log, run.batch(j), txn)
 
     def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None:
+        self._ended = True
         if stop is not None and stop.is_damage:
             self.stopped = True
 
@@ -451,11 +456,21 @@ class CleanedLogAudit:
 
     # -- once every segment is walked -----------------------------------------------------------
 
+    def deliver(self, results: Iterable[SegmentResult]) -> None:
+        """``finish``, each finding handed to the walk of the segment it names."""
+        by_path = {r.scan.path: r for r in results if r.scan is not None}
+        for finding in self.finish():
+            target = by_path.get(finding.path)
+            if target is not None:
+                target.sink.add(finding)
+
     def finish(self) -> list[Finding]:
         """The findings; none where the broker would not trust the checkpoint (outside the
         log's offsets: LogCleanerManager cleans such a log from its start again)."""
         from kdump.log_cleaner import first_dirty_offset
 
+        if self._segment is not None and not self._ended:
+            self.skipped(self._segment)
         plan = self.plan
         if self.log_end is None or (
             first_dirty_offset(plan.checkpoint, plan.log_start, self.log_end) != plan.checkpoint
@@ -531,22 +546,18 @@ def check_in_order(
     if plan is None:
         return [check_segment(s, options, keep_open=keep_open) for s in segments]
     audit = CleanedLogAudit(plan)
-    given = {s.slot: s for s in segments}
+    given = {s.slot for s in segments}
     results: dict[int, SegmentResult] = {}
     for segment in log.all_segments:
+        has_log = LOG_SUFFIX in segment.files
         if segment.slot not in given:
-            if LOG_SUFFIX in segment.files:
+            if has_log:
                 audit.skipped(segment)
             continue
-        audit.begin(segment)
-        result = results[segment.slot] = check_segment(segment, options, audit, keep_open)
-        if result.unread:
-            audit.skipped(segment)
-    by_path = {r.scan.path: r for r in results.values() if r.scan is not None}
-    for finding in audit.finish():
-        target = by_path.get(finding.path)
-        if target is not None:
-            target.sink.add(finding)
+        if has_log:
+            audit.begin(segment)
+        results[segment.slot] = check_segment(segment, options, audit, keep_open)
+    audit.deliver(results.values())
     return [results[s.slot] for s in segments]
 
 
