@@ -9,6 +9,7 @@ the cluster started."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -49,10 +50,8 @@ def _copy(source: Path, into: Path) -> None:
     old snapshot) is left out."""
 
     def copy(src: str, dst: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             shutil.copy2(src, dst)
-        except FileNotFoundError:
-            pass
 
     shutil.copytree(source, into, copy_function=copy)
 
@@ -110,9 +109,7 @@ def test_replicas_each_cleaned_by_its_broker_compare_equal_in_content(
         into = tmp_path / f"node{broker.node_id}"
         _copy(broker.log_dir, into)
         copies.append(into / f"{TOPIC}-0")
-    cleaned_bytes = {
-        b"".join(p.read_bytes() for p in sorted(c.glob("*.log"))[:-1]) for c in copies
-    }
+    cleaned_bytes = {b"".join(p.read_bytes() for p in sorted(c.glob("*.log"))[:-1]) for c in copies}
     assert len(cleaned_bytes) > 1, "the three cleanings wrote the same bytes: nothing to compare"
 
     code, document = _json("replicas", *map(str, copies))
