@@ -48,7 +48,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch
 from kdump.format.names import CLEANER_OFFSET_CHECKPOINT
-from kdump.format.records import ABORT, COMMIT, control_record_key
+from kdump.format.records import ABORT, COMMIT
 from kdump.offset_map import KEY_BYTES, KeyDigests
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
@@ -250,18 +250,15 @@ def _put(content: ReplicaContent, digest: bytes, latest: LatestValue) -> None:
 
 def _marker(content: ReplicaContent, held: HeldBatch, txn: _Txn | None) -> None:
     batch = held.batch
-    try:
-        record = next(iter(held.segment.log.records(batch)), None)
-    except KdumpError:
-        record = None
-    key = None if record is None else control_record_key(record)
-    if key is None or key.type not in (ABORT, COMMIT):
+    kind = held.segment.log.marker_type(batch)
+    if kind not in (ABORT, COMMIT):
         return  # an empty control batch (its record cleaned away) ends nothing
+    assert kind is not None
     marker = batch.base_offset
     first = marker if txn is None else txn.first
     last = marker if txn is None else txn.last
     served = False
-    if txn is not None and key.type == COMMIT:
+    if txn is not None and kind == COMMIT:
         for digest, latest in txn.keys:
             _put(content, digest, latest._replace(marker=marker))
     elif txn is not None and txn.records:
@@ -270,7 +267,7 @@ def _marker(content: ReplicaContent, held: HeldBatch, txn: _Txn | None) -> None:
             t.producer_id == batch.producer_id and t.last_offset == marker for t in index
         )
         served = not listed
-    content.transactions.add(batch.producer_id, first, last, marker, key.type, served)
+    content.transactions.add(batch.producer_id, first, last, marker, kind, served)
 
 
 # -- the two sides compared -----------------------------------------------------------------------

@@ -27,7 +27,7 @@ from kdump.checks.partition import leader_epoch_findings
 from kdump.errors import ExitCode, KdumpError, OutputLimitError
 from kdump.format.batch import Batch
 from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
-from kdump.format.records import control_record_key
+from kdump.format.records import ABORT, COMMIT
 from kdump.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -384,12 +384,8 @@ def checkpointed_high_watermark(log: UnifiedLog) -> int | None:
 
 def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker | None:
     batch = held.batch
-    try:
-        record = next(iter(held.segment.log.records(batch)), None)
-    except KdumpError:
-        record = None
-    key = None if record is None else control_record_key(record)
-    if key is None or key.type_name not in ("COMMIT", "ABORT"):
+    kind = held.segment.log.marker_type(batch)
+    if kind not in (ABORT, COMMIT):
         return None
     producer_id = int(getattr(batch, "producer_id", -1))
     open_on_leader = leader.producer_state.state.ongoing_txns.values()
@@ -400,7 +396,7 @@ def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker
         batch.base_offset,
         producer_id,
         int(getattr(batch, "producer_epoch", -1)),
-        key.type_name,
+        "COMMIT" if kind == COMMIT else "ABORT",
         hanging,
     )
 

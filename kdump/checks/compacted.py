@@ -65,7 +65,7 @@ from kdump.format.layout import (
     TRANSACTIONAL_BIT,
 )
 from kdump.format.names import CLEANER_OFFSET_CHECKPOINT, LOG_SUFFIX
-from kdump.format.records import ABORT, COMMIT, control_record_key
+from kdump.format.records import ABORT, COMMIT
 from kdump.format.walk import BatchRun, Stop
 from kdump.segment import LogSegment
 from kdump.storage.records import FileRecords
@@ -396,12 +396,8 @@ class CleanedLogAudit:
     def _marker(self, log: FileRecords, batch: Batch) -> None:
         """A control batch: the end of its producer's transaction (an empty one, whose record a
         cleaning dropped, ends nothing: CleanedTransactionMetadata.onControlBatchRead)."""
-        try:
-            record = next(iter(log.records(batch)), None)
-        except KdumpError:
-            record = None
-        key = None if record is None else control_record_key(record)
-        if key is None or key.type not in (ABORT, COMMIT):
+        kind = log.marker_type(batch)
+        if kind not in (ABORT, COMMIT):
             return
         producer = batch.producer_id
         txn = self._open.pop(producer, None)
@@ -410,7 +406,7 @@ class CleanedLogAudit:
             self._known.add(producer)
         if txn is not None:
             self._waiting -= len(txn.keys)
-            if key.type == COMMIT:
+            if kind == COMMIT:
                 for met in txn.keys:
                     self._key(met)
             elif txn.records:
