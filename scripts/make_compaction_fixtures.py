@@ -360,6 +360,12 @@ def main() -> None:
         # the active segment's preallocated indexes (10 MiB of zeros each) are not kept
         active = max(f.stem for f in (work / part.name).glob("*.log"))
         spec["kafka_files"] = sorted(f.name for f in (work / part.name).iterdir())
+        # a checkout does not keep mtimes, and the cleaner sets them (setLastModified)
+        spec["kafka_mtimes"] = {
+            f.name: f.stat().st_mtime_ns // 1_000_000
+            for f in sorted((work / part.name).iterdir())
+            if not f.name.endswith(".deleted")
+        }
         shutil.copytree(
             work,
             here / "kafka",
