@@ -38,7 +38,6 @@ offset). Besides, 40 bytes per transaction marker, and each producer's open tran
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,7 +48,7 @@ from kdump.errors import KdumpError
 from kdump.format.batch import Batch
 from kdump.format.names import CLEANER_OFFSET_CHECKPOINT
 from kdump.format.records import ABORT, COMMIT
-from kdump.offset_map import KEY_BYTES, KeyDigests
+from kdump.offset_map import KEY_BYTES, KeyDigests, key_digest
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 
@@ -230,8 +229,8 @@ def read_content(log: UnifiedLog, start: int, end: int, key_memory: int) -> Repl
             if not start <= record.offset < end or record.key is None:
                 continue
             content.records += 1
-            digest = hashlib.md5(record.key).digest()
-            value = TOMBSTONE if record.value is None else hashlib.md5(record.value).digest()
+            digest = key_digest(record.key)
+            value = TOMBSTONE if record.value is None else key_digest(record.value)
             latest = LatestValue(record.offset, value, NO_MARKER)
             if txn is not None:
                 txn.records += 1
