@@ -260,20 +260,26 @@ class _Run:
         # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
         # decode in Python, and object-store clients are kept one per process: processes
         local = all(log.storage.local_path is not None for log in self.owner.values())
+        threads = local and not self.options.deep
         units = self._units()
+        # an audited partition's walk decodes its records in Python: no thread would run it
+        # faster than this one, and here Ctrl-C stops it at once (a stopping run waits for
+        # its threads' work in hand)
+        here = {id(u) for u in units if threads and u.audit is not None}
         outcomes = map_ordered(
             partial(_check, options=self.options),
-            units,
+            [u for u in units if id(u) not in here],
             jobs,
             weight=_unit_bytes,
-            threads=local and not self.options.deep,
+            threads=threads,
         )
         now_ms = int(time.time() * 1000)
         try:
             for n, unit in enumerate(units):
                 if n and self.deadline is not None and time.monotonic() >= self.deadline:
                     return
-                for segment, outcome in zip(unit.segments, next(outcomes), strict=True):
+                walked = _check(unit, self.options) if id(unit) in here else next(outcomes)
+                for segment, outcome in zip(unit.segments, walked, strict=True):
                     self._take(segment, outcome, now_ms)
                     progress.advance(segment.log_size, segment.log_path)
         finally:
