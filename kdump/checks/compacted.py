@@ -173,11 +173,10 @@ def _image_of(log: UnifiedLog, logs: Sequence[UnifiedLog]) -> MetadataConfigs | 
 
 @dataclass
 class _OpenTxn:
-    """A producer's transaction as the walk has met it so far: its batches (empty ones too: the
-    cleaner keeps a marker while its transaction has any) and its records below the
+    """A producer's transaction as the walk has met it so far, from its first batch (an empty
+    one too: the cleaner keeps a marker while its transaction has any): its records below the
     checkpoint."""
 
-    batches: int = 0
     records: int = 0
     first: tuple[str, int, int] | None = None
     """(path, offset, batch position) of its first record below the checkpoint."""
@@ -274,14 +273,15 @@ class CleanedLogAudit:
                 horizon = run.base_timestamp[j]
                 if self.latest_horizon is None or horizon > self.latest_horizon:
                     self.latest_horizon = horizon
+            below = run.base_offset[j] < checkpoint
             if attributes & CONTROL_BIT:
-                self._marker(log, run.batch(j))
+                # above the checkpoint a marker matters only to a transaction begun below it
+                if below or run.producer_id[j] in self._open:
+                    self._marker(log, run.batch(j))
                 continue
-            txn = None
-            if attributes & TRANSACTIONAL_BIT:
-                txn = self._open_txn(run.producer_id[j])
-                txn.batches += 1
-            if run.base_offset[j] < checkpoint:
+            if below:
+                producer = run.producer_id[j]
+                txn = self._open_txn(producer) if attributes & TRANSACTIONAL_BIT else None
                 self._data(log, run.batch(j), txn)
 
     def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None:
