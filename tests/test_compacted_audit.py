@@ -28,7 +28,7 @@ from cleanedcopies import (
 from clirun import run_kdump
 from conftest import REPO, script_module
 
-from kdump.checks.compacted import AuditPlan, check_in_order, plan_audit
+from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_section
 from kdump.checks.options import VerifyOptions
 from kdump.checks.registry import CODES
 from kdump.config import ConfigLayers, parse_config_option
@@ -65,7 +65,7 @@ def test_kafkas_cleaned_partitions_raise_no_audit_finding(name: str, tmp_path: P
     scenario = spec(name)
     layers = ConfigLayers(options=tuple(parse_config_option(c) for c in scenario["configs"]))
     (log,) = discover([str(part)], options=OpenOptions(layers=layers)).partitions
-    assert plan_audit(log) is not None, "the audit did not run"
+    assert cleaned_section(log) is not None, "the audit did not run"
     assert _audit(_verify(log_dir, scenario["configs"])) == []
 
 
@@ -82,7 +82,7 @@ def test_the_same_partitions_before_their_cleaning_raise_the_audits_findings() -
         )
         (log,) = discover([str(source)]).partitions
         checkpoint = int(scenario["kafka"].split("end_offset ")[1].split()[0])
-        plan = AuditPlan(checkpoint, log.log_start_offset, 3_600_000, "test", 1 << 27)
+        plan = CleanedSection(checkpoint, log.log_start_offset, 3_600_000, "test", 1 << 27)
         results = check_in_order(log, log.segments, VerifyOptions(), plan)
         seen |= {f.code for r in results for f in r.findings if f.code in AUDIT}
     assert {
@@ -169,7 +169,7 @@ def test_the_key_check_says_where_its_memory_ran_out(tmp_path: Path) -> None:
     splice(part / "00000000000000000000.log", 0, 0, input_batch("codecs", 0))
     configs = spec("codecs")["configs"]
     found = _audit(_verify(log_dir, configs, "--compaction-key-memory", "384"))  # 3 keys
-    limited = [f for f in found if f["code"] == "COMPACTED_AUDIT_LIMITED"]
+    limited = [f for f in found if f["code"] == "COMPACTED_KEY_CHECK_LIMITED"]
     assert len(limited) == 1 and limited[0]["severity"] == "info"
     assert limited[0]["offset"] == 3 and "held 3 keys" in limited[0]["message"]
     repeats = [f for f in found if f["code"] == "COMPACTED_KEY_REPEATED"]
@@ -223,7 +223,7 @@ def test_a_marker_whose_transaction_lies_in_a_skipped_segment_is_not_judged(
     )
     build.write_segment(part, [build.batch(3, build.kv([3], b"a"), t0 + 3)])
     (log,) = discover([str(part)]).partitions
-    plan = AuditPlan(3, 0, hour, "test", 1 << 20)
+    plan = CleanedSection(3, 0, hour, "test", 1 << 20)
     every = check_in_order(log, log.segments, VerifyOptions(), plan)
     assert not [f for r in every for f in r.findings if f.code in AUDIT]
     later = check_in_order(log, log.segments[1:], VerifyOptions(), plan)

@@ -1,6 +1,6 @@
 """The invariants of a cleaned log (issue 41 point 3): what Kafka's cleaner guarantees below a
 compacted partition's ``cleaner-offset-checkpoint`` entry, checked as verify's walk reads each
-segment (``CleanedLogAudit`` rides on ``check_segment``: no second pass over the batches).
+segment (``CleanedSectionCheck`` rides on ``check_segment``: no second pass over the batches).
 
 A cleaning at time t (Cleaner.doClean) builds its key map over [first dirty, end), rewrites
 every segment below ``end`` through MemoryRecords.filterTo and writes ``end`` to the checkpoint.
@@ -23,13 +23,13 @@ time at or before the last pass, and a horizon at or before it is one a pass out
 ``delete.retention.ms`` lowered since the stamp, or settings that are not the topic's, break
 that reasoning: the findings say which value was used, and from where.)
 
-What a cleaning leaves and the audit accepts: batches kept empty (a producer's last batch, the
+What a cleaning leaves and these checks accept: batches kept empty (a producer's last batch, the
 one ending at the high watermark: RETAIN_EMPTY) hold no record; tombstones and markers within
 their horizon; a marker whose transaction still has a batch, or whose last batch went in the
 last pass (it is stamped by the next one); everything at or above the checkpoint (the last
 rewritten segment's records past the key map's end, in a pass the map could not hold: they
 were copied, not cleaned); v0/v1 messages, which carry no horizon. Transactions are judged at
-their marker, the record the ``.txnindex`` entry is made from, so the audit needs no look
+their marker, the record the ``.txnindex`` entry is made from, so the checks need no look
 ahead into later indexes as the cleaner does.
 
 Memory: the key check holds each distinct key below the checkpoint as its MD5 digest (the
@@ -39,9 +39,9 @@ kdump.offset_map.KEY_BYTES); past that, keys met for the first time are not chec
 (those held still are) and an info finding says from which offset. Besides: per producer, the
 transaction it has open; per distinct delete horizon (a pass stamps one), a count.
 
-Segments walked as a unit, in order (``check_in_order``): the audit needs the segments of a
-partition in offset order, so verify hands it those of an audited partition together. A run that
-reuses some of them (``--state``: unchanged since verified clean) audits the segments it reads;
+Segments walked as a unit, in order (``check_in_order``): the checks need the segments of a
+partition in offset order, so verify hands them those of a compacted partition together. A run
+that reuses some (``--state``: unchanged since verified clean) checks the segments it reads;
 the cleaner rewrites every segment below the new checkpoint at each pass, so after a cleaning
 they are all read again.
 """
@@ -84,12 +84,13 @@ SHOWN_KEY = 40
 
 
 @dataclass(frozen=True)
-class AuditPlan:
-    """What the audit of one partition needs before its walk (worked out where the run starts:
-    the settings may need the cluster's metadata image)."""
+class CleanedSection:
+    """The section of a compacted partition below its cleaner checkpoint, and what its checks
+    need before the walk (worked out where the run starts: the settings may need the cluster's
+    metadata image)."""
 
     checkpoint: int
-    """The partition's ``cleaner-offset-checkpoint`` entry: the audit looks below it."""
+    """The partition's ``cleaner-offset-checkpoint`` entry: the checks look below it."""
     log_start: int
     delete_retention_ms: int
     delete_retention_source: str
@@ -97,11 +98,11 @@ class AuditPlan:
     key_memory: int
 
 
-def plan_audit(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> AuditPlan | None:
-    """The audit of ``log`` when it is a compacted partition (its settings, kdump.config's
-    layers) with a ``cleaner-offset-checkpoint`` entry above its log start, read whole from
-    local disk; None otherwise. Settings that do not resolve (a conflict Kafka refuses) leave
-    it unaudited, as the broker leaves such a log uncleaned."""
+def cleaned_section(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> CleanedSection | None:
+    """The cleaned section of ``log`` when it is a compacted partition (its settings,
+    kdump.config's layers) with a ``cleaner-offset-checkpoint`` entry above its log start, read
+    whole from local disk; None otherwise. Settings that do not resolve (a conflict Kafka
+    refuses) leave it unchecked, as the broker leaves such a log uncleaned."""
     if log.only is not None or log.tiered or log.is_metadata_log or not log.segments:
         return None
     try:
@@ -112,7 +113,7 @@ def plan_audit(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> AuditPl
     if checkpoint is None or not settings.compact or checkpoint <= log.log_start_offset:
         return None
     retention = settings["delete.retention.ms"]
-    return AuditPlan(
+    return CleanedSection(
         checkpoint=checkpoint,
         log_start=log.log_start_offset,
         delete_retention_ms=settings.delete_retention_ms,
@@ -121,14 +122,14 @@ def plan_audit(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> AuditPl
     )
 
 
-def plan_audits(
+def cleaned_sections(
     logs: Sequence[UnifiedLog], key_memory: int = DEFAULT_KEY_MEMORY, find_image: bool = True
-) -> dict[int, AuditPlan]:
-    """The audits of ``logs`` (by ``id`` of the log): ``plan_audit`` for each. A partition with
-    a cleaner checkpoint entry whose settings come without a KRaft image (no ``--metadata``)
-    takes its node's image (``find_image``): the metadata partition of its log dir, or of its
-    node's metadata log dir, among ``logs`` (replayed once, for verify's KRaft checks too), else
-    the one beside it (kdump.kraft.configs.metadata_dir_near)."""
+) -> dict[int, CleanedSection]:
+    """The cleaned sections of ``logs`` (by ``id`` of the log): ``cleaned_section`` of each. A
+    partition with a cleaner checkpoint entry whose settings come without a KRaft image (no
+    ``--metadata``) takes its node's image (``find_image``): the metadata partition of its log
+    dir, or of its node's metadata log dir, among ``logs`` (replayed once, for verify's KRaft
+    checks too), else the one beside it (kdump.kraft.configs.metadata_dir_near)."""
     images: dict[str, MetadataConfigs | None] = {}
     out = {}
     for log in logs:
@@ -140,9 +141,9 @@ def plan_audits(
             if image is not None:
                 layers = replace(log.open_options.layers, metadata=image)
                 log.open_options = replace(log.open_options, layers=layers)
-        plan = plan_audit(log, key_memory)
-        if plan is not None:
-            out[id(log)] = plan
+        cleaned = cleaned_section(log, key_memory)
+        if cleaned is not None:
+            out[id(log)] = cleaned
     return out
 
 
@@ -203,12 +204,12 @@ class _Horizon:
 
 
 @dataclass
-class CleanedLogAudit:
-    """The audit of one partition, fed its segments' walks in offset order (a RunConsumer:
-    ``begin`` each segment, then ``take`` its runs and ``end``; ``skipped`` for a segment the
-    run does not read), then ``finish``."""
+class CleanedSectionCheck:
+    """The checks of one partition's cleaned section, fed its segments' walks in offset order
+    (a RunConsumer: ``begin`` each segment, then ``take`` its runs and ``end``; ``skipped`` for
+    a segment the run does not read), then ``finish`` (``deliver``)."""
 
-    plan: AuditPlan
+    section: CleanedSection
     findings: list[Finding] = field(default_factory=list)
     keys: KeyDigests[int] = field(init=False)
     _open: dict[int, _OpenTxn] = field(default_factory=dict)
@@ -224,7 +225,7 @@ class CleanedLogAudit:
     """(path, offset) of the first record whose key the full key check could not hold."""
     log_end: int | None = None
     stopped: bool = False
-    """Recovery cuts the log here (a batch whose CRC fails, damage): nothing after is audited."""
+    """Recovery cuts the log here (a batch whose CRC fails, damage): nothing after is checked."""
     _segment: LogSegment | None = None
     _ended: bool = False
     _aborted: set[tuple[int, int]] | None = None
@@ -235,7 +236,7 @@ class CleanedLogAudit:
         # nothing compacted its start-up
         from kdump.offset_map import KeyDigests, key_digest
 
-        self.keys = KeyDigests(self.plan.key_memory)
+        self.keys = KeyDigests(self.section.key_memory)
         self._digest = key_digest
 
     # -- riding on the walk -------------------------------------------------------------------
@@ -250,7 +251,7 @@ class CleanedLogAudit:
     def skipped(self, segment: LogSegment) -> None:
         """A segment the run does not read (unchanged since verified, or unreadable): what its
         transactions hold is unknown, so none open across it is judged."""
-        if segment.base_offset < self.plan.checkpoint:
+        if segment.base_offset < self.section.checkpoint:
             self._open.clear()
             self._waiting = 0
             self._known = set()
@@ -258,7 +259,7 @@ class CleanedLogAudit:
     def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
         if self.stopped:
             return
-        checkpoint = self.plan.checkpoint
+        checkpoint = self.section.checkpoint
         for j in range(run.n):
             if not run.valid[j]:  # recovery cuts the log at a batch whose CRC fails
                 self.stopped = True
@@ -298,7 +299,7 @@ class CleanedLogAudit:
         return txn
 
     def _data(self, log: FileRecords, batch: Batch, txn: _OpenTxn | None) -> None:
-        checkpoint = self.plan.checkpoint
+        checkpoint = self.section.checkpoint
         horizon = batch.delete_horizon_ms
         stamped = batch.magic >= 2
         keys, digest_of, room = self.keys, self._digest, self.keys.max_keys
@@ -317,7 +318,7 @@ class CleanedLogAudit:
                 elif key is not None:
                     digest = digest_of(key)
                     # the common case inline (a key met for the first time, room for it): this
-                    # loop is the audit's cost, about a microsecond a record
+                    # loop is what these checks cost, microseconds a record
                     if digest not in keys and len(keys) < room:
                         keys[digest] = offset
                     else:
@@ -356,7 +357,7 @@ class CleanedLogAudit:
                 Severity.WARNING,
                 met.path,
                 f"key {shown} is also at offset {first}, both below the cleaner checkpoint "
-                f"{self.plan.checkpoint}: a cleaning keeps one record of a key there "
+                f"{self.section.checkpoint}: a cleaning keeps one record of a key there "
                 "(Cleaner.shouldRetainRecord keeps only the offset its key map holds)",
                 offset=met.offset,
                 position=met.position,
@@ -370,7 +371,7 @@ class CleanedLogAudit:
                     "COMPACTED_TOMBSTONE_UNSTAMPED",
                     Severity.WARNING,
                     log.path,
-                    f"a tombstone below the cleaner checkpoint {self.plan.checkpoint} in a "
+                    f"a tombstone below the cleaner checkpoint {self.section.checkpoint} in a "
                     "batch with no delete horizon: a cleaning "
                     "that keeps a tombstone stamps its batch with its time + "
                     "delete.retention.ms (MemoryRecords.filterTo)",
@@ -417,7 +418,7 @@ class CleanedLogAudit:
                     self._key(met)
             elif txn.records:
                 self._aborted_kept(batch, txn)
-        below = batch.base_offset < self.plan.checkpoint
+        below = batch.base_offset < self.section.checkpoint
         horizon = batch.delete_horizon_ms
         if below and known and txn is None and horizon is not None:
             self._count(self._markers, log.path, horizon, batch.base_offset, batch)
@@ -440,7 +441,7 @@ class CleanedLogAudit:
                 path,
                 f"{txn.records} record(s) from offset {first} of producer "
                 f"{marker.producer_id}'s transaction aborted at offset {marker.base_offset}, "
-                f"below the cleaner checkpoint {self.plan.checkpoint}: a cleaning removes an "
+                f"below the cleaner checkpoint {self.section.checkpoint}: a cleaning removes an "
                 f"aborted transaction's records (Cleaner: discardBatchRecords); {why}",
                 offset=first,
                 position=position,
@@ -473,14 +474,15 @@ class CleanedLogAudit:
 
         if self._segment is not None and not self._ended:
             self.skipped(self._segment)
-        plan = self.plan
+        section = self.section
         if self.log_end is None or (
-            first_dirty_offset(plan.checkpoint, plan.log_start, self.log_end) != plan.checkpoint
+            first_dirty_offset(section.checkpoint, section.log_start, self.log_end)
+            != section.checkpoint
         ):
             return []
         out = list(self.findings)
         if self.latest_horizon is not None:
-            cleaned_by = self.latest_horizon - plan.delete_retention_ms
+            cleaned_by = self.latest_horizon - section.delete_retention_ms
             out += self._expired(self._tombstones, cleaned_by, "tombstone", "tombstones")
             out += self._expired(self._markers, cleaned_by, "marker", "markers")
         if self.full_at is not None:
@@ -492,7 +494,7 @@ class CleanedLogAudit:
     ) -> list[Finding]:
         from kdump.log_cleaner import delete_horizon_passed
 
-        plan = self.plan
+        section = self.section
         code = "COMPACTED_TOMBSTONE_EXPIRED" if one == "tombstone" else "COMPACTED_MARKER_EXPIRED"
         what = (
             "tombstones whose horizon has passed"
@@ -510,11 +512,11 @@ class CleanedLogAudit:
                     Severity.WARNING,
                     path,
                     f"{h.count} {one if h.count == 1 else many} with delete horizon {horizon} "
-                    f"below the cleaner checkpoint {plan.checkpoint}, the first at offset "
+                    f"below the cleaner checkpoint {section.checkpoint}, the first at offset "
                     f"{h.offset}{whose}: the latest horizon stamped in this partition, "
                     f"{self.latest_horizon}, shows a cleaning at {cleaned_by} or later "
-                    f"(delete.retention.ms {plan.delete_retention_ms}, "
-                    f"{plan.delete_retention_source}), and a cleaning drops {what}",
+                    f"(delete.retention.ms {section.delete_retention_ms}, "
+                    f"{section.delete_retention_source}), and a cleaning drops {what}",
                     offset=h.offset,
                     position=h.position,
                 )
@@ -525,10 +527,10 @@ class CleanedLogAudit:
         assert self.full_at is not None
         path, offset = self.full_at
         return Finding(
-            "COMPACTED_AUDIT_LIMITED",
+            "COMPACTED_KEY_CHECK_LIMITED",
             Severity.INFO,
             path,
-            f"the key check held {len(self.keys)} keys ({self.plan.key_memory} bytes, "
+            f"the key check held {len(self.keys)} keys ({self.section.key_memory} bytes, "
             f"--compaction-key-memory) and was full at offset {offset}: keys met for the "
             "first time from there on are not checked for repeats (those held still are)",
             offset=offset,
@@ -539,35 +541,35 @@ def check_in_order(
     log: UnifiedLog,
     segments: Sequence[LogSegment],
     options: VerifyOptions,
-    plan: AuditPlan | None,
+    cleaned: CleanedSection | None,
     keep_open: bool = False,
 ) -> list[SegmentResult]:
     """The walks of ``segments`` of ``log`` (some or all of them, by base offset) with every
-    check of each and, with a ``plan``, the audit of the cleaned log riding on them: its
+    check of each and, with a ``cleaned`` section, its checks riding on them: their
     findings go to the walk of the segment each names. The results are in ``segments``' order."""
-    if plan is None:
+    if cleaned is None:
         return [check_segment(s, options, keep_open=keep_open) for s in segments]
-    audit = CleanedLogAudit(plan)
+    check = CleanedSectionCheck(cleaned)
     given = {s.slot for s in segments}
     results: dict[int, SegmentResult] = {}
     for segment in log.all_segments:
         has_log = LOG_SUFFIX in segment.files
         if segment.slot not in given:
             if has_log:
-                audit.skipped(segment)
+                check.skipped(segment)
             continue
         if has_log:
-            audit.begin(segment)
-        results[segment.slot] = check_segment(segment, options, audit, keep_open)
-    audit.deliver(results.values())
+            check.begin(segment)
+        results[segment.slot] = check_segment(segment, options, check, keep_open)
+    check.deliver(results.values())
     return [results[s.slot] for s in segments]
 
 
 __all__ = [
     "DEFAULT_KEY_MEMORY",
-    "AuditPlan",
-    "CleanedLogAudit",
+    "CleanedSection",
+    "CleanedSectionCheck",
     "check_in_order",
-    "plan_audit",
-    "plan_audits",
+    "cleaned_section",
+    "cleaned_sections",
 ]

@@ -949,13 +949,13 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_AUDIT_LIMITED",
+        "COMPACTED_KEY_CHECK_LIMITED",
         "compacted",
-        "The audit of a compacted log did not check all of it: its key check holds at most "
-        "--compaction-key-memory bytes of keys (about 128 bytes a key; 128 MiB by default, "
-        "the broker's dedupe buffer) and was full; keys met for the first time from the offset "
-        "named on are not checked for repeats (those held still are).",
-        "Nothing: a fact about the audit, not the log.",
+        "The key check of a compacted log below its cleaner checkpoint did not cover all of "
+        "it: it holds at most --compaction-key-memory bytes of keys (about 128 bytes a key; "
+        "128 MiB by default, the broker's dedupe buffer) and was full; keys met for the first "
+        "time from the offset named on are not checked for repeats (those held still are).",
+        "Nothing: a fact about the check, not the log.",
         Case(INFO, "always"),
     ),
     # -- log directories ------------------------------------------------------------------

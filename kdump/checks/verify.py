@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from kdump.checks.compacted import AuditPlan, check_in_order, plan_audits
+from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_sections
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
@@ -188,7 +188,7 @@ def verify_paths(
     (kdump.storage.reading: ``ReadPolicy.live()`` leaves the page cache as it found it, what
     ``kdump verify`` does unless told --keep-cache); ``audit``: a state file that makes the
     run incremental, a budget (kdump.checks.verify_state); ``layers``: where topic settings
-    come from (which partitions are compacted, and audited below their cleaner checkpoint:
+    come from (which partitions are compacted, and checked below their cleaner checkpoint:
     kdump.checks.compacted).
     """
     started = time.monotonic()
@@ -234,7 +234,7 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
-        self.audits = plan_audits(logs, options.compaction_key_memory)
+        self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
         self.state = VerifyState.load(audit.state) if audit.state is not None else None
         self.summary = AuditSummary(
             state_warning=self.state.warning if self.state else None,
@@ -262,10 +262,10 @@ class _Run:
         local = all(log.storage.local_path is not None for log in self.owner.values())
         threads = local and not self.options.deep
         units = self._units()
-        # an audited partition's walk decodes its records in Python: no thread would run it
-        # faster than this one, and here Ctrl-C stops it at once (a stopping run waits for
-        # its threads' work in hand)
-        here = {id(u) for u in units if threads and u.audit is not None}
+        # a compacted partition's walk decodes its records in Python (the checks of its
+        # cleaned section): no thread would run it faster than this one, and here Ctrl-C stops
+        # it at once (a stopping run waits for its threads' work in hand)
+        here = {id(u) for u in units if threads and u.cleaned is not None}
         outcomes = map_ordered(
             partial(_check, options=self.options),
             [u for u in units if id(u) not in here],
@@ -289,19 +289,19 @@ class _Run:
 
     def _units(self) -> list[_Unit]:
         """The plan's segments as pieces of work: one segment each, but the segments of a
-        partition audited below its cleaner checkpoint together, in offset order (its audit
-        rides on their walks: kdump.checks.compacted), where its first one comes."""
+        partition checked below its cleaner checkpoint together, in offset order (those checks
+        ride on their walks: kdump.checks.compacted), where its first one comes."""
         units: list[_Unit] = []
         together: dict[int, _Unit] = {}
         for segment in self.plan.walk:
             log = self.owner[id(segment)]
-            audit = self.audits.get(id(log))
-            if audit is None:
+            cleaned = self.cleaned.get(id(log))
+            if cleaned is None:
                 units.append(_Unit(log, [segment], None))
             elif id(log) in together:
                 together[id(log)].segments.append(segment)
             else:
-                together[id(log)] = _Unit(log, [segment], audit)
+                together[id(log)] = _Unit(log, [segment], cleaned)
                 units.append(together[id(log)])
         for unit in together.values():
             unit.segments.sort(key=lambda s: (s.base_offset, s.slot))
@@ -352,16 +352,16 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
 
 @dataclass
 class _Unit:
-    """Segments of one partition walked in one piece of work, in order (``audit``: the audit
-    riding on their walks)."""
+    """Segments of one partition walked in one piece of work, in order (``cleaned``: the
+    cleaned section whose checks ride on their walks)."""
 
     log: UnifiedLog
     segments: list[LogSegment]
-    audit: AuditPlan | None
+    cleaned: CleanedSection | None
 
 
 def _check(unit: _Unit, options: VerifyOptions) -> list[SegmentResult]:
-    return check_in_order(unit.log, unit.segments, options, unit.audit)
+    return check_in_order(unit.log, unit.segments, options, unit.cleaned)
 
 
 def _unit_bytes(unit: _Unit) -> int:

@@ -293,7 +293,7 @@ def verify(
     if compaction_key_memory is not None:
         options = replace(options, compaction_key_memory=compaction_key_memory)
     # the image beside the paths is read only for a partition with a cleaner checkpoint entry
-    # (kdump.checks.compacted.plan_audits): a verify of nothing compacted does not replay it
+    # (kdump.checks.compacted.cleaned_sections): a verify of nothing compacted does not replay it
     layers = (
         config_layers(configs, server_properties, describe_output, metadata=metadata)
         if configs or server_properties or describe_output or metadata
