@@ -105,6 +105,10 @@ def test_damage_below_the_recovery_point_is_not_cut(tmp_path: Path) -> None:
     end = EXPECTED["flipped-middle-crash-below-recovery-point"]["log_end_offset"]
     assert log.log_end_offset == log.log_end_offset_on_disk == end
     assert log.damaged_from.offset < end
+    (partition,) = verify_paths([str(log_dir)], VerifyOptions()).partitions
+    (said,) = partition.summary.startup
+    assert said.startswith(f"does not recover segment {log.damaged_from.segment} (it lies below")
+    assert f"consumers that reach offset {log.damaged_from.offset} fail on it" in said
 
 
 def test_zero_tail_after_a_clean_stop_fails_the_load(tmp_path: Path) -> None:
