@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -171,6 +172,18 @@ class Release:
         shutil.rmtree(out, ignore_errors=True)
         staging.rename(out)
         return out
+
+    @cached_property
+    def dump_log_segments(self) -> str:
+        """The class ``kafka-dump-log.sh`` runs: the tools module's Java port
+        (``org.apache.kafka.tools``) where the release has it, else the broker's Scala one
+        (``kafka.tools``, 4.0)."""
+        for name in ("org/apache/kafka/tools/DumpLogSegments", "kafka/tools/DumpLogSegments"):
+            for jar in self.classpath:
+                with zipfile.ZipFile(jar) as z:
+                    if name + ".class" in z.namelist():
+                        return name.replace("/", ".")
+        raise Unavailable(f"Kafka {self.version} has no DumpLogSegments")
 
     def java_command(self, main: str, *args: str, log: Path, heap: str = "256m") -> list[str]:
         """The command that runs class ``main`` (Kafka's, or one of ``java/``'s) on the
