@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,16 @@ from typing import Any
 import pytest
 from clirun import run_kdump
 from realkafka import Broker, Cluster, Release, client_log, create_topic, load_logs, produce
+from realkafka.damage import (
+    corrupt_timeindex,
+    deleted_index,
+    flipped_middle,
+    leftovers,
+    no_snapshots,
+    torn_tail,
+    write_recovery_points,
+    zero_tail,
+)
 from realkafka.files import partition_differences, snapshot_offsets
 from realkafka.fixtures import running
 
@@ -34,84 +43,6 @@ CONFIG = {
     "segment.index.bytes": "128",
     "index.interval.bytes": "1024",
 }
-
-
-def batches(log: Path) -> list[tuple[int, int, int]]:
-    """(position, size, base offset) of each batch in a .log, from the v2 headers."""
-    data, out, pos = log.read_bytes(), [], 0
-    while pos + 12 <= len(data):
-        base, length = struct.unpack_from(">qi", data, pos)
-        if length <= 0 or pos + 12 + length > len(data):
-            break
-        out.append((pos, 12 + length, base))
-        pos += 12 + length
-    return out
-
-
-def logs(partition: Path) -> list[Path]:
-    return sorted(partition.glob("*.log"))
-
-
-def middle(partition: Path) -> Path:
-    found = logs(partition)
-    assert len(found) >= 3, f"{partition} has {len(found)} segments"
-    return found[1]
-
-
-def torn_tail(partition: Path) -> None:
-    """The active segment ends inside its last batch."""
-    log = logs(partition)[-1]
-    pos, size, _ = batches(log)[-1]
-    with open(log, "r+b") as f:
-        f.truncate(pos + size // 2)
-
-
-def flipped_middle(partition: Path) -> None:
-    """A byte of a batch's records flipped in a middle segment: its CRC fails."""
-    log = middle(partition)
-    pos, size, _ = batches(log)[len(batches(log)) // 2]
-    with open(log, "r+b") as f:
-        f.seek(pos + size - 3)
-        byte = f.read(1)
-        f.seek(pos + size - 3)
-        f.write(bytes([byte[0] ^ 0xFF]))
-
-
-def deleted_index(partition: Path) -> None:
-    middle(partition).with_suffix(".index").unlink()
-
-
-def corrupt_timeindex(partition: Path) -> None:
-    """A middle segment's time index entries overwritten: timestamps going backwards."""
-    index = middle(partition).with_suffix(".timeindex")
-    entries = index.stat().st_size // 12
-    with open(index, "r+b") as f:
-        for i in range(entries):
-            f.seek(i * 12)
-            f.write(struct.pack(">q", 1000 - i))
-
-
-def zero_tail(partition: Path) -> None:
-    """4 KiB of zeros after the active segment's last batch (the file grew, its data never
-    reached the disk)."""
-    with open(logs(partition)[-1], "ab") as f:
-        f.write(bytes(4096))
-
-
-def no_snapshots(partition: Path) -> None:
-    for snapshot in partition.glob("*.snapshot"):
-        snapshot.unlink()
-
-
-def leftovers(partition: Path) -> None:
-    """What interrupted work leaves: a deleted segment's ``.deleted`` files, a compaction's
-    ``.cleaned`` output, a ``.swap`` (with its indexes) a compaction did not rename."""
-    first, second = logs(partition)[0], middle(partition)
-    shutil.copy(first, str(first) + ".deleted")
-    shutil.copy(second, str(second) + ".cleaned")
-    for suffix in (".log", ".index", ".timeindex"):
-        source = second.with_suffix(suffix)
-        shutil.copy(source, str(source) + ".swap")
 
 
 BOTH = ("clean", "crash")
@@ -181,22 +112,6 @@ def stopped(
     broker.stop()
     shutil.copytree(broker.log_dir, work / "stopped")
     yield broker, work / "stopped"
-
-
-def write_recovery_points(log_dir: Path, points: dict[str, int]) -> None:
-    """recovery-point-offset-checkpoint with ``points`` (``topic-partition``) changed."""
-    path = log_dir / "recovery-point-offset-checkpoint"
-    lines = path.read_text().split("\n")
-    entries = {}
-    for line in lines[2:]:
-        if line.strip():
-            topic, partition, offset = line.rsplit(" ", 2)
-            entries[f"{topic}-{partition}"] = (topic, partition, int(offset))
-    for name, offset in points.items():
-        topic, partition, _ = entries[name]
-        entries[name] = (topic, partition, offset)
-    body = "".join(f"{t} {p} {o}\n" for t, p, o in entries.values())
-    path.write_text(f"0\n{len(entries)}\n{body}")
 
 
 def kdump_json(*args: str) -> Any:

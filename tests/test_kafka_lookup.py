@@ -92,7 +92,9 @@ def test_kdump_lookup_answers_as_the_broker(
                 problems.append(f"timestamp {t}: kdump {mine}, broker {theirs}")
     assert not problems, "\n".join(problems)
 
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
+    consumer = KafkaConsumer(
+        bootstrap_servers=broker.bootstrap, enable_auto_commit=False, auto_offset_reset="none"
+    )
     try:
         partition = TopicPartition(TOPIC, 0)
         # offsetsForTimes, the consumer's own ListOffsets
@@ -108,11 +110,12 @@ def test_kdump_lookup_answers_as_the_broker(
         # a fetch at an offset: the first record it returns is the one kdump finds
         consumer.assign([partition])
         for offset in range(0, latest, 41):
-            consumer.seek(partition, offset)
-            first = wait_until(
-                lambda: consumer.poll(timeout_ms=1000, max_records=1).get(partition),
-                f"a record at offset {offset}",
-            )[0]
+
+            def fetched(at: int = offset) -> Any:
+                consumer.seek(partition, at)  # again each time: an error may have moved it
+                return consumer.poll(timeout_ms=1000, max_records=1).get(partition)
+
+            first = wait_until(fetched, f"a record at offset {offset}")[0]
             answer = lookup(directory, "--offset", str(offset))
             assert answer["outcome"] in ("found", "next"), answer["message"]
             if answer["batch"]["is_control"]:

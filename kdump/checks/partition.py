@@ -202,17 +202,31 @@ def _summarise(
 
 
 def _startup(log: UnifiedLog, findings: list[Finding]) -> list[str]:
-    """What the broker's next start does to the partition, in verify's words, from the one
-    home of LogLoader's decisions (``UnifiedLog.broker_load``, which kdump startup reports
-    whole): the segments it recovers at open for their indexes (LogSegment.sanityCheck: a
-    missing .index, a .txnindex entry ending below the base; the offset and time indexes are
-    not checked, KAFKA-7283), and the damage recovery cuts."""
+    """What the broker's next start does about damage in the partition, in words
+    (``broker_load``; all of it, segments recovered and snapshots, is the facts' ``load``)."""
+    load = log.broker_load
     out = []
-    rebuilt = log.broker_load.at_open
-    if rebuilt:
-        out.append(f"rebuilds the indexes of {len(rebuilt)} segment(s)")
-    if log.damaged_from is not None:
-        out.append(_truncation(log))
+    if load.at_open:
+        # an offset index missing, or a transaction index failing its check
+        out.append(f"rebuilds the indexes of {len(load.at_open)} segment(s)")
+    damaged = log.damaged_from
+    if damaged is not None:
+        if damaged.segment == load.cut or damaged.segment in load.at_open:
+            out.append(_truncation(log))
+        else:
+            why = (
+                "the clean shutdown marker is there"
+                if load.clean_shutdown
+                else f"it lies below the recovery point {load.recovery_point}"
+            )
+            out.append(
+                f"does not recover segment {damaged.segment} ({why}): it keeps the invalid "
+                f"batch at {os.path.basename(damaged.path)}:{damaged.position} and does not "
+                f"notice it; consumers that reach offset {damaged.offset} fail on it. kdump "
+                "recover cuts the log there (recover --as-broker does as the broker does)"
+            )
+    if load.failure is not None:
+        out.append(f"fails to load it: {load.failure}")
     return out
 
 
@@ -226,9 +240,10 @@ def _truncation(log: UnifiedLog) -> str:
     size = segment.log_size
     text = (
         f"truncates {os.path.basename(damaged.path)} at position {damaged.position} "
-        f"({size - damaged.position} bytes) if it recovers that segment"
+        f"({size - damaged.position} bytes)"
     )
-    later = [s for s in log.segments if s.base_offset > damaged.segment]
+    # a segment recovered for its missing index is cut, no later one deleted (loadSegmentFiles)
+    later = [s for s in log.segments if s.base_offset in log.broker_load.deleted]
     if later:
         last: int | None = None
         for seg in later:

@@ -62,40 +62,30 @@ def snapshot_changes(end: PartitionEnd, as_broker: bool = False) -> Iterator[Fil
     own, so are the deletions: every snapshot its load deletes (kdump.log_loader.load)."""
     directory = end.log.storage.local_path
     assert directory is not None, "repairs read local partitions"
-    if as_broker:
-        gone = set(end.log.broker_load.snapshots_deleted)
-        for file in end.log.snapshot_files:
-            if file.offset in gone:
-                path = directory / file.name
-                yield FileChange(
-                    path,
-                    SNAPSHOT,
-                    FileState.of(path),
-                    0,
-                    delete=True,
-                    difference=(
-                        "the broker's load deletes it at its next start (ProducerStateManager."
-                        "truncateAndReload as it recovers the segments, removeStraySnapshots)"
-                    ),
-                )
-        return
+    gone = set(end.log.broker_load.snapshots_deleted) if as_broker else set()
     for file in end.log.snapshot_files:
-        offset = file.offset
-        if offset > end.log_end:
-            why = f"above the log end offset {end.log_end}"
-        elif end.cut and offset <= end.log_start:
-            why = f"at or below the log start offset {end.log_start}"
-        else:
+        why = _deleted_why(end, file.offset, gone, as_broker)
+        if why is None:
             continue
         path = directory / file.name
-        yield FileChange(
-            path,
-            SNAPSHOT,
-            FileState.of(path),
-            0,
-            delete=True,
-            difference=f"{why}: ProducerStateManager.truncateAndReload deletes it at startup",
+        yield FileChange(path, SNAPSHOT, FileState.of(path), 0, delete=True, difference=why)
+
+
+def _deleted_why(end: PartitionEnd, offset: int, gone: set[int], as_broker: bool) -> str | None:
+    if as_broker:
+        if offset not in gone:
+            return None
+        return (
+            "the broker's load deletes it at its next start (ProducerStateManager."
+            "truncateAndReload as it recovers the segments, removeStraySnapshots)"
         )
+    if offset > end.log_end:
+        why = f"above the log end offset {end.log_end}"
+    elif end.cut and offset <= end.log_start:
+        why = f"at or below the log start offset {end.log_start}"
+    else:
+        return None
+    return f"{why}: ProducerStateManager.truncateAndReload deletes it at startup"
 
 
 def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileChange | None:

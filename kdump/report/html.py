@@ -214,7 +214,7 @@ def _verdict_tail(
 
 
 def _fleet(d: LogDirView, shown: Mapping[str, PartitionRow]) -> str:
-    total = sum(p.summary.bytes_read for p in d.partitions)
+    total = sum(p.summary.bytes for p in d.partitions)
     ordered = sorted(d.partitions, key=lambda p: (natural_key(_topic(p)), p.partition or 0))
     topics = []
     for topic, group in groupby(ordered, key=_topic):
@@ -282,9 +282,9 @@ def _table(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
     in a ``<template>`` (parsed, not laid out) until asked for or sorted into view."""
     ordered = sorted(
         model.partitions,
-        key=lambda p: (shown[p.path].rank, -p.summary.bytes_read, natural_key(p.path)),
+        key=lambda p: (shown[p.path].rank, -p.summary.bytes, natural_key(p.path)),
     )
-    peak = max((p.summary.bytes_read for p in ordered), default=0) or 1
+    peak = max((p.summary.bytes for p in ordered), default=0) or 1
     head = "".join(
         f'<th class="{cls}" title="{escape(tip)}">{escape(h)}</th>' for _, h, cls, tip in COLUMNS
     )
@@ -310,7 +310,7 @@ def _table_row(p: PartitionView, row: PartitionRow, now: int, peak: int) -> str:
     c = row.counts
     v = {
         "status": row.rank,
-        "size": s.bytes_read,
+        "size": s.bytes,
         "segments": s.segments,
         "offsets": p.log_end_offset or 0,
         "age": now - first if first >= 0 else -1,
@@ -344,8 +344,8 @@ def _table_row(p: PartitionView, row: PartitionRow, now: int, peak: int) -> str:
             attrs += f' class="{classes}"'
         if titles.get(key):
             attrs += f' title="{escape(titles[key])}"'
-        if key == "size" and s.bytes_read:
-            attrs += f' style="--w:{100 * s.bytes_read / peak:.1f}%"'
+        if key == "size" and s.bytes:
+            attrs += f' style="--w:{100 * s.bytes / peak:.1f}%"'
         cells.append(f"<td{attrs}>{text}</td>")
     return (
         f'<tr id="{anchor_of(p, False)}" data-path="{escape(p.path)}" '
@@ -364,7 +364,7 @@ def detailed(model: ReportModel, shown: Mapping[str, PartitionRow]) -> list[Part
         key=lambda p: (
             shown[p.path].rank,
             -len(p.findings),
-            -p.summary.bytes_read,
+            -p.summary.bytes,
             natural_key(p.path),
         ),
     )
@@ -381,7 +381,7 @@ def paginate(
 def facts_line(p: PartitionView) -> str:
     """Segments, bytes, batches, offsets, high watermark, last stable offset, in words."""
     s = p.summary
-    facts = [f"{s.segments_read} segment(s)", size(s.bytes_read), f"{s.batches} batches"]
+    facts = [f"{s.segments} segment(s)", size(s.bytes), f"{s.batches} batches"]
     empty_at = None  # an empty log's end: the high watermark and stable offset there say nothing
     if p.log_start_offset is not None and p.log_end_offset is not None:
         facts.append(offset_span(p.log_start_offset, p.log_end_offset))

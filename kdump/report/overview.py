@@ -109,10 +109,10 @@ def rows(model: ReportModel) -> dict[str, PartitionRow]:
     label = labels(model)
     largest = {
         p.path
-        for p in sorted(model.partitions, key=lambda p: -p.summary.bytes_read)[:LARGEST]
-        if p.summary.bytes_read
+        for p in sorted(model.partitions, key=lambda p: -p.summary.bytes)[:LARGEST]
+        if p.summary.bytes
     }
-    sizes = [p.summary.bytes_read for p in model.partitions if p.summary.bytes_read]
+    sizes = [p.summary.bytes for p in model.partitions if p.summary.bytes]
     scale = (min(sizes, default=1), max(sizes, default=1))
     return {
         p.path: _row(p, model.now, label[p.path], p.path in largest, scale)
@@ -143,8 +143,8 @@ def _row(
         label=label,
         status=status,
         problems=tuple(problems),
-        size=size(s.bytes_read),
-        segments=s.segments_read,
+        size=size(s.bytes),
+        segments=s.segments,
         offsets=_offsets(p),
         age=_ago(now, oldest(p)),
         last_write=_ago(now, newest(p)),
@@ -155,7 +155,7 @@ def _row(
         findings=_findings(counts),
         counts=counts,
         detail=detail,
-        shade=shade(s.bytes_read, scale),
+        shade=shade(s.bytes, scale),
     )
 
 
@@ -226,7 +226,7 @@ def status_of(p: PartitionView, c: dict[str, int]) -> tuple[str, list[str]]:
     elif problems:
         status = "blocked"
     else:
-        status = "ok" if p.summary.bytes_read else "empty"
+        status = "ok" if p.summary.bytes else "empty"
     if p.tiny_segments is not None:  # a setting to look at, not a fault
         problems.append("tiny segments: " + p.tiny_segments)
     return status, problems

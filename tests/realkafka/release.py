@@ -14,10 +14,12 @@ version, and checked for missing jars before reuse.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -150,8 +152,9 @@ class Release:
 
     @cached_property
     def tools_dir(self) -> Path:
-        """``java/*.java`` compiled together against the classpath, once per version and
-        source hash (and JDK)."""
+        """``java/*.java`` compiled against the classpath, once per version and source hash (and
+        JDK): together, or, where that fails (a tool written for another release's classes),
+        each on its own, those that do not compile named in ``tool_errors``."""
         sources = sorted(JAVA_SOURCES.glob("*.java"))
         digest = hashlib.sha256(str(self.java_home).encode())
         for source in sources:
@@ -162,14 +165,28 @@ class Release:
         staging = out.with_name(out.name + f".tmp{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
+        failed: dict[str, str] = {}
+        if self._javac(staging, sources) is not None:
+            for source in sources:
+                error = self._javac(staging, [source])
+                if error is not None:
+                    failed[source.stem] = error
+        (staging / ".failed.json").write_text(json.dumps(failed))
+        (staging / ".complete").touch()
+        shutil.rmtree(out, ignore_errors=True)
+        staging.rename(out)
+        return out
+
+    def _javac(self, out: Path, sources: list[Path]) -> str | None:
+        """Compile ``sources`` into ``out``; javac's complaint, or None."""
         result = subprocess.run(
             [
                 str(self.java_home / "bin" / "javac"),
                 "-nowarn",
                 "-d",
-                str(staging),
+                str(out),
                 "-cp",
-                os.pathsep.join(self.classpath),
+                os.pathsep.join([str(out), *self.classpath]),
                 *map(str, sources),
             ],
             capture_output=True,
@@ -177,13 +194,29 @@ class Release:
             timeout=300,
             check=False,
         )
-        if result.returncode != 0:
-            # a compile error is the tests' bug, never the machine's: raised as it is
-            raise RuntimeError(f"javac failed for Kafka {self.version}:\n{result.stderr}")
-        (staging / ".complete").touch()
-        shutil.rmtree(out, ignore_errors=True)
-        staging.rename(out)
-        return out
+        return None if result.returncode == 0 else result.stderr
+
+    @property
+    def tool_errors(self) -> dict[str, str]:
+        """The tools of ``java/`` that do not compile against this release, with javac's
+        words."""
+        failed = self.tools_dir / ".failed.json"
+        if not failed.exists():  # compiled whole
+            return {}
+        found: dict[str, str] = json.loads(failed.read_text())
+        return found
+
+    @cached_property
+    def dump_log_segments(self) -> str:
+        """The class ``kafka-dump-log.sh`` runs: the tools module's Java port
+        (``org.apache.kafka.tools``) where the release has it, else the broker's Scala one
+        (``kafka.tools``, 4.0)."""
+        for name in ("org/apache/kafka/tools/DumpLogSegments", "kafka/tools/DumpLogSegments"):
+            for jar in self.classpath:
+                with zipfile.ZipFile(jar) as z:
+                    if name + ".class" in z.namelist():
+                        return name.replace("/", ".")
+        raise Unavailable(f"Kafka {self.version} has no DumpLogSegments")
 
     def java_command(
         self,
@@ -197,6 +230,12 @@ class Release:
         release's classpath, with a small heap and a JIT that starts fast on two cores (or the
         JVM options ``jvm``, such as ``PRODUCTION_JVM``); its log lines (INFO and above) are
         appended to the file ``log``."""
+        if main in self.tool_errors:
+            first = self.tool_errors[main].strip().splitlines()[:2]
+            raise Unavailable(
+                f"java/{main}.java does not compile against Kafka {self.version}: "
+                + " ".join(first)
+            )
         props = {
             "log4j2.configurationFile": LOG4J_CONFIG.as_uri(),
             "kafka.logs.dir": str(log.parent),

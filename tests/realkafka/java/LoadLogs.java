@@ -107,6 +107,9 @@ public final class LoadLogs {
         }
         ObjectNode out = JSON.createObjectNode();
         out.set("logs", logs);
+        // the load's asynchronous writes (the leader epoch checkpoint's flush) done, the delayed
+        // ones (deleting .deleted files a minute later) dropped: KafkaScheduler's shutdown
+        scheduler.shutdown();
         System.out.println(JSON.writeValueAsString(out));
         System.out.flush();
         Runtime.getRuntime().halt(0);
