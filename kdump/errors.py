@@ -55,7 +55,7 @@ from typing import Any
 
 
 class ExitCode(IntEnum):
-    """Exit codes documented in the README."""
+    """Exit codes, documented in docs/exit-codes.md (the README has the short table)."""
 
     OK = 0
     WARNINGS = 1

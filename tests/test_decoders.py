@@ -269,7 +269,7 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path, schema_dir: Path) 
     assert (
         "the schema-registry decoder needs the 'schemas' extra (missing: fastavro): " in ran.stderr
     )
-    assert "pip install 'kdump[schemas]'" in ran.stderr
+    assert "pip install 'kafka-kdump[schemas]'" in ran.stderr
     assert "Traceback" not in ran.stderr
 
 

@@ -7,7 +7,7 @@ only where something is wrong; no text is smaller than 11 px; the damaged partit
 marks the bytes recovery cuts where they lie; the model embedded as JSON is what the page
 shows; paging, the table's lazy rows, sorting, links and the severity filter work by clicking.
 With KDUMP_UPDATE_SCREENSHOT=1 the damaged partition's section is saved as docs/report.png
-(the README's).
+(docs/report.md shows it).
 
 Where chromium, chromedriver or selenium are missing the tests skip, naming what is missing
 (scripts/ensure-test-system-deps.sh, run by the README's test command, installs them).
@@ -406,7 +406,7 @@ def test_links_open_a_sections_page_or_a_row_not_laid_out(fleet_page: Any) -> No
 
 
 def test_screenshot_of_the_damaged_partition(page: Any) -> None:
-    """The damaged partition's section as drawn (the README's picture): not blank, and the
+    """The damaged partition's section as drawn (docs/report.md's picture): not blank, and the
     bytes recovery cuts in red."""
     from PIL import Image
 

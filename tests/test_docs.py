@@ -1,0 +1,228 @@
+"""The documentation site (issue 43): built from docs/ by MkDocs in strict mode, so a warning
+(a link to a page that does not exist, an #anchor no heading makes, a page left out of the
+navigation) fails the suite; the README's links land on the built pages; what the pages
+promise is what the code does (every exit code, the examples' options)."""
+
+from __future__ import annotations
+
+import html
+import re
+import shlex
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from conftest import REPO
+
+from kdump.cli import cli
+from kdump.errors import ExitCode
+
+DOCS = REPO / "docs"
+README = REPO / "README.md"
+README_MAX_LINES = 300  # an operator's five minutes
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    ran = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    warnings = [line for line in ran.stderr.splitlines() if not line.startswith("INFO")]
+    assert ran.returncode == 0 and not warnings, ran.stderr
+    return out
+
+
+def anchors(page: Path) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', page.read_text()))
+
+
+def test_the_site_builds_strict_with_every_page_in_its_navigation(site: Path) -> None:
+    config = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    assert config["strict"] == "true"
+    assert set(config["validation"].values()) == {"warn"}  # every check on, each a failure
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    for page in pages:
+        assert (site / page.replace(".md", ".html")).is_file(), page
+    nav = yaml.safe_dump(config["nav"])
+    assert {page for page in pages if page not in nav} == set()
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    """The strict build is not a formality: a copy of docs/ with one link and one anchor
+    broken does not build, and says which."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    (copy / "mkdocs.yml").write_text((REPO / "mkdocs.yml").read_text())
+    subprocess.run(["cp", "-r", str(DOCS), str(copy / "docs")], check=True)
+    verify = copy / "docs" / "verify.md"
+    verify.write_text(
+        verify.read_text()
+        + "\nSee [gone](no-such-page.md) and [there](findings.md#no-such-code).\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "s")],
+        cwd=copy, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert ran.returncode != 0
+    assert "no-such-page.md" in ran.stderr and "#no-such-code" in ran.stderr
+
+
+def test_the_search_index_holds_every_page(site: Path) -> None:
+    """MkDocs' built-in search: its index is written, with the reference's words in it."""
+    index = (site / "search" / "search_index.json").read_text()
+    for word in ("LOG_CRC_MISMATCH", "kafka-kdump", "recovery-point-offset-checkpoint"):
+        assert word in index, word
+    assert 'id="mkdocs-search-query"' in (site / "index.html").read_text()
+
+
+def test_pages_render_their_lists_tables_and_code(site: Path) -> None:
+    """Python-Markdown is stricter than GitHub: a list with no blank line before it, or a code
+    block inside a list item indented two spaces, is printed as a paragraph of dashes and
+    backticks. None may be."""
+    for page in sorted(site.glob("*.html")):
+        main = page.read_text().split('<div role="main"', 1)[-1]
+        assert "```" not in main, page.name
+        for paragraph in re.findall(r"<p>(.*?)</p>", main, re.S):
+            assert not re.search(r"(^|\n)\s*([-*] |\d+\. |\||#+ )", paragraph), (
+                page.name,
+                paragraph[:200],
+            )
+
+
+def readme_links() -> list[str]:
+    return re.findall(r"\]\(([^)\s]+)\)", README.read_text())
+
+
+def test_the_readme_is_a_five_minute_page() -> None:
+    assert len(README.read_text().splitlines()) <= README_MAX_LINES
+    headings = re.findall(r"^## (.*)$", README.read_text(), re.M)
+    assert headings == [
+        "Install",
+        "Runbook: damaged segments on a broker",
+        "Exit codes",
+        "The commands, one example each",
+        "Set-up: two commands",
+        "Reference",
+    ]
+
+
+def test_every_readme_link_lands_on_a_page_of_the_site(site: Path) -> None:
+    readme_anchors = {slug(h) for h in re.findall(r"^#+ (.*)$", README.read_text(), re.M)}
+    targets = readme_links()
+    assert len(targets) > 30
+    for target in targets:
+        path, _, anchor = target.partition("#")
+        if not path:
+            assert anchor in readme_anchors, target
+            continue
+        assert path.startswith("docs/") and path.endswith(".md"), target
+        page = site / path.removeprefix("docs/").replace(".md", ".html")
+        assert page.is_file(), target
+        if anchor:
+            assert anchor in anchors(page), target
+
+
+def test_every_command_has_a_page_the_readme_links() -> None:
+    """A page per command: each of the CLI's commands is named in a page's title, and the
+    README links that page."""
+    titles = {p.name: p.read_text().splitlines()[0] for p in DOCS.glob("*.md")}
+    commands = []
+    for name, ctx in subcommands(root()):
+        if isinstance(ctx.command, click.Group):
+            commands += [f"{name} {sub}" for sub, _ in subcommands(ctx)]
+        else:
+            commands.append(name)
+    assert len(commands) >= 17
+    links = set(readme_links())
+    for command in commands:
+        named = [name for name, title in titles.items() if f"kdump {command}" in title]
+        assert named, f"no page's title names kdump {command}"
+        assert any(f"docs/{name}" in links for name in named), command
+
+
+def root() -> click.Context:
+    """The context a run makes (its -h/--help: click keeps each command's help option once
+    made, so a context made otherwise would change what the man page's generator sees)."""
+    return click.Context(cli, info_name="kdump", **cli.context_settings)
+
+
+def subcommands(ctx: click.Context) -> list[tuple[str, click.Context]]:
+    """A group's commands (kdump's are imported when asked for), each in its own context."""
+    group = ctx.command
+    assert isinstance(group, click.Group)
+    found = [(name, group.get_command(ctx, name)) for name in group.list_commands(ctx)]
+    return [(n, click.Context(c, parent=ctx, info_name=n)) for n, c in found if c is not None]
+
+
+@cache
+def slug(heading: str) -> str:
+    """A heading's anchor as mkdocs.yml makes it (GitHub's)."""
+    from pymdownx.slugs import slugify
+
+    text = re.sub(r"`([^`]*)`", r"\1", heading)
+    return str(slugify(case="lower")(html.unescape(text), "-"))
+
+
+def shell_block(text: str, heading: str, fence: str = "```") -> str:
+    """The first code block after a heading."""
+    section = text.split(heading + "\n", 1)[1]
+    found = re.search(re.escape(fence) + r"\w*\n(.*?)```", section, re.S)
+    assert found is not None, heading
+    return found[1]
+
+
+def test_the_readmes_runbook_is_the_runbooks() -> None:
+    """The README's runbook and the full one on the site show the same steps and commands."""
+    heading = "Runbook: damaged segments on a broker"
+    ours = shell_block(README.read_text(), "## " + heading)
+    theirs = shell_block((DOCS / "runbook.md").read_text(), "# " + heading)
+    assert ours == theirs
+    assert re.findall(r"^# (\d)\.", ours, re.M) == list("1234567")
+
+
+def kdump_examples() -> list[list[str]]:
+    """Every `kdump ...` command line in the README's code blocks."""
+    blocks = re.findall(r"```\w*\n(.*?)```", README.read_text(), re.S)
+    examples = []
+    for line in (line for block in blocks for line in block.splitlines()):
+        words = shlex.split(line, comments=True)
+        for at, word in enumerate(words):
+            if word in ("kdump", ".venv/bin/kdump", "/opt/kdump/bin/kdump") or (
+                word == "kdump.pyz" and words[at - 1] == "python3"
+            ):
+                examples.append(words[at + 1 :])
+                break
+    return examples
+
+
+def test_the_readmes_examples_use_options_their_commands_have() -> None:
+    examples = kdump_examples()
+    assert len(examples) >= 20
+    for args in examples:
+        ctx = root()
+        while isinstance(ctx.command, click.Group) and args:
+            sub = ctx.command.get_command(ctx, args[0])
+            if sub is None:
+                break
+            ctx, args = click.Context(sub, parent=ctx, info_name=args[0]), args[1:]
+        params = ctx.command.get_params(ctx)
+        known = {opt for p in params for opt in (*p.opts, *p.secondary_opts)}
+        for word in args:
+            if word.startswith("-"):
+                assert word.split("=")[0] in known, (ctx.command_path, word)
+        assert ctx.command is not cli or args[0] == "--files", args  # a command, or --files
+
+
+def test_the_exit_code_page_names_every_exit_code() -> None:
+    text = (DOCS / "exit-codes.md").read_text()
+    rows = re.findall(r"^\| ([\d, ]+) \|", text, re.M)
+    listed = {int(code) for row in rows for code in row.split(",")}
+    assert {int(code) for code in ExitCode} <= listed
+    readme = re.findall(r"^\| ([\d, ]+) \|", README.read_text(), re.M)
+    assert {int(c) for row in readme for c in row.split(",")} <= listed
