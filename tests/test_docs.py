@@ -10,13 +10,17 @@ import re
 import shlex
 import subprocess
 import sys
-from functools import cache
+from collections.abc import Iterator
+from functools import cache, partial
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import click
 import pytest
 import yaml
+from chromium import chromium, missing
 from conftest import REPO
+from localhttp import Quiet, serving
 
 from kdump.cli import cli
 from kdump.errors import ExitCode
@@ -219,6 +223,17 @@ def test_the_readmes_examples_use_options_their_commands_have() -> None:
         assert ctx.command is not cli or args[0] == "--files", args  # a command, or --files
 
 
+def test_every_command_page_says_its_exit_codes(site: Path) -> None:
+    """The exit code page links each command's own exit codes, and each link lands."""
+    text = (DOCS / "exit-codes.md").read_text()
+    links = re.findall(r"\]\(([a-z-]+\.md)#exit-codes\)", text)
+    assert len(links) >= 13
+    for link in links:
+        assert "exit-codes" in anchors(site / link.replace(".md", ".html")), link
+    for repair in ("rebuild-index", "trim-index", "recover", "salvage"):
+        assert "(repair.md#exit-codes)" in (DOCS / f"{repair}.md").read_text(), repair
+
+
 def test_the_exit_code_page_names_every_exit_code() -> None:
     text = (DOCS / "exit-codes.md").read_text()
     rows = re.findall(r"^\| ([\d, ]+) \|", text, re.M)
@@ -226,3 +241,52 @@ def test_the_exit_code_page_names_every_exit_code() -> None:
     assert {int(code) for code in ExitCode} <= listed
     readme = re.findall(r"^\| ([\d, ]+) \|", README.read_text(), re.M)
     assert {int(c) for row in readme for c in row.split(",")} <= listed
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    """The site over HTTP on localhost, as `mkdocs serve` or any web server gives it (the
+    search's worker reads its index with a request, which a file:// page may not make)."""
+
+    class Site(Quiet, SimpleHTTPRequestHandler):
+        pass
+
+    with serving(partial(Site, directory=str(site))) as url:
+        yield url + "/"
+
+
+@pytest.mark.skipif(missing() is not None, reason=missing() or "")
+def test_the_search_box_finds_a_finding_code_in_a_browser(served: str) -> None:
+    """The built-in search, used as a person uses it: open the search box on the home page,
+    type a finding code, follow the first result to its entry."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with chromium(900) as driver:
+        driver.get(served + "index.html")
+        driver.find_element("css selector", '[data-bs-target="#mkdocs_search_modal"]').click()
+        box = driver.find_element("id", "mkdocs-search-query")
+        WebDriverWait(driver, 30).until(lambda _: box.is_displayed())
+
+        def results(_: object) -> list[str]:
+            # the index is built in a worker after the page opens: ask again until it answers
+            box.send_keys(Keys.END, " ", Keys.BACKSPACE)
+            found = driver.find_elements("css selector", "#mkdocs-search-results a")
+            return [str(a.get_attribute("href")) for a in found]
+
+        box.send_keys("LOG_CRC_MISMATCH")
+        hrefs = WebDriverWait(driver, 120, poll_frequency=0.5).until(results)
+        assert served + "findings.html#log_crc_mismatch" in hrefs
+        driver.get(served + "findings.html#log_crc_mismatch")
+        heading = driver.find_element("id", "log_crc_mismatch")
+        assert heading.text.startswith("LOG_CRC_MISMATCH")
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+
+
+def test_the_site_fetches_nothing_from_elsewhere(site: Path) -> None:
+    """Scripts, styles and fonts come with the site (no CDN): it opens offline, on a broker
+    host's copy as well."""
+    for page in sorted(site.glob("*.html")):
+        text = page.read_text()
+        assert not re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="(?:https?:)?//', text)

@@ -20,12 +20,12 @@ import math
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import chromium, missing
 from clirun import run_kdump
 from conftest import ORACLE, REALFILES
 
@@ -34,7 +34,6 @@ from kdump.report.html import TABLE_ROWS, paginate
 from kdump.report.svg import LEFT, PLOT, WIDTH
 from kdump.units import parse_timestamp
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 NOW = "2026-01-01T00:00:00Z"
 ROOT = Path(__file__).resolve().parent.parent
 CRC = ORACLE.parent / "corrupt" / "log-crc-mismatch"
@@ -46,52 +45,13 @@ FIRST_SCREEN = 1600
 """The browser window's height: what a person sees before scrolling."""
 
 
-def _missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.path.exists(path):
-            return f"{path} is not installed (scripts/ensure-test-system-deps.sh installs it)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[test]')"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the module, with the flags this machine needs (no sandbox as
-    root, no background network) and a fresh profile."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="kdump-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        f"--window-size=1280,{FIRST_SCREEN}",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    with chromium(FIRST_SCREEN) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _write(tmp: Path, sources: list[Path], exit_code: int) -> Path:
