@@ -21,6 +21,9 @@ The facts and the broker's rules they follow:
   watermark (UnifiedLog.lastStableOffset), from the producer state at the log end.
 - ``recovery_point``: the recovery-point-offset-checkpoint entry, at most the log end
   (LogLoader.recoverLog).
+- ``producer_state``: the newest readable snapshot, then every batch after it
+  (UnifiedLog.rebuildProducerState); after a clean shutdown with no snapshot at all, nothing:
+  the broker starts from an empty producer state (``producer_state_skipped``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
     DUMPED_SUFFIXES,
+    INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     LOG_SUFFIX,
@@ -69,6 +73,8 @@ from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
+NEVER = (1 << 63) - 1
+"""A replay's ``state_from`` when the broker's state takes no batch (producer_state_skipped)."""
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
 
@@ -488,6 +494,26 @@ class UnifiedLog:
         return self.snapshot_between(self.log_start_offset, self.log_end_offset)
 
     @cached_property
+    def producer_state_skipped(self) -> bool:
+        """UnifiedLog.rebuildProducerState(reloadFromCleanShutdown): after a clean shutdown
+        (the log dir's .kafka_cleanshutdown) with no producer snapshot left once
+        ProducerStateManager.removeStraySnapshots has run (one at a segment's base offset, or
+        at or above the last segment's), the broker takes the missing snapshots for an upgrade
+        and skips the rebuild: its producer state starts empty at the log end (no open
+        transaction, no producer whose last batch the cleaner keeps), and it writes empty
+        snapshots. A segment with no .index is recovered at load first
+        (LogLoader.recoverSegment), whose own rebuild writes snapshots: then the state is
+        rebuilt as usual."""
+        log_dir = self.log_dir
+        if self.tiered or log_dir is None or not log_dir.had_clean_shutdown or not self.segments:
+            return False
+        bases = set(self.base_offsets)
+        last = self.base_offsets[-1]
+        if any(f.offset in bases or f.offset >= last for f in self.snapshot_files):
+            return False
+        return all(s.has(INDEX_SUFFIX) for s in self.segments)
+
+    @cached_property
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
         the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
@@ -502,7 +528,10 @@ class UnifiedLog:
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
         state_hw = None if hw is None else max(hw, self.log_start_offset)
-        if loaded.snapshot is not None and loaded.file is not None:
+        if self.producer_state_skipped:
+            # nothing is replayed into the broker's state (the history still is)
+            state, state_from, path = ProducerStateManager(high_watermark=state_hw), NEVER, None
+        elif loaded.snapshot is not None and loaded.file is not None:
             state = ProducerStateManager.from_snapshot(
                 loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
             )
@@ -525,9 +554,11 @@ class UnifiedLog:
         replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
         state = replay.state
         state.on_high_watermark_updated(self.high_watermark.value)
+        skipped = replay.state_from == NEVER
         return ProducerStateAtEnd(
             state=state,
-            state_from=replay.state_from,
+            state_from=self.log_end_offset if skipped else replay.state_from,
+            skipped=skipped,
             snapshot_path=replay.snapshot_path,
             completed=replay.completed,
             aborted=replay.aborted,
@@ -568,6 +599,8 @@ class UnifiedLog:
         return self.last_stable.value
 
     def _transactions_after_snapshot(self) -> bool:
+        if self.producer_state_skipped:
+            return False
         loaded = self.loaded_snapshot
         if loaded.snapshot is not None and any(
             e.current_txn_first_offset >= 0 for e in loaded.snapshot.producers

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from kdump.cli import cli
 from kdump.format.batch import RecordBatch
 from kdump.format.walk import iter_batches, iter_records
+from kdump.unified_log import UnifiedLog
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "fixtures" / "compaction"
@@ -73,9 +74,9 @@ def _prepare(name: str, tmp: Path) -> tuple[dict, Path, Path]:
     for f in part.iterdir():  # a checkout does not keep mtimes: the cleaner reads them
         when = spec["mtimes"].get(f.name, min(spec["mtimes"].values())) * 1_000_000
         os.utime(f, ns=(when, when))
-    checkpoint = here / "input" / "cleaner-offset-checkpoint"
-    if checkpoint.exists():
-        shutil.copy(checkpoint, log_dir)
+    for name in ("cleaner-offset-checkpoint", ".kafka_cleanshutdown"):
+        if (here / "input" / name).exists():
+            shutil.copy(here / "input" / name, log_dir)
     return spec, part, here / "kafka" / source.name
 
 
@@ -110,7 +111,7 @@ def test_cleaned_segments_are_kafkas_bytes(name: str, tmp_path: Path) -> None:
             else:  # index positions follow the .log's sizes
                 assert stem in snappy_differs, f"{path.name} differs from Kafka's"
         if path.suffix != ".txnindex":  # setLastModified leaves the .txnindex alone
-            assert path.stat().st_mtime_ns // 1_000_000 == theirs.stat().st_mtime_ns // 1_000_000
+            assert path.stat().st_mtime_ns // 1_000_000 == spec["kafka_mtimes"][path.name]
     for group in done["groups"]:
         base = f"{group['segments'][0]:020d}"
         for suffix in (".log", ".index", ".timeindex", ".txnindex"):
@@ -169,3 +170,31 @@ def test_nothing_to_clean_writes_only_the_checkpoint(tmp_path: Path) -> None:
     assert done["groups"] == [] and done["checkpoint_after"] == 0
     assert not done["cleanable"]
     assert (out / "cleaner-offset-checkpoint").read_text() == "0\n1\ngroups 0 0\n"
+
+
+def test_a_clean_shutdown_without_snapshot_leaves_the_producer_state_empty(tmp_path: Path) -> None:
+    """UnifiedLog.rebuildProducerState(reloadFromCleanShutdown): with the log dir's
+    .kafka_cleanshutdown and no producer snapshot, the broker skips the rebuild, so the open
+    transaction at offset 52 holds nothing back; without the marker it is replayed and does."""
+    from kdump.discovery import discover
+
+    spec, part, kafka = _prepare("clean-shutdown", tmp_path)
+
+    def opened() -> UnifiedLog:
+        (log,) = discover([str(part)], urls=False).partitions
+        return log
+
+    log = opened()
+    assert log.producer_state_skipped
+    assert log.last_stable_offset == log.high_watermark.value == spec["high_watermark"]
+    assert not log.producer_state.state.producers
+    # the empty snapshot Kafka wrote at the active segment's base: loaded, not skipped
+    shutil.copy(kafka / "00000000000000000055.snapshot", part)
+    log = opened()
+    assert not log.producer_state_skipped and log.producer_state.state_from == 55
+    (part / "00000000000000000055.snapshot").unlink()
+    (part.parent / ".kafka_cleanshutdown").unlink()
+    log = opened()
+    assert not log.producer_state_skipped
+    assert log.last_stable_offset == 52
+    assert set(log.producer_state.state.producers) == {1000, 2000, 3000}
