@@ -332,9 +332,13 @@ class CleanerStats:
 
 
 class CleanedSegmentSink(Protocol):
-    """Where a cleaned segment's batches go, in order (the ``.log`` of a ``.cleaned`` segment)."""
+    """Where a cleaned segment's batches go, in order (the ``.log`` of a ``.cleaned`` segment);
+    ``done`` once its group is cleaned, where Cleaner.cleanSegments swaps it in (it raises
+    CleaningFailed when the segment cannot be: the cleaning stops there)."""
 
     def append(self, data: bytes | memoryview, batch: CleanedBatch) -> None: ...
+
+    def done(self) -> None: ...
 
 
 class CleanedBatch(NamedTuple):
@@ -462,6 +466,8 @@ class Cleaner:
                     log, group, cleaned, sink, txns, producers, hw, legacy_horizon, settings,
                     result.stats,
                 )  # fmt: skip
+                if sink is not None:
+                    sink.done()
             except CleaningFailed as e:
                 result.failure = str(e)
                 return result
