@@ -383,13 +383,11 @@ def main() -> None:
         # the active segment's preallocated indexes (10 MiB of zeros each) are not kept
         active = max(f.stem for f in (work / part.name).glob("*.log"))
         spec["kafka_files"] = sorted(f.name for f in (work / part.name).iterdir())
-        # a checkout does not keep mtimes: those of the files Kafka's cleaner wrote (a cleaned
-        # segment replaced the one of its name, now .deleted) are kept here
+        # a checkout does not keep mtimes, and the cleaner sets them (setLastModified)
         spec["kafka_mtimes"] = {
             f.name: f.stat().st_mtime_ns // 1_000_000
             for f in sorted((work / part.name).iterdir())
-            if f.suffix in (".log", ".index", ".timeindex")
-            and f"{f.name}.deleted" in spec["kafka_files"]
+            if not f.name.endswith(".deleted")
         }
         shutil.copytree(
             work,
