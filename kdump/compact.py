@@ -145,6 +145,14 @@ class Compaction:
             "empty_batches_kept": stats.empty_batches,
             "batches_rebuilt": stats.rebuilt_batches,
             "next_delete_horizon": stats.next_delete_horizon,
+            # Kafka's CleanerStats, as the broker's log line reports them (LogCleaner.recordStats:
+            # "Start size: ... (N messages)", "End size: ... (M messages)")
+            "cleaner_stats": {
+                "messages_read": stats.messages_read,
+                "bytes_read": stats.bytes_read,
+                "messages_written": stats.messages_written,
+                "bytes_written": stats.bytes_written,
+            },
             "groups": [_group_dict(g) for g in r.groups],
             "failure": r.failure,
             "written": self.written,
