@@ -44,7 +44,6 @@ from kdump.format.textfiles import (
     offset_checkpoint_bytes,
 )
 from kdump.log_cleaner import (
-    CleanedBatch,
     CleanedGroup,
     CleanedSegmentSink,
     Cleaner,
@@ -338,7 +337,7 @@ class _Sink:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self.out: BinaryIO | None = os.fdopen(fd, "wb", buffering=1 << 20)
 
-    def append(self, data: bytes | memoryview, batch: CleanedBatch) -> None:
+    def append(self, data: bytes | memoryview) -> None:
         assert self.out is not None
         self.out.write(data)
 
@@ -449,7 +448,7 @@ class _InPlaceSink:
         owner = Ownership.like(model if model is not None else os.stat(final.parent))
         return self.writer.session.new_file(self.segment, final, owner)
 
-    def append(self, data: bytes | memoryview, batch: CleanedBatch) -> None:
+    def append(self, data: bytes | memoryview) -> None:
         assert self.out is not None
         self.out.write(data)
 

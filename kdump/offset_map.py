@@ -9,7 +9,9 @@ The cleaner stops putting keys once ``size`` reaches ``slots * load factor`` and
 where the map filled (Cleaner.buildOffsetMapForSegment).
 
 kdump's map has the same slots, hashes and probes, in an anonymous memory map: memory is only
-touched where keys land, and never exceeds the size given.
+touched where keys land, and never exceeds the size given. The C module puts and gets (and the
+cleaner's hot loops fill and read the map there: kdump.log_cleaner); this code is the reference
+(tests/test_speedups.py compares the two maps byte for byte).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import mmap
 import struct
+
+from kdump import speedups
 
 HASH_SIZE = 16
 BYTES_PER_ENTRY = HASH_SIZE + 8
@@ -43,6 +47,13 @@ class SkimpyOffsetMap:
         self.entries = 0
         self.latest_offset = -1
         """OffsetMap.latestOffset: the last offset put or passed over (-1: none)."""
+        self.native = speedups.native()
+        """The C module, when it is there: it puts and gets (None: the code below)."""
+
+    @property
+    def buffer(self) -> mmap.mmap:
+        """The slots, as the C module reads and writes them."""
+        return self._bytes
 
     @property
     def size(self) -> int:
@@ -61,6 +72,10 @@ class SkimpyOffsetMap:
     def put(self, key: bytes, offset: int) -> None:
         if self.entries >= self.slots:
             raise ValueError(f"offset map full: {self.entries} entries in {self.slots} slots")
+        if self.native is not None:
+            self.entries += self.native.omap_put(self._bytes, self.slots, key, offset)
+            self.latest_offset = offset
+            return
         digest = hashlib.md5(key).digest()
         buf = self._bytes
         attempt = 0
@@ -79,6 +94,8 @@ class SkimpyOffsetMap:
 
     def get(self, key: bytes) -> int:
         """The offset stored for ``key``'s hash, or -1."""
+        if self.native is not None:
+            return self.native.omap_get(self._bytes, self.slots, key)
         digest = hashlib.md5(key).digest()
         buf = self._bytes
         for attempt in range(self.slots + HASH_SIZE - 4):

@@ -177,7 +177,7 @@ def _records(part: Path) -> tuple[int, int]:
     for log in part.glob("*.log"):
         data = log.read_bytes()
         size += len(data)
-        count += sum(b.records_count for b in iter_batches(data))
+        count += sum(b.records_count or 0 for b in iter_batches(data))
     return count, size
 
 
