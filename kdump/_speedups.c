@@ -3697,6 +3697,221 @@ static void md5(const uint8_t *p, size_t n, uint8_t out[16])
             out[4 * i + j] = (uint8_t)(h[i] >> (8 * j));
 }
 
+/* MD5 of MD5_LANES keys of at most 55 bytes (one block each) at once: as many independent
+ * chains of the same 64 steps, in the lanes of vectors where the compiler has them (GCC's and
+ * Clang's vector extensions: two SSE2 registers of four lanes on any x86-64), else side by
+ * side (the map loops were a third MD5, one key after the other). */
+#define MD5_LANES 8
+#define MD5_ONE_BLOCK 55
+
+static void md5_block_words(const uint8_t *key, int64_t size, uint32_t words[16])
+{
+    uint8_t block[64] = {0};
+    memcpy(block, key, (size_t)size);
+    block[size] = 0x80;
+    uint64_t bits = (uint64_t)size * 8;
+    for (int i = 0; i < 8; i++)
+        block[56 + i] = (uint8_t)(bits >> (8 * i));
+    for (int i = 0; i < 16; i++)
+        words[i] = (uint32_t)block[4 * i] | (uint32_t)block[4 * i + 1] << 8 |
+                   (uint32_t)block[4 * i + 2] << 16 | (uint32_t)block[4 * i + 3] << 24;
+}
+
+static void md5_lanes_out(uint32_t h[4], uint8_t *out)
+{
+    static const uint32_t init[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (uint8_t)((h[i] + init[i]) >> (8 * j));
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KDUMP_MD5_SIDE_BY_SIDE)
+typedef uint32_t md5_vec __attribute__((vector_size(MD5_LANES * 4)));
+#define MD5_STEPV(f, a, b, c, d, k, t, s)                                                       \
+    (a) += f((b), (c), (d)) + w[k] + (uint32_t)(t);                                            \
+    (a) = ((a) << (s)) | ((a) >> (32 - (s)));                                                 \
+    (a) += (b);
+
+static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD5_LANES],
+                      uint8_t *out[MD5_LANES])
+{
+    md5_vec w[16];
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t words[16];
+        md5_block_words(key[l], size[l], words);
+        for (int i = 0; i < 16; i++)
+            w[i][l] = words[i];
+    }
+    md5_vec a = {0}, b = {0}, c = {0}, d = {0};
+    a += 0x67452301;
+    b += 0xefcdab89;
+    c += 0x98badcfe;
+    d += 0x10325476;
+    MD5_STEPV(MD5_F, a, b, c, d, 0, 0xd76aa478, 7)
+    MD5_STEPV(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12)
+    MD5_STEPV(MD5_F, c, d, a, b, 2, 0x242070db, 17)
+    MD5_STEPV(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22)
+    MD5_STEPV(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7)
+    MD5_STEPV(MD5_F, d, a, b, c, 5, 0x4787c62a, 12)
+    MD5_STEPV(MD5_F, c, d, a, b, 6, 0xa8304613, 17)
+    MD5_STEPV(MD5_F, b, c, d, a, 7, 0xfd469501, 22)
+    MD5_STEPV(MD5_F, a, b, c, d, 8, 0x698098d8, 7)
+    MD5_STEPV(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12)
+    MD5_STEPV(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17)
+    MD5_STEPV(MD5_F, b, c, d, a, 11, 0x895cd7be, 22)
+    MD5_STEPV(MD5_F, a, b, c, d, 12, 0x6b901122, 7)
+    MD5_STEPV(MD5_F, d, a, b, c, 13, 0xfd987193, 12)
+    MD5_STEPV(MD5_F, c, d, a, b, 14, 0xa679438e, 17)
+    MD5_STEPV(MD5_F, b, c, d, a, 15, 0x49b40821, 22)
+    MD5_STEPV(MD5_G, a, b, c, d, 1, 0xf61e2562, 5)
+    MD5_STEPV(MD5_G, d, a, b, c, 6, 0xc040b340, 9)
+    MD5_STEPV(MD5_G, c, d, a, b, 11, 0x265e5a51, 14)
+    MD5_STEPV(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20)
+    MD5_STEPV(MD5_G, a, b, c, d, 5, 0xd62f105d, 5)
+    MD5_STEPV(MD5_G, d, a, b, c, 10, 0x02441453, 9)
+    MD5_STEPV(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14)
+    MD5_STEPV(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20)
+    MD5_STEPV(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5)
+    MD5_STEPV(MD5_G, d, a, b, c, 14, 0xc33707d6, 9)
+    MD5_STEPV(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14)
+    MD5_STEPV(MD5_G, b, c, d, a, 8, 0x455a14ed, 20)
+    MD5_STEPV(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5)
+    MD5_STEPV(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9)
+    MD5_STEPV(MD5_G, c, d, a, b, 7, 0x676f02d9, 14)
+    MD5_STEPV(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20)
+    MD5_STEPV(MD5_H, a, b, c, d, 5, 0xfffa3942, 4)
+    MD5_STEPV(MD5_H, d, a, b, c, 8, 0x8771f681, 11)
+    MD5_STEPV(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16)
+    MD5_STEPV(MD5_H, b, c, d, a, 14, 0xfde5380c, 23)
+    MD5_STEPV(MD5_H, a, b, c, d, 1, 0xa4beea44, 4)
+    MD5_STEPV(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11)
+    MD5_STEPV(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16)
+    MD5_STEPV(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23)
+    MD5_STEPV(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4)
+    MD5_STEPV(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11)
+    MD5_STEPV(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16)
+    MD5_STEPV(MD5_H, b, c, d, a, 6, 0x04881d05, 23)
+    MD5_STEPV(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4)
+    MD5_STEPV(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11)
+    MD5_STEPV(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16)
+    MD5_STEPV(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23)
+    MD5_STEPV(MD5_I, a, b, c, d, 0, 0xf4292244, 6)
+    MD5_STEPV(MD5_I, d, a, b, c, 7, 0x432aff97, 10)
+    MD5_STEPV(MD5_I, c, d, a, b, 14, 0xab9423a7, 15)
+    MD5_STEPV(MD5_I, b, c, d, a, 5, 0xfc93a039, 21)
+    MD5_STEPV(MD5_I, a, b, c, d, 12, 0x655b59c3, 6)
+    MD5_STEPV(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10)
+    MD5_STEPV(MD5_I, c, d, a, b, 10, 0xffeff47d, 15)
+    MD5_STEPV(MD5_I, b, c, d, a, 1, 0x85845dd1, 21)
+    MD5_STEPV(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6)
+    MD5_STEPV(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10)
+    MD5_STEPV(MD5_I, c, d, a, b, 6, 0xa3014314, 15)
+    MD5_STEPV(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21)
+    MD5_STEPV(MD5_I, a, b, c, d, 4, 0xf7537e82, 6)
+    MD5_STEPV(MD5_I, d, a, b, c, 11, 0xbd3af235, 10)
+    MD5_STEPV(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15)
+    MD5_STEPV(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
+        md5_lanes_out(h, out[l]);
+    }
+}
+#else
+#define MD5_STEP4(f, a, b, c, d, k, t, s)                                                       \
+    for (int l = 0; l < MD5_LANES; l++) {                                                       \
+        a[l] += f(b[l], c[l], d[l]) + w[k][l] + (uint32_t)(t);                                 \
+        a[l] = (a[l] << (s)) | (a[l] >> (32 - (s)));                                           \
+        a[l] += b[l];                                                                           \
+    }
+
+static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD5_LANES],
+                      uint8_t *out[MD5_LANES])
+{
+    uint32_t w[16][MD5_LANES];
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t words[16];
+        md5_block_words(key[l], size[l], words);
+        for (int i = 0; i < 16; i++)
+            w[i][l] = words[i];
+    }
+    uint32_t a[MD5_LANES], b[MD5_LANES], c[MD5_LANES], d[MD5_LANES];
+    for (int l = 0; l < MD5_LANES; l++) {
+        a[l] = 0x67452301;
+        b[l] = 0xefcdab89;
+        c[l] = 0x98badcfe;
+        d[l] = 0x10325476;
+    }
+    MD5_STEP4(MD5_F, a, b, c, d, 0, 0xd76aa478, 7)
+    MD5_STEP4(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12)
+    MD5_STEP4(MD5_F, c, d, a, b, 2, 0x242070db, 17)
+    MD5_STEP4(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22)
+    MD5_STEP4(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7)
+    MD5_STEP4(MD5_F, d, a, b, c, 5, 0x4787c62a, 12)
+    MD5_STEP4(MD5_F, c, d, a, b, 6, 0xa8304613, 17)
+    MD5_STEP4(MD5_F, b, c, d, a, 7, 0xfd469501, 22)
+    MD5_STEP4(MD5_F, a, b, c, d, 8, 0x698098d8, 7)
+    MD5_STEP4(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12)
+    MD5_STEP4(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17)
+    MD5_STEP4(MD5_F, b, c, d, a, 11, 0x895cd7be, 22)
+    MD5_STEP4(MD5_F, a, b, c, d, 12, 0x6b901122, 7)
+    MD5_STEP4(MD5_F, d, a, b, c, 13, 0xfd987193, 12)
+    MD5_STEP4(MD5_F, c, d, a, b, 14, 0xa679438e, 17)
+    MD5_STEP4(MD5_F, b, c, d, a, 15, 0x49b40821, 22)
+    MD5_STEP4(MD5_G, a, b, c, d, 1, 0xf61e2562, 5)
+    MD5_STEP4(MD5_G, d, a, b, c, 6, 0xc040b340, 9)
+    MD5_STEP4(MD5_G, c, d, a, b, 11, 0x265e5a51, 14)
+    MD5_STEP4(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20)
+    MD5_STEP4(MD5_G, a, b, c, d, 5, 0xd62f105d, 5)
+    MD5_STEP4(MD5_G, d, a, b, c, 10, 0x02441453, 9)
+    MD5_STEP4(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14)
+    MD5_STEP4(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20)
+    MD5_STEP4(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5)
+    MD5_STEP4(MD5_G, d, a, b, c, 14, 0xc33707d6, 9)
+    MD5_STEP4(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14)
+    MD5_STEP4(MD5_G, b, c, d, a, 8, 0x455a14ed, 20)
+    MD5_STEP4(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5)
+    MD5_STEP4(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9)
+    MD5_STEP4(MD5_G, c, d, a, b, 7, 0x676f02d9, 14)
+    MD5_STEP4(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20)
+    MD5_STEP4(MD5_H, a, b, c, d, 5, 0xfffa3942, 4)
+    MD5_STEP4(MD5_H, d, a, b, c, 8, 0x8771f681, 11)
+    MD5_STEP4(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16)
+    MD5_STEP4(MD5_H, b, c, d, a, 14, 0xfde5380c, 23)
+    MD5_STEP4(MD5_H, a, b, c, d, 1, 0xa4beea44, 4)
+    MD5_STEP4(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11)
+    MD5_STEP4(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16)
+    MD5_STEP4(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23)
+    MD5_STEP4(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4)
+    MD5_STEP4(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11)
+    MD5_STEP4(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16)
+    MD5_STEP4(MD5_H, b, c, d, a, 6, 0x04881d05, 23)
+    MD5_STEP4(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4)
+    MD5_STEP4(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11)
+    MD5_STEP4(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16)
+    MD5_STEP4(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23)
+    MD5_STEP4(MD5_I, a, b, c, d, 0, 0xf4292244, 6)
+    MD5_STEP4(MD5_I, d, a, b, c, 7, 0x432aff97, 10)
+    MD5_STEP4(MD5_I, c, d, a, b, 14, 0xab9423a7, 15)
+    MD5_STEP4(MD5_I, b, c, d, a, 5, 0xfc93a039, 21)
+    MD5_STEP4(MD5_I, a, b, c, d, 12, 0x655b59c3, 6)
+    MD5_STEP4(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10)
+    MD5_STEP4(MD5_I, c, d, a, b, 10, 0xffeff47d, 15)
+    MD5_STEP4(MD5_I, b, c, d, a, 1, 0x85845dd1, 21)
+    MD5_STEP4(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6)
+    MD5_STEP4(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10)
+    MD5_STEP4(MD5_I, c, d, a, b, 6, 0xa3014314, 15)
+    MD5_STEP4(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21)
+    MD5_STEP4(MD5_I, a, b, c, d, 4, 0xf7537e82, 6)
+    MD5_STEP4(MD5_I, d, a, b, c, 11, 0xbd3af235, 10)
+    MD5_STEP4(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15)
+    MD5_STEP4(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
+        md5_lanes_out(h, out[l]);
+    }
+}
+#endif
+
 #define OMAP_HASH 16
 #define OMAP_ENTRY 24
 
@@ -3754,6 +3969,8 @@ static int64_t omap_get(const uint8_t *map, int64_t slots, const uint8_t *hash)
 typedef struct {
     uint8_t (*hash)[OMAP_HASH];
     int64_t *offset;
+    const uint8_t **key; /* NULL: a record whose key is not looked up (its hash left zero) */
+    int64_t *key_size;
     Py_ssize_t n, cap;
 } hash_queue;
 
@@ -3770,26 +3987,65 @@ static int hq_reserve(hash_queue *q, Py_ssize_t extra)
     void *offset = realloc(q->offset, (size_t)cap * sizeof(int64_t));
     if (offset != NULL)
         q->offset = offset;
-    if (hash == NULL || offset == NULL)
+    void *key = realloc(q->key, (size_t)cap * sizeof(uint8_t *));
+    if (key != NULL)
+        q->key = key;
+    void *key_size = realloc(q->key_size, (size_t)cap * sizeof(int64_t));
+    if (key_size != NULL)
+        q->key_size = key_size;
+    if (hash == NULL || offset == NULL || key == NULL || key_size == NULL)
         return -1;
     q->cap = cap;
     return 0;
 }
 
-/* One more key (room reserved): its hash, its offset, its first slot asked for. */
-static void hq_push(hash_queue *q, const uint8_t *map, int64_t slots, const uint8_t *key,
-                    int64_t size, int64_t offset)
+/* One more record (room reserved): its key (NULL: none to look up) and offset. */
+static inline void hq_push(hash_queue *q, const uint8_t *key, int64_t size, int64_t offset)
 {
-    md5(key, (size_t)size, q->hash[q->n]);
+    q->key[q->n] = key;
+    q->key_size[q->n] = size;
     q->offset[q->n] = offset;
-    __builtin_prefetch(map + omap_position(q->hash[q->n], 0, slots), 1, 3);
     q->n++;
+}
+
+/* The keys pushed from `from` on hashed (four short ones at a time) and their first slots asked
+ * for; the others' hashes zero. */
+static void hq_hash(hash_queue *q, Py_ssize_t from, const uint8_t *map, int64_t slots)
+{
+    const uint8_t *lane_key[MD5_LANES];
+    int64_t lane_size[MD5_LANES];
+    uint8_t *lane_out[MD5_LANES];
+    int lanes = 0;
+    for (Py_ssize_t i = from; i < q->n; i++) {
+        if (q->key[i] == NULL) {
+            memset(q->hash[i], 0, OMAP_HASH);
+            continue;
+        }
+        if (q->key_size[i] > MD5_ONE_BLOCK) {
+            md5(q->key[i], (size_t)q->key_size[i], q->hash[i]);
+            continue;
+        }
+        lane_key[lanes] = q->key[i];
+        lane_size[lanes] = q->key_size[i];
+        lane_out[lanes++] = q->hash[i];
+        if (lanes == MD5_LANES) {
+            md5_lanes(lane_key, lane_size, lane_out);
+            lanes = 0;
+        }
+    }
+    for (int l = 0; l < lanes; l++)
+        md5(lane_key[l], (size_t)lane_size[l], lane_out[l]);
+    for (Py_ssize_t i = from; i < q->n; i++)
+        if (q->key[i] != NULL)
+            __builtin_prefetch(map + omap_position(q->hash[i], 0, slots), 1, 3);
 }
 
 static void hq_free(hash_queue *q)
 {
     free(q->hash);
     free(q->offset);
+    free(q->key);
+    free(q->key_size);
 }
 
 /* The map's bytes: a writable buffer of at least slots * 24 bytes. */
@@ -3978,11 +4234,12 @@ static Py_ssize_t hash_batches(const uint8_t *data, Py_ssize_t pos, Py_ssize_t e
         for (i = 0; i < h.records_count; i++) {
             parse_record(&r, &at, &ctx, &rec);
             if (rec.key_size >= 0 && rec.offset >= min_offset)
-                hq_push(q, map, slots, rec.key, rec.key_size, rec.offset);
+                hq_push(q, rec.key, rec.key_size, rec.offset);
         }
         pos += size;
         b[n++] = (queued_batch){pos, h.base_offset + h.last_offset_delta, q->n, h.records_count};
     }
+    hq_hash(q, 0, map, slots);
     return n;
 }
 
@@ -4008,7 +4265,7 @@ static PyObject *py_omap_put_run(PyObject *self, PyObject *args)
     const uint8_t *data = buf.buf;
     uint8_t *omap = map.buf;
     int64_t latest = -1, full_at = -1, records = 0, count = entries;
-    hash_queue q = {NULL, NULL, 0, 0};
+    hash_queue q = {NULL, NULL, NULL, NULL, 0, 0};
     queued_batch batches[HASHED_AHEAD];
     Py_BEGIN_ALLOW_THREADS
     while (full_at < 0) {
@@ -4307,11 +4564,9 @@ static Py_ssize_t hash_ahead(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end
             record_view rec;
             if (parse_record(&r, &at, &ctx, &rec) < 0)
                 break;
-            if (rec.key_size >= 0 && rec.offset <= c->latest) {
-                hq_push(q, c->map, c->slots, rec.key, rec.key_size, rec.offset);
-                keys++;
-            } else
-                memset(q->hash[q->n++], 0, OMAP_HASH);
+            int lookup = rec.key_size >= 0 && rec.offset <= c->latest;
+            hq_push(q, lookup ? rec.key : NULL, rec.key_size, rec.offset);
+            keys += lookup;
         }
         if (i < h.records_count) { /* decide() hashes this one itself, and refuses it */
             q->n = first;
@@ -4321,6 +4576,7 @@ static Py_ssize_t hash_ahead(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end
         pos += size;
     }
     ahead[done] = pos;
+    hq_hash(q, 0, c->map, c->slots);
     return done;
 }
 
@@ -4353,7 +4609,7 @@ static PyObject *py_clean_run(PyObject *self, PyObject *args)
     uint8_t *keep = NULL;
     Py_ssize_t keep_cap = 0;
     int failed = 0;
-    hash_queue q = {NULL, NULL, 0, 0};
+    hash_queue q = {NULL, NULL, NULL, NULL, 0, 0};
     Py_ssize_t ahead_end = pos, ahead[HASHED_AHEAD + 1], n_ahead = 0, next = 0;
     Py_BEGIN_ALLOW_THREADS
     while (pos >= 0 && pos < end && out.len < max_output) {
