@@ -37,7 +37,7 @@ from pathlib import Path
 
 from kdump.errors import KdumpError, RepairError
 from kdump.format.names import CLEANED_SUFFIX, SWAP_SUFFIX
-from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
+from kdump.repair.apply import RepairSession, Written
 from kdump.repair.files import Ownership, create_temp, regular_lstat
 from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import FileChange, FileState, SegmentPlan
@@ -71,12 +71,6 @@ class SwapSession(RepairSession):
     """A repair session whose units are cleaned segments (and checkpoint files), each staged,
     then swapped in or committed on its own: a failure or a signal undoes only the unit in
     progress, the earlier ones stay done."""
-
-    def __init__(self, options: WriteOptions, hook: Hook | None = None) -> None:
-        super().__init__(options, hook)
-        self.kept: list[Path] = []
-        """The backups of every unit done."""
-        self.swapped = 0
 
     # -- staging -----------------------------------------------------------------------------
 
@@ -142,8 +136,6 @@ class SwapSession(RepairSession):
                     "recover, completes or undoes the swap as Kafka's LogLoader does (the "
                     "backups kept)",
                 ) from None
-        self.kept += [w.backup for w in done if w.backup is not None]
-        self.swapped += 1
         self.next_unit()
         return done
 
@@ -151,7 +143,6 @@ class SwapSession(RepairSession):
         """RepairSession.commit of what is staged (a checkpoint file), then the next unit."""
         with signals_held() as held:
             written = self.commit(held.pending)
-        self.kept += [w.backup for w in written if w.backup is not None]
         self.next_unit()
         return written
 
