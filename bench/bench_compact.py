@@ -17,8 +17,10 @@ Each partition is cleaned by ``kdump compact --output-dir`` (a child process) an
 LogCleanerManager and Cleaner (tests/realkafka/java/Cleaner.java, a JVM child process against the
 kafka-storage release's classpath, compiled first), each ``--repeat`` times on fresh copies,
 alternating; the medians are compared. Start-up is measured apart: the same commands on a
-partition holding only its active segment. Ratios below 1: kdump is faster. kdump's peak RSS is
-shown beside the key map it sizes (the dedupe buffer, 128 MiB, touched only where keys land).
+partition holding only its active segment. Ratios below 1: kdump is faster. CPU time (user and
+system, every thread: the JVM's compilers and collectors too) is shown beside: on a machine
+other jobs load, a process of one thread gets less of it per second than one of many. kdump's
+peak RSS is shown beside the key map it sizes (the dedupe buffer, 128 MiB).
 The machine is shared: the ratios are what count.
 """
 
@@ -108,8 +110,9 @@ def write_partition(d: Path, kind: str, mib: int) -> int:
     return offset + 1
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall time of a child process, and its own peak RSS (KiB)."""
+def timed(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall time of a child process, its CPU time (user and system, all its threads), and its
+    own peak RSS (KiB)."""
     start = time.perf_counter()
     child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
@@ -117,7 +120,7 @@ def timed(cmd: list[str]) -> tuple[float, int]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise subprocess.CalledProcessError(child.returncode, cmd)
-    return took, usage.ru_maxrss
+    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def main() -> None:
@@ -146,6 +149,7 @@ def main() -> None:
                 if f.name.startswith(f"{end - 1:020d}"):
                     shutil.copy(f, empty)
             times: dict[str, list[float]] = {}
+            cpus: dict[str, list[float]] = {}
             rss = 0
             for n in range(a.repeat):
                 for name in ("kdump", "kafka", "kdump-empty", "kafka-empty"):
@@ -162,8 +166,9 @@ def main() -> None:
                         cmd = ["java", "-Xmx2g", "-cp", f"{cp}:{classes}", "Cleaner",
                                str(log_dir), "bench-0", now, str(end), str(DEDUPE), "1", "1",
                                "cleanup.policy=compact"]  # fmt: skip
-                    took, peak = timed(cmd)
+                    took, cpu, peak = timed(cmd)
                     times.setdefault(name, []).append(took)
+                    cpus.setdefault(name, []).append(cpu)
                     if name == "kdump":
                         rss = max(rss, peak)
                     shutil.rmtree(log_dir)
@@ -171,12 +176,15 @@ def main() -> None:
             size = sum(f.stat().st_size for f in source.glob("*.log"))
             med = {name: statistics.median(ts) for name, ts in times.items()}
             print(f"{kind}: {size / 2**20:.0f} MiB, {end} records, {KINDS[kind][2]} keys")
+            cpu = {name: statistics.median(ts) for name, ts in cpus.items()}
             for name, t in med.items():
-                print(f"  {name:12s} {t:8.2f} s (median of {len(times[name])})")
+                runs = len(times[name])
+                print(f"  {name:12s} {t:8.2f} s, CPU {cpu[name]:6.2f} s (medians of {runs})")
             print(f"  ratio kdump/kafka (whole commands): {med['kdump'] / med['kafka']:.2f}")
             work_k = med["kdump"] - med["kdump-empty"]
             work_j = med["kafka"] - med["kafka-empty"]
             print(f"  ratio kdump/kafka (start-up apart): {work_k / max(work_j, 1e-9):.2f}")
+            print(f"  ratio kdump/kafka (CPU time, all threads): {cpu['kdump'] / cpu['kafka']:.2f}")
             print(f"  kdump peak RSS {rss / 1024:.0f} MiB (key map {DEDUPE >> 20} MiB)")
             shutil.rmtree(work / kind)
             sys.stdout.flush()
