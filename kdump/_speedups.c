@@ -3930,10 +3930,12 @@ static inline int omap_empty(const uint8_t *e)
     return (load_le64(e) | load_le64(e + 8) | load_le64(e + 16)) == 0;
 }
 
-/* SkimpyOffsetMap.put: 1 a new entry, 0 an entry overwritten. */
+/* SkimpyOffsetMap.put: 1 a new entry, 0 an entry overwritten, -1 no room (every slot probed
+ * holds another key: Kafka refuses a put once the map holds `slots` keys). */
 static int omap_put(uint8_t *map, int64_t slots, const uint8_t *hash, int64_t offset)
 {
-    for (int64_t attempt = 0;; attempt++) {
+    int64_t attempts = slots + OMAP_HASH - 4;
+    for (int64_t attempt = 0; attempt < attempts; attempt++) {
         uint8_t *e = map + omap_position(hash, attempt, slots);
         int empty = omap_empty(e);
         if (empty || memcmp(e, hash, OMAP_HASH) == 0) {
@@ -3944,6 +3946,7 @@ static int omap_put(uint8_t *map, int64_t slots, const uint8_t *hash, int64_t of
             return empty;
         }
     }
+    return -1;
 }
 
 /* SkimpyOffsetMap.get: the offset stored for the hash, or -1. */
@@ -4077,6 +4080,10 @@ static PyObject *py_omap_put(PyObject *self, PyObject *args)
     int added = omap_put(map.buf, slots, hash, offset);
     PyBuffer_Release(&key);
     PyBuffer_Release(&map);
+    if (added < 0) {
+        PyErr_SetString(PyExc_ValueError, "the offset map is full");
+        return NULL;
+    }
     return PyBool_FromLong(added);
 }
 
@@ -4131,7 +4138,12 @@ static int fill_records(map_fill *f, const uint8_t *payload, Py_ssize_t size, in
         }
         uint8_t hash[OMAP_HASH];
         md5(rec.key, (size_t)rec.key_size, hash);
-        f->entries += omap_put(f->map, f->slots, hash, rec.offset);
+        int added = omap_put(f->map, f->slots, hash, rec.offset);
+        if (added < 0) { /* a limit above the map's room: full all the same */
+            f->full_at = rec.offset;
+            return 1;
+        }
+        f->entries += added;
         f->latest = rec.offset;
     }
     return 0;
@@ -4215,7 +4227,8 @@ static Py_ssize_t hash_batches(const uint8_t *data, Py_ssize_t pos, Py_ssize_t e
             break;
         v2_header h;
         read_v2_header(data + pos, &h);
-        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0)
+        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
+            h.records_count > size - V2_HEADER_SIZE) /* a record takes a byte at least */
             break;
         batch_context ctx;
         context_of(&h, &ctx);
@@ -4277,11 +4290,12 @@ static PyObject *py_omap_put_run(PyObject *self, PyObject *args)
         Py_ssize_t k = 0;
         for (Py_ssize_t j = 0; j < n && full_at < 0; j++) {
             for (; k < batches[j].keys_end; k++) {
-                if (count >= limit) {
+                int added = count >= limit ? -1 : omap_put(omap, slots, q.hash[k], q.offset[k]);
+                if (added < 0) {
                     full_at = q.offset[k];
                     break;
                 }
-                count += omap_put(omap, slots, q.hash[k], q.offset[k]);
+                count += added;
                 latest = q.offset[k];
             }
             if (full_at >= 0)
@@ -4553,6 +4567,7 @@ static Py_ssize_t hash_ahead(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end
         v2_header h;
         read_v2_header(data + pos, &h);
         if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
+            h.records_count > size - V2_HEADER_SIZE ||
             hq_reserve(q, (Py_ssize_t)h.records_count) < 0)
             break;
         batch_context ctx;
@@ -4626,7 +4641,8 @@ static PyObject *py_clean_run(PyObject *self, PyObject *args)
             break;
         v2_header h;
         read_v2_header(data + pos, &h);
-        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0)
+        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
+            h.records_count > size - V2_HEADER_SIZE)
             break;
         if (h.records_count > keep_cap) {
             uint8_t *more = realloc(keep, (size_t)h.records_count);
@@ -4737,13 +4753,17 @@ static PyObject *py_clean_records(PyObject *self, PyObject *args)
     int has_horizon = horizon_obj != Py_None;
     int64_t horizon = has_horizon ? PyLong_AsLongLong(horizon_obj) : 0;
     PyObject *result = NULL;
-    uint8_t *keep = count > 0 ? malloc((size_t)count) : NULL;
+    uint8_t *keep = count > 0 && count <= payload.len ? malloc((size_t)count) : NULL;
     outbuf out = {NULL, 0, 0}, ranges = {NULL, 0, 0};
     int64_t stats[N_CLEAN_STATS] = {0};
     kept_counts k;
     clean_ctx c = {map.buf, slots, latest, now};
-    if (PyErr_Occurred() || count < 0)
+    if (PyErr_Occurred())
         goto done;
+    if (count < 0 || count > payload.len) { /* a record takes a byte at least: Python's */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
     if (count > 0 && keep == NULL) {
         PyErr_NoMemory();
         goto done;
