@@ -20,6 +20,7 @@ from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
 from kdump.crc import Buffer
 from kdump.format.index import OffsetIndex
+from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.repair.apply import StagedFile
@@ -97,12 +98,12 @@ def recheck_segment(
         index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
     )
     sink = FindingSink(options.max_findings_per_code)
-    stem = log_path.removesuffix(".log")
+    stem = log_path.removesuffix(LOG_SUFFIX)
     offset_index = time_index = None
     if OFFSET_INDEX in indexes:
-        offset_index = OffsetIndex(indexes[OFFSET_INDEX], base_offset, stem + ".index")
+        offset_index = OffsetIndex(indexes[OFFSET_INDEX], base_offset, stem + INDEX_SUFFIX)
     if TIME_INDEX in indexes:
-        time_index = TimeIndex(indexes[TIME_INDEX], base_offset, stem + ".timeindex")
+        time_index = TimeIndex(indexes[TIME_INDEX], base_offset, stem + TIME_INDEX_SUFFIX)
     records = FileRecords(log_path, log)
     directory = log_path.rsplit("/", 1)[0]
     scan = scan_log(
@@ -113,6 +114,6 @@ def recheck_segment(
     if time_index is not None:
         check_time_index(time_index, scan, sink, options, False)
     if TXN_INDEX in indexes:
-        txn = TransactionIndex(indexes[TXN_INDEX], base_offset, stem + ".txnindex")
+        txn = TransactionIndex(indexes[TXN_INDEX], base_offset, stem + TXN_INDEX_SUFFIX)
         check_txn_index(txn, scan, sink)
     return sink.close()
