@@ -26,13 +26,11 @@ The facts and the broker's rules they follow:
   watermark (UnifiedLog.lastStableOffset), from the producer state at the log end.
 - ``recovery_point``: the recovery-point-offset-checkpoint entry, at most the log end
   (LogLoader.recoverLog).
-- ``producer_state``: the newest readable snapshot, then every batch after it
-  (UnifiedLog.rebuildProducerState); after a clean shutdown with no snapshot at all, nothing:
-  the broker starts from an empty producer state (``producer_state_skipped``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from bisect import bisect_right
@@ -48,6 +46,7 @@ from kdump.config import ConfigLayers, Settings, option_default, resolve_setting
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
+    DELETE_DIR_SUFFIX,
     DUMPED_SUFFIXES,
     INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
@@ -71,14 +70,7 @@ from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
-from kdump.log_loader import (
-    Load,
-    SegmentState,
-    Settlement,
-    load,
-    settle,
-    stray_snapshots_removed,
-)
+from kdump.log_loader import Load, SegmentState, Settlement, load, settle
 from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
@@ -87,8 +79,6 @@ from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
-NEVER = (1 << 63) - 1
-"""A replay's ``state_from`` when the broker's state takes no batch (producer_state_skipped)."""
 SMALL_TEXT_FILE = 1 << 20
 
 
@@ -449,16 +439,39 @@ class UnifiedLog:
         LogLoader settles the leftover files): from the log dir's clean shutdown marker (no
         log dir known: an unclean stop), its recovery-point and log-start checkpoint entries
         (none, or unreadable: 0, as LogManager passes them), each segment's files and where
-        recovery would cut it."""
-        clean = self.log_dir is not None and self.log_dir.had_clean_shutdown
+        recovery would cut it. The KRaft metadata log is the raft layer's: it loads it with
+        no recovery point nor log start (0) and as after an unclean stop, on every start
+        (KafkaRaftLog.createLog). A ``-delete`` directory's load skips recoverLog."""
+        return self.broker_load_with()
+
+    def broker_load_with(self, indexes_whole: frozenset[int] = frozenset()) -> Load:
+        """``broker_load``, or the same load as if the segments ``indexes_whole`` had whole
+        indexes (what ``kdump rebuild-index`` of them first would spare the broker)."""
+        metadata = self.is_metadata_log
+        clean = not metadata and self.log_dir is not None and self.log_dir.had_clean_shutdown
         last = self.segments[-1] if self.segments else None
+        states = []
+        for s in self.segments:
+            state = self._segment_state(s, s is last)
+            if s.base_offset in indexes_whole:
+                state = dataclasses.replace(state, has_index=True, txn_index_corrupt=False)
+            states.append(state)
         return load(
-            [self._segment_state(s, s is last) for s in self.segments],
+            states,
             clean,
-            self._checkpointed_or_zero(RECOVERY_POINT_CHECKPOINT),
-            self._checkpointed_or_zero(LOG_START_OFFSET_CHECKPOINT),
+            0 if metadata else self._checkpointed_or_zero(RECOVERY_POINT_CHECKPOINT),
+            0 if metadata else self._checkpointed_or_zero(LOG_START_OFFSET_CHECKPOINT),
             [f.offset for f in self.snapshot_files],
+            frozenset(f.offset for f in self.snapshot_files if not self._snapshot_parses(f)),
+            recover_log=not self.storage.name.endswith(DELETE_DIR_SUFFIX),
         )
+
+    def _snapshot_parses(self, file: SnapshotFile) -> bool:
+        try:
+            self.read_snapshot(file)
+        except KdumpError:
+            return False
+        return True
 
     def _checkpointed_or_zero(self, name: str) -> int:
         try:
@@ -577,30 +590,10 @@ class UnifiedLog:
         return self.snapshot_between(self.log_start_offset, self.log_end_offset)
 
     @cached_property
-    def producer_state_skipped(self) -> bool:
-        """UnifiedLog.rebuildProducerState(reloadFromCleanShutdown): after a clean shutdown
-        (the log dir's .kafka_cleanshutdown) with no producer snapshot left once
-        ProducerStateManager.removeStraySnapshots has run (one at a segment's base offset, or
-        at or above the last segment's), the broker takes the missing snapshots for an upgrade
-        and skips the rebuild: its producer state starts empty at the log end (no open
-        transaction, no producer whose last batch the cleaner keeps), and it writes empty
-        snapshots. A segment with no .index is recovered at load first
-        (LogLoader.recoverSegment), whose own rebuild writes snapshots: then the state is
-        rebuilt as usual."""
-        log_dir = self.log_dir
-        if self.tiered or log_dir is None or not log_dir.had_clean_shutdown or not self.segments:
-            return False
-        snapshots = [f.offset for f in self.snapshot_files]
-        if stray_snapshots_removed(snapshots, self.base_offsets):
-            return False
-        # the segments recovered as they are opened (broker_load's at_open, read without
-        # walking every segment: a .txnindex that fails its sanity check is left out)
-        return all(s.has(INDEX_SUFFIX) for s in self.segments)
-
-    @cached_property
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
-        the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
+        the loaded snapshot, then every batch after it up to the recovery cut (one replay);
+        none at all where the broker skips the rebuild (a clean stop, no snapshot)."""
         replay = self._start_replay(self.log_end_offset)
         replay.run(self.segments)
         return self._finish_replay(replay)
@@ -612,10 +605,7 @@ class UnifiedLog:
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
         state_hw = None if hw is None else max(hw, self.log_start_offset)
-        if self.producer_state_skipped:
-            # nothing is replayed into the broker's state (the history still is)
-            state, state_from, path = ProducerStateManager(high_watermark=state_hw), NEVER, None
-        elif loaded.snapshot is not None and loaded.file is not None:
+        if loaded.snapshot is not None and loaded.file is not None:
             state = ProducerStateManager.from_snapshot(
                 loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
             )
@@ -636,13 +626,19 @@ class UnifiedLog:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
         replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-        state = replay.state
+        state, state_from = replay.state, replay.state_from
+        skipped = bool(self.segments) and not self.tiered
+        skipped = skipped and self.broker_load.producer_state_skipped
+        if skipped:
+            # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
+            # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
+            hw = self._checkpointed_high_watermark()
+            state = ProducerStateManager(high_watermark=None if hw is None else max(hw, 0))
+            state_from = self.log_end_offset
         state.on_high_watermark_updated(self.high_watermark.value)
-        skipped = replay.state_from == NEVER
         return ProducerStateAtEnd(
             state=state,
-            state_from=self.log_end_offset if skipped else replay.state_from,
-            skipped=skipped,
+            state_from=state_from,
             snapshot_path=replay.snapshot_path,
             completed=replay.completed,
             aborted=replay.aborted,
@@ -650,6 +646,7 @@ class UnifiedLog:
             log_end=replay.log_end,
             batches=replay.batches,
             first_unstable_offset=state.first_unstable_offset(),
+            skipped=skipped,
         )
 
     def _checkpointed_high_watermark(self) -> int | None:
@@ -683,8 +680,6 @@ class UnifiedLog:
         return self.last_stable.value
 
     def _transactions_after_snapshot(self) -> bool:
-        if self.producer_state_skipped:
-            return False
         loaded = self.loaded_snapshot
         if loaded.snapshot is not None and any(
             e.current_txn_first_offset >= 0 for e in loaded.snapshot.producers
@@ -853,6 +848,8 @@ class UnifiedLog:
             "deleted_segments": list(found.deleted),
             "snapshots_deleted": list(found.snapshots_deleted),
             "snapshots_written": list(found.snapshots_written),
+            "snapshots_left": list(found.snapshots_left),
+            "producer_state_skipped": found.producer_state_skipped,
             "fails": found.failure,
         }
 

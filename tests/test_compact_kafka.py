@@ -188,16 +188,16 @@ def test_a_clean_shutdown_without_snapshot_leaves_the_producer_state_empty(tmp_p
         return log
 
     log = opened()
-    assert log.producer_state_skipped
+    assert log.broker_load.producer_state_skipped and log.producer_state.skipped
     assert log.last_stable_offset == log.high_watermark.value == spec["high_watermark"]
     assert not log.producer_state.state.producers
     # the empty snapshot Kafka wrote at the active segment's base: loaded, not skipped
     shutil.copy(kafka / "00000000000000000055.snapshot", part)
     log = opened()
-    assert not log.producer_state_skipped and log.producer_state.state_from == 55
+    assert not log.producer_state.skipped and log.producer_state.state_from == 55
     (part / "00000000000000000055.snapshot").unlink()
     (part.parent / ".kafka_cleanshutdown").unlink()
     log = opened()
-    assert not log.producer_state_skipped
+    assert not log.producer_state.skipped
     assert log.last_stable_offset == 52
     assert set(log.producer_state.state.producers) == {1000, 2000, 3000}

@@ -115,7 +115,7 @@ class PartitionTransactions:
     producers: list[ProducerStateEntry]
     rebuild_skipped: bool
     """A clean shutdown and no snapshot: the broker starts from an empty producer state
-    (UnifiedLog.producer_state_skipped)."""
+    (kdump.log_loader.Load.producer_state_skipped)."""
     expired_producers: list[int]
     """Producers the broker's periodic check would expire at ``now`` (no open transaction)."""
     open_transactions: list[OpenTransaction]
