@@ -3598,6 +3598,74 @@ static PyObject *py_advise(PyObject *self, PyObject *args)
     (a) += f((b), (c), (d)) + (x) + (uint32_t)(t);                                             \
     (a) = ((a) << (s)) | ((a) >> (32 - (s)));                                                 \
     (a) += (b);
+#define MD5_STEP1(f, a, b, c, d, k, t, s) MD5_STEP(f, a, b, c, d, w[k], t, s)
+
+/* MD5's 64 steps (RFC 1321): function, the four words in turn, message word, constant, shift. */
+#define MD5_STEPS(STEP) \
+    STEP(MD5_F, a, b, c, d, 0, 0xd76aa478, 7) \
+    STEP(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12) \
+    STEP(MD5_F, c, d, a, b, 2, 0x242070db, 17) \
+    STEP(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22) \
+    STEP(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7) \
+    STEP(MD5_F, d, a, b, c, 5, 0x4787c62a, 12) \
+    STEP(MD5_F, c, d, a, b, 6, 0xa8304613, 17) \
+    STEP(MD5_F, b, c, d, a, 7, 0xfd469501, 22) \
+    STEP(MD5_F, a, b, c, d, 8, 0x698098d8, 7) \
+    STEP(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12) \
+    STEP(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17) \
+    STEP(MD5_F, b, c, d, a, 11, 0x895cd7be, 22) \
+    STEP(MD5_F, a, b, c, d, 12, 0x6b901122, 7) \
+    STEP(MD5_F, d, a, b, c, 13, 0xfd987193, 12) \
+    STEP(MD5_F, c, d, a, b, 14, 0xa679438e, 17) \
+    STEP(MD5_F, b, c, d, a, 15, 0x49b40821, 22) \
+    STEP(MD5_G, a, b, c, d, 1, 0xf61e2562, 5) \
+    STEP(MD5_G, d, a, b, c, 6, 0xc040b340, 9) \
+    STEP(MD5_G, c, d, a, b, 11, 0x265e5a51, 14) \
+    STEP(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20) \
+    STEP(MD5_G, a, b, c, d, 5, 0xd62f105d, 5) \
+    STEP(MD5_G, d, a, b, c, 10, 0x02441453, 9) \
+    STEP(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14) \
+    STEP(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20) \
+    STEP(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5) \
+    STEP(MD5_G, d, a, b, c, 14, 0xc33707d6, 9) \
+    STEP(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14) \
+    STEP(MD5_G, b, c, d, a, 8, 0x455a14ed, 20) \
+    STEP(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5) \
+    STEP(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9) \
+    STEP(MD5_G, c, d, a, b, 7, 0x676f02d9, 14) \
+    STEP(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20) \
+    STEP(MD5_H, a, b, c, d, 5, 0xfffa3942, 4) \
+    STEP(MD5_H, d, a, b, c, 8, 0x8771f681, 11) \
+    STEP(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16) \
+    STEP(MD5_H, b, c, d, a, 14, 0xfde5380c, 23) \
+    STEP(MD5_H, a, b, c, d, 1, 0xa4beea44, 4) \
+    STEP(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11) \
+    STEP(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16) \
+    STEP(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23) \
+    STEP(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4) \
+    STEP(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11) \
+    STEP(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16) \
+    STEP(MD5_H, b, c, d, a, 6, 0x04881d05, 23) \
+    STEP(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4) \
+    STEP(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11) \
+    STEP(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16) \
+    STEP(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23) \
+    STEP(MD5_I, a, b, c, d, 0, 0xf4292244, 6) \
+    STEP(MD5_I, d, a, b, c, 7, 0x432aff97, 10) \
+    STEP(MD5_I, c, d, a, b, 14, 0xab9423a7, 15) \
+    STEP(MD5_I, b, c, d, a, 5, 0xfc93a039, 21) \
+    STEP(MD5_I, a, b, c, d, 12, 0x655b59c3, 6) \
+    STEP(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10) \
+    STEP(MD5_I, c, d, a, b, 10, 0xffeff47d, 15) \
+    STEP(MD5_I, b, c, d, a, 1, 0x85845dd1, 21) \
+    STEP(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6) \
+    STEP(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10) \
+    STEP(MD5_I, c, d, a, b, 6, 0xa3014314, 15) \
+    STEP(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21) \
+    STEP(MD5_I, a, b, c, d, 4, 0xf7537e82, 6) \
+    STEP(MD5_I, d, a, b, c, 11, 0xbd3af235, 10) \
+    STEP(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15) \
+    STEP(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
 
 static void md5_block(uint32_t h[4], const uint8_t *p)
 {
@@ -3606,70 +3674,7 @@ static void md5_block(uint32_t h[4], const uint8_t *p)
         w[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                (uint32_t)p[4 * i + 3] << 24;
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-    MD5_STEP(MD5_F, a, b, c, d, w[0], 0xd76aa478, 7)
-    MD5_STEP(MD5_F, d, a, b, c, w[1], 0xe8c7b756, 12)
-    MD5_STEP(MD5_F, c, d, a, b, w[2], 0x242070db, 17)
-    MD5_STEP(MD5_F, b, c, d, a, w[3], 0xc1bdceee, 22)
-    MD5_STEP(MD5_F, a, b, c, d, w[4], 0xf57c0faf, 7)
-    MD5_STEP(MD5_F, d, a, b, c, w[5], 0x4787c62a, 12)
-    MD5_STEP(MD5_F, c, d, a, b, w[6], 0xa8304613, 17)
-    MD5_STEP(MD5_F, b, c, d, a, w[7], 0xfd469501, 22)
-    MD5_STEP(MD5_F, a, b, c, d, w[8], 0x698098d8, 7)
-    MD5_STEP(MD5_F, d, a, b, c, w[9], 0x8b44f7af, 12)
-    MD5_STEP(MD5_F, c, d, a, b, w[10], 0xffff5bb1, 17)
-    MD5_STEP(MD5_F, b, c, d, a, w[11], 0x895cd7be, 22)
-    MD5_STEP(MD5_F, a, b, c, d, w[12], 0x6b901122, 7)
-    MD5_STEP(MD5_F, d, a, b, c, w[13], 0xfd987193, 12)
-    MD5_STEP(MD5_F, c, d, a, b, w[14], 0xa679438e, 17)
-    MD5_STEP(MD5_F, b, c, d, a, w[15], 0x49b40821, 22)
-    MD5_STEP(MD5_G, a, b, c, d, w[1], 0xf61e2562, 5)
-    MD5_STEP(MD5_G, d, a, b, c, w[6], 0xc040b340, 9)
-    MD5_STEP(MD5_G, c, d, a, b, w[11], 0x265e5a51, 14)
-    MD5_STEP(MD5_G, b, c, d, a, w[0], 0xe9b6c7aa, 20)
-    MD5_STEP(MD5_G, a, b, c, d, w[5], 0xd62f105d, 5)
-    MD5_STEP(MD5_G, d, a, b, c, w[10], 0x02441453, 9)
-    MD5_STEP(MD5_G, c, d, a, b, w[15], 0xd8a1e681, 14)
-    MD5_STEP(MD5_G, b, c, d, a, w[4], 0xe7d3fbc8, 20)
-    MD5_STEP(MD5_G, a, b, c, d, w[9], 0x21e1cde6, 5)
-    MD5_STEP(MD5_G, d, a, b, c, w[14], 0xc33707d6, 9)
-    MD5_STEP(MD5_G, c, d, a, b, w[3], 0xf4d50d87, 14)
-    MD5_STEP(MD5_G, b, c, d, a, w[8], 0x455a14ed, 20)
-    MD5_STEP(MD5_G, a, b, c, d, w[13], 0xa9e3e905, 5)
-    MD5_STEP(MD5_G, d, a, b, c, w[2], 0xfcefa3f8, 9)
-    MD5_STEP(MD5_G, c, d, a, b, w[7], 0x676f02d9, 14)
-    MD5_STEP(MD5_G, b, c, d, a, w[12], 0x8d2a4c8a, 20)
-    MD5_STEP(MD5_H, a, b, c, d, w[5], 0xfffa3942, 4)
-    MD5_STEP(MD5_H, d, a, b, c, w[8], 0x8771f681, 11)
-    MD5_STEP(MD5_H, c, d, a, b, w[11], 0x6d9d6122, 16)
-    MD5_STEP(MD5_H, b, c, d, a, w[14], 0xfde5380c, 23)
-    MD5_STEP(MD5_H, a, b, c, d, w[1], 0xa4beea44, 4)
-    MD5_STEP(MD5_H, d, a, b, c, w[4], 0x4bdecfa9, 11)
-    MD5_STEP(MD5_H, c, d, a, b, w[7], 0xf6bb4b60, 16)
-    MD5_STEP(MD5_H, b, c, d, a, w[10], 0xbebfbc70, 23)
-    MD5_STEP(MD5_H, a, b, c, d, w[13], 0x289b7ec6, 4)
-    MD5_STEP(MD5_H, d, a, b, c, w[0], 0xeaa127fa, 11)
-    MD5_STEP(MD5_H, c, d, a, b, w[3], 0xd4ef3085, 16)
-    MD5_STEP(MD5_H, b, c, d, a, w[6], 0x04881d05, 23)
-    MD5_STEP(MD5_H, a, b, c, d, w[9], 0xd9d4d039, 4)
-    MD5_STEP(MD5_H, d, a, b, c, w[12], 0xe6db99e5, 11)
-    MD5_STEP(MD5_H, c, d, a, b, w[15], 0x1fa27cf8, 16)
-    MD5_STEP(MD5_H, b, c, d, a, w[2], 0xc4ac5665, 23)
-    MD5_STEP(MD5_I, a, b, c, d, w[0], 0xf4292244, 6)
-    MD5_STEP(MD5_I, d, a, b, c, w[7], 0x432aff97, 10)
-    MD5_STEP(MD5_I, c, d, a, b, w[14], 0xab9423a7, 15)
-    MD5_STEP(MD5_I, b, c, d, a, w[5], 0xfc93a039, 21)
-    MD5_STEP(MD5_I, a, b, c, d, w[12], 0x655b59c3, 6)
-    MD5_STEP(MD5_I, d, a, b, c, w[3], 0x8f0ccc92, 10)
-    MD5_STEP(MD5_I, c, d, a, b, w[10], 0xffeff47d, 15)
-    MD5_STEP(MD5_I, b, c, d, a, w[1], 0x85845dd1, 21)
-    MD5_STEP(MD5_I, a, b, c, d, w[8], 0x6fa87e4f, 6)
-    MD5_STEP(MD5_I, d, a, b, c, w[15], 0xfe2ce6e0, 10)
-    MD5_STEP(MD5_I, c, d, a, b, w[6], 0xa3014314, 15)
-    MD5_STEP(MD5_I, b, c, d, a, w[13], 0x4e0811a1, 21)
-    MD5_STEP(MD5_I, a, b, c, d, w[4], 0xf7537e82, 6)
-    MD5_STEP(MD5_I, d, a, b, c, w[11], 0xbd3af235, 10)
-    MD5_STEP(MD5_I, c, d, a, b, w[2], 0x2ad7d2bb, 15)
-    MD5_STEP(MD5_I, b, c, d, a, w[9], 0xeb86d391, 21)
+    MD5_STEPS(MD5_STEP1)
     h[0] += a;
     h[1] += b;
     h[2] += c;
@@ -3747,70 +3752,7 @@ static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD
     b += 0xefcdab89;
     c += 0x98badcfe;
     d += 0x10325476;
-    MD5_STEPV(MD5_F, a, b, c, d, 0, 0xd76aa478, 7)
-    MD5_STEPV(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12)
-    MD5_STEPV(MD5_F, c, d, a, b, 2, 0x242070db, 17)
-    MD5_STEPV(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22)
-    MD5_STEPV(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7)
-    MD5_STEPV(MD5_F, d, a, b, c, 5, 0x4787c62a, 12)
-    MD5_STEPV(MD5_F, c, d, a, b, 6, 0xa8304613, 17)
-    MD5_STEPV(MD5_F, b, c, d, a, 7, 0xfd469501, 22)
-    MD5_STEPV(MD5_F, a, b, c, d, 8, 0x698098d8, 7)
-    MD5_STEPV(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12)
-    MD5_STEPV(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17)
-    MD5_STEPV(MD5_F, b, c, d, a, 11, 0x895cd7be, 22)
-    MD5_STEPV(MD5_F, a, b, c, d, 12, 0x6b901122, 7)
-    MD5_STEPV(MD5_F, d, a, b, c, 13, 0xfd987193, 12)
-    MD5_STEPV(MD5_F, c, d, a, b, 14, 0xa679438e, 17)
-    MD5_STEPV(MD5_F, b, c, d, a, 15, 0x49b40821, 22)
-    MD5_STEPV(MD5_G, a, b, c, d, 1, 0xf61e2562, 5)
-    MD5_STEPV(MD5_G, d, a, b, c, 6, 0xc040b340, 9)
-    MD5_STEPV(MD5_G, c, d, a, b, 11, 0x265e5a51, 14)
-    MD5_STEPV(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20)
-    MD5_STEPV(MD5_G, a, b, c, d, 5, 0xd62f105d, 5)
-    MD5_STEPV(MD5_G, d, a, b, c, 10, 0x02441453, 9)
-    MD5_STEPV(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14)
-    MD5_STEPV(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20)
-    MD5_STEPV(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5)
-    MD5_STEPV(MD5_G, d, a, b, c, 14, 0xc33707d6, 9)
-    MD5_STEPV(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14)
-    MD5_STEPV(MD5_G, b, c, d, a, 8, 0x455a14ed, 20)
-    MD5_STEPV(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5)
-    MD5_STEPV(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9)
-    MD5_STEPV(MD5_G, c, d, a, b, 7, 0x676f02d9, 14)
-    MD5_STEPV(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20)
-    MD5_STEPV(MD5_H, a, b, c, d, 5, 0xfffa3942, 4)
-    MD5_STEPV(MD5_H, d, a, b, c, 8, 0x8771f681, 11)
-    MD5_STEPV(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16)
-    MD5_STEPV(MD5_H, b, c, d, a, 14, 0xfde5380c, 23)
-    MD5_STEPV(MD5_H, a, b, c, d, 1, 0xa4beea44, 4)
-    MD5_STEPV(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11)
-    MD5_STEPV(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16)
-    MD5_STEPV(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23)
-    MD5_STEPV(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4)
-    MD5_STEPV(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11)
-    MD5_STEPV(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16)
-    MD5_STEPV(MD5_H, b, c, d, a, 6, 0x04881d05, 23)
-    MD5_STEPV(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4)
-    MD5_STEPV(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11)
-    MD5_STEPV(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16)
-    MD5_STEPV(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23)
-    MD5_STEPV(MD5_I, a, b, c, d, 0, 0xf4292244, 6)
-    MD5_STEPV(MD5_I, d, a, b, c, 7, 0x432aff97, 10)
-    MD5_STEPV(MD5_I, c, d, a, b, 14, 0xab9423a7, 15)
-    MD5_STEPV(MD5_I, b, c, d, a, 5, 0xfc93a039, 21)
-    MD5_STEPV(MD5_I, a, b, c, d, 12, 0x655b59c3, 6)
-    MD5_STEPV(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10)
-    MD5_STEPV(MD5_I, c, d, a, b, 10, 0xffeff47d, 15)
-    MD5_STEPV(MD5_I, b, c, d, a, 1, 0x85845dd1, 21)
-    MD5_STEPV(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6)
-    MD5_STEPV(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10)
-    MD5_STEPV(MD5_I, c, d, a, b, 6, 0xa3014314, 15)
-    MD5_STEPV(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21)
-    MD5_STEPV(MD5_I, a, b, c, d, 4, 0xf7537e82, 6)
-    MD5_STEPV(MD5_I, d, a, b, c, 11, 0xbd3af235, 10)
-    MD5_STEPV(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15)
-    MD5_STEPV(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
+    MD5_STEPS(MD5_STEPV)
     for (int l = 0; l < MD5_LANES; l++) {
         uint32_t h[4] = {a[l], b[l], c[l], d[l]};
         md5_lanes_out(h, out[l]);
@@ -3841,70 +3783,7 @@ static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD
         c[l] = 0x98badcfe;
         d[l] = 0x10325476;
     }
-    MD5_STEP4(MD5_F, a, b, c, d, 0, 0xd76aa478, 7)
-    MD5_STEP4(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12)
-    MD5_STEP4(MD5_F, c, d, a, b, 2, 0x242070db, 17)
-    MD5_STEP4(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22)
-    MD5_STEP4(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7)
-    MD5_STEP4(MD5_F, d, a, b, c, 5, 0x4787c62a, 12)
-    MD5_STEP4(MD5_F, c, d, a, b, 6, 0xa8304613, 17)
-    MD5_STEP4(MD5_F, b, c, d, a, 7, 0xfd469501, 22)
-    MD5_STEP4(MD5_F, a, b, c, d, 8, 0x698098d8, 7)
-    MD5_STEP4(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12)
-    MD5_STEP4(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17)
-    MD5_STEP4(MD5_F, b, c, d, a, 11, 0x895cd7be, 22)
-    MD5_STEP4(MD5_F, a, b, c, d, 12, 0x6b901122, 7)
-    MD5_STEP4(MD5_F, d, a, b, c, 13, 0xfd987193, 12)
-    MD5_STEP4(MD5_F, c, d, a, b, 14, 0xa679438e, 17)
-    MD5_STEP4(MD5_F, b, c, d, a, 15, 0x49b40821, 22)
-    MD5_STEP4(MD5_G, a, b, c, d, 1, 0xf61e2562, 5)
-    MD5_STEP4(MD5_G, d, a, b, c, 6, 0xc040b340, 9)
-    MD5_STEP4(MD5_G, c, d, a, b, 11, 0x265e5a51, 14)
-    MD5_STEP4(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20)
-    MD5_STEP4(MD5_G, a, b, c, d, 5, 0xd62f105d, 5)
-    MD5_STEP4(MD5_G, d, a, b, c, 10, 0x02441453, 9)
-    MD5_STEP4(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14)
-    MD5_STEP4(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20)
-    MD5_STEP4(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5)
-    MD5_STEP4(MD5_G, d, a, b, c, 14, 0xc33707d6, 9)
-    MD5_STEP4(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14)
-    MD5_STEP4(MD5_G, b, c, d, a, 8, 0x455a14ed, 20)
-    MD5_STEP4(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5)
-    MD5_STEP4(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9)
-    MD5_STEP4(MD5_G, c, d, a, b, 7, 0x676f02d9, 14)
-    MD5_STEP4(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20)
-    MD5_STEP4(MD5_H, a, b, c, d, 5, 0xfffa3942, 4)
-    MD5_STEP4(MD5_H, d, a, b, c, 8, 0x8771f681, 11)
-    MD5_STEP4(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16)
-    MD5_STEP4(MD5_H, b, c, d, a, 14, 0xfde5380c, 23)
-    MD5_STEP4(MD5_H, a, b, c, d, 1, 0xa4beea44, 4)
-    MD5_STEP4(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11)
-    MD5_STEP4(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16)
-    MD5_STEP4(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23)
-    MD5_STEP4(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4)
-    MD5_STEP4(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11)
-    MD5_STEP4(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16)
-    MD5_STEP4(MD5_H, b, c, d, a, 6, 0x04881d05, 23)
-    MD5_STEP4(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4)
-    MD5_STEP4(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11)
-    MD5_STEP4(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16)
-    MD5_STEP4(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23)
-    MD5_STEP4(MD5_I, a, b, c, d, 0, 0xf4292244, 6)
-    MD5_STEP4(MD5_I, d, a, b, c, 7, 0x432aff97, 10)
-    MD5_STEP4(MD5_I, c, d, a, b, 14, 0xab9423a7, 15)
-    MD5_STEP4(MD5_I, b, c, d, a, 5, 0xfc93a039, 21)
-    MD5_STEP4(MD5_I, a, b, c, d, 12, 0x655b59c3, 6)
-    MD5_STEP4(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10)
-    MD5_STEP4(MD5_I, c, d, a, b, 10, 0xffeff47d, 15)
-    MD5_STEP4(MD5_I, b, c, d, a, 1, 0x85845dd1, 21)
-    MD5_STEP4(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6)
-    MD5_STEP4(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10)
-    MD5_STEP4(MD5_I, c, d, a, b, 6, 0xa3014314, 15)
-    MD5_STEP4(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21)
-    MD5_STEP4(MD5_I, a, b, c, d, 4, 0xf7537e82, 6)
-    MD5_STEP4(MD5_I, d, a, b, c, 11, 0xbd3af235, 10)
-    MD5_STEP4(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15)
-    MD5_STEP4(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
+    MD5_STEPS(MD5_STEP4)
     for (int l = 0; l < MD5_LANES; l++) {
         uint32_t h[4] = {a[l], b[l], c[l], d[l]};
         md5_lanes_out(h, out[l]);
