@@ -11,6 +11,8 @@ cannot write.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -24,48 +26,87 @@ from typing import Any, NamedTuple
 from kdump.checks.findings import Finding, Severity
 from kdump.errors import InputError, KdumpError
 from kdump.storage import ObjectStore, is_url
+from kdump.untrusted import path_part
 
 AUDIT_SUFFIX = ".json"
 
 TARGET_FIELDS = ("broker_id", "cluster_id", "host", "started", "log_dirs")
 """What ``--output`` may name in braces: ``s3://audits/{cluster_id}/{broker_id}/{started}.json``."""
 
+DEFAULT_TEMPLATE = "{cluster_id}/{broker_id}/{started}.json"
+"""The name of a result under an ``--output`` that is a directory or a prefix (``/fleet/``,
+``s3://bucket/audits/``): one per run, kept apart by broker."""
+
 DEFAULT_STALE_AFTER_MS = 36 * 3600 * 1000
 """A daily cron's result, with half a day's slack for a slow or late run."""
 
+STARTED_FORMAT = "%Y%m%dT%H%M%S"
+
+
+def started_name(started_ms: int) -> str:
+    """A run's start as part of a name: ``20261127T093644123Z`` (UTC, to the millisecond):
+    sortable, a valid file and object name everywhere, one per run."""
+    return time.strftime(STARTED_FORMAT, time.gmtime(started_ms // 1000)) + (
+        f"{started_ms % 1000:03d}Z"
+    )
+
 
 def audit_target(template: str, run: dict[str, Any]) -> str:
-    """``template`` with the run's fields filled in (``started`` as ``20261127T093644Z``:
-    sortable, and a valid file and object name everywhere; ``log_dirs`` as ``log_dirs_name``);
-    a broker or cluster not known (no meta.properties) is ``unknown``."""
-    started = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(run["started"] / 1000))
+    """``template`` with the run's fields filled in (``started`` as ``started_name``;
+    ``log_dirs`` as ``log_dirs_name``); a broker or cluster not known (no meta.properties) is
+    ``unknown``. Every field is one name of letters, digits, ``.``, ``-`` and ``_``
+    (kdump.untrusted.path_part): a ``cluster.id`` of ``../victim`` in meta.properties, written
+    by the broker's user, cannot steer where a root cron writes (issue 39)."""
+    broker_id = run.get("broker_id")
     values = {
-        "broker_id": "unknown" if run.get("broker_id") is None else str(run["broker_id"]),
-        "cluster_id": run.get("cluster_id") or "unknown",
-        "host": run.get("host") or "unknown",
-        "started": started,
+        "broker_id": "unknown" if not isinstance(broker_id, int) else str(broker_id),
+        "cluster_id": path_part(str(run.get("cluster_id") or "unknown")),
+        "host": path_part(str(run.get("host") or "unknown")),
+        "started": started_name(int(run["started"])),
         "log_dirs": log_dirs_name(log_dirs_of(run)),
     }
-    return template.format_map(values)
+    filled = template.format_map(values)
+    # cannot happen with path_part's names; checked all the same, before anything is written
+    parts, before = filled.split("/"), template.split("/")
+    if len(parts) != len(before) or parts.count("..") != before.count(".."):
+        raise InputError(template, f"its fields made {filled}, a path of other directories")
+    return filled
+
+
+def _fixed_part(template: str) -> str:
+    """The directory (or prefix) of ``template`` before its first field ("" for none)."""
+    head = template.split("{", 1)[0]
+    return head.rsplit("/", 1)[0] + "/" if "/" in head else ""
 
 
 def log_dirs_of(run: dict[str, Any]) -> frozenset[str]:
     """The paths of a verify run's log dirs (its JSON ``run`` object)."""
     dirs = run.get("log_dirs") or []
-    return frozenset(d["path"] for d in dirs if isinstance(d, dict) and "path" in d)
+    return frozenset(
+        d["path"] for d in dirs if isinstance(d, dict) and isinstance(d.get("path"), str)
+    )
+
+
+LOG_DIRS_NAME_MAX = 120
+"""Characters of ``log_dirs_name`` (a file name holds 255 bytes): longer, it ends in a digest."""
 
 
 def log_dirs_name(paths: Iterable[str]) -> str:
     """The log dirs as part of a file or object name: each path's runs of characters other than
     letters, digits, ``.`` and ``-`` as ``_``, joined by ``+`` (``/data1/kafka-logs`` and
-    ``/data2/kafka-logs``: ``data1_kafka-logs+data2_kafka-logs``); ``none`` without one."""
+    ``/data2/kafka-logs``: ``data1_kafka-logs+data2_kafka-logs``); ``none`` without one. Past
+    LOG_DIRS_NAME_MAX characters, cut and ended by a digest of the whole."""
     names = [re.sub(r"[^A-Za-z0-9.-]+", "_", p).strip("_") for p in sorted(paths)]
-    return "+".join(names) or "none"
+    name = "+".join(path_part(n, "_") for n in names) or "none"
+    if len(name) > LOG_DIRS_NAME_MAX:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        name = f"{name[: LOG_DIRS_NAME_MAX - 17]}-{digest}"
+    return name
 
 
 def refuse_replacing(target: str, run: dict[str, Any], store: ObjectStore) -> None:
-    """An error where ``target`` holds the verify result of a log dir this run does not verify
-    (a broker's log dirs verified one run each, to one name): replacing it would drop that log
+    """An error where ``target`` (a name without fields: one file, replaced by every run) holds
+    the verify result of a log dir this run does not verify: replacing it would drop that log
     dir from the fleet's page. A result of the same log dirs (or of fewer) is replaced."""
     if not (is_url(target) or os.path.exists(target)):
         return
@@ -79,33 +120,127 @@ def refuse_replacing(target: str, run: dict[str, Any], store: ObjectStore) -> No
         raise InputError(
             target,
             f"holds the result of log dir(s) {', '.join(sorted(lost))}, which this run "
-            f"({mine}) does not verify; not replaced: put {{log_dirs}} in --output to keep a "
-            "result per log dir (kdump report shows the newest of each), or verify all of the "
-            "broker's log dirs in one run",
+            f"({mine}) does not verify; not replaced: put {{started}} in --output to keep a "
+            "result per run (kdump report shows the newest of each log dir), or verify all of "
+            "the broker's log dirs in one run",
         )
 
 
-def check_target_template(template: str) -> None:
-    """A usage error for a field ``--output`` does not know (before any work is done)."""
+def target_fields(template: str) -> set[str]:
     try:
-        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
     except ValueError as e:
         raise InputError(template, f"cannot fill it in: {e}") from None
+
+
+def output_template(target: str) -> str:
+    """``--output`` as a template: a directory or a prefix (``/fleet/``, an existing directory,
+    ``s3://bucket/audits/``) gets DEFAULT_TEMPLATE beneath it."""
+    if target.endswith("/") or (not is_url(target) and os.path.isdir(target)):
+        return target.rstrip("/") + "/" + DEFAULT_TEMPLATE
+    return target
+
+
+def check_target_template(template: str) -> None:
+    """A usage error for a field ``--output`` does not know, or fields that cannot tell two runs
+    apart (before any work is done): with fields, each run writes a name of its own, which
+    ``{started}`` makes so; a template of ``{host}`` alone would have the second run of a host
+    replace the first's result (issue 44). A name without fields is one file, replaced."""
+    names = target_fields(template)
     unknown = sorted(names - set(TARGET_FIELDS))
     if unknown:
         known = ", ".join("{" + f + "}" for f in TARGET_FIELDS)
         raise InputError(template, f"unknown field {{{unknown[0]}}} (known: {known})")
+    if names and "started" not in names:
+        raise InputError(
+            template,
+            f"its fields ({', '.join('{' + n + '}' for n in sorted(names))}) cannot tell two "
+            "runs apart: the second run on a host would replace the first's result; put "
+            f"{{started}} in it (a directory gets {DEFAULT_TEMPLATE} beneath it)",
+        )
 
 
-def write_audit(target: str, text: str, store: ObjectStore) -> None:
-    """Replace ``target`` (a path or an object's URL) with ``text``, whole or not at all."""
+def check_target_directory(template: str) -> None:
+    """A local ``--output`` (a path or ``file://``) that cannot be written, before any work is
+    done: the directory it starts in (before its first field; a plain path's own) must be one
+    this user may write in. The directories its fields name are made as the result is written
+    (``/fleet/{cluster_id}/{broker_id}/{started}.json``: ``/fleet`` must be there)."""
+    path = _local_path(template)
+    if path is None:
+        return
+    directory = (_fixed_part(path) if "{" in path else os.path.dirname(path)) or "."
+    if not os.path.isdir(directory):
+        reason = "not a directory" if os.path.exists(directory) else "no such directory"
+        raise InputError(template, f"cannot write it: {reason}: {directory.rstrip('/') or '/'}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(template, f"cannot write it: permission denied: {directory}")
+
+
+def _local_path(target: str) -> str | None:
+    if not is_url(target):
+        return target
+    if target.startswith("file://"):
+        return target.removeprefix("file://")
+    return None
+
+
+def write_audit(target: str, text: str, store: ObjectStore, own_name: bool = False) -> str:
+    """Write ``text`` to ``target`` (a path or an object's URL), whole or not at all; where it
+    went. ``own_name``: the name is this run's own (a template's): an object or file there
+    already (a run in the same millisecond) is never replaced, the name gets ``-2``, ``-3``...
+    before its suffix. The directories of a local target are made."""
     from kdump.render.prom import write_textfile
 
-    if is_url(target) and not target.startswith("file:"):
-        store.write_object(target, text.encode("utf-8"))
-        return
-    path = store.full_url(target).removeprefix("file://") if is_url(target) else target
-    write_textfile(path, text)
+    local = _local_path(store.full_url(target) if target.startswith("file:") else target)
+    if local is None:
+        name = target
+        for n in range(2, 102) if own_name else ():
+            if not store.exists(name):
+                break
+            name = _numbered(target, n)
+        store.write_object(name, text.encode("utf-8"))
+        return name
+    _make_directories(os.path.dirname(local) or ".", target)
+    if not own_name:
+        write_textfile(local, text)
+        return local
+    return write_new_textfile(local, text)
+
+
+def _numbered(name: str, n: int) -> str:
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}-{n}.{suffix}" if dot and "/" not in suffix else f"{name}-{n}"
+
+
+def _make_directories(directory: str, target: str) -> None:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise InputError(target, f"cannot write it: {e.strerror or e}: {directory}") from None
+
+
+def write_new_textfile(path: str, text: str) -> str:
+    """``text`` as a new file at ``path`` (or ``path-2``, ``-3``... where one is there), made
+    whole beside it and linked into place: an existing file is never replaced."""
+    from kdump.render.prom import write_textfile
+
+    directory = os.path.dirname(path) or "."
+    staging = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.new")
+    write_textfile(staging, text)
+    try:
+        for n in range(1, 101):
+            name = path if n == 1 else _numbered(path, n)
+            try:
+                os.link(staging, name)
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise InputError(path, f"cannot write it: {e.strerror or e}") from None
+            return name
+        raise InputError(path, "cannot write it: 100 results of this name are there")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
 
 
 # -- reading them back -------------------------------------------------------------------------
@@ -305,15 +440,18 @@ def parse_audit(source: str, data: bytes) -> Audit:
 
 
 __all__ = [
+    "DEFAULT_TEMPLATE",
     "Audit",
     "BrokerAudit",
     "BrokerKey",
     "FleetAudit",
     "audit_target",
+    "check_target_directory",
     "check_target_template",
     "log_dirs_name",
     "log_dirs_of",
     "looks_like_audits",
+    "output_template",
     "parse_audit",
     "read_fleet",
     "refuse_replacing",

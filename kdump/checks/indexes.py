@@ -8,6 +8,7 @@ import struct
 from typing import Any, NamedTuple
 
 from kdump import speedups
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import INT64_MAX, ROW, IndexGather
 from kdump.checks.log import LogScan
@@ -15,9 +16,6 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.format.index import AbstractIndex, OffsetIndex, entry_due
 from kdump.format.timeindex import TimeIndex
-
-REBUILD = "kdump rebuild-index {log}"
-TRIM = "kdump trim-index {log}"
 
 
 def _add(
@@ -52,7 +50,7 @@ def _layout_checks(
             Severity.WARNING,
             f"{size} bytes is not a multiple of the {index.entry_size}-byte entry size",
             position=size - size % index.entry_size,
-            fix=REBUILD.format(log=log_path),
+            fix=fixes.rebuild_index(log_path),
         )
     if size > options.max_index_size:
         _add(
@@ -77,7 +75,7 @@ def _layout_checks(
             Severity.INFO if is_active else Severity.WARNING,
             f"{tail * index.entry_size} zero-filled bytes after {used} entries: {what}",
             position=used * index.entry_size,
-            fix=None if is_active else TRIM.format(log=log_path),
+            fix=None if is_active else fixes.trim_index(log_path),
         )
     failure = index.sanity_check()
     if failure is not None:
@@ -98,7 +96,7 @@ def _layout_checks(
                 "is unless it recovers the segment: "
             )
             + failure,
-            fix=None if only_prealloc else REBUILD.format(log=log_path),
+            fix=None if only_prealloc else fixes.rebuild_index(log_path),
         )
 
 
@@ -242,7 +240,7 @@ def _offset_entry_findings(
     prev_position: int,
 ) -> None:
     """The findings of one offset index entry the fast test flagged."""
-    fix = REBUILD.format(log=scan.path)
+    fix = fixes.rebuild_index(scan.path)
     at = i * index.entry_size
     if i and not index.follows((prev_offset, prev_position), (offset, position)):
         _add(
@@ -400,7 +398,7 @@ def _final_entry_check(index: TimeIndex, scan: LogScan, sink: FindingSink, is_ac
             f"the closed segment's largest timestamp is {largest} but its last time index "
             f"entry says {index.entry(used - 1).timestamp}: the broker takes that entry as "
             "the segment's largest timestamp",
-            fix=REBUILD.format(log=scan.path),
+            fix=fixes.rebuild_index(scan.path),
         )
 
 
@@ -416,7 +414,7 @@ def _time_entry_findings(
     prev_offset: int,
 ) -> None:
     """The findings of one time index entry the fast test flagged."""
-    at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
+    at, fix = i * index.entry_size, fixes.rebuild_index(scan.path)
     if i and not index.follows((prev_ts, prev_offset), (timestamp, offset)):
         _add(
             sink,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from kdump import speedups
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -30,7 +31,6 @@ from kdump.format.legacy import legacy_wrapper_error
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
 
-RECOVER = "kdump recover {dir}"
 SPLIT_FAILS = (
     "when the broker recovers this segment (after an unclean shutdown, or with its index "
     "missing) LogSegment.recover throws LogSegmentOffsetOverflowException, "
@@ -222,7 +222,7 @@ class _State:
         """``repaired``: False where ``kdump recover`` leaves the finding's cause in place even
         though its code is one recover repairs (a v0/v1 inner message's CRC)."""
         repairs = code in RECOVERED and repaired
-        fix = RECOVER.format(dir=self.directory) if repairs else None
+        fix = fixes.recover(self.directory) if repairs else None
         if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
             message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
-from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
+from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
@@ -112,7 +113,7 @@ def _check(
     scan = scan_log(
         log, segment.base_offset, options, sink, segment.directory, gather, consumer, end
     )
-    fix = REBUILD.format(log=scan.path)
+    fix = fixes.rebuild_index(scan.path)
     if index is not None:
         check_offset_index(index, scan, sink, options, segment.is_active)
     elif scan.size:
@@ -157,7 +158,7 @@ def _orphans(segment: LogSegment, sink: FindingSink) -> None:
                     path,
                     f"no {segment.file_name(LOG_SUFFIX)} beside it; the broker deletes such "
                     "index files",
-                    fix=f"rm {path}",
+                    fix=fixes.remove(path),
                 )
             )
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from kdump.checks import fixes
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionResult,
@@ -165,7 +165,7 @@ def _beyond_end(
         path,
         f"{topic}-{partition}: {name} says {offset}, beyond the log end offset {end}" + why,
         offset=offset,
-        fix=RECOVER.format(dir=log_dir.location) if clamped else None,
+        fix=fixes.recover(log_dir.location) if clamped else None,
     )
 
 

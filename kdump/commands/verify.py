@@ -19,7 +19,6 @@ from kdump.commands.options import (
     kafka_option,
     max_batch_bytes_option,
     object_store,
-    output_file,
     prom_option,
     store_options,
     units_callback,
@@ -178,30 +177,32 @@ def print_result(
 
 
 def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """--output checked as the command line is read (its fields; a local file's directory)."""
+    """--output checked as the command line is read (its fields, the directory it starts in),
+    as a template (a directory gets kdump.fleet.DEFAULT_TEMPLATE beneath it)."""
     if value is None:
         return None
-    from kdump.fleet import check_target_template
-    from kdump.storage import is_url
+    from kdump.fleet import check_target_directory, check_target_template, output_template
 
-    check_target_template(value)
-    if not is_url(value) and "{" not in value:
-        output_file(ctx, param, value)
-    return value
+    template = output_template(value)
+    check_target_template(template)
+    check_target_directory(template)
+    return template
 
 
-def write_result(
-    result: VerifyResult, fmt: str, quiet: bool, run: RunInfo, target: str, store: ObjectStore
-) -> None:
-    """The report as print_result makes it, written whole to ``target`` (its fields filled in
-    from ``run``: kdump.fleet.audit_target)."""
-    from kdump.fleet import audit_target, refuse_replacing, write_audit
+def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore) -> str:
+    """The JSON result (``--format json`` with its ``run``: what kdump report reads, whatever
+    --format says), written whole to ``target``, its fields filled in from ``run``
+    (kdump.fleet.audit_target); where it went. A template's name is this run's own: nothing
+    there is replaced; a plain name is replaced, unless it holds another log dir's result."""
+    from kdump.fleet import audit_target, refuse_replacing, target_fields, write_audit
 
     text = io.StringIO()
-    print_result(result, fmt, quiet, run if fmt == "json" else None, text)
+    print_result(result, "json", True, run, text)
     where = audit_target(target, run.to_dict())
-    refuse_replacing(where, run.to_dict(), store)
-    write_audit(where, text.getvalue(), store)
+    own_name = bool(target_fields(target))
+    if not own_name:
+        refuse_replacing(where, run.to_dict(), store)
+    return write_audit(where, text.getvalue(), store, own_name=own_name)
 
 
 @click.command()
@@ -213,13 +214,15 @@ def write_result(
     default=None,
     callback=_audit_output,
     metavar="PATH|URL",
-    help="Write the report there instead of standard output, whole or not at all (a file "
-    "replaced atomically, one object PUT); {broker_id}, {cluster_id}, {host}, {started} and "
-    "{log_dirs} (the log dirs' paths as a name) are filled in from the run: "
-    "s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. kdump report reads such "
-    "results back for the fleet: of each broker the newest result of each log dir. A result of "
-    "another log dir is not replaced (exit 3): a broker whose log dirs are verified one run "
-    "each needs {log_dirs} (or {started}) in the name.",
+    help="Write the result there, as JSON whatever --format says (what kdump report reads back "
+    "for the fleet: of each broker the newest result of each log dir), instead of to standard "
+    "output; whole or not at all (a file written atomically, one object PUT). {broker_id}, "
+    "{cluster_id}, {host}, {started} and {log_dirs} (the log dirs' paths as a name) are filled "
+    "in from the run, each as one name (letters, digits, . - _), and the directories they name "
+    "made: /fleet/{cluster_id}/{broker_id}/{started}.json. A template must hold {started} (each "
+    "run writes a name of its own, never replacing one); a directory or prefix ending in / gets "
+    "{cluster_id}/{broker_id}/{started}.json beneath it. A name without fields is one file, "
+    "replaced by each run, but not when it holds another log dir's result (exit 3).",
 )
 @live_options
 @jobs_option
@@ -285,7 +288,7 @@ def verify(
             run.measures = verify_families(result)
         with answer(result.unreadable, exit_code(result, fail_on), run):
             if output is not None and info is not None:
-                write_result(result, fmt, quiet, info, output, objects)
+                write_result(result, info, output, objects)
             else:
                 print_result(result, fmt, quiet, info)
     ctx.exit(run.exit_status)

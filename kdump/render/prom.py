@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.errors import InputError
-from kdump.render.escape import ESCAPE_NAMES, shown
+from kdump.untrusted import ESCAPE_NAMES, metric_label, terminal_lines
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -56,11 +56,14 @@ class Family:
 
 
 def escape_label_value(value: str) -> str:
-    return shown(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value read from disk or not: kdump.untrusted.metric_label (a line feed is
+    ``\\x0a`` there, never a line of its own)."""
+    return metric_label(value)
 
 
 def escape_help(text: str) -> str:
-    return shown(text).replace("\\", "\\\\").replace("\n", "\\n")
+    """kdump's own text: its line feeds as the format's ``\\n``, other controls escaped."""
+    return terminal_lines(text).replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def format_value(value: float) -> str:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from html import escape
 from typing import Any
 
 from kdump import __version__
 from kdump.checks.registry import REGISTRY
 from kdump.fleet import BrokerAudit, FleetAudit, log_dirs_name, log_dirs_of
-from kdump.report.html import _static, findings_table
+from kdump.report.html import _static, findings_table, page_head
 from kdump.units import iso, offset_span, size
+from kdump.untrusted import html_text
 
 STATUS_ORDER = ("damaged", "errors", "warnings", "ok")
 
@@ -66,7 +66,9 @@ def _verdict(fleet: FleetAudit) -> str:
         + ("; ".join(parts) if parts else "no error, no warning, every result fresh")
         + "."
     )
-    return f'<div class="verdict {cls}" id="verdict"><p class="headline">{escape(head)}</p></div>'
+    return (
+        f'<div class="verdict {cls}" id="verdict"><p class="headline">{html_text(head)}</p></div>'
+    )
 
 
 def _brokers(fleet: FleetAudit) -> str:
@@ -82,8 +84,8 @@ def _brokers(fleet: FleetAudit) -> str:
         key = a.broker
         body.append(
             f'<tr id="{_anchor(b)}"><td data-v="{-1 if key.broker_id is None else key.broker_id}">'
-            f"{escape(b.label())}</td><td>{escape(key.cluster_id or '-')}</td>"
-            f"<td>{escape(str(a.run.get('host') or '-'))}</td>"
+            f"{html_text(b.label())}</td><td>{html_text(key.cluster_id or '-')}</td>"
+            f"<td>{html_text(str(a.run.get('host') or '-'))}</td>"
             f'<td data-v="{a.started}">{iso(a.started)}</td>'
             f'<td class="n" data-v="{fleet.now - a.started}">{_age(fleet.now, a.started)}</td>'
             f'<td class="{"bad" if b.stale else ""}">{"stale" if b.stale else ""}</td>'
@@ -91,7 +93,7 @@ def _brokers(fleet: FleetAudit) -> str:
             f'<td class="n">{len(a.summary["by_partition"])}</td>'
             f'<td class="n {"bad" if c["error"] else ""}">{c["error"]}</td>'
             f'<td class="n {"warn" if c["warning"] else ""}">{c["warning"]}</td>'
-            f'<td class="n">{b.older}</td><td>{escape(a.source)}</td></tr>'
+            f'<td class="n">{b.older}</td><td>{html_text(a.source)}</td></tr>'
         )
     return (
         f'<table class="sortable" id="brokers"><thead><tr>{head}</tr></thead><tbody>'
@@ -131,15 +133,15 @@ def _partitions(fleet: FleetAudit) -> str:
         damaged = p.get("damaged_from")
         body.append(
             f'<tr><td class="st-{status}" data-v="{STATUS_ORDER.index(status)}">{status}</td>'
-            f"<td>{escape(str(p.get('topic') or '-'))}</td>"
-            f'<td class="n">{escape(str(p.get("partition", "-")))}</td>'
-            f'<td><a href="#{_anchor(b)}">{escape(b.label())}</a></td>'
+            f"<td>{html_text(str(p.get('topic') or '-'))}</td>"
+            f'<td class="n">{html_text(str(p.get("partition", "-")))}</td>'
+            f'<td><a href="#{_anchor(b)}">{html_text(b.label())}</a></td>'
             f'<td class="n">{p.get("segments", 0)}</td>'
             f'<td class="n" data-v="{p.get("bytes", 0)}">{size(int(p.get("bytes") or 0))}</td>'
             f'<td data-v="{end if end is not None else -1}">{offsets}</td>'
             f'<td class="n">{_damaged(damaged)}</td>'
             f'<td class="n">{p.get("errors", 0)}</td><td class="n">{p.get("warnings", 0)}</td>'
-            f"<td>{escape(str(p.get('path')))}</td></tr>"
+            f"<td>{html_text(str(p.get('path')))}</td></tr>"
         )
     return (
         '<div class="tablebox"><table class="sortable overview" id="overview"><thead><tr>'
@@ -150,9 +152,9 @@ def _partitions(fleet: FleetAudit) -> str:
 def _damaged(damaged: Any) -> str:
     """Where recovery cuts the log: the offset (the segment and byte position on hover)."""
     if not isinstance(damaged, dict):
-        return "" if damaged is None else escape(str(damaged))
+        return "" if damaged is None else html_text(str(damaged))
     where = f"segment {damaged.get('segment')}, byte {damaged.get('position')}"
-    return f'<span title="{escape(where)}">{escape(str(damaged.get("offset")))}</span>'
+    return f'<span title="{html_text(where)}">{html_text(str(damaged.get("offset")))}</span>'
 
 
 def _codes(fleet: FleetAudit) -> str:
@@ -169,10 +171,10 @@ def _codes(fleet: FleetAudit) -> str:
         entry = REGISTRY.get(code)
         body.append(
             f'<tr data-severity="{severity}"><td class="sev-{severity}">{severity}</td>'
-            f'<td>{escape(code)}</td><td class="n">{n}</td>'
-            f"<td>{escape(', '.join(sorted(brokers[code])))}</td>"
-            f"<td>{escape(entry.meaning if entry else '')}</td>"
-            f"<td>{escape(entry.at_startup if entry else '')}</td></tr>"
+            f'<td>{html_text(code)}</td><td class="n">{n}</td>'
+            f"<td>{html_text(', '.join(sorted(brokers[code])))}</td>"
+            f"<td>{html_text(entry.meaning if entry else '')}</td>"
+            f"<td>{html_text(entry.at_startup if entry else '')}</td></tr>"
         )
     return (
         '<table class="sortable" id="codes"><thead><tr><th>severity</th><th>code</th>'
@@ -185,11 +187,8 @@ def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
     """The page, in pieces (write them in order)."""
     where = ", ".join(sources)
     yield (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kdump fleet report: {escape(where)}</title>"
-        f"<style>{_static('report.css')}</style></head><body>"
-        f'<header><h1>kdump fleet report</h1><p class="muted">{escape(where)} · as at '
+        page_head(f"kdump fleet report: {where}") + "<body>"
+        f'<header><h1>kdump fleet report</h1><p class="muted">{html_text(where)} · as at '
         f"{iso(fleet.now)} · kdump {__version__} · {len(fleet.brokers)} broker(s), each one's "
         "newest verify result (no segment read again)</p></header>"
     )
@@ -213,10 +212,10 @@ def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
     for b in fleet.brokers:
         if b.newest.findings:
             yield (
-                f"<h3>{escape(b.label())} ({escape(b.newest.source)})</h3>"
+                f"<h3>{html_text(b.label())} ({html_text(b.newest.source)})</h3>"
                 + findings_table(b.newest.findings)
             )
     if fleet.unreadable:
-        items = "".join(f"<li>{escape(str(e))}</li>" for e in fleet.unreadable)
+        items = "".join(f"<li>{html_text(str(e))}</li>" for e in fleet.unreadable)
         yield f'<h2>Results not read</h2><ul class="bad">{items}</ul>'
     yield f"<script>{_static('report.js')}</script></body></html>\n"
