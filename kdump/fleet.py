@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import string
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kdump.checks.findings import Finding, Severity
+from kdump import readback
+from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.errors import InputError, KdumpError
 from kdump.storage import ObjectStore, is_url
 from kdump.untrusted import path_part
@@ -114,7 +115,7 @@ def refuse_replacing(target: str, run: dict[str, Any], store: ObjectStore) -> No
         before = parse_audit(target, _read(target, store))
     except KdumpError:  # none there, or not a result: written as before
         return
-    lost = log_dirs_of(before.run) - log_dirs_of(run)
+    lost = before.run.log_dirs - log_dirs_of(run)
     if lost:
         mine = ", ".join(sorted(log_dirs_of(run))) or "none"
         raise InputError(
@@ -259,23 +260,64 @@ class BrokerKey(NamedTuple):
 
 
 @dataclass(frozen=True)
+class AuditRun:
+    """What the fleet reads of a result's ``run`` object."""
+
+    started: int
+    """Epoch milliseconds."""
+    host: str | None
+    broker_id: int | None
+    cluster_id: str | None
+    log_dirs: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DamagedFrom:
+    segment: int
+    position: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    """A row of a result's ``summary.by_partition``: what the fleet page shows of it."""
+
+    path: str
+    topic: str | None
+    partition: int | None
+    segments: int
+    bytes: int
+    log_start_offset: int | None
+    log_end_offset: int | None
+    errors: int
+    warnings: int
+    damaged_from: DamagedFrom | None
+
+    @property
+    def status(self) -> str:
+        """Recovery cuts it (damaged), errors, warnings, or ok."""
+        if self.damaged_from is not None:
+            return "damaged"
+        return "errors" if self.errors else "warnings" if self.warnings else "ok"
+
+
+@dataclass(frozen=True)
 class Audit:
-    """One verify result, as its broker's cron wrote it."""
+    """One verify result, as its broker's cron wrote it, read back typed (``parse_audit``)."""
 
     source: str
-    run: dict[str, Any]
-    summary: dict[str, Any]
+    run: AuditRun
+    partitions: tuple[PartitionRow, ...]
     findings: list[Finding]
 
     @property
     def started(self) -> int:
-        return int(self.run["started"])
+        return self.run.started
 
     @property
     def broker(self) -> BrokerKey:
-        broker_id = self.run.get("broker_id")
-        host = self.run.get("host") if broker_id is None else None
-        return BrokerKey(self.run.get("cluster_id"), broker_id, host)
+        run = self.run
+        return BrokerKey(run.cluster_id, run.broker_id, run.host if run.broker_id is None else None)
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}
@@ -325,9 +367,12 @@ def read_fleet(
     newest; what cannot be read or is not a verify result is named in ``unreadable``."""
     audits: list[Audit] = []
     unreadable: list[KdumpError] = []
+    targets = list(targets)
     for source in sorted(dict.fromkeys(s for t in targets for s in _sources(t, store, unreadable))):
         try:
-            audits.append(parse_audit(source, _read(source, store)))
+            # a file met in a directory is not read through a symlink (one named is)
+            found = source not in targets
+            audits.append(parse_audit(source, _read(source, store, found), now))
         except KdumpError as e:
             unreadable.append(e)
     by_broker: dict[BrokerKey, list[Audit]] = {}
@@ -349,17 +394,17 @@ def _newest_of_each_log_dir(
     shown: list[BrokerAudit] = []
     covered: set[str] = set()
     for audit in sorted(results, key=lambda a: (a.started, a.source), reverse=True):
-        dirs = log_dirs_of(audit.run)
+        dirs = audit.run.log_dirs
         if not shown or not dirs <= covered:
             shown.append(BrokerAudit(audit, 0, now - audit.started > stale_after_ms))
             covered |= dirs
             continue
         # counted with the newest result shown that covers one of its log dirs
-        by = next((b for b in shown if dirs & log_dirs_of(b.newest.run)), shown[0])
+        by = next((b for b in shown if dirs & b.newest.run.log_dirs), shown[0])
         by.older += 1
     if len(shown) > 1:
         for b in shown:
-            b.part = ", ".join(sorted(log_dirs_of(b.newest.run)))
+            b.part = ", ".join(sorted(b.newest.run.log_dirs))
     return shown
 
 
@@ -406,37 +451,96 @@ def _sources(target: str, store: ObjectStore, unreadable: list[KdumpError]) -> l
         return []
 
 
-def _read(source: str, store: ObjectStore) -> bytes:
+MAX_RESULT_BYTES = 32 << 20
+"""The largest verify result kdump reads back (about 50,000 partitions'): JSON takes ten times
+its size as Python objects, so the fleet page of any number of results stays within the
+memory bound (2 x --max-batch-bytes + 100 MB)."""
+MAX_ROWS = 1 << 20
+
+
+def _read(source: str, store: ObjectStore, found: bool = False) -> bytes:
+    """A result's bytes, at most MAX_RESULT_BYTES (and one more, to tell a larger one);
+    ``found``: a file met in a walk of a directory, never followed through a symlink."""
     if is_url(source):
-        return store.read_object(source, limit=1 << 30)
+        if store.size(source) > MAX_RESULT_BYTES:
+            raise InputError(source, f"larger than the {MAX_RESULT_BYTES} bytes of a result")
+        return store.read_object(source, limit=MAX_RESULT_BYTES)
     try:
-        with open(source, "rb") as f:
-            return f.read()
+        fd = os.open(source, os.O_RDONLY | (os.O_NOFOLLOW if found else 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read(MAX_RESULT_BYTES + 1)
     except OSError as e:
         raise InputError(source, f"cannot read it: {e.strerror or e}") from None
 
 
-def parse_audit(source: str, data: bytes) -> Audit:
-    """A ``kdump verify --format json`` document; anything else is an error naming ``source``
-    (and, for bad JSON, the byte where it goes wrong)."""
+FUTURE_SLACK_MS = 3_600_000
+"""How far ahead of this host's clock a result's start may be (another host's clock)."""
+
+
+def parse_audit(source: str, data: bytes, now: int | None = None) -> Audit:
+    """A ``kdump verify --format json`` document, every value the page uses of its type and
+    bounds (kdump.readback); anything else is an error naming ``source`` and the value (for
+    bad JSON, the byte where it goes wrong). A result that started more than an hour after
+    ``now`` (default: this host's clock) is refused: it would be the newest for ever."""
+    now = int(time.time() * 1000) if now is None else now
     try:
-        doc = json.loads(data)
-    except UnicodeDecodeError as e:
-        raise InputError(source, f"not UTF-8 at byte {e.start}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(source, f"not JSON at byte {e.pos}: {e.msg}") from None
-    run = doc.get("run") if isinstance(doc, dict) else None
-    if not isinstance(run, dict) or run.get("command") != "verify":
-        raise InputError(source, "not a kdump verify --format json result (no verify run)")
-    try:
-        findings = [Finding.from_dict(f) for f in doc["findings"]]
-        summary = doc["summary"]
-        int(run["started"])
-        if not isinstance(summary.get("by_partition"), list):
-            raise TypeError("by_partition")
-    except (KeyError, TypeError, ValueError) as e:
-        raise InputError(source, f"a verify result without {e}") from None
-    return Audit(source, run, summary, findings)
+        doc = readback.mapping(readback.load(data, MAX_RESULT_BYTES), "")
+        run = doc.get("run")
+        if not isinstance(run, dict) or run.get("command") != "verify":
+            raise InputError(source, "not a kdump verify --format json result (no verify run)")
+        summary = readback.mapping(readback.field(doc, "summary", ""), "summary")
+        rows = readback.field(summary, "by_partition", "summary")
+        return Audit(
+            source,
+            _audit_run(run, now + FUTURE_SLACK_MS),
+            tuple(readback.each(rows, "summary.by_partition", MAX_ROWS, _partition_row)),
+            readback.each(readback.field(doc, "findings", ""), "findings", MAX_ROWS, read_finding),
+        )
+    except readback.Malformed as e:
+        raise InputError(source, str(e)) from None
+
+
+def _audit_run(run: dict[str, Any], latest: int) -> AuditRun:
+    where = "run"
+    started = readback.integer(run.get("started"), f"{where}.started", 0, latest)
+    dirs = readback.each(run.get("log_dirs", []), f"{where}.log_dirs", MAX_ROWS, _log_dir_path)
+    return AuditRun(
+        started,
+        readback.optional_text(run.get("host"), f"{where}.host", 1024),
+        readback.optional_integer(run.get("broker_id"), f"{where}.broker_id", -1, 2**31 - 1),
+        readback.optional_text(run.get("cluster_id"), f"{where}.cluster_id", 1024),
+        frozenset(d for d in dirs if d is not None),
+    )
+
+
+def _log_dir_path(value: Any, where: str) -> str | None:
+    return readback.text(readback.mapping(value, where).get("path"), f"{where}.path")
+
+
+def _partition_row(value: Any, where: str) -> PartitionRow:
+    d = readback.mapping(value, where)
+    count = partial(readback.integer, low=0)
+    damaged = d.get("damaged_from")
+    if damaged is not None:
+        at = f"{where}.damaged_from"
+        m = readback.mapping(damaged, at)
+        damaged = DamagedFrom(
+            readback.integer(m.get("segment"), f"{at}.segment"),
+            readback.integer(m.get("position"), f"{at}.position", 0),
+            readback.integer(m.get("offset"), f"{at}.offset"),
+        )
+    return PartitionRow(
+        readback.text(d.get("path"), f"{where}.path"),
+        readback.optional_text(d.get("topic"), f"{where}.topic", 1024),
+        readback.optional_integer(d.get("partition"), f"{where}.partition", 0, 2**31 - 1),
+        count(d.get("segments", 0), f"{where}.segments"),
+        count(d.get("bytes", 0), f"{where}.bytes"),
+        readback.optional_integer(d.get("log_start_offset"), f"{where}.log_start_offset"),
+        readback.optional_integer(d.get("log_end_offset"), f"{where}.log_end_offset"),
+        count(d.get("errors", 0), f"{where}.errors"),
+        count(d.get("warnings", 0), f"{where}.warnings"),
+        damaged,
+    )
 
 
 __all__ = [

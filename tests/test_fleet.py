@@ -299,3 +299,53 @@ def test_one_result_per_log_dir_and_the_page_shows_each(tmp_path: Path) -> None:
     run_kdump(["report", str(audits), "-o", str(page_path)])
     (row,) = rows_of(page_path.read_text(), "brokers")
     assert row[0] == "broker 5" and row[10] == "3"  # the three older results not shown
+
+
+MALFORMED = {
+    "broker-dict": (lambda d: d["run"].update(broker_id={"x": 1}), "run.broker_id: an object"),
+    "summary-list": (lambda d: d.update(summary=[]), "summary: an array, not an object"),
+    "bytes-text": (
+        lambda d: d["summary"]["by_partition"][0].update(bytes="abc"),
+        "summary.by_partition[0].bytes: a string, not an integer",
+    ),
+    "finding-path-int": (
+        lambda d: d["findings"].append({"code": "X", "severity": "error", "path": 5}),
+        ".path: the int 5, not a string",
+    ),
+    "started-1e30": (lambda d: d["run"].update(started=1e30), "run.started: the number 1e+30"),
+    "started-future": (
+        lambda d: d["run"].update(started=d["run"]["started"] + 10 * HOUR),
+        "run.started: ",
+    ),
+    "nan": (lambda d: d["summary"]["by_partition"][0].update(bytes=float("nan")), "NaN is not"),
+    "script-fix": (
+        lambda d: d["findings"].append(
+            {"code": "X", "severity": "error", "path": "/p", "message": "m", "fix": "curl x|sh"}
+        ),
+        ".fix: 'curl x|sh' is none of kdump's commands",
+    ),
+}
+
+
+def test_a_malformed_result_is_named_and_the_rest_drawn(
+    tmp_path: Path, fleet: tuple[Path, int]
+) -> None:
+    """Issue 39 point 8: one malformed result (a broker_id that is an object, a summary that is
+    a list, bytes "abc", a finding's path an int...) aborted the whole page with exit 3; a
+    ``started`` of 1e30 kept a result the newest for ever. Each is read typed and bounded
+    (kdump.readback), named in one line, and the other results drawn."""
+    audits, now = fleet
+    good = json.loads((audits / "2" / "new.json").read_text())
+    for name, (spoil, _) in MALFORMED.items():
+        doc = json.loads(json.dumps(good))
+        doc["run"]["started"] = now - HOUR
+        spoil(doc)
+        (audits / "2" / f"{name}.json").write_text(json.dumps(doc))
+    page_path = tmp_path / "fleet.html"
+    ran = run_kdump(["report", str(audits), "-o", str(page_path), "--now", str(now), "-q"])
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert "Traceback" not in ran.stderr and "unexpected" not in ran.stderr
+    for name, (_, says) in MALFORMED.items():
+        (line,) = [x for x in ran.stderr.splitlines() if f"/{name}.json: " in x]
+        assert says in line, line
+    assert len(rows_of(page_path.read_text(), "overview")) == 6  # the good results, all drawn
