@@ -438,9 +438,8 @@ def test_names_run_nothing_and_only_kdumps_script_runs(browser: Any, tmp_path: P
     ``"><script>alert(1)</script>``...) in the report of the log dir and in the fleet page of its
     verify result: no dialog opens, kdump's own script runs under the page's
     Content-Security-Policy, and a script put into the page afterwards does not."""
-    from selenium.common.exceptions import NoAlertPresentException
-
     from hostile.names import hostile_log_dir
+    from selenium.common.exceptions import NoAlertPresentException
 
     log_dir = hostile_log_dir(tmp_path)
     results = tmp_path / "results"
@@ -454,7 +453,7 @@ def test_names_run_nothing_and_only_kdumps_script_runs(browser: Any, tmp_path: P
     for page in pages:
         _open(browser, page)
         with pytest.raises(NoAlertPresentException):
-            browser.switch_to.alert.text
+            _ = browser.switch_to.alert.text
         assert browser.title.startswith("kdump")
         injected = page.with_name(f"injected-{page.name}")
         injected.write_text(
