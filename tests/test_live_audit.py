@@ -448,6 +448,24 @@ def test_a_partial_run_says_so_in_text_json_and_prom(tmp_path: Path) -> None:
     assert json.loads(state.read_text())["stopped_at"] == second_unread
 
 
+def test_a_budget_bounds_a_throttled_run(tmp_path: Path) -> None:
+    """Issue 39 point 7: with --max-io-rate a run read as much as without a budget (200
+    segments at 200 KiB/s: 9.4 s with or without --budget 1s) and kept only the first segments;
+    the partition's facts read the rest. Now no segment is begun after the budget, one being
+    read is left at its next read (the rate's wait cut short), and the facts read nothing
+    more. At the rate, the whole takes 8 s or more (the throttle sees to it, whatever the
+    machine); under a budget of 1 s the run ends long before."""
+    part = write_partition(tmp_path / "throttled-0", tuple(range(0, 600, 10)), batches=10)
+    total = sum(p.stat().st_size for p in part.glob("*.log"))
+    rate = total // 8  # bytes a second: 8 s for the whole
+    start = time.monotonic()
+    ran = _kdump("verify", part, "--max-io-rate", str(rate), "--budget", "1s", "--format", "json")
+    took = time.monotonic() - start
+    run = json.loads(ran.stdout)["run"]
+    assert run["partial"] and run["bytes_verified"] < total / 3, run
+    assert took < 5, f"a 1 s budget took {took:.1f} s"
+
+
 def test_rereads_a_budget_left_undone_are_owed_to_the_next_run(tmp_path: Path) -> None:
     part, state = _partition(tmp_path), tmp_path / "state.json"
     _run(part, state, recheck_fraction=0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -44,7 +44,7 @@ from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
-from kdump.storage.reading import KEEP, ReadPolicy
+from kdump.storage.reading import KEEP, Budget, BudgetSpent, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [
@@ -187,9 +187,13 @@ def verify_paths(
     run incremental, a budget (kdump.checks.verify_state).
     """
     started = time.monotonic()
+    audit = audit or AuditOptions()
+    if audit.budget_ms is not None and reading.budget is None:
+        # one budget for every segment's reads, whoever opens them (kdump.storage.reading)
+        reading = replace(reading, budget=Budget(audit.budget_ms / 1000))
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
-    run = _Run(logs, options, reading, audit or AuditOptions(), started)
+    run = _Run(logs, options, reading, audit, started)
     progress.total(sum(s.log_size for s in run.plan.walk))
     try:
         run.walk(jobs, progress)
@@ -236,7 +240,6 @@ class _Run:
         self.plan = Plan(segments, [], {})
         if self.state is not None:
             self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
-        self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
         self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
         self.done: set[int] = set()
         for segment, known in self.plan.reuse:
@@ -248,25 +251,27 @@ class _Run:
 
     def walk(self, jobs: int, progress: Progress) -> None:
         """The segments the plan walks, in its order, until they are done or the budget is
-        spent (then at the first segment boundary after it: one segment at least, so that
-        runs under any budget get through a log dir in the end)."""
+        spent: then no segment is begun and those being read are left at their next read
+        (kdump.storage.reading.Budget), whatever --max-io-rate makes them wait; the first of
+        the plan is read whole, so that runs under any budget get through a log dir in the
+        end. What was left is unread (``finish``)."""
         # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
         # decode in Python, and object-store clients are kept one per process: processes
         local = all(log.storage.local_path is not None for log in self.owner.values())
         outcomes = map_ordered(
-            partial(_check, options=self.options),
-            self.plan.walk,
+            partial(_check, options=self.options, budget=self.reading.budget),
+            [(segment, n == 0) for n, segment in enumerate(self.plan.walk)],
             jobs,
-            weight=_log_bytes,
+            weight=_first_log_bytes,
             threads=local and not self.options.deep,
         )
         now_ms = int(time.time() * 1000)
         try:
-            for n, segment in enumerate(self.plan.walk):
-                if n and self.deadline is not None and time.monotonic() >= self.deadline:
-                    return
-                self._take(segment, next(outcomes), now_ms)
-                progress.advance(segment.log_size, segment.log_path)
+            for segment in self.plan.walk:
+                outcome = next(outcomes)
+                if outcome is not None:  # None: left, the budget spent
+                    self._take(segment, outcome, now_ms)
+                    progress.advance(segment.log_size, segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
@@ -295,6 +300,8 @@ class _Run:
             log.only = frozenset(
                 s.base_offset for s in segments_to_check(log) if id(s) in self.done
             )
+        for segment in unread:
+            self.owner[id(segment)].leave(segment)  # the facts read nothing more
         if self.state is None:
             return
         for segment in unread:
@@ -315,8 +322,25 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
     )
 
 
-def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:
-    return check_segment(segment, options)
+def _check(
+    item: tuple[LogSegment, bool], options: VerifyOptions, budget: Budget | None
+) -> SegmentResult | None:
+    """``check_segment`` of a segment of the plan; None where the budget was spent before it
+    began or while it was read (the plan's first segment is read whole)."""
+    segment, first = item
+    if budget is None:
+        return check_segment(segment, options)
+    if budget.spent() and not first:
+        return None
+    try:
+        with budget.reading(must_finish=first):
+            return check_segment(segment, options)
+    except BudgetSpent:
+        return None
+
+
+def _first_log_bytes(item: tuple[LogSegment, bool]) -> int:
+    return item[0].log_size
 
 
 def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:
@@ -337,10 +361,6 @@ def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionRe
         result.findings.extend(found)
         for f in found:
             result.summary.count(f)
-
-
-def _log_bytes(segment: LogSegment) -> int:
-    return segment.log_size
 
 
 def collect_result(
