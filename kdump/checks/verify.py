@@ -22,7 +22,7 @@ from kdump.checks.partition import (
     segments_to_check,
     verify_partition,
 )
-from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.segment import Resume, SegmentResult, check_segment
 from kdump.checks.verify_state import (
     AuditOptions,
     AuditSummary,
@@ -194,7 +194,7 @@ def verify_paths(
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
     run = _Run(logs, options, reading, audit, started)
-    progress.total(sum(s.log_size for s in run.plan.walk))
+    progress.total(sum(map(run.plan.bytes_to_read, run.plan.walk)))
     try:
         run.walk(jobs, progress)
     finally:
@@ -236,10 +236,13 @@ class _Run:
         self.summary = AuditSummary(
             state_warning=self.state.warning if self.state else None,
             asked=self.state is not None or audit.budget_ms is not None,
+            state=audit.state,
         )
         self.plan = Plan(segments, [], {})
         if self.state is not None:
-            self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
+            self.plan = self.state.plan(
+                segments, audit.recheck_fraction, policy=reading, deep=options.deep
+            )
         self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
         self.done: set[int] = set()
         for segment, known in self.plan.reuse:
@@ -248,6 +251,10 @@ class _Run:
             self.done.add(id(segment))
             self.summary.bytes_unchanged_skipped += segment.log_size
             self.summary.saw(known.verified_ms)
+        for segment in self.plan.walk:  # an active segment's verified prefix: not read again
+            self.summary.bytes_unchanged_skipped += segment.log_size - self.plan.bytes_to_read(
+                segment
+            )
 
     def walk(self, jobs: int, progress: Progress) -> None:
         """The segments the plan walks, in its order, until they are done or the budget is
@@ -260,7 +267,10 @@ class _Run:
         local = all(log.storage.local_path is not None for log in self.owner.values())
         outcomes = map_ordered(
             partial(_check, options=self.options, budget=self.reading.budget),
-            [(segment, n == 0) for n, segment in enumerate(self.plan.walk)],
+            [
+                (segment, n == 0, self.plan.resume.get(id(segment)))
+                for n, segment in enumerate(self.plan.walk)
+            ],
             jobs,
             weight=_first_log_bytes,
             threads=local and not self.options.deep,
@@ -271,7 +281,7 @@ class _Run:
                 outcome = next(outcomes)
                 if outcome is not None:  # None: left, the budget spent
                     self._take(segment, outcome, now_ms)
-                    progress.advance(segment.log_size, segment.log_path)
+                    progress.advance(self.plan.bytes_to_read(segment), segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
@@ -283,10 +293,12 @@ class _Run:
             outcome.sink.add(changed)
         self.owner[id(segment)].take_result(segment, outcome)
         self.done.add(id(segment))
-        self.summary.bytes_verified += segment.log_size
+        self.summary.bytes_verified += self.plan.bytes_to_read(segment)
         self.summary.saw(now_ms)
         if self.state is not None:
-            self.state.record(segment, outcome.scan, outcome.findings, now_ms, self.reading)
+            self.state.record(
+                segment, outcome.scan, outcome.findings, now_ms, self.reading, self.options.deep
+            )
 
     def finish(self) -> None:
         """What a run stopped early (a budget, an interruption) left unread: each partition
@@ -308,6 +320,8 @@ class _Run:
             self.summary.saw(self.state.last_verified(segment))
         self.state.unread(self.plan, unread)
         self.state.save()
+        if self.state.warning and not self.summary.state_warning:  # not saved: said, not fatal
+            self.summary.state_warning = self.state.warning
 
 
 def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | None:
@@ -323,24 +337,26 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
 
 
 def _check(
-    item: tuple[LogSegment, bool], options: VerifyOptions, budget: Budget | None
+    item: tuple[LogSegment, bool, Resume | None], options: VerifyOptions, budget: Budget | None
 ) -> SegmentResult | None:
-    """``check_segment`` of a segment of the plan; None where the budget was spent before it
-    began or while it was read (the plan's first segment is read whole)."""
-    segment, first = item
+    """``check_segment`` of a segment of the plan (from its verified prefix on, where it has
+    one); None where the budget was spent before it began or while it was read (the plan's
+    first segment is read whole)."""
+    segment, first, resume = item
     if budget is None:
-        return check_segment(segment, options)
+        return check_segment(segment, options, resume=resume)
     if budget.spent() and not first:
         return None
     try:
         with budget.reading(must_finish=first):
-            return check_segment(segment, options)
+            return check_segment(segment, options, resume=resume)
     except BudgetSpent:
         return None
 
 
-def _first_log_bytes(item: tuple[LogSegment, bool]) -> int:
-    return item[0].log_size
+def _first_log_bytes(item: tuple[LogSegment, bool, Resume | None]) -> int:
+    segment, _, resume = item
+    return segment.log_size - (0 if resume is None else resume.scan.valid_bytes)
 
 
 def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:

@@ -98,17 +98,37 @@ _rate = units_callback("parse_rate")
 _duration = units_callback("parse_duration")
 
 
+DEFAULT_STATE = ""
+"""--state given without a path, or as ``--state=`` (kdump.checks.verify_state's
+default_state_path)."""
+
+
 def state_option(per_log_dir: bool = False) -> Callable[[F], F]:
-    """--state: FILE (verify), or DIR of one file per log dir (spark verify: its driver)."""
-    where = "one file per log dir in DIR" if per_log_dir else "FILE"
+    """--state: FILE (verify; alone, the user's state directory), or DIR of one file per log
+    dir (spark verify: its driver)."""
+    if per_log_dir:
+        return click.option(
+            "--state",
+            type=click.Path(file_okay=False, dir_okay=True),
+            default=None,
+            metavar="DIR",
+            help="Remember the closed segments verified clean in one file per log dir in DIR "
+            "(JSON, written atomically): the next run reads only new or changed segments, the "
+            "active ones and a rotating share of the rest.",
+        )
     return click.option(
         "--state",
-        type=click.Path(file_okay=not per_log_dir, dir_okay=per_log_dir),
+        type=click.Path(dir_okay=False),
+        is_flag=False,
+        flag_value=DEFAULT_STATE,
         default=None,
-        metavar="DIR" if per_log_dir else "FILE",
-        help=f"Remember the closed segments verified clean in {where} (JSON, written "
-        "atomically): the next run reads only new or changed segments, the active ones and "
-        "a rotating share of the rest.",
+        metavar="[FILE]",
+        help="Remember what was verified clean in FILE (JSON, mode 0600, written atomically): "
+        "the next run reads only new or changed segments, what was appended to the active "
+        "ones, and a rotating share of the rest. Without FILE (last on the line, or "
+        "--state=): a file per set of paths in /var/lib/kdump/ (root) or "
+        "$XDG_STATE_HOME/kdump/, named in the output. Only a file of this user no one else "
+        "may write is trusted.",
     )
 
 
@@ -174,6 +194,23 @@ def print_result(
         floor = Severity.WARNING if quiet else Severity.INFO
         render_text(result, out, out.isatty(), quiet, floor)
     out.flush()
+
+
+def _state_path(state: str | None, paths: tuple[str, ...]) -> str | None:
+    """--state's file, checked before any work (its directory there and writable: a run must
+    not lose its findings to a state it cannot save); the default one's directory made."""
+    if state is None:
+        return None
+    from pathlib import Path
+
+    from kdump.checks.verify_state import check_state_path, default_state_path
+
+    if state == DEFAULT_STATE:
+        path = default_state_path(paths)
+        check_state_path(path, made=True)
+        return str(path)
+    check_state_path(Path(state))
+    return state
 
 
 def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -259,6 +296,7 @@ def verify(
     2 errors, 3 a usage or I/O problem.
     """
     objects = object_store(store)
+    state = _state_path(state, paths)
     if nice:
         for note in lower_priority():
             click.echo(f"kdump: --nice: {note}", err=True)

@@ -103,11 +103,13 @@ def output_directory(path: str | os.PathLike[str]) -> Path:
     return directory
 
 
-def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
+def write_textfile(
+    path: str | os.PathLike[str], text: str | Iterable[str], mode: int | None = None
+) -> None:
     """Replace ``path`` with ``text`` (or its pieces) atomically: a reader sees the old file or
     the new one, never a part. The temporary name starts with a dot and ends in ``.tmp``, so
     the collector (which reads ``*.prom``) never picks it up; mode 0666 less the umask, so the
-    collector's user can read what root's cron wrote."""
+    collector's user can read what root's cron wrote, or ``mode`` (a state file: 0600)."""
     target = Path(path)
     directory = output_directory(target)
     try:
@@ -120,9 +122,11 @@ def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> N
                 f.write(piece)
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

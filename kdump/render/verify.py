@@ -123,9 +123,11 @@ def render_text(
         if result.audit.bytes_unchanged_skipped:
             console.say(
                 f"read {size(result.audit.bytes_verified)}; "
-                f"{size(result.audit.bytes_unchanged_skipped)} of closed segments unchanged "
-                "since verified clean, not read (--state)"
+                f"{size(result.audit.bytes_unchanged_skipped)} unchanged since verified "
+                "clean, not read (--state)"
             )
+        if result.audit.state is not None:
+            console.say(f"state: {result.audit.state}")
     if result.audit.partial:
         console.say(
             f"partial: stopped before {result.audit.stopped_at} (--budget, or interrupted); "
