@@ -114,6 +114,13 @@ def array(value: Any, where: str, limit: int) -> list[Any]:
     return value
 
 
+def integers(value: Any, where: str, n: int, what: str) -> list[int]:
+    """An array of exactly ``n`` JSON integers (``what`` they are, for the error)."""
+    if len(array(value, where, n)) != n:
+        raise Malformed(where, f"not {what}")
+    return [integer(v, where) for v in value]
+
+
 def each(value: Any, where: str, limit: int, read: Callable[[Any, str], T]) -> list[T]:
     """Every item of the array ``value``, read by ``read(item, where[i])``."""
     return [read(item, f"{where}[{i}]") for i, item in enumerate(array(value, where, limit))]
@@ -137,6 +144,7 @@ __all__ = [
     "field",
     "flag",
     "integer",
+    "integers",
     "load",
     "mapping",
     "number",

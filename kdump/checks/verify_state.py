@@ -261,18 +261,9 @@ def read_scan(value: Any, where: str) -> dict[str, Any]:
     readback.text(facts["path"], f"{where}.path")
     epochs = readback.array(facts["epoch_starts"], f"{where}.epoch_starts", MAX_SEGMENTS)
     for i, pair in enumerate(epochs):
-        at = f"{where}.epoch_starts[{i}]"
-        if len(readback.array(pair, at, 2)) != 2:
-            raise readback.Malformed(at, "not an (epoch, offset) pair")
-        for v in pair:
-            readback.integer(v, at)
-    first = facts["first_batch"]
-    if first is not None:
-        at = f"{where}.first_batch"
-        if len(readback.array(first, at, 6)) != 6:
-            raise readback.Malformed(at, "not a batch's six numbers")
-        for v in first:
-            readback.integer(v, at)
+        readback.integers(pair, f"{where}.epoch_starts[{i}]", 2, "an (epoch, offset) pair")
+    if facts["first_batch"] is not None:
+        readback.integers(facts["first_batch"], f"{where}.first_batch", 6, "a batch's numbers")
     stop = facts["stop"]
     if stop is not None:
         at = f"{where}.stop"
