@@ -305,6 +305,11 @@ class MessageError(KdumpError):
         super().__init__("null" if message is None else message)
 
 
+class DecodeBound(MessageError):
+    """A message holding more than kdump decodes of one (kdump.format.messages'
+    MESSAGE_ELEMENTS): kdump's refusal, not Kafka's, so its words say why."""
+
+
 class Underflow(MessageError):
     """java.nio.BufferUnderflowException, whose message is null."""
 

@@ -575,3 +575,28 @@ def test_changed_record_bytes_give_faults_never_an_exception(tmp_path: Path, see
     assert ran.exit_code in (0, 2), ran.stderr
     assert "unexpected" not in ran.stderr and "Traceback" not in ran.stderr
     json.loads(ran.stdout)
+
+
+def test_partition_records_past_what_an_image_keeps_are_faults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39 point 4: records each within kdump's bound of one message can still add up;
+    past IMAGE_ARRAY_ELEMENTS (all told), a partition record is refused as a fault naming why,
+    and the image holds the ones before."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile.bombs import metadata_log_dir
+
+    from kdump.kraft import loader
+
+    monkeypatch.setattr(loader, "IMAGE_ARRAY_ELEMENTS", 2500)
+    log_dir = metadata_log_dir(tmp_path / "logdir", 1000, records=3)
+    load = load_metadata(str(log_dir / "__cluster_metadata-0"))
+    ((fault),) = load.faults
+    assert fault.offset == 3
+    assert "a partition record of 1001 replicas, ISRs and directories, past the 2500" in (
+        fault.message
+    )
+    (topic,) = load.image.topics_by_id.values()
+    assert sorted(topic.partitions) == [0, 1]
