@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from kdump import readback
 from kdump.checks.findings import Finding, Severity, read_finding
-from kdump.errors import InputError, KdumpError
+from kdump.errors import InputError, KdumpError, ReadBackError
 from kdump.storage import ObjectStore, is_url
 from kdump.untrusted import path_part
 
@@ -496,7 +496,7 @@ def parse_audit(source: str, data: bytes, now: int | None = None) -> Audit:
             tuple(readback.each(rows, "summary.by_partition", MAX_ROWS, _partition_row)),
             readback.each(readback.field(doc, "findings", ""), "findings", MAX_ROWS, read_finding),
         )
-    except readback.Malformed as e:
+    except ReadBackError as e:
         raise InputError(source, str(e)) from None
 
 

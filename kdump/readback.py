@@ -2,7 +2,7 @@
 ``--state`` file and the fleet's verify results. kdump wrote them, but not necessarily the bytes
 it reads: another user, a half-written copy, a clock or a hand may have changed them. So every
 value is checked for the type and range kdump writes before anything is made of it, and what
-does not pass is one ``Malformed`` naming the value (``summary.by_partition[3].bytes``), never
+does not pass is one ``ReadBackError`` naming the value (``summary.by_partition[3].bytes``), never
 an exception of Python's (``unexpected ValueError``) and never a value that steers a run (a
 ``verified_ms`` in the future, a ``started`` of 1e30, a NaN).
 
@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kdump.errors import ReadBackError
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 TEXT_MAX = 1 << 16
 """Characters of one string (a path is at most 4,096 bytes, a message a few hundred)."""
@@ -24,50 +26,42 @@ TEXT_MAX = 1 << 16
 T = TypeVar("T")
 
 
-class Malformed(ValueError):
-    """A value not of the type or range kdump writes there; ``where`` names it."""
-
-    def __init__(self, where: str, what: str) -> None:
-        super().__init__(f"{where}: {what}" if where else what)
-        self.where = where
-
-
 def _constant(name: str) -> Any:
-    raise Malformed("", f"{name} is not a JSON number kdump writes")
+    raise ReadBackError("", f"{name} is not a JSON number kdump writes")
 
 
 def load(data: bytes, limit: int) -> Any:
     """``data`` as JSON: at most ``limit`` bytes, strict (no NaN or Infinity, UTF-8)."""
     if len(data) > limit:
-        raise Malformed("", f"{len(data)} bytes, more than the {limit} kdump reads back")
+        raise ReadBackError("", f"{len(data)} bytes, more than the {limit} kdump reads back")
     try:
         return json.loads(data, parse_constant=_constant)
     except UnicodeDecodeError as e:
-        raise Malformed("", f"not UTF-8 at byte {e.start}") from None
+        raise ReadBackError("", f"not UTF-8 at byte {e.start}") from None
     except json.JSONDecodeError as e:
-        raise Malformed("", f"not JSON at byte {e.pos}: {e.msg}") from None
+        raise ReadBackError("", f"not JSON at byte {e.pos}: {e.msg}") from None
     except RecursionError:
-        raise Malformed("", "nested deeper than kdump writes") from None
+        raise ReadBackError("", "nested deeper than kdump writes") from None
 
 
 def mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise Malformed(where, f"{_kind(value)}, not an object")
+        raise ReadBackError(where, f"{_kind(value)}, not an object")
     return value
 
 
 def field(doc: dict[str, Any], key: str, where: str) -> Any:
     if key not in doc:
-        raise Malformed(where, f"no {key!r}")
+        raise ReadBackError(where, f"no {key!r}")
     return doc[key]
 
 
 def integer(value: Any, where: str, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
     """A JSON integer (not a float, not a boolean) in [low, high]."""
     if type(value) is not int:
-        raise Malformed(where, f"{_kind(value)}, not an integer")
+        raise ReadBackError(where, f"{_kind(value)}, not an integer")
     if not low <= value <= high:
-        raise Malformed(where, f"{value} is outside [{low}, {high}]")
+        raise ReadBackError(where, f"{value} is outside [{low}, {high}]")
     return value
 
 
@@ -80,7 +74,7 @@ def optional_integer(
 def number(value: Any, where: str, low: float, high: float) -> float:
     """A JSON number (integer or finite float) in [low, high]."""
     if type(value) not in (int, float) or not low <= value <= high:
-        raise Malformed(where, f"{value!r} is no number in [{low}, {high}]")
+        raise ReadBackError(where, f"{value!r} is no number in [{low}, {high}]")
     return float(value)
 
 
@@ -88,11 +82,11 @@ def text(
     value: Any, where: str, limit: int = TEXT_MAX, pattern: re.Pattern[str] | None = None
 ) -> str:
     if not isinstance(value, str):
-        raise Malformed(where, f"{_kind(value)}, not a string")
+        raise ReadBackError(where, f"{_kind(value)}, not a string")
     if len(value) > limit:
-        raise Malformed(where, f"a string of {len(value)} characters, more than {limit}")
+        raise ReadBackError(where, f"a string of {len(value)} characters, more than {limit}")
     if pattern is not None and not pattern.fullmatch(value):
-        raise Malformed(where, f"{value[:80]!r} is not of the form kdump writes")
+        raise ReadBackError(where, f"{value[:80]!r} is not of the form kdump writes")
     return value
 
 
@@ -102,22 +96,22 @@ def optional_text(value: Any, where: str, limit: int = TEXT_MAX) -> str | None:
 
 def flag(value: Any, where: str) -> bool:
     if type(value) is not bool:
-        raise Malformed(where, f"{_kind(value)}, not true or false")
+        raise ReadBackError(where, f"{_kind(value)}, not true or false")
     return value
 
 
 def array(value: Any, where: str, limit: int) -> list[Any]:
     if not isinstance(value, list):
-        raise Malformed(where, f"{_kind(value)}, not an array")
+        raise ReadBackError(where, f"{_kind(value)}, not an array")
     if len(value) > limit:
-        raise Malformed(where, f"{len(value)} items, more than {limit}")
+        raise ReadBackError(where, f"{len(value)} items, more than {limit}")
     return value
 
 
 def integers(value: Any, where: str, n: int, what: str) -> list[int]:
     """An array of exactly ``n`` JSON integers (``what`` they are, for the error)."""
     if len(array(value, where, n)) != n:
-        raise Malformed(where, f"not {what}")
+        raise ReadBackError(where, f"not {what}")
     return [integer(v, where) for v in value]
 
 
@@ -138,7 +132,6 @@ def _kind(value: Any) -> str:
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
-    "Malformed",
     "array",
     "each",
     "field",

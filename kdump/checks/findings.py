@@ -10,6 +10,7 @@ from typing import Any
 from kdump import readback
 from kdump.checks.registry import advice_for
 from kdump.checks.severity import Severity
+from kdump.errors import ReadBackError
 
 BROKER_FIXES = "the broker fixes this at startup"
 """The label of residue the broker's own start clears (``kdump recover`` does the same)."""
@@ -53,10 +54,10 @@ def read_finding(value: Any, where: str) -> Finding:
     d = readback.mapping(value, where)
     severity = readback.text(d.get("severity"), f"{where}.severity", 16)
     if severity not in {s.value for s in Severity}:
-        raise readback.Malformed(f"{where}.severity", f"{severity!r} is no severity")
+        raise ReadBackError(f"{where}.severity", f"{severity!r} is no severity")
     fix = readback.optional_text(d.get("fix"), f"{where}.fix")
     if fix is not None and not fix.startswith(FIX_PROGRAMS):
-        raise readback.Malformed(f"{where}.fix", f"{fix[:80]!r} is none of kdump's commands")
+        raise ReadBackError(f"{where}.fix", f"{fix[:80]!r} is none of kdump's commands")
     return Finding(
         readback.text(d.get("code"), f"{where}.code", pattern=CODE),
         Severity(severity),

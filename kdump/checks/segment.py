@@ -19,7 +19,13 @@ from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes, check_txn_index
-from kdump.errors import DecryptionKeyError, KdumpError, StoreError, as_kdump_error
+from kdump.errors import (
+    BudgetSpent,
+    DecryptionKeyError,
+    KdumpError,
+    StoreError,
+    as_kdump_error,
+)
 from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
 from kdump.format.textfiles import read_leader_epoch_checkpoint
@@ -92,7 +98,7 @@ def check_segment(
     )
     try:
         scan = _check(segment, options, sink, consumer, resume)
-    except (StoreError, DecryptionKeyError):
+    except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
         raise
     except (KdumpError, OSError) as e:
         error = as_kdump_error(e, segment.directory)

@@ -31,7 +31,7 @@ from kdump.checks.verify_state import (
     reused_result,
 )
 from kdump.discovery import Found, discover
-from kdump.errors import InputError
+from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -44,7 +44,7 @@ from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
-from kdump.storage.reading import KEEP, Budget, BudgetSpent, ReadPolicy
+from kdump.storage.reading import KEEP, Budget, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 __all__ = [

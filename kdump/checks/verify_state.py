@@ -34,6 +34,7 @@ from kdump.checks.log import FirstBatch, LogScan
 from kdump.checks.registry import REGISTRY
 from kdump.checks.segment import Resume, SegmentResult
 from kdump.checks.sink import FindingSink
+from kdump.errors import ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIX, INDEX_SUFFIXES, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.format.walk import Stop, StopReason
@@ -93,7 +94,7 @@ class SegmentIdentity:
     @classmethod
     def from_dict(cls, value: Any) -> SegmentIdentity:
         """An identity as ``to_dict`` (or ``dataclasses.asdict``) wrote it, read typed:
-        kdump.readback.Malformed (a ValueError) on anything else."""
+        kdump.errors.ReadBackError (a ValueError) on anything else."""
         return _read_identity(value, "identity")
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,10 +253,10 @@ def read_scan(value: Any, where: str) -> dict[str, Any]:
     range, and nothing else."""
     facts = readback.mapping(value, where)
     if facts.keys() != _SCAN_FIELD_SET:
-        raise readback.Malformed(where, "a segment's facts are not the ones this kdump keeps")
+        raise ReadBackError(where, "a segment's facts are not the ones this kdump keeps")
     # the number types as a set, in C: a state of 10,000 segments is checked in 0.02 s
     if not set(map(type, map(facts.__getitem__, _NUMBERS))) <= _NUMBER_TYPES:
-        raise readback.Malformed(where, "a segment's facts are not numbers")
+        raise ReadBackError(where, "a segment's facts are not numbers")
     for name in _NUMBERS:
         readback.optional_integer(facts[name], f"{where}.{name}")
     readback.text(facts["path"], f"{where}.path")
@@ -268,7 +269,7 @@ def read_scan(value: Any, where: str) -> dict[str, Any]:
     if stop is not None:
         at = f"{where}.stop"
         if len(readback.array(stop, at, 3)) != 3 or stop[0] not in _STOP_REASONS:
-            raise readback.Malformed(at, "not a walk's end")
+            raise ReadBackError(at, "not a walk's end")
         readback.integer(stop[1], at, 0)
         readback.integer(stop[2], at, 0)
     return facts
@@ -281,7 +282,7 @@ def _read_identity(value: Any, where: str) -> SegmentIdentity:
     for i, item in enumerate(readback.array(d.get("indexes"), f"{where}.indexes", 3)):
         at = f"{where}.indexes[{i}]"
         if len(readback.array(item, at, 3)) != 3 or item[0] not in INDEX_SUFFIXES:
-            raise readback.Malformed(at, "not an index file's (suffix, size, mtime)")
+            raise ReadBackError(at, "not an index file's (suffix, size, mtime)")
         indexes.append((item[0], count(item[1], at), readback.integer(item[2], at)))
     return SegmentIdentity(
         count(d.get("device"), f"{where}.device"),
@@ -299,7 +300,7 @@ def _read_info(value: Any, where: str) -> dict[str, Any]:
     no command to run (what a restored finding prints must be what a walk would print)."""
     finding = read_finding(value, where)
     if finding.severity is not Severity.INFO or finding.code not in REGISTRY or finding.fix:
-        raise readback.Malformed(where, "not a finding a segment verified clean has")
+        raise ReadBackError(where, "not a finding a segment verified clean has")
     return finding.to_dict()
 
 
@@ -332,11 +333,11 @@ def _read_prefix(value: Any, where: str) -> Prefix:
 def _keyed(value: Any, where: str, read: Any) -> dict[str, Any]:
     d = readback.mapping(value, where)
     if len(d) > MAX_SEGMENTS:
-        raise readback.Malformed(where, f"{len(d)} segments, more than {MAX_SEGMENTS}")
+        raise ReadBackError(where, f"{len(d)} segments, more than {MAX_SEGMENTS}")
     out = {}
     for key, item in d.items():
         if not key.startswith("/") or len(key) > 4096:
-            raise readback.Malformed(where, f"{key[:80]!r} is not a segment's path")
+            raise ReadBackError(where, f"{key[:80]!r} is not a segment's path")
         out[key] = read(item, f"{where}[{key}]")
     return out
 
@@ -356,7 +357,7 @@ def walk_facts(result: SegmentResult) -> dict[str, Any]:
 
 def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> SegmentResult:
     """``segment``'s walk as ``walk_facts`` kept it, every value read typed and bounded
-    (kdump.readback). Raises kdump.readback.Malformed (a ValueError) on facts this kdump does
+    (kdump.readback). Raises kdump.errors.ReadBackError (a ValueError) on facts this kdump does
     not keep (an older marker)."""
     d = readback.mapping(facts, "walk")
     findings = readback.each(d.get("findings"), "walk.findings", MAX_SEGMENTS, read_finding)
@@ -364,7 +365,7 @@ def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> Segmen
     for i, item in enumerate(readback.array(d.get("left_out"), "walk.left_out", 1000)):
         at = f"walk.left_out[{i}]"
         if len(readback.array(item, at, 3)) != 3:
-            raise readback.Malformed(at, "not a (code, path, count)")
+            raise ReadBackError(at, "not a (code, path, count)")
         code, path = readback.text(item[0], at, 80), readback.text(item[1], at)
         left_out.append((code, path, readback.integer(item[2], at, 0)))
     sink = FindingSink.restored(cap, findings, left_out)
@@ -484,10 +485,10 @@ class VerifyState:
         raw = state._read_own()
         if raw is None:
             return state
-        problem: readback.Malformed | None = None
+        problem: ReadBackError | None = None
         try:
             doc: Any = readback.load(raw, MAX_STATE_BYTES)
-        except readback.Malformed as e:
+        except ReadBackError as e:
             doc, problem = None, e
         ours = isinstance(doc, dict) and doc.get("format") == FORMAT
         if not ours and not (doc is None and raw.startswith(OWN_PREFIX)):
@@ -502,16 +503,16 @@ class VerifyState:
                 reason = (
                     "not whole JSON" if problem is None or "JSON at" in str(problem) else problem
                 )
-                raise readback.Malformed("", f"its contents are damaged ({reason})")
+                raise ReadBackError("", f"its contents are damaged ({reason})")
             if doc.get("version") != VERSION:
-                raise readback.Malformed("", f"version {doc.get('version')!r}, not {VERSION}")
+                raise ReadBackError("", f"version {doc.get('version')!r}, not {VERSION}")
             state.segments = _keyed(doc.get("segments"), "segments", _read_verified)
             state.active = _keyed(doc.get("active", {}), "active", _read_prefix)
             stopped = doc.get("stopped_at")
             state.stopped_at = stopped if isinstance(stopped, str) else None
             credit = readback.number(doc.get("recheck_credit", 0), "recheck_credit", 0, 1e9)
             state.credit = credit
-        except readback.Malformed as e:
+        except ReadBackError as e:
             state.segments, state.active, state.stopped_at = {}, {}, None
             state.warning = f"{path}: {e}; verifying everything"
         return state

@@ -26,12 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.errors import BudgetSpent
+
 PAGE = mmap.PAGESIZE
-
-
-class BudgetSpent(Exception):
-    """A read went past the run's --budget: the segment it was for is left unread (not a
-    KdumpError: nothing is wrong with the segment)."""
 
 
 _budget_local = threading.local()
