@@ -58,8 +58,9 @@ def read_finding(value: Any, where: str) -> Finding:
     fix = readback.optional_text(d.get("fix"), f"{where}.fix")
     if fix is not None and not fix.startswith(FIX_PROGRAMS):
         raise ReadBackError(f"{where}.fix", f"{fix[:80]!r} is none of kdump's commands")
+    code = readback.text(d.get("code"), f"{where}.code", pattern=CODE)
     return Finding(
-        readback.text(d.get("code"), f"{where}.code", pattern=CODE),
+        code,
         Severity(severity),
         readback.text(d.get("path"), f"{where}.path"),
         readback.text(d.get("message"), f"{where}.message"),
