@@ -2390,7 +2390,17 @@ static int ob_int(outbuf *o, int64_t v)
     return ob_put(o, tmp + sizeof(tmp) - n, n);
 }
 
-/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
+/* Code points a terminal must not be given raw, beyond the C0 controls JSON escapes anyway:
+ * DEL, the C1 controls and the invisible formatting characters (kdump.untrusted's _UNSAFE). */
+static int unsafe_code_point(uint32_t cp)
+{
+    return (cp >= 0x7F && cp <= 0x9F) || cp == 0xAD || cp == 0x61C || cp == 0x180E ||
+           (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
+/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it, then
+ * kdump.untrusted.escape_json_text: what a terminal must not be given raw as \uNNNN. */
 static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -2399,12 +2409,14 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     char *d = o->data + o->len;
     *d++ = '"';
     for (int64_t i = 0; i < n; i++) {
-        /* eight bytes at a time while none needs escaping: none below 0x20, no '"', no '\\'
-         * (the classic "has a zero byte" test on x, and on x with each byte sought cleared) */
+        /* eight bytes at a time while none needs a look: none below 0x20, none from 0x7f
+         * on, no '"', no '\\' (the classic "has a zero byte" test on x, and on x with each
+         * byte sought cleared; the high bit of x itself for 0x80 on, x + 1 for 0x7f) */
         while (i + 8 <= n) {
             const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
             uint64_t x = load_le64(p + i), q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b);
+            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) |
+                           x | (x + ones);
             if (hit & highs)
                 break;
             memcpy(d, p + i, 8);
@@ -2414,7 +2426,34 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
         if (i >= n)
             break;
         uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (c >= 0x80) { /* valid UTF-8 (the caller's check): a sequence, copied or escaped */
+            uint32_t cp = 0;
+            int len = 1;
+            if ((c & 0xE0) == 0xC0 && i + 1 < n) {
+                cp = ((uint32_t)(c & 0x1F) << 6) | (p[i + 1] & 0x3F);
+                len = 2;
+            } else if ((c & 0xF0) == 0xE0 && i + 2 < n) {
+                cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[i + 1] & 0x3F) << 6) |
+                     (p[i + 2] & 0x3F);
+                len = 3;
+            } else if ((c & 0xF8) == 0xF0 && i + 3 < n) {
+                len = 4;
+            }
+            if (unsafe_code_point(cp)) {
+                *d++ = '\\';
+                *d++ = 'u';
+                *d++ = hex[(cp >> 12) & 15];
+                *d++ = hex[(cp >> 8) & 15];
+                *d++ = hex[(cp >> 4) & 15];
+                *d++ = hex[cp & 15];
+            } else {
+                memcpy(d, p + i, (size_t)len);
+                d += len;
+            }
+            i += len - 1;
+            continue;
+        }
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) {
             *d++ = (char)c;
             continue;
         }

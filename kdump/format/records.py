@@ -204,13 +204,13 @@ def read_field(data: Buffer, pos: int, size: int, end: int, copy: bool = True) -
 
 def _headers(
     data: bytes, p: int, count: int, end: int, max_headers: int
-) -> tuple[tuple[Header, ...], int]:
+) -> tuple[tuple[Header, ...] | None, int]:
     """``count`` record headers from ``p``: key length varint, UTF-8 key, value length, value;
-    more than ``max_headers`` refused before any is made."""
+    more than ``max_headers`` only checked, as the C decoder checks them, none made (None: the
+    caller refuses the record once its size is checked, as C does)."""
     if count < 0:
         raise _malformed(RecordFault.BAD_HEADER_COUNT, count)
-    if count > max_headers:
-        raise _malformed(RecordFault.TOO_MANY_HEADERS, count, max_headers)
+    make = count <= max_headers  # else only checked, as C checks them, then refused
     zigzag = _ZIGZAG
     headers = []
     for _ in range(count):
@@ -232,8 +232,9 @@ def _headers(
             if p > end:
                 raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
         # DefaultRecord.readHeaders: Utils.utf8(buffer, size), new String(bytes, UTF_8)
-        headers.append(_new(Header, (java_string(key), value)))
-    return tuple(headers), p
+        if make:
+            headers.append(_new(Header, (java_string(key), value)))
+    return (tuple(headers) if make else None), p
 
 
 def _payload(
@@ -452,15 +453,18 @@ def _decode_v2(
                     raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
             b = data[p]
             if b == 0:  # no header, the usual case
-                headers: tuple[Header, ...] = ()
+                headers: tuple[Header, ...] | None = ()
                 p += 1
             elif b < 0x80:
-                headers, p = _headers(data, p + 1, zigzag[b], end, most)
+                header_count = zigzag[b]
+                headers, p = _headers(data, p + 1, header_count, end, most)
             else:
                 header_count, p = zigzag_varint(data, p, 5)
                 headers, p = _headers(data, p, header_count, end, most)
             if p != end:
                 raise _malformed(RecordFault.BAD_RECORD_SIZE, length, p - body)
+            if headers is None:
+                raise _malformed(RecordFault.TOO_MANY_HEADERS, header_count, most)
             if base_sequence == NO_SEQUENCE:
                 sequence = NO_SEQUENCE
             elif offset_delta <= sequence_room:
