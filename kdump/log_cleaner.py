@@ -98,6 +98,23 @@ class OffsetsToClean:
     """Each bound and its offset (the last stable offset, the active segment, the lag)."""
 
 
+def first_dirty_offset(checkpoint: int | None, log_start: int, log_end: int) -> int:
+    """LogCleanerManager.cleanableOffsets' first dirty offset: the ``cleaner-offset-checkpoint``
+    entry, or the log start offset when there is none or it lies outside [log start, log end]
+    (the broker then rewrites the entry). Below it the log is as the cleaner's passes left it."""
+    if checkpoint is None or not log_start <= checkpoint <= log_end:
+        return log_start
+    return checkpoint
+
+
+def delete_horizon_passed(horizon: int | None, now: int) -> bool:
+    """Whether a batch's delete horizon is at or before ``now``: a cleaning then drops its
+    tombstones (shouldRetainRecord retains deletes while currentTime < deleteHorizonMs) and,
+    where its transaction has no batch left, its marker (checkBatchRetention's
+    discardBatchRecords)."""
+    return horizon is not None and horizon <= now
+
+
 def cleanable_offsets(
     segments: Sequence[CleanerSegment],
     checkpoint: int | None,
@@ -108,8 +125,8 @@ def cleanable_offsets(
     settings: Settings,
 ) -> OffsetsToClean:
     bases = [s.base_offset for s in segments]
-    force = checkpoint is not None and not log_start <= checkpoint <= log_end
-    first_dirty = log_start if checkpoint is None or force else checkpoint
+    first_dirty = first_dirty_offset(checkpoint, log_start, log_end)
+    force = checkpoint is not None and first_dirty != checkpoint
     bounds = [("last stable offset", last_stable_offset), ("active segment", bases[-1])]
     lag = max(settings.min_compaction_lag_ms, 0)
     if lag > 0:
@@ -568,7 +585,7 @@ class _CleanerFilter:
         # checkBatchRetention
         if batch.is_control:
             can_discard = self.txns.on_control_batch_read(batch, control_type(segment, batch))
-            discard_records = can_discard and horizon is not None and horizon <= now
+            discard_records = can_discard and delete_horizon_passed(horizon, now)
         else:
             can_discard = discard_records = self.txns.on_batch_read(batch)
         last = self.producers.get(batch.producer_id)
@@ -675,7 +692,7 @@ class _CleanerFilter:
         latest_for_key = record.offset >= self.omap.get(key)
         horizon = batch.delete_horizon_ms
         if batch.magic >= 2:
-            retain_deletes = horizon is None or self.now < horizon
+            retain_deletes = not delete_horizon_passed(horizon, self.now)
         else:
             retain_deletes = self.retain_legacy
         keep = latest_for_key and (record.value is not None or retain_deletes)
@@ -804,6 +821,8 @@ __all__ = [
     "OffsetsToClean",
     "cleanable_offsets",
     "collect_aborted_transactions",
+    "delete_horizon_passed",
+    "first_dirty_offset",
     "group_segments_by_size",
     "is_cleanable",
     "log_to_clean",

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from kdump.checks import fixes
+from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_sections
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
@@ -30,6 +32,7 @@ from kdump.checks.verify_state import (
     VerifyState,
     reused_result,
 )
+from kdump.config import ConfigLayers
 from kdump.discovery import Found, discover
 from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
@@ -81,8 +84,8 @@ class VerifyResult:
     def summary(self) -> dict[str, Any]:
         return {
             "partitions": len(self.partitions),
-            "segments": sum(r.summary.segments for r in self.partitions),
-            "bytes": sum(r.summary.bytes for r in self.partitions),
+            "segments": sum(r.summary.segments_read for r in self.partitions),
+            "bytes": sum(r.summary.bytes_read for r in self.partitions),
             "batches": sum(r.summary.batches for r in self.partitions),
             "findings": self.counts(),
             "by_partition": [r.summary.to_dict() for r in self.partitions],
@@ -177,6 +180,7 @@ def verify_paths(
     store: ObjectStore | None = None,
     reading: ReadPolicy = KEEP,
     audit: AuditOptions | None = None,
+    layers: ConfigLayers | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
@@ -184,14 +188,17 @@ def verify_paths(
     the result is the same as with one. ``reading``: how local files are read
     (kdump.storage.reading: ``ReadPolicy.live()`` leaves the page cache as it found it, what
     ``kdump verify`` does unless told --keep-cache); ``audit``: a state file that makes the
-    run incremental, a budget (kdump.checks.verify_state).
+    run incremental, a budget (kdump.checks.verify_state); ``layers``: where topic settings
+    come from (which partitions are compacted, and checked below their cleaner checkpoint:
+    kdump.checks.compacted).
     """
     started = time.monotonic()
     audit = audit or AuditOptions()
     if audit.budget_ms is not None and reading.budget is None:
         # one budget for every segment's reads, whoever opens them (kdump.storage.reading)
         reading = replace(reading, budget=Budget(audit.budget_ms / 1000))
-    found = discover(paths, store, OpenOptions(verify=options, reading=reading))
+    opened = OpenOptions(verify=options, reading=reading, layers=layers or ConfigLayers())
+    found = discover(paths, store, opened)
     logs = found.partitions
     run = _Run(logs, options, reading, audit, started)
     progress.total(sum(map(run.plan.bytes_to_read, run.plan.walk)))
@@ -232,6 +239,7 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
+        self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
         self.state = VerifyState.load(audit.state) if audit.state is not None else None
         self.summary = AuditSummary(
             state_warning=self.state.warning if self.state else None,
@@ -251,6 +259,7 @@ class _Run:
             self.done.add(id(segment))
             self.summary.bytes_unchanged_skipped += segment.log_size
             self.summary.saw(known.verified_ms)
+        self.units = self._units()
         for segment in self.plan.walk:  # an active segment's verified prefix: not read again
             self.summary.bytes_unchanged_skipped += segment.log_size - self.plan.bytes_to_read(
                 segment
@@ -265,27 +274,59 @@ class _Run:
         # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
         # decode in Python, and object-store clients are kept one per process: processes
         local = all(log.storage.local_path is not None for log in self.owner.values())
+        threads = local and not self.options.deep
+        units = self.units
+        budget, first = self.reading.budget, units[0] if units else None
+        # a compacted partition's walk decodes its records in Python (the checks of its
+        # cleaned section): no thread would run it faster than this one, and here Ctrl-C stops
+        # it at once (a stopping run waits for its threads' work in hand)
+        here = {id(u) for u in units if threads and u.cleaned is not None}
         outcomes = map_ordered(
-            partial(_check, options=self.options, budget=self.reading.budget),
-            [
-                (segment, n == 0, self.plan.resume.get(id(segment)))
-                for n, segment in enumerate(self.plan.walk)
-            ],
+            partial(_check, options=self.options, budget=budget),
+            [(u, u is first) for u in units if id(u) not in here],
             jobs,
-            weight=_first_log_bytes,
-            threads=local and not self.options.deep,
+            weight=_unit_bytes,
+            threads=threads,
         )
         now_ms = int(time.time() * 1000)
         try:
-            for segment in self.plan.walk:
-                outcome = next(outcomes)
-                if outcome is not None:  # None: left, the budget spent
+            for unit in units:
+                if id(unit) in here:
+                    walked = _check((unit, unit is first), self.options, budget)
+                else:
+                    walked = next(outcomes)
+                if walked is None:  # left: the budget spent
+                    continue
+                for segment, outcome in zip(unit.segments, walked, strict=True):
                     self._take(segment, outcome, now_ms)
                     progress.advance(self.plan.bytes_to_read(segment), segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
                 close()  # workers stop: nothing more is taken
+
+    def _units(self) -> list[_Unit]:
+        """The plan's segments as pieces of work: one segment each, but the segments of a
+        partition checked below its cleaner checkpoint together, in offset order (those checks
+        ride on their walks: kdump.checks.compacted), where its first one comes."""
+        units: list[_Unit] = []
+        together: dict[int, _Unit] = {}
+        for segment in self.plan.walk:
+            log = self.owner[id(segment)]
+            cleaned = self.cleaned.get(id(log))
+            if cleaned is None:
+                units.append(_Unit(log, [segment], None, self.plan.resume.get(id(segment))))
+                continue
+            # the cleaned section's checks read every record: the whole segment is walked
+            self.plan.resume.pop(id(segment), None)
+            if id(log) in together:
+                together[id(log)].segments.append(segment)
+            else:
+                together[id(log)] = _Unit(log, [segment], cleaned)
+                units.append(together[id(log)])
+        for unit in together.values():
+            unit.segments.sort(key=lambda s: (s.base_offset, s.slot))
+        return units
 
     def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
         changed = self.plan.changed.get(id(segment))
@@ -336,27 +377,40 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
     )
 
 
+@dataclass
+class _Unit:
+    """Segments of one partition walked in one piece of work, in order (``cleaned``: the
+    cleaned section whose checks ride on their walks; ``resume``: a lone segment's verified
+    prefix, what its walk goes on from)."""
+
+    log: UnifiedLog
+    segments: list[LogSegment]
+    cleaned: CleanedSection | None
+    resume: Resume | None = None
+
+
 def _check(
-    item: tuple[LogSegment, bool, Resume | None], options: VerifyOptions, budget: Budget | None
-) -> SegmentResult | None:
-    """``check_segment`` of a segment of the plan (from its verified prefix on, where it has
-    one); None where the budget was spent before it began or while it was read (the plan's
-    first segment is read whole)."""
-    segment, first, resume = item
-    if budget is None:
-        return check_segment(segment, options, resume=resume)
-    if budget.spent() and not first:
+    item: tuple[_Unit, bool], options: VerifyOptions, budget: Budget | None
+) -> list[SegmentResult] | None:
+    """The walks of a unit's segments (from a verified prefix on, where it has one); None
+    where the budget was spent before it began or while it was read (the first unit of the
+    plan is read whole: kdump.storage.reading.Budget)."""
+    unit, first = item
+    if budget is not None and budget.spent() and not first:
         return None
     try:
-        with budget.reading(must_finish=first):
-            return check_segment(segment, options, resume=resume)
+        with budget.reading(must_finish=first) if budget is not None else nullcontext():
+            if unit.resume is not None:
+                return [check_segment(unit.segments[0], options, resume=unit.resume)]
+            return check_in_order(unit.log, unit.segments, options, unit.cleaned)
     except BudgetSpent:
         return None
 
 
-def _first_log_bytes(item: tuple[LogSegment, bool, Resume | None]) -> int:
-    segment, _, resume = item
-    return segment.log_size - (0 if resume is None else resume.scan.valid_bytes)
+def _unit_bytes(item: tuple[_Unit, bool]) -> int:
+    unit = item[0]
+    skipped = 0 if unit.resume is None else unit.resume.scan.valid_bytes
+    return sum(s.log_size for s in unit.segments) - skipped
 
 
 def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:

@@ -58,6 +58,18 @@ DEFAULTS = {
 }
 
 
+SHARE_GROUPS_EARLY_ACCESS = {
+    # Kafka 4.0's share groups (KIP-932) are early access, off unless asked for; 4.1 on has them
+    "group.coordinator.rebalance.protocols": "classic,consumer,share",
+    "unstable.api.versions.enable": "true",
+}
+
+
+def release_defaults(version: str) -> dict[str, str]:
+    """What a release needs beside DEFAULTS for the tests to reach all it can do."""
+    return dict(SHARE_GROUPS_EARLY_ACCESS) if version.startswith("4.0.") else {}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -137,6 +149,7 @@ class Broker:
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": str(self.log_dir),
             **DEFAULTS,
+            **release_defaults(self.release.version),
             **self.config,
         }
 

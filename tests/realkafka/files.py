@@ -11,7 +11,7 @@ once, with why:
   ``segment.index.bytes`` after loading (``LogLoader.load``: ``resizeIndexes``) so it can append;
   kdump leaves them trimmed. The entries must be equal, and the rest of the broker's file zeros.
 - ``leader-epoch-checkpoint``: a started broker that leads the partition appends the epoch it
-  leads in (Partition.makeLeader); ``load_logs`` does not start any.
+  leads in (Partition.makeLeader), through a ``.tmp`` file; ``load_logs`` does not start any.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def partition_differences(
     if broker_started:
         ours.discard("leader-epoch-checkpoint")
         theirs.discard("leader-epoch-checkpoint")
+        theirs.discard("leader-epoch-checkpoint.tmp")  # being written as we look
     out = [f"{kdump_dir.name}: only kdump's copy has {n}" for n in sorted(ours - theirs)]
     out += [f"{kdump_dir.name}: only Kafka's copy has {n}" for n in sorted(theirs - ours)]
     logs = sorted(n for n in ours & theirs if n.endswith(".log"))
