@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from clirun import on_a_terminal
 
 from kdump.untrusted import (
     command,
@@ -92,30 +91,6 @@ def test_terminal_bytes_of_a_dump_and_of_json() -> None:
     assert json.loads(terminal_bytes(line, json=True)) == {"v": "\x7f\u009b"}
 
 
-def _on_a_terminal(args: list[str]) -> bytes:
-    """kdump's standard output when it is a pseudo-terminal."""
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "kdump", *args], stdout=follower, stderr=subprocess.DEVNULL
-    )
-    os.close(follower)
-    out = bytearray()
-    while True:
-        ready, _, _ = select.select([leader], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(leader, 1 << 16)
-        except OSError:  # the child closed its side
-            break
-        if not chunk:
-            break
-        out += chunk
-    child.wait(timeout=30)
-    os.close(leader)
-    return bytes(out)
-
-
 def test_a_dump_on_a_terminal_escapes_what_a_record_holds_and_a_pipe_gets_its_bytes(
     tmp_path: Path,
 ) -> None:
@@ -131,6 +106,6 @@ def test_a_dump_on_a_terminal_escapes_what_a_record_holds_and_a_pipe_gets_its_by
     args = ["dump", str(part / "00000000000000000000.log"), "--print-data-log"]
     piped = subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True).stdout
     assert b"payload: " + value + b"\n" in piped
-    shown = _on_a_terminal(args)
+    _, shown = on_a_terminal([sys.executable, "-m", "kdump", *args])
     assert b"payload: \\x1b]0;owned\\x07\\x1b[2J" in shown
     assert b"\x1b" not in shown and b"\x07" not in shown
