@@ -127,7 +127,8 @@ def _check_json(doc: object, expected: Expected, cwd: Path) -> None:
     strings = _strings(doc)
     assert not [s for _, s in strings if any("\udc80" <= c <= "\udcff" for c in s)]
     for key, value in strings:
-        if key in ("fix", "abort_command", "abort_command_legacy") and value:
+        suggested = key == "command" and value.startswith("kdump ")  # kdump startup's advice
+        if (key in ("fix", "abort_command", "abort_command_legacy") and value) or suggested:
             expected.check_command(value, cwd)
 
 
@@ -235,6 +236,8 @@ COMMANDS: list[tuple[list[str], Read]] = [
     (["salvage", "PART", "--output-dir", "OUT/salvaged"], written_inside),
     (["replicas", "PART", "COPY", "--export-lost", "OUT/lost"], written_inside),
     (["metadata", "DIR/__cluster_metadata-0"], text),
+    (["startup", "DIR"], names_shown),
+    (["startup", "DIR", "--format", "json"], json_document),
 ]
 
 
