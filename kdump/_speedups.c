@@ -3984,12 +3984,17 @@ static void hq_free(hash_queue *q)
 }
 
 /* The map's bytes: a writable buffer of at least slots * 24 bytes. */
-static int get_map(PyObject *obj, Py_buffer *view, long long slots)
+/* The map an entry point is given, checked to hold ``slots``; on failure the buffer the
+ * entry point already holds (``held``) is released too. */
+static int get_map(PyObject *obj, Py_buffer *view, long long slots, Py_buffer *held)
 {
-    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0)
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(held);
         return -1;
+    }
     if (slots < 1 || view->len / OMAP_ENTRY < slots) {
         PyBuffer_Release(view);
+        PyBuffer_Release(held);
         PyErr_SetString(PyExc_ValueError, "the map holds fewer slots than given");
         return -1;
     }
@@ -4003,10 +4008,8 @@ static PyObject *py_omap_put(PyObject *self, PyObject *args)
     Py_buffer map, key;
     if (!PyArg_ParseTuple(args, "OLy*L", &map_obj, &slots, &key, &offset))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&key);
+    if (get_map(map_obj, &map, slots, &key) < 0)
         return NULL;
-    }
     uint8_t hash[OMAP_HASH];
     md5(key.buf, (size_t)key.len, hash);
     int added = omap_put(map.buf, slots, hash, offset);
@@ -4026,10 +4029,8 @@ static PyObject *py_omap_get(PyObject *self, PyObject *args)
     Py_buffer map, key;
     if (!PyArg_ParseTuple(args, "OLy*", &map_obj, &slots, &key))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&key);
+    if (get_map(map_obj, &map, slots, &key) < 0)
         return NULL;
-    }
     uint8_t hash[OMAP_HASH];
     md5(key.buf, (size_t)key.len, hash);
     int64_t found = omap_get(map.buf, slots, hash);
@@ -4113,10 +4114,8 @@ static PyObject *py_omap_put_records(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OLLLy*LLLOL", &map_obj, &slots, &limit, &entries, &payload,
                           &count, &base_offset, &base_timestamp, &append_obj, &min_offset))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&payload);
+    if (get_map(map_obj, &map, slots, &payload) < 0)
         return NULL;
-    }
     batch_context ctx = payload_context(base_offset, base_timestamp, append_obj);
     map_fill f = {map.buf, slots, limit, entries, -1, -1, min_offset, 0};
     int status = PyErr_Occurred() ? -2 : fill_records(&f, payload.buf, payload.len, count, &ctx);
@@ -4133,6 +4132,21 @@ static PyObject *py_omap_put_records(PyObject *self, PyObject *args)
 /* A batch the run-level walks take whole: magic 2, no compression, neither transactional nor
  * control (those are the Python code's: aborted transactions, markers). */
 #define PLAIN_MASK (0x07 | TRANSACTIONAL_OR_CONTROL)
+
+/* The size of the plain batch (no codec, not transactional, not control) at pos, its header
+ * read into *h; 0 where there is none the C loops take: not whole, not plain, or counting
+ * more records than its payload could hold (a record takes a byte at least). */
+static Py_ssize_t plain_batch(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end, v2_header *h)
+{
+    Py_ssize_t size = v2_batch_size(data, pos, end, INT32_MAX);
+    if (size == 0)
+        return 0;
+    read_v2_header(data + pos, h);
+    if ((h->attributes & PLAIN_MASK) != 0 || h->records_count < 0 ||
+        h->records_count > size - V2_HEADER_SIZE)
+        return 0;
+    return size;
+}
 
 /* omap_put_run(buf, position, end, map, slots, limit, entries, min_offset) -> (position,
  * entries, latest, full_at, records): the plain batches from position on, until one that is
@@ -4154,13 +4168,9 @@ static Py_ssize_t hash_batches(const uint8_t *data, Py_ssize_t pos, Py_ssize_t e
 {
     Py_ssize_t n = 0;
     while (n < n_b && pos >= 0 && pos < end && q->n < HASHED_AHEAD) {
-        Py_ssize_t size = v2_batch_size(data, pos, end, INT32_MAX);
-        if (size == 0)
-            break;
         v2_header h;
-        read_v2_header(data + pos, &h);
-        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
-            h.records_count > size - V2_HEADER_SIZE) /* a record takes a byte at least */
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0)
             break;
         batch_context ctx;
         context_of(&h, &ctx);
@@ -4201,10 +4211,8 @@ static PyObject *py_omap_put_run(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnOLLLL", &buf, &pos, &end, &map_obj, &slots, &limit,
                           &entries, &min_offset))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&buf);
+    if (get_map(map_obj, &map, slots, &buf) < 0)
         return NULL;
-    }
     if (end > buf.len)
         end = buf.len;
     const uint8_t *data = buf.buf;
@@ -4493,14 +4501,9 @@ static Py_ssize_t hash_ahead(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end
 {
     Py_ssize_t done = 0, keys = 0;
     while (done < n && keys < HASHED_AHEAD && pos >= 0 && pos < end) {
-        Py_ssize_t size = v2_batch_size(data, pos, end, INT32_MAX);
-        if (size == 0)
-            break;
         v2_header h;
-        read_v2_header(data + pos, &h);
-        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
-            h.records_count > size - V2_HEADER_SIZE ||
-            hq_reserve(q, (Py_ssize_t)h.records_count) < 0)
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0 || hq_reserve(q, (Py_ssize_t)h.records_count) < 0)
             break;
         batch_context ctx;
         context_of(&h, &ctx);
@@ -4542,10 +4545,8 @@ static PyObject *py_clean_run(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnOLLLLLn", &buf, &pos, &end, &map_obj, &slots, &latest,
                           &now, &hw, &drm, &max_output))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&buf);
+    if (get_map(map_obj, &map, slots, &buf) < 0)
         return NULL;
-    }
     if (end > buf.len)
         end = buf.len;
     const uint8_t *data = buf.buf;
@@ -4568,13 +4569,9 @@ static PyObject *py_clean_run(PyObject *self, PyObject *args)
         }
         const uint8_t(*hashes)[OMAP_HASH] = next < n_ahead ? q.hash + ahead[next] : NULL;
         next++;
-        Py_ssize_t size = v2_batch_size(data, pos, end, INT32_MAX);
-        if (size == 0)
-            break;
         v2_header h;
-        read_v2_header(data + pos, &h);
-        if ((h.attributes & PLAIN_MASK) != 0 || h.records_count < 0 ||
-            h.records_count > size - V2_HEADER_SIZE)
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0)
             break;
         if (h.records_count > keep_cap) {
             uint8_t *more = realloc(keep, (size_t)h.records_count);
@@ -4677,10 +4674,8 @@ static PyObject *py_clean_records(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*LLLOOLLLOL", &payload, &count, &base_offset, &base_timestamp,
                           &append_obj, &map_obj, &slots, &latest, &now, &horizon_obj, &drm))
         return NULL;
-    if (get_map(map_obj, &map, slots) < 0) {
-        PyBuffer_Release(&payload);
+    if (get_map(map_obj, &map, slots, &payload) < 0)
         return NULL;
-    }
     batch_context ctx = payload_context(base_offset, base_timestamp, append_obj);
     int has_horizon = horizon_obj != Py_None;
     int64_t horizon = has_horizon ? PyLong_AsLongLong(horizon_obj) : 0;
