@@ -73,6 +73,7 @@ from kdump.repair.run import lock_dirs, named_alone
 from kdump.repair.swap import CleanedSegment, SwapSession
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
+from kdump.untrusted import undecodable
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,10 @@ def compact_partition(log: UnifiedLog, options: CompactOptions) -> Compaction:
     if not log.segments:
         raise InputError(log.location, "no segment .log files: not a partition directory")
     memory = map_bytes(settings, options.offset_map_bytes)
+    if options.output_dir is not None or options.in_place is not None:
+        why = checkpoint_refusal(log)
+        if why is not None:  # refused before a byte is written, not at the checkpoint
+            raise InputError(log.location, why)
     facts = [read_segment_facts(log, s) for s in log.segments]
     txns = open_transactions(log)
     explanation = explain_compaction(
@@ -258,6 +263,9 @@ def in_place_refusal(log: UnifiedLog) -> str | None:
             "cleaning would drop records the broker keeps; give --config "
             "cleanup.policy=compact if the topic is compacted"
         )
+    why = checkpoint_refusal(log)
+    if why is not None:
+        return why
     leftovers = [name for name, _ in log.settlement.deleted] + [
         old for old, _ in log.settlement.renamed
     ]
@@ -269,6 +277,20 @@ def in_place_refusal(log: UnifiedLog) -> str | None:
             "the partition first"
         )
     return None
+
+
+def checkpoint_refusal(log: UnifiedLog) -> str | None:
+    """Why a cleaning of ``log`` could not write its cleaner-offset-checkpoint entry (None: it
+    can): a topic whose directory name is not UTF-8 (no Kafka topic is: Topic.validate allows
+    ASCII letters, digits, '.', '_' and '-'), which a checkpoint line, UTF-8 text that Kafka
+    reads strictly, cannot name."""
+    tp = log.topic_partition
+    if tp is None or not undecodable(tp[0]):
+        return None
+    return (
+        "the topic's directory name is not UTF-8: a cleaner-offset-checkpoint entry (UTF-8 "
+        "text) cannot name it, and no Kafka topic has such a name"
+    )
 
 
 def _records_in(segment: LogSegment) -> int:

@@ -3,7 +3,6 @@ partition as the broker's log cleaner runs it now, counted or written (kdump.com
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import click
 
 from kdump.commands.options import config_layers, config_options, format_option, now_option
 from kdump.errors import ExitCode, InputError
+from kdump.untrusted import json_text
 
 
 @click.command("compact")
@@ -116,7 +116,7 @@ def compact(
         if done.result.failure is not None:
             status = ExitCode.ERRORS
         if fmt == "json":
-            out.write(json.dumps(done.to_dict()) + "\n")
+            out.write(json_text(done.to_dict()) + "\n")
         else:
             for line in render_text(done):
                 out.write(line + "\n")
