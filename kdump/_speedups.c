@@ -4001,6 +4001,17 @@ static int get_map(PyObject *obj, Py_buffer *view, long long slots, Py_buffer *h
     return 0;
 }
 
+/* A run's entry point: its map (get_map) and the run's end kept within its bytes. */
+static int get_run_map(PyObject *obj, Py_buffer *view, long long slots, Py_buffer *buf,
+                       Py_ssize_t *end)
+{
+    if (get_map(obj, view, slots, buf) < 0)
+        return -1;
+    if (*end > buf->len)
+        *end = buf->len;
+    return 0;
+}
+
 static PyObject *py_omap_put(PyObject *self, PyObject *args)
 {
     PyObject *map_obj;
@@ -4211,10 +4222,8 @@ static PyObject *py_omap_put_run(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnOLLLL", &buf, &pos, &end, &map_obj, &slots, &limit,
                           &entries, &min_offset))
         return NULL;
-    if (get_map(map_obj, &map, slots, &buf) < 0)
+    if (get_run_map(map_obj, &map, slots, &buf, &end) < 0)
         return NULL;
-    if (end > buf.len)
-        end = buf.len;
     const uint8_t *data = buf.buf;
     uint8_t *omap = map.buf;
     int64_t latest = -1, full_at = -1, records = 0, count = entries;
@@ -4545,10 +4554,8 @@ static PyObject *py_clean_run(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnOLLLLLn", &buf, &pos, &end, &map_obj, &slots, &latest,
                           &now, &hw, &drm, &max_output))
         return NULL;
-    if (get_map(map_obj, &map, slots, &buf) < 0)
+    if (get_run_map(map_obj, &map, slots, &buf, &end) < 0)
         return NULL;
-    if (end > buf.len)
-        end = buf.len;
     const uint8_t *data = buf.buf;
     clean_ctx c = {map.buf, slots, latest, now};
     int64_t stats[N_CLEAN_STATS] = {0};
