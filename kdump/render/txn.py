@@ -14,7 +14,6 @@ from rich.table import Table
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.render.console import TextConsole
-from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
@@ -27,6 +26,7 @@ from kdump.txn.analysis import (
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
 from kdump.txn.producer_state import ProducerStateEntry
 from kdump.units import at, byte_count, duration
+from kdump.untrusted import json_text
 
 TEXT_ROWS = 50
 """Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""
@@ -110,7 +110,12 @@ def _partition_text(txns: PartitionTransactions, console: TextConsole, style: bo
         f"log start offset {txns.log_start_offset}, log end offset {txns.log_end_offset}, "
         f"high watermark {txns.high_watermark} ({txns.high_watermark_source})"
     )
-    if txns.snapshot is not None:
+    if txns.rebuild_skipped:
+        say(
+            "producer state: none; after a clean shutdown with no producer snapshot the broker "
+            "skips the rebuild and starts empty (no open transaction, no producer known)"
+        )
+    elif txns.snapshot is not None:
         say(
             f"producer state: snapshot {txns.snapshot}, then the batches from offset "
             f"{txns.replayed_from} on"
@@ -320,6 +325,7 @@ def _partition_object(r: PartitionTransactions) -> dict[str, Any]:
         "snapshot": r.snapshot,
         "snapshot_offset": r.snapshot_offset,
         "replayed_from": r.replayed_from,
+        "rebuild_skipped": r.rebuild_skipped,
         "batches": r.batches,
         "producers": len(r.producers),
         "producer_state": [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import stop_damage
 from kdump.errors import KdumpError, as_kdump_error
@@ -72,6 +73,9 @@ class ProducerStateAtEnd:
     batches: int
     first_unstable_offset: int | None
     """ProducerStateManager.firstUnstableOffset once the high watermark is known."""
+    skipped: bool = False
+    """The broker skips the rebuild (a clean shutdown, no snapshot): ``state`` is empty and
+    ``state_from`` the log end (kdump.log_loader.Load.producer_state_skipped)."""
 
 
 class ProducerReplay:
@@ -268,7 +272,7 @@ class ProducerReplay:
                             f"{aborted.first_offset}, which the .txnindex does not list: "
                             "read_committed consumers receive its records as committed",
                             offset=aborted.last_offset,
-                            fix=f"kdump rebuild-index {segment.log_path}",
+                            fix=fixes.rebuild_index(segment.log_path),
                         )
                     )
                     self.aborted.append(aborted)
@@ -287,7 +291,7 @@ class ProducerReplay:
                         f"{aborted.last_offset} starts at offset {aborted.first_offset} in the "
                         f"log, at {entry.first_offset} in the .txnindex",
                         offset=aborted.last_offset,
-                        fix=f"kdump rebuild-index {segment.log_path}",
+                        fix=fixes.rebuild_index(segment.log_path),
                     )
                 )
             self.aborted.append(aborted)
