@@ -223,6 +223,41 @@ def test_the_readmes_examples_use_options_their_commands_have() -> None:
         assert ctx.command is not cli or args[0] == "--files", args  # a command, or --files
 
 
+INSTALLER = re.compile(r"\b(?:pip3?|pipx|uv pip|uv tool) install\b([^`#\n]*)")
+
+
+def installs_of_kdump(text: str) -> list[str]:
+    """Every install a text shows that names the distribution without its PyPI name: `kdump`
+    alone, with extras or a version (`'kdump[spark]'`, `kdump==1.0`), after an installer or
+    anywhere as `kdump[...]`. The one sentence saying `pip install kdump` is another project's is
+    not an install."""
+    wrong = [m[0] for m in re.finditer(r"(?<![-\w./])kdump\[[a-z,]+\]", text)]
+    for line in text.splitlines():
+        for found in INSTALLER.finditer(line):
+            if "does not install" in line[found.end() :]:
+                continue
+            for word in found[1].split():
+                if re.match(r"""['"]?kdump(\b|$)""", word):
+                    wrong.append(line.strip())
+    return wrong
+
+
+def test_every_install_shown_names_kafka_kdump() -> None:
+    """PyPI's `kdump` is an unrelated project: every install the README, the site, the
+    CHANGELOG, the scripts and kdump's own messages show is of `kafka-kdump`."""
+    texts = [README, REPO / "CHANGELOG.md", REPO / "bench" / "README.md", *DOCS.glob("*.md")]
+    texts += [*(REPO / "kdump").rglob("*.py"), *(REPO / "scripts").glob("*")]
+    shown = {p.relative_to(REPO).as_posix(): installs_of_kdump(p.read_text()) for p in texts}
+    assert {path: wrong for path, wrong in shown.items() if wrong} == {}
+    assert "pip install 'kafka-kdump[spark]'" in (DOCS / "spark.md").read_text()
+    # the check sees what it is for
+    spark = "pip install 'kdump[spark]'"
+    assert installs_of_kdump(spark) == ["kdump[spark]", spark]
+    pinned = "run pip install -U kdump==1.2 now"
+    assert installs_of_kdump(pinned) == [pinned]
+    assert installs_of_kdump("`pip install kdump` does not install this one") == []
+
+
 def test_every_command_page_says_its_exit_codes(site: Path) -> None:
     """The exit code page links each command's own exit codes, and each link lands."""
     text = (DOCS / "exit-codes.md").read_text()
