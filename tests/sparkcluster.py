@@ -16,6 +16,7 @@ SIGTERM (PR_SET_PDEATHSIG, as tests/early.py's runs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -50,6 +51,14 @@ WORKER_MEMORY = "1g"
 EXECUTOR_MEMORY = "512m"
 DAEMON_MEMORY = "256m"
 
+TEST_DEFAULTS = f"""\
+# the test cluster's settings for every application: small, and quick to start (a JVM that
+# lives seconds pays more for the optimizing compiler than it gains)
+spark.executor.memory {EXECUTOR_MEMORY}
+spark.executor.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+spark.ui.enabled false
+"""
+
 _DIE_WITH_PARENT = """\
 import ctypes, os, signal, sys
 if sys.platform.startswith("linux"):
@@ -73,13 +82,15 @@ def spark_home() -> Path:
 
 
 def make_executor_python(venv: Path) -> Path:
-    """A virtualenv of this Python with EXECUTOR_PACKAGES linked in; its interpreter."""
+    """A virtualenv of this Python with EXECUTOR_PACKAGES linked in, and the test's gate
+    (tests/executor_gate.py) as its sitecustomize; its interpreter."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     here = Path(next(p for p in sys.path if p.endswith("site-packages")))
     (there,) = venv.glob("lib/python*/site-packages")
     for name in EXECUTOR_PACKAGES:
         if (here / name).exists():
             (there / name).symlink_to(here / name)
+    shutil.copyfile(Path(__file__).with_name("executor_gate.py"), there / "sitecustomize.py")
     return venv / "bin" / "python"
 
 
@@ -126,6 +137,7 @@ class SparkCluster:
         self.root = Path(tempfile.mkdtemp(prefix="kdump-spark-cluster-"))
         SparkCluster.started.append(self)
         (self.root / "conf").mkdir()
+        (self.root / "conf" / "spark-defaults.conf").write_text(TEST_DEFAULTS)
         self.executor_python = make_executor_python(self.root / "executor-venv")
         self.port, self.web_port = free_port(), free_port()
         spark_class = str(spark_home() / "bin" / "spark-class")
@@ -218,10 +230,8 @@ class SparkCluster:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
         for pid, _ in self._ours():  # executors, Python workers a daemon left behind
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.processes.clear()
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -242,7 +252,7 @@ def _hiding(hidden: Path) -> list[str]:
     flags = ["--mount", "--propagation", "private"]
     if os.geteuid() != 0:
         flags = ["--user", "--map-root-user", *flags]
-    mount = f"mount -t tmpfs kdump-hidden {hidden} && exec \"$@\""
+    mount = f'mount -t tmpfs kdump-hidden {hidden} && exec "$@"'
     probe = subprocess.run(
         [unshare, *flags, "sh", "-c", mount, "sh", "true"], capture_output=True, check=False
     )

@@ -107,7 +107,9 @@ def _spark_message(e: BaseException) -> str:
     if type(e).__name__ == "PythonException":  # a worker's traceback: its last line
         text = text.split("JVM stacktrace:")[0]
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return lines[-1] if lines else type(e).__name__
+        # Spark Connect's ends with the error class's state, after the worker's own last line
+        lines = [line for line in lines if not line.startswith("SQLSTATE:")]
+        return f"an executor's Python: {lines[-1]}" if lines else type(e).__name__
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else type(e).__name__
 

@@ -14,6 +14,7 @@ the driver's: kdump runs again under it where it names another interpreter
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -132,9 +133,10 @@ def build_session(
     for key, value in options.items():
         builder = builder.config(key, value)
     try:
-        if not submitted:
-            _launch_driver(options)
-        spark = builder.getOrCreate()
+        with _own_sigint():
+            if not submitted:
+                _launch_driver(options)
+            spark = builder.getOrCreate()
     except Exception as e:  # pyspark raises PySparkRuntimeError, Py4JError, OSError, ...
         raise SparkUnavailable(
             f"cannot start Spark on {options.get('spark.master', 'the spark-submit master')}: "
@@ -142,6 +144,23 @@ def build_session(
         ) from None
     spark.sparkContext.setLogLevel(log_level)
     return spark
+
+
+@contextmanager
+def _own_sigint() -> Iterator[None]:
+    """The SIGINT handler in place before, back after the SparkContext started: pyspark's own
+    (cancelAllJobs, then KeyboardInterrupt) calls the JVM from the thread that waits on the
+    job, on the connection the job holds, and hangs there on a cluster; kdump's (an
+    Interrupted raised) lets kdump.spark.tasks.interruptible cancel from another thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if before is not None:  # None: set outside Python, nothing of ours to put back
+            signal.signal(signal.SIGINT, before)
 
 
 def _connect(remote: str, conf: Mapping[str, str]) -> SparkSession:

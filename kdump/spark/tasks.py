@@ -10,10 +10,12 @@ executor ran (``executor_note``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
-from collections.abc import Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from pyspark.sql import SparkSession
 
@@ -36,13 +38,57 @@ def run_tasks(spark: SparkSession, target: str, inputs: Sequence[Any]) -> list[A
     runner = TaskRunner(target, __version__)
     items = [(i, pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)) for i, x in enumerate(inputs)]
     if is_connect(spark):
-        rows = _connect_rows(spark, runner, items)
+        rows = interruptible(spark, lambda: _connect_rows(spark, runner, items))
     else:
-        sc = spark.sparkContext
-        rows = sc.parallelize(items, len(items)).mapPartitions(runner.partition).collect()
+        rdd = spark.sparkContext.parallelize(items, len(items)).mapPartitions(runner.partition)
+        rows = interruptible(spark, rdd.collect)
     return _results(
         spark, [dict(zip(RESULT_FIELDS, row, strict=True)) for row in rows], len(inputs)
     )
+
+
+T = TypeVar("T")
+
+
+def interruptible(spark: SparkSession, action: Callable[[], T]) -> T:
+    """``action`` (a Spark job) run in a thread of its own while this one waits, so that a stop
+    signal (Ctrl-C, SIGTERM: kdump.errors.Interrupted) cancels the session's jobs and unwinds
+    at once, and the session stops with no application left running on the cluster. Not in
+    the waiting thread itself: py4j pins each Python thread to one JVM thread, busy with the
+    job, and a cancel sent on it would wait behind the job (pyspark's own SIGINT handler hangs
+    so on a cluster)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, action()))
+        except BaseException as e:  # handed to the waiting thread
+            outcome.append((False, e))
+
+    job = threading.Thread(target=run, name="kdump-spark-job", daemon=True)
+    job.start()
+    try:
+        while job.is_alive():
+            job.join(WAIT_SECONDS)
+    except KeyboardInterrupt:
+        _cancel(spark)
+        raise
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return cast(T, value)
+
+
+WAIT_SECONDS = 0.2
+"""How often the waiting thread wakes: a signal is handled at its next wake at the latest."""
+
+
+def _cancel(spark: SparkSession) -> None:
+    with contextlib.suppress(Exception):  # a session already going: nothing left to cancel
+        if is_connect(spark):
+            spark.interruptAll()
+        else:
+            spark.sparkContext.cancelAllJobs()
 
 
 def _connect_rows(
@@ -89,11 +135,10 @@ def default_parallelism(spark: SparkSession) -> int:
     does not say, the partitions of a range the server splits by the same default."""
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-    from pyspark.sql.functions import max as max_
     from pyspark.sql.functions import spark_partition_id
 
-    found = spark.range(0, 1 << 16).select(max_(spark_partition_id())).first()
-    return 1 if found is None else int(found[0]) + 1
+    split = spark.range(0, 1 << 16).select(spark_partition_id().alias("p"))
+    return max(1, interruptible(spark, split.dropDuplicates().count))
 
 
 def _by_value() -> None:
