@@ -51,8 +51,9 @@ def executor_facts(version: str) -> tuple[str | None, str]:
             f"(without --no-ship), or install kdump {version} there"
         ), json.dumps(facts)
     from kdump import speedups
+    from kdump.format.compression import decompressor
 
-    facts["c_off"] = speedups.why_off()
+    facts.update(c_off=speedups.why_off(), decompressor=decompressor())
     return None, json.dumps(facts)
 
 

@@ -149,16 +149,22 @@ def _by_value() -> None:
 
 
 def executor_note(spark: SparkSession) -> str | None:
-    """One line where the executors ran kdump's pure Python though the driver runs its C module
-    (their platform is not the one it was built for), else None."""
+    """One line where the session's executors ran kdump's pure Python though the driver runs
+    its C module (their platform is not the one it was built for), else None."""
     if speedups.why_off() is not None:
         return None
-    facts = [json.loads(f) for f in sorted(_executors.get(session_key(spark), ()))]
-    off = [f for f in facts if f.get("c_off")]
+    return pure_python_note([json.loads(f) for f in sorted(_executors.get(session_key(spark), ()))])
+
+
+def pure_python_note(executors: list[dict[str, Any]]) -> str | None:
+    """The note on the executors (kdump.spark.remote.executor_facts) that ran without kdump's C
+    module; None where every one had it."""
+    off = [f for f in executors if f.get("c_off")]
     if not off:
         return None
     hosts = sorted({f["host"] for f in off})
     return (
         f"the executors on {', '.join(hosts)} ran kdump's pure Python, slower than its C module "
-        f"({off[0]['c_off']}): install kdump's wheel for their platform on them to use it"
+        f"({off[0]['c_off']}); for it, install kdump's wheel for their platform there and run "
+        "with --no-ship"
     )
