@@ -884,3 +884,42 @@ def test_export_findings_are_verifys_fresh_and_resumed(
 
 def _finding_key(f: dict[str, Any]) -> tuple[Any, ...]:
     return (f["code"], f["severity"], f["path"], f["offset"], f["position"], f["message"])
+
+
+def test_session_settings_as_spark_submit_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: spark-defaults.conf ($SPARK_CONF_DIR, java.util.Properties, values trimmed) under
+    --conf, --master over both; spark.pyspark.python is the executors' Python (pyspark reads it
+    from PYSPARK_PYTHON), this interpreter on a local master where none is named;
+    spark.pyspark.driver.python another interpreter kdump runs again under, once."""
+    from kdump.spark.session import driver_python, session_options, spark_defaults
+
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.delenv("KDUMP_DRIVER_PYTHON", raising=False)
+    assert spark_defaults() == {}
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# a comment\nspark.master   spark://m:7077  \nspark.pyspark.python=/opt/x/python\n"
+        "spark.pyspark.driver.python : /opt/d/python\n"
+    )
+    defaults = spark_defaults()
+    assert defaults == {
+        "spark.master": "spark://m:7077",
+        "spark.pyspark.python": "/opt/x/python",
+        "spark.pyspark.driver.python": "/opt/d/python",
+    }
+    options, python = session_options(None, {}, defaults, submitted=False)
+    assert (options["spark.master"], python) == ("spark://m:7077", "/opt/x/python")
+    conf = {"spark.pyspark.python": "/opt/y/python"}
+    options, python = session_options("yarn", conf, defaults, submitted=False)
+    assert (options["spark.master"], python) == ("yarn", "/opt/y/python")
+    options, python = session_options(None, {}, {}, submitted=False)
+    assert (options["spark.master"], python) == ("local[*]", sys.executable)
+    assert session_options("spark://n:7077", {}, {}, submitted=False)[1] is None
+    assert "spark.master" not in session_options(None, {}, {}, submitted=True)[0]
+
+    assert driver_python({}) == "/opt/d/python"
+    assert driver_python({"spark.pyspark.driver.python": sys.executable}) is None
+    monkeypatch.setenv("KDUMP_DRIVER_PYTHON", "1")  # kdump run again already
+    assert driver_python({}) is None
