@@ -30,9 +30,10 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
@@ -70,6 +71,15 @@ from kdump.txn.producer_state import ProducerStateManager
 from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
+
+
+class SegmentRider(RunConsumer, Protocol):
+    """A reader of a partition's batches riding on its segments' walks, told of each segment
+    as its walk begins."""
+
+    def begin(self, segment: LogSegment) -> None: ...
+
+
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
 
 
@@ -290,6 +300,10 @@ class UnifiedLog:
             self._results[segment.slot] = found
         return found
 
+    def walked(self, segment: LogSegment) -> bool:
+        """Whether ``segment``'s walk is done (or was handed in)."""
+        return segment.slot in self._results
+
     def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result
@@ -297,20 +311,23 @@ class UnifiedLog:
     def results(self) -> list[SegmentResult]:
         return [self.result(s) for s in self.segments]
 
-    def walk_in_order(self) -> None:
+    def walk_in_order(self, rider: SegmentRider | None = None) -> None:
         """Every segment's walk, in order, with the producer state replay riding on it: one
         walk of each segment gives verify's checks, the facts and the producer state (what
-        kdump txn and kdump report need). Segments walked already are not walked again (the
-        replay then walks on its own, when asked)."""
+        kdump txn and kdump report need); ``rider`` rides along too (the audit of a compacted
+        log: kdump.checks.compacted). Segments walked already are not walked again (the replay
+        then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
         replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
-            found = check_segment(
-                segment, self.options, None if replay.cut else replay, keep_open=True
-            )
+            if rider is not None:
+                rider.begin(segment)
+            riders = [r for r in (None if replay.cut else replay, rider) if r is not None]
+            consumer = riders[0] if len(riders) == 1 else Riders(*riders) if riders else None
+            found = check_segment(segment, self.options, consumer, keep_open=True)
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")

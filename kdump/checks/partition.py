@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from kdump.checks.compacted import check_in_order, cleaned_section
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.indexes import REBUILD
@@ -110,9 +111,16 @@ def segments_to_check(log: UnifiedLog) -> list[LogSegment]:
 
 
 def verify_partition(log: UnifiedLog, progress: Progress = NO_PROGRESS) -> PartitionResult:
-    """Every check of one partition, its segments walked here, in order."""
-    for segment in segments_to_check(log):
-        log.result(segment)
+    """Every check of one partition, its segments walked here, in order (those not walked
+    already: a reused walk handed in), the checks of a compacted one's cleaned section riding on
+    them (kdump.checks.compacted, with the settings its log was opened with)."""
+    segments = segments_to_check(log)
+    todo = [s for s in segments if not log.walked(s)]
+    plan = cleaned_section(log, log.options.compaction_key_memory) if todo else None
+    walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    for segment, result in zip(todo, walks, strict=True):
+        log.take_result(segment, result)
+    for segment in segments:
         progress.advance(segment.log_size, segment.log_path)
     return finish_partition(log)
 
