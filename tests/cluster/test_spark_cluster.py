@@ -377,12 +377,15 @@ def test_spark_connect(
     """`--remote sc://...`: verify, export and the source through a Spark Connect server on the
     cluster, kdump shipped to it as an artifact: the same findings and rows. A path only this
     machine sees (the workers have an empty folder over it) is one line naming it."""
+    findings = tmp_path / "findings"
     ran = run([KDUMP, "spark", "verify", str(log_dir), "--remote", connect_server,
-               "--format", "json"], cluster)  # fmt: skip
+               "--format", "json", "-o", str(findings)], cluster)  # fmt: skip
     assert ran.returncode == 2, ran.stderr
     document = json.loads(ran.stdout)
     document.pop("run")
     assert document == expected["verify"]
+    written = [finding_key(r) for r in pq.read_table(findings).to_pylist()]
+    assert written == expected["findings"]
 
     out = tmp_path / "records"
     ran = run([KDUMP, "spark", "export", str(log_dir), "-o", str(out), "--remote", connect_server],
