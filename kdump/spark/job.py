@@ -279,7 +279,7 @@ def write_findings(
 def refuse_existing(spark: SparkSession, output: str) -> None:
     """Fail before any work when ``output`` exists (on whatever file system Hadoop sees). A
     Spark Connect client cannot look at the server's file systems: there Spark's writer refuses
-    it, after the work (kdump.spark.job._write: ``errorifexists``)."""
+    it, after the work (kdump.spark.job._write: mode ``error``)."""
     if is_connect(spark):
         return
     jvm = spark.sparkContext._jvm
@@ -290,7 +290,8 @@ def refuse_existing(spark: SparkSession, output: str) -> None:
 
 
 def _write(df: DataFrame, output: str, output_format: str, overwrite: bool) -> None:
-    writer = df.write.mode("overwrite" if overwrite else "errorifexists")
+    # "error", not "errorifexists": the Spark Connect client knows only the first name
+    writer = df.write.mode("overwrite" if overwrite else "error")
     if output_format == "json":
         writer.option("ignoreNullFields", "false").json(output)
     elif output_format == "parquet":
