@@ -56,6 +56,7 @@ TEST_DEFAULTS = f"""\
 # lives seconds pays more for the optimizing compiler than it gains)
 spark.executor.memory {EXECUTOR_MEMORY}
 spark.executor.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+spark.driver.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 spark.ui.enabled false
 """
 

@@ -918,6 +918,13 @@ def test_session_settings_as_spark_submit_takes_them(
     assert (options["spark.master"], python) == ("local[*]", sys.executable)
     assert session_options("spark://n:7077", {}, {}, submitted=False)[1] is None
     assert "spark.master" not in session_options(None, {}, {}, submitted=True)[0]
+    java = "spark.driver.extraJavaOptions"
+    log4j = session_options(None, {}, {}, submitted=False)[0][java]
+    assert log4j.startswith("-Dlog4j2.configurationFile=file:") and " " not in log4j
+    options, _ = session_options(None, {}, {java: "-Da=1"}, submitted=False)
+    assert options[java] == f"{log4j} -Da=1"  # the site's options kept, after kdump's
+    options, _ = session_options(None, {java: "-Db=2"}, {java: "-Da=1"}, submitted=False)
+    assert options[java] == f"{log4j} -Db=2"
 
     assert driver_python({}) == "/opt/d/python"
     assert driver_python({"spark.pyspark.driver.python": sys.executable}) is None

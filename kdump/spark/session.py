@@ -32,6 +32,7 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 SUBMITTED = "PYSPARK_GATEWAY_PORT"
 """Set by spark-submit in the Python driver it starts: the JVM and its conf exist already."""
 EXECUTOR_PYTHON = "spark.pyspark.python"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 DRIVER_PYTHON = "spark.pyspark.driver.python"
 RERUN = "KDUMP_DRIVER_PYTHON"
 """Set in the environment of kdump run again under spark.pyspark.driver.python: never twice."""
@@ -63,13 +64,15 @@ def session_options(
     default, or spark-submit's). ``--conf`` over spark-defaults.conf; ``master`` over both."""
     given = {**defaults, **conf}
     options = {"spark.app.name": "kdump", "spark.ui.showConsoleProgress": "false"}
+    options.update(conf)
     if not submitted:
         master = master or given.get("spark.master") or DEFAULT_MASTER
-        # Only a JVM we launch takes our log config; spark-submit's keeps the user's.
-        options["spark.driver.extraJavaOptions"] = (
-            f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
-        )
-    options.update(conf)
+        # Only a JVM we launch takes our log config; spark-submit's keeps the user's. The
+        # user's own options follow it (a -D given twice: the last wins), from --conf or
+        # spark-defaults.conf (which this setting replaces: they would be lost).
+        ours = f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
+        theirs = given.get(DRIVER_JAVA_OPTIONS, "")
+        options[DRIVER_JAVA_OPTIONS] = f"{ours} {theirs}".strip()
     if master is not None:
         options["spark.master"] = master
     python = given.get(EXECUTOR_PYTHON)
