@@ -58,7 +58,12 @@ def executor_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def as_executor(
-    python: Path, archive: Path | None, target: str, inputs: list[Any], site: Path | None = None
+    python: Path,
+    archive: Path | None,
+    target: str,
+    inputs: list[Any],
+    site: Path | None = None,
+    driver: tuple[str, str] = ("", ""),
 ) -> list[dict[str, Any]]:
     """RESULT_FIELDS of each input, as an executor running ``python`` gives them (``site``: a
     folder of packages installed there)."""
@@ -66,7 +71,7 @@ def as_executor(
 
     cloudpickle.register_pickle_by_value(remote)
     items = [(i, pickle.dumps(x)) for i, x in enumerate(inputs)]
-    command = cloudpickle.dumps((TaskRunner(target, __version__), items))
+    command = cloudpickle.dumps((TaskRunner(target, __version__, driver), items))
     lib = spark_home() / "python" / "lib"
     path = [str(z) for z in sorted(lib.glob("*.zip"))] + ([str(site)] if site else [])
     ran = subprocess.run(
@@ -186,7 +191,7 @@ def test_an_executor_without_the_drivers_kdump_is_named(
 ) -> None:
     """--no-ship: where the executors' Python has kdump at another version, or none, each task
     says so in one line before its input is unpickled (exit 3 on the driver), never answering
-    with other code."""
+    with other code; the driver's own files on its own host pass whatever version they say."""
     site = tmp_path / "site"
     shutil.copytree(REPO / "kdump", site / "kdump", ignore=shutil.ignore_patterns("__pycache__"))
     (site / "kdump" / "_version.py").write_text('__version__ = "0.0.1"\n')
@@ -198,6 +203,10 @@ def test_an_executor_without_the_drivers_kdump_is_named(
         f"the executors run kdump 0.0.1 ({site / 'kdump'}, Python {executor_python} on {host}); "
         f"the driver runs kdump {__version__}: {ship}, or install kdump {__version__} there"
     )
+    # the driver's own files (a local master's workers), whatever version they say now
+    own = (host, str((site / "kdump").resolve()))
+    (same,) = as_executor(executor_python, None, "kdump.spark:probe", [None], site, own)
+    assert same["error"] is None and pickle.loads(same["result"]) is None
     (none,) = as_executor(executor_python, None, "kdump.spark:probe", [None])
     assert (none["result"], none["exit_code"]) == (None, 3)
     assert none["error"] == (

@@ -30,9 +30,10 @@ BAD_INPUT = 3
 """kdump.errors.ExitCode.BAD_INPUT: what an executor without the driver's kdump ends with."""
 
 
-def executor_facts(version: str) -> tuple[str | None, str]:
+def executor_facts(version: str, driver: tuple[str, str] = ("", "")) -> tuple[str | None, str]:
     """What is wrong with this executor's kdump for a driver running ``version`` (None: it runs
-    that version), and this executor's facts as JSON."""
+    that version, or the driver's own files: ``driver`` is its host and kdump's folder there),
+    and this executor's facts as JSON."""
     host = socket.gethostname()
     facts: dict[str, Any] = {"host": host, "python": sys.executable}
     try:
@@ -44,7 +45,10 @@ def executor_facts(version: str) -> tuple[str | None, str]:
         ), json.dumps(facts)
     where = os.path.dirname(kdump.__file__ or "")
     facts.update(kdump=kdump.__version__, origin=where)
-    if kdump.__version__ != version:
+    # the driver's own files (a local master): the same code, whatever version the files say
+    # now (an editable install's _version.py is rewritten by a build while the driver runs)
+    own = (host, os.path.realpath(where)) == driver
+    if kdump.__version__ != version and not own:
         return (
             f"the executors run kdump {kdump.__version__} ({where}, Python {sys.executable} on "
             f"{host}); the driver runs kdump {version}: let kdump ship itself to the executors "
@@ -59,14 +63,15 @@ def executor_facts(version: str) -> tuple[str | None, str]:
 
 class TaskRunner:
     """Runs ``target`` ("module:function", a function of one input) on each input of a task,
-    once the executor is known to run kdump ``version``."""
+    once the executor is known to run kdump ``version`` (or the files of ``driver``: its host
+    and kdump's folder there)."""
 
-    def __init__(self, target: str, version: str) -> None:
-        self.target, self.version = target, version
+    def __init__(self, target: str, version: str, driver: tuple[str, str] = ("", "")) -> None:
+        self.target, self.version, self.driver = target, version, driver
 
     def rows(self, items: Iterable[tuple[int, bytes]]) -> Iterator[tuple[Any, ...]]:
         """RESULT_FIELDS for each (index, pickled input)."""
-        problem, facts = executor_facts(self.version)
+        problem, facts = executor_facts(self.version, self.driver)
         for task, payload in items:
             if problem is not None:
                 yield task, None, problem, BAD_INPUT, facts

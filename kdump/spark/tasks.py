@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pickle
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from pyspark.sql import SparkSession
 
+import kdump
 from kdump import __version__, speedups
 from kdump.errors import RemoteError
 from kdump.spark import remote
 from kdump.spark.remote import RESULT_FIELDS, RESULT_SCHEMA, TaskRunner
 from kdump.spark.ship import is_connect, session_key
 
+DRIVER = (socket.gethostname(), os.path.realpath(os.path.dirname(kdump.__file__ or "")))
+"""This host and the folder kdump runs from: executors that import those files run this kdump."""
 _executors: dict[str, set[str]] = {}
 """Session key -> the facts (JSON) of each distinct executor its tasks ran on."""
 
@@ -35,7 +40,7 @@ def run_tasks(spark: SparkSession, target: str, inputs: Sequence[Any]) -> list[A
     if not inputs:
         return []
     _by_value()
-    runner = TaskRunner(target, __version__)
+    runner = TaskRunner(target, __version__, DRIVER)
     items = [(i, pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)) for i, x in enumerate(inputs)]
     if is_connect(spark):
         rows = interruptible(spark, lambda: _connect_rows(spark, runner, items))
