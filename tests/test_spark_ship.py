@@ -32,7 +32,7 @@ from kdump.discovery import Found, discover
 from kdump.spark import remote
 from kdump.spark.job import VerifyJob
 from kdump.spark.remote import RESULT_FIELDS, TaskRunner
-from kdump.spark.ship import build_shipment, shipment_files
+from kdump.spark.ship import VERSION_FILE, build_shipment, shipment_files
 from kdump.spark.tasks import pure_python_note
 from kdump.unified_log import OpenOptions
 
@@ -113,7 +113,10 @@ def test_shipment_holds_kdump_its_c_module_and_executor_dependencies(tmp_path: P
     second = Path(build_shipment(str(tmp_path / "b")))
     assert first.name == second.name and first.read_bytes() == second.read_bytes()
     names = zipfile.ZipFile(first).namelist()
-    assert names == [name for name, _ in shipment_files()]
+    assert sorted(names) == sorted({name for name, _ in shipment_files()} | {VERSION_FILE})
+    version: dict[str, str] = {}
+    exec(zipfile.ZipFile(first).read(VERSION_FILE), version)
+    assert version["__version__"] == __version__  # the driver's, whatever the disk says
     tops = {n.split("/")[0] for n in names}
     assert tops == {"kdump", "crcmod", "crc32c", "cramjam"}
     assert "kdump/spark/remote.py" in names and "kdump/cli.py" in names

@@ -58,7 +58,9 @@ def shipment_files() -> list[tuple[str, Path]]:
 def build_shipment(directory: str) -> str:
     """The zip of ``shipment_files`` in ``directory``, named after kdump's version and a digest
     of its content (Spark refuses a second file of one name with other content)."""
-    files = [(name, path.read_bytes()) for name, path in shipment_files()]
+    files = [(name, path.read_bytes()) for name, path in shipment_files() if name != VERSION_FILE]
+    files.append((VERSION_FILE, VERSION_TEMPLATE.format(__version__).encode()))
+    files.sort()
     digest = hashlib.sha256()
     for name, data in files:
         digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
@@ -71,6 +73,16 @@ def build_shipment(directory: str) -> str:
             info.external_attr = 0o644 << 16
             z.writestr(info, data, compresslevel=1)
     return path
+
+
+VERSION_FILE = "kdump/_version.py"
+VERSION_TEMPLATE = '''"""Written by a Spark driver running kdump {0} into what it shipped."""
+
+__version__ = {0!r}
+'''
+"""The shipped version file: the version this driver runs, whatever the file on disk says now (a
+build rewrites an editable install's, the tree's version, while the driver runs; a source tree
+never built has none)."""
 
 
 def is_connect(spark: SparkSession) -> bool:
