@@ -1,6 +1,7 @@
 """Crash: a broker SIGKILLed while producers write to it. Before it starts again, kdump says what
 its recovery will do; then the real broker starts, and what it serves (ListOffsets,
-DescribeProducers), the files it leaves and its own log lines are compared with kdump's word.
+DescribeProducers), the files it leaves and its own log lines are compared with kdump's word
+(verify's facts, ``recover --as-broker``, ``txn``, ``startup``).
 
 One broker (the session's shared one), every partition of its log dir compared, internal topics
 included: a plain producer with small batches, an idempotent one with lz4 and larger batches
@@ -31,7 +32,8 @@ from realkafka import (
     wait_for_leaders,
 )
 from realkafka.broker_log import LoadReport
-from realkafka.files import partition_differences
+from realkafka.files import partition_differences, snapshot_offsets
+from startup_check import check_load, check_time, startup_json
 
 pytestmark = pytest.mark.kafka
 
@@ -124,8 +126,8 @@ def test_kdump_says_what_the_brokers_recovery_does(
 
     verified = kdump_json("verify", str(log_dir))
     predicted = {p["path"].rsplit("/", 1)[-1]: p for p in verified["summary"]["by_partition"]}
-    plan = kdump_json("recover", "--as-broker", "--dry-run", str(log_dir))
     txn = kdump_json("txn", str(log_dir))
+    said = startup_json(log_dir)
     repaired = tmp_path / "kdump"
     shutil.copytree(log_dir, repaired)
     ran = run_kdump(["recover", "--as-broker", str(repaired)])
@@ -133,6 +135,9 @@ def test_kdump_says_what_the_brokers_recovery_does(
 
     broker.start()
     loaded = LoadReport.parse(broker.log_lines())
+    # kdump startup's list is the broker's (tests/startup_check.py)
+    assert check_load(said, loaded, log_dir) == []
+    assert check_time(said, loaded, log_dir) is None
     topics = sorted({p["topic"] for p in predicted.values() if p["topic"] != "__cluster_metadata"})
     wait_for_leaders(broker.bootstrap, topics)
     partitions = [(p["topic"], p["partition"]) for p in predicted.values() if p["topic"] in topics]
@@ -143,19 +148,23 @@ def test_kdump_says_what_the_brokers_recovery_does(
     for p, offset in acked.items():
         assert latest[("crash", p)][0] > offset
 
-    recovered: dict[str, set[int]] = {}
-    for action in plan["actions"]:
-        recovered.setdefault(Path(action["partition"]).name, set()).add(action["segment"])
     assert loaded.loaded == len(predicted) - 1  # LogManager loads all but the metadata log
-    for (topic, p), (end, _) in sorted(latest.items()):
+    for (topic, p), (end, *_) in sorted(latest.items()):
         name = f"{topic}-{p}"
         fact, load = predicted[name], loaded.logs[name]
         said = (fact["log_start_offset"], fact["log_end_offset"], fact["segments"])
         served = (earliest[(topic, p)][0], end, load.segments)
         assert said == served, name
         assert (load.log_start_offset, load.log_end_offset) == served[:2], name
-        assert recovered.get(name, set()) == set(load.recovered_segments), name
+        forecast = fact["load"]
+        assert forecast["recovered_segments"] == sorted(set(load.recovered_segments)), name
+        assert forecast["deleted_segments"] == load.deleted_segments, name
         assert partition_differences(repaired / name, log_dir / name, snapshots=False) == []
+        # the snapshots the broker's load left are the ones kdump named (it writes none itself:
+        # its repaired copy holds those it found less those it deleted)
+        assert snapshot_offsets(log_dir / name) == forecast["snapshots_left"], name
+        left = set(forecast["snapshots_left"]) - set(forecast["snapshots_written"])
+        assert set(snapshot_offsets(repaired / name)) >= left, name
 
     tps = [tp for tp in partitions if tp[0] in TOPICS]
     served_producers = producers_served(broker.bootstrap, tps)

@@ -751,6 +751,24 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
+        "PARTITION_LOAD_FAILS",
+        "partition",
+        "The broker's next load of this partition throws: after a clean shutdown it does not "
+        "recover the active segment, reads its log end from the offset index's last entry on "
+        "(LogSegment.readNextOffset) and meets bytes FileLogInputStream refuses (a batch size "
+        "below 14: zeros a power loss left after the marker was written).",
+        "LogManager.loadLogs rethrows the CorruptRecordException: the broker stops starting. "
+        "Checked against Kafka's own LogManager on such a copy (tests/test_kafka_damage.py).",
+        Case(
+            ERROR,
+            "always",
+            "`kdump recover` cuts the bytes now, as recovery would (kept beside); removing "
+            "`.kafka_cleanshutdown` instead makes the broker recover the segments from the "
+            "recovery point on, which cuts them too.",
+        ),
+        fix=RECOVER,
+    ),
+    _code(
         "PARTITION_KDUMP_LEFTOVER",
         "partition",
         "A temporary file of a kdump run stopped by force (SIGKILL, a power loss): "

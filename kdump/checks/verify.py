@@ -83,8 +83,8 @@ class VerifyResult:
     def summary(self) -> dict[str, Any]:
         return {
             "partitions": len(self.partitions),
-            "segments": sum(r.summary.segments for r in self.partitions),
-            "bytes": sum(r.summary.bytes for r in self.partitions),
+            "segments": sum(r.summary.segments_read for r in self.partitions),
+            "bytes": sum(r.summary.bytes_read for r in self.partitions),
             "batches": sum(r.summary.batches for r in self.partitions),
             "findings": self.counts(),
             "by_partition": [r.summary.to_dict() for r in self.partitions],

@@ -121,19 +121,28 @@ _SPECS = {"earliest": -2, "latest": -1, "max_timestamp": -3}
 
 
 def list_offsets(
-    bootstrap: str, specs: Mapping[tuple[str, int], str | int], isolation: int = 0
-) -> dict[tuple[str, int], tuple[int, int]]:
+    bootstrap: str | KafkaAdminClient,
+    specs: Mapping[tuple[str, int], str | int],
+    isolation: int = 0,
+) -> dict[tuple[str, int], tuple[int, int, int]]:
     """ListOffsets: for each (topic, partition), ``"earliest"``, ``"latest"``,
     ``"max_timestamp"`` or a timestamp (the first offset whose timestamp is at or after it):
-    the (offset, timestamp) the leader answers (-1, -1: none). ``isolation`` 1 is
-    read_committed (the latest offset is then the last stable offset)."""
+    the (offset, timestamp, leader epoch) the leader answers (offset -1: none). ``isolation``
+    1 is read_committed (the latest offset is then the last stable offset). ``bootstrap``
+    may be an open admin client (many queries, one connection)."""
     wire = {
         TopicPartition(t, p): OffsetSpec(_SPECS[s]) if isinstance(s, str) else OffsetTimestamp(s)
         for (t, p), s in specs.items()
     }
-    with admin(bootstrap) as a:
-        answer = a.list_partition_offsets(wire, isolation_level=isolation)
-    return {(tp.topic, tp.partition): (r.offset, r.timestamp) for tp, r in answer.items()}
+    if isinstance(bootstrap, KafkaAdminClient):
+        answer = bootstrap.list_partition_offsets(wire, isolation_level=isolation)
+    else:
+        with admin(bootstrap) as a:
+            answer = a.list_partition_offsets(wire, isolation_level=isolation)
+    return {
+        (tp.topic, tp.partition): (r.offset, r.timestamp, r.leader_epoch)
+        for tp, r in answer.items()
+    }
 
 
 def produce(release: Release, bootstrap: str, *jobs: Mapping[str, Any], log: Path) -> list[Any]:

@@ -14,10 +14,12 @@ version, and checked for missing jars before reuse.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,6 +30,19 @@ LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
 LOG4J_FALLBACK = "2.24.3"
 """The log4j the 4.0 releases ship in libs/: their poms name no log4j at all (4.4's does)."""
+PRODUCTION_JVM = (
+    "-Xmx1G",
+    "-Xms1G",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+)
+"""The JVM options kafka-server-start.sh and kafka-run-class.sh give a broker (KAFKA_HEAP_OPTS,
+KAFKA_JVM_PERFORMANCE_OPTS): the full JIT, for measurements of what a broker does in production
+(the tests' brokers start faster with C1 alone)."""
 MAVEN_TIMEOUT = 900
 """A first resolution downloads ~90 jars (about 100 MB) from Maven Central."""
 
@@ -137,8 +152,9 @@ class Release:
 
     @cached_property
     def tools_dir(self) -> Path:
-        """``java/*.java`` compiled together against the classpath, once per version and
-        source hash (and JDK)."""
+        """``java/*.java`` compiled against the classpath, once per version and source hash (and
+        JDK): together, or, where that fails (a tool written for another release's classes),
+        each on its own, those that do not compile named in ``tool_errors``."""
         sources = sorted(JAVA_SOURCES.glob("*.java"))
         digest = hashlib.sha256(str(self.java_home).encode())
         for source in sources:
@@ -149,14 +165,28 @@ class Release:
         staging = out.with_name(out.name + f".tmp{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
+        failed: dict[str, str] = {}
+        if self._javac(staging, sources) is not None:
+            for source in sources:
+                error = self._javac(staging, [source])
+                if error is not None:
+                    failed[source.stem] = error
+        (staging / ".failed.json").write_text(json.dumps(failed))
+        (staging / ".complete").touch()
+        shutil.rmtree(out, ignore_errors=True)
+        staging.rename(out)
+        return out
+
+    def _javac(self, out: Path, sources: list[Path]) -> str | None:
+        """Compile ``sources`` into ``out``; javac's complaint, or None."""
         result = subprocess.run(
             [
                 str(self.java_home / "bin" / "javac"),
                 "-nowarn",
                 "-d",
-                str(staging),
+                str(out),
                 "-cp",
-                os.pathsep.join(self.classpath),
+                os.pathsep.join([str(out), *self.classpath]),
                 *map(str, sources),
             ],
             capture_output=True,
@@ -164,28 +194,57 @@ class Release:
             timeout=300,
             check=False,
         )
-        if result.returncode != 0:
-            # a compile error is the tests' bug, never the machine's: raised as it is
-            raise RuntimeError(f"javac failed for Kafka {self.version}:\n{result.stderr}")
-        (staging / ".complete").touch()
-        shutil.rmtree(out, ignore_errors=True)
-        staging.rename(out)
-        return out
+        return None if result.returncode == 0 else result.stderr
 
-    def java_command(self, main: str, *args: str, log: Path, heap: str = "256m") -> list[str]:
+    @property
+    def tool_errors(self) -> dict[str, str]:
+        """The tools of ``java/`` that do not compile against this release, with javac's
+        words."""
+        failed = self.tools_dir / ".failed.json"
+        if not failed.exists():  # compiled whole
+            return {}
+        found: dict[str, str] = json.loads(failed.read_text())
+        return found
+
+    @cached_property
+    def dump_log_segments(self) -> str:
+        """The class ``kafka-dump-log.sh`` runs: the tools module's Java port
+        (``org.apache.kafka.tools``) where the release has it, else the broker's Scala one
+        (``kafka.tools``, 4.0)."""
+        for name in ("org/apache/kafka/tools/DumpLogSegments", "kafka/tools/DumpLogSegments"):
+            for jar in self.classpath:
+                with zipfile.ZipFile(jar) as z:
+                    if name + ".class" in z.namelist():
+                        return name.replace("/", ".")
+        raise Unavailable(f"Kafka {self.version} has no DumpLogSegments")
+
+    def java_command(
+        self,
+        main: str,
+        *args: str,
+        log: Path,
+        heap: str = "256m",
+        jvm: Sequence[str] | None = None,
+    ) -> list[str]:
         """The command that runs class ``main`` (Kafka's, or one of ``java/``'s) on the
-        release's classpath, with a small heap and a JIT that starts fast on two cores; its
-        log lines (INFO and above) are appended to the file ``log``."""
+        release's classpath, with a small heap and a JIT that starts fast on two cores (or the
+        JVM options ``jvm``, such as ``PRODUCTION_JVM``); its log lines (INFO and above) are
+        appended to the file ``log``."""
+        if main in self.tool_errors:
+            first = self.tool_errors[main].strip().splitlines()[:2]
+            raise Unavailable(
+                f"java/{main}.java does not compile against Kafka {self.version}: "
+                + " ".join(first)
+            )
         props = {
             "log4j2.configurationFile": LOG4J_CONFIG.as_uri(),
             "kafka.logs.dir": str(log.parent),
             "kdump.log.file": log.name,
         }
+        fast = (f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
         return [
             self.java,
-            f"-Xmx{heap}",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
+            *(fast if jvm is None else jvm),
             "-Djava.awt.headless=true",
             *(f"-D{k}={v}" for k, v in props.items()),
             "-cp",
@@ -195,24 +254,35 @@ class Release:
         ]
 
     def run(
-        self, main: str, *args: str, log: Path, timeout: float = 300, heap: str = "256m"
+        self,
+        main: str,
+        *args: str,
+        log: Path,
+        timeout: float = 300,
+        heap: str = "256m",
+        check: bool = True,
     ) -> subprocess.CompletedProcess[str]:
         """Run class ``main`` to its end (``java_command``); its stdout and stderr returned
-        as text. A non-zero exit raises AssertionError with both: a tool the tests drive
-        must succeed."""
+        as text, byte for byte (UTF-8; no newline translation: a record's carriage return stays). A
+        non-zero exit raises AssertionError with both, unless ``check`` is false."""
         result = subprocess.run(
             self.java_command(main, *args, log=log, heap=heap),
             capture_output=True,
-            text=True,
             timeout=timeout,
             check=False,
         )
-        if result.returncode != 0:
+        out = subprocess.CompletedProcess(
+            result.args,
+            result.returncode,
+            result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"),
+        )
+        if check and out.returncode != 0:
             raise AssertionError(
-                f"{main} {' '.join(args)[:300]} exited with {result.returncode}:\n"
-                f"{result.stderr[-3000:]}{result.stdout[-1000:]}"
+                f"{main} {' '.join(args)[:300]} exited with {out.returncode}:\n"
+                f"{out.stderr[-3000:]}{out.stdout[-1000:]}"
             )
-        return result
+        return out
 
 
 def release(version: str) -> Release:
