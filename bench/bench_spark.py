@@ -504,18 +504,7 @@ def table_rows(table: Table, root: Path, work: Path, placements: list[Placement]
             if where is not LOCAL and tree is not None:
                 table.put(label, name, "n/a (ships only this tree)")
                 continue
-            shutil.rmtree(out, ignore_errors=True)
-            ran = kdump_in(
-                tree, ["spark", "export", log_dir, "-o", str(out), *where.args], env_extra=where.env
-            )
-            records = exported_records(ran)
-            table.put(
-                label,
-                name,
-                f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s",
-            )
-            table.rows[label][f"{name}:records"] = str(records)
-            shutil.rmtree(out, ignore_errors=True)
+            export_row(table, label, name, tree, [log_dir], out, where)
     for jobs in ("1", "2"):
         args = ["dump", part, "--deep-iteration", "--format", "jsonl", "--jobs", jobs]
         for name, tree in table.trees.items():
@@ -523,6 +512,29 @@ def table_rows(table: Table, root: Path, work: Path, placements: list[Placement]
             table.put(
                 f"dump PART --deep-iteration --format jsonl --jobs {jobs}", name, ran.figure()
             )
+
+
+def export_row(
+    table: Table,
+    label: str,
+    name: str,
+    tree: str | None,
+    args: list[str],
+    out: Path,
+    where: Placement,
+) -> None:
+    """``spark export ARGS -o OUT`` of ``tree`` at ``where``: its time and records/s in the
+    table (its record count kept for the checks)."""
+    shutil.rmtree(out, ignore_errors=True)
+    ran = kdump_in(
+        tree, ["spark", "export", *args, "-o", str(out), *where.args], env_extra=where.env
+    )
+    records = exported_records(ran)
+    table.put(
+        label, name, f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s"
+    )
+    table.rows[label][f"{name}:records"] = str(records)
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def fleet_rows(table: Table, root: Path, work: Path, placements: list[Placement]) -> None:
@@ -569,20 +581,7 @@ def fleet_rows(table: Table, root: Path, work: Path, placements: list[Placement]
             if where is not LOCAL and tree is not None:
                 table.put(label, name, "n/a (ships only this tree)")
                 continue
-            shutil.rmtree(out, ignore_errors=True)
-            ran = kdump_in(
-                tree,
-                ["spark", "export", *logs, "-o", str(out), *where.args, *extra],
-                env_extra=where.env,
-            )
-            records = exported_records(ran)
-            table.put(
-                label,
-                name,
-                f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s",
-            )
-            table.rows[label][f"{name}:records"] = str(records)
-            shutil.rmtree(out, ignore_errors=True)
+            export_row(table, label, name, tree, [*logs, *extra], out, where)
 
 
 def fleet(args: argparse.Namespace) -> int:

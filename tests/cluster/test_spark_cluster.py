@@ -144,15 +144,28 @@ def applications(cluster: SparkCluster) -> tuple[list[str], list[str]]:
 
 
 class Gate:
-    """tests/executor_gate.py's gate: the first task to open a segment waits until released."""
+    """tests/executor_gate.py's gate: the first task to open a segment waits until released
+    (at the latest when the ``with`` block ends, the driver then killed if it still runs)."""
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir()
         self.directory = directory
         self.conf = ["--conf", f"spark.executorEnv.KDUMP_TEST_GATE={directory}"]
+        self.drivers: list[subprocess.Popen[str]] = []
+
+    def __enter__(self) -> Gate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+        for driver in self.drivers:
+            if driver.poll() is None:
+                driver.kill()
+                driver.communicate()
 
     def reached(self, driver: subprocess.Popen[str]) -> tuple[int, int]:
-        """(the waiting Python worker, its executor JVM), once a task waits."""
+        """(the waiting Python worker, its executor JVM), once a task of ``driver`` waits."""
+        self.drivers.append(driver)
         deadline = time.monotonic() + WAIT
         while not (self.directory / "reached").exists():
             if driver.poll() is not None:
@@ -201,26 +214,20 @@ def test_export_under_spark_submit_survives_a_lost_executor(
     export`; the executor running the first segment is killed mid-task (its JVM and its Python
     workers, as a lost node): Spark runs the task again elsewhere and the export is complete,
     row for row, with verify's findings in _findings."""
-    gate = Gate(tmp_path / "gate")
     out = tmp_path / "records"
-    driver = subprocess.Popen(
-        [SPARK_SUBMIT, "--master", cluster.url,
-         "--conf", f"spark.pyspark.python={cluster.executor_python}",
-         "--conf", f"spark.pyspark.driver.python={sys.executable}", *gate.conf,
-         SUBMIT_PY, "spark", "export", str(log_dir), "--output", str(out)],
-        env=driver_env(cluster), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
+    with Gate(tmp_path / "gate") as gate:
+        driver = subprocess.Popen(
+            [SPARK_SUBMIT, "--master", cluster.url,
+             "--conf", f"spark.pyspark.python={cluster.executor_python}",
+             "--conf", f"spark.pyspark.driver.python={sys.executable}", *gate.conf,
+             SUBMIT_PY, "spark", "export", str(log_dir), "--output", str(out)],
+            env=driver_env(cluster), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
         worker, executor = gate.reached(driver)
         assert executor in cluster.executor_pids()
         os.kill(executor, signal.SIGKILL)
         os.killpg(os.getpgid(worker), signal.SIGKILL)  # pyspark's daemon and its workers
         stdout, stderr = driver.communicate(timeout=WAIT)
-    finally:
-        gate.release()
-        if driver.poll() is None:
-            driver.kill()
-            driver.communicate()
     assert driver.returncode == 2, stderr
     assert executor not in cluster.executor_pids()
     # spark-submit's PythonRunner hands the driver's stderr to its stdout (redirectErrorStream)
@@ -266,27 +273,20 @@ def test_ctrl_c_on_the_driver_leaves_no_application_running(
 ) -> None:
     """Ctrl-C while a task runs: the driver cancels the job, stops the application and exits
     130 with one line; the master then runs no application of it."""
-    gate = Gate(tmp_path / "gate")
-    driver = subprocess.Popen(
-        [KDUMP, "spark", "export", str(log_dir), "-o", str(tmp_path / "out"),
-         *on_cluster(cluster), *gate.conf],
-        env=driver_env(cluster), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
+    with Gate(tmp_path / "gate") as gate:
+        driver = subprocess.Popen(
+            [KDUMP, "spark", "export", str(log_dir), "-o", str(tmp_path / "out"),
+             *on_cluster(cluster), *gate.conf],
+            env=driver_env(cluster), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
         gate.reached(driver)
-        running, _ = applications(cluster)
-        assert len(running) == 1
+        (application,), _ = applications(cluster)
         driver.send_signal(signal.SIGINT)
         _, stderr = driver.communicate(timeout=WAIT)
-    finally:
-        gate.release()
-        if driver.poll() is None:
-            driver.kill()
-            driver.communicate()
     assert driver.returncode == 130
     assert stderr.splitlines()[-1] == "kdump: stopped by SIGINT"
     running, finished = applications(cluster)
-    assert running == [] and finished[-1] not in ("",)
+    assert running == [] and application in finished
 
 
 DATA_SOURCE = """\
