@@ -6,8 +6,9 @@ Collected only by the run tests/test_spark_cluster.py starts beside the suite
 driver as a user starts it: the README's three ways (``--master``/``--conf``, spark-submit with
 kdump/spark/submit.py, spark-defaults.conf), an executor killed mid-export, Ctrl-C on the
 driver, a path the executors cannot see, the "kafka-segments" source, and Spark Connect.
-Expected values: `kdump verify` itself, and the rows kdump's own extraction gives without Spark
-(which `kdump spark export` on ``local[2]`` gives too: tests/test_spark.py).
+Expected values: what the same commands give on ``local[2]`` (one driver of this session runs
+them there), which must itself be `kdump verify`'s answer and the rows kdump's own extraction
+gives without Spark: the cluster's findings and rows are compared row for row with both.
 """
 
 from __future__ import annotations
@@ -75,10 +76,39 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+LOCAL_DRIVER = """\
+import contextlib, json, sys
+from kdump.cli import main
+from kdump.spark.session import build_session
+from kdump.spark.source import register
+log_dir, out = sys.argv[1], sys.argv[2]
+spark = build_session("local[2]", {"spark.ui.enabled": "false"})
+codes = {}
+for name, args in (("verify", ["spark", "verify", log_dir, "--format", "json"]),
+                   ("export", ["spark", "export", log_dir, "-o", f"{out}/records"])):
+    sys.argv = ["kdump", *args]  # the command line, run in this session (spark_session)
+    with open(f"{out}/{name}.out", "w") as f, contextlib.redirect_stdout(f):
+        try:
+            main()
+        except SystemExit as e:
+            codes[name] = e.code
+register(spark)
+df = spark.read.format("kafka-segments").option("path", log_dir).load()
+import pyarrow.parquet as pq
+pq.write_table(df.toArrow(), f"{out}/source.parquet")
+spark.stop()
+print(json.dumps(codes))
+"""
+"""`kdump spark verify` and `kdump spark export` on ``local[2]``, then the source read there: one
+driver (one JVM) for the three, as tests/test_spark.py runs the command line in its session."""
+
+
 @pytest.fixture(scope="module")
-def expected(log_dir: Path) -> dict[str, Any]:
-    """`kdump verify` on ``log_dir`` (its JSON document, and its findings as _findings holds
-    them, in order), and every row kdump's own extraction gives, sorted by ``row_key``."""
+def expected(log_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the cluster must give: the same commands' answers on ``local[2]`` (the verify
+    document, the exported rows sorted by ``row_key`` and _findings' rows in order, the source's
+    rows sorted), each first checked against `kdump verify` on ``log_dir`` (its JSON document,
+    and its findings as _findings holds them, in order) and kdump's own extraction's rows."""
     result = verify_paths([str(log_dir)], VerifyOptions())
     local = subprocess.run(
         [KDUMP, "verify", str(log_dir), "--format", "json"], capture_output=True, text=True
@@ -90,9 +120,28 @@ def expected(log_dir: Path) -> dict[str, Any]:
     for task in export_plan([str(log_dir)], topics=(), replicas=ONE_REPLICA).tasks:
         for batch in SegmentExport(task, arrow_schema(RECORD_SCHEMA)).batches():
             rows += batch.to_pylist()
+    rows.sort(key=row_key)
     findings = [finding_key(f.to_dict()) for f in result.findings]
     assert {"CHECKPOINT_BEYOND_LOG_END", "LEADER_EPOCH_INCONSISTENT"} <= {f[0] for f in findings}
-    return {"verify": document, "findings": findings, "rows": sorted(rows, key=row_key)}
+
+    out = tmp_path_factory.mktemp("local2")
+    ran = subprocess.run(
+        [sys.executable, "-c", LOCAL_DRIVER, str(log_dir), str(out)],
+        capture_output=True, text=True, timeout=WAIT,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert json.loads(ran.stdout.splitlines()[-1]) == {"verify": 2, "export": 2}
+    on_local = json.loads((out / "verify.out").read_text())
+    assert on_local.pop("run")["command"] == "spark verify"
+    assert on_local == document
+    exported = sorted(read_export(out / "records").to_pylist(), key=row_key)
+    assert exported == rows
+    export_findings = pq.read_table(out / "records" / FINDINGS_DIR).to_pylist()
+    assert [finding_key(r) for r in export_findings if r["code"] != "EXPORT_GAP"] == findings
+    source = sorted(pq.read_table(out / "source.parquet").to_pylist(), key=row_key)
+    assert source == rows
+    return {"verify": on_local, "findings": findings, "rows": exported,
+            "export_findings": export_findings, "source": source}  # fmt: skip
 
 
 def finding_key(f: dict[str, Any]) -> tuple[Any, ...]:
@@ -124,11 +173,11 @@ def on_cluster(cluster: SparkCluster) -> list[str]:
 
 
 def assert_export(out: Path, expected: dict[str, Any]) -> None:
-    """The rows written are kdump's own extraction's, and _findings holds `kdump verify`'s
-    findings on the partitions exported (issue 44 point 3), beside one EXPORT_GAP."""
+    """The rows written are local[2]'s, row for row, and so is _findings: `kdump verify`'s
+    findings on the partitions exported (issue 44 point 3) and the torn segment's EXPORT_GAP."""
     assert sorted(read_export(out).to_pylist(), key=row_key) == expected["rows"]
     written = pq.read_table(out / FINDINGS_DIR).to_pylist()
-    assert [finding_key(r) for r in written if r["code"] != "EXPORT_GAP"] == expected["findings"]
+    assert written == expected["export_findings"]
     assert [r["path"] for r in written if r["code"] == "EXPORT_GAP"] == [
         r["path"] for r in written if r["code"] == "LOG_TRUNCATED_TAIL"
     ]
@@ -318,11 +367,11 @@ def test_data_source_on_the_cluster(
     cluster: SparkCluster, log_dir: Path, expected: dict[str, Any], tmp_path: Path
 ) -> None:
     """A user's program reads the "kafka-segments" source on the cluster (register ships kdump):
-    the rows of kdump's own extraction, each once."""
+    local[2]'s rows, which are kdump's own extraction's, each once (one replica each)."""
     ran = read_through_the_source(cluster, cluster.url, [str(log_dir)], tmp_path / "rows.parquet")
     assert ran.returncode == 0, ran.stderr[-3000:]
     rows = pq.read_table(tmp_path / "rows.parquet").to_pylist()
-    assert sorted(rows, key=row_key) == expected["rows"]
+    assert sorted(rows, key=row_key) == expected["source"]
 
 
 @pytest.fixture
@@ -396,7 +445,7 @@ def test_spark_connect(
     ran = read_through_the_source(cluster, connect_server, [str(log_dir)], tmp_path / "rows.pq")
     assert ran.returncode == 0, ran.stderr[-3000:]
     rows = pq.read_table(tmp_path / "rows.pq").to_pylist()
-    assert sorted(rows, key=row_key) == expected["rows"]
+    assert sorted(rows, key=row_key) == expected["source"]
 
     if cluster.hidden is None:
         pytest.skip("unshare is refused here: no folder the workers cannot see")
