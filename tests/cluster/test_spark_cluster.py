@@ -39,7 +39,7 @@ from sparkcluster import CLUSTER, SparkCluster, free_port, spark_home  # noqa: E
 from kdump.checks.options import VerifyOptions  # noqa: E402
 from kdump.checks.verify import verify_paths  # noqa: E402
 from kdump.spark.extract import ONE_REPLICA, SegmentExport, export_plan  # noqa: E402
-from kdump.spark.job import FINDINGS_DIR  # noqa: E402
+from kdump.spark.job import FINDINGS_DIR, TEMPORARY_DIR  # noqa: E402
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema  # noqa: E402
 
 KDUMP = str(Path(sys.executable).with_name("kdump"))
@@ -425,7 +425,8 @@ def test_spark_connect(
 ) -> None:
     """`--remote sc://...`: verify, export and the source through a Spark Connect server on the
     cluster, kdump shipped to it as an artifact: the same findings and rows. A path only this
-    machine sees (the workers have an empty folder over it) is one line naming it."""
+    machine sees (the workers have an empty folder over it), to read or an export's --output,
+    is one line naming it."""
     findings = tmp_path / "findings"
     ran = run([KDUMP, "spark", "verify", str(log_dir), "--remote", connect_server,
                "--format", "json", "-o", str(findings)], cluster)  # fmt: skip
@@ -455,8 +456,18 @@ def test_spark_connect(
     assert ran.returncode == 3
     named, _, message = ran.stderr.removeprefix("kdump: ").partition(": ")
     assert Path(named).parent == unseen and Path(named).is_dir()
-    assert message == (
-        f"not found on the executor on {socket.gethostname()}, though the driver found it: every "
-        "executor must see the paths under the same name (a shared or distributed file "
-        "system), or read them from an object store (s3://...)\n"
-    )
+    assert message == NOT_SEEN
+
+    # an export's --output only this machine sees: its files would stay on the executors' disks
+    out = cluster.hidden / "records"
+    ran = run([KDUMP, "spark", "export", str(log_dir), "-o", str(out), "--remote", connect_server],
+              cluster)  # fmt: skip
+    assert ran.returncode == 3
+    assert ran.stderr == f"kdump: {out / TEMPORARY_DIR}: {NOT_SEEN}"
+
+
+NOT_SEEN = (
+    f"not found on the executor on {socket.gethostname()}, though the driver found it: every "
+    "executor must see the paths under the same name (a shared or distributed file "
+    "system), or read them from an object store (s3://...)\n"
+)
