@@ -883,6 +883,44 @@ def test_export_findings_are_verifys_fresh_and_resumed(
     assert found_again == expected
 
 
+def test_export_findings_are_verifys_on_the_partitions_exported_only(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Issue 44 point 3: _findings is what `kdump verify` finds on the partitions exported, and
+    nothing of those left out: a log dir whose other topic is not asked for (its checkpoint
+    entry beyond that topic's end is not the export's), and two brokers' replicas, where the
+    log dir of the replica not chosen has a recovery point past its end. Each time the same
+    as verify of a copy holding only what was exported."""
+    from kdump.spark.job import export_on_spark
+
+    def export_findings(paths: list[Path], topics: tuple[str, ...] = ()) -> list[Any]:
+        out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+        export_on_spark(spark, [str(p) for p in paths], str(out), topics=topics)
+        rows = pq.read_table(out / FINDINGS_DIR).to_pylist()
+        return [_finding_key(r) for r in rows if r["code"] != "EXPORT_GAP"]
+
+    def verified(paths: list[Path]) -> list[Any]:
+        result = verify_paths([str(p) for p in paths], VerifyOptions())
+        return [_finding_key(f.to_dict()) for f in result.findings]
+
+    root = tmp_path / "logdir"
+    _beyond_log_end_and_epochs(root)
+    assert "CHECKPOINT_BEYOND_LOG_END" in {k[0] for k in verified([root])}
+    only_plain = tmp_path / "only-plain" / "logdir"
+    shutil.copytree(root, only_plain)
+    shutil.rmtree(only_plain / "txn-0")
+    expected = [(k[0], k[1], k[2].replace(str(only_plain), str(root)), *k[3:])
+                for k in verified([only_plain])]  # fmt: skip
+    assert "LEADER_EPOCH_INCONSISTENT" in {k[0] for k in expected}
+    assert "CHECKPOINT_BEYOND_LOG_END" not in {k[0] for k in expected}
+    assert export_findings([root], topics=("plain",)) == expected
+
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    (a.parent / "recovery-point-offset-checkpoint").write_text("0\n1\ntest-topic 0 9999\n")
+    assert "CHECKPOINT_BEYOND_LOG_END" in {k[0] for k in verified([a.parent])}
+    assert export_findings([a.parent, b.parent]) == verified([b.parent])  # b is chosen
+
+
 def _finding_key(f: dict[str, Any]) -> tuple[Any, ...]:
     return (f["code"], f["severity"], f["path"], f["offset"], f["position"], f["message"])
 
