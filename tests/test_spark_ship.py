@@ -217,3 +217,18 @@ def test_an_executor_without_the_drivers_kdump_is_named(
         f"the executors' Python ({executor_python} on {host}) has no kdump: {ship}, or install "
         f"kdump {__version__} there"
     )
+
+
+def test_the_shipped_kdump_goes_before_an_installed_one(
+    executor_python: Path, tmp_path: Path
+) -> None:
+    """An executor with another kdump installed (0.0.1 here) runs the driver's, shipped: the
+    zip is ahead of it on the worker's path, and the task's check finds the driver's version."""
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "kdump", site / "kdump", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "kdump" / "_version.py").write_text('__version__ = "0.0.1"\n')
+    archive = Path(build_shipment(str(tmp_path)))
+    (row,) = as_executor(executor_python, archive, "kdump.spark:probe", [None], site)
+    assert row["error"] is None and pickle.loads(row["result"]) is None
+    facts = json.loads(row["executor"])
+    assert (facts["kdump"], facts["origin"]) == (__version__, f"{archive}/kdump")
