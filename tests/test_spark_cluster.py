@@ -30,6 +30,8 @@ CLUSTER_RUN = EarlyRun(
     REPO,
     {**os.environ, "KDUMP_SPARK_CLUSTER": "1"},
 )
+HANG = 1800
+"""Seconds after which the run is a hang, stopped (a scenario's driver has 300: WAIT there)."""
 
 
 def outcomes(output: str) -> dict[str, list[str]]:
@@ -49,7 +51,7 @@ def outcomes(output: str) -> dict[str, list[str]]:
 @CLUSTER_RUN.starts
 def test_on_a_standalone_cluster(scenario: str) -> None:
     """The scenario of tests/cluster/test_spark_cluster.py of this name, on the real cluster."""
-    _, output = CLUSTER_RUN.result()
+    _, output = CLUSTER_RUN.result(HANG)
     outcome = outcomes(output).get(scenario)
     if outcome == ["SKIPPED"]:
         pytest.skip(f"skipped on the cluster: {output[-2000:]}")
@@ -59,6 +61,6 @@ def test_on_a_standalone_cluster(scenario: str) -> None:
 @CLUSTER_RUN.starts
 def test_the_cluster_run_ended_cleanly() -> None:
     """Every scenario reported, the run's exit 0: the cluster stopped, no process of it left."""
-    code, output = CLUSTER_RUN.result()
+    code, output = CLUSTER_RUN.result(HANG)
     assert sorted(outcomes(output)) == sorted(SCENARIOS), output[-8000:]
     assert code == 0, output[-8000:]
