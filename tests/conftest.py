@@ -33,7 +33,8 @@ settings.register_profile("kdump", deadline=None)
 settings.load_profile("kdump")
 
 collect_ignore = [] if os.environ.get("KDUMP_SPARK_CLUSTER") else ["cluster"]
-"""tests/cluster/ runs in its own session beside the suite (tests/test_spark_cluster.py)."""
+"""tests/cluster/ runs in a pytest session of its own, which tests/test_spark_cluster.py starts
+and reports scenario by scenario."""
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
