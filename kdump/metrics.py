@@ -2,9 +2,10 @@
 
 Every series carries ``command`` (the command that wrote it), so the files of several commands
 can lie side by side in node_exporter's textfile directory. Every family is in ``FAMILIES``
-with its HELP text and labels, from which docs/metrics.md's table is written. Per-partition series exist only for
-partitions that have something to say (findings, open transactions); per-log-dir totals are
-always there, so a healthy broker exports a handful of series and an alert can test for zero.
+with its HELP text and labels, from which docs/metrics.md's table is written. Per-partition
+series exist only for partitions that have something to say (findings, open transactions);
+per-log-dir totals are always there, so a healthy broker exports a handful of series and an
+alert can test for zero.
 The format itself (escaping, the atomic write, reading a previous file) is kdump.render.prom.
 """
 
