@@ -5,6 +5,8 @@ promise is what the code does (every exit code, the examples' options)."""
 
 from __future__ import annotations
 
+import ast
+import glob
 import html
 import re
 import shlex
@@ -256,6 +258,85 @@ def test_every_install_shown_names_kafka_kdump() -> None:
     pinned = "run pip install -U kdump==1.2 now"
     assert installs_of_kdump(pinned) == [pinned]
     assert installs_of_kdump("`pip install kdump` does not install this one") == []
+
+
+REPO_PATH = re.compile(
+    r"(?<![\w/.~$-])((?:kdump|tests|scripts|bench|fixtures|fuzz|docs|\.ci|\.github)/[\w./*-]*[\w*/])"
+)
+DOTTED = re.compile(r"(?<![\w/.~$-])(kdump(?:\.[A-Za-z_]\w*)+)")
+NOT_FILES = ("bench/out/", "fuzz/corpus/TARGET/", "fuzz/dictionaries/TARGET.")
+"""Named but not in a checkout: what the benchmarks and fuzzers write, for a TARGET named."""
+NOT_NAMES = {"tests/kafka/"}  # docs/realkafka.md says why there is none
+FILE_SUFFIXES = (".pyz", ".prom", ".json", ".log", ".html", ".1")
+
+
+def named_in_the_pages() -> tuple[set[str], set[str]]:
+    """The repository's files and kdump's modules the README and the site name."""
+    paths: set[str] = set()
+    dotted: set[str] = set()
+    for page in (README, *DOCS.glob("*.md")):
+        text = page.read_text()
+        paths |= set(REPO_PATH.findall(text))
+        dotted |= {name for name in DOTTED.findall(text) if not name.endswith(FILE_SUFFIXES)}
+    return paths, dotted
+
+
+def defines(path: Path, names: list[str]) -> bool:
+    """Whether the module at path defines names[0] (a class, function or assignment at its top
+    level, or imported there), names[1] inside that class, and so on."""
+    body: list[ast.stmt] = ast.parse(path.read_text()).body
+    body += [n for node in body if isinstance(node, (ast.Try, ast.If)) for n in node.body]
+    for name in names:
+        found: ast.stmt | None = None
+        for node in body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                hit = node.name == name
+            elif isinstance(node, ast.Assign):
+                hit = any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            elif isinstance(node, ast.AnnAssign):
+                hit = isinstance(node.target, ast.Name) and node.target.id == name
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                hit = any((a.asname or a.name) == name for a in node.names)
+            else:
+                hit = False
+            if hit:
+                found = node
+                break
+        if found is None:
+            return False
+        body = found.body if isinstance(found, ast.ClassDef) else []
+    return True
+
+
+def module_defines(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for at in range(len(parts), 0, -1):
+        base = REPO.joinpath(*parts[:at])
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                return defines(path, parts[at:])
+    return False
+
+
+def test_every_file_and_module_the_pages_name_is_there() -> None:
+    """The README and the site name kdump's modules and the repository's files (`kdump/...`,
+    `tests/...`, `kdump.checks.registry`): each is there, so a module moved or renamed takes
+    its pages along."""
+    paths, dotted = named_in_the_pages()
+    assert len(paths) > 100 and len(dotted) > 50
+    missing = set()
+    for name in paths - NOT_NAMES:
+        if name.startswith(NOT_FILES):
+            continue
+        if not (glob.glob(str(REPO / name)) if "*" in name else (REPO / name).exists()):
+            missing.add(name)
+    assert missing == set()
+    assert {name for name in dotted if not module_defines(name)} == set()
+    # the check sees what it is for
+    assert not module_defines("kdump.metrics.NO_SUCH_NAME") and module_defines(
+        "kdump.metrics.FAMILIES"
+    )
+    assert not module_defines("kdump.no_such_module")
 
 
 def test_every_command_page_says_its_exit_codes(site: Path) -> None:
