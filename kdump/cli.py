@@ -55,6 +55,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt as e:
             raise _Stopped(_stop_code(e)) from None
+        except BrokenPipeError:  # before click's main turns it into exit code 1
+            quiet_pipe(ExitCode.PIPE_CLOSED)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

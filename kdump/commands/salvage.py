@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from kdump.commands.output import echo_on
 from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
 from kdump.format.names import parse_kept_log
@@ -56,7 +57,7 @@ def salvage(
     refuse_side_dir(output_dir, "--output-dir", sources)
     outputs = {output_dir / t.path.name for t in sources}
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
-        click.echo(line)
+        echo_on(line)
     results = chain(
         (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
         (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
@@ -67,22 +68,22 @@ def salvage(
         if loss is None:
             continue
         seen += 1
-        click.echo(f"{result.segment}: {_source(result)}")
+        echo_on(f"{result.segment}: {_source(result)}")
         if loss.zeros:
-            click.echo("  nothing to salvage: zeros hold no records, nothing of them is lost")
+            echo_on("  nothing to salvage: zeros hold no records, nothing of them is lost")
             continue
         damaged += 1
         of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
         for part in result.damaged:
-            click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
+            echo_on(f"  damaged bytes {part.start}..{part.end}{of} skipped")
         if result.records is not None and result.log is not None:
             saved += 1
-            click.echo(f"  wrote {result.records} ({result.record_count} records)")
-            click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
+            echo_on(f"  wrote {result.records} ({result.record_count} records)")
+            echo_on(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
         else:
-            click.echo("  nothing to salvage: no whole, valid batch in them")
+            echo_on("  nothing to salvage: no whole, valid batch in them")
     if not seen:
-        click.echo(
+        echo_on(
             "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
             "kept any log bytes here"
         )
