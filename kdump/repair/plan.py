@@ -186,6 +186,16 @@ class SegmentPlan:
         return [c for c in self.changes if c.changed]
 
     @property
+    def changes_segment(self) -> bool:
+        """A file of the segment changes (a producer snapshot or a checkpoint is none)."""
+        return any(c.kind not in (SNAPSHOT, CHECKPOINT) for c in self.changed)
+
+    @property
+    def changes_partition(self) -> bool:
+        """A file of the partition changes (the log dir's recovery-point checkpoint is none)."""
+        return any(c.kind != CHECKPOINT for c in self.changed)
+
+    @property
     def unresolved(self) -> list[Finding]:
         """Errors this plan leaves in place: all but the invalid batch a planned cut removes."""
         cuts = {c.truncate_at for c in self.changes if c.kind == LOG}

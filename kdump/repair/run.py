@@ -52,7 +52,6 @@ class RunOptions:
 
 @dataclass
 class RunResult:
-    segments: int = 0
     files: int = 0
     """Files that change (or would, with --dry-run)."""
     unresolved: list[Finding] = field(default_factory=list)
@@ -65,6 +64,18 @@ class RunResult:
     """A dry run's plans, when asked to keep them (RunOptions.keep_plans)."""
     indexed: set[Path] = field(default_factory=set)
     """Partitions whose offset or time index files change (or would)."""
+    changed_segments: set[Path] = field(default_factory=set)
+    """The .log paths of the segments whose files change (or would)."""
+    changed_partitions: set[Path] = field(default_factory=set)
+
+    def tally(self, targets: list[UnifiedLog]) -> str:
+        """``34 file(s) (8 of 15 segments, 2 of 3 partitions)``: what changes among what was
+        named (a plan is made for every segment named, most of them with nothing to do)."""
+        segments = sum(len(t.named_segments) for t in targets)
+        return (
+            f"{self.files} file(s) ({len(self.changed_segments)} of {segments} segment(s), "
+            f"{len(self.changed_partitions)} of {len(targets)} partition(s))"
+        )
 
     @property
     def exit_code(self) -> int:
@@ -93,7 +104,6 @@ def run_repair(
             _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
-            result.segments += 1
             show(plan, result, emit, all_files=False)
             _note_cut(plan, cut)
             _advance(progress, plan)
@@ -103,11 +113,7 @@ def run_repair(
         if not options.keep_plans:
             for line in interval_lines(result.indexed, IndexConfigs.of_any(config)):
                 emit(line, False)
-            emit(
-                f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
-                "nothing was written",
-                False,
-            )
+            emit(f"dry run: {result.tally(targets)} would change; nothing was written", False)
         return result
     session = RepairSession(write, hook)
     try:
@@ -143,7 +149,6 @@ def _stage_and_commit(
     checked = 0
     cut: set[Path] = set()
     for plan in plans:
-        result.segments += 1
         to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
         staged = session.stage(plan, to_write)
         if staged:
@@ -173,7 +178,8 @@ def _stage_and_commit(
             emit(stopped_in_commit_line(held.name, len(result.written), not_done), True)
             return
         where = f" under {write.output_dir}" if write.output_dir is not None else ""
-        emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+        result.files = len(result.written)
+        emit(f"{result.tally(targets)} written{where}", False)
 
 
 def _named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
@@ -253,8 +259,12 @@ def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> 
 
 
 def _count(plan: SegmentPlan, result: RunResult) -> None:
-    # the startup plans (snapshots, recovery points) are no segments: not in result.segments
+    # the startup plans (snapshots, recovery points) change no segment
     result.files += len(plan.changed)
     result.unresolved += plan.unresolved
+    if plan.changes_partition:
+        result.changed_partitions.add(plan.segment.directory)
+    if plan.changes_segment:
+        result.changed_segments.add(plan.segment.log_path)
     if any(c.kind in (OFFSET_INDEX, TIME_INDEX) and not c.delete for c in plan.changed):
         result.indexed.add(plan.segment.directory)
