@@ -91,11 +91,17 @@ CUT = (
     "is deleted. A segment whose .index is missing is recovered at any start (truncated here, "
     "the later segments kept)."
 )
+SALVAGE_AFTER = (
+    "`kdump salvage` the partition next: it writes out the whole batches of what recover kept"
+)
+"""Recover, then salvage (never the other way round): recover keeps the bytes it cuts and every
+later segment it deletes, and salvage reads them back; salvage first sees only the damaged
+segments, not the whole ones after them that recovery then deletes."""
 CUT_ADVICE = (
-    "Run `kdump salvage` first to keep the whole batches after the damage, then `kdump recover` "
-    "the partition (for a segment in an object store: a local copy of it, uploaded again): it "
-    "makes the broker's cut now and keeps the cut bytes. A follower fetches the records cut "
-    "again from the leader; on a single replica they are lost."
+    "Run `kdump recover` on the partition (for a segment in an object store: a local copy of "
+    "it, uploaded again): it makes the broker's cut now and keeps the bytes it cuts and the "
+    "later segments it deletes. A follower fetches the records cut again from the leader; on a "
+    f"single replica, {SALVAGE_AFTER}."
 )
 REPLAY_STOPS = (
     "kdump txn: its replay of the producer state stops here, where recovery cuts the log "
@@ -244,7 +250,7 @@ CODES = (
             "always",
             "Nothing is lost: the broker's recovery truncates the zeros, and `kdump recover` does "
             "it now. In a segment before the last one the cut also deletes every later segment, "
-            "as recovery does: run `kdump salvage` first if this is the only replica.",
+            f"as recovery does (recover keeps them): on a single replica, {SALVAGE_AFTER}.",
         ),
         fix=RECOVER,
     ),
