@@ -60,8 +60,8 @@ from kdump.format.names import (
     is_kdump_leftover,
     is_leftover_name,
     is_snapshot_name,
+    kept_logs_among,
     offset_in_name,
-    parse_kept_log,
     parse_partition_dir,
 )
 from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
@@ -727,12 +727,7 @@ class UnifiedLog:
     def kept_logs(self) -> list[KeptLog]:
         """The log bytes ``kdump recover`` kept here (cut off a log, or a whole segment it
         deleted after a cut), in offset order: what ``kdump salvage`` reads back."""
-        found = [k for k in map(parse_kept_log, self.storage.files()) if k is not None]
-        cuts = [k.base_offset for k in found if k.cut_at]
-        # a deleted .log kept beside: after a cut below it; otherwise a segment a swap
-        # replaced (its records are in the swapped-in segment), nothing to salvage
-        kept = [k for k in found if k.cut_at or any(c < k.base_offset for c in cuts)]
-        return sorted(kept, key=lambda k: (k.base_offset, k.cut_at))
+        return kept_logs_among(self.storage.files())
 
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:

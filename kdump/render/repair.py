@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kdump.checks.findings import Finding, Severity
+from kdump.format.names import LOG_SUFFIX
+from kdump.render.shell import program, shell_word
 from kdump.render.verify import finding_line
 from kdump.repair.apply import Written
 from kdump.repair.files import Leftover
@@ -79,6 +81,24 @@ def kept_lines(written: list[Written]) -> Iterator[str]:
                 f"{'kept':<9} {w.cut}: the {_plural(cut, 'byte')} cut from {w.path.name} at "
                 f"{w.change.truncate_at} (cat both to restore it)"
             )
+
+
+def salvage_lines(written: list[Written]) -> Iterator[str]:
+    """Where recover kept log bytes (cut off a log, or a segment it deleted): the salvage that
+    writes out their records, which step 6 of the runbook runs; under ``--backup-dir`` the
+    partition holds none of them any more, so the directory that does is named."""
+    kept = set()
+    for w in written:
+        if w.cut is not None:
+            kept.add(w.cut.parent)
+        if w.backup is not None and w.change.delete and w.path.suffix == LOG_SUFFIX:
+            kept.add(w.backup.parent)
+    for directory in sorted(kept):
+        yield (
+            f"{'salvage':<9} {directory}: holds the records recover cut or deleted; where this "
+            "was the only replica, write them out (JSON Lines, to produce them again):"
+        )
+        yield f"  {program()} salvage {shell_word(str(directory))} --output-dir DIR"
 
 
 def recheck_lines(findings: list[Finding], segments: int) -> Iterator[str]:

@@ -17,6 +17,7 @@ from kdump.render.repair import (
     leftover_lines,
     plan_lines,
     recheck_lines,
+    salvage_lines,
     stopped_before_commit_line,
     stopped_in_commit_line,
 )
@@ -172,6 +173,9 @@ def _stage_and_commit(
         result.written = session.commit(held.pending)
         for line in kept_lines(result.written):
             emit(line, False)
+        if not session.stopped:
+            for line in salvage_lines(result.written):
+                emit(line, False)
         if session.stopped:
             result.stopped = True
             not_done = len(session.staged) - len(result.written)
