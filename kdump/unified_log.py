@@ -60,6 +60,7 @@ from kdump.format.names import (
     is_kdump_leftover,
     is_leftover_name,
     is_snapshot_name,
+    kept_file_of,
     kept_logs_among,
     offset_in_name,
     parse_partition_dir,
@@ -722,6 +723,11 @@ class UnifiedLog:
     def kdump_leftovers(self) -> list[str]:
         """Temporary files a kdump run stopped by force left (``.NAME.kdump-tmp-PID``)."""
         return [n for n in self.storage.files() if is_kdump_leftover(n)]
+
+    @property
+    def kept_files(self) -> list[str]:
+        """Every file a kdump repair kept here (replaced, deleted or cut off), by name."""
+        return sorted(n for n in self.storage.files() if kept_file_of(n) is not None)
 
     @property
     def kept_logs(self) -> list[KeptLog]:

@@ -18,7 +18,12 @@ from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
-from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, leftover_pid
+from kdump.format.names import (
+    LEADER_EPOCH_CHECKPOINT,
+    PARTITION_METADATA,
+    leftover_pid,
+    segment_file_name,
+)
 from kdump.loss import CutLoss, kept_what
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.repair.files import process_alive
@@ -546,14 +551,31 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
                 fix=fix if directory is not None else None,
             )
         )
+    others = log.kept_files
     for kept in log.kept_logs:
         loss = log.kept_losses[kept.name]
+        # the same segment's index files and snapshot kept with it
+        segment = segment_file_name(kept.base_offset, ".")
+        beside = [n for n in others if n != kept.name and n.startswith(segment)]
+        others = [n for n in others if n != kept.name and n not in beside]
+        with_it = f"; kept with it, to remove with it: {', '.join(beside)}" if beside else ""
         sink.add(
             Finding(
                 "PARTITION_KDUMP_KEPT",
                 Severity.INFO,
                 log.storage.location_of(kept.name),
-                f"{kept_what(kept)}: {loss.describe('holds')} ({_what_to_do(log, loss)})",
+                f"{kept_what(kept)}: {loss.describe('holds')} ({_what_to_do(log, loss)}){with_it}",
+            )
+        )
+    if others:
+        sink.add(
+            Finding(
+                "PARTITION_KDUMP_KEPT",
+                Severity.INFO,
+                log.location,
+                f"{len(others)} file(s) a kdump repair replaced or deleted, kept (no records "
+                f"to salvage): {', '.join(others)}; Kafka ignores them: remove them once you "
+                "no longer need them",
             )
         )
 

@@ -790,13 +790,16 @@ CODES = (
     _code(
         "PARTITION_KDUMP_KEPT",
         "partition",
-        "Log bytes `kdump recover` kept: the bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
-        "or a segment it deleted (`NAME.log.kdump-bak`); the message says what they hold.",
+        "Files a kdump repair kept: the log bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
+        "or a segment it deleted (`NAME.log.kdump-bak`), the message says what they hold; and "
+        "the index files and producer snapshots it replaced or deleted (`NAME.kdump-bak`), "
+        "each named.",
         "Nothing: Kafka ignores them (no segment suffix).",
         Case(
             INFO,
             "always (`kdump salvage` writes out the records of their whole batches; remove them "
-            "once safe; zeros or bytes with no readable batch: nothing to salvage, remove them)",
+            "once safe; zeros, bytes with no readable batch, index files and snapshots: nothing "
+            "to salvage, remove them)",
         ),
     ),
     _code(

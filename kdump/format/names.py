@@ -89,6 +89,17 @@ POSITION) or ``NAME.log.kdump-bak`` (a whole segment it deleted after a cut: a .
 replaced, so its backup is always a deletion's); ``.1``, ``.2``... when the name was taken."""
 
 
+_KEPT_FILE = re.compile(r"^(.+?)(?:\.kdump-bak|\.kdump-cut-\d+)(?:\.\d+)?$")
+"""Any file a kdump repair kept: ``NAME.kdump-bak`` (what it replaced or deleted) or
+``NAME.kdump-cut-POSITION`` (what it cut off), ``.1``, ``.2``... when the name was taken."""
+
+
+def kept_file_of(name: str) -> str | None:
+    """The name of the file a kdump repair kept as ``name`` (None: no kept file)."""
+    m = _KEPT_FILE.match(name)
+    return None if m is None else m[1]
+
+
 def is_kdump_leftover(name: str) -> bool:
     """A temporary file kdump writes and renames or removes before it exits: one that is
     still there was left by a run that was killed (SIGKILL, a power loss)."""
@@ -244,6 +255,7 @@ __all__ = [
     "is_leftover_name",
     "is_segment_name",
     "is_snapshot_name",
+    "kept_file_of",
     "kept_logs_among",
     "leftover_pid",
     "offset_in_name",
