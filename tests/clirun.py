@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import re
+import select
+import struct
+import subprocess
 import sys
+import termios
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,3 +58,36 @@ def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
             code = 0
     exit_code = code if isinstance(code, int) else (0 if code is None else 1)
     return Ran(exit_code, out.getvalue().decode(), err.getvalue().decode())
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_terminal(args: Sequence[str], columns: int = 80) -> Ran:
+    """Run ``kdump args`` as a child on a pseudo-terminal ``columns`` wide (stdout and stderr
+    both on it, as at a shell prompt): its exit code and what the screen shows, styles and
+    carriage returns taken out (stderr empty)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns)}
+    env.pop("LINES", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdump", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    out = b""
+    while select.select([leader], [], [], 60)[0]:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    code = proc.wait(timeout=60)
+    return Ran(code, ANSI.sub("", out.decode()).replace("\r", ""), "")

@@ -7,13 +7,16 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
+import zipapp
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES
+from clirun import on_terminal
+from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES, REPO
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.cli import cli
@@ -139,6 +142,51 @@ def test_text_on_a_terminal_is_coloured() -> None:
     assert proc.wait(timeout=60) == 2
     assert ANSI.encode() in out
     assert b"LOG_CRC_MISMATCH" in out
+
+
+def test_at_80_columns_each_fix_is_a_line_of_its_own_whole(tmp_path: Path) -> None:
+    """Issue 44.9: on an 80-column terminal a fix wrapped inside its path, and a copy of it
+    no longer ran. Each fix has a line of its own, never broken; on a pipe a finding stays one
+    line."""
+    deep = tmp_path / ("a-log-dir-whose-path-is-longer-than-a-line-" * 2) / "txn-0"
+    shutil.copytree(CORRUPT / "log-crc-mismatch" / "txn-0", deep)
+    findings = verify_paths([str(deep)], VerifyOptions()).findings
+    fixes = {f.fix for f in findings if f.fix}
+    assert fixes and all(len(fix) > 80 for fix in fixes)
+    ran = on_terminal(["verify", str(deep)], columns=80)
+    assert ran.exit_code == 2, ran.stdout
+    lines = ran.stdout.splitlines()
+    assert all(f"  fix: {fix}" in lines for fix in fixes), ran.stdout
+    assert sum(line.startswith("  fix: ") for line in lines) == len([f for f in findings if f.fix])
+    piped = CliRunner().invoke(cli, ["verify", str(deep)])
+    assert all(f" [fix: {fix}]\n" in piped.output for fix in fixes)
+
+
+def test_from_the_one_file_build_a_fix_runs_as_kdump_was_run(tmp_path: Path) -> None:
+    """Issue 44.9: run as `python3 kdump.pyz`, on a host with no `kdump` command, the fix
+    lines said `kdump ...`. Printed for a person, a fix starts as kdump was started here (in
+    JSON it stays `kdump ...`: results are read on other hosts)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(REPO)!r})\nfrom kdump.cli import main\nmain()\n"
+    )
+    pyz = tmp_path / "kdump.pyz"
+    zipapp.create_archive(app, pyz)
+    ran = subprocess.run(
+        [sys.executable, str(pyz), "verify", str(CRC)], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 2, ran.stderr
+    fixes = [line for line in ran.stdout.splitlines() if "[fix: " in line]
+    assert fixes and all(f"[fix: {sys.executable} {pyz} recover " in f for f in fixes), fixes
+    as_json = subprocess.run(
+        [sys.executable, str(pyz), "verify", "--format", "json", str(CRC)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    doc = json.loads(as_json.stdout)
+    assert all(f["fix"].startswith("kdump ") for f in doc["findings"] if f["fix"])
 
 
 # --- exit codes ----------------------------------------------------------------------------
