@@ -63,10 +63,10 @@ def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def on_terminal(args: Sequence[str], columns: int = 80) -> Ran:
+def on_terminal(args: Sequence[str], columns: int = 80, styles: bool = False) -> Ran:
     """Run ``kdump args`` as a child on a pseudo-terminal ``columns`` wide (stdout and stderr
-    both on it, as at a shell prompt): its exit code and what the screen shows, styles and
-    carriage returns taken out (stderr empty)."""
+    both on it, as at a shell prompt): its exit code and what the screen shows, carriage
+    returns taken out, and styles unless ``styles`` (stderr empty)."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns)}
@@ -90,4 +90,5 @@ def on_terminal(args: Sequence[str], columns: int = 80) -> Ran:
         out += chunk
     os.close(leader)
     code = proc.wait(timeout=60)
-    return Ran(code, ANSI.sub("", out.decode()).replace("\r", ""), "")
+    text = out.decode().replace("\r", "")
+    return Ran(code, text if styles else ANSI.sub("", text), "")
