@@ -664,6 +664,32 @@ def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_va
     assert all(f"{name}.kdump-bak" in again.findings[0].message for name in left)
 
 
+_ACTIONS = ("replace ", "create ", "truncate ", "delete ", "rename ")
+
+
+@pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
+def test_the_dry_run_prints_exactly_what_the_run_does(tmp_path: Path, swap_is_valid: bool) -> None:
+    """Issue 44.9: `recover --dry-run` listed 25 files where the run wrote 28: a completed swap
+    leaves a segment without indexes, which the run then rebuilt and the dry run, planned on
+    the segments as they were, did not show. It plans the rest on the partition as the
+    settling leaves it."""
+    partition, _ = _interrupted(tmp_path, swap_is_valid)
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert dry.exit_code == 0 and dry.stderr == "", dry.stdout + dry.stderr
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+
+    def actions(out: str) -> list[str]:
+        return [line for line in out.splitlines() if line.startswith(_ACTIONS)]
+
+    assert actions(dry.stdout) == actions(ran.stdout)
+    if swap_is_valid:
+        assert f"create    {partition}/00000000000000000515.index: " in dry.stdout
+    written = sum(int(n) for n in re.findall(r"^(\d+) file\(s\) ", ran.stdout, re.M))
+    assert f"dry run: {written} file(s) " in dry.stdout
+    assert "salvage   " not in ran.stdout  # a segment a swap replaced holds no lost record
+
+
 @pytest.mark.parametrize("damage", ["zero-tail", "torn-batch"])
 def test_kept_bytes_with_nothing_to_salvage_say_so(tmp_path: Path, damage: str) -> None:
     """The runbook's trial (issue 28): after recover cut a power loss's zeros (or a torn last

@@ -4,9 +4,10 @@ log is cut), the findings behind it, what was kept, and the re-check of the new 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.format.names import LOG_SUFFIX
+from kdump.format.names import kept_logs_among
 from kdump.render.shell import program, shell_word
 from kdump.render.verify import finding_line
 from kdump.repair.apply import Written
@@ -87,13 +88,13 @@ def salvage_lines(written: list[Written]) -> Iterator[str]:
     """Where recover kept log bytes (cut off a log, or a segment it deleted): the salvage that
     writes out their records, which step 6 of the runbook runs; under ``--backup-dir`` the
     partition holds none of them any more, so the directory that does is named."""
-    kept = set()
+    kept: dict[Path, list[str]] = {}
     for w in written:
-        if w.cut is not None:
-            kept.add(w.cut.parent)
-        if w.backup is not None and w.change.delete and w.path.suffix == LOG_SUFFIX:
-            kept.add(w.backup.parent)
-    for directory in sorted(kept):
+        for side in (w.cut, w.backup):
+            if side is not None:
+                kept.setdefault(side.parent, []).append(side.name)
+    # the same rule as verify's and salvage's (a segment a swap replaced holds no lost record)
+    for directory in sorted(d for d, names in kept.items() if kept_logs_among(names)):
         yield (
             f"{'salvage':<9} {directory}: holds the records recover cut or deleted; where this "
             "was the only replica, write them out (JSON Lines, to produce them again):"
