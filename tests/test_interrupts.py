@@ -269,6 +269,21 @@ def test_sigterm_while_output_waits_on_its_reader(log_dir: Path, run: Callable[.
     assert_stopped(r, code, stderr, "SIGTERM")
 
 
+def test_ctrl_c_at_a_max_io_rate_stops_at_once(log_dir: Path, run: Callable[..., Run]) -> None:
+    """Issue 44.9: Ctrl-C under --max-io-rate waited for the segments being read to finish at
+    the throttled rate (7 s in the trial; ~10 s a segment at the README's cron rate): the
+    worker threads' waits went on. At 1 MiB/s the two threads' 24 MiB segments take 48 s at
+    least; the run stops long before."""
+    r = run(["verify", "--jobs", "2", "--max-io-rate", "1MiB/s", str(log_dir)])
+    wait_for(lambda: has_open(r.proc.pid, log_dir), "it read its input", running=r.proc)
+    time.sleep(0.5)  # into the throttled reads
+    sent = time.monotonic()
+    r.signal_mid_run(signal.SIGINT, to_group=True)
+    code, stderr = r.finish()
+    assert_stopped(r, code, stderr, "SIGINT")
+    assert time.monotonic() - sent < 10
+
+
 def test_ctrl_c_again_while_it_stops_is_no_traceback(
     log_dir: Path, run: Callable[..., Run]
 ) -> None:

@@ -89,11 +89,11 @@ class RateLimit:
         self,
         rate: int,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         if rate <= 0:
             raise ValueError(f"rate must be positive, not {rate}")
-        self.rate, self.clock, self.sleep = rate, clock, sleep
+        self.rate, self.clock, self.sleep = rate, clock, sleep or _pause
         self.started = clock()
         self.taken = 0
         self._lock = threading.Lock()
@@ -119,6 +119,14 @@ class RateLimit:
         now = self.clock()
         if due > now:
             self.sleep(due - now)
+
+
+def _pause(seconds: float) -> None:
+    """A wait a stopped run ends at once, in its worker threads too (kdump.parallel.pause):
+    Ctrl-C at --max-io-rate stops within a second, not when the segments being read are."""
+    from kdump.parallel import pause
+
+    pause(seconds)
 
 
 class CacheGuard:
