@@ -861,7 +861,7 @@ CODES = (
         "offline (LogManager.loadLogs) and the broker serves none of its replicas.",
         Case(
             ERROR,
-            "verify, spark verify",
+            "verify (exit code 3: a path it cannot read), spark verify",
             "Check the file's owner and mode (the broker's user must read it) and the disk (the "
             "kernel log), then verify again.",
         ),

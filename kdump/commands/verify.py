@@ -317,7 +317,11 @@ def verify(
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
-        with answer(result.unreadable, exit_code(result, fail_on), run):
+        code = exit_code(result, fail_on)
+        if any(f.code == "FILE_UNREADABLE" for f in result.findings):
+            # a file it cannot read is a path it cannot read (the runbook's 3), not damage
+            code, run.failed = ExitCode.BAD_INPUT, True
+        with answer(result.unreadable, code, run):
             if output is not None and info is not None:
                 write_result(result, fmt, quiet, info, output, objects)
             else:
