@@ -360,3 +360,13 @@ def test_the_counts_are_of_what_changes_not_of_every_segment_read(tmp_path: Path
 
 
 _ACTIONS = {"replace", "create", "truncate", "delete", "rename"}
+
+
+def test_trim_index_says_nothing_of_an_interval(tmp_path: Path) -> None:
+    """Issue 44.9: trim-index printed rebuild-index's note on the index.interval.bytes the
+    indexes were built at: a trim builds nothing, it cuts a preallocated tail."""
+    partition = copy_partition("activeprealloc-0", tmp_path)
+    for run in (["--dry-run"], []):
+        ran = run_kdump(["trim-index", "--include-active", *run, str(partition)])
+        assert ran.exit_code == 0 and "replace   " in ran.stdout, ran.stdout
+        assert "index.interval.bytes" not in ran.stdout and "note " not in ran.stdout

@@ -185,6 +185,7 @@ def _run(
         force=kw["force"],
         broker_startup=ctx.command.name == "recover",
         as_broker=as_broker,
+        builds_indexes=index is not None,
         keep_plans=as_json,
     )
     name = ctx.command.name or "repair"

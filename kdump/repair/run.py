@@ -46,6 +46,9 @@ class RunOptions:
     as_broker: bool = False
     """recover --as-broker: the startup's snapshot deletions are the broker's own at its next
     load (kdump.log_loader), as the recovery done is its own."""
+    builds_indexes: bool = True
+    """Index files are built at an index.interval.bytes, and the run says which (not so for
+    trim-index, which only cuts their preallocated tails)."""
     keep_plans: bool = False
     """A dry run keeps its plans (``RunResult.plans``, without the new files' bytes) for one
     JSON document, instead of printing each as it comes."""
@@ -112,7 +115,7 @@ def run_repair(
             for plan in plan_startup(targets, cut, options.as_broker):
                 show(plan, result, emit, all_files=False)
         if not options.keep_plans:
-            for line in interval_lines(result.indexed, IndexConfigs.of_any(config)):
+            for line in interval_lines(result.indexed, IndexConfigs.of_any(config), options):
                 emit(line, False)
             emit(f"dry run: {result.tally(targets)} would change; nothing was written", False)
         return result
@@ -163,7 +166,7 @@ def _stage_and_commit(
             session.stage(plan, _show(plan, result, emit, all_files=False))
     for line in recheck_lines(result.recheck, checked) if checked else ():
         emit(line, False)
-    for line in interval_lines(result.indexed, configs):
+    for line in interval_lines(result.indexed, configs, options):
         emit(line, False)
     if any(f.severity is Severity.ERROR for f in result.recheck):
         session.rollback()
@@ -214,11 +217,15 @@ def _clear_leftovers(
         emit(line, False)
 
 
-def interval_lines(indexed: set[Path], configs: IndexConfigs) -> Iterator[str]:
+def interval_lines(
+    indexed: set[Path], configs: IndexConfigs, options: RunOptions = RunOptions()
+) -> Iterator[str]:
     """For each partition whose indexes change: the index.interval.bytes they are built at, and
     where it came from; where nothing said the topic's own, that it was assumed, and that an
     index built at another interval than its topic's holds more or fewer entries over the
     same data."""
+    if not options.builds_indexes:
+        return
     for directory in sorted(indexed):
         config = configs.of(directory)
         interval = f"index.interval.bytes {config.index_interval_bytes}"
