@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from unittest import mock
 from click.testing import CliRunner
 
 from kdump.cli import main
+from kdump.errors import STOP_SIGNALS
 
 
 class Ran(NamedTuple):
@@ -38,6 +40,18 @@ def _in_directory(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
+@contextmanager
+def own_handlers() -> Iterator[None]:
+    """The signal handlers of this process kept: kdump.cli.main, the entry point of a process,
+    leaves its own in place for the process's exit."""
+    saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
 def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
     """Run the ``kdump`` console entry point (kdump.cli.main) on ``args``, as a shell would.
 
@@ -51,7 +65,8 @@ def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
         mock.patch.object(sys, "argv", ["kdump", *args]),
     ):
         try:
-            main()
+            with own_handlers():
+                main()
         except SystemExit as e:
             code = e.code
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -347,3 +348,25 @@ def test_ctrl_c_stops_a_compacted_logs_audit(
     code, stderr = r.finish()
     assert_stopped(r, code, stderr, "SIGINT")
     assert [p.name for p in leftovers(compacted_dir)] == ["cleaner-offset-checkpoint"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
+def test_a_signal_as_the_run_exits_still_says_so(tmp_path: Path, signum: int) -> None:
+    """Issue 44.9: a SIGINT arriving as recover finished ended it without its "stopped" line
+    (Python's KeyboardInterrupt in its shutdown, the handlers put back). The run's exit under
+    way, a signal gets the line and 128 + the signal. Here it arrives as main() returns."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(ORACLE / "txn-0", partition)
+    script = (
+        "import os, sys\n"
+        "from kdump.cli import main\n"
+        f"sys.argv = ['kdump', 'recover', {str(partition)!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    name = signal.Signals(signum).name
+    assert (ran.returncode, ran.stderr) == (128 + signum, f"kdump: stopped by {name}\n".encode())
+    assert ran.stdout.decode().splitlines()[-1].endswith(" written")
