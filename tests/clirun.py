@@ -12,7 +12,7 @@ import struct
 import subprocess
 import sys
 import termios
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -107,3 +107,30 @@ def on_terminal(args: Sequence[str], columns: int = 80, styles: bool = False) ->
     code = proc.wait(timeout=60)
     text = out.decode().replace("\r", "")
     return Ran(code, text if styles else ANSI.sub("", text), "")
+
+
+NOBODY = 65534
+
+
+def as_user(uid: int, work: Callable[[], str]) -> str:
+    """``work()`` in a forked child run as ``uid`` (its group too): what it returns, or the
+    exception it raised, as text. Root reads every file; another user is refused where the
+    file's mode says. Whatever ``work`` imports must be imported already (that user may not
+    read the Python the tests run on)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            os.close(read)
+            os.setgid(uid)
+            os.setuid(uid)
+            os.write(write, work().encode())
+        except BaseException as e:
+            os.write(write, str(e).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        answer = f.read().decode()
+    os.waitpid(pid, 0)
+    return answer

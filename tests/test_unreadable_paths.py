@@ -12,10 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clirun import run_kdump
+from clirun import NOBODY, as_user, run_kdump
 from conftest import ORACLE, REPO
-
-NOBODY = 65534
 
 GOOD = ORACLE / "txn-0"
 
@@ -88,26 +86,10 @@ def test_a_run_with_an_unreadable_path_is_no_success_for_prom(tmp_path: Path) ->
 
 
 def _as_nobody(args: list[str]) -> tuple[int, str, str]:
-    """``kdump args`` in a forked child run as nobody (root reads every file): exit code,
-    stdout, stderr. Everything it imports is imported first, as root (nobody may not read the
-    Python it runs on)."""
+    """``kdump args`` run as nobody (root reads every file): exit code, stdout, stderr. It runs
+    once as root first, so that everything it imports is imported."""
     run_kdump(args)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.close(read)
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            ran = run_kdump(args)
-            os.write(write, json.dumps(ran).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as f:
-        answer = f.read()
-    os.waitpid(pid, 0)
-    code, stdout, stderr = json.loads(answer)
+    code, stdout, stderr = json.loads(as_user(NOBODY, lambda: json.dumps(run_kdump(args))))
     return code, stdout, stderr
 
 
