@@ -295,3 +295,15 @@ def test_terminal_table_never_cuts_a_partition_name(
     rows = [line.split()[0] for line in lines if line.strip().startswith("__consumer")]
     assert rows == names
     assert (len(heading) == 1) == (width == 160)
+
+
+def test_a_named_segment_counts_that_segment(tmp_path: Path) -> None:
+    """Issue 44.9: `verify DIR/000…258.log` printed the partition's 6 segments and 115 KiB
+    beside that one segment's batches: what was read is that segment (the partition's facts
+    keep the whole partition's)."""
+    log = ORACLE / "plain-0" / "00000000000000000258.log"
+    doc = json.loads(kdump("--format", "json", log).stdout)
+    (summary,) = doc["summary"]["by_partition"]
+    assert (summary["segments_read"], summary["bytes_read"]) == (1, log.stat().st_size)
+    assert summary["segments"] == 6  # the partition's, as the broker loads it
+    assert doc["summary"]["segments"] == 1

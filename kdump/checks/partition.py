@@ -38,8 +38,8 @@ class PartitionSummary:
 
     facts: dict[str, Any]
     segments_read: int = 0
-    """The segments verify read: every ``.log`` on disk (the facts' ``segments`` are those the
-    broker keeps once it has loaded the partition)."""
+    """The segments verify read: every ``.log`` on disk, or the ones named (the facts'
+    ``segments`` are those the broker keeps once it has loaded the partition)."""
     bytes_read: int = 0
     """Their bytes on disk (the facts' ``bytes``: once loaded)."""
     batches: int = 0
@@ -186,7 +186,10 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
 def _summarise(
     log: UnifiedLog, ordered: list[LogScan], findings: list[Finding]
 ) -> PartitionSummary:
-    s = PartitionSummary(log.facts(), len(log.segments), log.size)
+    # what was read: the partition's segments, or the ones named (`verify DIR/...258.log`
+    # counted 6 segments and the partition's bytes beside that one segment's batches)
+    read = log.named_segments
+    s = PartitionSummary(log.facts(), len(read), sum(x.log_size for x in read))
     s.batches = sum(x.batches for x in ordered)
     s.records = sum(x.records for x in ordered) if log.options.deep else None
     with_data = [x for x in ordered if x.batches]
