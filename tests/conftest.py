@@ -119,9 +119,9 @@ WHOLE_SUITE: dict[str, int] = {}
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the subprocess runs the chosen tests will wait for (tests/early.py)."""
     option = session.config.option
-    if session.config.args == ["tests"] or not session.config.args:
-        if not option.keyword and not option.markexpr:
-            WHOLE_SUITE["tests"] = len(session.items)
+    whole = session.config.args in (["tests"], [])
+    if whole and not option.keyword and not option.markexpr:
+        WHOLE_SUITE["tests"] = len(session.items)
     if option.collectonly:
         return
     for item in session.items:
