@@ -156,6 +156,25 @@ class Fact:
     source: str
 
 
+FACT_KEYS = (
+    "path",
+    "topic",
+    "partition",
+    "log_start_offset",
+    "log_end_offset",
+    "log_end_offset_on_disk",
+    "high_watermark",
+    "last_stable_offset",
+    "recovery_point",
+    "segments",
+    "active_segment",
+    "bytes",
+    "damaged_from",
+    "load",
+)
+"""The keys of ``UnifiedLog.facts``, in order."""
+
+
 class UnifiedLog:
     """One partition: ``storage`` holds its files; ``log_dir`` is the broker log dir it was
     found in (None: named on its own, or in tiered storage); ``only``: the segments named, when
@@ -176,6 +195,9 @@ class UnifiedLog:
         self._topic_partition = topic_partition
         self._results: dict[int, SegmentResult] = {}
         self._snapshots: dict[str, bytes] = {}
+        self.cut_short = False
+        """A run stopped before it read all of the partition (verify --budget, Ctrl-C): what
+        needs every segment read is not known (``facts``), and is not read after the stop."""
 
     @property
     def options(self) -> VerifyOptions:
@@ -806,7 +828,10 @@ class UnifiedLog:
 
     def facts(self) -> dict[str, Any]:
         """The ``partition`` object of every JSON output: the same keys, the same numbers,
-        wherever a partition is reported."""
+        wherever a partition is reported (null where a run was cut short: ``cut_short``)."""
+        if self.cut_short:
+            known = {"path": self.location, "topic": self.topic, "partition": self.partition}
+            return {key: known.get(key) for key in FACT_KEYS}
         damaged = self.damaged_from
         if self.tiered:
             active = self.active_segment

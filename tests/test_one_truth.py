@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from conftest import CORRUPT, ORACLE, oracle_manifest
 
+from kdump import unified_log
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.config import ConfigLayers
 from kdump.discovery import discover, open_partition
@@ -138,3 +139,12 @@ def test_the_facts_are_what_kafkas_recovery_gives(name: str, path: Path) -> None
     }
     assert facts["log_end_offset"] == end
     assert facts["high_watermark"] <= end and facts["last_stable_offset"] <= end
+
+
+def test_the_facts_of_a_partition_cut_short_have_the_same_keys() -> None:
+    """A run cut short (verify --budget) reports the same keys, null where not read."""
+    assert unified_log.FACT_KEYS == FACT_KEYS
+    log = open_partition(str(ORACLE / "txn-0"))
+    assert list(log.facts()) == list(FACT_KEYS)
+    log.cut_short = True
+    assert list(log.facts()) == list(FACT_KEYS)

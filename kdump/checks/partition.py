@@ -54,6 +54,9 @@ class PartitionSummary:
     startup: list[str] = field(default_factory=list)
     kept_records: int = 0
     """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
+    read: str = "all"
+    """What of it the run read: ``all``, ``partly`` or ``none`` (a run cut short by --budget
+    or Ctrl-C: the counts are of what it read, the facts that need the rest are null)."""
 
     @property
     def path(self) -> str:
@@ -203,7 +206,9 @@ def _summarise(
             s.first_timestamp, s.last_timestamp = min(stamps), max(stamps)
     for f in findings:
         s.count(f)
-    if not log.tiered:
+    if log.cut_short:  # nothing more is read: what the broker's load does is not known
+        s.read = "partly" if read else "none"
+    elif not log.tiered:
         s.startup = _startup(log, findings)
         s.kept_records = log.kept_salvageable.records
     return s

@@ -65,9 +65,13 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
                 justify: Justify = "left" if column in ("partition", "offsets") else "right"
                 table.add_column(column, justify, whole=column == "partition")
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
+        if s.read == "none":  # a run cut short before it (--budget): no count is of it
+            cells = dict.fromkeys(shown, "-") | {"partition": name, "segments": "not read"}
+            table.add_row(*(cells[column] for column in shown))
+            continue
         cells = {
             "partition": name,
-            "segments": str(s.segments_read),
+            "segments": str(s.segments_read) + (", partly" if s.read == "partly" else ""),
             "bytes": size(s.bytes_read),
             "batches": str(s.batches),
             "records": _or_dash(s.records),
