@@ -222,7 +222,7 @@ class UnifiedLog:
 
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
-        keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
+        keep = ("storage", "log_dir", "only", "open_options", "_topic_partition", "cut_short")
         return {**{k: self.__dict__[k] for k in keep}, "_results": {}, "_snapshots": {}}
 
     # -- identity ---------------------------------------------------------------------------
@@ -726,16 +726,29 @@ class UnifiedLog:
     @cached_property
     def leader_epoch_cache(self) -> LeaderEpochFileCache | None:
         """The leader epoch cache as LogLoader.load leaves it: the checkpoint's entries
-        assigned one by one, then truncated from the end at the log end offset after recovery
-        and from the start at the log-start-offset-checkpoint entry (0 without one, as
-        LogManager passes it). Empty without a checkpoint (Kafka creates the file empty); None
-        when it does not parse (the broker takes the log dir offline). Segments the broker
-        recovers after an unclean shutdown add the epochs their batches carry; kdump does not
-        guess whether the shutdown was clean."""
+        assigned one by one (empty without a checkpoint: Kafka creates the file empty); then
+        each segment the load recovers (``broker_load``) assigns the epochs its batches carry,
+        up to its cut, each above the latest (LogSegment.recover); then truncated from the end
+        at the log end offset and from the start at the log-start-offset-checkpoint entry (0
+        without one, as LogManager passes it). None when the checkpoint does not parse (the
+        broker takes the log dir offline)."""
         entries = self.leader_epoch_entries
         if isinstance(entries, KdumpError):
             return None
         cache = LeaderEpochFileCache(entries or ())
+        if not self.tiered:
+            recovered = set(self.broker_load.recovered)
+            for segment in self.segments:
+                scan = self.result(segment).scan
+                if segment.base_offset not in recovered or scan is None:
+                    continue
+                cut = scan.recovered_last_offset if scan.first_invalid is not None else None
+                for epoch, start in scan.epoch_starts:
+                    if scan.first_invalid is not None and (cut is None or start > cut):
+                        break  # past the batch recovery cuts at
+                    latest = cache.latest_epoch()
+                    if epoch >= 0 and (latest is None or epoch > latest):
+                        cache.assign(epoch, start)
         cache.truncate_from_end(self.log_end_offset)
         try:
             start = self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
