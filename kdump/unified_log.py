@@ -743,12 +743,12 @@ class UnifiedLog:
                 if segment.base_offset not in recovered or scan is None:
                     continue
                 cut = scan.recovered_last_offset if scan.first_invalid is not None else None
-                for epoch, start in scan.epoch_starts:
-                    if scan.first_invalid is not None and (cut is None or start > cut):
+                for epoch, base in scan.epoch_starts:
+                    if scan.first_invalid is not None and (cut is None or base > cut):
                         break  # past the batch recovery cuts at
                     latest = cache.latest_epoch()
                     if epoch >= 0 and (latest is None or epoch > latest):
-                        cache.assign(epoch, start)
+                        cache.assign(epoch, base)
         cache.truncate_from_end(self.log_end_offset)
         try:
             start = self.checkpointed(LOG_START_OFFSET_CHECKPOINT)

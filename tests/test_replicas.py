@@ -186,18 +186,19 @@ def only_follower(document: dict[str, Any]) -> dict[str, Any]:
     return follower
 
 
+def elected_at(root: Path, broker: str, since: int, batches: int, **kw: Any) -> Path:
+    """plain-0 up to ``since`` (epochs 0 and 3), then ``batches`` batches of its own at epoch
+    5 as the leader elected there."""
+    epochs = [(0, 0), (3, 797), (5, since)]
+    append = new_batches(since, batches, 5)
+    return build(root, broker, "plain-0", below=since, epochs=epochs, append=append, **kw)
+
+
 def unclean_election(root: Path) -> tuple[Path, Path]:
     """A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
     elected uncleanly at epoch 5 and wrote 20 records."""
     a = build(root, "a", "plain-0", high_watermark=1400)
-    b = build(
-        root,
-        "b",
-        "plain-0",
-        below=1011,
-        epochs=[(0, 0), (3, 797), (5, 1011)],
-        append=new_batches(1011, 4, 5),
-    )
+    b = elected_at(root, "b", 1011, 4)
     return a, b
 
 
@@ -358,14 +359,7 @@ def test_epoch_older_than_the_leaders_first_truncates_fully(tmp_path: Path) -> N
 def test_follower_without_leader_epochs_truncates_to_its_high_watermark(tmp_path: Path) -> None:
     # no epoch in B's cache: truncateToHighWatermark, to 1256 (a batch boundary); then it
     # fetches at 1256, inside the leader's log: no OffsetOutOfRange
-    a = build(
-        tmp_path,
-        "a",
-        "plain-0",
-        below=1256,
-        epochs=[(0, 0), (3, 797), (5, 1256)],
-        append=new_batches(1256, 2, 5),
-    )
+    a = elected_at(tmp_path, "a", 1256, 2)
     b = build(tmp_path, "b", "plain-0", epochs=[], high_watermark=1256)
     code, document = replicas_json(str(a), str(b))
     follower = only_follower(document)
@@ -682,14 +676,7 @@ def test_no_checkpointed_high_watermark_is_kafkas_start_and_said_alike(tmp_path:
     within [log start, log end] (Partition.createLog), and truncates there. Both lines now say
     it is not checkpointed, and the follower truncates to its log start, fetching the rest
     again."""
-    a = build(
-        tmp_path,
-        "a",
-        "plain-0",
-        below=1256,
-        epochs=[(0, 0), (3, 797), (5, 1256)],
-        append=new_batches(1256, 2, 5),
-    )
+    a = elected_at(tmp_path, "a", 1256, 2)
     b = build(tmp_path, "b", "plain-0", epochs=[])
     code, document = replicas_json(str(a), str(b))
     assert code == 1
