@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
@@ -374,11 +375,19 @@ def rendered(
 def _dump_log(
     file: StoredFile, opts: DumpOptions, problems: DumpProblems
 ) -> Iterator[Line | Chunk]:
-    path = file.path
     yield Line(OUT, _log_header(file))
-    log = file.open_log()
+    with closing(file.open_log()) as log:
+        yield from _log_lines(file, log, opts, problems)
+
+
+def _log_lines(
+    file: StoredFile, log: FileRecords, opts: DumpOptions, problems: DumpProblems
+) -> Iterator[Line | Chunk]:
+    path = file.path
     walk = log.walk(0, opts.max_bytes, max_batch_bytes=opts.max_batch_bytes)
 
+    # the renderer and this closure refer to each other: the map is closed by _dump_log, not
+    # left to the garbage collector (the CLI runs it rarely)
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         return _batch_lines(log, batch, valid, opts, renderer, skip)
 
