@@ -44,6 +44,12 @@ BUILT = {
         "INDEX_SANITY_CHECK_FAILS",
         "TIMEINDEX_SANITY_CHECK_FAILS",
     },
+    # _oversize's limits: a .log's and each index file's
+    ("kdump/checks/partition.py", "code"): {
+        "LOG_SEGMENT_OVERSIZE",
+        "INDEX_OVERSIZE",
+        "TIMEINDEX_OVERSIZE",
+    },
     # _UNDER_WAY's codes: COPY, DELETE
     ("kdump/tiered/scrub.py", "f'SCRUB_{code}_STUCK'"): {"SCRUB_COPY_STUCK", "SCRUB_DELETE_STUCK"},
     ("kdump/tiered/scrub.py", "f'SCRUB_{code}_IN_PROGRESS'"): {

@@ -307,3 +307,49 @@ def test_a_named_segment_counts_that_segment(tmp_path: Path) -> None:
     assert (summary["segments_read"], summary["bytes_read"]) == (1, log.stat().st_size)
     assert summary["segments"] == 6  # the partition's, as the broker loads it
     assert doc["summary"]["segments"] == 1
+
+
+def _two_topics(root: Path) -> Path:
+    """orders-0 and audit-0, each one segment of 1.3 MB, in a KRaft log dir whose image gives
+    orders (only) segment.bytes 1 MiB and segment.index.bytes 1 KiB."""
+    from kraftlog import kraft_log_dir
+
+    orders = {"segment.bytes": "1048576", "segment.index.bytes": "1024"}
+    return kraft_log_dir(root / "data", {"orders": orders}, ("orders-0", "audit-0"), 1300)
+
+
+def test_oversize_is_judged_by_each_topics_own_settings(tmp_path: Path) -> None:
+    """Issue 44.2: verify judged every segment and index against one --segment-bytes and
+    --max-index-size (Kafka's defaults unless given), not each topic's segment.bytes and
+    segment.index.bytes from the layers explain, txn and the repairs read. orders' 1.3 MB
+    segment is over its 1 MiB (the node's KRaft image), audit's is not over Kafka's 1 GiB."""
+    log_dir = _two_topics(tmp_path)
+    doc = json.loads(kdump("--format", "json", log_dir).stdout)
+    over = {
+        (Path(f["path"]).parent.name, f["code"]): f["message"]
+        for f in doc["findings"]
+        if f["code"].endswith("OVERSIZE")
+    }
+    assert sorted(over) == [
+        ("orders-0", "INDEX_OVERSIZE"),
+        ("orders-0", "LOG_SEGMENT_OVERSIZE"),
+        ("orders-0", "TIMEINDEX_OVERSIZE"),
+    ]
+    assert over["orders-0", "LOG_SEGMENT_OVERSIZE"].endswith(
+        "more than segment.bytes 1048576 (metadata image of "
+        f"{log_dir / '__cluster_metadata-0'} at offset 1 (topic orders))"
+    )
+    assert "more than segment.index.bytes 1024 (" in over["orders-0", "INDEX_OVERSIZE"]
+    # given on the command line, for every partition
+    given = json.loads(kdump("--format", "json", "--segment-bytes", "1048576", log_dir).stdout)
+    flagged = sorted(
+        Path(f["path"]).parent.name
+        for f in given["findings"]
+        if f["code"] == "LOG_SEGMENT_OVERSIZE"
+    )
+    assert flagged == ["audit-0", "orders-0"]
+    assert all(
+        f["message"].endswith("more than segment.bytes 1048576 (--segment-bytes)")
+        for f in given["findings"]
+        if f["code"] == "LOG_SEGMENT_OVERSIZE"
+    )

@@ -16,11 +16,14 @@ from kdump.checks.log import RECOVER, LogScan
 from kdump.checks.segment import SegmentResult
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
-from kdump.config import INTERNAL_TOPIC_CONFIGS
+from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.names import (
+    INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
+    LOG_SUFFIX,
     PARTITION_METADATA,
+    TIME_INDEX_SUFFIX,
     leftover_pid,
     segment_file_name,
 )
@@ -154,6 +157,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         elif walked.scan is not None:
             scans[walked.slot] = walked.scan
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
+    _check_oversize(log, sink)
     if log.only is None:
         causes = _gap_causes(log, scans)
         _check_segment_order(with_log, scans, sink, unread, causes, remote=log.tiered)
@@ -519,6 +523,48 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
                     fix=fix,
                 )
             )
+
+
+def _check_oversize(log: UnifiedLog, sink: FindingSink) -> None:
+    """Segments and index files larger than their topic's segment.bytes and
+    segment.index.bytes: each partition's own (--segment-bytes and --max-index-size for every
+    partition, else its topic's from the layers it was opened with: --config, the describe
+    output, server.properties, its node's KRaft image, an internal topic's broker config,
+    Kafka's default), not one number for all."""
+    for f in _oversize(log, log.settings):
+        sink.add(f)
+
+
+def _oversize(log: UnifiedLog, settings: Settings) -> list[Finding]:
+    options, files = log.options, log.storage.files()
+    limits = (
+        (LOG_SUFFIX, "LOG_SEGMENT_OVERSIZE", settings.segment_bytes_name, options.segment_bytes),
+        (INDEX_SUFFIX, "INDEX_OVERSIZE", "segment.index.bytes", options.max_index_size),
+        (TIME_INDEX_SUFFIX, "TIMEINDEX_OVERSIZE", "segment.index.bytes", options.max_index_size),
+    )
+    out = []
+    for segment in log.named_segments:
+        for suffix, code, name, given in limits:
+            size = files.get(segment.file_name(suffix))
+            setting = settings[name]
+            limit = given if given is not None else setting.value
+            if size is None or not isinstance(limit, int) or size <= limit:
+                continue
+            if given is not None:
+                where = f"--{'segment-bytes' if suffix == LOG_SUFFIX else 'max-index-size'}"
+            elif setting.source is Source.DEFAULT:
+                where = "Kafka's default"
+            else:
+                where = setting.origin or setting.source.value
+            out.append(
+                Finding(
+                    code,
+                    Severity.WARNING,
+                    segment.path(suffix),
+                    f"{size} bytes, more than {name} {limit} ({where})",
+                )
+            )
+    return out
 
 
 def _check_load(log: UnifiedLog, sink: FindingSink) -> None:

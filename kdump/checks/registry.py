@@ -186,8 +186,10 @@ PREALLOCATED_CASES = (
     ),
 )
 OVERSIZE_ADVICE = (
-    "Pass the topic's segment.index.bytes with --max-index-size: indexes written before the "
-    "setting was lowered are larger, and harmless."
+    "The message names where the limit came from. Indexes written before the topic's "
+    "segment.index.bytes was lowered are larger, and harmless; a limit that is not the topic's "
+    "(Kafka's default where no layer said) is corrected with --config "
+    "segment.index.bytes=N, --describe-output or --metadata."
 )
 SCRUB_INPUT = "Not a broker matter: it is about what kdump was given to compare."
 LOST_REMOTE_ADVICE = (
@@ -349,14 +351,16 @@ CODES = (
     _code(
         "LOG_SEGMENT_OVERSIZE",
         "log",
-        "A .log larger than --segment-bytes (segment.bytes).",
+        "A .log larger than its topic's segment.bytes (--segment-bytes: one for every partition).",
         "Nothing: segment.bytes decides when the broker rolls its active segment, not what it "
         "loads. Only a segment over 2 GiB does not load (FileRecords refuses it).",
         Case(
             WARNING,
             "always",
-            "Pass the topic's segment.bytes with --segment-bytes: segments written before the "
-            "setting was lowered are larger, and harmless.",
+            "The message names where the limit came from. Segments written before the topic's "
+            "segment.bytes was lowered are larger, and harmless; a limit that is not the topic's "
+            "(Kafka's default where no layer said) is corrected with --config segment.bytes=N, "
+            "--describe-output or --metadata.",
         ),
     ),
     _code(
@@ -416,7 +420,8 @@ CODES = (
     _code(
         "INDEX_OVERSIZE",
         "index",
-        "An .index larger than --max-index-size (segment.index.bytes).",
+        "An .index larger than its topic's segment.index.bytes (--max-index-size: one for every "
+        "partition).",
         "Nothing: the broker preallocates an active segment's index to segment.index.bytes and "
         "trims it when the segment rolls, so an index this large was written under a larger "
         "setting.",
@@ -535,7 +540,8 @@ CODES = (
     _code(
         "TIMEINDEX_OVERSIZE",
         "timeindex",
-        "A .timeindex larger than --max-index-size (segment.index.bytes).",
+        "A .timeindex larger than its topic's segment.index.bytes (--max-index-size: one for "
+        "every partition).",
         "Nothing: as for the offset index, the size tells only that it was written under a "
         "larger setting.",
         Case(WARNING, "always", OVERSIZE_ADVICE),
