@@ -219,6 +219,7 @@ def render_batches(
     value_decoder: int,
     last_offset: int,
     max_output: int,
+    max_headers: int = ...,
     /,
 ) -> RenderedRun: ...
 
@@ -251,6 +252,7 @@ def render_payload(
     position: int = 0,
     first: int = 0,
     max_output: int = ...,
+    max_headers: int = ...,
     /,
 ) -> RenderedPayload | None: ...
 
@@ -306,6 +308,7 @@ def v2_records(
     first: int = 0,
     max_records: int = ...,
     max_bytes: int = ...,
+    max_headers: int = ...,
     /,
 ) -> tuple[list[Any], int, RecordError | None] | None:
     """None, or the records (C Records standing in for ``record_cls``, with ``header_cls``

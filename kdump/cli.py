@@ -31,7 +31,7 @@ from kdump.commands.dump import dump_options, run_files
 from kdump.commands.options import dump_jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
-from kdump.render.escape import escape_streams
+from kdump.untrusted import TerminalText, escape_streams
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
@@ -138,6 +138,10 @@ def main() -> None:
     and 128 + the signal for a run a signal stopped."""
     _RUN["freeze"] = True
     escape_streams(sys.stdout, sys.stderr)  # a name that is not UTF-8 is printed, never fatal
+    # no control character of a name (or of anything else read from disk) reaches a terminal,
+    # whichever line printed it (kdump.untrusted)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalText(sys.stdout), TerminalText(sys.stderr)
     ours = _stop_on_signals()
     try:
         _run_cli()
@@ -145,10 +149,12 @@ def main() -> None:
         _stopped(_stop_code(e))
     finally:
         # the process's last moments (its exit under way): a signal still gets its line. An
-        # in-process caller (a test) puts its own handlers back itself.
+        # in-process caller (a test) gets its streams back, and puts its own handlers back
+        # itself (tests/clirun.own_handlers).
         for signum in ours:
             if signal.getsignal(signum) is _interrupt:
                 signal.signal(signum, _stopped_at_exit)
+        sys.stdout, sys.stderr = streams
 
 
 def _stopped_at_exit(signum: int, frame: FrameType | None) -> None:

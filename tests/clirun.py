@@ -6,7 +6,7 @@ import fcntl
 import os
 import pty
 import re
-import select
+import selectors
 import signal
 import struct
 import subprocess
@@ -94,15 +94,18 @@ def on_terminal(args: Sequence[str], columns: int = 80, styles: bool = False) ->
         env=env,
     )
     os.close(follower)
-    out = b""
-    while select.select([leader], [], [], 60)[0]:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
+    out = bytearray()
+    # a selector, not select(): the suite's process may hold descriptors past select()'s 1024
+    with selectors.DefaultSelector() as selector:
+        selector.register(leader, selectors.EVENT_READ)
+        while selector.select(60):
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
     os.close(leader)
     code = proc.wait(timeout=60)
     text = out.decode().replace("\r", "")

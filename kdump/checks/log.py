@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 from kdump import speedups
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -30,7 +31,6 @@ from kdump.format.legacy import legacy_wrapper_error
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
 
-RECOVER = "kdump recover {dir}"
 SPLIT_FAILS = (
     "when the broker recovers this segment (after an unclean shutdown, or with its index "
     "missing) LogSegment.recover throws LogSegmentOffsetOverflowException, "
@@ -171,6 +171,8 @@ class LogScan:
     """The largest batch max timestamp of the batches at or before ``index_end_position``."""
     last_position: int = -1
     """Where the last batch starts (-1: no batch)."""
+    last_epoch: int = NO_EPOCH_YET
+    """The partition leader epoch the walk ended in (what a walk resumed after it carries)."""
     stop: Stop | None = field(default=None, compare=False)
     """Why the walk ended (the end of the file, or damage)."""
     gather: IndexGather | None = field(default=None, compare=False)
@@ -238,7 +240,7 @@ class _State:
         """``repaired``: False where ``kdump recover`` leaves the finding's cause in place even
         though its code is one recover repairs (a v0/v1 inner message's CRC)."""
         repairs = code in RECOVERED and repaired
-        fix = RECOVER.format(dir=self.directory) if repairs else None
+        fix = fixes.recover(self.directory) if repairs else None
         if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
             message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
@@ -311,15 +313,28 @@ def scan_log(
     gather: IndexGather | None = None,
     consumer: RunConsumer | None = None,
     index_end_position: int = -1,
+    prior: LogScan | None = None,
 ) -> LogScan:
     """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep;
     what the index checks need goes to ``gather``; ``consumer`` sees every run too.
-    ``index_end_position``: the offset index's last entry's position (explain's evidence)."""
+    ``index_end_position``: the offset index's last entry's position (explain's evidence).
+
+    ``prior``: what a walk of the file's first ``prior.valid_bytes`` learned, verified clean
+    and unchanged since (an active segment's verified prefix, kdump.checks.verify_state): the
+    walk goes on from there, its totals and the batch before carried over, as if it had read
+    the file from the start."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
+    start, has_prev, prev_last, epoch = 0, False, 0, NO_EPOCH_YET
+    if prior is not None:
+        scan = replace(prior, path=log.path, size=log.size, gather=gather, stop=None)
+        scan.epoch_starts = list(prior.epoch_starts)
+        start, has_prev, epoch = prior.valid_bytes, prior.last_offset is not None, prior.last_epoch
+        prev_last = prior.last_offset if prior.last_offset is not None else 0
+        if index_end_position >= prior.last_position:  # every batch of the prefix is below it
+            scan.max_timestamp_to_index_end = prior.max_timestamp
     scan.index_end_position = index_end_position
     st = _State(scan, sink, directory, log, options.max_batch_bytes)
-    walk = log.walk(max_batch_bytes=options.max_batch_bytes)
-    has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
+    walk = log.walk(start, max_batch_bytes=options.max_batch_bytes)
     for run in walk:
         flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
         carried = prev_last if has_prev else None
@@ -340,6 +355,7 @@ def scan_log(
         if consumer is not None:
             consumer.take(log, run, base_offset)
         has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
+    scan.last_epoch = epoch
     stop = walk.stop
     assert stop is not None
     scan.stop = stop

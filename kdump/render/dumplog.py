@@ -53,12 +53,12 @@ from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
 from kdump.render import runs
 from kdump.render.describe import Decoder, default_decoder, optional_long
-from kdump.render.escape import ESCAPE_NAMES
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.storage import ObjectStore, locate_file
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
+from kdump.untrusted import ESCAPE_NAMES, terminal
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -405,7 +405,7 @@ def _log_lines(
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
     if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining
-        yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}")
+        yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {terminal(file.name)}")
 
 
 def _batch_lines(
@@ -446,7 +446,7 @@ def _dump_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> 
     log = _log_beside(file)
     index = OffsetIndex(file.read(), base_offset_of(file), path)
     if index.entries == 0:
-        yield Line(OUT, f"{path} is empty.")
+        yield Line(OUT, f"{terminal(path)} is empty.")
         return
     if opts.index_sanity_check:
         yield from _sanity(path, index.sanity_check())
@@ -465,7 +465,7 @@ def _dump_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> 
 def _sanity(path: str, failure: str | None) -> Iterator[Line]:
     if failure is not None:
         raise KdumpError(f"{path}: sanity check failed: {failure}")
-    yield Line(OUT, f"{path} passed sanity check.")
+    yield Line(OUT, f"{terminal(path)} passed sanity check.")
 
 
 LOOKUP_RUN = 16
@@ -562,10 +562,12 @@ def _dump_snapshot(file: StoredFile, opts: DumpOptions, problems: DumpProblems) 
 
 def text_entry_line(entry: NamedTuple) -> str:
     """``epoch: 0 startOffset: 0``: the entry's fields, camelCase as Kafka names them."""
-    return " ".join(
-        f"{re.sub(r'_([a-z])', lambda m: m[1].upper(), name)}: {value}"
-        for name, value in entry._asdict().items()
-        if value is not None
+    return terminal(  # a checkpoint's topic, meta.properties' cluster id: the broker's words
+        " ".join(
+            f"{re.sub(r'_([a-z])', lambda m: m[1].upper(), name)}: {value}"
+            for name, value in entry._asdict().items()
+            if value is not None
+        )
     )
 
 
@@ -641,7 +643,7 @@ def dump_file(
     """The lines for one file; a KdumpError ends this file with one line on stderr."""
     file = stored_file(named)
     path = file.path
-    yield Line(OUT, f"Dumping {path}")
+    yield Line(OUT, f"Dumping {terminal(path)}")
     yield from dispatch(
         file,
         opts,

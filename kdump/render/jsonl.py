@@ -42,9 +42,9 @@ from kdump.render.dumplog import (
     rendered,
     stored_file,
 )
-from kdump.render.escape import escape_json_text
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
 from kdump.storage.base import StoredFile
+from kdump.untrusted import escape_json_text
 
 Obj = dict[str, Any]
 

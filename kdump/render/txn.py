@@ -11,7 +11,6 @@ from typing import IO, Any
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.render.console import Justify, TextConsole, TextTable
-from kdump.render.escape import json_text
 from kdump.render.verify import say_finding
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
@@ -24,6 +23,7 @@ from kdump.txn.analysis import (
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
 from kdump.txn.producer_state import ProducerStateEntry
 from kdump.units import at, byte_count, duration
+from kdump.untrusted import json_text
 
 TEXT_ROWS = 50
 """Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""

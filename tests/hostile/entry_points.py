@@ -118,6 +118,7 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
             "ValueError",
         ),
         ("c.render_batches(b'x' * 100, NEGATIVE, 0, True, 'b', '{offset}', 9, -9, -1, -1)", "ok"),
+        ("c.render_batches(b'x' * 100, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 9, -5)", "ok"),
     ],
     "render_payload": [
         ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 0, 2**62, 1)", "ok"),
@@ -125,6 +126,7 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, -1)", "ValueError"),
         ("c.render_payload(SEVEN, HUGE, 5, False, 'b', '{offset}', 1, 1, -1)", "IndexError"),
         ("c.render_payload(SEVEN, NEGATIVE, 0, True, 'b', '{offset}', 1, 1, -1, 0, 0, -9)", "ok"),
+        ("c.render_payload(SEVEN, HUGE, 0, True, 'b', '{value}', 4, 4, -1, 0, 0, 9, -1)", "ok"),
         ("c.render_payload(SEVEN, HUGE, 0, True, 'b', '{value}', 4, 4, -1, 0, 2**62, 1)", "ok"),
     ],
     "java_utf8": [
@@ -146,6 +148,8 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 8)", "ValueError"),
         ("c.v2_records(SEVEN, 9, 0, 0, None, -1, tuple, tuple, 0, 2**62, -1)", "ValueError"),
         ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, int)", "TypeError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 0, 0, 9, 9, -1)", "ValueError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 0, 0, 9, 9, 0)", "ok"),
         # a C record before kdump.format.records gave the Python Record it prints as
         ("repr(c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple)[0][0])", "RuntimeError"),
     ],
