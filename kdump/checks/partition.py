@@ -19,6 +19,7 @@ from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.names import (
+    DELETED_SUFFIX,
     INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_SUFFIX,
@@ -502,12 +503,25 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
     fix = fixes.recover(log.location) if log.storage.local_path is not None else None
     for name in log.leftover_files:
         why = settlement.why(name) or "the broker leaves it alone"
+        if name.endswith(DELETED_SUFFIX):
+            # the broker's own: a segment (or snapshot) it took out of the log, renamed, and
+            # deletes file.delete.delay.ms later (60 s), or at its next start: a broker stopped
+            # within that minute of a retention pass or a cleaning leaves them (issue 44.10)
+            sink.add(
+                Finding(
+                    "PARTITION_LEFTOVER_FILE",
+                    Severity.INFO,
+                    log.storage.location_of(name),
+                    f"the broker's own, not part of the log: {why}",
+                )
+            )
+            continue
         sink.add(
             Finding(
                 "PARTITION_LEFTOVER_FILE",
                 Severity.WARNING,
                 log.storage.location_of(name),
-                f"left by a delete, compaction or swap that did not finish; {why}",
+                f"left by a compaction or swap that did not finish; {why}",
                 fix=fix,
             )
         )

@@ -746,9 +746,9 @@ CODES = (
     _code(
         "PARTITION_LEFTOVER_FILE",
         "partition",
-        "A .swap, .cleaned or .deleted file a compaction, segment split or deletion left "
-        "unfinished, or a segment file a pending swap replaces: the message says what the "
-        "broker does with it.",
+        "A .swap or .cleaned file a compaction or segment split left unfinished, a segment "
+        "file a pending swap replaces, or a .deleted file: one the broker took out of the log "
+        "and deletes file.delete.delay.ms later. The message says what the broker does with it.",
         "LogLoader settles them before it loads the segments "
         "(removeTempFilesAndCollectSwapFiles): it deletes .deleted and .cleaned files and the "
         ".swap files of an interrupted split, and renames a compaction's .swap files into "
@@ -759,6 +759,13 @@ CODES = (
             "Let the broker start: it finishes the work (`kdump recover` does the same on a local "
             "log dir, keeping every file it deletes). Do not delete a .swap file by hand: once the "
             "segments it replaces are renamed .deleted it holds the only copy of their records.",
+        ),
+        Case(
+            INFO,
+            "a .deleted file: retention, a cleaning or a truncation took it out of the log and "
+            "the broker deletes it a minute later (file.delete.delay.ms); a broker stopped "
+            "within that minute leaves it (seen on Kafka 4.4: tests/test_kafka_leftovers.py)",
+            "Nothing: the broker deletes it at its next start. It is not part of the log.",
         ),
         fix=RECOVER,
     ),
