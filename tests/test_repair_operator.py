@@ -603,6 +603,20 @@ def _interrupted(root: Path, swap_is_valid: bool) -> tuple[Path, bytes]:
     return partition, swap
 
 
+def test_a_cleaned_file_without_its_segment_is_a_warning(tmp_path: Path) -> None:
+    """Issue 44.10: a .cleaned file beside the segment it was cleaned from is what a broker
+    stopped mid-cleaning leaves (info); one whose segment is gone is not (a warning, with
+    kdump recover's fix)."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(ORACLE / "txn-0", partition)
+    orphan = partition / "00000000000000000007.log.cleaned"
+    orphan.write_bytes((partition / "00000000000000000000.log").read_bytes())
+    result = verify_paths([str(partition)], options_from([]))
+    (found,) = [f for f in result.findings if f.code == "PARTITION_LEFTOVER_FILE"]
+    assert (found.path, found.severity) == (str(orphan), Severity.WARNING)
+    assert found.fix == f"kdump recover {partition}"
+
+
 @pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
 def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_valid: bool) -> None:
     """Issue 28.8: leftover .deleted/.cleaned/.swap files made the report say "nothing to
@@ -628,16 +642,18 @@ def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_va
         assert deleted.message.endswith("deleted file.delete.delay.ms (60 s) later")
         # the broker's own (issue 44.10): nothing to fix
         assert (deleted.severity, deleted.fix) == (Severity.INFO, None)
-        assert (
-            "a compaction's output that was never swapped in"
-            in left["00000000000000000258.log.cleaned"].message
-        )
+        cleaned = left["00000000000000000258.log.cleaned"]
+        assert "a compaction's output that was never swapped in" in cleaned.message
+        # beside the segment it was cleaned from: a cleaning a stop cut short (issue 44.10)
+        assert (cleaned.severity, cleaned.fix) == (Severity.INFO, None)
         assert (
             "part of a segment split that did not finish"
             in left["00000000000000000515.log.swap"].message
         )
     assert all(
-        f.fix == f"kdump recover {partition}" for n, f in left.items() if not n.endswith(".deleted")
+        f.fix == f"kdump recover {partition}"
+        for f in left.values()
+        if f.severity is not Severity.INFO
     )
     before = tree(partition)
     dry = run_kdump(["recover", "--dry-run", str(partition)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -19,6 +20,7 @@ from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.names import (
+    CLEANED_SUFFIX,
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
@@ -26,6 +28,7 @@ from kdump.format.names import (
     PARTITION_METADATA,
     TIME_INDEX_SUFFIX,
     leftover_pid,
+    offset_in_name,
     segment_file_name,
 )
 from kdump.loss import CutLoss, kept_what
@@ -501,8 +504,21 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
     LogLoader does with each at startup (kdump recover does the same)."""
     settlement = log.settlement
     fix = fixes.recover(log.location) if log.storage.local_path is not None else None
+    files = log.storage.files()
     for name in log.leftover_files:
         why = settlement.why(name) or "the broker leaves it alone"
+        if _stopped_cleaning(name, files):
+            # Cleaner.cleanSegments deletes its output when a cleaning is aborted, but not when
+            # the broker stops: checkDone throws ThreadShutdownException, which it lets through
+            sink.add(
+                Finding(
+                    "PARTITION_LEFTOVER_FILE",
+                    Severity.INFO,
+                    log.storage.location_of(name),
+                    f"the broker's own, a cleaning it stopped before the swap: {why}",
+                )
+            )
+            continue
         if name.endswith(DELETED_SUFFIX):
             # the broker's own: a segment (or snapshot) it took out of the log, renamed, and
             # deletes file.delete.delay.ms later (60 s), or at its next start: a broker stopped
@@ -537,6 +553,16 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
                     fix=fix,
                 )
             )
+
+
+def _stopped_cleaning(name: str, files: Mapping[str, int]) -> bool:
+    """``name`` is a cleaner's output (``.cleaned``) beside the segment it was cleaned from,
+    still in place: a cleaning the broker stopped (a clean stop leaves it). One without its
+    segment is not what the broker leaves."""
+    if not name.endswith(CLEANED_SUFFIX):
+        return False
+    offset = offset_in_name(name)
+    return offset is not None and segment_file_name(offset, LOG_SUFFIX) in files
 
 
 def _check_oversize(log: UnifiedLog, sink: FindingSink) -> None:

@@ -764,7 +764,10 @@ CODES = (
             INFO,
             "a .deleted file: retention, a cleaning or a truncation took it out of the log and "
             "the broker deletes it a minute later (file.delete.delay.ms); a broker stopped "
-            "within that minute leaves it (seen on Kafka 4.4: tests/test_kafka_leftovers.py)",
+            "within that minute leaves it (seen on Kafka 4.0 and 4.4: "
+            "tests/test_kafka_leftovers.py). A .cleaned file beside the segment it was cleaned "
+            "from: a cleaning the broker stopped before its swap (Cleaner.cleanSegments deletes "
+            "its output when a cleaning is aborted, not when the broker stops)",
             "Nothing: the broker deletes it at its next start. It is not part of the log.",
         ),
         fix=RECOVER,
