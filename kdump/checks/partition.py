@@ -510,35 +510,21 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
         if _stopped_cleaning(name, files):
             # Cleaner.cleanSegments deletes its output when a cleaning is aborted, but not when
             # the broker stops: checkDone throws ThreadShutdownException, which it lets through
-            sink.add(
-                Finding(
-                    "PARTITION_LEFTOVER_FILE",
-                    Severity.INFO,
-                    log.storage.location_of(name),
-                    f"the broker's own, a cleaning it stopped before the swap: {why}",
-                )
-            )
-            continue
-        if name.endswith(DELETED_SUFFIX):
-            # the broker's own: a segment (or snapshot) it took out of the log, renamed, and
-            # deletes file.delete.delay.ms later (60 s), or at its next start: a broker stopped
-            # within that minute of a retention pass or a cleaning leaves them (issue 44.10)
-            sink.add(
-                Finding(
-                    "PARTITION_LEFTOVER_FILE",
-                    Severity.INFO,
-                    log.storage.location_of(name),
-                    f"the broker's own, not part of the log: {why}",
-                )
-            )
-            continue
+            ours: str | None = f"the broker's own, a cleaning it stopped before the swap: {why}"
+        elif name.endswith(DELETED_SUFFIX):
+            # a segment (or snapshot) the broker took out of the log, renamed, and deletes
+            # file.delete.delay.ms later (60 s), or at its next start: a broker stopped within
+            # that minute of a retention pass or a cleaning leaves them (issue 44.10)
+            ours = f"the broker's own, not part of the log: {why}"
+        else:
+            ours = None
         sink.add(
             Finding(
                 "PARTITION_LEFTOVER_FILE",
-                Severity.WARNING,
+                Severity.WARNING if ours is None else Severity.INFO,
                 log.storage.location_of(name),
-                f"left by a compaction or swap that did not finish; {why}",
-                fix=fix,
+                ours or f"left by a compaction or swap that did not finish; {why}",
+                fix=fix if ours is None else None,
             )
         )
     # segment files a completed swap replaces: not leftovers themselves, deleted all the same
