@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.partition import leader_epoch_findings
 from kdump.errors import ExitCode, KdumpError, OutputLimitError
@@ -592,7 +593,7 @@ def replica_findings(log: UnifiedLog) -> list[Finding]:
     found = leader_epoch_findings(log, [log.result(s).scan for s in log.segments])
     for segment in log.segments:
         # a segment that cannot be read is left out of the comparison: say so
-        found += [f for f in log.result(segment).findings if f.code == "FILE_UNREADABLE"]
+        found += [f for f in log.result(segment).findings if f.code == Code.FILE_UNREADABLE]
     damaged = log.damaged_from
     if damaged is not None:
         segment = next(s for s in log.segments if s.base_offset == damaged.segment)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
@@ -356,7 +357,7 @@ class UnifiedLog:
             found = check_segment(segment, self.options, consumer, keep_open=True)
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
-                unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
+                unread = next(f for f in found.findings if f.code == Code.FILE_UNREADABLE)
                 replay.unreadable(segment, KdumpError(unread.message, unread.path))
         self.adopt_producer_state(self._finish_replay(replay))
 

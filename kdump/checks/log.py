@@ -12,6 +12,7 @@ from typing import NamedTuple, Protocol
 
 from kdump import speedups
 from kdump.checks import fixes
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -38,15 +39,14 @@ SPLIT_FAILS = (
     "offsets past the top): the partition does not load and the broker stops starting "
     "(LogManager.loadLogs rethrows the IllegalArgumentException)"
 )
-ZERO_TAIL = "LOG_ZERO_TAIL"
 RECOVERED = frozenset(
     (
-        "LOG_CRC_MISMATCH",
-        "LOG_CORRUPT_BATCH",
-        "LOG_UNKNOWN_MAGIC",
-        "LOG_TRUNCATED_TAIL",
-        ZERO_TAIL,
-        "LOG_OFFSET_BELOW_BASE",
+        Code.LOG_CRC_MISMATCH,
+        Code.LOG_CORRUPT_BATCH,
+        Code.LOG_UNKNOWN_MAGIC,
+        Code.LOG_TRUNCATED_TAIL,
+        Code.LOG_ZERO_TAIL,
+        Code.LOG_OFFSET_BELOW_BASE,
     )
 )
 """What ``kdump recover`` removes: the cut at the first invalid batch (LogSegment.recover), and
@@ -58,24 +58,24 @@ _KEPT = (
     "(kafka-delete-records)"
 )
 NO_REPAIR = {
-    "LOG_OFFSET_OVERFLOW": (
+    Code.LOG_OFFSET_OVERFLOW: (
         "kdump recover leaves it: the broker splits the segment when it recovers it "
         "(LocalLog.splitOverflowedSegment, after an unclean shutdown or with its .index missing)"
     ),
-    "LOG_OFFSET_NOT_INCREASING": (
+    Code.LOG_OFFSET_NOT_INCREASING: (
         "kdump recover leaves it (its CRC is valid): the broker keeps it, unless its index entry "
         "is refused while recovering (InvalidOffsetException), when it empties the whole segment;"
         " consumers may see offsets repeat: compare the copies (kdump dump) before the broker "
         "starts"
     ),
-    "LOG_RECORD_COUNT_MISMATCH": _KEPT,
-    "LOG_RECORD_OFFSET_OUT_OF_BATCH": _KEPT,
-    "LOG_CORRUPT_RECORD": _KEPT,
-    "LOG_CRC_MISMATCH": (
+    Code.LOG_RECORD_COUNT_MISMATCH: _KEPT,
+    Code.LOG_RECORD_OFFSET_OUT_OF_BATCH: _KEPT,
+    Code.LOG_CORRUPT_RECORD: _KEPT,
+    Code.LOG_CRC_MISMATCH: (
         "the broker's recovery checks the wrapper's CRC only and keeps it, as kdump recover "
         "does: consumers that check CRCs fail on this message"
     ),
-    "LOG_MAX_TIMESTAMP_MISMATCH": (
+    Code.LOG_MAX_TIMESTAMP_MISMATCH: (
         "nothing to repair for reads: time lookups, rolls and retention go by the batch's "
         "max timestamp"
     ),
@@ -86,7 +86,13 @@ BELOW_BASE_LOADS = (
     "offsets below the file name go to the previous segment"
 )
 STOP_CODES = frozenset(
-    ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL", ZERO_TAIL)
+    (
+        Code.LOG_CRC_MISMATCH,
+        Code.LOG_CORRUPT_BATCH,
+        Code.LOG_UNKNOWN_MAGIC,
+        Code.LOG_TRUNCATED_TAIL,
+        Code.LOG_ZERO_TAIL,
+    )
 )
 """The findings of the places where the broker's recovery cuts a segment."""
 _NON_ZERO = re.compile(rb"[^\x00]")
@@ -385,7 +391,7 @@ def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
         # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
         # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)
         return (
-            ZERO_TAIL,
+            Code.LOG_ZERO_TAIL,
             Severity.WARNING,
             f"{stop.remaining} zero bytes after the last batch, to the end of the file: space "
             "the broker preallocated (log.preallocate) or a write a power loss did not finish; "

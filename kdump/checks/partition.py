@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kdump.checks import fixes
+from kdump.checks.codes import Code
 from kdump.checks.compacted import check_in_order, cleaned_section
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
@@ -301,7 +302,7 @@ def rename_rule(
 def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
     """A segment whose offsets overflow is one rebuild-index skips: its index findings offer
     no fix, and say who rebuilds them."""
-    overflowing = {f.path for f in findings if f.code == "LOG_OFFSET_OVERFLOW"}
+    overflowing = {f.path for f in findings if f.code == Code.LOG_OFFSET_OVERFLOW}
     if not overflowing:
         return findings
     skipped = {fixes.rebuild_index(path) for path in overflowing}
@@ -329,7 +330,7 @@ def _below_base_fixes(
     out = []
     for f in findings:
         scan = by_path.get(f.path)
-        if f.code != "LOG_OFFSET_BELOW_BASE" or scan is None or scan.first_offset is None:
+        if f.code != Code.LOG_OFFSET_BELOW_BASE or scan is None or scan.first_offset is None:
             out.append(f)
             continue
         if scan.first_offset < scan.base_offset:

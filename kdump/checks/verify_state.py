@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kdump import readback
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.checks.log import FirstBatch, LogScan
 from kdump.checks.registry import REGISTRY
@@ -59,10 +60,10 @@ Python objects."""
 MAX_SEGMENTS = 1 << 20
 WHOLE_FILE_CODES = frozenset(
     {
-        "INDEX_PREALLOCATED",
-        "TIMEINDEX_PREALLOCATED",
-        "INDEX_SANITY_CHECK_FAILS",
-        "TIMEINDEX_SANITY_CHECK_FAILS",
+        Code.INDEX_PREALLOCATED,
+        Code.TIMEINDEX_PREALLOCATED,
+        Code.INDEX_SANITY_CHECK_FAILS,
+        Code.TIMEINDEX_SANITY_CHECK_FAILS,
     }
 )
 """Findings a resumed walk gives again from the whole index files (kdump.checks.indexes'

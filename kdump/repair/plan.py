@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import STOP_CODES, LogScan
 from kdump.checks.options import VerifyOptions
@@ -365,7 +366,7 @@ class Scope(str, Enum):
     always those missing their offset index."""
 
 
-NOT_REPAIRED = frozenset(("LOG_SEGMENT_OVERSIZE", "LOG_LEGACY_WRAPPER_INVALID"))
+NOT_REPAIRED = frozenset((Code.LOG_SEGMENT_OVERSIZE, Code.LOG_LEGACY_WRAPPER_INVALID))
 """Findings a rebuild and a cut leave as they are: they do not call for recovery."""
 
 

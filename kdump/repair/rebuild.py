@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kdump import speedups
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
 from kdump.checks.log import LogScan, stop_damage
@@ -342,7 +343,7 @@ class RecoveredSegment:
     @property
     def overflow(self) -> bool:
         """Kafka throws LogSegmentOffsetOverflowException and splits the segment instead."""
-        return self.stop is not None and self.stop.code == "LOG_OFFSET_OVERFLOW"
+        return self.stop is not None and self.stop.code == Code.LOG_OFFSET_OVERFLOW
 
     @property
     def index_entries(self) -> int:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.checks.codes import Code
 from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.format.names import (
@@ -48,7 +49,7 @@ from kdump.unified_log import OpenOptions, UnifiedLog
 REMOTE_INDEX_CACHE = "remote-log-index-cache"
 """Tiered storage's index cache in a log dir (RemoteIndexCache.DIR_NAME): LogManager skips it."""
 STRAY_CODES = frozenset(
-    ("KRAFT_PARTITION_NOT_IN_IMAGE", "KRAFT_TOPIC_ID_MISMATCH", "KRAFT_TOPIC_ID_MISSING")
+    (Code.KRAFT_PARTITION_NOT_IN_IMAGE, Code.KRAFT_TOPIC_ID_MISMATCH, Code.KRAFT_TOPIC_ID_MISSING)
 )
 """verify's findings on a partition the broker takes for a stray once it has the image."""
 
