@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.render.prom import Family, previous_value, render, write_textfile
+from kdump.render.prom import Family, previous_value, render
 from kdump.run import RunInfo, log_dir_of
+from kdump.storage.outputs import write_textfile
 
 PREFIX = "kdump_"
 LAST_SUCCESS = PREFIX + "last_success_timestamp_seconds"

@@ -563,7 +563,7 @@ class VerifyState:
         mode 0600; never a file kdump did not write or does not trust. A failure is the
         ``warning`` (the run keeps its findings and its exit code), never an error."""
         from kdump.errors import KdumpError
-        from kdump.render.prom import write_textfile
+        from kdump.storage.outputs import write_textfile
         from kdump.untrusted import json_text
 
         if self.foreign:

@@ -273,7 +273,7 @@ def output_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     run that did all its work and printed its verdict, then could not write, hid that verdict
     behind exit 3."""
     if value is not None:
-        from kdump.render.prom import output_directory
+        from kdump.storage.outputs import output_directory
 
         output_directory(value)
     return value

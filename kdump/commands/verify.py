@@ -219,10 +219,10 @@ def _state_path(state: str | None, paths: tuple[str, ...]) -> str | None:
 
 def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """--output checked as the command line is read (its fields, the directory it starts in),
-    as a template (a directory gets kdump.fleet.DEFAULT_TEMPLATE beneath it)."""
+    as a template (a directory gets kdump.audit_results.DEFAULT_TEMPLATE beneath it)."""
     if value is None:
         return None
-    from kdump.fleet import check_target_directory, check_target_template, output_template
+    from kdump.audit_results import check_target_directory, check_target_template, output_template
 
     template = output_template(value)
     check_target_template(template)
@@ -233,9 +233,9 @@ def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None)
 def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore) -> str:
     """The JSON result (``--format json`` with its ``run``: what kdump report reads, whatever
     --format says), written whole to ``target``, its fields filled in from ``run``
-    (kdump.fleet.audit_target); where it went. A template's name is this run's own: nothing
+    (kdump.audit_results.audit_target); where it went. A template's name is this run's own: nothing
     there is replaced; a plain name is replaced, unless it holds another log dir's result."""
-    from kdump.fleet import audit_target, refuse_replacing, target_fields, write_audit
+    from kdump.audit_results import audit_target, refuse_replacing, target_fields, write_audit
 
     text = io.StringIO()
     print_result(result, "json", True, run, text)

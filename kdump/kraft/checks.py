@@ -38,7 +38,6 @@ from kdump.format.names import (
     PARTITION_METADATA,
     QUORUM_STATE,
 )
-from kdump.format.textfiles import read_meta_properties
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import (
     MetadataLoad,
@@ -327,11 +326,8 @@ def _bootstrap(log_dir: LogDir, metadata: UnifiedLog) -> Iterator[Finding]:
 
 
 def _meta_properties(log_dir: LogDir) -> Any:
-    if not log_dir.storage.exists(META_PROPERTIES):
-        return None
-    path = log_dir.storage.location_of(META_PROPERTIES)
     try:
-        return read_meta_properties(log_dir.storage.read_bytes(META_PROPERTIES), path)
+        return log_dir.meta_properties()
     except KdumpError:
         return None
 

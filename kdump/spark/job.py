@@ -61,7 +61,8 @@ from kdump.spark.extract import (
     export_plan,
 )
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
-from kdump.storage import ObjectStore, is_url
+from kdump.storage import ObjectStore, absolute_location
+from kdump.storage.arrow import output_filesystem
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 TASKS_PER_CORE = 1
@@ -75,7 +76,7 @@ OUTPUT_FORMATS = ("parquet", "json")
 
 def absolute(paths: Sequence[str]) -> list[str]:
     """Executors do not share the driver's working directory (URLs are left as they are)."""
-    return [p if is_url(p) else os.path.abspath(p) for p in paths]
+    return [absolute_location(p) for p in paths]
 
 
 @dataclass
@@ -317,19 +318,6 @@ SETTINGS = "_export.json"
 """The settings of the export: a run with others does not resume it."""
 SUCCESS = "_SUCCESS"
 """Written last, as Spark's writers do: its absence marks an export that did not finish."""
-
-
-def output_filesystem(output: str, store: ObjectStore) -> tuple[pafs.FileSystem, str]:
-    """pyarrow's view of ``output``: a local path, or a URL through the fsspec file system kdump
-    reads URLs with (kdump.storage.remote.store: the same endpoint, credentials chain and retries;
-    PySpark's wheel has no Hadoop connector for s3a://, and pyarrow's own S3 client ignores
-    AWS_ENDPOINT_URL)."""
-    if is_url(output):
-        from kdump.storage.remote.store import filesystem
-
-        fs, path = filesystem(output, store.options)
-        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/")
-    return pafs.LocalFileSystem(), os.path.abspath(output)
 
 
 def export_object(row: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,6 @@ of them are batch-level (kdump.spark.schema.BATCH_LEVEL) records are counted, no
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -42,7 +41,7 @@ from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
 from kdump.spark.extract import ReplicaRule, SegmentExport, SegmentTask, segment_tasks
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
-from kdump.storage import ObjectStore, StoreOptions, is_url
+from kdump.storage import ObjectStore, StoreOptions, absolute_location
 
 NAME = "kafka-segments"
 MODES = ("PERMISSIVE", "FAILFAST")
@@ -114,7 +113,7 @@ def _paths(options: dict[str, str]) -> list[str]:
         paths = [options["path"]]
     else:
         raise KdumpError(f'{NAME}: give a path: spark.read.format("{NAME}").load(path)')
-    return [p if is_url(p) else os.path.abspath(p) for p in paths]
+    return [absolute_location(p) for p in paths]
 
 
 def register(spark: SparkSession) -> None:

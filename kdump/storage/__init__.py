@@ -9,6 +9,7 @@ the command's options and handed down, never a process-wide setting.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from kdump.storage.base import Storage
@@ -32,11 +33,36 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
     return ObjectStorage(url_parent(full), store, None), url_name(full)
 
 
+def local_folder(location: str) -> LocalStorage | None:
+    """The folder a path names; None for a URL: of an object-store prefix kdump asks for
+    Kafka's partition files only (tiered storage keeps no more), not a log dir's own files."""
+    return None if is_url(location) else LocalStorage(location)
+
+
+def parent_location(location: str) -> str:
+    """The folder holding a file or folder: an absolute path (the same whatever directory kdump
+    was started in), or the URL of the prefix holding it."""
+    if is_url(location):
+        from kdump.storage.remote.urls import url_parent
+
+        return url_parent(location)
+    return os.path.dirname(os.path.abspath(location))
+
+
+def absolute_location(location: str) -> str:
+    """A path made absolute (another process, a Spark executor, has another working
+    directory); a URL as it is."""
+    return location if is_url(location) else os.path.abspath(location)
+
+
 __all__ = [
     "LocalStorage",
     "ObjectStore",
     "Storage",
     "StoreOptions",
+    "absolute_location",
     "is_url",
+    "local_folder",
     "locate_file",
+    "parent_location",
 ]
