@@ -37,8 +37,8 @@ from kdump.log_cleaner import (
     LogToClean,
 )
 from kdump.offset_map import BYTES_PER_ENTRY
-from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 

@@ -23,7 +23,7 @@ from kdump.commands.options import (
 from kdump.commands.output import Output, pipe_safe
 from kdump.errors import ExitCode, InputError
 from kdump.releases import LATEST, RELEASES
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 
 if TYPE_CHECKING:
     from kdump.render.describe import Decoder

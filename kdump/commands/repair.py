@@ -29,7 +29,7 @@ from kdump.config import ConfigLayers, RawSetting, Source
 from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
 from kdump.lock import who_holds
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.plan import (
     Scope,
@@ -45,7 +45,7 @@ from kdump.repair.rebuild import (
     IndexConfig,
     IndexConfigs,
 )
-from kdump.repair.run import RunOptions, lock_dirs, run_repair
+from kdump.repair.runner import RunOptions, lock_dirs, run_repair
 from kdump.repair.startup import plan_settle
 from kdump.unified_log import UnifiedLog
 

@@ -20,7 +20,7 @@ from kdump.commands.options import (
 )
 from kdump.commands.outcome import refuse_if_nothing_read, tell_unreadable
 from kdump.errors import ExitCode
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 
 if TYPE_CHECKING:
     from kdump.storage import ObjectStore

@@ -30,7 +30,7 @@ from kdump.commands.verify import (
     state_option,
 )
 from kdump.errors import KdumpError
-from kdump.render.progress import progress_display, show_progress
+from kdump.render.progress_display import progress_display, show_progress
 from kdump.render.verify import finding_line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -179,7 +179,7 @@ def verify_command(
     options = VerifyOptions(**checks)
     with _session(master, conf) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
-        from kdump.spark.progress import stage_progress
+        from kdump.spark.stage_progress import stage_progress
 
         if output is not None and not overwrite:
             refuse_existing(session, output)
@@ -272,7 +272,7 @@ def export_command(
     with _session(master, conf) as session:
         from kdump.spark.extract import ReplicaRule
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
-        from kdump.spark.progress import stage_progress
+        from kdump.spark.stage_progress import stage_progress
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):

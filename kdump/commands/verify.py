@@ -28,7 +28,7 @@ from kdump.commands.options import (
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.render.verify import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 from kdump.storage.reading import ReadPolicy, lower_priority

@@ -44,7 +44,7 @@ from kdump.kraft.loader import (
     SnapshotPath,
     load_snapshot_file,
     metadata_load,
-    snapshot_files,
+    metadata_snapshots,
     snapshot_header_time,
 )
 from kdump.kraft.node import image_json
@@ -141,7 +141,7 @@ def read_quorum_state(data: bytes, path: str) -> dict[str, Any]:
 
 def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
     start = log.log_start_offset
-    for snapshot in snapshot_files(log.storage):
+    for snapshot in metadata_snapshots(log.storage):
         if snapshot.partial or snapshot.deleted or snapshot.offset < start:
             why = (
                 "a snapshot being written when the node stopped"
@@ -169,7 +169,7 @@ def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
             offset=snapshot.offset,
             position=error.position,
         )
-    for snapshot in (s for s in snapshot_files(log.storage) if s.name not in skipped):
+    for snapshot in (s for s in metadata_snapshots(log.storage) if s.name not in skipped):
         if not (snapshot.partial or snapshot.deleted or snapshot.offset < start):
             yield from _snapshot_against_log(log, load, snapshot)
 

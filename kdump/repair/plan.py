@@ -45,7 +45,6 @@ from kdump.format.walk import read_batch
 from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
-from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import (
     IndexConfig,
     IndexConfigs,
@@ -53,6 +52,7 @@ from kdump.repair.rebuild import (
     largest_timestamp,
     recover_segment,
 )
+from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
 from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import OpenOptions, UnifiedLog
