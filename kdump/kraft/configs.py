@@ -13,7 +13,8 @@ from kdump.config import MetadataConfigs
 from kdump.errors import KdumpError
 from kdump.format.names import METADATA_TOPIC
 from kdump.kraft.delta import BROKER, TOPIC
-from kdump.run import identify
+from kdump.log_dir import LogDir
+from kdump.storage.local import LocalStorage
 
 if TYPE_CHECKING:
     from kdump.kraft.loader import MetadataLoad
@@ -99,8 +100,12 @@ def node_configs(load: MetadataLoad) -> MetadataConfigs:
     where = Path(load.location)
     if where.is_file():  # a snapshot named on its own
         where = where.parent
-    log_dir = where.parent if where.name == METADATA_DIR else where
-    return metadata_configs(load, identify(log_dir).node_id)
+    log_dir = LogDir(LocalStorage(where.parent if where.name == METADATA_DIR else where))
+    try:
+        meta = log_dir.meta_properties()
+    except KdumpError:  # verify reports it; the configs are the cluster's and the broker's own
+        meta = None
+    return metadata_configs(load, None if meta is None else meta.node_id)
 
 
 __all__ = [
