@@ -31,7 +31,7 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.storage.base import Storage
-from kdump.storage.local import LocalStorage
+from kdump.storage.local import LocalStorage, close_map
 from kdump.storage.records import FileRecords
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
@@ -289,6 +289,8 @@ class LogSegment:
             opened = self.__dict__.pop(name, None)
             if isinstance(opened, FileRecords):
                 opened.close()
+            elif isinstance(opened, (OffsetIndex, TimeIndex, TransactionIndex)):
+                close_map(opened.buf)
 
     # -- reads by offset and by time (lookup, explain) ----------------------------------------
 

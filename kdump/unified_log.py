@@ -871,8 +871,16 @@ class UnifiedLog:
         }
 
     def close(self) -> None:
+        """Give back what reading the partition holds (each segment's maps and their file
+        descriptors); a later read opens its files again."""
         for segment in self.all_segments:
             segment.close()
+
+    def __enter__(self) -> UnifiedLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:

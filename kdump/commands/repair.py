@@ -188,22 +188,28 @@ def _run(
     )
     name = ctx.command.name or "repair"
     settled: list[SegmentPlan] = []
-    if options.broker_startup:
-        targets, settled = _settle(list(paths), targets, options, config, layers)
-        if settled and not options.dry_run:
-            settled = []  # done: what follows is the partitions as they now are
-    configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
-    with progress(
-        show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
-    ) as meter:
-        meter.total(sum(s.log_size for t in targets for s in t.named_segments))
-        plans = chain(settled, plan(targets, kw["jobs"], configs))
-        result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
-    if as_json:
-        from kdump.render.plan import plan_object
-        from kdump.untrusted import json_text
+    try:
+        if options.broker_startup:
+            targets, settled = _settle(list(paths), targets, options, config, layers)
+            if settled and not options.dry_run:
+                settled = []  # done: what follows is the partitions as they now are
+        configs = (
+            IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
+        )
+        with progress(
+            show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
+        ) as meter:
+            meter.total(sum(s.log_size for t in targets for s in t.named_segments))
+            plans = chain(settled, plan(targets, kw["jobs"], configs))
+            result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
+        if as_json:
+            from kdump.render.plan import plan_object
+            from kdump.untrusted import json_text
 
-        echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
+            echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
+    finally:
+        for log in targets:
+            log.close()  # the maps it read (in-process callers run many)
     ctx.exit(result.exit_code)
 
 

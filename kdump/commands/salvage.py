@@ -57,35 +57,39 @@ def salvage(
     outputs = {output_dir / t.path.name for t in sources}
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
         click.echo(line)
-    results = chain(
-        (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
-        (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
-    )
-    seen = damaged = saved = 0
-    for result in results:
-        loss = result.loss
-        if loss is None:
-            continue
-        seen += 1
-        click.echo(f"{result.segment}: {_source(result)}")
-        if loss.zeros:
-            click.echo("  nothing to salvage: zeros hold no records, nothing of them is lost")
-            continue
-        damaged += 1
-        of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
-        for part in result.damaged:
-            click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
-        if result.records is not None and result.log is not None:
-            saved += 1
-            click.echo(f"  wrote {result.records} ({result.record_count} records)")
-            click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
-        else:
-            click.echo("  nothing to salvage: no whole, valid batch in them")
-    if not seen:
-        click.echo(
-            "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
-            "kept any log bytes here"
+    try:
+        results = chain(
+            (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
+            (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
         )
+        seen = damaged = saved = 0
+        for result in results:
+            loss = result.loss
+            if loss is None:
+                continue
+            seen += 1
+            click.echo(f"{result.segment}: {_source(result)}")
+            if loss.zeros:
+                click.echo("  nothing to salvage: zeros hold no records, nothing of them is lost")
+                continue
+            damaged += 1
+            of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
+            for part in result.damaged:
+                click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
+            if result.records is not None and result.log is not None:
+                saved += 1
+                click.echo(f"  wrote {result.records} ({result.record_count} records)")
+                click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
+            else:
+                click.echo("  nothing to salvage: no whole, valid batch in them")
+        if not seen:
+            click.echo(
+                "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
+                "kept any log bytes here"
+            )
+    finally:
+        for target in targets:
+            target.close()  # the maps it read (in-process callers run many)
     ctx.exit(ExitCode.ERRORS if damaged and not saved else ExitCode.OK)
 
 

@@ -35,6 +35,7 @@ from kdump.loss import CutLoss, cut_loss
 from kdump.render.describe import default_decoder, timestamp_type
 from kdump.render.fields import RecordContext, record_values
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
+from kdump.storage.local import close_map
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
@@ -115,7 +116,11 @@ def salvage_segment(
     ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
     if at is None:
         return SalvagedSegment(log_path, None)
-    return _salvage(map_regular(log_path), log_path, at, out, topic_partition, max_output_bytes)
+    buf = map_regular(log_path)
+    try:
+        return _salvage(buf, log_path, at, out, topic_partition, max_output_bytes)
+    finally:
+        close_map(buf)
 
 
 def salvage_kept(
@@ -131,7 +136,10 @@ def salvage_kept(
     at = 0 if len(buf) else None
     out = output_dir / partition
     topic_partition = parse_partition_dir(partition)
-    result = _salvage(buf, path, at, out, topic_partition, max_output_bytes, kept.cut_at)
+    try:
+        result = _salvage(buf, path, at, out, topic_partition, max_output_bytes, kept.cut_at)
+    finally:
+        close_map(buf)
     result.kept = kept
     return result
 

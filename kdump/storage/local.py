@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from collections.abc import Mapping
@@ -28,6 +29,15 @@ def map_file(path: str | os.PathLike[str]) -> Buffer:
         raise InputError(str(path), "is a directory, not a file") from None
     except OSError as e:
         raise InputError(str(path), e.strerror or str(e)) from None
+
+
+def close_map(buf: Buffer) -> None:
+    """A memory map closed now (its file descriptor given back), not when whatever holds it is
+    collected (a cycle waits for the garbage collector); one still viewed is left to its last
+    reference."""
+    if isinstance(buf, mmap.mmap) and not buf.closed:
+        with contextlib.suppress(BufferError):
+            buf.close()
 
 
 def read_file(path: str | os.PathLike[str], policy: ReadPolicy) -> bytes:
