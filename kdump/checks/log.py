@@ -399,11 +399,13 @@ def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
         )
     if stop.error is not None:
         code = (
-            "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
+            Code.LOG_UNKNOWN_MAGIC
+            if stop.reason is StopReason.UNKNOWN_MAGIC
+            else Code.LOG_CORRUPT_BATCH
         )
         return code, Severity.ERROR, f"{stop.error.reason}; nothing after it can be read"
     return (
-        "LOG_TRUNCATED_TAIL",
+        Code.LOG_TRUNCATED_TAIL,
         Severity.ERROR,
         f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
     )
