@@ -645,7 +645,9 @@ class UnifiedLog:
             replay.run(self.segments)
         replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
         state, state_from = replay.state, replay.state_from
-        if not self.tiered and self.segments and self.broker_load.producer_state_skipped:
+        skipped = bool(self.segments) and not self.tiered
+        skipped = skipped and self.broker_load.producer_state_skipped
+        if skipped:
             # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
             # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
             hw = self._checkpointed_high_watermark()
@@ -662,6 +664,7 @@ class UnifiedLog:
             log_end=replay.log_end,
             batches=replay.batches,
             first_unstable_offset=state.first_unstable_offset(),
+            skipped=skipped,
         )
 
     def _checkpointed_high_watermark(self) -> int | None:

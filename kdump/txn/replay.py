@@ -73,6 +73,9 @@ class ProducerStateAtEnd:
     batches: int
     first_unstable_offset: int | None
     """ProducerStateManager.firstUnstableOffset once the high watermark is known."""
+    skipped: bool = False
+    """The broker skips the rebuild (a clean shutdown, no snapshot): ``state`` is empty and
+    ``state_from`` the log end (kdump.log_loader.Load.producer_state_skipped)."""
 
 
 class ProducerReplay:
