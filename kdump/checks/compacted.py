@@ -123,28 +123,49 @@ def cleaned_section(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> Cl
 
 
 def cleaned_sections(
-    logs: Sequence[UnifiedLog], key_memory: int = DEFAULT_KEY_MEMORY, find_image: bool = True
+    logs: Sequence[UnifiedLog],
+    key_memory: int = DEFAULT_KEY_MEMORY,
+    find_image: bool = True,
+    images: dict[str, MetadataConfigs | None] | None = None,
 ) -> dict[int, CleanedSection]:
     """The cleaned sections of ``logs`` (by ``id`` of the log): ``cleaned_section`` of each. A
     partition with a cleaner checkpoint entry whose settings come without a KRaft image (no
     ``--metadata``) takes its node's image (``find_image``): the metadata partition of its log
     dir, or of its node's metadata log dir, among ``logs`` (replayed once, for verify's KRaft
     checks too), else the one beside it (kdump.kraft.configs.metadata_dir_near)."""
-    images: dict[str, MetadataConfigs | None] = {}
+    images = {} if images is None else images
     out = {}
     for log in logs:
-        if find_image and _has_entry(log) and log.open_options.layers.metadata is None:
-            key = log.log_dir.location if log.log_dir is not None else log.location
-            if key not in images:
-                images[key] = _image_of(log, logs)
-            image = images[key]
-            if image is not None:
-                layers = replace(log.open_options.layers, metadata=image)
-                log.open_options = replace(log.open_options, layers=layers)
+        if find_image and _has_entry(log):
+            take_node_image(log, logs, images)
         cleaned = cleaned_section(log, key_memory)
         if cleaned is not None:
             out[id(log)] = cleaned
     return out
+
+
+def take_node_image(
+    log: UnifiedLog,
+    logs: Sequence[UnifiedLog],
+    images: dict[str, MetadataConfigs | None],
+    replay: bool = True,
+) -> None:
+    """``log``'s settings from its node's KRaft image too, where none was given
+    (``--metadata``): the metadata partition of its log dir, or of its node's metadata log
+    dir, among ``logs``, else the one beside it; replayed once for the log dirs in
+    ``images`` (``replay`` False: only one already there, for a run that reads no more)."""
+    if log.open_options.layers.metadata is not None or log.tiered:
+        return
+    key = log.log_dir.location if log.log_dir is not None else log.location
+    if key not in images:
+        if not replay:
+            return
+        images[key] = _image_of(log, logs)
+    image = images[key]
+    if image is not None:
+        layers = replace(log.open_options.layers, metadata=image)
+        log.open_options = replace(log.open_options, layers=layers)
+        log.__dict__.pop("settings", None)  # resolved again, with the image
 
 
 def _has_entry(log: UnifiedLog) -> bool:

@@ -14,7 +14,12 @@ from functools import partial
 from typing import Any
 
 from kdump.checks import fixes
-from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_sections
+from kdump.checks.compacted import (
+    CleanedSection,
+    check_in_order,
+    cleaned_sections,
+    take_node_image,
+)
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
@@ -32,7 +37,7 @@ from kdump.checks.verify_state import (
     VerifyState,
     reused_result,
 )
-from kdump.config import ConfigLayers
+from kdump.config import ConfigLayers, MetadataConfigs
 from kdump.discovery import Found, discover
 from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
@@ -126,7 +131,9 @@ def log_dir_findings(
             continue
         for (topic, partition), offset in sorted(checkpoint.entries.items()):
             summary = ends.get((topic, partition))
-            if summary is None or (summary.segments and not summary.batches):
+            if summary is None or summary.read != "all":
+                continue  # not read (verify --budget): its log end is not known
+            if summary.segments and not summary.batches:
                 continue  # segments without a batch: nothing to measure the entry against
             end = summary.log_end_offset if summary.segments else 0
             if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not summary.segments):
@@ -206,18 +213,26 @@ def verify_paths(
         run.walk(jobs, progress)
     finally:
         run.finish()
-    result = finish_result(found, logs)
+    result = finish_result(found, logs, run.images)
     result.audit = run.summary
     return result
 
 
-def finish_result(found: Found, logs: list[UnifiedLog]) -> VerifyResult:
+def finish_result(
+    found: Found,
+    logs: list[UnifiedLog],
+    images: dict[str, MetadataConfigs | None] | None = None,
+) -> VerifyResult:
     """The result of ``logs`` (all or some of ``found``'s partitions), their segments' walks
     done or handed in (``UnifiedLog.take_result``): each partition's checks across segments,
     then those of the log dirs that hold them. The end of every verify, local or on Spark's
     driver (an export's: kdump.spark.job)."""
     results = {}
+    images = {} if images is None else images  # (the walk's, where it replayed one)
     for log in logs:
+        # each topic's settings (segment.bytes...) from its node's image too, replayed once;
+        # a run stopped by its budget reads nothing more (an image replayed already serves)
+        take_node_image(log, found.partitions, images, replay=not log.cut_short)
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
@@ -239,7 +254,9 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
-        self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
+        self.images: dict[str, MetadataConfigs | None] = {}
+        """Each log dir's node's KRaft image, replayed once a run."""
+        self.cleaned = cleaned_sections(logs, options.compaction_key_memory, images=self.images)
         self.state = VerifyState.load(audit.state) if audit.state is not None else None
         self.summary = AuditSummary(
             state_warning=self.state.warning if self.state else None,
@@ -353,8 +370,9 @@ class _Run:
             log.only = frozenset(
                 s.base_offset for s in segments_to_check(log) if id(s) in self.done
             )
+            log.cut_short = True  # its facts are not known: said null, not read
         for segment in unread:
-            self.owner[id(segment)].leave(segment)  # the facts read nothing more
+            self.owner[id(segment)].leave(segment)  # nothing reads it for the facts
         if self.state is None:
             return
         for segment in unread:

@@ -773,12 +773,22 @@ def dumped(
     each file's dump collects goes to ``problems``; ``progress`` hears of each file done."""
     paths = [stored_file(f) for f in named]
     one = partial(_with_problems, per_file=per_file, opts=opts)
-    paths_left = iter(paths)
+    done = 0
+    said: set[str] = set()
     for item in stream_ordered(one, paths, jobs, weight=_size):
         if isinstance(item, DumpProblems):
             problems.merge(item)  # a file's last item
-            file = next(paths_left)
+            file = paths[done]
+            done += 1
             progress.advance(file.size, file.path)
+        elif isinstance(item, Line) and item.stream == ERR and item.text.startswith("kdump: "):
+            # the error each file that needs the same unreadable file meets (a segment's log,
+            # index and time index): said once, the others point at it
+            if item.text not in said:
+                said.add(item.text)
+                yield item
+            else:
+                yield Line(ERR, f"kdump: {paths[done].path}: not dumped (the error above)")  # type: ignore[misc]
         else:
             yield item
 
