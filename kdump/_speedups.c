@@ -3577,6 +3577,80 @@ static PyObject *py_advise(PyObject *self, PyObject *args)
     return PyLong_FromLong(err);
 }
 
+/* ------------------------------------------------------------------ page cache */
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#define HAVE_PAGE_CACHE_CALLS 1
+/* cachestat(2), Linux 6.5+: one number on every architecture (asm-generic's table) */
+#define SYS_CACHESTAT 451
+struct kdump_cachestat_range {
+    uint64_t off, len;
+};
+struct kdump_cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+#endif
+
+/* cached_pages(fd, start, size) -> pages of the file's bytes [start, start + size) the page
+ * cache holds (cachestat(2), which counts a large folio at once), or -errno where the kernel
+ * says no (-ENOSYS: no cachestat before Linux 6.5). kdump.storage.reading asks it per 8 MiB
+ * span of a segment it is about to read (the page-cache guard). */
+static PyObject *py_cached_pages(PyObject *self, PyObject *args)
+{
+    int fd;
+    long long start, size;
+    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &size))
+        return NULL;
+#ifdef HAVE_PAGE_CACHE_CALLS
+    struct kdump_cachestat_range range = {(uint64_t)start, (uint64_t)size};
+    struct kdump_cachestat found = {0, 0, 0, 0, 0};
+    if (start < 0 || size < 0)
+        return PyLong_FromLong(-EINVAL);
+    if (syscall(SYS_CACHESTAT, fd, &range, &found, 0) != 0)
+        return PyLong_FromLong(-errno);
+    return PyLong_FromUnsignedLongLong(found.nr_cache);
+#else
+    return PyLong_FromLong(-ENOSYS);
+#endif
+}
+
+/* mincore(fd, start, size) -> mincore(2)'s vector for the file's bytes [start, start + size)
+ * (start page aligned): a byte per page, bit 0 set where the page is cached; None where the
+ * file cannot be mapped or the call fails. The file is mapped for the call alone. */
+static PyObject *py_mincore(PyObject *self, PyObject *args)
+{
+    int fd;
+    long long start, size;
+    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &size))
+        return NULL;
+#ifdef HAVE_PAGE_CACHE_CALLS
+    long page = sysconf(_SC_PAGESIZE);
+    if (start < 0 || size <= 0 || page <= 0 || start % page != 0)
+        Py_RETURN_NONE;
+    Py_ssize_t pages = (Py_ssize_t)((size + page - 1) / page);
+    PyObject *vector = PyBytes_FromStringAndSize(NULL, pages);
+    if (vector == NULL)
+        return NULL;
+    unsigned char *out = (unsigned char *)PyBytes_AsString(vector);
+    int ok = 0;
+    Py_BEGIN_ALLOW_THREADS
+    void *addr = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, (off_t)start);
+    if (addr != MAP_FAILED) {
+        ok = mincore(addr, (size_t)size, out) == 0;
+        munmap(addr, (size_t)size);
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        Py_DECREF(vector);
+        Py_RETURN_NONE;
+    }
+    return vector;
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -3589,6 +3663,12 @@ static PyMethodDef methods[] = {
     {"advise", py_advise, METH_VARARGS,
      "advise(buf, start, end, advice) -> 0 or errno: madvise() of the pages of buf[start:end], "
      "without the GIL"},
+    {"cached_pages", py_cached_pages, METH_VARARGS,
+     "cached_pages(fd, start, size) -> pages of the file's [start, start + size) in the page "
+     "cache (cachestat), or -errno"},
+    {"mincore", py_mincore, METH_VARARGS,
+     "mincore(fd, start, size) -> a byte per page of the file's [start, start + size), bit 0 "
+     "set where cached; None where it cannot be asked"},
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
      "WalkedRun(n, columns, position)"},

@@ -7,7 +7,6 @@ imported only when run. ``kdump --files A,B`` is kafka-dump-log.sh's own command
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import importlib
 import signal
@@ -223,6 +222,8 @@ def did_you_mean(name: str, names: list[str]) -> str:
     """click's suggestion (difflib's close matches, its words), made on the names without their
     dashes: with them, every two options share ``--`` and ``--bogus`` came out "close" to
     ``--jobs``. Empty when nothing is close."""
+    import difflib  # a mistyped name only: its heap and sequence matcher cost every run 3 ms
+
     bare = {n.lstrip("-"): n for n in names}
     close = [bare[n] for n in difflib.get_close_matches(name.lstrip("-"), list(bare))]
     if not close:

@@ -28,11 +28,11 @@ Every resolved ``Setting`` says where its value came from. A value Kafka would r
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import NamedTuple
 
 from kdump.errors import ConfigError
@@ -534,10 +534,10 @@ def parse_config_option(text: str) -> RawSetting:
     return RawSetting(name, raw, Source.OPTION, origin)
 
 
-def read_server_properties(path: str | Path) -> dict[str, RawSetting]:
+def read_server_properties(path: str | os.PathLike[str]) -> dict[str, RawSetting]:
     """The broker configs of a server.properties file (Java Properties syntax)."""
     try:
-        data = Path(path).read_bytes()
+        data = _read(path)
     except OSError as e:
         raise ConfigError(str(path), e.strerror or str(e)) from None
     return {
@@ -555,14 +555,19 @@ _ENTRY = re.compile(
 _SYNONYM_SOURCE = re.compile(r"^([A-Z_]+):")
 
 
-def read_describe_output(path: str | Path) -> DescribeOutput:
+def _read(path: str | os.PathLike[str]) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def read_describe_output(path: str | os.PathLike[str]) -> DescribeOutput:
     """Parse what ConfigCommand prints for ``--describe [--all]``: section headers
     ``All configs for topic NAME are:`` (``Dynamic`` without --all; ``broker ID``, ``Default
     configs for brokers in the cluster are:``) and entries
     ``  name=value sensitive=false synonyms={SOURCE:name=value, ...}``. Several topics may share
     one file. A value printed as ``null`` (sensitive or unset) is skipped."""
     try:
-        data = Path(path).read_bytes()
+        data = _read(path)
     except OSError as e:
         raise ConfigError(str(path), e.strerror or str(e)) from None
     topics: dict[str, dict[str, RawSetting]] = {}

@@ -9,7 +9,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump import __version__
@@ -48,7 +47,7 @@ def identify(log_dir: str | os.PathLike[str]) -> LogDirIdentity:
     if is_url(log_dir):
         return LogDirIdentity(str(log_dir))
     log_dir = str(log_dir)
-    path = Path(log_dir) / META_PROPERTIES
+    path = os.path.join(log_dir, META_PROPERTIES)
     try:
         with open(path, "rb") as f:
             data = f.read(1 << 20)

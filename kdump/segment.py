@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
@@ -206,12 +205,12 @@ class LogSegment:
         """How output names the file ``suffix`` (a path or a URL), present or not."""
         return self.storage.location_of(self.file_name(suffix))
 
-    def local_path(self, suffix: str) -> Path:
+    def local_path(self, suffix: str) -> str:
         """The file ``suffix`` on disk (repairs write local files only)."""
         directory = self.storage.local_path
         if directory is None:
             raise InputError(self.storage.location, "repairs write local files only")
-        return directory / self.file_name(suffix)
+        return os.path.join(directory, self.file_name(suffix))
 
     @property
     def directory(self) -> str:

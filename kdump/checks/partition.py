@@ -18,9 +18,9 @@ from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
 from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, leftover_pid
+from kdump.lock import process_alive
 from kdump.loss import CutLoss, kept_what
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.repair.files import process_alive
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 

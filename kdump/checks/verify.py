@@ -10,8 +10,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kdump.checks.audit import AuditOptions, AuditSummary, Plan
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
@@ -23,13 +24,6 @@ from kdump.checks.partition import (
     verify_partition,
 )
 from kdump.checks.segment import SegmentResult, check_segment
-from kdump.checks.verify_state import (
-    AuditOptions,
-    AuditSummary,
-    Plan,
-    VerifyState,
-    reused_result,
-)
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -46,6 +40,9 @@ from kdump.segment import LogSegment
 from kdump.storage import ObjectStore
 from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.checks.verify_state import VerifyState
 
 __all__ = [
     "VerifyOptions",
@@ -228,19 +225,26 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
-        self.state = VerifyState.load(audit.state) if audit.state is not None else None
-        self.summary = AuditSummary(
-            state_warning=self.state.warning if self.state else None,
-            asked=self.state is not None or audit.budget_ms is not None,
-        )
-        self.plan = Plan(segments, [], {})
-        if self.state is not None:
-            self.plan = self.state.plan(segments, audit.recheck_fraction, policy=reading)
+        self.state: VerifyState | None = None
+        self.summary = AuditSummary(asked=audit.state is not None or audit.budget_ms is not None)
+        self.plan = Plan(segments)
+        self.done: set[int] = set()
+        if audit.state is not None:
+            self._plan_from_state(audit, segments)
         self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
         self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
-        self.done: set[int] = set()
+
+    def _plan_from_state(self, audit: AuditOptions, segments: list[LogSegment]) -> None:
+        """The state file's plan: what it lets the run reuse is handed to its partitions now."""
+        # the state's module (JSON, digests) only for a run given --state
+        from kdump.checks.verify_state import VerifyState, reused_result
+
+        assert audit.state is not None
+        self.state = VerifyState.load(audit.state)
+        self.summary.state_warning = self.state.warning
+        self.plan = self.state.plan(segments, audit.recheck_fraction, policy=self.reading)
         for segment, known in self.plan.reuse:
-            reused = reused_result(segment, known, options.max_findings_per_code)
+            reused = reused_result(segment, known, self.options.max_findings_per_code)
             self.owner[id(segment)].take_result(segment, reused)
             self.done.add(id(segment))
             self.summary.bytes_unchanged_skipped += segment.log_size

@@ -26,6 +26,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kdump.checks.audit import (
+    DEFAULT_RECHECK_FRACTION,
+    RECHECK_DAYS,
+    AuditOptions,
+    AuditSummary,
+    Plan,
+)
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import FirstBatch, LogScan
 from kdump.checks.segment import SegmentResult
@@ -41,10 +48,6 @@ FORMAT = "kdump-verify-state"
 OWN_PREFIX = b'{"format":"' + FORMAT.encode() + b'"'
 """How every state file kdump writes begins (``save``: the format is the first key)."""
 VERSION = 1
-RECHECK_DAYS = 30
-DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
-"""A nightly run re-reads a thirtieth of the unchanged segments, the longest unread first: each
-is read again at least every 30 days."""
 _DAY_MS = 86_400_000
 
 
@@ -84,12 +87,14 @@ def identify(
     if last_position > 0:
         headers.append((last_position, last_position + RECORD_BATCH_OVERHEAD))
     try:
-        status, read = read_ranges(directory / segment.files[LOG_SUFFIX], headers, policy)
+        status, read = read_ranges(
+            os.path.join(directory, segment.files[LOG_SUFFIX]), headers, policy
+        )
         indexes = tuple(
             (suffix, s.st_size, s.st_mtime_ns)
             for suffix in INDEX_SUFFIXES
             if suffix in segment.files
-            for s in [os.stat(directory / segment.files[suffix])]
+            for s in [os.stat(os.path.join(directory, segment.files[suffix]))]
         )
     except OSError:
         return None
@@ -213,62 +218,7 @@ def key_of(segment: LogSegment) -> str | None:
     directory = segment.storage.local_path
     if directory is None or LOG_SUFFIX not in segment.files:
         return None
-    return os.path.realpath(directory / segment.files[LOG_SUFFIX])
-
-
-@dataclass
-class Plan:
-    """Which segments a run walks, and what it reuses."""
-
-    walk: list[LogSegment]
-    reuse: list[tuple[LogSegment, Verified]]
-    changed: dict[int, Finding]
-    """Findings on segments changed in place, by ``id`` of the segment."""
-    rechecks: frozenset[int] = frozenset()
-    """The segments of ``walk`` read again though unchanged (by ``id``)."""
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    """How a run spends itself: ``state`` (a file: incremental), the share of unchanged segments
-    read again, and a budget (milliseconds) after which it stops at a segment boundary."""
-
-    state: str | None = None
-    recheck_fraction: float = DEFAULT_RECHECK_FRACTION
-    budget_ms: int | None = None
-
-
-@dataclass
-class AuditSummary:
-    """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``)."""
-
-    bytes_verified: int = 0
-    bytes_unchanged_skipped: int = 0
-    oldest_verified_ms: int | None = None
-    """The oldest last-verified time of any segment of the run (None: none verified yet)."""
-    partial: bool = False
-    """A budget or an interruption stopped the run before every segment was read."""
-    stopped_at: str | None = None
-    """The first segment left unread."""
-    state_warning: str | None = None
-    cache_warning: str | None = None
-    """Why pages read were left in the page cache although the run was to drop them."""
-    asked: bool = False
-    """The run was given --state or --budget (--prom then carries these figures too)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bytes_verified": self.bytes_verified,
-            "bytes_unchanged_skipped": self.bytes_unchanged_skipped,
-            "oldest_verified_ms": self.oldest_verified_ms,
-            "partial": self.partial,
-            "stopped_at": self.stopped_at,
-        }
-
-    def saw(self, verified_ms: int | None) -> None:
-        if verified_ms is not None:
-            old = self.oldest_verified_ms
-            self.oldest_verified_ms = verified_ms if old is None else min(old, verified_ms)
+    return os.path.realpath(os.path.join(directory, segment.files[LOG_SUFFIX]))
 
 
 class VerifyState:

@@ -9,9 +9,9 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from kdump.checks.audit import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     fail_on_option,

@@ -614,7 +614,7 @@ def dispatch(
     try:
         if not file.exists():
             local = file.storage.local_path
-            there = local is not None and os.path.exists(local / name)
+            there = local is not None and os.path.exists(os.path.join(local, name))
             what = "no such object" if local is None else "no such file"
             raise InputError(path, "not a file" if there else what)
         yield from dumper(file, opts, problems)

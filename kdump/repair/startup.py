@@ -55,8 +55,9 @@ def partition_end(log: UnifiedLog, cut: bool) -> PartitionEnd | None:
 def snapshot_changes(end: PartitionEnd) -> Iterator[FileChange]:
     """truncateAndReload's deletions: snapshots above the log end offset; after a cut, also
     those at or below the log start offset."""
-    directory = end.log.storage.local_path
-    assert directory is not None, "repairs read local partitions"
+    local = end.log.storage.local_path
+    assert local is not None, "repairs read local partitions"
+    directory = Path(local)
     for file in end.log.snapshot_files:
         offset = file.offset
         if offset > end.log_end:
@@ -109,10 +110,11 @@ def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
     renames that complete a swap; one plan per partition."""
     plans = []
     for log in logs:
-        directory = log.storage.local_path
+        local = log.storage.local_path
         settlement = log.settlement
-        if directory is None or log.only is not None or not settlement:
+        if local is None or log.only is not None or not settlement:
             continue
+        directory = Path(local)
         changes = []
         for name, why in settlement.deleted:
             path = directory / name
@@ -144,9 +146,10 @@ def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:
     plans = []
     by_log_dir: dict[Path, list[PartitionEnd]] = {}
     for log in logs:
-        directory = log.storage.local_path
-        if directory is None:
+        local = log.storage.local_path
+        if local is None:
             continue
+        directory = Path(local)
         end = partition_end(log, directory in cut)
         if end is None:
             continue

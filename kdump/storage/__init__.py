@@ -9,10 +9,10 @@ the command's options and handed down, never a process-wide setting.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from kdump.storage.base import Storage
-from kdump.storage.local import LocalStorage
+from kdump.storage.local import LocalStorage, path_text
 from kdump.storage.remote.options import StoreOptions
 from kdump.storage.remote.store import ObjectStore
 from kdump.storage.remote.urls import is_url
@@ -22,8 +22,8 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
     """The folder holding the file ``raw`` names (a path, or a URL of an object), and its name
     in it: what ``kdump dump FILE`` reads through."""
     if not is_url(raw):
-        path = Path(raw)
-        return LocalStorage(path.parent), path.name
+        directory, name = os.path.split(path_text(raw))
+        return LocalStorage(directory), name
     from kdump.storage.objects import ObjectStorage
     from kdump.storage.remote.urls import url_name, url_parent
 

@@ -1,0 +1,76 @@
+"""How a verify run spends itself (``--state``, ``--recheck-fraction``, ``--budget``) and what it
+read and left: the options and the summary every run has, with or without a state file. The
+state file itself (kdump.checks.verify_state) is read only by a run given one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kdump.checks.findings import Finding
+    from kdump.checks.verify_state import Verified
+    from kdump.segment import LogSegment
+
+RECHECK_DAYS = 30
+DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
+"""A nightly run re-reads a thirtieth of the unchanged segments, the longest unread first: each
+is read again at least every 30 days."""
+
+
+@dataclass
+class Plan:
+    """Which segments a run walks, and what it reuses."""
+
+    walk: list[LogSegment]
+    reuse: list[tuple[LogSegment, Verified]] = field(default_factory=list)
+    changed: dict[int, Finding] = field(default_factory=dict)
+    """Findings on segments changed in place, by ``id`` of the segment."""
+    rechecks: frozenset[int] = frozenset()
+    """The segments of ``walk`` read again though unchanged (by ``id``)."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How a run spends itself: ``state`` (a file: incremental), the share of unchanged segments
+    read again, and a budget (milliseconds) after which it stops at a segment boundary."""
+
+    state: str | None = None
+    recheck_fraction: float = DEFAULT_RECHECK_FRACTION
+    budget_ms: int | None = None
+
+
+@dataclass
+class AuditSummary:
+    """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``)."""
+
+    bytes_verified: int = 0
+    bytes_unchanged_skipped: int = 0
+    oldest_verified_ms: int | None = None
+    """The oldest last-verified time of any segment of the run (None: none verified yet)."""
+    partial: bool = False
+    """A budget or an interruption stopped the run before every segment was read."""
+    stopped_at: str | None = None
+    """The first segment left unread."""
+    state_warning: str | None = None
+    cache_warning: str | None = None
+    """Why pages read were left in the page cache although the run was to drop them."""
+    asked: bool = False
+    """The run was given --state or --budget (--prom then carries these figures too)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bytes_verified": self.bytes_verified,
+            "bytes_unchanged_skipped": self.bytes_unchanged_skipped,
+            "oldest_verified_ms": self.oldest_verified_ms,
+            "partial": self.partial,
+            "stopped_at": self.stopped_at,
+        }
+
+    def saw(self, verified_ms: int | None) -> None:
+        if verified_ms is not None:
+            old = self.oldest_verified_ms
+            self.oldest_verified_ms = verified_ms if old is None else min(old, verified_ms)
+
+
+__all__ = ["DEFAULT_RECHECK_FRACTION", "RECHECK_DAYS", "AuditOptions", "AuditSummary", "Plan"]
