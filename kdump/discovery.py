@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -31,10 +32,13 @@ from kdump.format.names import (
     parse_partition_dir,
 )
 from kdump.log_dir import LogDir
-from kdump.storage import ObjectStore, is_url
+from kdump.storage import is_url
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.storage import ObjectStore
 
 MAX_DEPTH = 6
 """How deep below a named folder partitions and log dirs are looked for."""
@@ -106,7 +110,7 @@ def discover(
     """The partitions and log dirs under ``paths`` (see the module's docstring), opened with
     ``options``; URLs are read through ``store`` (``urls`` False: each is an error, for the
     commands that write local files only)."""
-    search = _Search(store or ObjectStore(), options or OpenOptions())
+    search = _Search(store, options or OpenOptions())
     for raw in paths:
         try:
             if is_url(raw):
@@ -121,8 +125,8 @@ def discover(
 
 
 class _Search:
-    def __init__(self, store: ObjectStore, options: OpenOptions) -> None:
-        self.store, self.options = store, options
+    def __init__(self, store: ObjectStore | None, options: OpenOptions) -> None:
+        self._store, self.options = store, options
         self.found = Found()
         self._log_dirs: dict[str, LogDir] = {}
         self._tiered: set[str] = set()
@@ -215,6 +219,16 @@ class _Search:
         return d.local_path is None and PINTEREST_WATERMARK in d.files()
 
     # -- URLs -------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> ObjectStore:
+        """The store URLs are read through: the caller's, else one of default options, made
+        when the first URL is met (a run over local paths makes none)."""
+        if self._store is None:
+            from kdump.storage.remote.store import ObjectStore
+
+            self._store = ObjectStore()
+        return self._store
 
     def url(self, url: str) -> None:
         """The partitions under ``url``: copies of log dirs (Kafka's own names, read as on

@@ -16,7 +16,7 @@ import os
 import stat
 import struct
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kdump.errors import LockHeldError
 from kdump.format.names import LOCK_FILE
@@ -32,8 +32,7 @@ FLOCK = "flock"
 """A BSD lock (flock(1), flock(2)): not Kafka's, yet it stops kdump (and kdump takes one too)."""
 
 
-@dataclass(frozen=True)
-class LockHolder:
+class LockHolder(NamedTuple):
     """Who holds a log dir's .lock, and how."""
 
     path: str
@@ -59,10 +58,11 @@ class LockHolder:
         )
 
 
-@dataclass
 class LogDirLock:
-    path: str
-    fd: int
+    """A log dir's .lock, held (by the descriptor ``fd``) until released."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path, self.fd = path, fd
 
     def release(self) -> None:
         if self.fd >= 0:

@@ -28,9 +28,8 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
@@ -66,15 +65,18 @@ from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
-from kdump.txn.producer_state import ProducerStateManager
-from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
+
+if TYPE_CHECKING:
+    from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
 
+# The records below are NamedTuples, not frozen dataclasses: every command opens partitions,
+# and a dataclass costs ten times a NamedTuple to define (issue 45).
 
-@dataclass(frozen=True)
-class DamagedFrom:
+
+class DamagedFrom(NamedTuple):
     """Where recovery cuts the log: the first batch it refuses, in the first segment that has
     one; ``offset`` is the first offset the cut removes (the log end offset after it)."""
 
@@ -88,22 +90,20 @@ class DamagedFrom:
         return {"segment": self.segment, "position": self.position, "offset": self.offset}
 
 
-@dataclass(frozen=True)
-class SnapshotFile:
+class SnapshotFile(NamedTuple):
     """A producer state snapshot of the partition, named by the offset whose state it holds."""
 
     offset: int
     name: str
     path: str
-    segment: LogSegment | None = field(default=None, compare=False)
+    segment: LogSegment | None = None
     """Tiered storage keeps one per segment: that segment."""
 
     def storage_of(self, log: UnifiedLog) -> Storage:
         return log.storage if self.segment is None else self.segment.storage
 
 
-@dataclass(frozen=True)
-class LoadedSnapshot:
+class LoadedSnapshot(NamedTuple):
     """The snapshot the broker loads at startup (ProducerStateManager.truncateAndReload, then
     loadFromSnapshot), and the newer ones it skipped because they do not parse."""
 
@@ -112,24 +112,22 @@ class LoadedSnapshot:
     skipped: tuple[tuple[SnapshotFile, KdumpError], ...] = ()
 
 
-@dataclass(frozen=True)
-class OpenOptions:
+class OpenOptions(NamedTuple):
     """How an opened partition works its facts out."""
 
-    verify: VerifyOptions = field(default_factory=VerifyOptions)
+    verify: VerifyOptions = VerifyOptions()
     """What a segment's walk checks as it reads (verify's options)."""
     now_ms: int | None = None
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
-    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    layers: ConfigLayers = ConfigLayers()
     """Where topic settings come from (--config, describe output, server.properties)."""
     reading: ReadPolicy = KEEP
     """How local ``.log`` files are read: page cache left as found, rate (verify's)."""
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """A number and where it came from, in words (outputs show both)."""
 
     value: int
@@ -499,19 +497,22 @@ class UnifiedLog:
         """A replay set up as the broker's load sets it up: the newest readable snapshot with
         ``log start < offset <= at_most`` loaded (producers expired at ``now_ms`` left out),
         the state replayed from its offset (from the log start with none)."""
+        # the replay's modules where a producer state is asked for (a plain partition's facts
+        # need none: no transaction after its snapshot)
+        from kdump.txn.replay import ProducerReplay
+
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
         state_hw = None if hw is None else max(hw, self.log_start_offset)
-        if loaded.snapshot is not None and loaded.file is not None:
-            state = ProducerStateManager.from_snapshot(
-                loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
-            )
-            state_from, path = loaded.file.offset, loaded.file.path
-        else:
-            state = ProducerStateManager(high_watermark=state_hw)
-            state_from, path = self.log_start_offset, None
-        replay = ProducerReplay(ProducerStateManager(), state, state_from)
-        replay.snapshot_path = path
+        start = None if loaded.snapshot is None or loaded.file is None else loaded.file
+        replay = ProducerReplay.start(
+            loaded.snapshot if start is not None else None,
+            self.log_start_offset if start is None else start.offset,
+            self.now_ms,
+            self.producer_id_expiration_ms,
+            state_hw,
+        )
+        replay.snapshot_path = None if start is None else start.path
         replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
         return replay
 
@@ -522,20 +523,7 @@ class UnifiedLog:
         if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
-        replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-        state = replay.state
-        state.on_high_watermark_updated(self.high_watermark.value)
-        return ProducerStateAtEnd(
-            state=state,
-            state_from=replay.state_from,
-            snapshot_path=replay.snapshot_path,
-            completed=replay.completed,
-            aborted=replay.aborted,
-            findings=replay.findings,
-            log_end=replay.log_end,
-            batches=replay.batches,
-            first_unstable_offset=state.first_unstable_offset(),
-        )
+        return replay.at_end(self.high_watermark.value)
 
     def _checkpointed_high_watermark(self) -> int | None:
         try:

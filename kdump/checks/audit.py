@@ -4,13 +4,8 @@ state file itself (kdump.checks.verify_state) is read only by a run given one.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from kdump.checks.findings import Finding
-    from kdump.checks.verify_state import Verified
-    from kdump.segment import LogSegment
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 RECHECK_DAYS = 30
 DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
@@ -18,20 +13,7 @@ DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
 is read again at least every 30 days."""
 
 
-@dataclass
-class Plan:
-    """Which segments a run walks, and what it reuses."""
-
-    walk: list[LogSegment]
-    reuse: list[tuple[LogSegment, Verified]] = field(default_factory=list)
-    changed: dict[int, Finding] = field(default_factory=dict)
-    """Findings on segments changed in place, by ``id`` of the segment."""
-    rechecks: frozenset[int] = frozenset()
-    """The segments of ``walk`` read again though unchanged (by ``id``)."""
-
-
-@dataclass(frozen=True)
-class AuditOptions:
+class AuditOptions(NamedTuple):
     """How a run spends itself: ``state`` (a file: incremental), the share of unchanged segments
     read again, and a budget (milliseconds) after which it stops at a segment boundary."""
 
@@ -73,4 +55,4 @@ class AuditSummary:
             self.oldest_verified_ms = verified_ms if old is None else min(old, verified_ms)
 
 
-__all__ = ["DEFAULT_RECHECK_FRACTION", "RECHECK_DAYS", "AuditOptions", "AuditSummary", "Plan"]
+__all__ = ["DEFAULT_RECHECK_FRACTION", "RECHECK_DAYS", "AuditOptions", "AuditSummary"]

@@ -153,7 +153,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         findings = _overflow_fixes(_below_base_fixes(findings, log.base_offsets, by_base))
     if log.storage.local_path is None:
         # kdump repairs local files: a copy in a store is mended by writing it again
-        findings = [dataclasses.replace(f, fix=None) if f.fix else f for f in findings]
+        findings = [f._replace(fix=None) if f.fix else f for f in findings]
     summary = _summarise(log, [scans[s.slot] for s in with_log if s.slot in scans], findings)
     result = PartitionResult(log.location, findings, summary)
     result.spans = [
@@ -246,8 +246,7 @@ def _truncation(log: UnifiedLog) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class Rename:
+class Rename(NamedTuple):
     """A segment whose file name is above its first batch's base offset: the base offset its
     files can take (``new_base``), or why no rename helps (``why_not``)."""
 
@@ -286,8 +285,7 @@ def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
         return findings
     skipped = {REBUILD.format(log=path) for path in overflowing}
     return [
-        dataclasses.replace(
-            f,
+        f._replace(
             fix=None,
             message=f"{f.message} (kdump rebuild-index skips a segment whose offsets overflow: "
             "the broker rebuilds this index when it splits the segment)",
@@ -319,7 +317,7 @@ def _below_base_fixes(
                           "the segment's files out of the partition directory before the "
                           "broker starts")  # fmt: skip
         if f.offset is None:  # the count of findings left out
-            out.append(dataclasses.replace(f, fix=f.fix if rule.new_base is not None else None))
+            out.append(f._replace(fix=f.fix if rule.new_base is not None else None))
             continue
         what = (
             f"kdump recover renames its files to {rule.new_base} and rebuilds its indexes"
@@ -327,8 +325,7 @@ def _below_base_fixes(
             else rule.why_not
         )
         out.append(
-            dataclasses.replace(
-                f,
+            f._replace(
                 message=f"{f.message}; {what}",
                 fix=f.fix if rule.new_base is not None else None,
             )

@@ -9,7 +9,7 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
@@ -53,7 +53,7 @@ class _NoFixSink(FindingSink):
     it again)."""
 
     def add(self, finding: Finding) -> None:
-        super().add(replace(finding, fix=None) if finding.fix else finding)
+        super().add(finding._replace(fix=None) if finding.fix else finding)
 
 
 def check_segment(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from kdump.checks.audit import AuditOptions, AuditSummary, Plan
+from kdump.checks.audit import AuditOptions, AuditSummary
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
@@ -37,12 +37,12 @@ from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
-from kdump.storage import ObjectStore
 from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 if TYPE_CHECKING:
-    from kdump.checks.verify_state import VerifyState
+    from kdump.checks.verify_state import Plan, VerifyState
+    from kdump.storage import ObjectStore
 
 __all__ = [
     "VerifyOptions",
@@ -187,7 +187,7 @@ def verify_paths(
     found = discover(paths, store, OpenOptions(verify=options, reading=reading))
     logs = found.partitions
     run = _Run(logs, options, reading, audit or AuditOptions(), started)
-    progress.total(sum(s.log_size for s in run.plan.walk))
+    progress.total(sum(s.log_size for s in run.walk_list))
     try:
         run.walk(jobs, progress)
     finally:
@@ -227,12 +227,16 @@ class _Run:
         segments = [s for log in logs for s in segments_to_check(log)]
         self.state: VerifyState | None = None
         self.summary = AuditSummary(asked=audit.state is not None or audit.budget_ms is not None)
-        self.plan = Plan(segments)
+        self.walk_list = segments
+        """The segments to walk, in order: all of them, or the state's plan's."""
+        self.changed: dict[int, Finding] = {}
+        """Findings on segments changed in place since the state saw them, by ``id``."""
+        self.plan: Plan | None = None
         self.done: set[int] = set()
         if audit.state is not None:
             self._plan_from_state(audit, segments)
         self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
-        self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
+        self.summary.cache_warning = _cache_blindness(self.walk_list, reading)
 
     def _plan_from_state(self, audit: AuditOptions, segments: list[LogSegment]) -> None:
         """The state file's plan: what it lets the run reuse is handed to its partitions now."""
@@ -242,8 +246,9 @@ class _Run:
         assert audit.state is not None
         self.state = VerifyState.load(audit.state)
         self.summary.state_warning = self.state.warning
-        self.plan = self.state.plan(segments, audit.recheck_fraction, policy=self.reading)
-        for segment, known in self.plan.reuse:
+        plan = self.plan = self.state.plan(segments, audit.recheck_fraction, policy=self.reading)
+        self.walk_list, self.changed = plan.walk, plan.changed
+        for segment, known in plan.reuse:
             reused = reused_result(segment, known, self.options.max_findings_per_code)
             self.owner[id(segment)].take_result(segment, reused)
             self.done.add(id(segment))
@@ -259,14 +264,14 @@ class _Run:
         local = all(log.storage.local_path is not None for log in self.owner.values())
         outcomes = map_ordered(
             partial(_check, options=self.options),
-            self.plan.walk,
+            self.walk_list,
             jobs,
             weight=_log_bytes,
             threads=local and not self.options.deep,
         )
         now_ms = int(time.time() * 1000)
         try:
-            for n, segment in enumerate(self.plan.walk):
+            for n, segment in enumerate(self.walk_list):
                 if n and self.deadline is not None and time.monotonic() >= self.deadline:
                     return
                 self._take(segment, next(outcomes), now_ms)
@@ -277,7 +282,7 @@ class _Run:
                 close()  # workers stop: nothing more is taken
 
     def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
-        changed = self.plan.changed.get(id(segment))
+        changed = self.changed.get(id(segment))
         if changed is not None:
             outcome.sink.add(changed)
         self.owner[id(segment)].take_result(segment, outcome)
@@ -291,7 +296,7 @@ class _Run:
         """What a run stopped early (a budget, an interruption) left unread: each partition
         is reported as the segments read (as when segment files are named), and the state,
         saved, says where it stopped."""
-        unread = [s for s in self.plan.walk if id(s) not in self.done]
+        unread = [s for s in self.walk_list if id(s) not in self.done]
         if unread:
             self.summary.partial = True
             self.summary.stopped_at = unread[0].log_path
@@ -299,7 +304,7 @@ class _Run:
             log.only = frozenset(
                 s.base_offset for s in segments_to_check(log) if id(s) in self.done
             )
-        if self.state is None:
+        if self.state is None or self.plan is None:
             return
         for segment in unread:
             self.summary.saw(self.state.last_verified(segment))

@@ -24,14 +24,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kdump.checks.audit import (
     DEFAULT_RECHECK_FRACTION,
     RECHECK_DAYS,
     AuditOptions,
     AuditSummary,
-    Plan,
 )
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import FirstBatch, LogScan
@@ -219,6 +218,17 @@ def key_of(segment: LogSegment) -> str | None:
     if directory is None or LOG_SUFFIX not in segment.files:
         return None
     return os.path.realpath(os.path.join(directory, segment.files[LOG_SUFFIX]))
+
+
+class Plan(NamedTuple):
+    """Which segments a run walks, and what it reuses."""
+
+    walk: list[LogSegment]
+    reuse: list[tuple[LogSegment, Verified]]
+    changed: dict[int, Finding]
+    """Findings on segments changed in place, by ``id`` of the segment."""
+    rechecks: frozenset[int] = frozenset()
+    """The segments of ``walk`` read again though unchanged (by ``id``)."""
 
 
 class VerifyState:

@@ -153,9 +153,8 @@ def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:
         end = partition_end(log, directory in cut)
         if end is None:
             continue
-        log_dir = (
-            log.log_dir.storage.local_path if log.log_dir is not None else None
-        ) or directory.parent
+        holder = log.log_dir.storage.local_path if log.log_dir is not None else None
+        log_dir = directory.parent if holder is None else Path(holder)
         by_log_dir.setdefault(log_dir, []).append(end)
         deletions = list(snapshot_changes(end))
         if deletions:

@@ -22,8 +22,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump import speedups
 
@@ -33,8 +32,7 @@ if TYPE_CHECKING:
 PAGE = mmap.PAGESIZE
 
 
-@dataclass(frozen=True)
-class ReadPolicy:
+class ReadPolicy(NamedTuple):
     """What reading a local file may cost the broker beside it.
 
     ``keep_cache``: leave what was read in the page cache (--keep-cache; every command but
@@ -43,7 +41,7 @@ class ReadPolicy:
 
     keep_cache: bool = True
     max_io_rate: int | None = None
-    throttle: RateLimit | None = field(default=None, compare=False, repr=False)
+    throttle: RateLimit | None = None
 
     @classmethod
     def live(cls, keep_cache: bool = False, max_io_rate: int | None = None) -> ReadPolicy:
