@@ -1032,6 +1032,7 @@ static PyTypeObject *CrcShareType; /* made from share_spec when the module loads
 typedef struct {
     Py_ssize_t n, transactional, delete_horizon, producer_batches, failed_crcs;
     int64_t least_max_timestamp, greatest_max_timestamp;
+    int64_t records; /* the batches' records_count summed (verify's records without --deep) */
     int plain; /* each batch after the first follows the one before: its base offset the
                   last offset before plus one, its epoch the same, its last offset not
                   below its base */
@@ -1055,8 +1056,9 @@ typedef struct {
  * epoch `prev_epoch`. */
 static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t epoch,
                              int64_t attributes, int64_t max_ts, int64_t producer_id,
-                             int64_t prev_last, int64_t prev_epoch)
+                             int64_t records, int64_t prev_last, int64_t prev_epoch)
 {
+    f->records += records > 0 ? records : 0; /* a count below 0 holds none */
     f->transactional += (attributes & TRANSACTIONAL_OR_CONTROL) != 0;
     f->delete_horizon += (attributes & DELETE_HORIZON_BIT) != 0;
     f->producer_batches += producer_id >= 0;
@@ -1068,7 +1070,7 @@ static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t ep
     f->n++;
 }
 
-static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 1};
+static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 0, 1};
 
 static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
 static char *spare_columns;          /* a freed run's block (the GIL guards it) */
@@ -1102,11 +1104,11 @@ static void columns_count(RunColumns *c, const int64_t *cols, Py_ssize_t stride,
 {
     const int64_t *bases = cols + stride, *lasts = cols + 2 * stride, *epochs = cols + 4 * stride,
                   *attributes = cols + 7 * stride, *max_ts = cols + 10 * stride,
-                  *producer_ids = cols + 11 * stride;
+                  *producer_ids = cols + 11 * stride, *counts = cols + 14 * stride;
     c->facts = NO_FACTS;
     for (Py_ssize_t i = 0; i < n; i++)
         facts_add(&c->facts, bases[i], lasts[i], epochs[i], attributes[i], max_ts[i],
-                  producer_ids[i], i ? lasts[i - 1] : 0, i ? epochs[i - 1] : 0);
+                  producer_ids[i], counts[i], i ? lasts[i - 1] : 0, i ? epochs[i - 1] : 0);
     c->facts.failed_crcs = failed_crcs;
 }
 
@@ -1116,17 +1118,17 @@ static PyObject *columns_facts(RunColumns *c, void *closure)
     const RunFacts *f = &c->facts;
     if (f->n == 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(LLnnnNn)", (long long)f->least_max_timestamp,
+    return Py_BuildValue("(LLnnnNnL)", (long long)f->least_max_timestamp,
                          (long long)f->greatest_max_timestamp, f->transactional,
                          f->delete_horizon, f->producer_batches, PyBool_FromLong(f->plain),
-                         f->failed_crcs);
+                         f->failed_crcs, (long long)f->records);
 }
 
 static PyGetSetDef columns_getset[] = {
     {"facts", (getter)columns_facts, NULL,
      "(least max timestamp, greatest max timestamp, transactional or control batches, "
-     "batches with a delete horizon, batches with a producer id, plain, failed CRCs) of the "
-     "run's batches (kdump.format.walk.RunFacts); None for none",
+     "batches with a delete horizon, batches with a producer id, plain, failed CRCs, records "
+     "the headers count) of the run's batches (kdump.format.walk.RunFacts); None for none",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1299,7 +1301,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         row[14 * stride] = h.records_count;
         row[15 * stride] = -1;
         facts_add(&facts, h.base_offset, row[2 * stride], h.partition_leader_epoch, h.attributes,
-                  h.max_timestamp, h.producer_id, prev_last, prev_epoch);
+                  h.max_timestamp, h.producer_id, h.records_count, prev_last, prev_epoch);
         prev_last = row[2 * stride], prev_epoch = h.partition_leader_epoch;
         pos += size;
         n++;

@@ -140,6 +140,9 @@ class LogScan:
     """The last offset before ``first_invalid`` (None: no whole batch before it): where the log
     ends once recovery cuts it there."""
     records: int = 0
+    """Decoded with --deep; without, as the headers count them (``BatchRun.header_records``)."""
+    wrappers_not_counted: int = 0
+    """Compressed v0/v1 wrappers whose records were not counted (only --deep decompresses)."""
     gaps: int = 0
     legacy_batches: int = 0
     transactional_batches: int = 0
@@ -318,6 +321,9 @@ def scan_log(
         else:
             for i in flags.flagged:
                 _attend(st, run, i, carried, epoch)
+            counted, wrappers = run.header_records()
+            scan.records += counted
+            scan.wrappers_not_counted += wrappers
         scan.gaps += flags.gaps
         st.first_gap = st.first_gap or flags.first_gap
         scan.take(run)

@@ -32,7 +32,10 @@ class PartitionSummary:
 
     facts: dict[str, Any]
     batches: int = 0
-    records: int | None = None
+    records: int = 0
+    """Decoded with --deep, else as the batches' headers count them."""
+    wrappers_not_counted: int = 0
+    """Compressed v0/v1 wrappers whose records were not counted (without --deep)."""
     first_offset: int | None = None
     last_offset: int | None = None
     first_timestamp: int | None = None
@@ -169,7 +172,8 @@ def _summarise(
 ) -> PartitionSummary:
     s = PartitionSummary(log.facts())
     s.batches = sum(x.batches for x in ordered)
-    s.records = sum(x.records for x in ordered) if log.options.deep else None
+    s.records = sum(x.records for x in ordered)
+    s.wrappers_not_counted = sum(x.wrappers_not_counted for x in ordered)
     with_data = [x for x in ordered if x.batches]
     if with_data:
         s.first_offset = with_data[0].first_offset
