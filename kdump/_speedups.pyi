@@ -31,7 +31,7 @@ class RunColumns:
     def __len__(self) -> int:
         """Its size in bytes."""
     @property
-    def facts(self) -> tuple[int, int, int, int, int, bool, int] | None:
+    def facts(self) -> tuple[int, int, int, int, int, bool, int, int] | None:
         """(least max timestamp, greatest max timestamp, transactional or control batches,
         batches with a delete horizon, batches with a producer id, plain, failed CRCs) of the
         run's batches (kdump.format.walk.RunFacts); None for none."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.errors import InputError
@@ -44,16 +43,16 @@ MAX_DEPTH = 6
 """How deep below a named folder partitions and log dirs are looked for."""
 
 
-@dataclass
 class Found:
     """What the paths hold: log dirs with their partitions, partitions named on their own (or
     found outside any log dir), and the paths that could not be read."""
 
-    log_dirs: list[LogDir] = field(default_factory=list)
-    owned: list[UnifiedLog] = field(default_factory=list)
-    """The partitions of ``log_dirs``, log dir by log dir (each points back to its own)."""
-    loose: list[UnifiedLog] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.log_dirs: list[LogDir] = []
+        self.owned: list[UnifiedLog] = []
+        """The partitions of ``log_dirs``, log dir by log dir (each points back to its own)."""
+        self.loose: list[UnifiedLog] = []
+        self.errors: list[InputError] = []
 
     @property
     def partitions(self) -> list[UnifiedLog]:

@@ -19,8 +19,6 @@ verify says it, and ``kdump recover`` does it (each deleted file kept as a backu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kdump.format.names import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -34,15 +32,15 @@ from kdump.format.names import (
 from kdump.storage.base import Storage
 
 
-@dataclass
 class Settlement:
     """What LogLoader does to a partition's leftover files at startup: the names it deletes,
     each with why, and the ``.swap`` files it renames (old name, new name), in that order."""
 
-    deleted: list[tuple[str, str]] = field(default_factory=list)
-    renamed: list[tuple[str, str]] = field(default_factory=list)
-    swapped: tuple[int, int] | None = None
-    """The offsets the completed swaps cover (first, next): segments there are replaced."""
+    def __init__(self) -> None:
+        self.deleted: list[tuple[str, str]] = []
+        self.renamed: list[tuple[str, str]] = []
+        self.swapped: tuple[int, int] | None = None
+        """The offsets the completed swaps cover (first, next): segments there are replaced."""
 
     def __bool__(self) -> bool:
         return bool(self.deleted or self.renamed)

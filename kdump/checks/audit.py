@@ -4,7 +4,6 @@ state file itself (kdump.checks.verify_state) is read only by a run given one.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 RECHECK_DAYS = 30
@@ -22,23 +21,25 @@ class AuditOptions(NamedTuple):
     budget_ms: int | None = None
 
 
-@dataclass
 class AuditSummary:
-    """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``)."""
+    """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``). A plain class
+    (every verify builds it: a dataclass costs start-up to define, issue 45)."""
 
-    bytes_verified: int = 0
-    bytes_unchanged_skipped: int = 0
-    oldest_verified_ms: int | None = None
-    """The oldest last-verified time of any segment of the run (None: none verified yet)."""
-    partial: bool = False
-    """A budget or an interruption stopped the run before every segment was read."""
-    stopped_at: str | None = None
-    """The first segment left unread."""
-    state_warning: str | None = None
-    cache_warning: str | None = None
-    """Why pages read were left in the page cache although the run was to drop them."""
-    asked: bool = False
-    """The run was given --state or --budget (--prom then carries these figures too)."""
+    def __init__(self, asked: bool = False) -> None:
+        self.bytes_verified = 0
+        self.bytes_unchanged_skipped = 0
+        self.oldest_verified_ms: int | None = None
+        """The oldest last-verified time of any segment of the run (None: none verified
+        yet)."""
+        self.partial = False
+        """A budget or an interruption stopped the run before every segment was read."""
+        self.stopped_at: str | None = None
+        """The first segment left unread."""
+        self.state_warning: str | None = None
+        self.cache_warning: str | None = None
+        """Why pages read were left in the page cache although the run was to drop them."""
+        self.asked = asked
+        """The run was given --state or --budget (--prom then carries these figures too)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

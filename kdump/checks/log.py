@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from kdump import speedups
@@ -113,54 +112,83 @@ class RunConsumer(Protocol):
     def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None: ...
 
 
-@dataclass
 class LogScan:
     """What one pass over a .log learned: totals and the first and last of what matters, never
     a value per batch (memory stays flat whatever the number of batches), and what the index
-    checks gathered (``gather``)."""
+    checks gathered (``gather``).
 
-    path: str
-    base_offset: int
-    size: int
-    batches: int = 0
-    first_offset: int | None = None
-    """The first batch's base offset."""
-    last_offset: int | None = None
-    """The last batch's last offset."""
-    min_timestamp: int = NO_TIMESTAMP
-    """The smallest batch max timestamp (the segment's first, as verify's summary shows it)."""
-    max_timestamp: int = NO_TIMESTAMP
-    valid_bytes: int = 0
-    """End of the last whole batch: where iteration stopped."""
-    first_invalid: int | None = None
-    """Position of the first batch the broker's recovery would truncate at."""
-    epoch_starts: list[tuple[int, int]] = field(default_factory=list)
-    """(partition leader epoch, first offset) wherever the epoch changes between batches."""
-    recovered_last_offset: int | None = None
-    """The last offset before ``first_invalid`` (None: no whole batch before it): where the log
-    ends once recovery cuts it there."""
-    records: int = 0
-    """Decoded with --deep; without, as the headers count them (``BatchRun.header_records``)."""
-    wrappers_not_counted: int = 0
-    """Compressed v0/v1 wrappers whose records were not counted (only --deep decompresses)."""
-    gaps: int = 0
-    legacy_batches: int = 0
-    transactional_batches: int = 0
-    """Transactional data and control batches: a producer state replay has work only here."""
-    delete_horizon_batches: int = 0
-    """Batches carrying a delete horizon: the cleaner rewrote them."""
-    first_batch: FirstBatch | None = None
-    max_timestamp_after_first: int = NO_TIMESTAMP
-    """The largest batch max timestamp of every batch but the first."""
-    index_end_position: int = -1
-    """The position of the offset index's last written entry (-1: none)."""
-    max_timestamp_to_index_end: int = NO_TIMESTAMP
-    """The largest batch max timestamp of the batches at or before ``index_end_position``."""
-    last_position: int = -1
-    """Where the last batch starts (-1: no batch)."""
-    stop: Stop | None = field(default=None, compare=False)
-    """Why the walk ended (the end of the file, or damage)."""
-    gather: IndexGather | None = field(default=None, compare=False)
+    A plain class, not a dataclass: every command that reads a log builds this module, and a
+    dataclass of this many fields costs more start-up to define than the walk of a small
+    partition (issue 45). ``FACTS`` names what a state file keeps (kdump.checks.verify_state);
+    two scans are equal when their facts but ``stop`` are."""
+
+    FACTS = (
+        "path", "base_offset", "size", "batches", "first_offset", "last_offset",
+        "min_timestamp", "max_timestamp", "valid_bytes", "first_invalid", "epoch_starts",
+        "recovered_last_offset", "records", "wrappers_not_counted", "gaps", "legacy_batches",
+        "transactional_batches", "delete_horizon_batches", "first_batch",
+        "max_timestamp_after_first", "index_end_position", "max_timestamp_to_index_end",
+        "last_position", "stop",
+    )  # fmt: skip
+    __slots__ = (*FACTS, "gather")
+
+    def __init__(
+        self, path: str, base_offset: int, size: int, gather: IndexGather | None = None
+    ) -> None:
+        self.path, self.base_offset, self.size = path, base_offset, size
+        self.batches = 0
+        self.first_offset: int | None = None
+        """The first batch's base offset."""
+        self.last_offset: int | None = None
+        """The last batch's last offset."""
+        self.min_timestamp = NO_TIMESTAMP
+        """The smallest batch max timestamp (the segment's first, as verify's summary shows
+        it)."""
+        self.max_timestamp = NO_TIMESTAMP
+        self.valid_bytes = 0
+        """End of the last whole batch: where iteration stopped."""
+        self.first_invalid: int | None = None
+        """Position of the first batch the broker's recovery would truncate at."""
+        self.epoch_starts: list[tuple[int, int]] = []
+        """(partition leader epoch, first offset) wherever the epoch changes between batches."""
+        self.recovered_last_offset: int | None = None
+        """The last offset before ``first_invalid`` (None: no whole batch before it): where the
+        log ends once recovery cuts it there."""
+        self.records = 0
+        """Decoded with --deep; without, as the headers count them (``header_records``)."""
+        self.wrappers_not_counted = 0
+        """Compressed v0/v1 wrappers whose records were not counted (only --deep
+        decompresses)."""
+        self.gaps = 0
+        self.legacy_batches = 0
+        self.transactional_batches = 0
+        """Transactional data and control batches: a producer state replay has work only
+        here."""
+        self.delete_horizon_batches = 0
+        """Batches carrying a delete horizon: the cleaner rewrote them."""
+        self.first_batch: FirstBatch | None = None
+        self.max_timestamp_after_first = NO_TIMESTAMP
+        """The largest batch max timestamp of every batch but the first."""
+        self.index_end_position = -1
+        """The position of the offset index's last written entry (-1: none)."""
+        self.max_timestamp_to_index_end = NO_TIMESTAMP
+        """The largest batch max timestamp of the batches at or before
+        ``index_end_position``."""
+        self.last_position = -1
+        """Where the last batch starts (-1: no batch)."""
+        self.stop: Stop | None = None
+        """Why the walk ended (the end of the file, or damage)."""
+        self.gather = gather
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogScan):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.FACTS if n != "stop")
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass's
+
+    def __repr__(self) -> str:
+        return f"LogScan({self.path!r}, base_offset={self.base_offset}, batches={self.batches})"
 
     def take(self, run: BatchRun) -> None:
         """Count a run of the walk in the totals, and feed the index gather."""

@@ -3,9 +3,7 @@ walks), then what holds across segments and the partition's other files."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
@@ -25,27 +23,42 @@ from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 
 
-@dataclass
 class PartitionSummary:
     """A partition's line in verify's output: the opened partition's facts (the same keys in
-    every JSON output: ``UnifiedLog.facts``), then what verify's walk counted."""
+    every JSON output: ``UnifiedLog.facts``), then what verify's walk counted (``COUNTS``, in
+    the output's order). Plain classes, not dataclasses, on verify's path: a dataclass costs
+    start-up to define (issue 45)."""
 
-    facts: dict[str, Any]
-    batches: int = 0
-    records: int = 0
-    """Decoded with --deep, else as the batches' headers count them."""
-    wrappers_not_counted: int = 0
-    """Compressed v0/v1 wrappers whose records were not counted (without --deep)."""
-    first_offset: int | None = None
-    last_offset: int | None = None
-    first_timestamp: int | None = None
-    last_timestamp: int | None = None
-    errors: int = 0
-    warnings: int = 0
-    infos: int = 0
-    startup: list[str] = field(default_factory=list)
-    kept_records: int = 0
-    """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
+    COUNTS = (
+        "batches", "records", "wrappers_not_counted", "first_offset", "last_offset",
+        "first_timestamp", "last_timestamp", "errors", "warnings", "infos", "startup",
+        "kept_records",
+    )  # fmt: skip
+
+    def __init__(self, facts: dict[str, Any]) -> None:
+        self.facts = facts
+        self.batches = 0
+        self.records = 0
+        """Decoded with --deep, else as the batches' headers count them."""
+        self.wrappers_not_counted = 0
+        """Compressed v0/v1 wrappers whose records were not counted (without --deep)."""
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+        self.first_timestamp: int | None = None
+        self.last_timestamp: int | None = None
+        self.errors = 0
+        self.warnings = 0
+        self.infos = 0
+        self.startup: list[str] = []
+        self.kept_records = 0
+        """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionSummary):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def path(self) -> str:
@@ -81,20 +94,27 @@ class PartitionSummary:
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.facts)
-        out.update((k, v) for k, v in dataclasses.asdict(self).items() if k != "facts")
+        out.update((k, getattr(self, k)) for k in self.COUNTS)
+        out["startup"] = list(self.startup)
         return out
 
 
-@dataclass
 class PartitionResult:
     """What verify found in one partition: its findings and its summary."""
 
-    path: str
-    findings: list[Finding]
-    summary: PartitionSummary
-    spans: list[tuple[int, int, int]] = field(default_factory=list, compare=False)
-    """(base offset, first offset, last offset) of each segment read, in order: what the
-    checks across a partition's remote and local segments compare (not in the output)."""
+    def __init__(self, path: str, findings: list[Finding], summary: PartitionSummary) -> None:
+        self.path, self.findings, self.summary = path, findings, summary
+        self.spans: list[tuple[int, int, int]] = []
+        """(base offset, first offset, last offset) of each segment read, in order: what the
+        checks across a partition's remote and local segments compare (not in the output)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionResult):
+            return NotImplemented
+        mine = (self.path, self.findings, self.summary)
+        return mine == (other.path, other.findings, other.summary)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -9,8 +9,6 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
@@ -24,16 +22,26 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.segment import LogSegment
 
 
-@dataclass
 class SegmentResult:
     """What one segment's walk found: its facts (``scan``: None when it has no ``.log`` or could
-    not be read) and verify's findings on it."""
+    not be read) and verify's findings on it. (Plain classes, not dataclasses, on verify's
+    path: a dataclass costs start-up to define, issue 45.)"""
 
-    base_offset: int
-    slot: int
-    scan: LogScan | None
-    sink: FindingSink
-    unread: bool = False
+    __slots__ = ("base_offset", "scan", "sink", "slot", "unread")
+
+    def __init__(
+        self,
+        base_offset: int,
+        slot: int,
+        scan: LogScan | None,
+        sink: FindingSink,
+        unread: bool = False,
+    ) -> None:
+        self.base_offset, self.slot, self.scan, self.sink = base_offset, slot, scan, sink
+        self.unread = unread
+
+    def __repr__(self) -> str:
+        return f"SegmentResult({self.base_offset}, slot={self.slot}, unread={self.unread})"
 
     @property
     def findings(self) -> list[Finding]:

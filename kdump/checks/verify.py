@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -55,15 +54,31 @@ __all__ = [
 ]
 
 
-@dataclass
 class VerifyResult:
-    partitions: list[PartitionResult] = field(default_factory=list)
-    log_dir_findings: list[Finding] = field(default_factory=list)
-    unreadable: list[InputError] = field(default_factory=list)
-    """Paths named that could not be read: the rest is reported all the same."""
-    audit: AuditSummary = field(default_factory=AuditSummary, compare=False)
-    """What the run read, skipped as unchanged, and whether it stopped early (how the run
-    went, not its verdict: two runs that find the same are equal)."""
+    """What a run found: each partition's result, the log dirs' own findings, the paths it
+    could not read; equal to another's that found the same (``audit`` says how the run went,
+    not its verdict)."""
+
+    def __init__(
+        self,
+        partitions: list[PartitionResult] | None = None,
+        log_dir_findings: list[Finding] | None = None,
+        unreadable: list[InputError] | None = None,
+    ) -> None:
+        self.partitions = partitions or []
+        self.log_dir_findings = log_dir_findings or []
+        self.unreadable = unreadable or []
+        """Paths named that could not be read: the rest is reported all the same."""
+        self.audit = AuditSummary()
+        """What the run read, skipped as unchanged, and whether it stopped early."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, VerifyResult):
+            return NotImplemented
+        mine = (self.partitions, self.log_dir_findings, self.unreadable)
+        return mine == (other.partitions, other.log_dir_findings, other.unreadable)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def findings(self) -> list[Finding]:

@@ -21,7 +21,7 @@ import math
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -157,7 +157,7 @@ class Verified:
         return [Finding.from_dict(f) for f in self.findings]
 
 
-_SCAN_FIELDS = tuple(f.name for f in fields(LogScan) if f.name not in ("gather",))
+_SCAN_FIELDS = LogScan.FACTS
 _SCAN_FIELD_SET = frozenset(_SCAN_FIELDS)
 _STRUCTURED = frozenset({"path", "epoch_starts", "first_batch", "stop"})
 _NUMBERS = tuple(name for name in _SCAN_FIELDS if name not in _STRUCTURED)
@@ -180,7 +180,9 @@ def restore_scan(facts: dict[str, Any], path: str) -> LogScan:
     ``path`` now."""
     d = dict(facts)
     first, stop = d.pop("first_batch"), d.pop("stop")
-    scan = LogScan(**{**d, "path": path})
+    scan = LogScan(path, d["base_offset"], d["size"])
+    for name in _NUMBERS:
+        setattr(scan, name, d[name])
     scan.epoch_starts = [(e, o) for e, o in d["epoch_starts"]]
     scan.first_batch = None if first is None else FirstBatch(*first)
     scan.stop = None if stop is None else Stop(StopReason(stop[0]), stop[1], stop[2])

@@ -103,7 +103,7 @@ def index_layers(
         )
         if value is not None
     ]
-    return dataclasses.replace(layers, options=(*layers.options, *given))
+    return layers._replace(options=(*layers.options, *given))
 
 
 def write_options(f: F) -> F:
