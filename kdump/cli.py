@@ -24,8 +24,8 @@ gc.set_threshold(10_000, 50, 1_000)
 import click
 
 from kdump import __version__
-from kdump.commands import COMMANDS
-from kdump.commands.dump import dump_options, run_files
+from kdump.commands import COMMANDS, RUN_FILES
+from kdump.commands.dump_options import dump_options
 from kdump.commands.options import dump_jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
@@ -62,8 +62,7 @@ class _Commands(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
-        module, attribute = target.split(":")
-        command = getattr(importlib.import_module(module), attribute)
+        command = _entry(target)
         if _RUN["freeze"]:
             gc.freeze()  # the imports' objects: never garbage, never walked again
         assert isinstance(command, click.Command)
@@ -78,6 +77,12 @@ class _Commands(click.Group):
         # click suggests from the commands it holds, none here (each is imported when asked for)
         hint = did_you_mean(name, self.list_commands(ctx))
         raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+
+
+def _entry(target: str) -> Any:
+    """What a "module:attribute" entry of kdump.commands names, its module imported now."""
+    module, attribute = target.split(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -126,6 +131,7 @@ def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw:
     if files is None:
         click.echo(ctx.get_help())
         ctx.exit(ExitCode.BAD_INPUT)
+    run_files = _entry(RUN_FILES)
     ctx.exit(run_files([p for p in files.split(",") if p], kw, jobs))
 
 

@@ -60,13 +60,13 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Settlement, settle
-from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
 
 if TYPE_CHECKING:
+    from kdump.loss import CutLoss
     from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
@@ -648,22 +648,20 @@ class UnifiedLog:
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:
         """What each of ``kept_logs`` holds (by name), and what of it is whole and valid."""
+        kept_logs = self.kept_logs
+        if not kept_logs:
+            return {}
+        # what a cut removes is counted only where a recover kept some (its module likewise)
+        from kdump.loss import cut_loss
+
         out = {}
-        for kept in self.kept_logs:
+        for kept in kept_logs:
             log = self.storage.open_log(kept.name)
             try:
                 out[kept.name] = cut_loss(log.buf, 0, log.path)
             finally:
                 log.close()
         return out
-
-    @property
-    def kept_salvageable(self) -> OffsetSpan:
-        """The whole, valid batches in ``kept_logs``: what ``kdump salvage`` gets back."""
-        span = OffsetSpan()
-        for loss in self.kept_losses.values():
-            span.merge(loss.salvageable)
-        return span
 
     def dump_files(self) -> list[StoredFile]:
         """The files ``kdump dump`` dumps of this partition, in name order: its segment files,

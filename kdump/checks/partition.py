@@ -4,7 +4,7 @@ walks), then what holds across segments and the partition's other files."""
 from __future__ import annotations
 
 import os
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
@@ -15,12 +15,19 @@ from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
-from kdump.format.names import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, leftover_pid
+from kdump.format.names import (
+    LEADER_EPOCH_CHECKPOINT,
+    PARTITION_METADATA,
+    kept_what,
+    leftover_pid,
+)
 from kdump.lock import process_alive
-from kdump.loss import CutLoss, kept_what
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.loss import CutLoss
 
 
 class PartitionSummary:
@@ -207,7 +214,7 @@ def _summarise(
         s.count(f)
     if not log.tiered:
         s.startup = _startup(log, findings)
-        s.kept_records = log.kept_salvageable.records
+        s.kept_records = sum(loss.salvageable.records for loss in log.kept_losses.values())
     return s
 
 

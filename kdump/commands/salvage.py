@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 
 from kdump.errors import ExitCode
-from kdump.format.names import parse_kept_log
-from kdump.loss import kept_what
+from kdump.format.names import kept_what, parse_kept_log
 from kdump.render.repair import leftover_lines
 from kdump.repair.apply import refuse_side_dir
 from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
