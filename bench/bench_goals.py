@@ -277,8 +277,8 @@ def main() -> int:
             samples.relative(row, tree_name, CLICK)
     print(
         f"{os.cpu_count()} CPUs, load average (1 min) {min(load):.1f}-{max(load):.1f} over the "
-        f"run; {args.runs} round(s); medians (best); start-ups as ratios to the median import click; hot paths: the limit over the kdump run less "
-        "its start-up"
+        f"run; {args.runs} round(s); medians (best); start-ups as ratios to the median "
+        "import click; hot paths: the limit over the kdump run less its start-up"
     )
     header = ["job", *trees, "goal"]
     print("| " + " | ".join(header) + " |")

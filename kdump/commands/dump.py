@@ -20,49 +20,70 @@ from kdump.commands.options import (
     store_options,
 )
 from kdump.commands.output import Output, pipe_safe
-from kdump.errors import ExitCode, InputError
+from kdump.errors import DecoderLoadError, ExitCode, InputError
+from kdump.format.names import DUMPED_SUFFIXES
+from kdump.releases import Release
+from kdump.render.describe import default_decoder
+from kdump.render.dumplog import (
+    ERR,
+    Chunk,
+    DumpOptions,
+    DumpProblems,
+    Line,
+    dump_files,
+    stored_file,
+)
 from kdump.render.progress import progress, show_progress
+from kdump.storage import is_url
 
 if TYPE_CHECKING:
+    from kdump.format.internal import NamedParser
     from kdump.render.describe import Decoder
-    from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, Line
     from kdump.storage import ObjectStore
     from kdump.storage.base import StoredFile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
-    from kdump.decoders import load_decoder
-    from kdump.errors import DecoderLoadError
-    from kdump.render.describe import default_decoder
 
-    if value is None:
-        return default_decoder
-    try:
-        return load_decoder(value, schemas)
-    except DecoderLoadError as e:
-        raise click.BadParameter(str(e), param_hint=option) from None
+def _decoders(kw: dict[str, Any]) -> tuple[Decoder, Decoder]:
+    """The key and value decoders --key-decoder-class and friends name (Kafka's StringDecoder
+    without them): the decoders' module (schema registries, plugins) only where one is."""
+    if kw["key_decoder"] is None and kw["value_decoder"] is None:
+        return default_decoder, default_decoder
+    from kdump.decoders import SchemaSource, load_decoder
+
+    schemas = None
+    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
+        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
+    decoders = []
+    for name, option in (
+        ("key_decoder", "--key-decoder-class"),
+        ("value_decoder", "--value-decoder-class"),
+    ):
+        value = kw[name]
+        try:
+            decoders.append(default_decoder if value is None else load_decoder(value, schemas))
+        except DecoderLoadError as e:
+            raise click.BadParameter(str(e), param_hint=option) from None
+    return decoders[0], decoders[1]
+
+
+def _message_parser(kw: dict[str, Any], release: Release) -> NamedParser | None:
+    """The internal topic's parser --offsets-decoder and friends ask for (the first, in
+    DumpLogSegments' order of precedence): the internal topics' schemas only where asked."""
+    asked = [name for name, _ in DECODER_OPTIONS if kw[f"{name.replace('-', '_')}_decoder"]]
+    if not asked:
+        return None
+    from kdump.format.internal import message_parser
+
+    return message_parser(asked[0], release)
 
 
 def dump_settings(**kw: Any) -> DumpOptions:
     """The DumpOptions the options above describe."""
-    from kdump.decoders import SchemaSource
-    from kdump.format.internal import message_parser
-    from kdump.releases import Release
-    from kdump.render.dumplog import DumpOptions
-
     release = Release.parse(kw["kafka_release"])
-    parser = next(
-        (
-            message_parser(name, release)
-            for name, _ in DECODER_OPTIONS
-            if kw[f"{name.replace('-', '_')}_decoder"]
-        ),
-        None,
-    )
-    schemas = None
-    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
-        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
+    parser = _message_parser(kw, release)
+    key_decoder, value_decoder = _decoders(kw)
     decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
     return DumpOptions(
         print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
@@ -73,8 +94,8 @@ def dump_settings(**kw: Any) -> DumpOptions:
         max_bytes=kw["max_bytes"],
         max_batch_bytes=kw["max_batch_bytes"],
         skip_record_metadata=kw["skip_record_metadata"],
-        key_decoder=_decoder(kw["key_decoder"], "--key-decoder-class", schemas),
-        value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
+        key_decoder=key_decoder,
+        value_decoder=value_decoder,
         message_parser=parser,
         release=release,
         batch_filter=batch_filter(kw),
@@ -83,8 +104,6 @@ def dump_settings(**kw: Any) -> DumpOptions:
 
 def write_lines(lines: Iterator[Line | Chunk]) -> None:
     """The text dump on standard output and standard error, in the order produced."""
-    from kdump.render.dumplog import ERR, Chunk
-
     with pipe_safe():
         out = Output()
         for item in lines:
@@ -109,8 +128,6 @@ def dump_exit(problems: DumpProblems) -> int:
 
 def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
-    from kdump.render.dumplog import DumpProblems, dump_files
-
     problems = DumpProblems()
     write_lines(dump_files(paths, dump_settings(**kw), problems, jobs))
     return dump_exit(problems)
@@ -120,9 +137,6 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
     """The files the patterns name: files and objects, globs, and every Kafka file of the
     partitions under a folder or prefix (a partition, a log dir, a bucket)."""
     from kdump.discovery import discover
-    from kdump.format.names import DUMPED_SUFFIXES
-    from kdump.render.dumplog import stored_file
-    from kdump.storage import is_url
 
     files: list[StoredFile] = []
 
@@ -174,7 +188,6 @@ def dump(
     """Dump segment files (globs and partition directories welcome; URLs of objects or
     prefixes in object stores too, in tiered storage's layouts)."""
     store = object_store(kw)
-    from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_files_lines
 
     paths = _expand(files, store)

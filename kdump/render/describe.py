@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
@@ -51,16 +50,28 @@ def base64_decoder(data: bytes) -> str:
 Decoder = Callable[[bytes], str]
 
 
-@dataclass(frozen=True)
 class NamedDecoder:
     """A decoder loaded by name (schema-registry, ``module:function``, a plugin): JSON's
     ``key_encoding``/``value_encoding`` say that name."""
 
-    name: str
-    decode: Decoder
+    __slots__ = ("decode", "name")
+
+    def __init__(self, name: str, decode: Decoder) -> None:
+        self.name, self.decode = name, decode
 
     def __call__(self, data: bytes) -> str:
         return self.decode(data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NamedDecoder):
+            return NotImplemented
+        return (self.name, self.decode) == (other.name, other.decode)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.decode))
+
+    def __repr__(self) -> str:
+        return f"NamedDecoder({self.name!r})"
 
 
 UTF8, BASE64 = "utf8", "base64"

@@ -27,6 +27,7 @@ from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
+from kdump.render.dump_log import log_renderer, rendered
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
     OUT,
@@ -38,8 +39,6 @@ from kdump.render.dumplog import (
     dispatch,
     dumped,
     joined,
-    log_renderer,
-    rendered,
     stored_file,
 )
 from kdump.render.escape import escape_json_text
