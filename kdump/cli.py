@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -85,20 +86,30 @@ def _entry(target: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from pathlib import Path
+_VERSION = "kdump.version"
+"""ctx.meta's mark of --version, which the root command answers once every option is read
+(--timings with it, in either order)."""
 
+
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        ctx.meta[_VERSION] = True
+
+
+def _print_version(timings: bool) -> None:
     from kdump import speedups
 
-    where = Path(__file__).parent
+    where = os.path.dirname(os.path.abspath(__file__))
     click.echo(f"kdump, version {__version__}, from {where} (Python {sys.version.split()[0]})")
     click.echo(f"fast paths: {speedups.describe()}")
     hint = speedups.how_to_enable()
     if hint is not None:
         click.echo(f"to get them: {hint}")
-    ctx.exit(ExitCode.OK)
+    if timings:
+        from kdump.timings import lines
+
+        for line in lines():
+            click.echo(line)
 
 
 @click.group(
@@ -122,9 +133,19 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     callback=_version,
     help="Show the version, where kdump runs from and which fast paths (C, CRC-32C) run.",
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="With --version: measure start-up here (fresh processes, medians of 5), for a bug report.",
+)
 @click.pass_context
-def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw: Any) -> None:
+def cli(
+    ctx: click.Context, files: str | None, jobs: int, traceback: bool, timings: bool, **kw: Any
+) -> None:
     """Dump, verify and repair Apache Kafka log segments, without a JVM."""
+    if ctx.meta.get(_VERSION):
+        _print_version(timings)
+        ctx.exit(ExitCode.OK)
     _RUN["traceback"] = traceback
     if ctx.invoked_subcommand is not None:
         return

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from typing import Any
 
+from kdump.errors import DecodeError
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.java import java_string
@@ -48,6 +50,30 @@ def base64_decoder(data: bytes) -> str:
 
 
 Decoder = Callable[[bytes], str]
+
+
+class Decoded(str):
+    """A decoder's text, with the JSON value JSON Lines shows in its place."""
+
+    json: Any
+
+    def __new__(cls, text: str, value: Any) -> Decoded:
+        obj = super().__new__(cls, text)
+        obj.json = value
+        return obj
+
+
+def apply_decoder(decoder: Decoder, data: bytes, offset: int) -> str:
+    """The decoder's text for ``data``, or Kafka's skipping line when it cannot decode it."""
+    try:
+        return decoder(data)
+    except DecodeError as e:
+        return f"Error at offset {offset}, skipping. {e}"
+
+
+def json_of(text: str) -> Any:
+    """What JSON Lines shows for a decoded key or value: structured when the decoder says so."""
+    return text.json if isinstance(text, Decoded) else str(text)
 
 
 class NamedDecoder:

@@ -9,11 +9,9 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
-from kdump.decoders import apply_decoder
 from kdump.errors import InputError
 from kdump.format.batch import Batch
 from kdump.format.filters import BatchFilter
-from kdump.format.internal import content_text, decode_control_record
 from kdump.format.layout import INT32_MAX
 from kdump.format.names import BOOTSTRAP_CHECKPOINT, CHECKPOINT_SUFFIX
 from kdump.format.records import (
@@ -26,6 +24,7 @@ from kdump.format.records import (
 )
 from kdump.format.walk import LogWalk, StopReason
 from kdump.render import runs
+from kdump.render.describe import apply_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.lines import (
     OUT,
@@ -120,6 +119,9 @@ def _control_text(record: Record) -> str:
         marker = end_transaction_marker(record)
         epoch = "?" if marker is None else marker.coordinator_epoch
         return f" endTxnMarker: {key.type_name} coordinatorEpoch: {epoch}"
+    # KRaft's control records only (a metadata log): the schemas' module where they are
+    from kdump.format.internal import decode_control_record
+
     decoded = decode_control_record(key.type, record)
     if decoded is not None:
         return decoded.text()
@@ -143,11 +145,7 @@ def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
 def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str | None]:
     """The key and payload texts (None: not printed): the message parser's, or the decoders'."""
     if opts.message_parser is not None:
-        key, value = opts.message_parser(record)
-        return (
-            None if key is None else content_text(key),
-            None if value is None else content_text(value),
-        )
+        return opts.message_parser.texts(record)
     return (
         None if record.key is None else apply_decoder(opts.key_decoder, record.key, record.offset),
         None
