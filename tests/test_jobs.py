@@ -17,7 +17,7 @@ import pytest
 from clirun import run_kdump
 from conftest import CORRUPT, FIXTURES, ORACLE
 
-from kdump import parallel
+from kdump import forked, parallel
 from kdump.checks.options import VerifyOptions
 from kdump.checks.verify import verify_paths
 from kdump.errors import KdumpError
@@ -263,16 +263,16 @@ def test_a_workers_results_travel_in_few_messages() -> None:
     import queue as thread_queue
 
     sent: thread_queue.Queue[tuple[int, str, bytes]] = thread_queue.Queue()
-    message = parallel._Message(sent, 7)
+    message = forked._Message(sent, 7)
     results = [{"offset": n, "key": f"k{n}"} for n in range(20_000)]
     for result in results:
         message.add(result)
-    message.send(parallel._DONE)
+    message.send(forked._DONE)
     messages = [sent.get_nowait() for _ in range(sent.qsize())]
     assert 1 <= len(messages) <= 4
     assert {index for index, _, _ in messages} == {7}
-    assert [kind for _, kind, _ in messages][-1] == parallel._DONE
-    assert [r for _, _, data in messages for r in parallel._unpickled(data)] == results
+    assert [kind for _, kind, _ in messages][-1] == forked._DONE
+    assert [r for _, _, data in messages for r in forked._unpickled(data)] == results
 
 
 @pytest.mark.parametrize("fmt", ["text", "jsonl"])
