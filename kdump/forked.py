@@ -25,10 +25,11 @@ import os
 import pickle
 import queue
 import signal
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from kdump.errors import STOP_SIGNALS, KdumpError, start_masked
 
@@ -98,6 +99,210 @@ def stream(
                     break
     finally:
         _stop_workers(workers)
+
+
+# -- workers writing their own output, in turn -------------------------------------------------
+
+_GO, _SKIP = 1, 0
+"""What the parent tells the owner of a piece: write it, or drop it (its group ended)."""
+_DONE_PIECE, _ENDS_GROUP, _ERROR, _PIPE_CLOSED, _SKIPPED = range(5)
+"""How a worker reports on a piece: written, written and its group ends with it, failed (the
+exception follows), standard output gone, dropped."""
+_TURN = struct.Struct(">qB")
+_REPORT = struct.Struct(">qBI")
+
+BUFFER_BYTES = 16 << 20
+"""Bytes a worker renders ahead of its turn: then it waits for it. Two workers each hold at
+most this much; past it, a piece's rest is written as it is rendered (its turn held)."""
+
+
+class Piece(NamedTuple):
+    """One piece of work whose output is written in order: ``group`` names what a piece's
+    failure ends (the pieces of one file), ``work`` is the renderer's argument."""
+
+    group: int
+    work: Any
+
+
+def write_in_turn(
+    render: Callable[[Any], Iterable[tuple[int, Any]]],
+    pieces: Sequence[Piece],
+    jobs: int,
+    in_worker: Callable[[], None],
+) -> Iterator[Any]:
+    """Render the pieces in ``jobs`` forked workers, piece i in worker i % jobs, each writing
+    its own output to this process's standard output and error, piece after piece in order:
+    the parent passes the turn and copies nothing. ``render(work)`` yields ``(1, bytes)`` for
+    standard output, ``(2, bytes)`` for standard error, in the order written, then once
+    ``(0, report)``: what the parent gets back (pickled), in the pieces' order. A report whose
+    ``ended`` attribute is true ends its group: the group's later pieces are dropped, unread.
+    A worker's exception is raised here, in its turn (after what came before it was written);
+    standard output closed (``| head``) raises BrokenPipeError."""
+    sys.stdout.flush()  # what is buffered here would be written twice, by each worker
+    sys.stderr.flush()
+    context: Any = multiprocessing.get_context("fork")
+    turns = [os.pipe() for _ in range(jobs)]
+    reports = [os.pipe() for _ in range(jobs)]
+    _load_prctl()
+    workers = [
+        context.Process(
+            target=_write_work,
+            args=(render, pieces, w, jobs, turns, reports, in_worker, os.getpid()),
+            daemon=True,
+        )
+        for w in range(jobs)
+    ]
+    try:
+        start_masked(workers)
+        for w in range(jobs):  # theirs alone: a worker's death is then an end of file here
+            os.close(turns[w][0])
+            os.close(reports[w][1])
+        ended: set[int] = set()
+        for i, piece in enumerate(pieces):
+            w = i % jobs
+            skip = piece.group in ended
+            _write_all(turns[w][1], _TURN.pack(i, _SKIP if skip else _GO))
+            status, payload = _read_report(reports[w][0], workers[w], i)
+            if status == _PIPE_CLOSED:
+                raise BrokenPipeError("standard output closed")
+            if status == _ERROR:
+                raise payload
+            if status == _SKIPPED:
+                continue
+            if status == _ENDS_GROUP:
+                ended.add(piece.group)
+            yield payload
+    finally:
+        _stop_workers(workers)
+        for w in range(jobs):
+            for fd in (turns[w][1], reports[w][0]):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _write_work(
+    render: Callable[[Any], Iterable[tuple[int, Any]]],
+    pieces: Sequence[Piece],
+    w: int,
+    jobs: int,
+    turns: list[tuple[int, int]],
+    reports: list[tuple[int, int]],
+    in_worker: Callable[[], None],
+    parent: int,
+) -> None:
+    in_worker()
+    _as_worker(parent)
+    for v in range(jobs):  # only its own ends: the parent then sees a dead worker's end
+        if v != w:
+            for fd in (*turns[v], *reports[v]):
+                os.close(fd)
+    os.close(turns[w][1])
+    os.close(reports[w][0])
+    turn, report = turns[w][0], reports[w][1]
+    for i in range(w, len(pieces), jobs):
+        status, payload = _write_piece(render, pieces[i].work, turn, i)
+        body = b"" if payload is None else pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
+        _write_all(report, _REPORT.pack(i, status, len(body)) + body)
+        if status in (_ERROR, _PIPE_CLOSED):
+            return
+
+
+def _write_piece(
+    render: Callable[[Any], Iterable[tuple[int, Any]]], work: Any, turn: int, index: int
+) -> tuple[int, Any]:
+    """One piece: rendered ahead into a buffer (up to BUFFER_BYTES) until its turn, then
+    written; the status and payload to report."""
+    buffered: list[tuple[int, bytes]] = []
+    size, holding, result = 0, False, None
+    try:
+        for stream, data in render(work):
+            if stream == 0:
+                result = data
+            elif holding:
+                _write_all(stream, data)
+            else:
+                buffered.append((stream, data))
+                size += len(data)
+                if size >= BUFFER_BYTES:
+                    if not _wait_turn(turn, index):
+                        return _SKIPPED, None
+                    holding = True
+                    _flush(buffered)
+    except BrokenPipeError:
+        return _PIPE_CLOSED, None
+    except Exception as e:  # said in its turn, after what came before it
+        error = e if isinstance(e, KdumpError) else _unexpected(e)
+        if not holding and not _wait_turn(turn, index):
+            return _SKIPPED, None
+        try:
+            _flush(buffered)
+        except BrokenPipeError:
+            return _PIPE_CLOSED, None
+        return _ERROR, error
+    if not holding:
+        if not _wait_turn(turn, index):
+            return _SKIPPED, None
+        try:
+            _flush(buffered)
+        except BrokenPipeError:
+            return _PIPE_CLOSED, None
+    return (_ENDS_GROUP if getattr(result, "ended", False) else _DONE_PIECE), result
+
+
+def _unexpected(e: Exception) -> KdumpError:
+    return KdumpError(
+        f"unexpected {type(e).__name__}: {e} in a worker process (please report; --jobs 1 "
+        "--traceback shows where)"
+    )
+
+
+def _wait_turn(turn: int, index: int) -> bool:
+    """Block until the parent gives piece ``index`` its turn (True) or drops it (False)."""
+    data = _read_exactly(turn, _TURN.size)
+    if data is None:  # the parent is gone
+        os._exit(1)
+    given, command = _TURN.unpack(data)
+    assert given == index, "turns come in the pieces' order"
+    return command == _GO
+
+
+def _flush(buffered: list[tuple[int, bytes]]) -> None:
+    for stream, data in buffered:
+        _write_all(stream, data)
+    buffered.clear()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """``n`` bytes from ``fd``, or None at its end (the other side is gone)."""
+    parts, left = [], n
+    while left:
+        part = os.read(fd, left)
+        if not part:
+            return None
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def _read_report(fd: int, worker: Any, index: int) -> tuple[int, Any]:
+    """Worker's report on piece ``index``: (status, payload)."""
+    head = _read_exactly(fd, _REPORT.size)
+    if head is None:
+        worker.join(_GRACE_SECONDS)
+        raise KdumpError(
+            f"a worker process ended unexpectedly (exit code {worker.exitcode}; out of "
+            "memory?); run again with --jobs 1"
+        )
+    got, status, length = _REPORT.unpack(head)
+    assert got == index, "a worker's reports come in its pieces' order"
+    body = _read_exactly(fd, length) if length else b""
+    return status, (pickle.loads(body) if body else None)
 
 
 def _stop_workers(workers: Sequence[Any]) -> None:

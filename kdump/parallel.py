@@ -84,14 +84,14 @@ def stream_ordered(
 
         if forked.can_fork():
             owner = _deal(items, jobs, weight)
-            yield from forked.stream(fn, items, owner, jobs, partial(_run_in, jobs), lookahead)
+            yield from forked.stream(fn, items, owner, jobs, partial(run_in, jobs), lookahead)
             return
     # one process (where processes cannot fork, the work need not pickle either)
     for item in items:
         yield from fn(item)
 
 
-def _run_in(jobs: int) -> None:
+def run_in(jobs: int) -> None:
     """In a forked worker: the run's processes are ``jobs`` (spare_cpu, run_processes)."""
     global _processes
     _processes = jobs

@@ -28,10 +28,12 @@ from kdump.render.describe import apply_decoder
 from kdump.render.fields import BatchFields, RecordContext, RecordFields
 from kdump.render.lines import (
     OUT,
+    WHOLE,
     Chunk,
     DumpOptions,
     DumpProblems,
     Line,
+    LogSpan,
     _abs,
     _note,
     base_offset_of,
@@ -220,11 +222,16 @@ def rendered(
         raise stop.error
 
 
-def dump_log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line | Chunk]:
+def dump_log(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan = WHOLE
+) -> Iterator[Line | Chunk]:
+    """A log's lines (``span``: the part of them one of --jobs' pieces writes)."""
     path = file.path
-    yield Line(OUT, _log_header(file))
+    if span.first:
+        yield Line(OUT, _log_header(file))
     log = file.open_log()
-    walk = log.walk(0, opts.max_bytes, max_batch_bytes=opts.max_batch_bytes)
+    end = opts.max_bytes if span.end is None else span.end
+    walk = log.walk(span.start, end, max_batch_bytes=opts.max_batch_bytes)
 
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         return _batch_lines(log, batch, valid, opts, renderer, skip)
@@ -237,11 +244,12 @@ def dump_log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Ite
         batch_template=BATCH_V2,
         record_template=record_template(2, False, opts),
     )
+    renderer.last_offset = span.last_offset
     yield from map(Chunk, rendered(walk, renderer, problems, path, opts.batch_filter))
     stop = walk.stop
     assert stop is not None
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
-    if stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
+    if span.last and stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining
         yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}")
 

@@ -28,17 +28,18 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import text_file_reader
 from kdump.java import java_string_hash
-from kdump.parallel import stream_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
 from kdump.render.escape import ESCAPE_NAMES
 from kdump.render.lines import (
     ERR,
     OUT,
+    WHOLE,
     Chunk,
     DumpOptions,
     DumpProblems,
     Line,
+    LogSpan,
     base_offset_of,
 )
 from kdump.storage import locate_file
@@ -100,6 +101,7 @@ def java_file_path(path: str) -> str:
 
 T = TypeVar("T")
 Dumper = Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]]
+SpanDumper = Callable[[StoredFile, DumpOptions, DumpProblems, LogSpan], Iterator[Line | Chunk]]
 
 
 def dispatch(
@@ -110,6 +112,7 @@ def dispatch(
     text_dumper: Dumper[T] | str,
     unknown: Callable[[], T],
     failed: Callable[[KdumpError], T],
+    span: LogSpan = WHOLE,
 ) -> Iterator[T]:
     """Pick the dumper for a file by its suffix (or text-file name) and run it; a KdumpError
     ends this file with ``failed(error)``, and the run goes on; an object store that fails
@@ -122,9 +125,12 @@ def dispatch(
         yield unknown()
         return
     dumper = _dumper(found)
-    problems.dumped += 1
+    if span is not WHOLE:  # a log's piece (--jobs): its part only
+        dumper = partial(dumper, span=span)
+    if span.first:
+        problems.dumped += 1
     try:
-        if not file.exists():
+        if span.first and not file.exists():
             local = file.storage.local_path
             there = local is not None and os.path.exists(os.path.join(local, name))
             what = "no such object" if local is None else "no such file"
@@ -139,12 +145,14 @@ def dispatch(
 
 
 def dump_file(
-    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems
+    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan = WHOLE
 ) -> Iterator[Line | Chunk]:
-    """The lines for one file; a KdumpError ends this file with one line on stderr."""
+    """The lines for one file (``span``: of a log, the part one of --jobs' pieces writes); a
+    KdumpError ends this file with one line on stderr."""
     file = stored_file(named)
     path = file.path
-    yield Line(OUT, f"Dumping {path}")
+    if span.first:
+        yield Line(OUT, f"Dumping {path}")
     yield from dispatch(
         file,
         opts,
@@ -153,6 +161,7 @@ def dump_file(
         TEXT_FILE_DUMPER,
         lambda: Line(ERR, f"Ignoring unknown file {path}"),
         lambda e: Line(ERR, f"kdump: {e}"),
+        span,
     )
 
 
@@ -224,8 +233,9 @@ def dump_files(
     jobs: int = 1,
     progress: Progress = NO_PROGRESS,
 ) -> Iterator[Line | Chunk]:
-    """Every file's lines, in order (dumped in ``jobs`` processes), then the summaries."""
-    yield from dumped(paths, opts, problems, jobs, _dump_file_joined, progress)
+    """Every file's lines, in order (dumped in ``jobs`` processes, which write their own),
+    then the summaries."""
+    yield from dumped(paths, opts, problems, jobs, _dump_file_joined, progress, _dump_span_joined)
     yield from summary_lines(problems, opts.release)
 
 
@@ -263,26 +273,38 @@ def _dump_file_joined(
     return joined(dump_file(file, opts, problems))
 
 
+def _dump_span_joined(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan
+) -> Iterator[Line | Chunk]:
+    return joined(dump_file(file, opts, problems, span))
+
+
 def dumped(
     named: Sequence[str | StoredFile],
     opts: DumpOptions,
     problems: DumpProblems,
     jobs: int,
-    per_file: Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]],
+    per_file: Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[Line | Chunk]],
     progress: Progress = NO_PROGRESS,
-) -> Iterator[T]:
-    """What ``per_file`` yields for each file, in order, dumped in ``jobs`` processes; what
-    each file's dump collects goes to ``problems``; ``progress`` hears of each file done."""
+    per_span: SpanDumper | None = None,
+) -> Iterator[Line | Chunk]:
+    """What ``per_file`` yields for each file, in order; what each file's dump collects goes
+    to ``problems``; ``progress`` hears of each file done. With ``jobs`` above 1, forked
+    workers write the files, local logs cut in spans (``per_span``), to standard output and
+    error themselves, in turn, and nothing is yielded here (kdump.render.dump_jobs; the caller
+    asked kdump.render.dump_jobs.why_one_process first)."""
     paths = [stored_file(f) for f in named]
-    one = partial(_with_problems, per_file=per_file, opts=opts)
-    paths_left = iter(paths)
-    for item in stream_ordered(one, paths, jobs, weight=_size):
-        if isinstance(item, DumpProblems):
-            problems.merge(item)  # a file's last item
-            file = next(paths_left)
-            progress.advance(file.size, file.path)
-        else:
-            yield item
+    if jobs > 1 and per_span is not None:
+        # the --jobs machinery (forked workers writing in turn) where --jobs asks for it
+        from kdump.render.dump_jobs import dump_in_turn, render_piece
+
+        render = partial(render_piece, paths, opts, per_file, per_span)
+        gaps = per_file is _dump_file_joined and opts.deep and opts.batch_filter.is_empty
+        dump_in_turn(paths, opts, problems, jobs, render, progress, gaps)
+        return
+    for file in paths:
+        yield from per_file(file, opts, problems)
+        progress.advance(file.size, file.path)
 
 
 def stored_file(file: str | StoredFile, store: ObjectStore | None = None) -> StoredFile:
@@ -294,20 +316,6 @@ def stored_file(file: str | StoredFile, store: ObjectStore | None = None) -> Sto
     return StoredFile(storage, name, java_file_path(file))
 
 
-def _size(file: StoredFile) -> int:
-    return file.size
-
-
-def _with_problems(
-    file: StoredFile,
-    per_file: Callable[[StoredFile, DumpOptions, DumpProblems], Iterator[T]],
-    opts: DumpOptions,
-) -> Iterator[T | DumpProblems]:
-    problems = DumpProblems()
-    yield from per_file(file, opts, problems)
-    yield problems
-
-
 __all__ = [
     "DUMPERS",
     "ERR",
@@ -315,6 +323,7 @@ __all__ = [
     "Chunk",
     "DumpOptions",
     "DumpProblems",
+    "Dumper",
     "Line",
     "as_lines",
     "base_offset_of",

@@ -150,13 +150,32 @@ def base_offset_of(file: StoredFile) -> int:
     return offset
 
 
+class LogSpan(NamedTuple):
+    """The part of a log one piece dumps: the batches from ``start`` to ``end`` (None: as far
+    as the dump reads), whether it holds the file's first lines (the file's name, the log's
+    header) and last (a torn tail, the walk's error), and the offset of the last record
+    rendered before ``start`` (-1: none)."""
+
+    start: int
+    end: int | None
+    first: bool
+    last: bool
+    last_offset: int = -1
+
+
+WHOLE = LogSpan(0, None, True, True)
+"""A whole log, as one process dumps it."""
+
+
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "ERR",
     "OUT",
+    "WHOLE",
     "Chunk",
     "DumpOptions",
     "DumpProblems",
     "Line",
+    "LogSpan",
     "base_offset_of",
 ]
