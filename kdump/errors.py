@@ -389,3 +389,8 @@ def as_kdump_error(error: KdumpError | OSError, path: str) -> KdumpError:
     if isinstance(error, KdumpError):
         return error
     return InputError(error.filename or path, error.strerror or str(error))
+
+
+class CleaningFailed(KdumpError):
+    """Where Kafka's Cleaner would throw (bytes that do not parse, an empty legacy batch to
+    keep): the broker marks the partition uncleanable. The message names file and position."""

@@ -117,8 +117,8 @@ def verify_families(result: object, command: str = "verify") -> Measures:
         s = r.summary
         where = _labels(r.path, s.topic, s.partition)
         partitions[where.log_dir] += 1
-        segments[where.log_dir] += s.segments
-        scanned[where.log_dir] += s.bytes
+        segments[where.log_dir] += s.segments_read
+        scanned[where.log_dir] += s.bytes_read
         if r.findings:
             rows.append((where, r.findings))
     finding_families(m, command, rows, result.log_dir_findings, partitions)

@@ -27,7 +27,7 @@ from kdump.checks.partition import leader_epoch_findings
 from kdump.errors import ExitCode, KdumpError, OutputLimitError
 from kdump.format.batch import Batch
 from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
-from kdump.format.records import control_record_key
+from kdump.format.records import ABORT, COMMIT
 from kdump.leader_epoch import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -35,7 +35,15 @@ from kdump.leader_epoch import (
     OffsetAndEpoch,
 )
 from kdump.loss import OffsetSpan
-from kdump.segment import LogSegment
+from kdump.replica_content import (
+    DEFAULT_KEY_MEMORY,
+    ContentComparison,
+    HeldBatch,
+    below,
+    cleaned_below,
+    compare_content,
+    held_batches,
+)
 from kdump.unified_log import UnifiedLog
 
 MAX_FETCHES = 10_000
@@ -249,38 +257,6 @@ def _fetch_offset_and_truncate(lead: ReplicaLog, log: ReplicaLog, out: Truncatio
         out.steps.append(f"it keeps its log and fetches from {replica_end_offset}")
 
 
-# -- the batches a replica holds ----------------------------------------------------------------
-
-
-class HeldBatch(NamedTuple):
-    """A batch of a replica's log (up to where recovery would cut it), and where it is."""
-
-    segment: LogSegment
-    batch: Batch
-
-    @property
-    def where(self) -> str:
-        return f"{self.segment.log_path}:{self.batch.position}"
-
-
-def held_batches(log: UnifiedLog, from_offset: int) -> Iterator[HeldBatch]:
-    """The batches of ``log`` whose last offset is at or past ``from_offset`` and its log
-    start offset (those below are deleted as far as Kafka is concerned), in offset order, up
-    to the first batch recovery refuses (the log end offset's)."""
-    from_offset = max(from_offset, log.log_start_offset)
-    segments = log.segments_after_recovery
-    for i, segment in enumerate(segments):
-        if i + 1 < len(segments) and segments[i + 1].base_offset <= from_offset:
-            continue
-        scan = log.result(segment).scan
-        if scan is None:  # unreadable: its findings say so
-            continue
-        for run in segment.log.walk(0, scan.first_invalid, check_crc=False):
-            for j in range(run.n):
-                if run.last_offset[j] >= from_offset:
-                    yield HeldBatch(segment, run.batch(j))
-
-
 # -- what a truncation drops ----------------------------------------------------------------------
 
 
@@ -408,12 +384,8 @@ def checkpointed_high_watermark(log: UnifiedLog) -> int | None:
 
 def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker | None:
     batch = held.batch
-    try:
-        record = next(iter(held.segment.log.records(batch)), None)
-    except KdumpError:
-        record = None
-    key = None if record is None else control_record_key(record)
-    if key is None or key.type_name not in ("COMMIT", "ABORT"):
+    kind = held.segment.log.marker_type(batch)
+    if kind not in (ABORT, COMMIT):
         return None
     producer_id = int(getattr(batch, "producer_id", -1))
     open_on_leader = leader.producer_state.state.ongoing_txns.values()
@@ -424,7 +396,7 @@ def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker
         batch.base_offset,
         producer_id,
         int(getattr(batch, "producer_epoch", -1)),
-        key.type_name,
+        "COMMIT" if kind == COMMIT else "ABORT",
         hanging,
     )
 
@@ -478,12 +450,15 @@ def _differs(a: Batch, b: Batch) -> str | None:
     return None
 
 
-def differences(leader: UnifiedLog, follower: UnifiedLog, end: int) -> Iterator[Difference]:
+def differences(
+    leader: UnifiedLog, follower: UnifiedLog, end: int, from_offset: int = 0
+) -> Iterator[Difference]:
     """Batches below ``end`` (where the follower's log ends after truncation) that differ
-    between the two, from the later of their log starts: the divergence a truncation keeps."""
-    start = max(leader.log_start_offset, follower.log_start_offset)
-    lead = _below(held_batches(leader, start), end)
-    fol = _below(held_batches(follower, start), end)
+    between the two, from the later of their log starts and ``from_offset``: the divergence a
+    truncation keeps."""
+    start = max(leader.log_start_offset, follower.log_start_offset, from_offset)
+    lead = below(held_batches(leader, start), end)
+    fol = below(held_batches(follower, start), end)
     a, b = next(lead, None), next(fol, None)
     while a is not None and b is not None:
         x, y = a.batch, b.batch
@@ -501,13 +476,6 @@ def differences(leader: UnifiedLog, follower: UnifiedLog, end: int) -> Iterator[
                 b = next(fol, None)
 
 
-def _below(batches: Iterator[HeldBatch], end: int) -> Iterator[HeldBatch]:
-    for held in batches:
-        if held.batch.base_offset >= end:
-            return
-        yield held
-
-
 # -- the comparison -----------------------------------------------------------------------------
 
 
@@ -518,6 +486,10 @@ class Follower:
     lost: Lost
     differences: list[Difference]
     differing_batches: int
+    content: ContentComparison | None = None
+    """A compacted partition that either replica's cleaner rewrote: their contents compared
+    (kdump.replica_content), and their batches only from ``batches_from`` on."""
+    batches_from: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         lost, t = self.lost, self.truncation
@@ -543,6 +515,8 @@ class Follower:
             else [lost.refetched.first, lost.refetched.last],
             "differing_batches": self.differing_batches,
             "differences": [d.to_dict() for d in self.differences],
+            "batches_compared_from": self.batches_from,
+            "content": None if self.content is None else self.content.to_dict(),
         }
 
 
@@ -712,9 +686,13 @@ def one_replica_each(
     ]
 
 
-def compare_replicas(logs: list[UnifiedLog], leader_index: int | None = None) -> ReplicasResult:
+def compare_replicas(
+    logs: list[UnifiedLog],
+    leader_index: int | None = None,
+    key_memory: int = DEFAULT_KEY_MEMORY,
+) -> ReplicasResult:
     """Compare the replicas ``logs`` of one partition (``leader_index``: the one the user
-    names leader)."""
+    names leader; ``key_memory``: the bound of a compacted partition's content comparison)."""
     replicas = [Replica(log, replica_findings(log)) for log in logs]
     leader, why = choose_leader(replicas, leader_index)
     epoch = new_leader_epoch(replicas)
@@ -722,24 +700,29 @@ def compare_replicas(logs: list[UnifiedLog], leader_index: int | None = None) ->
     for replica in replicas:
         if replica is leader:
             continue
-        follower = _follow(leader.log, replica.log, epoch)
+        follower = _follow(leader.log, replica.log, epoch, key_memory)
         followers.append(follower)
         findings += follower_findings(follower, leader.log)
     return ReplicasResult(replicas, leader, why, epoch, followers, findings)
 
 
-def _follow(leader: UnifiedLog, log: UnifiedLog, leader_epoch: int) -> Follower:
+def _follow(leader: UnifiedLog, log: UnifiedLog, leader_epoch: int, key_memory: int) -> Follower:
     truncation = follower_truncation(leader, log, leader_epoch)
     lost = lost_records(log, leader, truncation)
     end = log.log_end_offset if truncation.truncate_to is None else truncation.truncate_to
     end = 0 if truncation.truncated_fully else min(end, leader.log_end_offset)
+    # each broker's cleaner rewrites the segments below its checkpoint on its own schedule:
+    # there the batches differ by right, and what a consumer reads is compared instead
+    cleaned = [c for c in (cleaned_below(leader), cleaned_below(log)) if c is not None]
+    content = compare_content(leader, log, key_memory) if cleaned else None
+    batches_from = max(cleaned, default=0)
     shown: list[Difference] = []
     count = 0
-    for difference in differences(leader, log, end):
+    for difference in differences(leader, log, end, batches_from):
         count += 1
         if len(shown) < SHOWN_DIFFERENCES:
             shown.append(difference)
-    return Follower(log, truncation, lost, shown, count)
+    return Follower(log, truncation, lost, shown, count, content, batches_from)
 
 
 @dataclass(frozen=True)
@@ -826,6 +809,8 @@ def follower_findings(follower: Follower, leader: UnifiedLog) -> list[Finding]:
                 marker.offset,
             )
         )
+    if follower.content is not None:
+        out += follower.content.findings
     for d in follower.differences:
         out.append(
             Finding(

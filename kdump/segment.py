@@ -27,6 +27,7 @@ from kdump.format.names import (
 from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
+from kdump.format.walk import StopReason
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage
 from kdump.storage.records import FileRecords
@@ -423,18 +424,42 @@ class LogSegment:
                 return LargestTimestamp(last.timestamp, TIME_INDEX_LAST_ENTRY)
         return LargestTimestamp(self.last_modified, FILE_MTIME)
 
-    @cached_property
+    @property
     def next_offset(self) -> int:
-        """LogSegment.readNextOffset: the offset after the last whole batch, read from the
-        offset index's last entry on (no CRC checked, as the broker reads it), or the base
-        offset; bytes that do not parse end it, as they end FileRecords' batches."""
-        checked = self.checked_offset_index
-        position = 0
-        if checked.usable and checked.entries:
-            assert checked.index is not None
-            position = checked.index.entry(checked.entries - 1).position
-        last = self._tail(position).last_offset
-        return self.base_offset if last is None else last + 1
+        """LogSegment.readNextOffset, as the broker reads it from these files
+        (``read_next_offset``)."""
+        return self.read_next_offset.offset
+
+    @cached_property
+    def read_next_offset(self) -> NextOffset:
+        """LogSegment.readNextOffset, as the broker reads it from these files: the offset
+        index's last entry as AbstractIndex counts entries (every whole one, no check), the
+        first whole batch from its position whose last offset reaches the entry's offset
+        (translateOffset), then the offset after the last whole batch from there (no CRC
+        checked). No such batch (the entry points into a torn tail, or past the end): the
+        base offset, as read() then returns nothing. A batch size no batch can have on the
+        way (zeros) makes FileLogInputStream throw CorruptRecordException: ``error``."""
+        index = self.offset_index
+        target, position = self.base_offset, 0
+        if index is not None and index.entries:
+            last = index.entry(index.entries - 1)
+            target, position = last.offset, last.position
+        if not 0 <= position <= self.log.size:
+            # past the end: no batch there; negative (a garbage entry): FileRecords refuses the
+            # slice, so no batch either
+            return NextOffset(self.base_offset, None)
+        found = False
+        last_offset = None
+        walk = self.log.walk(position, check_crc=False)
+        for run in walk:
+            for i in range(run.n):
+                if not found and run.last_offset[i] < target:
+                    continue
+                found = True
+                last_offset = run.last_offset[i]
+        stop = walk.stop
+        error = stop.error if stop is not None and stop.reason is StopReason.CORRUPT_BATCH else None
+        return NextOffset(self.base_offset if last_offset is None else last_offset + 1, error)
 
     def _tail(self, position: int) -> _Tail:
         """The batches from ``position`` to where the log stops parsing: their greatest max
@@ -467,6 +492,12 @@ _OPENED = (
     "checked_time_index",
 )
 """What a LogSegment opens and keeps (``close`` lets go of it)."""
+
+
+class NextOffset(NamedTuple):
+    offset: int
+    error: FormatError | None
+    """What the broker's read throws on, reading it (None: nothing)."""
 
 
 class _Tail(NamedTuple):

@@ -11,10 +11,15 @@ The facts and the broker's rules they follow:
 - ``log_start_offset``: the log dir's log-start-offset-checkpoint entry when it is past the first
   segment's base offset, else that base offset (LogLoader.load).
 - ``log_end_offset_on_disk``: after the last whole batch of the last segment (readNextOffset).
-- ``damaged_from`` and ``log_end_offset``: the first batch recovery refuses (a failed CRC, a
-  header that does not parse, a torn tail) and where the log ends once recovery cuts it there
-  and deletes every later segment (LogSegment.recover, LogLoader.recoverLog): what ``kdump
-  recover`` does, and the broker when it recovers that segment.
+- ``damaged_from``: the first batch recovery refuses (a failed CRC, a header that does not
+  parse, a torn tail): where ``kdump recover`` cuts the log, deleting every later segment
+  (LogSegment.recover, LogLoader.recoverLog).
+- ``broker_load`` and ``log_end_offset``: what the broker's next start does (LogLoader.load,
+  kdump.log_loader.load): the segments it recovers (after an unclean stop, those from the
+  recovery point on; always one missing its offset index), where it cuts one of them, the
+  segments it deletes after that cut, the producer snapshots it deletes and writes, and where
+  the log then ends (readNextOffset of the last segment). Damage in a segment it does not
+  recover stays, unnoticed: the log then ends where the files say.
 - ``high_watermark``: the replication-offset-checkpoint entry kept within [log start, log end]
   (UnifiedLog.updateHighWatermark); without one, kdump takes the log end (fully replicated).
 - ``last_stable_offset``: the first unstable offset if below the high watermark, else the high
@@ -29,9 +34,10 @@ import os
 import time
 from bisect import bisect_right
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
@@ -39,6 +45,7 @@ from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
     DUMPED_SUFFIXES,
+    INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     LOG_SUFFIX,
@@ -47,6 +54,7 @@ from kdump.format.names import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     SNAPSHOT_SUFFIX,
+    TXN_INDEX_SUFFIX,
     KeptLog,
     is_kdump_leftover,
     is_leftover_name,
@@ -59,7 +67,7 @@ from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
 from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
-from kdump.log_loader import Settlement, settle
+from kdump.log_loader import Load, SegmentState, Settlement, load, settle
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
@@ -71,6 +79,14 @@ if TYPE_CHECKING:
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+
+
+class SegmentRider(RunConsumer, Protocol):
+    """A reader of a partition's batches riding on its segments' walks, told of each segment
+    as its walk begins."""
+
+    def begin(self, segment: LogSegment) -> None: ...
+
 
 # The records below are NamedTuples, not frozen dataclasses: every command opens partitions,
 # and a dataclass costs ten times a NamedTuple to define (issue 45).
@@ -288,6 +304,10 @@ class UnifiedLog:
             self._results[segment.slot] = found
         return found
 
+    def walked(self, segment: LogSegment) -> bool:
+        """Whether ``segment``'s walk is done (or was handed in)."""
+        return segment.slot in self._results
+
     def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result
@@ -295,20 +315,23 @@ class UnifiedLog:
     def results(self) -> list[SegmentResult]:
         return [self.result(s) for s in self.segments]
 
-    def walk_in_order(self) -> None:
+    def walk_in_order(self, rider: SegmentRider | None = None) -> None:
         """Every segment's walk, in order, with the producer state replay riding on it: one
         walk of each segment gives verify's checks, the facts and the producer state (what
-        kdump txn and kdump report need). Segments walked already are not walked again (the
-        replay then walks on its own, when asked)."""
+        kdump txn and kdump report need); ``rider`` rides along too (the audit of a compacted
+        log: kdump.checks.compacted). Segments walked already are not walked again (the replay
+        then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
         replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
                 replay.begin(segment)
-            found = check_segment(
-                segment, self.options, None if replay.cut else replay, keep_open=True
-            )
+            if rider is not None:
+                rider.begin(segment)
+            riders = [r for r in (None if replay.cut else replay, rider) if r is not None]
+            consumer = riders[0] if len(riders) == 1 else Riders(*riders) if riders else None
+            found = check_segment(segment, self.options, consumer, keep_open=True)
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
@@ -390,18 +413,71 @@ class UnifiedLog:
 
     @property
     def log_end_offset(self) -> int:
-        """Where the log ends once recovery has cut it at ``damaged_from`` (and deleted every
-        later segment); the log end on disk when nothing is damaged."""
-        damaged = self.damaged_from
-        return self.log_end_offset_on_disk if damaged is None else damaged.offset
+        """``logEndOffset`` once the broker has loaded the partition (``broker_load``); in
+        tiered storage, which no broker loads, where a cut at ``damaged_from`` ends it."""
+        if self.tiered:
+            damaged = self.damaged_from
+            return self.log_end_offset_on_disk if damaged is None else damaged.offset
+        return self.broker_load.log_end_offset
 
     @property
     def segments_after_recovery(self) -> list[LogSegment]:
-        """The segments left once recovery cut the log (those after the damaged one go)."""
-        damaged = self.damaged_from
-        if damaged is None:
+        """The segments the broker keeps once it has loaded the partition."""
+        if self.tiered:
             return self.segments
-        return [s for s in self.segments if s.base_offset <= damaged.segment]
+        kept = {base for base, _ in self.broker_load.segments}
+        return [s for s in self.segments if s.base_offset in kept]
+
+    @cached_property
+    def broker_load(self) -> Load:
+        """What LogLoader.load does to this partition at the broker's next start (after
+        LogLoader settles the leftover files): from the log dir's clean shutdown marker (no
+        log dir known: an unclean stop), its recovery-point and log-start checkpoint entries
+        (none, or unreadable: 0, as LogManager passes them), each segment's files and where
+        recovery would cut it."""
+        clean = self.log_dir is not None and self.log_dir.had_clean_shutdown
+        last = self.segments[-1] if self.segments else None
+        return load(
+            [self._segment_state(s, s is last) for s in self.segments],
+            clean,
+            self._checkpointed_or_zero(RECOVERY_POINT_CHECKPOINT),
+            self._checkpointed_or_zero(LOG_START_OFFSET_CHECKPOINT),
+            [f.offset for f in self.snapshot_files],
+        )
+
+    def _checkpointed_or_zero(self, name: str) -> int:
+        try:
+            return self.checkpointed(name) or 0
+        except KdumpError:
+            return 0
+
+    def _segment_state(self, segment: LogSegment, last: bool) -> SegmentState:
+        """``last``: the log end is read from this one (readNextOffset reads its index and
+        log tail; of the others only what their walk found is needed)."""
+        scan = self.result(segment).scan
+        size = segment.log_size
+        if scan is None:  # unreadable: nothing kdump can say it cuts
+            return SegmentState(
+                segment.base_offset, size, segment.has(INDEX_SUFFIX), False, size,
+                segment.base_offset, segment.base_offset,
+            )  # fmt: skip
+        if scan.first_invalid is None:
+            valid, kept = size, scan.last_offset
+        else:
+            valid, kept = scan.first_invalid, scan.recovered_last_offset
+        recovered_next = segment.base_offset if kept is None else kept + 1
+        txn = segment.txn_index if segment.has(TXN_INDEX_SUFFIX) else None
+        read = segment.read_next_offset if last else None
+        return SegmentState(
+            segment.base_offset,
+            size,
+            segment.has(INDEX_SUFFIX),
+            txn is not None and txn.sanity_check() is not None,
+            valid,
+            recovered_next,
+            recovered_next if read is None else read.offset,
+            None if read is None or read.error is None else read.error.reason,
+        )
 
     @cached_property
     def high_watermark(self) -> Fact:
@@ -683,8 +759,17 @@ class UnifiedLog:
     def facts(self) -> dict[str, Any]:
         """The ``partition`` object of every JSON output: the same keys, the same numbers,
         wherever a partition is reported."""
-        active = self.active_segment
         damaged = self.damaged_from
+        if self.tiered:
+            active = self.active_segment
+            segments, active_base, size = len(self.segments), None, self.size
+            active_base = None if active is None else active.base_offset
+        elif not self.segments:  # the broker would make one, empty: none is there yet
+            segments, active_base, size = 0, None, 0
+        else:
+            kept = self.broker_load.segments
+            segments, active_base = len(kept), kept[-1][0]
+            size = self.broker_load.bytes
         return {
             "path": self.location,
             "topic": self.topic,
@@ -695,10 +780,25 @@ class UnifiedLog:
             "high_watermark": self.high_watermark.value,
             "last_stable_offset": self.last_stable_offset,
             "recovery_point": self.recovery_point,
-            "segments": len(self.segments),
-            "active_segment": None if active is None else active.base_offset,
-            "bytes": self.size,
+            "segments": segments,
+            "active_segment": active_base,
+            "bytes": size,
             "damaged_from": None if damaged is None else damaged.to_dict(),
+            "load": None if self.tiered else self.load_forecast(),
+        }
+
+    def load_forecast(self) -> dict[str, Any]:
+        """``broker_load`` as JSON: what the broker's next start does to this partition."""
+        found = self.broker_load
+        return {
+            "clean_shutdown": found.clean_shutdown,
+            "recovery_point": found.recovery_point,
+            "recovered_segments": list(found.recovered),
+            "cut_segment": found.cut,
+            "deleted_segments": list(found.deleted),
+            "snapshots_deleted": list(found.snapshots_deleted),
+            "snapshots_written": list(found.snapshots_written),
+            "fails": found.failure,
         }
 
     def close(self) -> None:

@@ -23,6 +23,9 @@ from kdump.storage.local import map_file
 if TYPE_CHECKING:
     from _pytest.mark.structures import ParameterSet
 
+# the real-broker harness's fixtures (kafka_release, kafka_broker, kafka_three, ...)
+pytest_plugins = ["realkafka.fixtures"]
+
 # Hypothesis's default deadline (200 ms an example) is a bound on the machine's speed: a busy
 # machine fails a correct test, and the suite itself keeps the second core busy (tests/early.py).
 settings.register_profile("kdump", deadline=None)

@@ -19,7 +19,7 @@ from explainbuild import (
     txn_index,
 )
 
-from kdump.explain.offset_map import BYTES_PER_ENTRY, SkimpyOffsetMap
+from kdump.offset_map import BYTES_PER_ENTRY, SkimpyOffsetMap
 
 NOW = T0 + HOUR
 V = b"value"
@@ -59,8 +59,10 @@ def test_tombstones_and_superseded_records(tmp_path: Path) -> None:
     # 0 k1, 1 k2, 2 k3 superseded; 3 k1 tombstone past its horizon; 7 has no key
     assert (pv.superseded, pv.tombstones, pv.no_key, pv.aborted) == (3, 1, 1, 0)
     assert pv.droppable_records == 5
-    # batches 0, 3 and 7 go whole
-    assert pv.droppable_bytes == sizes[0] + sizes[1] + sizes[5]
+    # batches 0, 3 and 7 go whole; batch 5's tombstone is stamped with a delete horizon, the new
+    # base timestamp: its record's timestamp delta, 0 before (one varint byte), becomes
+    # T0 + 1 - (NOW + delete.retention.ms) = -89,999,999 (zig-zag 179,999,997: four bytes)
+    assert pv.droppable_bytes == sizes[0] + sizes[1] + sizes[5] - 3
     # 4 k2 (horizon ahead) and 5 k3 (no horizon: this cleaning stamps one) stay
     assert (pv.tombstones_kept, pv.tombstones_to_stamp) == (2, 1)
     assert pv.next_delete_horizon == NOW + 1000

@@ -288,3 +288,35 @@ def test_workers_die_with_a_killed_parent(log_dir: Path, run: Callable[..., Run]
     os.kill(r.proc.pid, signal.SIGKILL)
     assert r.proc.wait(timeout=60) == -signal.SIGKILL
     wait_for(lambda: not group_alive(r.group), "the workers to end", seconds=10)
+
+
+@pytest.fixture(scope="module")
+def compacted_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two partitions of a compacted topic, each with a cleaner checkpoint at its end: verify
+    audits them below it, decoding every record in Python (kdump.checks.compacted)."""
+    from kdump.storage.local import LocalStorage
+
+    root = tmp_path_factory.mktemp("interrupts-compacted") / "logs"
+    entries = []
+    for p in range(2):
+        part = root / f"big-{p}"
+        write_partition(part, PARTITION_BYTES)
+        log = LocalStorage(part).open_log("00000000000000000000.log")
+        end = max(run.last_offset[run.n - 1] for run in log.walk(check_crc=False)) + 1
+        log.close()
+        entries.append(f"big {p} {end}")
+    (root / "cleaner-offset-checkpoint").write_text("\n".join(["0", "2", *entries]) + "\n")
+    return root
+
+
+def test_ctrl_c_stops_a_compacted_logs_audit(
+    compacted_dir: Path, tmp_path: Path, run: Callable[..., Run]
+) -> None:
+    """The audit of a compacted log runs in the main process (its threads would be waited
+    for): Ctrl-C ends it as any other verify, one line and 130."""
+    r = run(["verify", "--jobs", "2", "--config", "cleanup.policy=compact", str(compacted_dir)])
+    wait_for(lambda: has_open(r.proc.pid, compacted_dir), "it read its input", running=r.proc)
+    r.signal_mid_run(signal.SIGINT, to_group=True)
+    code, stderr = r.finish()
+    assert_stopped(r, code, stderr, "SIGINT")
+    assert [p.name for p in leftovers(compacted_dir)] == ["cleaner-offset-checkpoint"]

@@ -42,6 +42,7 @@ FACT_KEYS = (
     "active_segment",
     "bytes",
     "damaged_from",
+    "load",
 )
 CUTS = (
     "LOG_CRC_MISMATCH",

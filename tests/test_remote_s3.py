@@ -118,11 +118,12 @@ def upload_kafka_rsm(s3: S3Server, name: str, local: Path) -> str:
 
 def as_closed(verified: dict[str, Any]) -> dict[str, Any]:
     """A verify document with each partition's active segment left out: tiered storage holds
-    closed segments only, where a local copy of them has its last one active (the one fact the
-    two tell apart by design)."""
+    closed segments only, where a local copy of them has its last one active, and no broker
+    loads it (no ``load`` forecast): the facts the two tell apart by design."""
     out = json.loads(json.dumps(verified))
     for p in out["summary"]["by_partition"]:
         p["active_segment"] = None
+        p["load"] = None
     return out
 
 

@@ -102,8 +102,8 @@ def startup_of_crc_fixture(partition: Path) -> str:
     cut = json.loads((CRC.parent / "cases.json").read_text())["log-crc-mismatch"]["position"]
     bases = ", ".join(str(int(f.stem)) for f in later)
     return (
-        f"truncates {first.name} at position {cut} ({first.stat().st_size - cut} bytes) if it "
-        f"recovers that segment, then deletes the {len(later)} later segment(s) {bases} "
+        f"truncates {first.name} at position {cut} ({first.stat().st_size - cut} bytes), then "
+        f"deletes the {len(later)} later segment(s) {bases} "
         f"(offsets {int(later[0].stem)}..{log_end - 1}, {size} bytes) too: recovery deletes "
         "every segment after an invalid batch" + _snapshots_past_the_cut(partition, first.name, cut)
     )

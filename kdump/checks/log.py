@@ -112,6 +112,22 @@ class RunConsumer(Protocol):
     def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None: ...
 
 
+class Riders:
+    """Several readers riding on one walk (kdump report: the producer state replay and the audit
+    of a compacted log), each told of every run and of the end, in order."""
+
+    def __init__(self, *riders: RunConsumer) -> None:
+        self.riders = riders
+
+    def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
+        for rider in self.riders:
+            rider.take(log, run, base_offset)
+
+    def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None:
+        for rider in self.riders:
+            rider.end(log, base_offset, stop)
+
+
 class LogScan:
     """What one pass over a .log learned: totals and the first and last of what matters, never
     a value per batch (memory stays flat whatever the number of batches), and what the index

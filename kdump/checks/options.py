@@ -23,3 +23,6 @@ class VerifyOptions(NamedTuple):
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_findings_per_code: int = 50
     """Findings of one code in one file beyond this are counted in a single summary finding."""
+    compaction_key_memory: int = 128 << 20
+    """The bound of the key check of a compacted log below its cleaner checkpoint
+    (kdump.checks.compacted; the broker's log.cleaner.dedupe.buffer.size by default)."""

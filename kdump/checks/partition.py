@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kdump.checks.compacted import check_in_order, cleaned_section
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.indexes import REBUILD
@@ -37,13 +38,18 @@ class PartitionSummary:
     start-up to define (issue 45)."""
 
     COUNTS = (
-        "batches", "records", "wrappers_not_counted", "first_offset", "last_offset",
-        "first_timestamp", "last_timestamp", "errors", "warnings", "infos", "startup",
-        "kept_records",
+        "segments_read", "bytes_read", "batches", "records", "wrappers_not_counted",
+        "first_offset", "last_offset", "first_timestamp", "last_timestamp", "errors",
+        "warnings", "infos", "startup", "kept_records",
     )  # fmt: skip
 
-    def __init__(self, facts: dict[str, Any]) -> None:
+    def __init__(self, facts: dict[str, Any], segments_read: int = 0, bytes_read: int = 0) -> None:
         self.facts = facts
+        self.segments_read = segments_read
+        """The segments verify read: every ``.log`` on disk (the facts' ``segments`` are those
+        the broker keeps once it has loaded the partition)."""
+        self.bytes_read = bytes_read
+        """Their bytes on disk (the facts' ``bytes``: once loaded)."""
         self.batches = 0
         self.records = 0
         """Decoded with --deep, else as the batches' headers count them."""
@@ -140,9 +146,16 @@ def segments_to_check(log: UnifiedLog) -> list[LogSegment]:
 
 
 def verify_partition(log: UnifiedLog, progress: Progress = NO_PROGRESS) -> PartitionResult:
-    """Every check of one partition, its segments walked here, in order."""
-    for segment in segments_to_check(log):
-        log.result(segment)
+    """Every check of one partition, its segments walked here, in order (those not walked
+    already: a reused walk handed in), the checks of a compacted one's cleaned section riding on
+    them (kdump.checks.compacted, with the settings its log was opened with)."""
+    segments = segments_to_check(log)
+    todo = [s for s in segments if not log.walked(s)]
+    plan = cleaned_section(log, log.options.compaction_key_memory) if todo else None
+    walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    for segment, result in zip(todo, walks, strict=True):
+        log.take_result(segment, result)
+    for segment in segments:
         progress.advance(segment.log_size, segment.log_path)
     return finish_partition(log)
 
@@ -173,6 +186,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         else:
             _check_snapshots(log, sink)
             _check_leftovers(log, sink)
+            _check_load(log, sink)
             _check_kdump_files(log, sink)
             _check_leader_epochs(log, [scans.get(s.slot) for s in log.segments], sink)
             _check_partition_metadata(log, sink)
@@ -197,7 +211,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
 def _summarise(
     log: UnifiedLog, ordered: list[LogScan], findings: list[Finding]
 ) -> PartitionSummary:
-    s = PartitionSummary(log.facts())
+    s = PartitionSummary(log.facts(), len(log.segments), log.size)
     s.batches = sum(x.batches for x in ordered)
     s.records = sum(x.records for x in ordered)
     s.wrappers_not_counted = sum(x.wrappers_not_counted for x in ordered)
@@ -219,27 +233,32 @@ def _summarise(
 
 
 def _startup(log: UnifiedLog, findings: list[Finding]) -> list[str]:
-    rebuild = {
-        os.path.basename(f.path).split(".", 1)[0]
-        for f in findings
-        if f.code == "INDEX_MISSING" or _fails_txn_sanity_check(f)
-    }
+    """What the broker's next start does about damage in the partition, in words
+    (``broker_load``; all of it, segments recovered and snapshots, is the facts' ``load``)."""
+    load = log.broker_load
     out = []
-    if rebuild:
-        out.append(f"rebuilds the indexes of {len(rebuild)} segment(s)")
-    if log.damaged_from is not None:
-        out.append(_truncation(log))
+    if load.at_open:
+        # an offset index missing, or a transaction index failing its check
+        out.append(f"rebuilds the indexes of {len(load.at_open)} segment(s)")
+    damaged = log.damaged_from
+    if damaged is not None:
+        if damaged.segment == load.cut or damaged.segment in load.at_open:
+            out.append(_truncation(log))
+        else:
+            why = (
+                "the clean shutdown marker is there"
+                if load.clean_shutdown
+                else f"it lies below the recovery point {load.recovery_point}"
+            )
+            out.append(
+                f"does not recover segment {damaged.segment} ({why}): it keeps the invalid "
+                f"batch at {os.path.basename(damaged.path)}:{damaged.position} and does not "
+                f"notice it; consumers that reach offset {damaged.offset} fail on it. kdump "
+                "recover cuts the log there (recover --as-broker does as the broker does)"
+            )
+    if load.failure is not None:
+        out.append(f"fails to load it: {load.failure}")
     return out
-
-
-def _fails_txn_sanity_check(finding: Finding) -> bool:
-    """LogSegment.sanityCheck: a missing .index (NoSuchFileException) or a .txnindex entry
-    ending below the segment's base (CorruptIndexException) makes LogLoader recover the
-    segment; the offset and time indexes are not checked (KAFKA-7283)."""
-    if finding.code != "TXNINDEX_OUT_OF_RANGE" or finding.offset is None:
-        return False
-    base = os.path.basename(finding.path).split(".", 1)[0]
-    return base.isdigit() and finding.offset < int(base)
 
 
 def _truncation(log: UnifiedLog) -> str:
@@ -252,9 +271,10 @@ def _truncation(log: UnifiedLog) -> str:
     size = segment.log_size
     text = (
         f"truncates {os.path.basename(damaged.path)} at position {damaged.position} "
-        f"({size - damaged.position} bytes) if it recovers that segment"
+        f"({size - damaged.position} bytes)"
     )
-    later = [s for s in log.segments if s.base_offset > damaged.segment]
+    # a segment recovered for its missing index is cut, no later one deleted (loadSegmentFiles)
+    later = [s for s in log.segments if s.base_offset in log.broker_load.deleted]
     if later:
         last: int | None = None
         for seg in later:
@@ -514,6 +534,24 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
                     fix=fix,
                 )
             )
+
+
+def _check_load(log: UnifiedLog, sink: FindingSink) -> None:
+    """The broker's next load of the partition fails (kdump.log_loader.load)."""
+    failure = log.broker_load.failure
+    if failure is None or not log.segments:
+        return
+    active = log.segments[-1]
+    sink.add(
+        Finding(
+            "PARTITION_LOAD_FAILS",
+            Severity.ERROR,
+            active.log_path,
+            f"after the clean shutdown the broker's load, {failure}: LogManager.loadLogs "
+            "rethrows it and the broker stops starting",
+            fix=RECOVER.format(dir=log.location) if log.storage.local_path is not None else None,
+        )
+    )
 
 
 def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:

@@ -63,6 +63,7 @@ AREAS = {
     "timeindex": "Time indexes (`.timeindex`)",
     "producer": "Transaction indexes and producer snapshots",
     "partition": "Partition directories",
+    "compacted": "Compacted logs below the cleaner checkpoint (`kdump verify` of compacted topics)",
     "log dir": "Log directories",
     "kraft": "The KRaft metadata partition and its log dir (`kdump verify`, `kdump metadata`)",
     "txn": "Transactions (`kdump txn`)",
@@ -107,6 +108,12 @@ REFETCH = (
     "A follower replica whose partition directory is moved out of the log dir (broker stopped) "
     "starts empty and fetches the partition again from the leader: do it only while other "
     "in-sync replicas hold the data."
+)
+COMPARE = (
+    "A replica that differs from the others in content (`kdump replicas` names keys, "
+    "transactions and markers) is rebuilt from the leader: with the broker stopped, move its "
+    "partition directory out of the log dir; it fetches the partition again. Do it only while "
+    "other in-sync replicas hold the data."
 )
 KEPT_ADVICE = (
     "Recovery keeps this batch and kdump offers no fix. Consumers fail on it: move consumer "
@@ -744,6 +751,24 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
+        "PARTITION_LOAD_FAILS",
+        "partition",
+        "The broker's next load of this partition throws: after a clean shutdown it does not "
+        "recover the active segment, reads its log end from the offset index's last entry on "
+        "(LogSegment.readNextOffset) and meets bytes FileLogInputStream refuses (a batch size "
+        "below 14: zeros a power loss left after the marker was written).",
+        "LogManager.loadLogs rethrows the CorruptRecordException: the broker stops starting. "
+        "Checked against Kafka's own LogManager on such a copy (tests/test_kafka_damage.py).",
+        Case(
+            ERROR,
+            "always",
+            "`kdump recover` cuts the bytes now, as recovery would (kept beside); removing "
+            "`.kafka_cleanshutdown` instead makes the broker recover the segments from the "
+            "recovery point on, which cuts them too.",
+        ),
+        fix=RECOVER,
+    ),
+    _code(
         "PARTITION_KDUMP_LEFTOVER",
         "partition",
         "A temporary file of a kdump run stopped by force (SIGKILL, a power loss): "
@@ -836,6 +861,120 @@ CODES = (
             "kdump txn: its replay of the producer state stops before the segment",
             "Check the file's owner and mode and the disk, then run kdump txn again.",
         ),
+    ),
+    # -- compacted logs below the cleaner checkpoint ------------------------------------------
+    _code(
+        "COMPACTED_KEY_REPEATED",
+        "compacted",
+        "A key held twice below the partition's cleaner-offset-checkpoint entry. A cleaning "
+        "keeps one record of each key there (Cleaner.shouldRetainRecord keeps a record only at "
+        "the offset its key map holds; keys not in the map were held once by the pass before): "
+        "this section was not left so by Kafka's cleaner (records fetched back after a "
+        "cleaning, segments copied in), or two keys share an MD5, which the cleaner itself "
+        "would have taken for one.",
+        "Nothing at startup. The cleaner builds its key map from the dirty section only (above "
+        "the checkpoint): both records stay until the key is written again, when the next "
+        "cleaning drops both.",
+        Case(
+            WARNING,
+            "always",
+            "Consumers that rebuild state from the topic apply both records in offset order, "
+            "so the later one wins as it would have: nothing reads wrong. The partition is not "
+            f"as its cleaner left it, though: compare its replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_TOMBSTONE_UNSTAMPED",
+        "compacted",
+        "A tombstone (a record with a null value, v2 batch) below the cleaner checkpoint in a "
+        "batch with no delete horizon. A cleaning that keeps a tombstone stamps its batch with "
+        "the cleaning's time + delete.retention.ms (MemoryRecords.filterTo, KIP-534, Kafka "
+        "3.1), so a section cleaned by Kafka 3.1 or later holds none: this one was last "
+        "cleaned by an older Kafka, or was not left so by the cleaner.",
+        "Nothing at startup; the next cleaning stamps the batch, and a cleaning after that "
+        "horizon drops the tombstone.",
+        Case(
+            WARNING,
+            "always",
+            "Nothing reads wrong: consumers see the deletion, which lasts until a cleaning "
+            "after its new horizon. On a broker that has run Kafka 3.1 or later since this "
+            f"section was cleaned, compare its replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_TOMBSTONE_EXPIRED",
+        "compacted",
+        "Tombstones below the cleaner checkpoint whose delete horizon a cleaning has passed. "
+        "A cleaning drops a tombstone whose horizon is at or before its time "
+        "(shouldRetainRecord); each pass stamps the batches it stamps with its time + "
+        "delete.retention.ms, so the latest horizon in the partition less delete.retention.ms "
+        "is a time at or before the last cleaning. The message names both and where "
+        "delete.retention.ms came from.",
+        "Nothing at startup; the next cleaning drops them.",
+        Case(
+            WARNING,
+            "always",
+            "If delete.retention.ms was lowered since the latest horizon was stamped, or the "
+            "value used is not the topic's (give the KRaft metadata, --config "
+            "delete.retention.ms=..., or the broker's --server-properties), this finding is "
+            "wrong. Otherwise the section is not as the cleaner left it: nothing reads wrong "
+            "(a deletion stays a deletion), but compare its replicas (`kdump replicas`). "
+            f"{COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_MARKER_EXPIRED",
+        "compacted",
+        "Transaction markers (COMMIT or ABORT) below the cleaner checkpoint whose transaction "
+        "has no batch left and whose delete horizon a cleaning has passed: such a cleaning "
+        "drops the marker's record (checkBatchRetention: discardBatchRecords). The last "
+        "cleaning's time is worked out as for COMPACTED_TOMBSTONE_EXPIRED.",
+        "Nothing at startup; the next cleaning drops them (a producer's last batch stays, empty).",
+        Case(
+            WARNING,
+            "always",
+            "Nothing reads wrong: a marker with no records before it ends an empty "
+            "transaction. As for COMPACTED_TOMBSTONE_EXPIRED, a lowered delete.retention.ms or "
+            "the wrong settings make this finding wrong; otherwise compare the partition's "
+            f"replicas (`kdump replicas`). {COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_ABORTED_KEPT",
+        "compacted",
+        "Records of an aborted transaction (its ABORT marker read) below the cleaner "
+        "checkpoint. A cleaning drops the records of every transaction it knows aborted "
+        "(Cleaner: checkBatchRetention, discardBatchRecords), keeping at most a producer's "
+        "last batch, empty; it knows a transaction aborted from the .txnindex.",
+        "Nothing at startup. Where the .txnindex lists the transaction, the next cleaning "
+        "drops the records; where it does not, the cleaner keeps them and read_committed "
+        "consumers, which skip only the transactions the .txnindex lists, read them as "
+        "committed (the 2026 disclosure's 'aborted data served as committed').",
+        Case(
+            ERROR,
+            "no .txnindex entry lists the transaction: read_committed consumers read its records",
+            "Compare the partition's replicas (`kdump replicas`): a replica whose .txnindex "
+            "lists the transaction serves it right. Consumer groups that read these records "
+            "took aborted data as committed: move them back before it if that matters "
+            f"(kafka-consumer-groups --reset-offsets). {REFETCH}",
+        ),
+        Case(
+            WARNING,
+            "the .txnindex lists the transaction: consumers skip the records",
+            "Nothing reads wrong and the next cleaning removes the records; the section is not "
+            "as the cleaner left it: compare the partition's replicas (`kdump replicas`). "
+            f"{COMPARE}",
+        ),
+    ),
+    _code(
+        "COMPACTED_KEY_CHECK_LIMITED",
+        "compacted",
+        "The key check of a compacted log below its cleaner checkpoint did not cover all of "
+        "it: it holds at most --compaction-key-memory bytes of keys (about 128 bytes a key; "
+        "128 MiB by default, the broker's dedupe buffer) and was full; keys met for the first "
+        "time from the offset named on are not checked for repeats (those held still are).",
+        "Nothing: a fact about the check, not the log.",
+        Case(INFO, "always"),
     ),
     # -- log directories ------------------------------------------------------------------
     _code(
@@ -1526,8 +1665,9 @@ CODES = (
         "Two replicas hold different batches at the same offsets (another CRC, another leader "
         "epoch, other offset bounds), both valid, below where the follower truncates: "
         "divergence Kafka's truncation does not see (it compares epochs, not bytes), or "
-        "corruption with a valid CRC on one of them. A compacted topic's cleaner rewrites "
-        "batches on each broker on its own: there this is expected.",
+        "corruption with a valid CRC on one of them. Below where either replica's cleaner "
+        "rewrote segments (its cleaner-offset-checkpoint) batches differ by right and are not "
+        "compared: their content is (REPLICA_KEY_DIFFERS and the three transaction codes).",
         "Nothing: Kafka keeps both; consumers read different records at the same offset "
         "depending on which replica leads.",
         Case(
@@ -1538,6 +1678,86 @@ CODES = (
             "directory away with the broker stopped: it fetches the partition again). "
             f"{REFETCH}",
         ),
+    ),
+    _code(
+        "REPLICA_KEY_DIFFERS",
+        "replicas",
+        "A compacted partition that either replica's cleaner rewrote: a key whose latest value "
+        "or deletion differs between the leader and a follower, up to the lower high watermark, "
+        "as read_committed consumers read them (records outside transactions and of committed "
+        "ones; a tombstone and no record both mean deleted). The 2026 disclosure's 'deleted "
+        "data comes back' (a value on one, deleted on the other) and lost writes.",
+        "Nothing: each broker serves its own replica; consumers read one or the other as "
+        "leadership moves, and a follower never fetches offsets it already holds.",
+        Case(
+            ERROR,
+            "always",
+            "Dump both records (`kdump dump --offset-range` around the offsets named) and decide "
+            f"which replica is right; rebuild the other from it. {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_ABORTED_VISIBLE",
+        "replicas",
+        "A compacted partition: a transaction aborted on one replica is committed on the other "
+        "(their markers differ), or one serves its records (it holds them and no .txnindex "
+        "entry lists the transaction) while the other does not: aborted data is served as "
+        "committed where that replica leads (the 2026 disclosure).",
+        "Nothing: the cleaner learns of aborted transactions from the .txnindex and keeps "
+        "records it does not know aborted.",
+        Case(
+            ERROR,
+            "always",
+            "Make the replica that serves the transaction right a leader (kafka-leader-election "
+            "--election-type preferred, after reassigning if needed) and rebuild the other from "
+            f"it. {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_COMMITTED_MISSING",
+        "replicas",
+        "A compacted partition: a transaction committed on one replica is aborted on the other, "
+        "or records of a committed transaction, the latest of their keys on one replica, are "
+        "missing on the other: committed data is hidden where that replica leads (the 2026 "
+        "disclosure).",
+        "Nothing: the records a cleaning removed are not fetched again.",
+        Case(
+            ERROR,
+            "always",
+            "Keep the replica that holds the transaction: rebuild the other from it (move the "
+            "lacking replica's partition directory away with its broker stopped). Do it only "
+            "while the holding replica is in sync, and keep a copy of both directories first.",
+        ),
+    ),
+    _code(
+        "REPLICA_MARKER_MISSING",
+        "replicas",
+        "A compacted partition: a producer's COMMIT or ABORT marker is on one replica, and the "
+        "other holds batches of the transaction it ends but no marker there. On that replica "
+        "the transaction stays open: its last stable offset stops at the transaction's first "
+        "offset and read_committed consumers read nothing past it (the 2026 disclosure's "
+        "frozen last stable offset). (A replica whose cleaner removed the transaction's "
+        "batches, then its marker past its horizon, rightly holds neither.)",
+        "The broker rebuilds its producer state from the log and finds the transaction open; "
+        "it stays open until the transaction coordinator aborts it after "
+        "transaction.timeout.ms, or it is aborted by hand.",
+        Case(
+            ERROR,
+            "always",
+            "`kdump txn` on the lacking replica's partition names the open transaction and prints "
+            "the kafka-transactions.sh --abort command; or rebuild that replica from the other "
+            f"(the marker comes with it). {REFETCH}",
+        ),
+    ),
+    _code(
+        "REPLICA_CONTENT_LIMITED",
+        "replicas",
+        "The content comparison of a compacted partition's replicas did not compare every key: "
+        "each replica's keys are held within half of --compaction-key-memory (about 200 bytes "
+        "a key) and one was full; keys met for the first time from the offset named on are "
+        "not compared.",
+        "Nothing: a fact about the comparison.",
+        Case(INFO, "always"),
     ),
     _code(
         "REPLICA_DAMAGED",

@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kdump.checks.audit import AuditOptions, AuditSummary
+from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_sections
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
@@ -22,7 +23,8 @@ from kdump.checks.partition import (
     segments_to_check,
     verify_partition,
 )
-from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.segment import SegmentResult
+from kdump.config import ConfigLayers
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -93,8 +95,8 @@ class VerifyResult:
     def summary(self) -> dict[str, Any]:
         return {
             "partitions": len(self.partitions),
-            "segments": sum(r.summary.segments for r in self.partitions),
-            "bytes": sum(r.summary.bytes for r in self.partitions),
+            "segments": sum(r.summary.segments_read for r in self.partitions),
+            "bytes": sum(r.summary.bytes_read for r in self.partitions),
             "batches": sum(r.summary.batches for r in self.partitions),
             "findings": self.counts(),
             "by_partition": [r.summary.to_dict() for r in self.partitions],
@@ -189,6 +191,7 @@ def verify_paths(
     store: ObjectStore | None = None,
     reading: ReadPolicy = KEEP,
     audit: AuditOptions | None = None,
+    layers: ConfigLayers | None = None,
 ) -> VerifyResult:
     """Verify everything under ``paths``; ``progress`` hears of the bytes of log read.
 
@@ -196,10 +199,13 @@ def verify_paths(
     the result is the same as with one. ``reading``: how local files are read
     (kdump.storage.reading: ``ReadPolicy.live()`` leaves the page cache as it found it, what
     ``kdump verify`` does unless told --keep-cache); ``audit``: a state file that makes the
-    run incremental, a budget (kdump.checks.verify_state).
+    run incremental, a budget (kdump.checks.verify_state); ``layers``: where topic settings
+    come from (which partitions are compacted, and checked below their cleaner checkpoint:
+    kdump.checks.compacted).
     """
     started = time.monotonic()
-    found = discover(paths, store, OpenOptions(verify=options, reading=reading))
+    opened = OpenOptions(verify=options, reading=reading, layers=layers or ConfigLayers())
+    found = discover(paths, store, opened)
     logs = found.partitions
     run = _Run(logs, options, reading, audit or AuditOptions(), started)
     progress.total(sum(s.log_size for s in run.walk_list))
@@ -240,6 +246,7 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
+        self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
         self.state: VerifyState | None = None
         self.summary = AuditSummary(asked=audit.state is not None or audit.budget_ms is not None)
         self.walk_list = segments
@@ -277,24 +284,52 @@ class _Run:
         # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
         # decode in Python, and object-store clients are kept one per process: processes
         local = all(log.storage.local_path is not None for log in self.owner.values())
+        threads = local and not self.options.deep
+        units = self._units()
+        # a compacted partition's walk decodes its records in Python (the checks of its
+        # cleaned section): no thread would run it faster than this one, and here Ctrl-C stops
+        # it at once (a stopping run waits for its threads' work in hand)
+        here = {id(u) for u in units if threads and u.cleaned is not None}
         outcomes = map_ordered(
             partial(_check, options=self.options),
-            self.walk_list,
+            [u for u in units if id(u) not in here],
             jobs,
-            weight=_log_bytes,
-            threads=local and not self.options.deep,
+            weight=_unit_bytes,
+            threads=threads,
         )
         now_ms = int(time.time() * 1000)
         try:
-            for n, segment in enumerate(self.walk_list):
+            for n, unit in enumerate(units):
                 if n and self.deadline is not None and time.monotonic() >= self.deadline:
                     return
-                self._take(segment, next(outcomes), now_ms)
-                progress.advance(segment.log_size, segment.log_path)
+                walked = _check(unit, self.options) if id(unit) in here else next(outcomes)
+                for segment, outcome in zip(unit.segments, walked, strict=True):
+                    self._take(segment, outcome, now_ms)
+                    progress.advance(segment.log_size, segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
                 close()  # workers stop: nothing more is taken
+
+    def _units(self) -> list[_Unit]:
+        """The plan's segments as pieces of work: one segment each, but the segments of a
+        partition checked below its cleaner checkpoint together, in offset order (those checks
+        ride on their walks: kdump.checks.compacted), where its first one comes."""
+        units: list[_Unit] = []
+        together: dict[int, _Unit] = {}
+        for segment in self.walk_list:
+            log = self.owner[id(segment)]
+            cleaned = self.cleaned.get(id(log))
+            if cleaned is None:
+                units.append(_Unit(log, [segment], None))
+            elif id(log) in together:
+                together[id(log)].segments.append(segment)
+            else:
+                together[id(log)] = _Unit(log, [segment], cleaned)
+                units.append(together[id(log)])
+        for unit in together.values():
+            unit.segments.sort(key=lambda s: (s.base_offset, s.slot))
+        return units
 
     def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
         changed = self.changed.get(id(segment))
@@ -339,8 +374,24 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
     )
 
 
-def _check(segment: LogSegment, options: VerifyOptions) -> SegmentResult:
-    return check_segment(segment, options)
+class _Unit:
+    """Segments of one partition walked in one piece of work, in order (``cleaned``: the
+    cleaned section whose checks ride on their walks)."""
+
+    __slots__ = ("cleaned", "log", "segments")
+
+    def __init__(
+        self, log: UnifiedLog, segments: list[LogSegment], cleaned: CleanedSection | None
+    ) -> None:
+        self.log, self.segments, self.cleaned = log, segments, cleaned
+
+
+def _check(unit: _Unit, options: VerifyOptions) -> list[SegmentResult]:
+    return check_in_order(unit.log, unit.segments, options, unit.cleaned)
+
+
+def _unit_bytes(unit: _Unit) -> int:
+    return sum(s.log_size for s in unit.segments)
 
 
 def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:
@@ -361,10 +412,6 @@ def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionRe
         result.findings.extend(found)
         for f in found:
             result.summary.count(f)
-
-
-def _log_bytes(segment: LogSegment) -> int:
-    return segment.log_size
 
 
 def collect_result(

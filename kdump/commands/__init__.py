@@ -2,6 +2,7 @@
 run imports what its own command needs and nothing more (start-up stays short)."""
 
 COMMANDS: dict[str, str] = {
+    "compact": "kdump.commands.compact:compact",
     "dump": "kdump.commands.dump:dump",
     "explain": "kdump.commands.explain:explain",
     "lookup": "kdump.commands.lookup:lookup",

@@ -152,6 +152,7 @@ def _run(
     paths: tuple[str, ...],
     plan: Planner,
     index: dict[str, Any] | None,
+    as_broker: bool = False,
     **kw: Any,
 ) -> None:
     """``index``: the index options given (rebuild-index and recover), resolved per partition
@@ -182,6 +183,7 @@ def _run(
         write=WriteOptions(kw["output_dir"], kw["backup_dir"], not kw["no_backup"]),
         force=kw["force"],
         broker_startup=ctx.command.name == "recover",
+        as_broker=as_broker,
         keep_plans=as_json,
     )
     name = ctx.command.name or "repair"
@@ -294,7 +296,7 @@ def recover(ctx: click.Context, paths: tuple[str, ...], as_broker: bool, **kw: A
     deleted, the recovery point clamped to the log end offset), the originals kept."""
     scope = Scope.BROKER if as_broker else Scope.DAMAGED
     index = {k: kw.pop(k) for k in _INDEX_KEYS}
-    _run(ctx, paths, lambda t, jobs, c: plan_recover(t, c, jobs, scope), index, **kw)
+    _run(ctx, paths, lambda t, jobs, c: plan_recover(t, c, jobs, scope), index, as_broker, **kw)
 
 
 _INDEX_KEYS = (

@@ -14,6 +14,7 @@ from kdump.commands.options import (
     object_store,
     prom_option,
     store_options,
+    units_callback,
 )
 from kdump.commands.outcome import answer, metrics_run
 from kdump.errors import InputError
@@ -37,6 +38,15 @@ from kdump.run import log_dir_of
     help="Write the records each follower's truncation drops (and the leader lacks) to "
     "DIR/<partition>.replica-<N>.jsonl (salvage's JSON Lines; N: the replica's place in PATHS).",
 )
+@click.option(
+    "--compaction-key-memory",
+    callback=units_callback("parse_bytes"),
+    default=None,
+    metavar="SIZE",
+    help="Memory for the keys of a compacted partition's content comparison, both replicas "
+    "together (64MiB, 1G); past it, keys met for the first time are not compared "
+    "[default: 128MiB].",
+)
 @format_option("text", "json")
 @prom_option
 @store_options
@@ -46,6 +56,7 @@ def replicas(
     paths: tuple[str, ...],
     leader: str | None,
     export_lost: Path | None,
+    compaction_key_memory: int | None,
     fmt: str,
     prom: str | None,
     **store: Any,
@@ -56,13 +67,16 @@ def replicas(
     then the greatest log end offset); for every other replica, where it truncates when it
     fetches from that leader (LeaderEpochFileCache.endOffsetFor, AbstractFetcherThread) and
     the records, bytes and transaction markers that drops and the leader lacks; and batches
-    that differ at the same offset where both keep them. Reads only (--export-lost and --prom
-    write).
+    that differ at the same offset where both keep them. Where either replica's cleaner
+    rewrote a compacted partition (its cleaner-offset-checkpoint), their content instead: the
+    latest value of every key and the fate of every transaction, up to the lower high
+    watermark. Reads only (--export-lost and --prom write).
 
-    Exit codes: 0 nothing lost, 1 a truncation drops records, 2 batches differ at the same
-    offset or a replica is damaged, 3 a usage or I/O problem.
+    Exit codes: 0 nothing lost, 1 a truncation drops records, 2 batches or content differ or
+    a replica is damaged, 3 a usage or I/O problem.
     """
     from kdump.discovery import open_partition
+    from kdump.replica_content import DEFAULT_KEY_MEMORY
     from kdump.replicas import compare_replicas
 
     if len(paths) < 2:
@@ -72,7 +86,7 @@ def replicas(
     with metrics_run("replicas", prom) as run:
         logs = [open_partition(p, objects) for p in paths]
         _same_partition(logs)
-        result = compare_replicas(logs, leader_index)
+        result = compare_replicas(logs, leader_index, compaction_key_memory or DEFAULT_KEY_MEMORY)
         if export_lost is not None:
             _export(result, export_lost, logs)
         run.log_dirs = list(dict.fromkeys(log_dir_of(log.location) for log in logs))

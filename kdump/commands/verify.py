@@ -14,6 +14,8 @@ from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.options import (
     apply,
+    config_layers,
+    config_options,
     fail_on_option,
     jobs_option,
     kafka_option,
@@ -96,6 +98,7 @@ def check_options(f: F) -> F:
 
 
 _rate = units_callback("parse_rate")
+_bytes = units_callback("parse_bytes")
 _duration = units_callback("parse_duration")
 
 
@@ -222,6 +225,16 @@ def write_result(
     "each needs {log_dirs} (or {started}) in the name.",
 )
 @live_options
+@config_options
+@click.option(
+    "--compaction-key-memory",
+    callback=_bytes,
+    default=None,
+    metavar="SIZE",
+    help="Memory for the key check of a compacted log below its cleaner checkpoint (64MiB, "
+    "1G); past it, keys met for the first time are not checked for repeats "
+    "[default: 128MiB, the broker's log.cleaner.dedupe.buffer.size].",
+)
 @jobs_option
 @prom_option
 @store_options
@@ -245,12 +258,21 @@ def verify(
     state: str | None,
     recheck_fraction: float,
     budget: int | None,
+    configs: tuple[str, ...],
+    server_properties: str | None,
+    describe_output: str | None,
+    metadata: str | None,
+    compaction_key_memory: int | None,
     prom: str | None,
     **store: Any,
 ) -> None:
     """Audit segment files, partition dirs or broker log dirs, or segments in an object store
     (s3://, gs://, az://, file:// URLs: tiered storage's layouts are recognised). Writes
     nothing but --output and --prom.
+
+    A compacted topic's partitions (cleanup.policy from --config, --describe-output,
+    --server-properties and the KRaft metadata image: --metadata, else the node's own) are
+    audited below their cleaner checkpoint too: what Kafka's cleaner leaves there.
 
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
@@ -267,10 +289,21 @@ def verify(
         segment_bytes=segment_bytes,
         max_batch_bytes=max_batch_bytes,
     )
+    if compaction_key_memory is not None:
+        options = options._replace(compaction_key_memory=compaction_key_memory)
+    # the image beside the paths is read only for a partition with a cleaner checkpoint entry
+    # (kdump.checks.compacted.cleaned_sections): a verify of nothing compacted does not replay it
+    layers = (
+        config_layers(configs, server_properties, describe_output, metadata=metadata)
+        if configs or server_properties or describe_output or metadata
+        else None
+    )
     with metrics_run("verify", prom) as run:
         with progress(show_progress(quiet), "verify", quiet=quiet) as meter:
             audit = AuditOptions(state, recheck_fraction, budget)
-            result = verify_paths(list(paths), options, meter, jobs, objects, reading, audit)
+            result = verify_paths(
+                list(paths), options, meter, jobs, objects, reading, audit, layers
+            )
         for warning in (result.audit.state_warning, result.audit.cache_warning):
             if warning:
                 click.echo(f"kdump: warning: {warning}", err=True)

@@ -12,7 +12,6 @@ from kdump.config import ConfigLayers, Settings, resolve_settings
 from kdump.discovery import discover
 from kdump.errors import ConfigError, InputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction
-from kdump.explain.offset_map import BYTES_PER_ENTRY
 from kdump.explain.retention import RetentionExplanation, SegmentRetention, explain_retention
 from kdump.explain.rolls import (
     RollExplanation,
@@ -23,6 +22,7 @@ from kdump.explain.rolls import (
 )
 from kdump.explain.segments import SegmentFacts, read_segment_facts
 from kdump.explain.transactions import open_transactions
+from kdump.offset_map import BYTES_PER_ENTRY
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.unified_log import OpenOptions, UnifiedLog
 

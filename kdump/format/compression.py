@@ -1,4 +1,5 @@
-"""Decompression of batch payloads for Kafka's codecs, with a bound on the output size.
+"""Decompression of batch payloads for Kafka's codecs, with a bound on the output size, and
+compression as Kafka's writers compress (``compress``: what the log cleaner re-encodes with).
 
 Kafka's ``CompressionType``: 0 none, 1 gzip, 2 snappy (xerial framing, or raw), 3 lz4 (frame
 format; magic v0 wrote a wrong header checksum), 4 zstd.
@@ -185,3 +186,63 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     h ^= h >> 13
     h = (h * _P3) & _M32
     return h ^ (h >> 16)
+
+
+# -- compression, byte for byte as Kafka's Compression.of(type).build() writes ------------------
+
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+"""java.util.zip.GZIPOutputStream's fixed header: no name, mtime 0, OS 255 (unknown)."""
+GZIP_DEFAULT_LEVEL = 6
+"""Deflater.DEFAULT_COMPRESSION (-1), which zlib takes as level 6."""
+XERIAL_BLOCK = 32 * 1024
+"""snappy-java's SnappyOutputStream default block size."""
+LZ4_BLOCK = 64 * 1024
+"""Lz4BlockOutputStream.BLOCKSIZE_64KB: each block compressed on its own."""
+LZ4_FLG, LZ4_BD = 0x60, 0x40
+"""FLG: version 1, independent blocks, no checksums, no content size; BD: 64 KiB blocks."""
+LZ4_UNCOMPRESSED = 0x80000000
+ZSTD_DEFAULT_LEVEL = 3
+_LE32 = struct.Struct("<I")
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """``data`` compressed as Kafka 4.x compresses a batch's records at each codec's default
+    level (MemoryRecordsBuilder over Compression.wrapForOutput), byte for byte where kdump's
+    libraries match the broker's (docs/compaction.md: JDK zlib, snappy-java 1.1.10, lz4-java
+    1.11 and zstd-jni 1.5.7 against zlib, cramjam's snap, lz4 and libzstd)."""
+    if codec == NONE:
+        return data
+    import cramjam
+
+    if codec == GZIP:
+        # GzipOutputStream: raw deflate at the default level, memLevel 8, then CRC-32, ISIZE
+        deflater = zlib.compressobj(GZIP_DEFAULT_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, 8)
+        body = deflater.compress(data) + deflater.flush()
+        return GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    if codec == SNAPPY:
+        # SnappyOutputStream: the xerial header, then 32 KiB blocks, each length-prefixed
+        out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
+        for i in range(0, len(data), XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(data[i : i + XERIAL_BLOCK]))
+            out += _INT32.pack(len(block)) + block
+        return bytes(out)
+    if codec == LZ4:
+        # Lz4BlockOutputStream at the default level (9) takes LZ4's fast compressor; a block
+        # that does not shrink is stored with the high bit of its length set
+        descriptor = bytes((LZ4_FLG, LZ4_BD))
+        out = bytearray(LZ4_FRAME_MAGIC + descriptor + bytes(((xxh32(descriptor) >> 8) & 0xFF,)))
+        for i in range(0, len(data), LZ4_BLOCK):
+            block = data[i : i + LZ4_BLOCK]
+            packed = bytes(cramjam.lz4.compress_block(block, store_size=False))
+            if len(packed) >= len(block):
+                out += _LE32.pack(len(block) | LZ4_UNCOMPRESSED) + block
+            else:
+                out += _LE32.pack(len(packed)) + packed
+        return bytes(out + _LE32.pack(0))
+    if codec == ZSTD:
+        # zstd-jni's ZstdOutputStream: a streamed frame (no content size); the builder's close
+        # flushes (ending a block) and then ends the frame with an empty last block
+        compressor = cramjam.zstd.Compressor(level=ZSTD_DEFAULT_LEVEL)
+        compressor.compress(data)
+        return bytes(compressor.flush()) + bytes(compressor.finish())
+    raise CodecError(f"unknown compression codec {codec}")

@@ -103,6 +103,14 @@ def _follower_lines(follower: Follower) -> Iterator[str]:
                 else "its transaction began past the truncation and goes with it"
             )
             yield f"  {m.type} marker of producer {m.producer_id} at {m.offset} dropped: {hangs}"
+    content = follower.content
+    if content is not None:
+        yield (
+            f"  compacted: compared by content over offsets {content.start}..{content.end - 1} "
+            f"(batches only from {follower.batches_from}: below, the replicas' cleaners rewrote "
+            f"them): {content.leader_keys} keys on the leader, {content.follower_keys} on the "
+            f"follower, {content.differing_keys} differing"
+        )
     if follower.differing_batches:
         n = follower.differing_batches
         yield f"  {n} batch(es) differ from the leader's where both keep them"

@@ -62,8 +62,8 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
         cells = {
             "partition": name,
-            "segments": str(s.segments),
-            "bytes": size(s.bytes),
+            "segments": str(s.segments_read),
+            "bytes": size(s.bytes_read),
             "batches": str(s.batches),
             "records": f"{s.records}+" if s.wrappers_not_counted else str(s.records),
             "offsets": offsets,

@@ -33,7 +33,6 @@ from kdump.format.names import (
     INDEX_SUFFIX,
     INDEX_SUFFIXES,
     LOG_SUFFIX,
-    RECOVERY_POINT_CHECKPOINT,
     SEGMENT_SUFFIXES,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
@@ -383,21 +382,9 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
                 for f in log.result(s).findings
             )
         ]
-    log_dir = log.log_dir
-    if log_dir is not None and log_dir.had_clean_shutdown:
-        recovery_from = None
-    else:
-        try:
-            point = log.checkpointed(RECOVERY_POINT_CHECKPOINT) or 0
-        except KdumpError:
-            point = 0  # the broker, unable to read it, recovers from the start
-        # LogSegments.values(recoveryPoint, ...): from the segment that holds the point
-        recovery_from = max((b for b in log.base_offsets if b <= point), default=0)
-    return [
-        s
-        for s in named
-        if not s.has(INDEX_SUFFIX) or (recovery_from is not None and s.base_offset >= recovery_from)
-    ]
+    # the broker's own choice at its next start (LogLoader.load: kdump.log_loader)
+    recovered = set(log.broker_load.recovered)
+    return [s for s in named if s.base_offset in recovered]
 
 
 def _rebuild_partition(
@@ -458,8 +445,11 @@ def _rebuild_partition(
         else:
             _fill_rebuild(plan, recovered, truncate, loss)
         yield plan
-        if any(c.kind == LOG and c.truncate_at is not None for c in plan.changes):
-            # LogLoader.recoverLog: "we had an invalid message, delete all remaining log"
+        if any(c.kind == LOG and c.truncate_at is not None for c in plan.changes) and (
+            scope is not Scope.BROKER or log.broker_load.cut == seg.base_offset
+        ):
+            # LogLoader.recoverLog: "we had an invalid message, delete all remaining log" (a
+            # segment the broker recovers only for its missing index is cut, nothing deleted)
             yield from _later_deleted(log, seg, recovered.valid_bytes)
             return
 

@@ -41,6 +41,9 @@ class RunOptions:
     broker_startup: bool = False
     """Also do what the broker's next start does to the logs (recover): producer snapshots
     above the log end deleted, recovery points clamped (kdump.repair.startup)."""
+    as_broker: bool = False
+    """recover --as-broker: the startup's snapshot deletions are the broker's own at its next
+    load (kdump.log_loader), as the recovery done is its own."""
     keep_plans: bool = False
     """A dry run keeps its plans (``RunResult.plans``, without the new files' bytes) for one
     JSON document, instead of printing each as it comes."""
@@ -94,7 +97,7 @@ def run_repair(
             _note_cut(plan, cut)
             _advance(progress, plan)
         if options.broker_startup:
-            for plan in plan_startup(targets, cut):
+            for plan in plan_startup(targets, cut, options.as_broker):
                 show(plan, result, emit, all_files=False)
         if not options.keep_plans:
             for line in interval_lines(result.indexed, IndexConfigs.of_any(config)):
@@ -149,7 +152,7 @@ def _stage_and_commit(
         _note_cut(plan, cut)
         _advance(progress, plan)
     if options.broker_startup and write.output_dir is None:
-        for plan in plan_startup(targets, cut):
+        for plan in plan_startup(targets, cut, options.as_broker):
             session.stage(plan, _show(plan, result, emit, all_files=False))
     for line in recheck_lines(result.recheck, checked) if checked else ():
         emit(line, False)

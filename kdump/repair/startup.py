@@ -48,33 +48,45 @@ def partition_end(log: UnifiedLog, cut: bool) -> PartitionEnd | None:
     """The opened partition's ends: after recovery where this run cuts it, else as on disk."""
     if not log.segments or log.topic_partition is None:
         return None
-    end = log.log_end_offset if cut else log.log_end_offset_on_disk
+    damaged = log.damaged_from
+    if cut and damaged is not None:
+        end = damaged.offset  # where this run's cut ends it
+    else:
+        end = log.log_end_offset if cut else log.log_end_offset_on_disk
     return PartitionEnd(log, log.log_start_offset, end, cut)
 
 
-def snapshot_changes(end: PartitionEnd) -> Iterator[FileChange]:
+def snapshot_changes(end: PartitionEnd, as_broker: bool = False) -> Iterator[FileChange]:
     """truncateAndReload's deletions: snapshots above the log end offset; after a cut, also
-    those at or below the log start offset."""
+    those at or below the log start offset. ``as_broker``: the recovery done is the broker's
+    own, so are the deletions: every snapshot its load deletes (kdump.log_loader.load)."""
     local = end.log.storage.local_path
     assert local is not None, "repairs read local partitions"
     directory = Path(local)
+    gone = set(end.log.broker_load.snapshots_deleted) if as_broker else set()
     for file in end.log.snapshot_files:
-        offset = file.offset
-        if offset > end.log_end:
-            why = f"above the log end offset {end.log_end}"
-        elif end.cut and offset <= end.log_start:
-            why = f"at or below the log start offset {end.log_start}"
-        else:
+        why = _deleted_why(end, file.offset, gone, as_broker)
+        if why is None:
             continue
         path = directory / file.name
-        yield FileChange(
-            path,
-            SNAPSHOT,
-            FileState.of(path),
-            0,
-            delete=True,
-            difference=f"{why}: ProducerStateManager.truncateAndReload deletes it at startup",
+        yield FileChange(path, SNAPSHOT, FileState.of(path), 0, delete=True, difference=why)
+
+
+def _deleted_why(end: PartitionEnd, offset: int, gone: set[int], as_broker: bool) -> str | None:
+    if as_broker:
+        if offset not in gone:
+            return None
+        return (
+            "the broker's load deletes it at its next start (ProducerStateManager."
+            "truncateAndReload as it recovers the segments, removeStraySnapshots)"
         )
+    if offset > end.log_end:
+        why = f"above the log end offset {end.log_end}"
+    elif end.cut and offset <= end.log_start:
+        why = f"at or below the log start offset {end.log_start}"
+    else:
+        return None
+    return f"{why}: ProducerStateManager.truncateAndReload deletes it at startup"
 
 
 def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileChange | None:
@@ -139,7 +151,9 @@ def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
     return plans
 
 
-def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:
+def plan_startup(
+    logs: list[UnifiedLog], cut: set[Path], as_broker: bool = False
+) -> list[SegmentPlan]:
     """The broker's startup clean-up for ``logs`` (``cut``: partition dirs whose logs this
     run cuts), as plans: one per partition with snapshots to delete, one per log dir whose
     recovery points move."""
@@ -156,7 +170,7 @@ def plan_startup(logs: list[UnifiedLog], cut: set[Path]) -> list[SegmentPlan]:
         holder = log.log_dir.storage.local_path if log.log_dir is not None else None
         log_dir = directory.parent if holder is None else Path(holder)
         by_log_dir.setdefault(log_dir, []).append(end)
-        deletions = list(snapshot_changes(end))
+        deletions = list(snapshot_changes(end, as_broker))
         if deletions:
             plans.append(
                 SegmentPlan(SegmentPaths(directory, end.log_end), False, changes=deletions)

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kdump.checks.compacted import CleanedSectionCheck, cleaned_section
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, PartitionSummary, finish_partition
@@ -234,8 +235,13 @@ def _partition(
     log.open_options = log.open_options._replace(
         verify=options.verify._replace(index_interval_bytes=given)
     )
-    # one walk of each segment: verify's checks, the facts, the producer state replay
-    log.walk_in_order()
+    # one walk of each segment: verify's checks, the facts, the producer state replay and, on
+    # a compacted log, the checks of its cleaned section
+    cleaned = cleaned_section(log, log.options.compaction_key_memory)
+    check = None if cleaned is None else CleanedSectionCheck(cleaned)
+    log.walk_in_order(check)
+    if check is not None:
+        check.deliver(log.results())
     result = finish_partition(log)
     p = PartitionView(
         path=log.location,

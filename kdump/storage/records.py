@@ -8,9 +8,10 @@ import mmap
 from collections.abc import Iterator
 
 from kdump.crc import Buffer
+from kdump.errors import KdumpError
 from kdump.format.batch import Batch
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
-from kdump.format.records import Record
+from kdump.format.records import Record, control_record_key
 from kdump.format.walk import (
     RUN_BATCHES,
     LogWalk,
@@ -98,6 +99,16 @@ class FileRecords:
         self, batch: Batch, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     ) -> Iterator[Record]:
         return iter_records(self.buf, batch, self.path, max_batch_bytes)
+
+    def marker_type(self, batch: Batch) -> int | None:
+        """A control batch's ControlRecordType (COMMIT, ABORT, ...) from its first record's key;
+        None where it has no record (a cleaning dropped it) or the record does not decode."""
+        try:
+            record = next(self.records(batch), None)
+        except KdumpError:
+            return None
+        key = None if record is None else control_record_key(record)
+        return None if key is None else key.type
 
     def is_valid(self, batch: Batch) -> bool:
         return batch.is_valid(self.buf)

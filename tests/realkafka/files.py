@@ -1,0 +1,70 @@
+"""Two copies of a partition compared file for file: one ``kdump recover`` repaired, one Kafka
+loaded (a broker, or ``load_logs``). The differences that are not differences are named here,
+once, with why:
+
+- kdump's own files: ``NAME.kdump-bak`` (a file it replaced or deleted, kept) and
+  ``NAME.log.kdump-cut-N`` (the bytes a cut removed, kept); the broker has none.
+- ``NAME.deleted``: the broker deletes a segment (after a cut) or a snapshot asynchronously,
+  renaming it first and removing it ``file.delete.delay.ms`` later; kdump's copy is the
+  ``.kdump-bak`` above. Counted as gone.
+- the active segment's ``.index`` and ``.timeindex``: the broker preallocates them again to
+  ``segment.index.bytes`` after loading (``LogLoader.load``: ``resizeIndexes``) so it can append;
+  kdump leaves them trimmed. The entries must be equal, and the rest of the broker's file zeros.
+- ``leader-epoch-checkpoint``: a started broker that leads the partition appends the epoch it
+  leads in (Partition.makeLeader), through a ``.tmp`` file; ``load_logs`` does not start any.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+KDUMP_KEPT = (".kdump-bak",)
+INDEX_SUFFIXES = (".index", ".timeindex")
+
+
+def _kdump_own(name: str) -> bool:
+    return name.endswith(KDUMP_KEPT) or ".kdump-cut-" in name or ".kdump-bak." in name
+
+
+def partition_differences(
+    kdump_dir: Path, kafka_dir: Path, *, broker_started: bool = True, snapshots: bool = True
+) -> list[str]:
+    """Every difference between the two copies of one partition directory but the named ones;
+    [] when kdump's repair left what Kafka's load left. ``snapshots=False`` leaves the
+    producer snapshots out (a caller comparing them with kdump's forecast instead)."""
+    ours = {p.name for p in kdump_dir.iterdir() if not _kdump_own(p.name)}
+    theirs = {p.name for p in kafka_dir.iterdir() if not p.name.endswith(".deleted")}
+    if not snapshots:
+        ours = {n for n in ours if not n.endswith(".snapshot")}
+        theirs = {n for n in theirs if not n.endswith(".snapshot")}
+    if broker_started:
+        ours.discard("leader-epoch-checkpoint")
+        theirs.discard("leader-epoch-checkpoint")
+        theirs.discard("leader-epoch-checkpoint.tmp")  # being written as we look
+    out = [f"{kdump_dir.name}: only kdump's copy has {n}" for n in sorted(ours - theirs)]
+    out += [f"{kdump_dir.name}: only Kafka's copy has {n}" for n in sorted(theirs - ours)]
+    logs = sorted(n for n in ours & theirs if n.endswith(".log"))
+    active = logs[-1].removesuffix(".log") if logs else None
+    for name in sorted(ours & theirs):
+        a, b = (kdump_dir / name).read_bytes(), (kafka_dir / name).read_bytes()
+        if a == b:
+            continue
+        stem, _, suffix = name.partition(".")
+        preallocated = stem == active and "." + suffix in INDEX_SUFFIXES
+        if preallocated and b[: len(a)] == a and not b[len(a) :].strip(b"\0"):
+            continue  # the broker's preallocated tail
+        out.append(f"{kdump_dir.name}/{name}: {_first_difference(a, b)}")
+    return out
+
+
+def _first_difference(a: bytes, b: bytes) -> str:
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return f"kdump's {len(a)} bytes, Kafka's {len(b)}; first difference at byte {at}"
+
+
+def snapshot_offsets(partition_dir: Path) -> list[int]:
+    """The offsets of the producer snapshots in a partition directory (not those marked
+    deleted)."""
+    return sorted(int(p.name.split(".")[0]) for p in partition_dir.glob("*.snapshot"))
