@@ -6,17 +6,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kdump.checks.compacted import check_in_order, cleaned_section
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.indexes import REBUILD
 from kdump.checks.log import RECOVER, LogScan
-from kdump.checks.segment import SegmentResult
+from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
 from kdump.errors import KdumpError
 from kdump.format.names import (
+    CLEANER_OFFSET_CHECKPOINT,
     LEADER_EPOCH_CHECKPOINT,
     PARTITION_METADATA,
     kept_what,
@@ -151,13 +151,28 @@ def verify_partition(log: UnifiedLog, progress: Progress = NO_PROGRESS) -> Parti
     them (kdump.checks.compacted, with the settings its log was opened with)."""
     segments = segments_to_check(log)
     todo = [s for s in segments if not log.walked(s)]
-    plan = cleaned_section(log, log.options.compaction_key_memory) if todo else None
-    walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    if todo and has_cleaner_entry(log):
+        # the compacted audit's module where a cleaner checkpoint says a section was cleaned
+        from kdump.checks.compacted import check_in_order, cleaned_section
+
+        plan = cleaned_section(log, log.options.compaction_key_memory)
+        walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    else:
+        walks = [check_segment(s, log.options, keep_open=True) for s in todo]
     for segment, result in zip(todo, walks, strict=True):
         log.take_result(segment, result)
     for segment in segments:
         progress.advance(segment.log_size, segment.log_path)
     return finish_partition(log)
+
+
+def has_cleaner_entry(log: UnifiedLog) -> bool:
+    """Whether the log dir's cleaner-offset-checkpoint holds an entry for ``log``: only such a
+    partition has a cleaned section to audit (kdump.checks.compacted)."""
+    try:
+        return log.checkpointed(CLEANER_OFFSET_CHECKPOINT) is not None
+    except KdumpError:  # an unreadable checkpoint file is the log dir's own finding
+        return False
 
 
 def finish_partition(log: UnifiedLog) -> PartitionResult:

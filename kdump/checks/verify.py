@@ -12,7 +12,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kdump.checks.audit import AuditOptions, AuditSummary
-from kdump.checks.compacted import CleanedSection, check_in_order, cleaned_sections
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
@@ -20,10 +19,11 @@ from kdump.checks.partition import (
     PartitionResult,
     PartitionSummary,
     finish_partition,
+    has_cleaner_entry,
     segments_to_check,
     verify_partition,
 )
-from kdump.checks.segment import SegmentResult
+from kdump.checks.segment import SegmentResult, check_segment
 from kdump.config import ConfigLayers
 from kdump.discovery import Found, discover
 from kdump.errors import InputError
@@ -42,6 +42,7 @@ from kdump.storage.reading import KEEP, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 if TYPE_CHECKING:
+    from kdump.checks.compacted import CleanedSection
     from kdump.checks.verify_state import Plan, VerifyState
     from kdump.storage import ObjectStore
 
@@ -246,7 +247,14 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
-        self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
+        self.cleaned: dict[int, CleanedSection] = {}
+        """The cleaned sections of compacted partitions, by ``id`` of the log: their audits
+        ride on the walks."""
+        if any(has_cleaner_entry(log) for log in logs):
+            # the compacted audit's module where a cleaner checkpoint says a section was cleaned
+            from kdump.checks.compacted import cleaned_sections
+
+            self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
         self.state: VerifyState | None = None
         self.summary = AuditSummary(asked=audit.state is not None or audit.budget_ms is not None)
         self.walk_list = segments
@@ -387,6 +395,10 @@ class _Unit:
 
 
 def _check(unit: _Unit, options: VerifyOptions) -> list[SegmentResult]:
+    if unit.cleaned is None:
+        return [check_segment(s, options) for s in unit.segments]
+    from kdump.checks.compacted import check_in_order  # a compacted partition's cleaned section
+
     return check_in_order(unit.log, unit.segments, options, unit.cleaned)
 
 
