@@ -1699,8 +1699,27 @@ static inline int malformed4_2(uint8_t b1, uint8_t b2)
            !is_continuation(b2);
 }
 
+/* One byte that is a whole character or a whole replacement: its output (up to 3 bytes, 4
+ * stored) and length; 0 for a lead byte of a multi-byte sequence, which needs what follows. A
+ * byte 0x80-0xC1 or 0xF5-0xFF is always one U+FFFD (the loop below, for any bytes after it). */
+static uint8_t single_bytes[256][4];
+static uint8_t single_len[256];
+
+static void utf8_tables(void)
+{
+    for (int c = 0; c < 256; c++) {
+        if (c < 0x80) {
+            single_bytes[c][0] = (uint8_t)c;
+            single_len[c] = 1;
+        } else if (c < 0xC2 || c > 0xF4) {
+            single_bytes[c][0] = 0xEF, single_bytes[c][1] = 0xBF, single_bytes[c][2] = 0xBD;
+            single_len[c] = 3;
+        }
+    }
+}
+
 /* Java's new String(bytes, UTF_8), as Kafka's StringDecoder and header keys decode, written as
- * UTF-8 to d (room for 3 * n bytes); the length written. It follows the JDK's
+ * UTF-8 to d (room for 3 * n + 1 bytes); the length written. It follows the JDK's
  * String.decodeUTF8_UTF16 (doReplace; 17 through 25), kdump.java.java_string and the
  * statement-by-statement transcription in tests/javautf8.py: each stretch it rejects is one
  * U+FFFD, the stretches as malformed3/malformed4 measure them, an encoded surrogate
@@ -1712,23 +1731,27 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
     uint8_t *d = (uint8_t *)out;
     int64_t i = 0;
     while (i < n) {
-        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
-            memcpy(d, p + i, 8);
+        if (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
+            memcpy(d, p + i, 8); /* eight ASCII bytes at a time */
             d += 8;
             i += 8;
+            continue;
         }
-        if (i >= n)
-            break;
         uint8_t c = p[i];
+        uint8_t one = single_len[c];
+        if (one) { /* most bytes of binary values: one store, no test of what follows */
+            memcpy(d, single_bytes[c], 4); /* the output has a byte of room past n * 3 */
+            d += one;
+            i++;
+            continue;
+        }
         int64_t left = n - i - 1; /* bytes after the lead */
         int take = 0;             /* a character's bytes, copied as they are */
         int64_t skip = 1;         /* else the bytes one U+FFFD replaces */
-        if (c < 0x80)
-            take = 1;
-        else if (c >= 0xC2 && c <= 0xDF) {
+        if (c <= 0xDF) {
             if (left >= 1 && is_continuation(p[i + 1]))
                 take = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
+        } else if (c <= 0xEF) {
             if (left >= 2) {
                 uint8_t b2 = p[i + 1], b3 = p[i + 2];
                 if ((c == 0xE0 && b2 < 0xA0) || !is_continuation(b2))
@@ -1741,10 +1764,10 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
                     take = 3;
             } else if (left == 1 && !((c == 0xE0 && p[i + 1] < 0xA0) || !is_continuation(p[i + 1])))
                 skip = 2; /* isMalformed3_2 false: one U+FFFD, and the loop breaks */
-        } else if (c >= 0xF0 && c <= 0xF7) {
+        } else { /* 0xF0-0xF4 */
             if (left >= 3) {
                 uint8_t b2 = p[i + 1];
-                if (c > 0xF4 || malformed4_2(c, b2))
+                if (malformed4_2(c, b2))
                     skip = 1;
                 else if (!is_continuation(p[i + 2]))
                     skip = 2;
@@ -1752,7 +1775,7 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
                     skip = 3;
                 else
                     take = 4;
-            } else if (left >= 1 && c <= 0xF4 && !malformed4_2(c, p[i + 1]))
+            } else if (left >= 1 && !malformed4_2(c, p[i + 1]))
                 /* sp++ passes the second byte; a third that continues ends the loop too */
                 skip = left == 2 && is_continuation(p[i + 2]) ? 3 : 2;
         }
@@ -2372,6 +2395,36 @@ typedef struct {
     Py_ssize_t len, cap;
 } outbuf;
 
+/* The last rendering call's buffer, kept for the next (the GIL guards it): a fresh one grew
+ * by doubling from 64 KiB past the call's megabyte of lines, each growth a copy, and glibc
+ * mapped and faulted in the larger ones again every call. */
+static char *spare_out;
+static Py_ssize_t spare_out_cap;
+
+/* An empty buffer with room for ``size`` bytes: the spare one where it is large enough. */
+static outbuf ob_take(Py_ssize_t size)
+{
+    outbuf o = {NULL, 0, 0};
+    if (spare_out != NULL && spare_out_cap >= size) {
+        o.data = spare_out;
+        o.cap = spare_out_cap;
+        spare_out = NULL;
+    }
+    return o;
+}
+
+/* Done with ``o``: kept as the spare (the larger of the two), or freed. */
+static void ob_give(outbuf *o)
+{
+    if (o->data != NULL && (spare_out == NULL || o->cap > spare_out_cap)) {
+        PyMem_Free(spare_out);
+        spare_out = o->data;
+        spare_out_cap = o->cap;
+    } else
+        PyMem_Free(o->data);
+    o->data = NULL;
+}
+
 static int ob_reserve(outbuf *o, Py_ssize_t extra)
 {
     if (extra <= o->cap - o->len)
@@ -2405,18 +2458,49 @@ static int ob_put(outbuf *o, const void *s, Py_ssize_t n)
 
 #define OB_LIT(o, s) ob_put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
 
+/* "00".."99": two digits a step (a dump writes five to ten numbers a record). */
+static const char DIGIT_PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "62636465666768697071727374757677787980818283848586878889909192"
+                                  "93949596979899";
+
+/* Decimal digits of u: floor(log10) from its bit length, corrected by one comparison. */
+static int decimal_digits(uint64_t u)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+    };
+    int bits = 64 - __builtin_clzll(u | 1);
+    int t = (bits * 1233) >> 12; /* 1233 / 4096: log10(2), from below */
+    return t + (t < 20 && u >= pow10[t]);
+}
+
 static int ob_int(outbuf *o, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
+    if (ob_reserve(o, 21) < 0)
+        return -1;
+    char *d = o->data + o->len;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
     if (v < 0)
-        tmp[sizeof(tmp) - 1 - n++] = '-';
-    return ob_put(o, tmp + sizeof(tmp) - n, n);
+        *d++ = '-';
+    int len = u ? decimal_digits(u) : 1;
+    char *e = d + len;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        e -= 2;
+        memcpy(e, DIGIT_PAIRS + 2 * r, 2);
+    }
+    if (u >= 10) {
+        e -= 2;
+        memcpy(e, DIGIT_PAIRS + 2 * u, 2);
+    } else
+        *--e = (char)('0' + u);
+    o->len = (d + len) - o->data;
+    return 0;
 }
 
 /* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
@@ -2481,7 +2565,7 @@ enum {
 static int ob_java_string(outbuf *o, const uint8_t *p, int64_t n, int as_json)
 {
     if (!as_json) {
-        if (ob_reserve(o, (Py_ssize_t)n * 3) < 0)
+        if (ob_reserve(o, (Py_ssize_t)n * 3 + 1) < 0) /* java_utf8_into's byte of room */
             return -1;
         o->len += java_utf8_into(o->data + o->len, p, n);
         return 0;
@@ -3049,7 +3133,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
         render_ctx_free(&rc);
         return NULL;
     }
-    outbuf o = {NULL, 0, 0};
+    outbuf o = ob_take(max_output);
     Py_ssize_t i = start < 0 ? n : start, invalid = 0;
     int failed = 0;
     for (; i < n && o.len < max_output; i++) {
@@ -3085,7 +3169,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
             result = named_result(RENDERED_RUN, "(NnLOn)", data, i, (long long)rc.last_offset,
                                   rc.gaps, invalid);
     }
-    PyMem_Free(o.data);
+    ob_give(&o);
     render_ctx_free(&rc);
     return result;
 }
@@ -3140,7 +3224,7 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     batch_row b;
     batch_row_at(cols, index, &b);
     release_columns(views, WALK_COLUMNS);
-    outbuf o = {NULL, 0, 0};
+    outbuf o = ob_take(max_output);
     int64_t next = first;
     int r = b.magic == 2 && !(b.attributes & 0x20) && b.records_count >= 0 && pos <= payload.len
                 ? 0
@@ -3161,7 +3245,7 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
             result = named_result(RENDERED_PAYLOAD, "(NLOnL)", data, (long long)rc.last_offset,
                                   rc.gaps, pos, (long long)next);
     }
-    PyMem_Free(o.data);
+    ob_give(&o);
     render_ctx_free(&rc);
     return result;
 }
@@ -3799,6 +3883,7 @@ static int add_layout(PyObject *m)
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    utf8_tables();
 #ifdef HW_CRC_BUILT
     hw_crc_usable = hw_crc_present();
 #endif

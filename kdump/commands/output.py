@@ -29,7 +29,7 @@ class Output:
         self.pending = bytearray()
 
     def data(self, data: bytes) -> None:
-        if len(data) >= self.CHUNK:
+        if len(data) >= self.CHUNK // 2:  # written as is: a copy into ``pending`` costs more
             self.flush()
             self.out.write(data)
             return

@@ -251,6 +251,12 @@ def joined(items: Iterable[Line | Chunk]) -> Iterator[Line | Chunk]:
     pending = bytearray()
     for item in items:
         if isinstance(item, Chunk):
+            if len(item.data) >= JOINED_BYTES // 2:  # a bulk renderer's: handed on, not copied
+                if pending:
+                    yield Chunk(bytes(pending))
+                    pending.clear()
+                yield item
+                continue
             pending += item.data
         elif item.stream == ERR:
             if pending:
