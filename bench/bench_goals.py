@@ -13,7 +13,10 @@ Rows (the goal beside each):
 - the deep text dump (``--deep-iteration --print-data-log``) and the JSON Lines dump
   (``dump --format jsonl --deep-iteration``) of 256 MiB of 16 KiB batches of binary values
   into ``wc -l``: lines/s, one line per batch and record (as JSON Lines prints them; the text
-  dump's own count grows with the newline bytes of binary values).
+  dump's own count grows with the newline bytes of binary values);
+- ``--jobs 2`` against ``--jobs 1`` (issue 44 point 8), the same dumps of 256 MiB of plain
+  batches (text values) into ``wc -l`` and into a file: the ratio of their wall times (>= 1.5
+  on 2 CPUs; peak RSS beside is the largest of one process of the tree).
 
 The page cache: ``warm`` runs find the files cached as a broker's appends leave them
 (bench/pagecache.py's ``written``); ``cold`` ones (``--cold``) find them evicted, before every
@@ -66,9 +69,15 @@ class Ran:
     lines: int = 0
 
 
-def run(tree: Path | None, argv: list[str], lines: bool = False, kdump: bool = True) -> Ran:
+def run(
+    tree: Path | None,
+    argv: list[str],
+    lines: bool = False,
+    kdump: bool = True,
+    to_file: Path | None = None,
+) -> Ran:
     """One child: ``kdump ARGV`` from ``tree`` (None: a bare ``python ARGV``), its stdout
-    dropped or counted by ``wc -l``."""
+    dropped, counted by ``wc -l`` (``lines``) or written to ``to_file``."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
@@ -83,8 +92,8 @@ def run(tree: Path | None, argv: list[str], lines: bool = False, kdump: bool = T
         wall = time.perf_counter() - start
         counted = int(wc.communicate()[0])
     else:
-        with open(os.devnull, "wb") as devnull:
-            proc = subprocess.Popen(command, stdout=devnull, env=env, cwd=REPO)
+        with open(to_file or os.devnull, "wb") as sink:
+            proc = subprocess.Popen(command, stdout=sink, env=env, cwd=REPO)
             _, status, usage = os.wait4(proc.pid, 0)
         wall, counted = time.perf_counter() - start, 0
     code = os.waitstatus_to_exitcode(status)
@@ -186,6 +195,7 @@ def main() -> int:
     small = partition(1024, 1024, 127)
     shallow_log = text_segment(256, 16)
     binary_log = payload_segment("binary", "16k", 256)
+    plain_log = payload_segment("text", "16k", 256)
     one = tiny_one_segment()
     index = str(TINY / "00000000000000000000.index")
     scratch = OUT / "bench-goals-rebuild"
@@ -251,11 +261,24 @@ def main() -> int:
                 ):  # fmt: skip
                     got = run(tree, argv, lines=True)
                     samples.add(row, tree_name, LINES[binary_log] / got.wall / 1e6, got.rss_mib)
+                # issue 44.8: --jobs 2 against --jobs 1, into a pipe (wc -l) and into a file
+                text = ["--files", str(plain_log), "--deep-iteration", "--print-data-log"]
+                jsonl = ["dump", str(plain_log), "--deep-iteration", "--format", "jsonl"]
+                for name, argv in (("deep text", text), ("JSON Lines", jsonl)):
+                    for sink in ("pipe", "file"):
+                        walls = []
+                        for jobs in ("1", "2"):
+                            target = OUT / "bench-goals-output" if sink == "file" else None
+                            got = run(tree, [*argv, "--jobs", jobs], sink == "pipe", to_file=target)
+                            walls.append(got.wall)
+                        row = f"{name} dump, --jobs 2 / --jobs 1, into a {sink}"
+                        samples.add(row, tree_name, walls[0] / walls[1], got.rss_mib)
         if "verify" in groups and args.cold:
             for tree_name, tree in trees.items():
                 hot(tree_name, tree, "cold", starts(tree))
         load.append(os.getloadavg()[0])
     shutil.rmtree(scratch, ignore_errors=True)
+    (OUT / "bench-goals-output").unlink(missing_ok=True)
 
     rows = [
         Row(CLICK, " s", 0, False),
@@ -272,6 +295,9 @@ def main() -> int:
         Row("deep text dump, binary values, M lines/s", "", 3.0, True),
         Row("JSON Lines dump, binary values, M lines/s", "", 0.75, True),
     ]
+    for name in ("deep text", "JSON Lines"):
+        for sink in ("pipe", "file"):
+            rows.append(Row(f"{name} dump, --jobs 2 / --jobs 1, into a {sink}", "x", 1.5, True))
     for tree_name in trees:
         for row in (VERIFY_START, INDEX_START, VERSION_START):
             samples.relative(row, tree_name, CLICK)

@@ -112,8 +112,8 @@ _TURN = struct.Struct(">qB")
 _REPORT = struct.Struct(">qBI")
 
 BUFFER_BYTES = 16 << 20
-"""Bytes a worker renders ahead of its turn: then it waits for it. Two workers each hold at
-most this much; past it, a piece's rest is written as it is rendered (its turn held)."""
+"""Bytes a worker renders ahead of its turn: then it waits for it. Each worker holds one
+block this size; past it, a piece's rest is written as it is rendered (its turn held)."""
 
 
 class Piece(NamedTuple):
@@ -199,8 +199,9 @@ def _write_work(
     os.close(turns[w][1])
     os.close(reports[w][0])
     turn, report = turns[w][0], reports[w][1]
+    ahead = _Ahead()
     for i in range(w, len(pieces), jobs):
-        status, payload = _write_piece(render, pieces[i].work, turn, i)
+        status, payload = _write_piece(render, pieces[i].work, turn, i, ahead)
         body = b"" if payload is None else pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
         _write_all(report, _REPORT.pack(i, status, len(body)) + body)
         if status in (_ERROR, _PIPE_CLOSED):
@@ -208,45 +209,85 @@ def _write_work(
 
 
 def _write_piece(
-    render: Callable[[Any], Iterable[tuple[int, Any]]], work: Any, turn: int, index: int
+    render: Callable[[Any], Iterable[tuple[int, Any]]],
+    work: Any,
+    turn: int,
+    index: int,
+    ahead: _Ahead,
 ) -> tuple[int, Any]:
-    """One piece: rendered ahead into a buffer (up to BUFFER_BYTES) until its turn, then
+    """One piece: rendered ahead into ``ahead`` (up to BUFFER_BYTES) until its turn, then
     written; the status and payload to report."""
-    buffered: list[tuple[int, bytes]] = []
-    size, holding, result = 0, False, None
+    holding, result = False, None
     try:
         for stream, data in render(work):
             if stream == 0:
                 result = data
             elif holding:
                 _write_all(stream, data)
-            else:
-                buffered.append((stream, data))
-                size += len(data)
-                if size >= BUFFER_BYTES:
-                    if not _wait_turn(turn, index):
-                        return _SKIPPED, None
-                    holding = True
-                    _flush(buffered)
+            elif not ahead.keep(stream, data):  # full: its turn is waited for
+                if not _wait_turn(turn, index):
+                    ahead.drop()
+                    return _SKIPPED, None
+                holding = True
+                ahead.flush()
+                _write_all(stream, data)
     except BrokenPipeError:
         return _PIPE_CLOSED, None
     except Exception as e:  # said in its turn, after what came before it
         error = e if isinstance(e, KdumpError) else _unexpected(e)
         if not holding and not _wait_turn(turn, index):
+            ahead.drop()
             return _SKIPPED, None
         try:
-            _flush(buffered)
+            ahead.flush()
         except BrokenPipeError:
             return _PIPE_CLOSED, None
         return _ERROR, error
     if not holding:
         if not _wait_turn(turn, index):
+            ahead.drop()
             return _SKIPPED, None
         try:
-            _flush(buffered)
+            ahead.flush()
         except BrokenPipeError:
             return _PIPE_CLOSED, None
     return (_ENDS_GROUP if getattr(result, "ended", False) else _DONE_PIECE), result
+
+
+class _Ahead:
+    """What a worker rendered before its turn: one block of BUFFER_BYTES, kept for the
+    worker's life (the rendered chunks themselves are freed at once: held until the turn,
+    16 MiB of fresh allocations a piece cost a page fault per 4 KiB), and where each stream's
+    bytes lie in it, in order."""
+
+    def __init__(self) -> None:
+        self.block = bytearray(BUFFER_BYTES)
+        self.view = memoryview(self.block)
+        self.used = 0
+        self.parts: list[tuple[int, int, int]] = []
+        """(stream, start, end) in the block, in the order written."""
+
+    def keep(self, stream: int, data: bytes) -> bool:
+        """Keep ``data`` for ``stream``; False where the block has no room for it."""
+        end = self.used + len(data)
+        if end > len(self.block):
+            return False
+        self.view[self.used : end] = data
+        if self.parts and self.parts[-1][0] == stream and self.parts[-1][2] == self.used:
+            self.parts[-1] = (stream, self.parts[-1][1], end)
+        else:
+            self.parts.append((stream, self.used, end))
+        self.used = end
+        return True
+
+    def flush(self) -> None:
+        for stream, start, end in self.parts:
+            _write_all(stream, self.view[start:end])
+        self.drop()
+
+    def drop(self) -> None:
+        self.parts.clear()
+        self.used = 0
 
 
 def _unexpected(e: Exception) -> KdumpError:
@@ -272,7 +313,7 @@ def _flush(buffered: list[tuple[int, bytes]]) -> None:
     buffered.clear()
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from kdump.errors import KdumpError
 from kdump.forked import Piece, can_fork, write_in_turn
 from kdump.format.names import CHECKPOINT_SUFFIX, LOG_SUFFIX
+from kdump.format.walk import LogWalk
 from kdump.parallel import run_in
 from kdump.progress import Progress
 from kdump.render import runs
@@ -90,7 +91,10 @@ def _spans(file: StoredFile, opts: DumpOptions, deep_text: bool) -> list[LogSpan
         if size <= PIECE_BYTES:
             return []
         cuts: list[tuple[int, int]] = []  # (position, last record offset before it)
-        walk = log.walk(0, opts.max_bytes, check_crc=False, max_batch_bytes=opts.max_batch_bytes)
+        walk = LogWalk(
+            log.buf, log.path, 0, opts.max_bytes, check_crc=False,
+            max_batch_bytes=opts.max_batch_bytes, pager=log.pager(populate=True),
+        )  # fmt: skip
         target = PIECE_BYTES
         for run in walk:
             while run.n > 1 and target < run.end:

@@ -231,6 +231,8 @@ def dump_log(
         yield Line(OUT, _log_header(file))
     log = file.open_log()
     end = opts.max_bytes if span.end is None else span.end
+    if span is not WHOLE:  # a piece of --jobs' dump: too short for a read-ahead thread
+        log.populate(span.start, min(end, log.size))
     walk = log.walk(span.start, end, max_batch_bytes=opts.max_batch_bytes)
 
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:

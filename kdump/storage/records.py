@@ -18,6 +18,7 @@ from kdump.format.walk import (
     Pager,
     iter_batches,
     iter_records,
+    populate_pages,
     release_pages,
 )
 from kdump.storage.reading import KEEP, CacheGuard, ReadPolicy
@@ -69,15 +70,22 @@ class FileRecords:
             max_batch_bytes=max_batch_bytes,
         )
 
-    def pager(self) -> Pager:
-        """How the walk reads this log: a memory map's pages released behind it. A log whose
-        bytes arrive in ranges (an object in a store) has a pager that fetches them."""
+    def pager(self, populate: bool = False) -> Pager:
+        """How the walk reads this log: a memory map's pages released behind it (``populate``:
+        each window faulted in as the walk enters it). A log whose bytes arrive in ranges (an
+        object in a store) has a pager that fetches them."""
         guard, policy = self.guard, self.policy
         return Pager(
             self.buf,
             None if guard is None else guard.release,
             None if policy.throttle is None else policy.charge,
+            populate,
         )
+
+    def populate(self, start: int, end: int) -> None:
+        """Fault in the pages of ``[start, end)`` now (a walk of a range too short for a
+        read-ahead thread: a piece of a --jobs dump)."""
+        populate_pages(self.buf, start, end)
 
     def batch_pager(self) -> Pager | None:
         """The pager a read of a few batches needs: none for a mapped file (its bytes are all
