@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import select
 import signal
 import struct
 import sys
@@ -103,17 +104,17 @@ def stream(
 
 # -- workers writing their own output, in turn -------------------------------------------------
 
-_GO, _SKIP = 1, 0
-"""What the parent tells the owner of a piece: write it, or drop it (its group ended)."""
 _DONE_PIECE, _ENDS_GROUP, _ERROR, _PIPE_CLOSED, _SKIPPED = range(5)
 """How a worker reports on a piece: written, written and its group ends with it, failed (the
 exception follows), standard output gone, dropped."""
-_TURN = struct.Struct(">qB")
+_TURN = struct.Struct(">qq")
+"""The turn: the piece it is for, and the last group a piece ended (-1: none), whose later
+pieces are dropped."""
 _REPORT = struct.Struct(">qBI")
 
 BUFFER_BYTES = 16 << 20
-"""Bytes a worker renders ahead of its turn: then it waits for it. Each worker holds one
-block this size; past it, a piece's rest is written as it is rendered (its turn held)."""
+"""Bytes a worker renders ahead of its turns (of one piece or several): then it waits for the
+first's. A piece whose turn has come writes the rest as it is rendered."""
 
 
 class Piece(NamedTuple):
@@ -131,13 +132,15 @@ def write_in_turn(
     in_worker: Callable[[], None],
 ) -> Iterator[Any]:
     """Render the pieces in ``jobs`` forked workers, piece i in worker i % jobs, each writing
-    its own output to this process's standard output and error, piece after piece in order:
-    the parent passes the turn and copies nothing. ``render(work)`` yields ``(1, bytes)`` for
-    standard output, ``(2, bytes)`` for standard error, in the order written, then once
-    ``(0, report)``: what the parent gets back (pickled), in the pieces' order. A report whose
-    ``ended`` attribute is true ends its group: the group's later pieces are dropped, unread.
-    A worker's exception is raised here, in its turn (after what came before it was written);
-    standard output closed (``| head``) raises BrokenPipeError."""
+    its own output to this process's standard output and error, piece after piece in order.
+    A worker that has written its piece hands the turn to the next piece's worker itself: on a
+    busy machine each hand-over waits for the scheduler, and one through the parent waited
+    twice. The parent starts the first turn and copies nothing. ``render(work)`` yields
+    ``(1, bytes)`` for standard output, ``(2, bytes)`` for standard error, in the order
+    written, then once ``(0, report)``: what the parent gets back (pickled), in the pieces'
+    order. A report whose ``ended`` attribute is true ends its group: the group's later pieces
+    are dropped, unwritten. A worker's exception is raised here, in its turn (after what came
+    before it was written); standard output closed (``| head``) raises BrokenPipeError."""
     sys.stdout.flush()  # what is buffered here would be written twice, by each worker
     sys.stderr.flush()
     context: Any = multiprocessing.get_context("fork")
@@ -154,30 +157,29 @@ def write_in_turn(
     ]
     try:
         start_masked(workers)
-        for w in range(jobs):  # theirs alone: a worker's death is then an end of file here
+        # the workers' alone: a worker's death is then an end of file to whoever waits on it
+        for w in range(jobs):
             os.close(turns[w][0])
             os.close(reports[w][1])
-        ended: set[int] = set()
-        for i, piece in enumerate(pieces):
+            if w:
+                os.close(turns[w][1])
+        if pieces:
+            _write_all(turns[0][1], _TURN.pack(0, -1))
+        os.close(turns[0][1])
+        for i in range(len(pieces)):
             w = i % jobs
-            skip = piece.group in ended
-            _write_all(turns[w][1], _TURN.pack(i, _SKIP if skip else _GO))
             status, payload = _read_report(reports[w][0], workers[w], i)
             if status == _PIPE_CLOSED:
                 raise BrokenPipeError("standard output closed")
             if status == _ERROR:
                 raise payload
-            if status == _SKIPPED:
-                continue
-            if status == _ENDS_GROUP:
-                ended.add(piece.group)
-            yield payload
+            if status != _SKIPPED:
+                yield payload
     finally:
         _stop_workers(workers)
         for w in range(jobs):
-            for fd in (turns[w][1], reports[w][0]):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            with contextlib.suppress(OSError):
+                os.close(reports[w][0])
 
 
 def _write_work(
@@ -192,102 +194,167 @@ def _write_work(
 ) -> None:
     in_worker()
     _as_worker(parent)
-    for v in range(jobs):  # only its own ends: the parent then sees a dead worker's end
+    _keep_freed_memory()
+    after = (w + 1) % jobs
+    for v in range(jobs):  # only the ends it uses: a dead worker's are then closed
+        if v != after:
+            os.close(turns[v][1])
         if v != w:
-            for fd in (*turns[v], *reports[v]):
-                os.close(fd)
-    os.close(turns[w][1])
-    os.close(reports[w][0])
-    turn, report = turns[w][0], reports[w][1]
-    ahead = _Ahead()
-    for i in range(w, len(pieces), jobs):
-        status, payload = _write_piece(render, pieces[i].work, turn, i, ahead)
-        body = b"" if payload is None else pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
-        _write_all(report, _REPORT.pack(i, status, len(body)) + body)
-        if status in (_ERROR, _PIPE_CLOSED):
-            return
-
-
-def _write_piece(
-    render: Callable[[Any], Iterable[tuple[int, Any]]],
-    work: Any,
-    turn: int,
-    index: int,
-    ahead: _Ahead,
-) -> tuple[int, Any]:
-    """One piece: rendered ahead into ``ahead`` (up to BUFFER_BYTES) until its turn, then
-    written; the status and payload to report."""
-    holding, result = False, None
+            os.close(turns[v][0])
+            os.close(reports[v][1])
+        os.close(reports[v][0])
+    writer = _Writer(turns[w][0], reports[w][1], turns[after][1], len(pieces))
     try:
-        for stream, data in render(work):
-            if stream == 0:
-                result = data
-            elif holding:
-                _write_all(stream, data)
-            elif not ahead.keep(stream, data):  # full: its turn is waited for
-                if not _wait_turn(turn, index):
-                    ahead.drop()
-                    return _SKIPPED, None
-                holding = True
-                ahead.flush()
-                _write_all(stream, data)
+        for i in range(w, len(pieces), jobs):
+            ahead = writer.start(i, pieces[i].group)
+            try:
+                for stream, data in render(pieces[i].work):
+                    if stream == 0:
+                        ahead.result = data
+                    elif not writer.add(ahead, stream, data):
+                        break  # dropped at its turn: its group ended before it
+            except BrokenPipeError:
+                raise
+            except Exception as e:  # said in its turn, after what came before it
+                ahead.error = e if isinstance(e, KdumpError) else _unexpected(e)
+            writer.done(ahead)
+            if ahead.error is not None:
+                writer.finish()  # its turn: the run ends there, unless its group had ended
+        writer.finish()
     except BrokenPipeError:
-        return _PIPE_CLOSED, None
-    except Exception as e:  # said in its turn, after what came before it
-        error = e if isinstance(e, KdumpError) else _unexpected(e)
-        if not holding and not _wait_turn(turn, index):
-            ahead.drop()
-            return _SKIPPED, None
-        try:
-            ahead.flush()
-        except BrokenPipeError:
-            return _PIPE_CLOSED, None
-        return _ERROR, error
-    if not holding:
-        if not _wait_turn(turn, index):
-            ahead.drop()
-            return _SKIPPED, None
-        try:
-            ahead.flush()
-        except BrokenPipeError:
-            return _PIPE_CLOSED, None
-    return (_ENDS_GROUP if getattr(result, "ended", False) else _DONE_PIECE), result
+        writer.closed()
+    except _Ended:
+        pass
+
+
+class _Ended(BaseException):
+    """The piece a worker reported ends the run (its error): the worker ends."""
+
+
+_WAITING, _WRITING, _DROPPED = range(3)
+"""A piece's turn: not come yet; come (what it rendered is written, the rest goes straight
+out); come for a piece whose group had ended (nothing of it is written)."""
 
 
 class _Ahead:
-    """What a worker rendered before its turn: one block of BUFFER_BYTES, kept for the
-    worker's life (the rendered chunks themselves are freed at once: held until the turn,
-    16 MiB of fresh allocations a piece cost a page fault per 4 KiB), and where each stream's
-    bytes lie in it, in order."""
+    """One piece of a worker's: its chunks rendered before its turn, in order, written at its
+    turn (the heap they came from keeps their memory for the next piece's:
+    _keep_freed_memory)."""
 
-    def __init__(self) -> None:
-        self.block = bytearray(BUFFER_BYTES)
-        self.view = memoryview(self.block)
+    __slots__ = ("error", "finished", "group", "index", "parts", "result", "size", "turn")
+
+    def __init__(self, index: int, group: int) -> None:
+        self.index, self.group = index, group
+        self.parts: list[tuple[int, bytes]] = []
+        self.size = 0
+        self.result: Any = None
+        self.error: KdumpError | None = None
+        self.finished = False
+        """Rendered to its end."""
+        self.turn = _WAITING
+
+
+class _Writer:
+    """A worker's pieces in its order: rendered ahead (several, up to BUFFER_BYTES in all)
+    while their turns have not come, each written at its turn, the turn handed to the next
+    piece's worker as soon as the piece is rendered to its end, then its report sent to the
+    parent. A turn is looked for between chunks without waiting, and waited for only where
+    the buffer is full or nothing is left to render: on a busy machine each hand-over waits
+    for the scheduler, and the rendering goes on meanwhile."""
+
+    def __init__(self, turn: int, report: int, handover: int, pieces: int) -> None:
+        self.turn, self.report, self.handover, self.pieces = turn, report, handover, pieces
+        self.queue: list[_Ahead] = []
+        """Pieces rendered or being rendered, in order, whose turn has not come or which
+        hold it (the first alone)."""
         self.used = 0
-        self.parts: list[tuple[int, int, int]] = []
-        """(stream, start, end) in the block, in the order written."""
+        self.ended = -1
+        """The last group a piece ended, as the last turn said (its later pieces are dropped)."""
 
-    def keep(self, stream: int, data: bytes) -> bool:
-        """Keep ``data`` for ``stream``; False where the block has no room for it."""
-        end = self.used + len(data)
-        if end > len(self.block):
+    def start(self, index: int, group: int) -> _Ahead:
+        ahead = _Ahead(index, group)
+        self.queue.append(ahead)
+        return ahead
+
+    def add(self, ahead: _Ahead, stream: int, data: bytes) -> bool:
+        """A chunk of ``ahead``, the piece being rendered; False where the piece is dropped."""
+        while ahead.turn == _WAITING:
+            if self.used + len(data) <= BUFFER_BYTES or not self.used:
+                ahead.parts.append((stream, data))
+                ahead.size += len(data)
+                self.used += len(data)
+                self._poll()
+                return ahead.turn != _DROPPED
+            self._take_turn()  # the buffer is full: the first piece's turn is waited for
+        if ahead.turn == _DROPPED:
             return False
-        self.view[self.used : end] = data
-        if self.parts and self.parts[-1][0] == stream and self.parts[-1][2] == self.used:
-            self.parts[-1] = (stream, self.parts[-1][1], end)
-        else:
-            self.parts.append((stream, self.used, end))
-        self.used = end
+        _write_all(stream, data)
         return True
 
-    def flush(self) -> None:
-        for stream, start, end in self.parts:
-            _write_all(stream, self.view[start:end])
-        self.drop()
+    def done(self, ahead: _Ahead) -> None:
+        """``ahead`` is rendered to its end."""
+        ahead.finished = True
+        if ahead.turn != _WAITING:
+            self._settle()
+        self._poll()
 
-    def drop(self) -> None:
-        self.parts.clear()
-        self.used = 0
+    def finish(self) -> None:
+        """Every piece rendered: their turns waited for."""
+        while self.queue:
+            self._take_turn()
+
+    def closed(self) -> None:
+        """Standard output is gone: said of the piece whose turn it was, and the worker ends."""
+        if self.queue:
+            _report(self.report, self.queue[0].index, _PIPE_CLOSED, None)
+
+    def _poll(self) -> None:
+        """The turns that have come, taken without waiting."""
+        while (
+            self.queue
+            and self.queue[0].turn == _WAITING
+            and select.select([self.turn], [], [], 0)[0]
+        ):
+            self._take_turn()
+
+    def _take_turn(self) -> None:
+        """The first piece's turn, waited for: what it rendered is written (or dropped)."""
+        first = self.queue[0]
+        self.ended = _wait_turn(self.turn, first.index)
+        if first.group == self.ended:  # its group ended before it
+            first.turn = _DROPPED
+        else:
+            first.turn = _WRITING
+            for stream, data in first.parts:
+                _write_all(stream, data)
+        self.used -= first.size
+        first.parts, first.size = [], 0
+        self._settle()
+
+    def _settle(self) -> None:
+        """The first piece, its turn come, once rendered to its end: the turn handed on, the
+        parent told (the run ends with an error)."""
+        first = self.queue[0]
+        if not first.finished:
+            return
+        del self.queue[0]
+        if first.turn == _DROPPED:
+            status, payload = _SKIPPED, None
+        elif first.error is not None:
+            _report(self.report, first.index, _ERROR, first.error)
+            raise _Ended
+        elif getattr(first.result, "ended", False):
+            status, payload, self.ended = _ENDS_GROUP, first.result, first.group
+        else:
+            status, payload = _DONE_PIECE, first.result
+        if first.index + 1 < self.pieces:
+            _write_all(self.handover, _TURN.pack(first.index + 1, self.ended))
+        _report(self.report, first.index, status, payload)
+
+
+def _report(fd: int, index: int, status: int, payload: Any) -> None:
+    body = b"" if payload is None else pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, _REPORT.pack(index, status, len(body)) + body)
 
 
 def _unexpected(e: Exception) -> KdumpError:
@@ -297,20 +364,14 @@ def _unexpected(e: Exception) -> KdumpError:
     )
 
 
-def _wait_turn(turn: int, index: int) -> bool:
-    """Block until the parent gives piece ``index`` its turn (True) or drops it (False)."""
+def _wait_turn(turn: int, index: int) -> int:
+    """Block until piece ``index`` has its turn; the last group a piece ended (-1: none)."""
     data = _read_exactly(turn, _TURN.size)
-    if data is None:  # the parent is gone
+    if data is None:  # the worker before it, or the parent, is gone: so is the run
         os._exit(1)
-    given, command = _TURN.unpack(data)
+    given, ended = _TURN.unpack(data)
     assert given == index, "turns come in the pieces' order"
-    return command == _GO
-
-
-def _flush(buffered: list[tuple[int, bytes]]) -> None:
-    for stream, data in buffered:
-        _write_all(stream, data)
-    buffered.clear()
+    return int(ended)
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -443,15 +504,37 @@ _PRCTL: list[Any] = [None]
 """libc's prctl once loaded (Linux only; None elsewhere or where it cannot be had)."""
 
 
+_MALLOPT: list[Any] = [None]
+"""glibc's mallopt once loaded (None elsewhere)."""
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+"""malloc.h's parameters."""
+
+_KEPT_BYTES = 64 << 20
+
+
 def _load_prctl() -> None:
     if _PRCTL[0] is not None or not sys.platform.startswith("linux"):
         return
     import ctypes
 
     try:
-        _PRCTL[0] = ctypes.CDLL(None, use_errno=True).prctl
+        libc = ctypes.CDLL(None, use_errno=True)
+        _PRCTL[0] = libc.prctl
     except (OSError, AttributeError):  # no libc to be had (a static build): no such guard
         return
+    _MALLOPT[0] = getattr(libc, "mallopt", None)
+
+
+def _keep_freed_memory() -> None:
+    """A writing worker's rendered chunks (a MiB or so, one after the other) taken from and
+    freed back to the heap, which keeps what is freed: glibc's default maps each such chunk
+    afresh or gives the heap's top back at once, and the next chunk then took a page fault
+    every 4 KiB (5 times the page faults of --jobs 1)."""
+    mallopt = _MALLOPT[0]
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, _KEPT_BYTES // 2)
+        mallopt(_M_TRIM_THRESHOLD, _KEPT_BYTES)
 
 
 def _get(q: Any, worker: Any) -> tuple[int, str, Any]:

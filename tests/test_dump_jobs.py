@@ -15,6 +15,7 @@ import os
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ from batchbytes import fix_crc
 from clirun import run_kdump
 from explainbuild import batch
 
+from kdump import forked
+from kdump.errors import KdumpError
+from kdump.forked import Piece
 from kdump.render.dump_jobs import PIECE_BYTES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -176,3 +180,76 @@ def test_the_output_goes_to_a_file_whole(logs: Path, tmp_path: Path) -> None:
         outputs.append((ran.returncode, ran.stderr, out.read_bytes()))
     assert outputs[0] == outputs[1]
     assert outputs[1][0] == 2  # the log's gaps: non-consecutive offsets, as Kafka's tool says
+
+
+class _Report:
+    def __init__(self, index: int, ended: bool) -> None:
+        self.index, self.ended = index, ended
+
+
+def _render(work: tuple[int, int, str]) -> Iterator[tuple[int, object]]:
+    """A piece's output: chunks of several sizes on both streams; ``how``: "ends" (its group
+    ends with it), "fails" (an error after what it wrote), "" (written)."""
+    index, _group, how = work
+    for k in range(4):
+        yield 1, f"<{index}.{k}>".encode() * (k * 9 + 1)
+        if k == 1:
+            yield 2, f"note {index}\n".encode()
+    if how == "fails":
+        raise KdumpError(f"piece {index} failed")
+    yield 0, _Report(index, how == "ends")
+
+
+def _one_process(pieces: list[Piece]) -> tuple[bytes, bytes, list[int], str]:
+    """What writing the pieces in turn gives, worked out in order in this process."""
+    out, err, reports, ended = bytearray(), bytearray(), [], -1
+    for piece in pieces:
+        if piece.group == ended:
+            continue
+        try:
+            for stream, data in _render(piece.work):
+                if stream == 0:
+                    assert isinstance(data, _Report)
+                    reports.append(data.index)
+                    ended = piece.group if data.ended else ended
+                else:
+                    (out if stream == 1 else err).extend(data)  # type: ignore[arg-type]
+        except KdumpError as e:
+            return bytes(out), bytes(err), reports, str(e)
+    return bytes(out), bytes(err), reports, ""
+
+
+@pytest.mark.parametrize("buffer", [1, 200, 1 << 20], ids=["no-room", "a-piece", "many-pieces"])
+@pytest.mark.parametrize(
+    "hows",
+    [
+        ["", "", "", "", "", "", "", ""],
+        ["", "ends", "", "", "", "", "", ""],  # group 0's pieces 2 and 3 are dropped
+        ["", "ends", "fails", "", "", "", "", ""],  # a failure in a dropped piece is not one
+        ["", "", "", "", "", "fails", "", ""],  # the run ends with it
+    ],
+    ids=["written", "ends-group", "fails-dropped", "fails"],
+)
+def test_workers_write_in_turn_whatever_they_render_ahead(
+    buffer: int,
+    hows: list[str],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two workers, each rendering its pieces ahead of their turns (as much as BUFFER_BYTES
+    lets them: none, a piece, all of them), hand the turn to each other: the bytes on both
+    streams, the reports and where a failure stops the run are one process's."""
+    monkeypatch.setattr(forked, "BUFFER_BYTES", buffer)
+    pieces = [Piece(i // 4, (i, i // 4, how)) for i, how in enumerate(hows)]
+    out, err, reports, failure = _one_process(pieces)
+    capfdbinary.readouterr()
+    got: list[int] = []
+    raised = ""
+    try:
+        for report in forked.write_in_turn(_render, pieces, 2, lambda: None):
+            got.append(report.index)
+    except KdumpError as e:
+        raised = str(e)
+    written = capfdbinary.readouterr()
+    assert (written.out, written.err) == (out, err)
+    assert (got, raised) == (reports, failure)

@@ -358,7 +358,6 @@ class Pager:
         buf: Buffer,
         drop: Callable[[int, int], None] | None = None,
         charge: Callable[[int], None] | None = None,
-        populate: bool = False,
     ) -> None:
         usable = hasattr(mmap, "MADV_DONTNEED") and isinstance(buf, mmap.mmap)
         self.buf: mmap.mmap | None = buf if usable else None  # type: ignore[assignment]
@@ -369,9 +368,6 @@ class Pager:
         cache the pages the walk brought in)."""
         self.charge = charge
         """Told the bytes the walk has read since it was last told (a rate limit)."""
-        self.populate = populate
-        """Fault each window in at once as the walk enters it (populate_pages): for a walk of
-        headers alone, which does little but fault pages in, one page at a time."""
         self._charged: int | None = None
 
     def advance(self, position: int) -> int:
@@ -384,8 +380,6 @@ class Pager:
         if self._ahead is not None:
             self._ahead.reached(position)
         self._release(position)
-        if self.populate and self.buf is not None:
-            populate_pages(self.buf, position, min(position + self.window, self.available))
         return position + self.window
 
     def release(self, start: int, end: int) -> None:
@@ -415,8 +409,6 @@ class Pager:
         runs without the GIL, a CPU free for the thread)."""
         native = speedups.native()
         if self.buf is None or native is None or end - start <= self.window or self._ahead:
-            return
-        if self.populate:  # the walk's own thread faults each window in
             return
         from kdump.parallel import spare_cpu
 

@@ -93,7 +93,7 @@ def _spans(file: StoredFile, opts: DumpOptions, deep_text: bool) -> list[LogSpan
         cuts: list[tuple[int, int]] = []  # (position, last record offset before it)
         walk = LogWalk(
             log.buf, log.path, 0, opts.max_bytes, check_crc=False,
-            max_batch_bytes=opts.max_batch_bytes, pager=log.pager(populate=True),
+            max_batch_bytes=opts.max_batch_bytes, pager=log.pager(),
         )  # fmt: skip
         target = PIECE_BYTES
         for run in walk:

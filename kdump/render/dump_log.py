@@ -37,6 +37,7 @@ from kdump.render.lines import (
     _abs,
     _note,
     base_offset_of,
+    span_walk,
 )
 from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.storage.base import StoredFile
@@ -230,10 +231,7 @@ def dump_log(
     if span.first:
         yield Line(OUT, _log_header(file))
     log = file.open_log()
-    end = opts.max_bytes if span.end is None else span.end
-    if span is not WHOLE:  # a piece of --jobs' dump: too short for a read-ahead thread
-        log.populate(span.start, min(end, log.size))
-    walk = log.walk(span.start, end, max_batch_bytes=opts.max_batch_bytes)
+    walk = span_walk(log, opts, span)
 
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         return _batch_lines(log, batch, valid, opts, renderer, skip)

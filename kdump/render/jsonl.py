@@ -44,7 +44,7 @@ from kdump.render.dumplog import (
 )
 from kdump.render.escape import escape_json_text
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
-from kdump.render.lines import WHOLE, LogSpan
+from kdump.render.lines import WHOLE, LogSpan, span_walk
 from kdump.storage.base import StoredFile
 
 Obj = dict[str, Any]
@@ -169,10 +169,7 @@ def _log(
 ) -> Iterator[Obj | bytes]:
     path = file.path
     log = file.open_log()
-    end = opts.max_bytes if span.end is None else span.end
-    if span is not WHOLE:  # a piece of --jobs' dump: too short for a read-ahead thread
-        log.populate(span.start, min(end, log.size))
-    walk = log.walk(span.start, end, max_batch_bytes=opts.max_batch_bytes)
+    walk = span_walk(log, opts, span)
 
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         if not skip:

@@ -17,6 +17,8 @@ from kdump.storage.base import StoredFile
 
 if TYPE_CHECKING:
     from kdump.format.internal import NamedParser
+    from kdump.format.walk import LogWalk
+    from kdump.storage.records import FileRecords
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 OUT, ERR = "out", "err"
@@ -167,6 +169,15 @@ WHOLE = LogSpan(0, None, True, True)
 """A whole log, as one process dumps it."""
 
 
+def span_walk(log: FileRecords, opts: DumpOptions, span: LogSpan) -> LogWalk:
+    """The walk a dump of ``log`` reads: as far as --max-bytes lets it, or one of --jobs'
+    pieces (faulted in at once: too short for the walk's read-ahead thread)."""
+    end = opts.max_bytes if span.end is None else span.end
+    if span is not WHOLE:
+        log.populate(span.start, min(end, log.size))
+    return log.walk(span.start, end, max_batch_bytes=opts.max_batch_bytes)
+
+
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "ERR",
@@ -178,4 +189,5 @@ __all__ = [
     "Line",
     "LogSpan",
     "base_offset_of",
+    "span_walk",
 ]

@@ -70,16 +70,14 @@ class FileRecords:
             max_batch_bytes=max_batch_bytes,
         )
 
-    def pager(self, populate: bool = False) -> Pager:
-        """How the walk reads this log: a memory map's pages released behind it (``populate``:
-        each window faulted in as the walk enters it). A log whose bytes arrive in ranges (an
-        object in a store) has a pager that fetches them."""
+    def pager(self) -> Pager:
+        """How the walk reads this log: a memory map's pages released behind it. A log whose
+        bytes arrive in ranges (an object in a store) has a pager that fetches them."""
         guard, policy = self.guard, self.policy
         return Pager(
             self.buf,
             None if guard is None else guard.release,
             None if policy.throttle is None else policy.charge,
-            populate,
         )
 
     def populate(self, start: int, end: int) -> None:

@@ -209,8 +209,8 @@ class RemoteRecords(FileRecords):
         super().__init__(mirror.name, mirror.buf)
         self.mirror = mirror
 
-    def pager(self, populate: bool = False) -> Pager:
-        return RemotePager(self.mirror)  # it fetches what the walk reaches
+    def pager(self) -> Pager:
+        return RemotePager(self.mirror)
 
     def batch_pager(self) -> Pager:
         return self.pager()
