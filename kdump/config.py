@@ -326,6 +326,8 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.cleaner.dedupe.buffer.size", T.LONG, 134217728),
         ConfigKey("log.cleaner.io.buffer.load.factor", T.DOUBLE, 0.9),
         ConfigKey("log.retention.check.interval.ms", T.LONG, 300000, AtLeast(1)),
+        # LogManager's recovery pool per log dir (ServerLogConfigs; 2 since 4.0, KIP-1030)
+        ConfigKey("num.recovery.threads.per.data.dir", T.INT, 2, AtLeast(1)),
         # broker configs Kafka copies into its internal topics' configs (INTERNAL_TOPIC_CONFIGS)
         ConfigKey("offsets.topic.segment.bytes", T.INT, 100 * MIB, AtLeast(1)),
         ConfigKey("transaction.state.log.segment.bytes", T.INT, 100 * MIB, AtLeast(1)),
@@ -380,6 +382,9 @@ INTERNAL_TOPIC_CONFIGS: dict[str, dict[str, str | tuple[str]]] = {
 """Topic configs Kafka sets on the internal topics it creates: a fixed value, or a
 one-tuple naming the broker config whose value it copies."""
 
+BROKER_SETTINGS = ("num.recovery.threads.per.data.dir",)
+"""Broker configs other commands read (``broker_setting``): kdump startup's."""
+
 BROKER_ONLY_DOCS = {
     "log.cleaner.enable": "without the cleaner, compacted logs are neither cleaned nor deleted",
     "log.cleaner.threads": "the dedupe buffer is shared among the cleaner threads",
@@ -406,6 +411,7 @@ OPTION_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("transaction.max.timeout.ms", T.INT, 900000, AtLeast(1)),
         ConfigKey("producer.id.expiration.ms", T.INT, 86400000, AtLeast(1)),
         ConfigKey("transaction.state.log.num.partitions", T.INT, 50, AtLeast(1)),
+        BROKER_CONFIGS["num.recovery.threads.per.data.dir"],
     )
 }
 """The Kafka settings kdump's commands take as options (``kafka_option``): each default and
@@ -533,8 +539,8 @@ def parse_config_option(text: str) -> RawSetting:
     if not sep or not name:
         raise ConfigError(origin, "expected name=value")
     if name not in TOPIC_CONFIGS and name not in BROKER_CONFIGS:
-        known = ", ".join([*TOPIC_CONFIGS, *BROKER_ONLY])
-        raise ConfigError(origin, f"{name} is not a setting kdump explain reads ({known})")
+        known = ", ".join([*TOPIC_CONFIGS, *BROKER_ONLY, *BROKER_SETTINGS])
+        raise ConfigError(origin, f"{name} is not a setting kdump reads ({known})")
     return RawSetting(name, raw, Source.OPTION, origin)
 
 
@@ -783,8 +789,11 @@ def _parse(key: ConfigKey, raw: RawSetting) -> Value:
         raise ConfigError(raw.origin, str(e)) from None
 
 
-def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
-    """The settings of ``topic``, each from the first layer that sets it (module docstring)."""
+def _layers(
+    layers: ConfigLayers, topic: str | None
+) -> tuple[dict[str, RawSetting], dict[str, RawSetting], list[str]]:
+    """The topic layer and the broker layer, each name from the first layer that sets it
+    (module docstring), and the notes on what was left out."""
     notes: list[str] = []
     topic_layer: dict[str, RawSetting] = {}
     broker_layer: dict[str, RawSetting] = dict(layers.server_properties)
@@ -811,19 +820,35 @@ def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
             notes.append(f"{layers.describe.path} has no section for topic {topic}")
     for raw in layers.options:
         (broker_layer if raw.name in BROKER_CONFIGS else topic_layer)[raw.name] = raw
+    return topic_layer, broker_layer, notes
+
+
+def _broker_only(name: str, broker_layer: Mapping[str, RawSetting]) -> Setting:
+    key = BROKER_CONFIGS[name]
+    given = broker_layer.get(name)
+    if given is None:
+        assert key.default is not None
+        return Setting(name, key.default, Source.DEFAULT, "")
+    return Setting(name, _parse(key, given), given.source, given.origin)
+
+
+def broker_setting(layers: ConfigLayers, name: str) -> Setting:
+    """A broker config that no topic config overrides (``num.recovery.threads.per.data.dir``),
+    from the first layer that sets it: --config, the describe output's broker section, the
+    metadata image's dynamic broker configs, server.properties, else Kafka's default."""
+    _, broker_layer, _ = _layers(layers, None)
+    return _broker_only(name, broker_layer)
+
+
+def resolve_settings(layers: ConfigLayers, topic: str | None) -> Settings:
+    """The settings of ``topic``, each from the first layer that sets it (module docstring)."""
+    topic_layer, broker_layer, notes = _layers(layers, topic)
     internal = _internal_topic_layer(topic, broker_layer)
     resolved = (
         _resolve_topic(c, topic_layer, internal, broker_layer) for c in TOPIC_CONFIGS.values()
     )
     entries = [s for s in resolved if s is not None]
-    for name in BROKER_ONLY:
-        key = BROKER_CONFIGS[name]
-        given = broker_layer.get(name)
-        if given is None:
-            assert key.default is not None
-            entries.append(Setting(name, key.default, Source.DEFAULT, ""))
-        else:
-            entries.append(Setting(name, _parse(key, given), given.source, given.origin))
+    entries += [_broker_only(name, broker_layer) for name in BROKER_ONLY]
     settings = Settings(topic, tuple(entries), tuple(notes))
     lag = settings["min.compaction.lag.ms"]
     if settings.min_compaction_lag_ms > settings.max_compaction_lag_ms:

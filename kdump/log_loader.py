@@ -154,6 +154,16 @@ class SegmentState(NamedTuple):
     """What that read throws on (a batch size below the minimum: zeros), if anything."""
 
 
+class Replay(NamedTuple):
+    """One UnifiedLog.rebuildProducerState that reads the log: the producer state loaded from
+    the snapshot at ``snapshot`` (None: no usable one, so from the log start offset), then
+    every batch from ``from_offset`` up to ``to_offset``."""
+
+    snapshot: int | None
+    from_offset: int
+    to_offset: int
+
+
 class Load(NamedTuple):
     """What LogLoader.load does at the broker's next start to a partition's segments (after
     ``settle``), and the facts it then holds."""
@@ -184,6 +194,17 @@ class Load(NamedTuple):
     failure: str | None = None
     """Why the load throws (the broker then stops starting): the log end read from a segment
     it did not recover, over bytes FileLogInputStream refuses."""
+    replays: tuple[Replay, ...] = ()
+    """The producer state rebuilds that read the log, in order (recoverSegment's, then the
+    load's own)."""
+    snapshots_left: tuple[int, ...] = ()
+    """The producer snapshots on disk once the load is done, in order: a snapshot can be
+    written and deleted again in one load (a segment recovered at open writes one at its end,
+    removeStraySnapshots deletes it at the end of the load when it is no segment's base)."""
+    producer_state_skipped: bool = False
+    """A clean shutdown and no producer snapshot: rebuildProducerState skips the log (it takes
+    the missing snapshots for an upgrade) and writes empty ones; the partition starts with no
+    producer state."""
 
     @property
     def recovered(self) -> tuple[int, ...]:
@@ -194,11 +215,6 @@ class Load(NamedTuple):
     def bytes(self) -> int:
         return sum(size for _, size in self.segments)
 
-    def snapshots_after(self, before: list[int]) -> list[int]:
-        """The snapshot offsets on disk once the load is done, from those ``before`` it."""
-        gone = set(self.snapshots_deleted)
-        return sorted({o for o in before if o not in gone} | set(self.snapshots_written))
-
 
 def load(
     segments: list[SegmentState],
@@ -206,14 +222,18 @@ def load(
     recovery_point: int,
     log_start_checkpoint: int,
     snapshots: list[int],
+    corrupt_snapshots: frozenset[int] = frozenset(),
+    recover_log: bool = True,
 ) -> Load:
     """LogLoader.load's recovery for one partition: loadSegmentFiles (recover a segment with no
     offset index or a corrupt transaction index, truncating it but deleting nothing after it),
     recoverLog (after an unclean stop, every segment from the recovery point's on, in order,
     until one is truncated: every later one deleted), then the log end offset
     (readNextOffset of the last segment) and the producer snapshots the two rebuild and delete
-    on the way (``_Snapshots``)."""
-    snaps = _Snapshots(snapshots)
+    on the way (``_Snapshots``). ``corrupt_snapshots``: offsets of snapshots that do not parse
+    (loadFromSnapshot deletes each and tries the next older); ``recover_log`` False: a
+    ``-delete`` directory, whose load skips recoverLog."""
+    snaps = _Snapshots(snapshots, corrupt_snapshots)
     size = {s.base_offset: s.size for s in segments}
     next_offset = {s.base_offset: s.next_offset for s in segments}
     loaded: list[int] = []
@@ -228,7 +248,7 @@ def load(
     unflushed: list[int] = []
     cut = None
     deleted: list[int] = []
-    if not clean_shutdown and segments:
+    if not clean_shutdown and recover_log and segments:
         by_base = {s.base_offset: s for s in segments}
         floor = max((b for b in loaded if b <= recovery_point), default=loaded[0])
         pending = [b for b in loaded if b >= floor]
@@ -238,7 +258,9 @@ def load(
             snaps.recover(loaded, base, s.recovered_next_offset, log_start_checkpoint)
             size[base] = s.valid_bytes
             next_offset[base] = s.recovered_next_offset
-            if s.valid_bytes < s.size:
+            # a segment recovered at open was cut then: recovering it again cuts nothing,
+            # so nothing after it is deleted (LogLoader.recoverLog sees 0 bytes truncated)
+            if s.valid_bytes < s.size and base not in at_open:
                 cut, deleted = base, pending[i + 1 :]
                 loaded = [b for b in loaded if b not in deleted]
                 snaps.segments_deleted(deleted)
@@ -270,6 +292,9 @@ def load(
         tuple(sorted(snaps.deleted)),
         tuple(sorted(snaps.written)),
         failure,
+        tuple(snaps.replays),
+        tuple(sorted(snaps.disk)),
+        snaps.skipped,
     )
 
 
@@ -286,7 +311,11 @@ class _Snapshots:
     ``rebuildProducerState`` snapshots at the base offsets of the last two segments as it
     passes them, and at its end offset."""
 
-    def __init__(self, on_disk: list[int]) -> None:
+    def __init__(self, on_disk: list[int], corrupt: frozenset[int] = frozenset()) -> None:
+        self.corrupt = set(corrupt)
+        """Snapshots that do not parse (and are deleted when a load reaches them)."""
+        self.replays: list[Replay] = []
+        self.skipped = False
         self.disk = set(on_disk)
         self.at_start = set(on_disk)
         self.deleted: set[int] = set()
@@ -316,6 +345,7 @@ class _Snapshots:
             if len(segments) > 1:
                 wanted.add(segments[-2])
         if not known and clean:
+            self.skipped = True
             map_end, snap = 0, 0
             for offset in sorted(wanted):  # second-last base, last base, the end offset
                 map_end = offset
@@ -323,13 +353,21 @@ class _Snapshots:
                     self._write(map_end)
                     snap = map_end
             return map_end, snap
+        self.skipped = False
         for offset in sorted(known):
             if offset > last or offset <= log_start:
                 known.discard(offset)
                 self._delete(offset)
         newest = max(known, default=None)
+        while newest is not None and newest in self.corrupt:
+            # loadFromSnapshot: "Failed to load producer snapshot", deleted, the next older
+            known.discard(newest)
+            self._delete(newest)
+            self.corrupt.discard(newest)
+            newest = max(known, default=None)
         map_end = snap = log_start if newest is None else newest
         if last > map_end:
+            self.replays.append(Replay(newest, map_end, last))
             floor = max((b for b in segments if b <= map_end), default=None)
             for base in segments:
                 if base >= last or (floor is not None and base < floor):
@@ -373,4 +411,4 @@ class _Snapshots:
         self._rebuild(segments, log_start, log_end, clean, set(self.disk))
 
 
-__all__ = ["Load", "SegmentState", "Settlement", "load", "settle"]
+__all__ = ["Load", "Replay", "SegmentState", "Settlement", "load", "settle"]

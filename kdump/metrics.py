@@ -219,6 +219,72 @@ def txn_families(result: object) -> Measures:
     return m
 
 
+def startup_families(result: object) -> Measures:
+    """A broker's next start, per log dir (kdump.startup): whether it was shut down cleanly,
+    the logs it recovers, the bytes it re-reads and cuts, and the estimated load time (its
+    two bounds), and the whole start's estimate."""
+    from kdump.startup.plan import StartupResult
+
+    assert isinstance(result, StartupResult)
+    command = "startup"
+    m = Measures()
+    values: dict[str, dict[str, float]] = defaultdict(dict)
+    for d in result.log_dirs:
+        values["clean"][d.path] = 1 if d.clean_shutdown else 0
+        values["logs"][d.path] = len(d.partitions)
+        values["recovering"][d.path] = len(d.recovering)
+        values["bytes"][d.path] = d.bytes_to_recover
+        values["truncated"][d.path] = sum(p.bytes_truncated for p in d.partitions)
+        values["threads"][d.path] = d.recovery_threads
+    _per_log_dir(
+        m,
+        "startup_clean_shutdown",
+        "1 where the log dir holds .kafka_cleanshutdown (its logs load without recovery).",
+        command,
+        values["clean"],
+    )
+    _per_log_dir(m, "startup_logs", "Logs LogManager loads from the log dir.", command,
+                 values["logs"])  # fmt: skip
+    _per_log_dir(
+        m,
+        "startup_logs_recovering",
+        "Logs that recover a segment at the next start.",
+        command,
+        values["recovering"],
+    )
+    _per_log_dir(
+        m,
+        "startup_bytes_to_recover",
+        "Bytes the next start's recovery re-reads in the log dir.",
+        command,
+        values["bytes"],
+    )
+    _per_log_dir(
+        m,
+        "startup_bytes_truncated",
+        "Bytes the next start's recovery cuts or deletes in the log dir.",
+        command,
+        values["truncated"],
+    )
+    _per_log_dir(
+        m,
+        "startup_recovery_threads",
+        "num.recovery.threads.per.data.dir the estimate assumes.",
+        command,
+        values["threads"],
+    )
+    estimate = m.family(
+        "startup_estimated_seconds",
+        "Estimated load time of each log dir (log_dir empty: the whole start, the metadata "
+        "log first), at the fastest, the median and the slowest pace calibrated.",
+    )
+    rows = [(d.path, d.seconds) for d in result.log_dirs] + [("", result.seconds)]
+    for log_dir, seconds in rows:
+        for bound, value in zip(("low", "typical", "high"), seconds, strict=True):
+            estimate.add(round(value, 3), command=command, log_dir=log_dir, bound=bound)
+    return m
+
+
 def replicas_families(result: object) -> Measures:
     """Per follower, where it truncates and what that drops, of a ReplicasResult; findings
     per replica."""

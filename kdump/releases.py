@@ -16,6 +16,8 @@ what it changes, so the code that prints reads ``if release.x`` and nothing comp
   generated AbortedTxn (KAFKA-19562): a version field other than int16 0 is refused ("...,
   supported version range is 0 to 0") where 4.3 looked at its first byte only and refused
   values above 0 ("..., current version is 0").
+
+Broker defaults kdump startup reads differ too: ``recovery_threads_default``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ class Release(NamedTuple):
     @property
     def reads_generated_aborted_txn(self) -> bool:
         return self >= (4, 4)
+
+    @property
+    def recovery_threads_default(self) -> int:
+        """num.recovery.threads.per.data.dir's default: 2 since 4.0 (KIP-1030), 1 before."""
+        return 2 if self >= (4, 0) else 1
 
 
 LATEST = Release.parse(RELEASES[-1])

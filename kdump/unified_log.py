@@ -44,6 +44,7 @@ from kdump.config import ConfigLayers, Settings, option_default, resolve_setting
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
+    DELETE_DIR_SUFFIX,
     DUMPED_SUFFIXES,
     INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
@@ -434,16 +435,39 @@ class UnifiedLog:
         LogLoader settles the leftover files): from the log dir's clean shutdown marker (no
         log dir known: an unclean stop), its recovery-point and log-start checkpoint entries
         (none, or unreadable: 0, as LogManager passes them), each segment's files and where
-        recovery would cut it."""
-        clean = self.log_dir is not None and self.log_dir.had_clean_shutdown
+        recovery would cut it. The KRaft metadata log is the raft layer's: it loads it with
+        no recovery point nor log start (0) and as after an unclean stop, on every start
+        (KafkaRaftLog.createLog). A ``-delete`` directory's load skips recoverLog."""
+        return self.broker_load_with()
+
+    def broker_load_with(self, indexes_whole: frozenset[int] = frozenset()) -> Load:
+        """``broker_load``, or the same load as if the segments ``indexes_whole`` had whole
+        indexes (what ``kdump rebuild-index`` of them first would spare the broker)."""
+        metadata = self.is_metadata_log
+        clean = not metadata and self.log_dir is not None and self.log_dir.had_clean_shutdown
         last = self.segments[-1] if self.segments else None
+        states = []
+        for s in self.segments:
+            state = self._segment_state(s, s is last)
+            if s.base_offset in indexes_whole:
+                state = state._replace(has_index=True, txn_index_corrupt=False)
+            states.append(state)
         return load(
-            [self._segment_state(s, s is last) for s in self.segments],
+            states,
             clean,
-            self._checkpointed_or_zero(RECOVERY_POINT_CHECKPOINT),
-            self._checkpointed_or_zero(LOG_START_OFFSET_CHECKPOINT),
+            0 if metadata else self._checkpointed_or_zero(RECOVERY_POINT_CHECKPOINT),
+            0 if metadata else self._checkpointed_or_zero(LOG_START_OFFSET_CHECKPOINT),
             [f.offset for f in self.snapshot_files],
+            frozenset(f.offset for f in self.snapshot_files if not self._snapshot_parses(f)),
+            recover_log=not self.storage.name.endswith(DELETE_DIR_SUFFIX),
         )
+
+    def _snapshot_parses(self, file: SnapshotFile) -> bool:
+        try:
+            self.read_snapshot(file)
+        except KdumpError:
+            return False
+        return True
 
     def _checkpointed_or_zero(self, name: str) -> int:
         try:
@@ -564,7 +588,8 @@ class UnifiedLog:
     @cached_property
     def producer_state(self) -> ProducerStateAtEnd:
         """The producer state at the log end, as UnifiedLog.rebuildProducerState makes it:
-        the loaded snapshot, then every batch after it up to the recovery cut (one replay)."""
+        the loaded snapshot, then every batch after it up to the recovery cut (one replay);
+        none at all where the broker skips the rebuild (a clean stop, no snapshot)."""
         replay = self._start_replay(self.log_end_offset)
         replay.run(self.segments)
         return self._finish_replay(replay)
@@ -599,6 +624,11 @@ class UnifiedLog:
         if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
+        if not self.tiered and self.segments and self.broker_load.producer_state_skipped:
+            # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
+            # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
+            hw = self._checkpointed_high_watermark()
+            replay.skip_rebuild(None if hw is None else max(hw, 0), self.log_end_offset)
         return replay.at_end(self.high_watermark.value)
 
     def _checkpointed_high_watermark(self) -> int | None:
@@ -798,6 +828,8 @@ class UnifiedLog:
             "deleted_segments": list(found.deleted),
             "snapshots_deleted": list(found.snapshots_deleted),
             "snapshots_written": list(found.snapshots_written),
+            "snapshots_left": list(found.snapshots_left),
+            "producer_state_skipped": found.producer_state_skipped,
             "fails": found.failure,
         }
 

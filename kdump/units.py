@@ -98,6 +98,26 @@ def rough_duration(ms: int) -> str:
     return f"{sign}{' '.join(parts[:2])}"
 
 
+def seconds(value: float) -> str:
+    """``40 ms``, ``2.4 s``, ``12 s``, ``3 min 20 s``, ``2 h 5 min``: an estimated time, for
+    people."""
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 120:
+        return f"{value:.0f} s"
+    whole = round(value)
+    if whole < 7200:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def seconds_range(low: float, typical: float, high: float) -> str:
+    """``1.2 s (0.4 s to 5.1 s)``: an estimate, typical first, then its range."""
+    return f"{seconds(typical)} ({seconds(low)} to {seconds(high)})"
+
+
 def offset_span(first: int, end: int) -> str:
     """``offsets 0..1499``: the offsets from ``first`` up to ``end``, which is exclusive as
     Kafka's log end offset and a segment's next offset are; ``no offsets`` when none lie

@@ -214,7 +214,7 @@ def test_invalid_values_name_the_setting_and_why(option: str, message: str) -> N
 def test_option_syntax_and_unknown_names() -> None:
     with pytest.raises(ConfigError, match="expected name=value"):
         parse_config_option("segment.bytes")
-    with pytest.raises(ConfigError, match="not a setting kdump explain reads"):
+    with pytest.raises(ConfigError, match="not a setting kdump reads"):
         parse_config_option("compression.type=zstd")
     # an empty cleanup.policy is valid (KAFKA-19112): neither compact nor delete
     s = resolve_settings(ConfigLayers((parse_config_option("cleanup.policy="),)), "t")

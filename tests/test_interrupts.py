@@ -219,6 +219,7 @@ COMMANDS = {
     "explain": ["explain"],
     "report": ["report", "-o", "{tmp}/report.html"],
     "recover-dry-run": ["recover", "--dry-run", "--jobs", "2"],
+    "startup": ["startup", "--prom", "{tmp}/kdump.prom"],
 }
 
 
@@ -243,7 +244,7 @@ def test_ctrl_c_mid_run_is_one_line_and_exit_130(
     assert leftovers(log_dir) == []  # no temporary file, here or there
     if "--prom" in args:  # a cron job that was stopped did not succeed
         prom = (tmp_path / "kdump.prom").read_text()
-        assert 'kdump_exit_status{command="verify"} 130' in prom, prom
+        assert f'kdump_exit_status{{command="{args[0]}"}} 130' in prom, prom
 
 
 def test_sigterm_stops_the_workers_too(log_dir: Path, run: Callable[..., Run]) -> None:
@@ -288,6 +289,17 @@ def test_workers_die_with_a_killed_parent(log_dir: Path, run: Callable[..., Run]
     os.kill(r.proc.pid, signal.SIGKILL)
     assert r.proc.wait(timeout=60) == -signal.SIGKILL
     wait_for(lambda: not group_alive(r.group), "the workers to end", seconds=10)
+
+
+def test_sigterm_stops_startup(log_dir: Path, run: Callable[..., Run]) -> None:
+    """kdump startup before a broker's start, under a systemd unit's timeout: SIGTERM ends it
+    with 143 and one line, nothing written."""
+    r = run(["startup", str(log_dir)])
+    wait_for(lambda: has_open(r.proc.pid, log_dir), "it read its input", running=r.proc)
+    r.signal_mid_run(signal.SIGTERM, to_group=False)
+    code, stderr = r.finish()
+    assert_stopped(r, code, stderr, "SIGTERM")
+    assert leftovers(log_dir) == []
 
 
 @pytest.fixture(scope="module")

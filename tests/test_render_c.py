@@ -8,13 +8,15 @@ text and as JSON Lines, under every option that changes a line: with the C code 
 
 from __future__ import annotations
 
+import gc
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 from batchbytes import fix_crc, v2_batch, varint
-from conftest import fixture_logs
+from conftest import ORACLE, fixture_logs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from purepython import pure_python
@@ -321,3 +323,20 @@ def test_non_consecutive_pairs_past_the_cap_are_counted_not_kept(
     lines = fast[1].splitlines()
     assert sum(" is followed by " in line for line in lines) == kept
     assert (f"  ... and {more} more, not kept (kdump keeps 3)" in lines) == bool(more)
+
+
+def test_a_dump_closes_its_log_without_the_garbage_collector() -> None:
+    """The text renderer and its Python fallback refer to each other: the log's memory map (and
+    its file descriptor) must be closed by the dump, not by a collection that the CLI's
+    threshold makes rare (a suite of dumps ran out of descriptors)."""
+    log = ORACLE / "plain-0" / "00000000000000000000.log"
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            text_dump(log, OPTIONS["deep"])
+            json_dump(log, OPTIONS["deep"])
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        gc.enable()

@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "report": "kdump.commands.report:report",
     "salvage": "kdump.commands.salvage:salvage",
     "spark": "kdump.commands.spark:spark",
+    "startup": "kdump.commands.startup:startup",
     "tiered": "kdump.commands.tiered:tiered",
     "trim-index": "kdump.commands.repair:trim_index",
     "txn": "kdump.commands.txn:txn",

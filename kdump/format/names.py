@@ -130,6 +130,14 @@ BASE_OFFSET_DIGITS = 20
 _BASE_NAME = re.compile(r"^(\d{20})$")
 _TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
 """Tiered storage's segment file names: the base offset and the segment's id."""
+DELETE_DIR_SUFFIX = "-delete"
+"""A deleted partition's directory (``topic-0.<id>-delete``): loaded, never recovered, then
+deleted (UnifiedLog.DeleteDirSuffix)."""
+FUTURE_DIR_SUFFIX = "-future"
+"""A replica being moved to this log dir (``topic-0.<id>-future``, UnifiedLog.FutureDirSuffix)."""
+STRAY_DIR_SUFFIX = "-stray"
+"""A replica the metadata image no longer assigns here, moved aside (UnifiedLog.StrayDirSuffix)."""
+MARKED_DIR_SUFFIXES = (DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)
 PARTITION_DIR = re.compile(
     r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<id>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
 )
@@ -208,7 +216,9 @@ __all__ = [
     "CLEAN_SHUTDOWN",
     "CUT_SUFFIX",
     "DELETED_SUFFIX",
+    "DELETE_DIR_SUFFIX",
     "DUMPED_SUFFIXES",
+    "FUTURE_DIR_SUFFIX",
     "INDEX_SUFFIX",
     "INDEX_SUFFIXES",
     "KRAFT_SNAPSHOT_DELETED_SUFFIX",
@@ -219,6 +229,7 @@ __all__ = [
     "LOCK_FILE",
     "LOG_START_OFFSET_CHECKPOINT",
     "LOG_SUFFIX",
+    "MARKED_DIR_SUFFIXES",
     "META_PROPERTIES",
     "OFFSET_CHECKPOINTS",
     "PARTITION_DIR",
@@ -229,6 +240,7 @@ __all__ = [
     "REPLICATION_OFFSET_CHECKPOINT",
     "SEGMENT_SUFFIXES",
     "SNAPSHOT_SUFFIX",
+    "STRAY_DIR_SUFFIX",
     "SWAP_SUFFIX",
     "TEMP_MARK",
     "TIME_INDEX_SUFFIX",

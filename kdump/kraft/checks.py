@@ -33,6 +33,7 @@ from kdump.errors import KdumpError
 from kdump.format.checkpoint import PartitionMetadata
 from kdump.format.names import (
     BOOTSTRAP_CHECKPOINT,
+    MARKED_DIR_SUFFIXES,
     META_PROPERTIES,
     PARTITION_METADATA,
     QUORUM_STATE,
@@ -402,7 +403,7 @@ def _partition_against_image(
     the image still assigns it here."""
     image = load.image
     topic_partition = log.topic_partition
-    if topic_partition is None or log.storage.name.endswith(("-delete", "-future", "-stray")):
+    if topic_partition is None or log.storage.name.endswith(MARKED_DIR_SUFFIXES):
         return
     name, number = topic_partition
     topic = image.topics_by_name.get(name)

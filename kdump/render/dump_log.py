@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import closing
 from itertools import islice
 
 from kdump.errors import InputError
@@ -227,12 +228,20 @@ def dump_log(
     file: StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan = WHOLE
 ) -> Iterator[Line | Chunk]:
     """A log's lines (``span``: the part of them one of --jobs' pieces writes)."""
-    path = file.path
     if span.first:
         yield Line(OUT, _log_header(file))
-    log = file.open_log()
+    with closing(file.open_log()) as log:
+        yield from _log_lines(file, log, opts, problems, span)
+
+
+def _log_lines(
+    file: StoredFile, log: FileRecords, opts: DumpOptions, problems: DumpProblems, span: LogSpan
+) -> Iterator[Line | Chunk]:
+    path = file.path
     walk = span_walk(log, opts, span)
 
+    # the renderer and this closure refer to each other: the map is closed by dump_log, not
+    # left to the garbage collector (the CLI runs it rarely)
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         return _batch_lines(log, batch, valid, opts, renderer, skip)
 

@@ -121,6 +121,12 @@ class ProducerReplay:
             state = ProducerStateManager(high_watermark=high_watermark)
         return cls(ProducerStateManager(), state, state_from)
 
+    def skip_rebuild(self, high_watermark: int | None, log_end: int) -> None:
+        """The rebuild the broker skips (a clean stop, no snapshot): no producer state, as of
+        the log end."""
+        self.state = ProducerStateManager(high_watermark=high_watermark)
+        self.state_from = log_end
+
     def at_end(self, high_watermark: int) -> ProducerStateAtEnd:
         """What the replay left, once every segment was replayed and the high watermark is
         known."""

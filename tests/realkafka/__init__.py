@@ -20,8 +20,11 @@ The API:
   ``restart()``, ``log_dir``, ``partition_dir(topic, p)``, ``bootstrap``, and
   ``log_lines()``: the node's own log lines since it was last started.
 - ``broker_log.LoadReport.parse(lines)``: those lines read as LogManager and LogLoader write
-  them: the logs loaded ("Loaded N logs in X ms"), per partition the segments recovered, the
-  producer state rebuilt, the load's log end offset and time.
+  them: the logs loaded ("Loaded N logs in X ms"), each log dir's clean-shutdown announcement,
+  per partition the segments recovered, the indexes rebuilt, the producer state rebuilds and
+  snapshots, the load's log end offset and time.
+- ``Cluster(..., jvm=release.PRODUCTION_JVM)``: brokers with kafka-server-start.sh's JVM
+  options, for measurements; the fast-start ones by default.
 - ``load.load_logs(release, properties, log_dir, topic_configs, log=PATH) -> Loaded``: Kafka's
   own ``LogManager`` loading a copy of a log dir with no broker around it
   (``java/LoadLogs.java``, by reflection, so one source serves 4.0's Scala LogManager and 4.4's

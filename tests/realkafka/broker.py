@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from .release import Release, Unavailable
@@ -83,8 +83,13 @@ def _die_with_parent() -> None:
 
 
 def new_cluster_id() -> str:
-    """A cluster id as ``kafka-storage random-uuid`` makes one (a base64url UUID)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as ``kafka-storage random-uuid`` makes one (a base64url UUID), never one
+    starting with ``-`` (Uuid.randomUuid draws again: the storage tool would read it as an
+    option)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 class Broker:
@@ -98,9 +103,12 @@ class Broker:
         node_id: int,
         controller: bool,
         config: Mapping[str, str] | None = None,
+        jvm: Sequence[str] | None = None,
     ) -> None:
         self.release, self.home, self.node_id, self.controller = release, home, node_id, controller
         self.config = dict(config or {})
+        self.jvm = jvm
+        """JVM options replacing the fast-start ones (release.PRODUCTION_JVM: a broker's)."""
         self.port = 0
         self.controller_port = 0
         self.voters = ""
@@ -185,7 +193,7 @@ class Broker:
         self.write_properties()
         self._log_mark = self.server_log.stat().st_size if self.server_log.exists() else 0
         command = self.release.java_command(
-            "kafka.Kafka", str(self.properties_file), log=self.server_log, heap="384m"
+            "kafka.Kafka", str(self.properties_file), log=self.server_log, heap="384m", jvm=self.jvm
         )
         with open(self.home / "logs" / "stdout.log", "ab") as out:
             self.process = subprocess.Popen(
@@ -272,11 +280,12 @@ class Cluster:
         root: Path,
         nodes: int = 1,
         config: Mapping[str, str] | None = None,
+        jvm: Sequence[str] | None = None,
     ) -> None:
         self.release, self.root = release, root
         self.cluster_id = new_cluster_id()
         self.brokers = [
-            Broker(release, root / f"node{n}", n, controller=n == 1, config=config)
+            Broker(release, root / f"node{n}", n, controller=n == 1, config=config, jvm=jvm)
             for n in range(1, nodes + 1)
         ]
         self._formatted = False

@@ -16,7 +16,16 @@ once, with why:
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Mapping
 from pathlib import Path
+
+from kdump.format.names import RECOVERY_POINT_CHECKPOINT
+from kdump.format.textfiles import (
+    TopicPartitionOffset,
+    offset_checkpoint_at,
+    offset_checkpoint_bytes,
+)
 
 KDUMP_KEPT = (".kdump-bak",)
 INDEX_SUFFIXES = (".index", ".timeindex")
@@ -68,3 +77,35 @@ def snapshot_offsets(partition_dir: Path) -> list[int]:
     """The offsets of the producer snapshots in a partition directory (not those marked
     deleted)."""
     return sorted(int(p.name.split(".")[0]) for p in partition_dir.glob("*.snapshot"))
+
+
+def batch_spans(log: Path) -> list[tuple[int, int]]:
+    """(position, size) of each whole batch of a ``.log``, from the v2 headers' lengths."""
+    data, out, pos = log.read_bytes(), [], 0
+    while pos + 12 <= len(data):
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0 or pos + 12 + length > len(data):
+            break
+        out.append((pos, 12 + length))
+        pos += 12 + length
+    return out
+
+
+def flip_batch(log: Path, index: int) -> None:
+    """A byte of the records of batch ``index`` of ``log`` flipped: its CRC fails."""
+    pos, size = batch_spans(log)[index]
+    with open(log, "r+b") as f:
+        f.seek(pos + size - 3)
+        byte = f.read(1)
+        f.seek(pos + size - 3)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+
+def set_recovery_points(log_dir: Path, points: Mapping[tuple[str, int], int]) -> None:
+    """The log dir's recovery-point-offset-checkpoint with ``points`` set (as a crash before
+    the broker's next checkpoint leaves it)."""
+    path = log_dir / RECOVERY_POINT_CHECKPOINT
+    entries = offset_checkpoint_at(path) or {}
+    entries.update(points)
+    rows = [TopicPartitionOffset(t, p, o) for (t, p), o in sorted(entries.items())]
+    path.write_bytes(offset_checkpoint_bytes(rows))

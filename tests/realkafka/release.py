@@ -30,6 +30,19 @@ LOG4J_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
 LOG4J_FALLBACK = "2.24.3"
 """The log4j the 4.0 releases ship in libs/: their poms name no log4j at all (4.4's does)."""
+PRODUCTION_JVM = (
+    "-Xmx1G",
+    "-Xms1G",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+)
+"""The JVM options kafka-server-start.sh and kafka-run-class.sh give a broker (KAFKA_HEAP_OPTS,
+KAFKA_JVM_PERFORMANCE_OPTS): the full JIT, for measurements of what a broker does in production
+(the tests' brokers start faster with C1 alone)."""
 MAVEN_TIMEOUT = 900
 """A first resolution downloads ~90 jars (about 100 MB) from Maven Central."""
 
@@ -205,10 +218,18 @@ class Release:
                         return name.replace("/", ".")
         raise Unavailable(f"Kafka {self.version} has no DumpLogSegments")
 
-    def java_command(self, main: str, *args: str, log: Path, heap: str = "256m") -> list[str]:
+    def java_command(
+        self,
+        main: str,
+        *args: str,
+        log: Path,
+        heap: str = "256m",
+        jvm: Sequence[str] | None = None,
+    ) -> list[str]:
         """The command that runs class ``main`` (Kafka's, or one of ``java/``'s) on the
-        release's classpath, with a small heap and a JIT that starts fast on two cores; its
-        log lines (INFO and above) are appended to the file ``log``."""
+        release's classpath, with a small heap and a JIT that starts fast on two cores (or the
+        JVM options ``jvm``, such as ``PRODUCTION_JVM``); its log lines (INFO and above) are
+        appended to the file ``log``."""
         if main in self.tool_errors:
             first = self.tool_errors[main].strip().splitlines()[:2]
             raise Unavailable(
@@ -220,11 +241,10 @@ class Release:
             "kafka.logs.dir": str(log.parent),
             "kdump.log.file": log.name,
         }
+        fast = (f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
         return [
             self.java,
-            f"-Xmx{heap}",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
+            *(fast if jvm is None else jvm),
             "-Djava.awt.headless=true",
             *(f"-D{k}={v}" for k, v in props.items()),
             "-cp",
