@@ -186,6 +186,42 @@ def fuzz_aiven(data: bytes) -> None:
             assert index.stored_offset(i) < index.stored_offset(i + 1) <= object_size
 
 
+def fuzz_state(data: bytes) -> None:
+    """A ``verify --state`` file (kdump's own, read back: issue 39): loaded, typed and bounded,
+    or a warning; what loads restores as walk facts and findings. Never an exception."""
+    from kdump.checks.verify_state import VerifyState
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.json"
+        path.write_bytes(data)
+        os.chmod(path, 0o600)
+        state = VerifyState.load(path)
+    for key, verified in state.segments.items():
+        verified.restore_scan(key)
+        verified.restore_findings()
+    for key, prefix in state.active.items():
+        from kdump.checks.verify_state import restore_scan
+
+        restore_scan(prefix.scan, key)
+
+
+def fuzz_fleet(data: bytes) -> None:
+    """A fleet's verify result (kdump's own, read back: issue 39): parsed typed and bounded,
+    or one InputError naming it; what parses draws on the fleet page."""
+    from kdump.fleet import FleetAudit, parse_audit
+    from kdump.report.fleet import render_fleet_html
+
+    now = 1_800_000_000_000
+    try:
+        audit = parse_audit("fuzz.json", data, now)
+    except KdumpError:
+        return
+    from kdump.fleet import BrokerAudit
+
+    page = "".join(render_fleet_html(FleetAudit([BrokerAudit(audit, 0, False)], now, 1), ["x"]))
+    assert "<script>alert" not in page
+
+
 class SpeedupsMismatch(AssertionError):
     """The C fast paths and the pure-Python code disagree on the same bytes."""
 
@@ -248,6 +284,8 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "internal": fuzz_internal,
     "speedups": fuzz_speedups,
     "aiven": fuzz_aiven,
+    "state": fuzz_state,
+    "fleet": fuzz_fleet,
 }
 
 SEED_SUFFIXES = {
@@ -261,6 +299,8 @@ SEED_SUFFIXES = {
     "internal": (),
     "speedups": (".log",),
     "aiven": ("rsm-manifest", ".rsm-manifest.json"),
+    "state": (),
+    "fleet": (),
 }
 
 
@@ -308,10 +348,30 @@ def _hostile_seeds(target: str, root: Path) -> list[bytes]:
     return [cli_seed(log) for log in logs] if target == "cli" else logs
 
 
+def _written_seeds(target: str, root: Path) -> list[bytes]:
+    """What kdump itself writes and reads back: a state file and a verify result of the oracle
+    partitions (one clean, one with findings), made here by kdump."""
+    if target not in ("state", "fleet"):
+        return []
+    import shutil
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("plain-0", "txn-0"):
+            part = Path(tmp) / name
+            shutil.copytree(root / "fixtures" / "oracle" / name, part)
+            (part / "00000000000000000000.index").unlink(missing_ok=True)  # a finding
+            state, result = Path(tmp) / f"{name}.state", Path(tmp) / f"{name}.json"
+            run_cli(["verify", str(part), "--state", str(state), "--output", str(result)])
+            out.append((state if target == "state" else result).read_bytes())
+    return out
+
+
 def seeds(target: str, root: Path, max_size: int = 64 * 1024) -> list[bytes]:
-    """Fixture files for ``target``, small ones, the hostile inputs, plus any saved corpus
-    entries."""
+    """Fixture files for ``target``, small ones, the hostile inputs, what kdump writes and
+    reads back, plus any saved corpus entries."""
     out = _internal_seeds(root) if target == "internal" else []
+    out += _written_seeds(target, root)
     out += _hostile_seeds(target, root)
     for base in (
         root / "fixtures" / "oracle",

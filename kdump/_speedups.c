@@ -1826,10 +1826,10 @@ static PyObject *java_str(const uint8_t *p, int64_t n)
 /* Why decoding stopped: kdump.format.records.RecordFault, whose names are record_faults below
  * (checked there at import) and which words each one, for this decoder and its own. */
 enum { OK = 0, PAST_BATCH, VARINT_TOO_LONG, BAD_LENGTH, FIELD_PAST_RECORD, BAD_HEADER_COUNT,
-       BAD_HEADER_KEY, BAD_RECORD_SIZE, UNMODELLED, N_FAULTS };
+       BAD_HEADER_KEY, BAD_RECORD_SIZE, TOO_MANY_HEADERS, UNMODELLED, N_FAULTS };
 static const char *const record_faults[N_FAULTS] = {
     "OK", "PAST_BATCH", "VARINT_TOO_LONG", "BAD_LENGTH", "FIELD_PAST_RECORD",
-    "BAD_HEADER_COUNT", "BAD_HEADER_KEY", "BAD_RECORD_SIZE", "UNMODELLED",
+    "BAD_HEADER_COUNT", "BAD_HEADER_KEY", "BAD_RECORD_SIZE", "TOO_MANY_HEADERS", "UNMODELLED",
 };
 
 typedef struct {
@@ -2295,7 +2295,7 @@ static PyObject *py_set_record_class(PyObject *self, PyObject *cls)
 }
 
 /* v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence,
- *            record_cls, header_cls[, start, first, max_records, max_bytes])
+ *            record_cls, header_cls[, start, first, max_records, max_bytes, max_headers])
  *   -> None when record `first` (at `start` in the payload) holds something only the Python
  *      decoder models (it then decodes the rest of the batch), else (records, position in the
  *      payload where decoding stopped, error) where error is None or RecordError(number of the
@@ -2310,16 +2310,16 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
 {
     PyObject *obj, *append_obj, *record_cls, *header_cls;
     Py_ssize_t count, start = 0, first = 0, max_records = PY_SSIZE_T_MAX,
-                      max_bytes = PY_SSIZE_T_MAX;
+                      max_bytes = PY_SSIZE_T_MAX, max_headers = PY_SSIZE_T_MAX;
     long long base_offset, base_timestamp;
     int base_sequence;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OnLLOiOO|nnnn", &obj, &count, &base_offset, &base_timestamp,
+    if (!PyArg_ParseTuple(args, "OnLLOiOO|nnnnn", &obj, &count, &base_offset, &base_timestamp,
                           &append_obj, &base_sequence, &record_cls, &header_cls, &start, &first,
-                          &max_records, &max_bytes) ||
+                          &max_records, &max_bytes, &max_headers) ||
         check_type(record_cls) < 0 || check_type(header_cls) < 0)
         return NULL;
-    if (start < 0 || first < 0 || max_records < 0 || max_bytes < 0) {
+    if (start < 0 || first < 0 || max_records < 0 || max_bytes < 0 || max_headers < 0) {
         PyErr_SetString(PyExc_ValueError, "v2_records: start, first and the limits are >= 0");
         return NULL;
     }
@@ -2347,8 +2347,16 @@ static PyObject *py_v2_records(PyObject *self, PyObject *args)
     Py_ssize_t pos = start, n = 0;
     for (; list != NULL && n < room && pos - start <= max_bytes; n++) {
         record_view rec;
+        Py_ssize_t at = pos;
         if (parse_record(&r, &pos, &ctx, &rec) < 0)
             break;
+        if (rec.header_count > max_headers) { /* refused before a Python object is made of it */
+            r.error = TOO_MANY_HEADERS;
+            r.detail = rec.header_count;
+            r.detail2 = max_headers;
+            pos = at;
+            break;
+        }
         PyObject *record = crecord_new(&rec);
         if (record != NULL) {
             CRecord *c = (CRecord *)record;
@@ -2503,7 +2511,17 @@ static int ob_int(outbuf *o, int64_t v)
     return 0;
 }
 
-/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it. */
+/* Code points a terminal must not be given raw, beyond the C0 controls JSON escapes anyway:
+ * DEL, the C1 controls and the invisible formatting characters (kdump.untrusted's _UNSAFE). */
+static int unsafe_code_point(uint32_t cp)
+{
+    return (cp >= 0x7F && cp <= 0x9F) || cp == 0xAD || cp == 0x61C || cp == 0x180E ||
+           (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
+/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it, then
+ * kdump.untrusted.escape_json_text: what a terminal must not be given raw as \uNNNN. */
 static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -2512,12 +2530,14 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
     char *d = o->data + o->len;
     *d++ = '"';
     for (int64_t i = 0; i < n; i++) {
-        /* eight bytes at a time while none needs escaping: none below 0x20, no '"', no '\\'
-         * (the classic "has a zero byte" test on x, and on x with each byte sought cleared) */
+        /* eight bytes at a time while none needs a look: none below 0x20, none from 0x7f
+         * on, no '"', no '\\' (the classic "has a zero byte" test on x, and on x with each
+         * byte sought cleared; the high bit of x itself for 0x80 on, x + 1 for 0x7f) */
         while (i + 8 <= n) {
             const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
             uint64_t x = load_le64(p + i), q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b);
+            uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) |
+                           x | (x + ones);
             if (hit & highs)
                 break;
             memcpy(d, p + i, 8);
@@ -2527,7 +2547,34 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
         if (i >= n)
             break;
         uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (c >= 0x80) { /* valid UTF-8 (the caller's check): a sequence, copied or escaped */
+            uint32_t cp = 0;
+            int len = 1;
+            if ((c & 0xE0) == 0xC0 && i + 1 < n) {
+                cp = ((uint32_t)(c & 0x1F) << 6) | (p[i + 1] & 0x3F);
+                len = 2;
+            } else if ((c & 0xF0) == 0xE0 && i + 2 < n) {
+                cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[i + 1] & 0x3F) << 6) |
+                     (p[i + 2] & 0x3F);
+                len = 3;
+            } else if ((c & 0xF8) == 0xF0 && i + 3 < n) {
+                len = 4;
+            }
+            if (unsafe_code_point(cp)) {
+                *d++ = '\\';
+                *d++ = 'u';
+                *d++ = hex[(cp >> 12) & 15];
+                *d++ = hex[(cp >> 8) & 15];
+                *d++ = hex[(cp >> 4) & 15];
+                *d++ = hex[cp & 15];
+            } else {
+                memcpy(d, p + i, (size_t)len);
+                d += len;
+            }
+            i += len - 1;
+            continue;
+        }
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) {
             *d++ = (char)c;
             continue;
         }
@@ -2878,6 +2925,8 @@ typedef struct {
     const uint8_t *checked; /* the bytes valid_utf8 last looked at (a key's or value's, asked */
     int64_t checked_size;   /* again for its encoding), and its answer */
     int checked_utf8;
+    int64_t max_headers; /* more headers in a record: the Python renderer's (which refuses it:
+                          * kdump.format.records.max_headers) */
 } render_ctx;
 
 /* valid_utf8, once for a key's or value's text and its encoding. */
@@ -3023,7 +3072,7 @@ static int render_records(outbuf *o, render_ctx *rc, const batch_row *b, const u
          (*next)++, done++) {
         record_view rec;
         Py_ssize_t at = *pos;
-        if (parse_record(&rd, &at, &ctx, &rec) < 0)
+        if (parse_record(&rd, &at, &ctx, &rec) < 0 || rec.header_count > rc->max_headers)
             return 1; /* the Python decoder says what is wrong, after the records before */
         Py_ssize_t mark = o->len;
         int r = render_template(o, &rc->record, rc, b, &rec);
@@ -3071,6 +3120,7 @@ static int render_ctx_init(render_ctx *rc, int as_json, PyObject *batch_template
 {
     memset(rc, 0, sizeof(*rc));
     rc->as_json = as_json;
+    rc->max_headers = INT64_MAX;
     rc->key_decoder = key_decoder;
     rc->value_decoder = value_decoder;
     rc->last_offset = last_offset;
@@ -3113,14 +3163,16 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
     int as_json, key_decoder, value_decoder;
     long long last_offset;
     Py_ssize_t max_output;
-    if (!PyArg_ParseTuple(args, "OOnpOOiiLn", &buf_obj, &columns, &start, &as_json,
+    long long max_headers = INT64_MAX;
+    if (!PyArg_ParseTuple(args, "OOnpOOiiLn|L", &buf_obj, &columns, &start, &as_json,
                           &batch_template, &record_template, &key_decoder, &value_decoder,
-                          &last_offset, &max_output))
+                          &last_offset, &max_output, &max_headers))
         return NULL;
     render_ctx rc;
     if (render_ctx_init(&rc, as_json, batch_template, record_template, key_decoder,
                         value_decoder, last_offset) < 0)
         return NULL;
+    rc.max_headers = max_headers;
     Py_buffer views[WALK_COLUMNS], buf;
     const int64_t *cols[WALK_COLUMNS];
     Py_ssize_t n = 0;
@@ -3190,10 +3242,10 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     Py_ssize_t index, pos = 0, max_output = PY_SSIZE_T_MAX;
     long long first = 0;
     int as_json, key_decoder, value_decoder;
-    long long last_offset;
-    if (!PyArg_ParseTuple(args, "OOnpOOiiL|nLn", &payload_obj, &columns, &index, &as_json,
+    long long last_offset, max_headers = INT64_MAX;
+    if (!PyArg_ParseTuple(args, "OOnpOOiiL|nLnL", &payload_obj, &columns, &index, &as_json,
                           &batch_template, &record_template, &key_decoder, &value_decoder,
-                          &last_offset, &pos, &first, &max_output))
+                          &last_offset, &pos, &first, &max_output, &max_headers))
         return NULL;
     if (record_template == Py_None) {
         PyErr_SetString(PyExc_TypeError, "render_payload renders records: a record template");
@@ -3207,6 +3259,7 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     if (render_ctx_init(&rc, as_json, batch_template, record_template, key_decoder,
                         value_decoder, last_offset) < 0)
         return NULL;
+    rc.max_headers = max_headers;
     Py_buffer views[WALK_COLUMNS], payload;
     const int64_t *cols[WALK_COLUMNS];
     Py_ssize_t n = 0;
@@ -3701,6 +3754,7 @@ static PyObject *py_advise(PyObject *self, PyObject *args)
 /* ------------------------------------------------------------------ page cache */
 
 #if defined(__linux__)
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #define HAVE_PAGE_CACHE_CALLS 1
 /* cachestat(2), Linux 6.5+: one number on every architecture (asm-generic's table) */
@@ -3737,8 +3791,9 @@ static PyObject *py_cached_pages(PyObject *self, PyObject *args)
 }
 
 /* mincore(fd, start, size) -> mincore(2)'s vector for the file's bytes [start, start + size)
- * (start page aligned): a byte per page, bit 0 set where the page is cached; None where the
- * file cannot be mapped or the call fails. The file is mapped for the call alone. */
+ * (start page aligned; no further than the file's end: a size past it asks for no vector of
+ * pages that are not there): a byte per page, bit 0 set where the page is cached; None where
+ * the file cannot be mapped or the call fails. The file is mapped for the call alone. */
 static PyObject *py_mincore(PyObject *self, PyObject *args)
 {
     int fd;
@@ -3747,7 +3802,12 @@ static PyObject *py_mincore(PyObject *self, PyObject *args)
         return NULL;
 #ifdef HAVE_PAGE_CACHE_CALLS
     long page = sysconf(_SC_PAGESIZE);
-    if (start < 0 || size <= 0 || page <= 0 || start % page != 0)
+    struct stat status;
+    if (start < 0 || size <= 0 || page <= 0 || start % page != 0 || fstat(fd, &status) != 0)
+        Py_RETURN_NONE;
+    if (size > (long long)status.st_size - start)
+        size = (long long)status.st_size - start;
+    if (size <= 0)
         Py_RETURN_NONE;
     Py_ssize_t pages = (Py_ssize_t)((size + page - 1) / page);
     PyObject *vector = PyBytes_FromStringAndSize(NULL, pages);
@@ -3835,7 +3895,7 @@ static PyMethodDef methods[] = {
      "delegates as"},
     {"v2_records", py_v2_records, METH_VARARGS,
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
-     "record_cls, header_cls[, start, first, max_records, max_bytes]) -> None or "
+     "record_cls, header_cls[, start, first, max_records, max_bytes, max_headers]) -> None or "
      "(records, position, RecordError or None)"},
     {NULL, NULL, 0, NULL},
 };

@@ -221,6 +221,7 @@ def render_batches(
     value_decoder: int,
     last_offset: int,
     max_output: int,
+    max_headers: int = ...,
     /,
 ) -> RenderedRun: ...
 
@@ -253,6 +254,7 @@ def render_payload(
     position: int = 0,
     first: int = 0,
     max_output: int = ...,
+    max_headers: int = ...,
     /,
 ) -> RenderedPayload | None: ...
 
@@ -308,6 +310,7 @@ def v2_records(
     first: int = 0,
     max_records: int = ...,
     max_bytes: int = ...,
+    max_headers: int = ...,
     /,
 ) -> tuple[list[Any], int, RecordError | None] | None:
     """None, or the records (C Records standing in for ``record_cls``, with ``header_cls``

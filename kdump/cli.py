@@ -30,7 +30,7 @@ from kdump.commands.dump_options import dump_options
 from kdump.commands.options import dump_jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
-from kdump.render.escape import escape_streams
+from kdump.untrusted import TerminalText, escape_streams
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
@@ -161,15 +161,20 @@ def main() -> None:
     and 128 + the signal for a run a signal stopped."""
     _RUN["freeze"] = True
     escape_streams(sys.stdout, sys.stderr)  # a name that is not UTF-8 is printed, never fatal
+    # no control character of a name (or of anything else read from disk) reaches a terminal,
+    # whichever line printed it (kdump.untrusted)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalText(sys.stdout), TerminalText(sys.stderr)
     ours = _stop_on_signals()
     try:
         _run_cli()
     except KeyboardInterrupt as e:  # stopped between the command's end and the exit
         _stopped(_stop_code(e))
-    finally:  # a caller of main in-process (a test) gets its own handlers back
+    finally:  # a caller of main in-process (a test) gets its own handlers and streams back
         for signum, handler in ours.items():
             if signal.getsignal(signum) is _interrupt:
                 signal.signal(signum, handler)
+        sys.stdout, sys.stderr = streams
 
 
 def _run_cli() -> None:

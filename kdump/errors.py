@@ -34,8 +34,11 @@ The tree (exit codes: kdump.cli prints ``kdump: <the error>`` and exits with the
             Malformed           a record field that does not decode
             DecodeError         a key or value its decoder cannot decode
             UnknownRecordType   a coordinator record type kdump has no schema for
+            ReadBackError       a file kdump wrote and reads back, not as kdump writes it
+            BudgetSpent         a read past verify's --budget: the segment is left unread
             MessageError        a Kafka message (schema-described) that does not read
                 Underflow
+                DecodeBound
                 UnknownRecordVersion
                 EarlyAccessLayout
                 MetadataParseError
@@ -317,6 +320,30 @@ class MessageError(KdumpError):
 
     def __init__(self, message: str | None) -> None:
         super().__init__("null" if message is None else message)
+
+
+class ReadBackError(KdumpError, ValueError):
+    """A value of a file kdump wrote and reads back (its state file, a verify result) that is
+    not of the type or range kdump writes there (kdump.readback); ``where`` names the value
+    (``summary.by_partition[3].bytes``). A ValueError too: a reader of kdump's own files that
+    catches those (an older marker) goes on as before."""
+
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__(f"{where}: {what}" if where else what)
+        self.where = where
+
+
+class BudgetSpent(KdumpError):
+    """A read went past the run's --budget (kdump.storage.reading.Budget): the segment it was
+    for is left unread; nothing is wrong with it (kdump.checks.segment lets it through)."""
+
+    def __init__(self) -> None:
+        super().__init__("the run's --budget is spent")
+
+
+class DecodeBound(MessageError):
+    """A message holding more than kdump decodes of one (kdump.format.messages'
+    MESSAGE_ELEMENTS): kdump's refusal, not Kafka's, so its words say why."""
 
 
 class Underflow(MessageError):

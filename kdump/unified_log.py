@@ -40,6 +40,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.sink import FindingSink
 from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
@@ -171,6 +172,8 @@ class UnifiedLog:
         self._topic_partition = topic_partition
         self._results: dict[int, SegmentResult] = {}
         self._snapshots: dict[str, bytes] = {}
+        self.left: set[int] = set()
+        """The segments a run left unread (its --budget spent: ``leave``), by slot."""
 
     @property
     def options(self) -> VerifyOptions:
@@ -196,7 +199,12 @@ class UnifiedLog:
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
         keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
-        return {**{k: self.__dict__[k] for k in keep}, "_results": {}, "_snapshots": {}}
+        return {
+            **{k: self.__dict__[k] for k in keep},
+            "_results": {},
+            "_snapshots": {},
+            "left": set(),
+        }
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -312,6 +320,15 @@ class UnifiedLog:
     def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result
+
+    def leave(self, segment: LogSegment) -> None:
+        """A run left ``segment`` unread (its budget spent): the facts are told nothing of it,
+        and nothing reads it for them (a budget bounds the run: issue 39 point 7)."""
+        self.left.add(segment.slot)
+        cap = self.options.max_findings_per_code
+        self._results[segment.slot] = SegmentResult(
+            segment.base_offset, segment.slot, None, FindingSink(cap)
+        )
 
     def results(self) -> list[SegmentResult]:
         return [self.result(s) for s in self.segments]
@@ -648,6 +665,8 @@ class UnifiedLog:
         loaded snapshot and with no transactional batch after it, nothing is unstable and no
         replay is needed."""
         hw = self.high_watermark.value
+        if self.left:  # a replay would read what the run left: not asked for
+            return Fact(hw, "high watermark: not every segment read (--budget)")
         if "producer_state" not in self.__dict__ and not self._transactions_after_snapshot():
             return Fact(hw, "high watermark: no open transaction")
         first_unstable = self.producer_state.first_unstable_offset

@@ -126,6 +126,17 @@ def split(sets: dict[str, Path], site: Path) -> None:
             path.write_bytes(data)
 
 
+def checksums(site: Path) -> None:
+    """site/SHA256SUMS: each file's SHA-256 (sha256sum's format, archive paths), which
+    scripts/pyz_main.py checks every file it unpacks against."""
+    lines = [
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  site/{p.relative_to(site).as_posix()}"
+        for p in sorted(site.rglob("*"))
+        if p.is_file()
+    ]
+    (site / "SHA256SUMS").write_text("\n".join(lines) + "\n")
+
+
 def bootstrap(site: Path, pythons: list[str], version: str) -> str:
     """scripts/pyz_main.py with BUILD filled in; its id names the cache directory, so a
     different build never runs on another's unpacked files."""
@@ -173,6 +184,7 @@ def main() -> int:
         split(sets, app / "site")
         version = kdump_wheel(args.wheels, pythons[-1]).name.split("-")[1]
         (app / "__main__.py").write_text(bootstrap(app / "site", pythons, version))
+        checksums(app / "site")
         zipapp.create_archive(app, args.out, interpreter="/usr/bin/env python3", compressed=True)
     size = args.out.stat().st_size / 2**20
     print(f"wrote {args.out}: {size:.1f} MiB, for CPython {', '.join(pythons)}")

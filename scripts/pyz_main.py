@@ -9,13 +9,25 @@ packages are unpacked once into a cache it names, then run from there:
         <build id>/cp3XY    what this Python's own wheels hold (cramjam, crc32c, kdump's C)
 
 Nothing is written anywhere else, nor is anything fetched; `kdump --version` names the
-directory kdump runs from. Each part is unpacked into a temporary directory beside it and
-renamed into place, so a run stopped half-way, or two runs at once, leave no half-unpacked
-part. Stdlib only, and no syntax newer than Python 3.6's: an old python3 must get the one-line
+directory kdump runs from. Each part is unpacked into a private temporary directory beside it,
+every file checked against the SHA-256 the archive lists for it (site/SHA256SUMS, written by
+scripts/build_pyz.py), and renamed into place, so a run stopped half-way, or two runs at once,
+leave no half-unpacked part.
+
+The cache is code kdump runs, as root on a broker: it is used only where no one but this user
+(or root) can change it (issue 39 point 3). Every directory from / to each part must belong to
+this user or root and be writable by no one else (a world-writable directory with the sticky
+bit, /tmp, is passed: no one else may rename what is in it), else kdump.pyz stops in one line:
+a cache another user can write (a shared KDUMP_PYZ_CACHE, ``sudo -E`` with a user's HOME, a
+root-owned cache inside a user's home) would be code of theirs run as root. Its name, the
+build id, is no secret; its owner and modes are the guard.
+
+Stdlib only, and no syntax newer than Python 3.6's: an old python3 must get the one-line
 message, not a SyntaxError.
 """
 
 import os
+import stat
 import sys
 
 # scripts/build_pyz.py replaces these
@@ -64,19 +76,49 @@ def check_host(python):
         )
 
 
+def untrusted(path):
+    """Why code in the directory ``path`` may not be run (another user can change it), or
+    None: each directory from / to it (symbolic links resolved) must be this user's or root's,
+    writable by no one else, but for a sticky one (/tmp) on the way."""
+    uid = os.geteuid()
+    real = os.path.realpath(path)
+    current = os.sep
+    names = [name for name in real.split(os.sep) if name]
+    for i in range(len(names) + 1):
+        if i:
+            current = os.path.join(current, names[i - 1])
+        status = os.lstat(current)
+        if status.st_uid not in (uid, 0):
+            return f"{current} belongs to uid {status.st_uid}"
+        loose = status.st_mode & 0o022
+        if loose and not (status.st_mode & stat.S_ISVTX and i < len(names)):
+            mode = stat.S_IMODE(status.st_mode)
+            return f"{current} is writable by others than its owner (mode {mode:04o})"
+    return None
+
+
 def unpack(archive, member, target):
-    """archive's ``member/`` directory as ``target``, renamed into place once complete."""
-    import shutil  # only on a first run: a cached start needs none of these
+    """archive's ``member/`` directory as ``target``, renamed into place once complete, each
+    file checked against the archive's SHA-256 list."""
+    import hashlib  # only on a first run: a cached start needs none of these
+    import shutil
     import tempfile
     import zipfile
 
     parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".unpacking-", dir=parent)
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".unpacking-", dir=parent)  # mode 0700
     try:
         with zipfile.ZipFile(archive) as z:
+            sums = dict(
+                reversed(line.split("  ", 1))
+                for line in z.read("site/SHA256SUMS").decode().splitlines()
+            )
             for info in z.infolist():
                 if info.filename.startswith(member + "/") and not info.is_dir():
+                    data = z.read(info)
+                    if hashlib.sha256(data).hexdigest() != sums.get(info.filename):
+                        raise OSError(f"{info.filename} is not the file this build lists")
                     z.extract(info, staging)
         try:
             os.rename(os.path.join(staging, member), target)
@@ -106,6 +148,13 @@ def main():
                 )
             except Exception as e:  # a damaged or truncated copy of the file (BadZipFile)
                 fail(f"cannot read {archive}: {e}; copy it again")
+        why = untrusted(part)
+        if why is not None:
+            fail(
+                f"not running the code in {part}: {why}, so another user could change it; "
+                "remove it, or set KDUMP_PYZ_CACHE to a directory of this user's that no one "
+                "else may write"
+            )
     # first on the path: the host's own site-packages (an older click, say) must not win
     sys.path[0:1] = parts
     from kdump.cli import main as kdump

@@ -51,3 +51,29 @@ def run_kdump(args: Sequence[str], cwd: Path | None = None) -> Ran:
             code = 0
     exit_code = code if isinstance(code, int) else (0 if code is None else 1)
     return Ran(exit_code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def on_a_terminal(args: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """A command's exit code and standard output when that is a pseudo-terminal (its
+    standard error discarded). Read with a selector, not select(): the suite's process may
+    hold descriptors numbered past select()'s 1024."""
+    import pty
+    import selectors
+    import subprocess
+
+    leader, follower = pty.openpty()
+    child = subprocess.Popen(args, stdout=follower, stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    out = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(leader, selectors.EVENT_READ)
+        while selector.select(60):
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    os.close(leader)
+    return child.wait(timeout=60), bytes(out)

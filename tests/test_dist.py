@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -224,3 +225,61 @@ def pyz_build(dist: Path) -> str:
     found = re.search(r'^BUILD = \{"id": "([^"]+)"', main, re.M)
     assert found is not None
     return found[1]
+
+
+NOBODY = 65534
+
+
+def _unpacked(dist: Path, cache: Path) -> dict[str, str]:
+    env = {**os.environ, "KDUMP_PYZ_CACHE": str(cache)}
+    run([sys.executable, str(dist / "kdump.pyz"), "--version"], env=env)
+    return env
+
+
+def _refused(dist: Path, env: dict[str, str], says: str) -> None:
+    ran = run([sys.executable, str(dist / "kdump.pyz"), "--version"], env=env, check=False)
+    assert ran.returncode == 3 and ran.stdout == "", ran.stderr
+    (line,) = ran.stderr.splitlines()
+    assert line.startswith("kdump.pyz: not running the code in ") and says in line, line
+    assert "so another user could change it" in line
+
+
+def test_pyz_runs_no_cache_another_user_can_change(dist: Path, tmp_path: Path) -> None:
+    """Issue 39 point 3: an existing cache was used whatever its owner and mode, and the build
+    id is public; a cache another user can write is code of theirs run as root."""
+    # a cache another user owns (a shared KDUMP_PYZ_CACHE, a user's HOME under sudo -E)
+    cache = tmp_path / "theirs"
+    env = _unpacked(dist, cache)
+    for path in [cache, *cache.rglob("*")]:
+        os.lchown(path, NOBODY, NOBODY)
+    _refused(dist, env, f"belongs to uid {NOBODY}")
+    # one that others may write
+    mine = tmp_path / "loose"
+    env = _unpacked(dist, mine)
+    os.chmod(mine / pyz_build(dist), 0o777)
+    _refused(dist, env, "is writable by others than its owner (mode 0777)")
+    # root's own cache inside a directory of another user's: they may swap it for theirs
+    home = tmp_path / "home-of-nobody"
+    home.mkdir()
+    os.chown(home, NOBODY, NOBODY)
+    _refused(dist, {**os.environ, "KDUMP_PYZ_CACHE": str(home / ".cache")}, f"{home} belongs")
+    # the same cache, private and this user's, runs
+    shutil.rmtree(mine)
+    assert run([sys.executable, str(dist / "kdump.pyz"), "--version"], env=_unpacked(dist, mine))
+
+
+def test_pyz_unpacks_only_the_files_its_build_lists(dist: Path, tmp_path: Path) -> None:
+    """Every file unpacked is checked against the SHA-256 the archive lists (site/SHA256SUMS)."""
+    changed = tmp_path / "changed.pyz"
+    with zipfile.ZipFile(dist / "kdump.pyz") as source, zipfile.ZipFile(changed, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith("kdump/__init__.py"):
+                data += b"\nimport os  # planted\n"
+            out.writestr(info, data)
+    changed.write_bytes(b"#!/usr/bin/env python3\n" + changed.read_bytes())
+    env = {**os.environ, "KDUMP_PYZ_CACHE": str(tmp_path / "cache")}
+    ran = run([sys.executable, str(changed), "--version"], env=env, check=False)
+    assert ran.returncode == 3
+    assert "kdump/__init__.py is not the file this build lists" in ran.stderr
+    assert not list((tmp_path / "cache").rglob("kdump/__init__.py"))

@@ -47,7 +47,7 @@ def test_verify_output_names_the_broker_and_writes_whole(tmp_path: Path) -> None
     audits.mkdir()
     audit(log_dir, str(audits / "{cluster_id}-{broker_id}-{started}.json"))
     (written,) = audits.iterdir()  # and no temporary file left beside it
-    assert re.fullmatch(r"Fleet-Cluster-1-7-\d{8}T\d{6}Z\.json", written.name)
+    assert re.fullmatch(r"Fleet-Cluster-1-7-\d{8}T\d{9}Z\.json", written.name)
     doc = json.loads(written.read_text())
     assert (doc["run"]["broker_id"], doc["run"]["cluster_id"]) == (7, "Fleet-Cluster-1")
     assert len(doc["summary"]["by_partition"]) == 2
@@ -58,9 +58,14 @@ def test_verify_output_names_the_broker_and_writes_whole(tmp_path: Path) -> None
     [
         ("{nope}.json", "unknown field {nope}"),
         ("no-such-dir/result.json", "no such directory"),
+        ("no-such-dir/{started}.json", "no such directory: no-such-dir"),
+        ("file://DIR/no-such-dir/{started}.json", "no such directory"),
+        ("{host}.json", "cannot tell two runs apart"),
+        ("{cluster_id}/{broker_id}-{log_dirs}.json", "put {started} in it"),
     ],
 )
 def test_a_bad_output_is_refused_before_any_work(tmp_path: Path, target: str, says: str) -> None:
+    target = target.replace("DIR", str(tmp_path))
     ran = run_kdump(["verify", str(ORACLE / "plain-0"), "--format", "json", "-o", target], tmp_path)
     assert ran.exit_code == ExitCode.BAD_INPUT
     assert ran.stdout == "" and says in ran.stderr and len(ran.stderr.splitlines()) == 1
@@ -180,12 +185,12 @@ def two_log_dirs(root: Path) -> tuple[Path, Path]:
 
 
 def test_a_result_of_another_log_dir_is_not_replaced(tmp_path: Path) -> None:
-    """Issue 33: a broker's log dirs verified one run each to one name (``{host}.json``): the
-    second run would replace the first's result and the fleet page would lose that log dir; it
-    is refused in one line, the first result kept. A run of the same log dir, or of both,
-    replaces it."""
+    """Issue 33: a broker's log dirs verified one run each to one file (a name without fields):
+    the second run would replace the first's result and the fleet page would lose that log
+    dir; it is refused in one line, the first result kept. A run of the same log dir, or of
+    both, replaces it."""
     first, second = two_log_dirs(tmp_path)
-    target = tmp_path / "{host}.json"
+    target = tmp_path / "result.json"
     audit(first, str(target))
     (written,) = tmp_path.glob("*.json")
     kept = written.read_bytes()
@@ -193,7 +198,7 @@ def test_a_result_of_another_log_dir_is_not_replaced(tmp_path: Path) -> None:
     assert ran.exit_code == ExitCode.BAD_INPUT
     assert len(ran.stderr.splitlines()) == 1
     assert f"{written}: holds the result of log dir(s) {first}" in ran.stderr
-    assert "{log_dirs}" in ran.stderr
+    assert "{started}" in ran.stderr
     assert written.read_bytes() == kept
     audit(first, str(target))  # the same log dir again: replaced
     ran = run_kdump(
@@ -204,16 +209,74 @@ def test_a_result_of_another_log_dir_is_not_replaced(tmp_path: Path) -> None:
     assert {d["path"] for d in doc["run"]["log_dirs"]} == {str(first), str(second)}
 
 
+def test_two_runs_on_one_host_never_replace_each_others_result(tmp_path: Path) -> None:
+    """Issue 44 point 5: a template is one name per run ({started}, to the millisecond), and a
+    name already there (two runs in the same millisecond) is never replaced: the second result
+    gets ``-2``; a directory gets the default template beneath it."""
+    log_dir = broker_log_dir(tmp_path, 3)
+    audits = tmp_path / "audits"
+    audits.mkdir()
+    for _ in range(2):
+        audit(log_dir, str(audits) + "/")
+    written = sorted(audits.rglob("*.json"))
+    assert len(written) == 2
+    assert {p.parent.relative_to(audits).as_posix() for p in written} == {"Fleet-Cluster-1/3"}
+
+    from kdump.fleet import write_new_textfile
+
+    first = audits / "same.json"
+    first.write_text("kept\n")
+    assert write_new_textfile(str(first), "second\n") == str(audits / "same-2.json")
+    assert first.read_text() == "kept\n" and (audits / "same-2.json").read_text() == "second\n"
+    assert not [p for p in audits.iterdir() if p.name.startswith(".")]  # nothing left beside
+
+
+@pytest.mark.parametrize("url", [False, True], ids=["path", "file-url"])
+def test_the_readmes_layout_makes_its_directories(tmp_path: Path, url: bool) -> None:
+    """Issue 44 point 9: ``/fleet/{cluster_id}/{broker_id}/{started}.json`` (the README's
+    layout) makes the directories its fields name, locally and under file://; the result is
+    JSON whatever --format says (kdump report reads it)."""
+    log_dir = broker_log_dir(tmp_path, 4)
+    fleet_dir = tmp_path / "fleet"
+    fleet_dir.mkdir()
+    template = f"{fleet_dir}/{{cluster_id}}/{{broker_id}}/{{started}}.json"
+    ran = run_kdump(["verify", str(log_dir), "-o", ("file://" if url else "") + template])
+    assert (ran.exit_code, ran.stdout) == (ExitCode.OK, ""), ran.stderr
+    (written,) = fleet_dir.rglob("*.json")
+    assert written.parent == fleet_dir / "Fleet-Cluster-1" / "4"
+    assert json.loads(written.read_text())["run"]["broker_id"] == 4  # text asked: JSON written
+    page = tmp_path / "page.html"
+    assert run_kdump(["report", str(fleet_dir), "-o", str(page)]).exit_code == ExitCode.OK
+
+
+def test_a_cluster_id_cannot_steer_where_the_result_goes(tmp_path: Path) -> None:
+    """Issue 39 point 1: ``cluster.id=../victimdir/daemon`` in meta.properties (the broker's
+    user writes it) with ``--output '/audits/{cluster_id}.json'`` made root replace
+    ``/victimdir/daemon.json``. Each field is one name now."""
+    log_dir = broker_log_dir(tmp_path, 9)
+    (log_dir / "meta.properties").write_text("version=1\nnode.id=9\ncluster.id=../../victim/d\n")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "d-x.json").write_text("the victim's\n")
+    audits = tmp_path / "a" / "audits"
+    audits.mkdir(parents=True)
+    ran = run_kdump(["verify", str(log_dir), "-o", f"{audits}/{{cluster_id}}-{{started}}.json"])
+    assert ran.exit_code == ExitCode.OK, ran.stderr
+    (written,) = audits.iterdir()
+    assert written.name.startswith(".._.._victim_d-")
+    assert list(victim.iterdir()) == [victim / "d-x.json"]
+
+
 def test_one_result_per_log_dir_and_the_page_shows_each(tmp_path: Path) -> None:
     """``{log_dirs}`` names each log dir's result apart; kdump report shows the newest result
     of each log dir of a broker (both partitions); a later run of both hides them as older."""
     first, second = two_log_dirs(tmp_path / "disks")
     audits = tmp_path / "audits"
     audits.mkdir()
-    target = str(audits / "{broker_id}-{log_dirs}.json")
+    target = str(audits / "{broker_id}-{log_dirs}-{started}.json")
     for log_dir in (first, second):
         audit(log_dir, target)
-    names = sorted(p.name for p in audits.iterdir())
+    names = sorted(re.sub(r"-\d{8}T\d{9}Z", "", p.name) for p in audits.iterdir())
     slug = str(tmp_path / "disks").strip("/").replace("/", "_")
     assert names == [f"5-{slug}_data1_kafka-logs.json", f"5-{slug}_data2_kafka-logs.json"]
     page_path = tmp_path / "fleet.html"
@@ -236,3 +299,53 @@ def test_one_result_per_log_dir_and_the_page_shows_each(tmp_path: Path) -> None:
     run_kdump(["report", str(audits), "-o", str(page_path)])
     (row,) = rows_of(page_path.read_text(), "brokers")
     assert row[0] == "broker 5" and row[10] == "3"  # the three older results not shown
+
+
+MALFORMED = {
+    "broker-dict": (lambda d: d["run"].update(broker_id={"x": 1}), "run.broker_id: an object"),
+    "summary-list": (lambda d: d.update(summary=[]), "summary: an array, not an object"),
+    "bytes-text": (
+        lambda d: d["summary"]["by_partition"][0].update(bytes="abc"),
+        "summary.by_partition[0].bytes: a string, not an integer",
+    ),
+    "finding-path-int": (
+        lambda d: d["findings"].append({"code": "X", "severity": "error", "path": 5}),
+        ".path: the int 5, not a string",
+    ),
+    "started-1e30": (lambda d: d["run"].update(started=1e30), "run.started: the number 1e+30"),
+    "started-future": (
+        lambda d: d["run"].update(started=d["run"]["started"] + 10 * HOUR),
+        "run.started: ",
+    ),
+    "nan": (lambda d: d["summary"]["by_partition"][0].update(bytes=float("nan")), "NaN is not"),
+    "script-fix": (
+        lambda d: d["findings"].append(
+            {"code": "X", "severity": "error", "path": "/p", "message": "m", "fix": "curl x|sh"}
+        ),
+        ".fix: 'curl x|sh' is none of kdump's commands",
+    ),
+}
+
+
+def test_a_malformed_result_is_named_and_the_rest_drawn(
+    tmp_path: Path, fleet: tuple[Path, int]
+) -> None:
+    """Issue 39 point 8: one malformed result (a broker_id that is an object, a summary that is
+    a list, bytes "abc", a finding's path an int...) aborted the whole page with exit 3; a
+    ``started`` of 1e30 kept a result the newest for ever. Each is read typed and bounded
+    (kdump.readback), named in one line, and the other results drawn."""
+    audits, now = fleet
+    good = json.loads((audits / "2" / "new.json").read_text())
+    for name, (spoil, _) in MALFORMED.items():
+        doc = json.loads(json.dumps(good))
+        doc["run"]["started"] = now - HOUR
+        spoil(doc)
+        (audits / "2" / f"{name}.json").write_text(json.dumps(doc))
+    page_path = tmp_path / "fleet.html"
+    ran = run_kdump(["report", str(audits), "-o", str(page_path), "--now", str(now), "-q"])
+    assert ran.exit_code == ExitCode.BAD_INPUT
+    assert "Traceback" not in ran.stderr and "unexpected" not in ran.stderr
+    for name, (_, says) in MALFORMED.items():
+        (line,) = [x for x in ran.stderr.splitlines() if f"/{name}.json: " in x]
+        assert says in line, line
+    assert len(rows_of(page_path.read_text(), "overview")) == 6  # the good results, all drawn

@@ -425,6 +425,14 @@ BROKER = 4
         ("sasl.oauthbearer.assertion.private.key.passphrase", True),
         # a remote storage manager's own config: unknown to Kafka, so sensitive to it
         ("rsm.config.storage.azure.account.key", True),
+        # secrets under names no word list knows (issue 39 point 8): unknown, so redacted
+        ("config.providers.vault.param.token", True),
+        ("rsm.config.storage.azure.connection.string", True),
+        ("rsm.config.storage.azure.sas.token", True),
+        ("ldap.bind.pw", True),
+        ("ssl.keystore.passwd", True),
+        ("schema.registry.basic.auth.user.info", True),
+        ("listener.name.internal.ssl.keystore.location", True),  # unknown as a name: redacted
         # Kafka's configs of other types
         ("ssl.keystore.location", False),
         ("ssl.keystore.type", False),
@@ -434,6 +442,23 @@ BROKER = 4
 )
 def test_a_broker_config_holding_a_secret_is_sensitive(name: str, sensitive: bool) -> None:
     assert is_sensitive(BROKER, name) is sensitive
+
+
+KAFKA_PASSWORD_CONFIGS = (
+    "ssl.keystore.password", "ssl.key.password", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.truststore.password", "ssl.truststore.certificates",
+    "sasl.jaas.config", "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.assertion.private.key.passphrase", "delegation.token.secret.key",
+)  # fmt: skip
+"""Kafka 4.4.0's broker configs of type PASSWORD (scripts/KafkaConfigNames.java)."""
+
+
+def test_the_allow_list_holds_no_secret_and_the_usual_configs() -> None:
+    from kdump.kraft.safe_configs import BROKER_CONFIGS
+
+    assert BROKER_CONFIGS.isdisjoint(KAFKA_PASSWORD_CONFIGS)
+    assert {"num.partitions", "log.dirs", "listeners", "ssl.keystore.location"} <= BROKER_CONFIGS
+    assert len(BROKER_CONFIGS) == 369
 
 
 @pytest.mark.parametrize(
@@ -550,3 +575,28 @@ def test_changed_record_bytes_give_faults_never_an_exception(tmp_path: Path, see
     assert ran.exit_code in (0, 2), ran.stderr
     assert "unexpected" not in ran.stderr and "Traceback" not in ran.stderr
     json.loads(ran.stdout)
+
+
+def test_partition_records_past_what_an_image_keeps_are_faults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39 point 4: records each within kdump's bound of one message can still add up;
+    past IMAGE_ARRAY_ELEMENTS (all told), a partition record is refused as a fault naming why,
+    and the image holds the ones before."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile.bombs import metadata_log_dir
+
+    from kdump.kraft import loader
+
+    monkeypatch.setattr(loader, "IMAGE_ARRAY_ELEMENTS", 2500)
+    log_dir = metadata_log_dir(tmp_path / "logdir", 1000, records=3)
+    load = load_metadata(str(log_dir / "__cluster_metadata-0"))
+    ((fault),) = load.faults
+    assert fault.offset == 3
+    assert "a partition record of 1001 replicas, ISRs and directories, past the 2500" in (
+        fault.message
+    )
+    (topic,) = load.image.topics_by_id.values()
+    assert sorted(topic.partitions) == [0, 1]

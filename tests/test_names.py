@@ -16,8 +16,8 @@ import pytest
 from clirun import run_kdump
 from conftest import ORACLE
 
-from kdump.render.escape import ESCAPE_NAMES, escape_json_text, json_text, shown
 from kdump.render.prom import escape_label_value
+from kdump.untrusted import ESCAPE_NAMES, escape_json_text, json_text, shown
 
 SHOWN = "ld\\xff"
 """How the log dir's name is printed: the text a reader of any output gets back."""

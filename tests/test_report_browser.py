@@ -431,3 +431,35 @@ def test_screenshot_of_the_damaged_partition(page: Any) -> None:
         image.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(
             DOCS / "report.png", optimize=True
         )
+
+
+def test_names_run_nothing_and_only_kdumps_script_runs(browser: Any, tmp_path: Path) -> None:
+    """Issue 39 point 2: a log dir, topic and cluster id holding markup (tests/hostile/names.py:
+    ``"><script>alert(1)</script>``...) in the report of the log dir and in the fleet page of its
+    verify result: no dialog opens, kdump's own script runs under the page's
+    Content-Security-Policy, and a script put into the page afterwards does not."""
+    from hostile.names import hostile_log_dir
+    from selenium.common.exceptions import NoAlertPresentException
+
+    log_dir = hostile_log_dir(tmp_path)
+    results = tmp_path / "results"
+    results.mkdir()
+    assert run_kdump(["verify", str(log_dir), "-o", f"{results}/"]).exit_code == 2
+    pages = []
+    for sources, name in (([log_dir], "report.html"), ([results], "fleet.html")):
+        out = tmp_path / name
+        assert run_kdump(["report", *map(str, sources), "-o", str(out)]).exit_code == 2
+        pages.append(out)
+    for page in pages:
+        _open(browser, page)
+        with pytest.raises(NoAlertPresentException):
+            _ = browser.switch_to.alert.text
+        assert browser.title.startswith("kdump")
+        injected = page.with_name(f"injected-{page.name}")
+        injected.write_text(
+            page.read_text().replace("<body>", "<body><script>document.title='ran'</script>", 1)
+        )
+        _open(browser, injected)  # kdump's script ran: data-ready
+        assert browser.title != "ran"
+        refused = [e["message"] for e in browser.get_log("browser")]
+        assert any("Content Security Policy" in m for m in refused), refused

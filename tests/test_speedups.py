@@ -691,8 +691,10 @@ def test_every_fault_the_c_decoder_reports_is_worded_by_python() -> None:
     assert tuple(native.RECORD_FAULTS) == tuple(RecordFault.__members__)
     reached = set()
     too_long = varint(100) + b"\x00\x00\x00\x01\x01\x00"  # a length past the batch
-    for payload in [*map(record, UNUSUAL_BODIES), too_long]:
-        decoded = native.v2_records(payload, 2, 0, 0, None, -1, Record, Header)
+    two_headers = record(b"\x00\x00\x00\x01\x01" + varint(2) + (varint(0) + varint(-1)) * 2)
+    for payload in [*map(record, UNUSUAL_BODIES), too_long, two_headers]:
+        # one header a record at most: a record of two is past it (TOO_MANY_HEADERS)
+        decoded = native.v2_records(payload, 2, 0, 0, None, -1, Record, Header, 0, 0, 9, 1 << 20, 1)
         if decoded is not None and decoded[2] is not None:
             _, fault, detail, detail2 = decoded[2]
             reached.add(RecordFault(fault))

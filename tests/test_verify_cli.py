@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from clirun import on_a_terminal
 from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES
 
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -115,28 +114,11 @@ def test_text_on_a_pipe_is_plain() -> None:
 
 def test_text_on_a_terminal_is_coloured() -> None:
     """The same report on a terminal does carry ANSI styles: the pipe test can fail."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
+    code, out = on_a_terminal(
         [str(KDUMP), "verify", str(CRC)],
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
         env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"},
     )
-    os.close(follower)
-    out = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(leader)
-    assert proc.wait(timeout=60) == 2
+    assert code == 2
     assert ANSI.encode() in out
     assert b"LOG_CRC_MISMATCH" in out
 

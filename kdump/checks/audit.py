@@ -25,7 +25,7 @@ class AuditSummary:
     """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``). A plain class
     (every verify builds it: a dataclass costs start-up to define, issue 45)."""
 
-    def __init__(self, asked: bool = False) -> None:
+    def __init__(self, asked: bool = False, state: str | None = None) -> None:
         self.bytes_verified = 0
         self.bytes_unchanged_skipped = 0
         self.oldest_verified_ms: int | None = None
@@ -40,6 +40,8 @@ class AuditSummary:
         """Why pages read were left in the page cache although the run was to drop them."""
         self.asked = asked
         """The run was given --state or --budget (--prom then carries these figures too)."""
+        self.state = state
+        """The state file of the run (--state), named in its output."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +50,7 @@ class AuditSummary:
             "oldest_verified_ms": self.oldest_verified_ms,
             "partial": self.partial,
             "stopped_at": self.stopped_at,
+            "state": self.state,
         }
 
     def saw(self, verified_ms: int | None) -> None:

@@ -3,9 +3,12 @@ there is none, what to do: the registry's advice)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
+from kdump import readback
 from kdump.checks.severity import Severity
+from kdump.errors import ReadBackError
 
 BROKER_FIXES = "the broker fixes this at startup"
 """The label of residue the broker's own start clears (``kdump recover`` does the same)."""
@@ -45,4 +48,31 @@ class Finding(NamedTuple):
         return cls(**{**fields, "severity": Severity(fields["severity"])})
 
 
-__all__ = ["BROKER_FIXES", "Finding", "Severity"]
+CODE = re.compile(r"[A-Z][A-Z0-9_]{0,79}")
+FIX_PROGRAMS = ("kdump ", "kafka-transactions.sh ", "rm ")
+"""How every fix kdump suggests begins (kdump.checks.fixes, kdump.txn.analysis)."""
+
+
+def read_finding(value: Any, where: str) -> Finding:
+    """A finding as ``Finding.to_dict`` wrote it, every field of its type and bounds
+    (kdump.readback); a fix must be one of kdump's commands."""
+    d = readback.mapping(value, where)
+    severity = readback.text(d.get("severity"), f"{where}.severity", 16)
+    if severity not in {s.value for s in Severity}:
+        raise ReadBackError(f"{where}.severity", f"{severity!r} is no severity")
+    fix = readback.optional_text(d.get("fix"), f"{where}.fix")
+    if fix is not None and not fix.startswith(FIX_PROGRAMS):
+        raise ReadBackError(f"{where}.fix", f"{fix[:80]!r} is none of kdump's commands")
+    code = readback.text(d.get("code"), f"{where}.code", pattern=CODE)
+    return Finding(
+        code,
+        Severity(severity),
+        readback.text(d.get("path"), f"{where}.path"),
+        readback.text(d.get("message"), f"{where}.message"),
+        readback.optional_integer(d.get("offset"), f"{where}.offset"),
+        readback.optional_integer(d.get("position"), f"{where}.position"),
+        fix,
+    )
+
+
+__all__ = ["BROKER_FIXES", "Finding", "Severity", "read_finding"]

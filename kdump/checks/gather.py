@@ -137,6 +137,16 @@ class IndexGather:
         self.complete = True
         """False once ``want`` was given a key whose batch had gone by and cannot be named."""
 
+    def carry(self, prev_last: int | None, max_timestamp: int) -> None:
+        """The walk fed here goes on from a verified prefix (kdump.checks.log.scan_log's
+        ``prior``): the batch before the first one fed ended at ``prev_last`` (None: none),
+        and the greatest max timestamp before it is ``max_timestamp``."""
+        self._state = self._state._replace(
+            has_prev=int(prev_last is not None),
+            prev_last=0 if prev_last is None else prev_last,
+            before=max_timestamp,
+        )
+
     @classmethod
     def growing(cls, positions: int = 0, offsets: int = 0) -> IndexGather:
         """A gather whose keys come during the walk (``want``), as a rebuild makes its index

@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 import operator
 import struct
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from kdump import speedups
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import INT64_MAX, ROW, IndexGather
 from kdump.checks.log import LogScan
@@ -15,9 +16,6 @@ from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.format.index import AbstractIndex, OffsetIndex, entry_due
 from kdump.format.timeindex import TimeIndex
-
-REBUILD = "kdump rebuild-index {log}"
-TRIM = "kdump trim-index {log}"
 
 
 def _add(
@@ -52,7 +50,7 @@ def _layout_checks(
             Severity.WARNING,
             f"{size} bytes is not a multiple of the {index.entry_size}-byte entry size",
             position=size - size % index.entry_size,
-            fix=REBUILD.format(log=log_path),
+            fix=fixes.rebuild_index(log_path),
         )
     if size > options.max_index_size:
         _add(
@@ -77,7 +75,7 @@ def _layout_checks(
             Severity.INFO if is_active else Severity.WARNING,
             f"{tail * index.entry_size} zero-filled bytes after {used} entries: {what}",
             position=used * index.entry_size,
-            fix=None if is_active else TRIM.format(log=log_path),
+            fix=None if is_active else fixes.trim_index(log_path),
         )
     failure = index.sanity_check()
     if failure is not None:
@@ -98,7 +96,7 @@ def _layout_checks(
                 "is unless it recovers the segment: "
             )
             + failure,
-            fix=None if only_prealloc else REBUILD.format(log=log_path),
+            fix=None if only_prealloc else fixes.rebuild_index(log_path),
         )
 
 
@@ -111,16 +109,33 @@ def _passes_when_trimmed(index: AbstractIndex[Any]) -> bool:
     return trimmed.sanity_check() is None
 
 
+Ix = TypeVar("Ix", OffsetIndex, TimeIndex)
+
+
+def index_tail(index: Ix, first: int) -> Ix:
+    """The entries of ``index`` from ``first`` on, as an index of their own (an active
+    segment's entries written since its verified prefix: kdump.checks.verify_state)."""
+    if not first:
+        return index
+    return type(index)(
+        memoryview(index.buf)[first * index.entry_size :], index.base_offset, index.path
+    )
+
+
 def check_offset_index(
-    index: OffsetIndex,
+    whole: OffsetIndex,
     scan: LogScan,
     sink: FindingSink,
     options: VerifyOptions,
     is_active: bool,
+    first: int = 0,
 ) -> None:
     """Each used entry against the batch at its position (gathered by the walk); a fast test
-    of every entry, then the findings of the entries it flags."""
-    _layout_checks(index, "INDEX", sink, options, is_active, scan.path)
+    of every entry, then the findings of the entries it flags. ``first``: the entries before
+    it were checked by an earlier run and are unchanged (a resumed walk gathered rows for the
+    others only)."""
+    _layout_checks(whole, "INDEX", sink, options, is_active, scan.path)
+    index = index_tail(whole, first)
     gather = _gathered(scan)
     used = index.used_entries
     base, valid_bytes = index.base_offset, scan.valid_bytes
@@ -135,11 +150,11 @@ def check_offset_index(
     for i in test.flagged:
         o, pos = index.entry(i)
         prev_o, prev_p = index.entry(i - 1) if i else (0, 0)
-        _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p)
+        _offset_entry_findings(index, scan, gather, sink, i, o, pos, prev_o, prev_p, first)
     interval = options.index_interval_bytes
     least_gap = test.least_gap
     if interval is not None and used and not test.flagged and not entry_due(least_gap, interval):
-        _denser_than_interval(index, used, valid_bytes, sink, interval)
+        _denser_than_interval(index, used, valid_bytes, sink, interval, first)
     if test.first_multi >= 0:
         o, p = index.entry(test.first_multi)
         _add(
@@ -147,7 +162,8 @@ def check_offset_index(
             index,
             "INDEX_MULTI_BATCH_ENTRY",
             Severity.INFO,
-            f"{test.multi} of {used} entries map an append's last offset to its first batch "
+            f"{test.multi} of {first + used} entries map an append's last offset to its first "
+            "batch "
             f"(first: offset {o} position {p}); safe, but kafka-dump-log.sh reports them "
             "as mismatches",
             offset=o,
@@ -155,7 +171,7 @@ def check_offset_index(
 
 
 def _denser_than_interval(
-    index: OffsetIndex, used: int, valid_bytes: int, sink: FindingSink, interval: int
+    index: OffsetIndex, used: int, valid_bytes: int, sink: FindingSink, interval: int, first: int
 ) -> None:
     """Entries closer together than index.interval.bytes (``entry_due``): the broker ran with a
     smaller interval when it wrote them (the fast test found the closest two). Sparser is no
@@ -165,19 +181,18 @@ def _denser_than_interval(
     # each entry's distance from the one before (the first's: from byte 0)
     gaps = list(map(operator.sub, positions, itertools.chain((0,), positions)))
     dense = [i for i, gap in enumerate(gaps) if not entry_due(gap, interval)]
-    first = dense[0]
     scan_bytes = max(*gaps, valid_bytes - positions[-1])
     _add(
         sink,
         index,
         "INDEX_DENSER_THAN_INTERVAL",
         Severity.INFO,
-        f"{len(dense)} of {used} entries are at most index.interval.bytes {interval} .log "
+        f"{len(dense)} of {first + used} entries are at most index.interval.bytes {interval} .log "
         f"bytes after the entry before (the first: after byte 0; closest: {min(gaps)} "
         "bytes): a smaller index.interval.bytes was in force when they were written; a "
         f"lookup here reads at most {scan_bytes} bytes of .log from its entry",
-        offset=index.entry(first).offset,
-        position=first * index.entry_size,
+        offset=index.entry(dense[0]).offset,
+        position=(first + dense[0]) * index.entry_size,
     )
 
 
@@ -240,11 +255,15 @@ def _offset_entry_findings(
     position: int,
     prev_offset: int,
     prev_position: int,
+    first: int = 0,
 ) -> None:
-    """The findings of one offset index entry the fast test flagged."""
-    fix = REBUILD.format(log=scan.path)
+    """The findings of one offset index entry the fast test flagged (entry ``first + i`` of
+    the file)."""
+    fix = fixes.rebuild_index(scan.path)
+    follows = not i or index.follows((prev_offset, prev_position), (offset, position))
+    i += first
     at = i * index.entry_size
-    if i and not index.follows((prev_offset, prev_position), (offset, position)):
+    if not follows:
         _add(
             sink,
             index,
@@ -311,14 +330,17 @@ def _offset_entry_findings(
 
 
 def check_time_index(
-    index: TimeIndex,
+    whole: TimeIndex,
     scan: LogScan,
     sink: FindingSink,
     options: VerifyOptions,
     is_active: bool,
+    first: int = 0,
 ) -> None:
-    """Each used entry against the batch holding its offset (gathered by the walk)."""
-    _layout_checks(index, "TIMEINDEX", sink, options, is_active, scan.path)
+    """Each used entry against the batch holding its offset (gathered by the walk); ``first``
+    as for check_offset_index."""
+    _layout_checks(whole, "TIMEINDEX", sink, options, is_active, scan.path)
+    index = index_tail(whole, first)
     gather = _gathered(scan)
     native = speedups.native()
     if native is not None and speedups.fits_int64(index.base_offset):
@@ -330,9 +352,9 @@ def check_time_index(
     for i in flagged:
         ts, o = index.entry(i)
         prev_ts, prev_o = index.entry(i - 1) if i else (0, 0)
-        _time_entry_findings(index, scan, gather, sink, i, ts, o, prev_ts, prev_o)
+        _time_entry_findings(index, scan, gather, sink, i, ts, o, prev_ts, prev_o, first)
     _entries_inside_batches(index, gather, sink)
-    _final_entry_check(index, scan, sink, is_active)
+    _final_entry_check(whole, scan, sink, is_active)
 
 
 def _entries_inside_batches(index: TimeIndex, gather: IndexGather, sink: FindingSink) -> None:
@@ -400,7 +422,7 @@ def _final_entry_check(index: TimeIndex, scan: LogScan, sink: FindingSink, is_ac
             f"the closed segment's largest timestamp is {largest} but its last time index "
             f"entry says {index.entry(used - 1).timestamp}: the broker takes that entry as "
             "the segment's largest timestamp",
-            fix=REBUILD.format(log=scan.path),
+            fix=fixes.rebuild_index(scan.path),
         )
 
 
@@ -414,10 +436,14 @@ def _time_entry_findings(
     offset: int,
     prev_ts: int,
     prev_offset: int,
+    first: int = 0,
 ) -> None:
-    """The findings of one time index entry the fast test flagged."""
-    at, fix = i * index.entry_size, REBUILD.format(log=scan.path)
-    if i and not index.follows((prev_ts, prev_offset), (timestamp, offset)):
+    """The findings of one time index entry the fast test flagged (entry ``first + i`` of the
+    file)."""
+    follows = not i or index.follows((prev_ts, prev_offset), (timestamp, offset))
+    i += first
+    at, fix = i * index.entry_size, fixes.rebuild_index(scan.path)
+    if not follows:
         _add(
             sink,
             index,

@@ -10,6 +10,7 @@ from bisect import bisect_right
 from typing import NamedTuple, Protocol
 
 from kdump import speedups
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -29,7 +30,6 @@ from kdump.format.legacy import legacy_wrapper_error
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
 
-RECOVER = "kdump recover {dir}"
 SPLIT_FAILS = (
     "when the broker recovers this segment (after an unclean shutdown, or with its index "
     "missing) LogSegment.recover throws LogSegmentOffsetOverflowException, "
@@ -144,7 +144,7 @@ class LogScan:
         "recovered_last_offset", "records", "wrappers_not_counted", "gaps", "legacy_batches",
         "transactional_batches", "delete_horizon_batches", "first_batch",
         "max_timestamp_after_first", "index_end_position", "max_timestamp_to_index_end",
-        "last_position", "stop",
+        "last_position", "last_epoch", "stop",
     )  # fmt: skip
     __slots__ = (*FACTS, "gather")
 
@@ -192,9 +192,21 @@ class LogScan:
         ``index_end_position``."""
         self.last_position = -1
         """Where the last batch starts (-1: no batch)."""
+        self.last_epoch = NO_EPOCH_YET
+        """The partition leader epoch the walk ended in (what a walk resumed after it
+        carries)."""
         self.stop: Stop | None = None
         """Why the walk ended (the end of the file, or damage)."""
         self.gather = gather
+
+    def resumed(self, path: str, size: int, gather: IndexGather | None) -> LogScan:
+        """A copy of this scan's facts to go on from (``scan_log``'s ``prior``): the file's
+        path and size now, its own gather, no stop yet."""
+        scan = LogScan(path, self.base_offset, size, gather)
+        for name in self.FACTS[3:-1]:
+            setattr(scan, name, getattr(self, name))
+        scan.epoch_starts = list(self.epoch_starts)
+        return scan
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LogScan):
@@ -269,7 +281,7 @@ class _State:
         """``repaired``: False where ``kdump recover`` leaves the finding's cause in place even
         though its code is one recover repairs (a v0/v1 inner message's CRC)."""
         repairs = code in RECOVERED and repaired
-        fix = RECOVER.format(dir=self.directory) if repairs else None
+        fix = fixes.recover(self.directory) if repairs else None
         if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
             message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
@@ -342,15 +354,27 @@ def scan_log(
     gather: IndexGather | None = None,
     consumer: RunConsumer | None = None,
     index_end_position: int = -1,
+    prior: LogScan | None = None,
 ) -> LogScan:
     """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep;
     what the index checks need goes to ``gather``; ``consumer`` sees every run too.
-    ``index_end_position``: the offset index's last entry's position (explain's evidence)."""
+    ``index_end_position``: the offset index's last entry's position (explain's evidence).
+
+    ``prior``: what a walk of the file's first ``prior.valid_bytes`` learned, verified clean
+    and unchanged since (an active segment's verified prefix, kdump.checks.verify_state): the
+    walk goes on from there, its totals and the batch before carried over, as if it had read
+    the file from the start."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
+    start, has_prev, prev_last, epoch = 0, False, 0, NO_EPOCH_YET
+    if prior is not None:
+        scan = prior.resumed(log.path, log.size, gather)
+        start, has_prev, epoch = prior.valid_bytes, prior.last_offset is not None, prior.last_epoch
+        prev_last = prior.last_offset if prior.last_offset is not None else 0
+        if index_end_position >= prior.last_position:  # every batch of the prefix is below it
+            scan.max_timestamp_to_index_end = prior.max_timestamp
     scan.index_end_position = index_end_position
     st = _State(scan, sink, directory, log, options.max_batch_bytes)
-    walk = log.walk(max_batch_bytes=options.max_batch_bytes)
-    has_prev, prev_last, epoch = False, 0, NO_EPOCH_YET
+    walk = log.walk(start, max_batch_bytes=options.max_batch_bytes)
     for run in walk:
         flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
         carried = prev_last if has_prev else None
@@ -374,6 +398,7 @@ def scan_log(
         if consumer is not None:
             consumer.take(log, run, base_offset)
         has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
+    scan.last_epoch = epoch
     stop = walk.stop
     assert stop is not None
     scan.stop = stop

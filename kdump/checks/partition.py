@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kdump.checks import fixes
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.indexes import REBUILD
-from kdump.checks.log import RECOVER, LogScan
+from kdump.checks.log import LogScan
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
@@ -349,7 +349,7 @@ def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
     overflowing = {f.path for f in findings if f.code == "LOG_OFFSET_OVERFLOW"}
     if not overflowing:
         return findings
-    skipped = {REBUILD.format(log=path) for path in overflowing}
+    skipped = {fixes.rebuild_index(path) for path in overflowing}
     return [
         f._replace(
             fix=None,
@@ -516,7 +516,7 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
                     f"producer snapshot at offset {file.offset}, beyond the log end offset {end}; "
                     f"{BROKER_FIXES} (it deletes the snapshot)",
                     offset=file.offset,
-                    fix=RECOVER.format(dir=log.location),
+                    fix=fixes.recover(log.location),
                 )
             )
 
@@ -525,7 +525,7 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
     """The files an interrupted delete, compaction or split left, and what the broker's
     LogLoader does with each at startup (kdump recover does the same)."""
     settlement = log.settlement
-    fix = RECOVER.format(dir=log.location) if log.storage.local_path is not None else None
+    fix = fixes.recover(log.location) if log.storage.local_path is not None else None
     for name in log.leftover_files:
         why = settlement.why(name) or "the broker leaves it alone"
         sink.add(
@@ -564,7 +564,7 @@ def _check_load(log: UnifiedLog, sink: FindingSink) -> None:
             active.log_path,
             f"after the clean shutdown the broker's load, {failure}: LogManager.loadLogs "
             "rethrows it and the broker stops starting",
-            fix=RECOVER.format(dir=log.location) if log.storage.local_path is not None else None,
+            fix=fixes.recover(log.location) if log.storage.local_path is not None else None,
         )
     )
 
@@ -573,7 +573,7 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
     """kdump's own files: the temporary files of a run killed mid-way (to remove), and the log
     bytes a recover kept (to salvage, then remove)."""
     directory = log.storage.local_path
-    fix = RECOVER.format(dir=log.location)
+    fix = fixes.recover(log.location)
     for name in log.kdump_leftovers:
         pid = leftover_pid(name)
         if pid is not None and pid != os.getpid() and process_alive(pid):
@@ -604,7 +604,7 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
 def _what_to_do(log: UnifiedLog, loss: CutLoss) -> str:
     """With a kept log file: salvage what it holds, then remove it; or just remove it."""
     if loss.salvageable.batches:
-        salvage = f"kdump salvage {log.location} --output-dir DIR"
+        salvage = fixes.salvage(log.location)
         return f"{salvage} writes them out; remove the file once they are safe"
     if loss.zeros:
         return "nothing to salvage: remove the file"

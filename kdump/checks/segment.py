@@ -9,16 +9,27 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
-from kdump.checks.indexes import REBUILD, check_offset_index, check_time_index
+from kdump.checks.indexes import check_offset_index, check_time_index, index_tail
 from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes, check_txn_index
-from kdump.errors import DecryptionKeyError, KdumpError, StoreError, as_kdump_error
+from kdump.errors import (
+    BudgetSpent,
+    DecryptionKeyError,
+    KdumpError,
+    StoreError,
+    as_kdump_error,
+)
+from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
 from kdump.format.textfiles import read_leader_epoch_checkpoint
+from kdump.format.timeindex import TimeIndex
 from kdump.segment import LogSegment
 
 
@@ -64,16 +75,30 @@ class _NoFixSink(FindingSink):
         super().add(finding._replace(fix=None) if finding.fix else finding)
 
 
+class Resume(NamedTuple):
+    """What an earlier run verified of an active segment and what is unchanged since
+    (kdump.checks.verify_state): the walk of its first ``scan.valid_bytes`` bytes, and the
+    index entries that were there (``index_entries`` of the offset index,
+    ``time_index_entries`` of the time index), all pointing into those bytes."""
+
+    scan: LogScan
+    index_entries: int
+    time_index_entries: int
+
+
 def check_segment(
     segment: LogSegment,
     options: VerifyOptions,
     consumer: RunConsumer | None = None,
     keep_open: bool = False,
+    resume: Resume | None = None,
 ) -> SegmentResult:
     """Walk ``segment`` once with every check of it; ``consumer`` rides on the same walk
     (another command's reader of the batches: kdump txn's producer state). ``keep_open``:
     the segment's files stay open for what the command reads next (explain, the report);
-    its partition closes them when done."""
+    its partition closes them when done. ``resume``: only what was appended after a verified
+    prefix is read (the verdict is the one a walk of the whole would give), unless the
+    index entries since do not all point past it (then the whole is walked)."""
     local = segment.storage.local_path is not None
     sink = (
         FindingSink(options.max_findings_per_code)
@@ -81,8 +106,8 @@ def check_segment(
         else _NoFixSink(options.max_findings_per_code)
     )
     try:
-        scan = _check(segment, options, sink, consumer)
-    except (StoreError, DecryptionKeyError):
+        scan = _check(segment, options, sink, consumer, resume)
+    except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
         raise
     except (KdumpError, OSError) as e:
         error = as_kdump_error(e, segment.directory)
@@ -107,22 +132,39 @@ def _check(
     options: VerifyOptions,
     sink: FindingSink,
     consumer: RunConsumer | None,
+    resume: Resume | None = None,
 ) -> LogScan | None:
     if LOG_SUFFIX not in segment.files:
         _orphans(segment, sink)
         return None
     index, time_index = segment.offset_index, segment.time_index
-    gather = IndexGather(index, time_index)
+    if resume is not None and not _resumable(index, time_index, resume):
+        resume = None
+    first, first_time = (
+        (0, 0)
+        if resume is None
+        else (
+            resume.index_entries,
+            resume.time_index_entries,
+        )
+    )
+    gather = IndexGather(
+        None if index is None else index_tail(index, first),
+        None if time_index is None else index_tail(time_index, first_time),
+    )
     end = -1
     if index is not None and index.used_entries:
         end = index.entry(index.used_entries - 1).position
     log = segment.log
+    prior = None if resume is None else resume.scan
+    if prior is not None:
+        gather.carry(prior.last_offset, prior.max_timestamp)
     scan = scan_log(
-        log, segment.base_offset, options, sink, segment.directory, gather, consumer, end
+        log, segment.base_offset, options, sink, segment.directory, gather, consumer, end, prior
     )
-    fix = REBUILD.format(log=scan.path)
+    fix = fixes.rebuild_index(scan.path)
     if index is not None:
-        check_offset_index(index, scan, sink, options, segment.is_active)
+        check_offset_index(index, scan, sink, options, segment.is_active, first)
     elif scan.size:
         sink.add(
             Finding(
@@ -134,7 +176,7 @@ def _check(
             )
         )
     if time_index is not None:
-        check_time_index(time_index, scan, sink, options, segment.is_active)
+        check_time_index(time_index, scan, sink, options, segment.is_active, first_time)
     elif index is not None and scan.size and scan.max_timestamp >= 0:
         sink.add(
             Finding(
@@ -154,6 +196,37 @@ def _check(
     return scan
 
 
+def _resumable(index: OffsetIndex | None, time_index: TimeIndex | None, resume: Resume) -> bool:
+    """Whether the index entries after the prefix's all point past it, following the last of
+    its own (else the whole segment is walked: a rewritten index, a broker that recovered it)."""
+    prefix = resume.scan
+    for whole, first in ((index, resume.index_entries), (time_index, resume.time_index_entries)):
+        if whole is None:
+            if first:
+                return False
+            continue
+        used = whole.used_entries
+        if used < first:
+            return False
+        if first and used > first:
+            before, after = whole.entry(first - 1), whole.entry(first)
+            if not whole.follows(before, after):
+                return False
+    k, k_time = resume.index_entries, resume.time_index_entries
+    if (
+        index is not None
+        and index.used_entries > k
+        and index.entry(k).position < prefix.valid_bytes
+    ):
+        return False
+    last = -1 if prefix.last_offset is None else prefix.last_offset
+    return not (
+        time_index is not None
+        and time_index.used_entries > k_time
+        and time_index.entry(k_time).offset <= last
+    )
+
+
 def _orphans(segment: LogSegment, sink: FindingSink) -> None:
     for suffix in INDEX_SUFFIXES:
         if segment.has(suffix):
@@ -165,7 +238,7 @@ def _orphans(segment: LogSegment, sink: FindingSink) -> None:
                     path,
                     f"no {segment.file_name(LOG_SUFFIX)} beside it; the broker deletes such "
                     "index files",
-                    fix=f"rm {path}",
+                    fix=fixes.remove(path),
                 )
             )
 
@@ -193,4 +266,4 @@ def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> Non
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
 
 
-__all__ = ["SegmentResult", "check_segment"]
+__all__ = ["Resume", "SegmentResult", "check_segment"]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from kdump.checks import fixes
 from kdump.checks.audit import AuditOptions, AuditSummary
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.log import RECOVER
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionResult,
@@ -23,10 +24,10 @@ from kdump.checks.partition import (
     segments_to_check,
     verify_partition,
 )
-from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.segment import Resume, SegmentResult, check_segment
 from kdump.config import ConfigLayers
 from kdump.discovery import Found, discover
-from kdump.errors import InputError
+from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -38,7 +39,7 @@ from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
-from kdump.storage.reading import KEEP, ReadPolicy
+from kdump.storage.reading import KEEP, Budget, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def _beyond_end(
         path,
         f"{topic}-{partition}: {name} says {offset}, beyond the log end offset {end}" + why,
         offset=offset,
-        fix=RECOVER.format(dir=log_dir.location) if clamped else None,
+        fix=fixes.recover(log_dir.location) if clamped else None,
     )
 
 
@@ -205,11 +206,15 @@ def verify_paths(
     kdump.checks.compacted).
     """
     started = time.monotonic()
+    audit = audit or AuditOptions()
+    if audit.budget_ms is not None and reading.budget is None:
+        # one budget for every segment's reads, whoever opens them (kdump.storage.reading)
+        reading = reading._replace(budget=Budget(audit.budget_ms / 1000))
     opened = OpenOptions(verify=options, reading=reading, layers=layers or ConfigLayers())
     found = discover(paths, store, opened)
     logs = found.partitions
-    run = _Run(logs, options, reading, audit or AuditOptions(), started)
-    progress.total(sum(s.log_size for s in run.walk_list))
+    run = _Run(logs, options, reading, audit, started)
+    progress.total(sum(map(run.bytes_to_read, run.walk_list)))
     try:
         run.walk(jobs, progress)
     finally:
@@ -256,17 +261,23 @@ class _Run:
 
             self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
         self.state: VerifyState | None = None
-        self.summary = AuditSummary(asked=audit.state is not None or audit.budget_ms is not None)
+        self.summary = AuditSummary(
+            asked=audit.state is not None or audit.budget_ms is not None, state=audit.state
+        )
         self.walk_list = segments
         """The segments to walk, in order: all of them, or the state's plan's."""
         self.changed: dict[int, Finding] = {}
         """Findings on segments changed in place since the state saw them, by ``id``."""
+        self.resume: dict[int, Resume] = {}
+        """Segments of the walk read from their verified prefix on (by ``id``)."""
         self.plan: Plan | None = None
         self.done: set[int] = set()
         if audit.state is not None:
             self._plan_from_state(audit, segments)
-        self.deadline = None if audit.budget_ms is None else started + audit.budget_ms / 1000
         self.summary.cache_warning = _cache_blindness(self.walk_list, reading)
+        self.units = self._units()
+        for segment in self.walk_list:  # an active segment's verified prefix: not read again
+            self.summary.bytes_unchanged_skipped += segment.log_size - self.bytes_to_read(segment)
 
     def _plan_from_state(self, audit: AuditOptions, segments: list[LogSegment]) -> None:
         """The state file's plan: what it lets the run reuse is handed to its partitions now."""
@@ -276,8 +287,10 @@ class _Run:
         assert audit.state is not None
         self.state = VerifyState.load(audit.state)
         self.summary.state_warning = self.state.warning
-        plan = self.plan = self.state.plan(segments, audit.recheck_fraction, policy=self.reading)
-        self.walk_list, self.changed = plan.walk, plan.changed
+        plan = self.plan = self.state.plan(
+            segments, audit.recheck_fraction, policy=self.reading, deep=self.options.deep
+        )
+        self.walk_list, self.changed, self.resume = plan.walk, plan.changed, plan.resume
         for segment, known in plan.reuse:
             reused = reused_result(segment, known, self.options.max_findings_per_code)
             self.owner[id(segment)].take_result(segment, reused)
@@ -285,35 +298,44 @@ class _Run:
             self.summary.bytes_unchanged_skipped += segment.log_size
             self.summary.saw(known.verified_ms)
 
+    def bytes_to_read(self, segment: LogSegment) -> int:
+        return segment.log_size if self.plan is None else self.plan.bytes_to_read(segment)
+
     def walk(self, jobs: int, progress: Progress) -> None:
         """The segments the plan walks, in its order, until they are done or the budget is
-        spent (then at the first segment boundary after it: one segment at least, so that
-        runs under any budget get through a log dir in the end)."""
+        spent: then no segment is begun and those being read are left at their next read
+        (kdump.storage.reading.Budget), whatever --max-io-rate makes them wait; the first of
+        the plan is read whole, so that runs under any budget get through a log dir in the
+        end. What was left is unread (``finish``)."""
         # shallow checks of local files are CRCs in C without the GIL: threads; deep ones
         # decode in Python, and object-store clients are kept one per process: processes
         local = all(log.storage.local_path is not None for log in self.owner.values())
         threads = local and not self.options.deep
-        units = self._units()
+        units = self.units
+        budget, first = self.reading.budget, units[0] if units else None
         # a compacted partition's walk decodes its records in Python (the checks of its
         # cleaned section): no thread would run it faster than this one, and here Ctrl-C stops
         # it at once (a stopping run waits for its threads' work in hand)
         here = {id(u) for u in units if threads and u.cleaned is not None}
         outcomes = map_ordered(
-            partial(_check, options=self.options),
-            [u for u in units if id(u) not in here],
+            partial(_check, options=self.options, budget=budget),
+            [(u, u is first) for u in units if id(u) not in here],
             jobs,
             weight=_unit_bytes,
             threads=threads,
         )
         now_ms = int(time.time() * 1000)
         try:
-            for n, unit in enumerate(units):
-                if n and self.deadline is not None and time.monotonic() >= self.deadline:
-                    return
-                walked = _check(unit, self.options) if id(unit) in here else next(outcomes)
+            for unit in units:
+                if id(unit) in here:
+                    walked = _check((unit, unit is first), self.options, budget)
+                else:
+                    walked = next(outcomes)
+                if walked is None:  # left: the budget spent
+                    continue
                 for segment, outcome in zip(unit.segments, walked, strict=True):
                     self._take(segment, outcome, now_ms)
-                    progress.advance(segment.log_size, segment.log_path)
+                    progress.advance(self.bytes_to_read(segment), segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
@@ -329,8 +351,11 @@ class _Run:
             log = self.owner[id(segment)]
             cleaned = self.cleaned.get(id(log))
             if cleaned is None:
-                units.append(_Unit(log, [segment], None))
-            elif id(log) in together:
+                units.append(_Unit(log, [segment], None, self.resume.get(id(segment))))
+                continue
+            # the cleaned section's checks read every record: the whole segment is walked
+            self.resume.pop(id(segment), None)
+            if id(log) in together:
                 together[id(log)].segments.append(segment)
             else:
                 together[id(log)] = _Unit(log, [segment], cleaned)
@@ -345,10 +370,12 @@ class _Run:
             outcome.sink.add(changed)
         self.owner[id(segment)].take_result(segment, outcome)
         self.done.add(id(segment))
-        self.summary.bytes_verified += segment.log_size
+        self.summary.bytes_verified += self.bytes_to_read(segment)
         self.summary.saw(now_ms)
         if self.state is not None:
-            self.state.record(segment, outcome.scan, outcome.findings, now_ms, self.reading)
+            self.state.record(
+                segment, outcome.scan, outcome.findings, now_ms, self.reading, self.options.deep
+            )
 
     def finish(self) -> None:
         """What a run stopped early (a budget, an interruption) left unread: each partition
@@ -362,12 +389,16 @@ class _Run:
             log.only = frozenset(
                 s.base_offset for s in segments_to_check(log) if id(s) in self.done
             )
+        for segment in unread:
+            self.owner[id(segment)].leave(segment)  # the facts read nothing more
         if self.state is None or self.plan is None:
             return
         for segment in unread:
             self.summary.saw(self.state.last_verified(segment))
         self.state.unread(self.plan, unread)
         self.state.save()
+        if self.state.warning and not self.summary.state_warning:  # not saved: said, not fatal
+            self.summary.state_warning = self.state.warning
 
 
 def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | None:
@@ -384,26 +415,46 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
 
 class _Unit:
     """Segments of one partition walked in one piece of work, in order (``cleaned``: the
-    cleaned section whose checks ride on their walks)."""
+    cleaned section whose checks ride on their walks; ``resume``: a lone segment's verified
+    prefix, what its walk goes on from)."""
 
-    __slots__ = ("cleaned", "log", "segments")
+    __slots__ = ("cleaned", "log", "resume", "segments")
 
     def __init__(
-        self, log: UnifiedLog, segments: list[LogSegment], cleaned: CleanedSection | None
+        self,
+        log: UnifiedLog,
+        segments: list[LogSegment],
+        cleaned: CleanedSection | None,
+        resume: Resume | None = None,
     ) -> None:
-        self.log, self.segments, self.cleaned = log, segments, cleaned
+        self.log, self.segments, self.cleaned, self.resume = log, segments, cleaned, resume
 
 
-def _check(unit: _Unit, options: VerifyOptions) -> list[SegmentResult]:
-    if unit.cleaned is None:
-        return [check_segment(s, options) for s in unit.segments]
-    from kdump.checks.compacted import check_in_order  # a compacted partition's cleaned section
+def _check(
+    item: tuple[_Unit, bool], options: VerifyOptions, budget: Budget | None
+) -> list[SegmentResult] | None:
+    """The walks of a unit's segments (from a verified prefix on, where it has one); None
+    where the budget was spent before it began or while it was read (the first unit of the
+    plan is read whole: kdump.storage.reading.Budget)."""
+    unit, first = item
+    if budget is not None and budget.spent() and not first:
+        return None
+    try:
+        with budget.reading(must_finish=first) if budget is not None else nullcontext():
+            if unit.cleaned is None:
+                return [check_segment(s, options, resume=unit.resume) for s in unit.segments]
+            # a compacted partition's cleaned section: its audit's module only here
+            from kdump.checks.compacted import check_in_order
 
-    return check_in_order(unit.log, unit.segments, options, unit.cleaned)
+            return check_in_order(unit.log, unit.segments, options, unit.cleaned)
+    except BudgetSpent:
+        return None
 
 
-def _unit_bytes(unit: _Unit) -> int:
-    return sum(s.log_size for s in unit.segments)
+def _unit_bytes(item: tuple[_Unit, bool]) -> int:
+    unit = item[0]
+    skipped = 0 if unit.resume is None else unit.resume.scan.valid_bytes
+    return sum(s.log_size for s in unit.segments) - skipped
 
 
 def add_boundary_findings(logs: list[UnifiedLog], results: dict[str, PartitionResult]) -> None:

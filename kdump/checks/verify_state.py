@@ -15,44 +15,67 @@ be read or is not kdump's is a one-line warning and a full run, never a crash.
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import json
 import math
 import os
+import re
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from kdump import readback
 from kdump.checks.audit import (
     DEFAULT_RECHECK_FRACTION,
     RECHECK_DAYS,
     AuditOptions,
     AuditSummary,
 )
-from kdump.checks.findings import Finding, Severity
+from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.checks.log import FirstBatch, LogScan
-from kdump.checks.segment import SegmentResult
+from kdump.checks.registry import REGISTRY
+from kdump.checks.segment import Resume, SegmentResult
 from kdump.checks.sink import FindingSink
+from kdump.errors import ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
-from kdump.format.names import INDEX_SUFFIXES, LOG_SUFFIX
+from kdump.format.names import INDEX_SUFFIX, INDEX_SUFFIXES, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.format.walk import Stop, StopReason
 from kdump.parallel import map_ordered
 from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
+from kdump.untrusted import path_part
 
 FORMAT = "kdump-verify-state"
 OWN_PREFIX = b'{"format":"' + FORMAT.encode() + b'"'
 """How every state file kdump writes begins (``save``: the format is the first key)."""
-VERSION = 1
+VERSION = 2
+"""2 (issue 39, 44): identities hold the ctime, active segments their verified prefix."""
 _DAY_MS = 86_400_000
+MAX_STATE_BYTES = 64 << 20
+"""The largest state file read (about 100,000 segments'): JSON takes ten times its size as
+Python objects."""
+MAX_SEGMENTS = 1 << 20
+WHOLE_FILE_CODES = frozenset(
+    {
+        "INDEX_PREALLOCATED",
+        "TIMEINDEX_PREALLOCATED",
+        "INDEX_SANITY_CHECK_FAILS",
+        "TIMEINDEX_SANITY_CHECK_FAILS",
+    }
+)
+"""Findings a resumed walk gives again from the whole index files (kdump.checks.indexes'
+layout checks): an active segment whose walk found nothing else has a prefix worth keeping."""
 
 
 @dataclass(frozen=True)
 class SegmentIdentity:
-    """What says a closed segment's files are the ones verified before."""
+    """What says a closed segment's files are the ones verified before. The ctime is the
+    kernel's: no user sets it (an owner sets the mtime, ``touch -d``), so a byte changed in
+    place and the mtime put back is still a change."""
 
     device: int
     inode: int
@@ -62,6 +85,7 @@ class SegmentIdentity:
     """SHA-256 of its first and last batch headers."""
     indexes: tuple[tuple[str, int, int], ...] = ()
     """(suffix, size, mtime_ns) of each index file there is."""
+    ctime_ns: int = 0
 
     def changed_in_place(self, now: SegmentIdentity) -> bool:
         """The same file (device and inode), other bytes: written after it was closed."""
@@ -70,8 +94,21 @@ class SegmentIdentity:
         )
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SegmentIdentity:
-        return cls(**{**d, "indexes": tuple(tuple(i) for i in d["indexes"])})
+    def from_dict(cls, value: Any) -> SegmentIdentity:
+        """An identity as ``to_dict`` (or ``dataclasses.asdict``) wrote it, read typed:
+        kdump.errors.ReadBackError (a ValueError) on anything else."""
+        return _read_identity(value, "identity")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "inode": self.inode,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "ctime_ns": self.ctime_ns,
+            "digest": self.digest,
+            "indexes": [list(x) for x in self.indexes],
+        }
 
 
 def identify(
@@ -82,12 +119,9 @@ def identify(
     directory = segment.storage.local_path
     if directory is None or LOG_SUFFIX not in segment.files:
         return None
-    headers = [(0, RECORD_BATCH_OVERHEAD)]
-    if last_position > 0:
-        headers.append((last_position, last_position + RECORD_BATCH_OVERHEAD))
     try:
-        status, read = read_ranges(
-            os.path.join(directory, segment.files[LOG_SUFFIX]), headers, policy
+        status, digest = _headers_digest(
+            os.path.join(directory, segment.files[LOG_SUFFIX]), last_position, policy
         )
         indexes = tuple(
             (suffix, s.st_size, s.st_mtime_ns)
@@ -97,10 +131,25 @@ def identify(
         )
     except OSError:
         return None
-    digest = hashlib.sha256(b"".join(read)).hexdigest()
     return SegmentIdentity(
-        status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, digest, indexes
+        status.st_dev,
+        status.st_ino,
+        status.st_size,
+        status.st_mtime_ns,
+        digest,
+        indexes,
+        status.st_ctime_ns,
     )
+
+
+def _headers_digest(
+    path: str, last_position: int, policy: ReadPolicy, more: Iterable[tuple[int, int]] = ()
+) -> tuple[os.stat_result, str]:
+    headers = [(0, RECORD_BATCH_OVERHEAD)]
+    if last_position > 0:
+        headers.append((last_position, last_position + RECORD_BATCH_OVERHEAD))
+    status, read = read_ranges(path, [*headers, *more], policy)
+    return status, hashlib.sha256(b"".join(read)).hexdigest()
 
 
 @dataclass
@@ -112,43 +161,19 @@ class Verified:
     verified_ms: int
     scan: dict[str, Any]
     findings: list[dict[str, Any]] = field(default_factory=list)
+    deep: bool = False
+    """Verified with --deep (a run with --deep reads a segment verified without again)."""
 
     def to_dict(self) -> dict[str, Any]:
         # not dataclasses.asdict: it deep-copies every value, a tenth of a run that reads
         # nothing new (thousands of segments)
-        i = self.identity
-        identity = {
-            "device": i.device,
-            "inode": i.inode,
-            "size": i.size,
-            "mtime_ns": i.mtime_ns,
-            "digest": i.digest,
-            "indexes": [list(x) for x in i.indexes],
-        }
         return {
-            "identity": identity,
+            "identity": self.identity.to_dict(),
             "verified_ms": self.verified_ms,
+            "deep": self.deep,
             "scan": self.scan,
             "findings": self.findings,
         }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verified:
-        """Raises ValueError, KeyError or TypeError on anything a run could not use."""
-        verified = cls(
-            SegmentIdentity.from_dict(d["identity"]),
-            int(d["verified_ms"]),
-            dict(d["scan"]),
-            list(d.get("findings", [])),
-        )
-        if verified.scan.keys() != _SCAN_FIELD_SET:
-            raise ValueError("a segment's facts are not the ones this kdump keeps")
-        # the types as a set, in C: a state of 10,000 segments is checked in 0.02 s, not 0.2
-        if not set(map(type, map(verified.scan.__getitem__, _NUMBERS))) <= _NUMBER_TYPES:
-            raise ValueError("a segment's facts are not numbers")
-        verified.restore_scan("")
-        verified.restore_findings()
-        return verified
 
     def restore_scan(self, path: str) -> LogScan:
         return restore_scan(self.scan, path)
@@ -157,12 +182,47 @@ class Verified:
         return [Finding.from_dict(f) for f in self.findings]
 
 
+@dataclass
+class Prefix:
+    """An active segment verified clean up to ``scan["valid_bytes"]``: its file (device,
+    inode), a digest of its first and last batch headers, and how many entries each index
+    had (all pointing into the prefix) with a digest of them. The next run reads only what was
+    appended since, unless one of these changed (issue 44 point 4)."""
+
+    device: int
+    inode: int
+    digest: str
+    index_entries: int
+    time_index_entries: int
+    verified_ms: int
+    scan: dict[str, Any]
+    deep: bool = False
+
+    @property
+    def size(self) -> int:
+        return int(self.scan["valid_bytes"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "inode": self.inode,
+            "digest": self.digest,
+            "index_entries": self.index_entries,
+            "time_index_entries": self.time_index_entries,
+            "verified_ms": self.verified_ms,
+            "deep": self.deep,
+            "scan": self.scan,
+        }
+
+
 _SCAN_FIELDS = LogScan.FACTS
 _SCAN_FIELD_SET = frozenset(_SCAN_FIELDS)
 _STRUCTURED = frozenset({"path", "epoch_starts", "first_batch", "stop"})
 _NUMBERS = tuple(name for name in _SCAN_FIELDS if name not in _STRUCTURED)
 _NUMBER_TYPES = frozenset({int, type(None)})
 """bool is not one: ``type(v) is int``, as JSON's numbers load."""
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_STOP_REASONS = frozenset(r.value for r in StopReason)
 
 
 def scan_facts(scan: LogScan) -> dict[str, Any]:
@@ -189,6 +249,103 @@ def restore_scan(facts: dict[str, Any], path: str) -> LogScan:
     return scan
 
 
+# -- reading a state file back: typed and bounded (kdump.readback) -----------------------------
+
+
+def read_scan(value: Any, where: str) -> dict[str, Any]:
+    """A walk's facts as ``scan_facts`` wrote them: every field there, each of its type and
+    range, and nothing else."""
+    facts = readback.mapping(value, where)
+    if facts.keys() != _SCAN_FIELD_SET:
+        raise ReadBackError(where, "a segment's facts are not the ones this kdump keeps")
+    # the number types as a set, in C: a state of 10,000 segments is checked in 0.02 s
+    if not set(map(type, map(facts.__getitem__, _NUMBERS))) <= _NUMBER_TYPES:
+        raise ReadBackError(where, "a segment's facts are not numbers")
+    for name in _NUMBERS:
+        readback.optional_integer(facts[name], f"{where}.{name}")
+    readback.text(facts["path"], f"{where}.path")
+    epochs = readback.array(facts["epoch_starts"], f"{where}.epoch_starts", MAX_SEGMENTS)
+    for i, pair in enumerate(epochs):
+        readback.integers(pair, f"{where}.epoch_starts[{i}]", 2, "an (epoch, offset) pair")
+    if facts["first_batch"] is not None:
+        readback.integers(facts["first_batch"], f"{where}.first_batch", 6, "a batch's numbers")
+    stop = facts["stop"]
+    if stop is not None:
+        at = f"{where}.stop"
+        if len(readback.array(stop, at, 3)) != 3 or stop[0] not in _STOP_REASONS:
+            raise ReadBackError(at, "not a walk's end")
+        readback.integer(stop[1], at, 0)
+        readback.integer(stop[2], at, 0)
+    return facts
+
+
+def _read_identity(value: Any, where: str) -> SegmentIdentity:
+    d = readback.mapping(value, where)
+    count = partial(readback.integer, low=0)
+    indexes = []
+    for i, item in enumerate(readback.array(d.get("indexes"), f"{where}.indexes", 3)):
+        at = f"{where}.indexes[{i}]"
+        if len(readback.array(item, at, 3)) != 3 or item[0] not in INDEX_SUFFIXES:
+            raise ReadBackError(at, "not an index file's (suffix, size, mtime)")
+        indexes.append((item[0], count(item[1], at), readback.integer(item[2], at)))
+    return SegmentIdentity(
+        count(d.get("device"), f"{where}.device"),
+        count(d.get("inode"), f"{where}.inode"),
+        count(d.get("size"), f"{where}.size"),
+        readback.integer(d.get("mtime_ns"), f"{where}.mtime_ns"),
+        readback.text(d.get("digest"), f"{where}.digest", 64, _DIGEST),
+        tuple(indexes),
+        readback.integer(d.get("ctime_ns"), f"{where}.ctime_ns"),
+    )
+
+
+def _read_info(value: Any, where: str) -> dict[str, Any]:
+    """A finding kept with a segment verified clean: information, of a code kdump knows, with
+    no command to run (what a restored finding prints must be what a walk would print)."""
+    finding = read_finding(value, where)
+    if finding.severity is not Severity.INFO or finding.code not in REGISTRY or finding.fix:
+        raise ReadBackError(where, "not a finding a segment verified clean has")
+    return finding.to_dict()
+
+
+def _read_verified(value: Any, where: str) -> Verified:
+    d = readback.mapping(value, where)
+    return Verified(
+        _read_identity(d.get("identity"), f"{where}.identity"),
+        readback.integer(d.get("verified_ms"), f"{where}.verified_ms", 0),
+        read_scan(d.get("scan"), f"{where}.scan"),
+        readback.each(d.get("findings", []), f"{where}.findings", 1000, _read_info),
+        readback.flag(d.get("deep", False), f"{where}.deep"),
+    )
+
+
+def _read_prefix(value: Any, where: str) -> Prefix:
+    d = readback.mapping(value, where)
+    count = partial(readback.integer, low=0)
+    return Prefix(
+        count(d.get("device"), f"{where}.device"),
+        count(d.get("inode"), f"{where}.inode"),
+        readback.text(d.get("digest"), f"{where}.digest", 64, _DIGEST),
+        count(d.get("index_entries"), f"{where}.index_entries"),
+        count(d.get("time_index_entries"), f"{where}.time_index_entries"),
+        readback.integer(d.get("verified_ms"), f"{where}.verified_ms", 0),
+        read_scan(d.get("scan"), f"{where}.scan"),
+        readback.flag(d.get("deep", False), f"{where}.deep"),
+    )
+
+
+def _keyed(value: Any, where: str, read: Any) -> dict[str, Any]:
+    d = readback.mapping(value, where)
+    if len(d) > MAX_SEGMENTS:
+        raise ReadBackError(where, f"{len(d)} segments, more than {MAX_SEGMENTS}")
+    out = {}
+    for key, item in d.items():
+        if not key.startswith("/") or len(key) > 4096:
+            raise ReadBackError(where, f"{key[:80]!r} is not a segment's path")
+        out[key] = read(item, f"{where}[{key}]")
+    return out
+
+
 def walk_facts(result: SegmentResult) -> dict[str, Any]:
     """A segment's walk, clean or not, as JSON values: its facts, its findings and what the
     cap left out. What ``restore_walk`` needs to hand the walk to the segment's partition, whose
@@ -203,15 +360,25 @@ def walk_facts(result: SegmentResult) -> dict[str, Any]:
 
 
 def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> SegmentResult:
-    """``segment``'s walk as ``walk_facts`` kept it. Raises KeyError, TypeError or ValueError
-    on facts this kdump does not keep (an older marker)."""
-    findings = [Finding.from_dict(f) for f in facts["findings"]]
-    sink = FindingSink.restored(cap, findings, [(c, p, int(n)) for c, p, n in facts["left_out"]])
-    scan = facts["scan"]
-    if scan is not None and scan.keys() != _SCAN_FIELD_SET:
-        raise ValueError("a segment's facts are not the ones this kdump keeps")
-    restored = None if scan is None else restore_scan(scan, segment.log_path)
-    return SegmentResult(segment.base_offset, segment.slot, restored, sink, bool(facts["unread"]))
+    """``segment``'s walk as ``walk_facts`` kept it, every value read typed and bounded
+    (kdump.readback). Raises kdump.errors.ReadBackError (a ValueError) on facts this kdump does
+    not keep (an older marker)."""
+    d = readback.mapping(facts, "walk")
+    findings = readback.each(d.get("findings"), "walk.findings", MAX_SEGMENTS, read_finding)
+    left_out = []
+    for i, item in enumerate(readback.array(d.get("left_out"), "walk.left_out", 1000)):
+        at = f"walk.left_out[{i}]"
+        if len(readback.array(item, at, 3)) != 3:
+            raise ReadBackError(at, "not a (code, path, count)")
+        code, path = readback.text(item[0], at, 80), readback.text(item[1], at)
+        left_out.append((code, path, readback.integer(item[2], at, 0)))
+    sink = FindingSink.restored(cap, findings, left_out)
+    scan = d.get("scan")
+    restored = (
+        None if scan is None else restore_scan(read_scan(scan, "walk.scan"), segment.log_path)
+    )
+    unread = readback.flag(d.get("unread"), "walk.unread")
+    return SegmentResult(segment.base_offset, segment.slot, restored, sink, unread)
 
 
 def key_of(segment: LogSegment) -> str | None:
@@ -222,7 +389,8 @@ def key_of(segment: LogSegment) -> str | None:
     return os.path.realpath(os.path.join(directory, segment.files[LOG_SUFFIX]))
 
 
-class Plan(NamedTuple):
+@dataclass
+class Plan:
     """Which segments a run walks, and what it reuses."""
 
     walk: list[LogSegment]
@@ -231,82 +399,149 @@ class Plan(NamedTuple):
     """Findings on segments changed in place, by ``id`` of the segment."""
     rechecks: frozenset[int] = frozenset()
     """The segments of ``walk`` read again though unchanged (by ``id``)."""
+    resume: dict[int, Resume] = field(default_factory=dict)
+    """Segments of ``walk`` read from their verified prefix on (by ``id``)."""
+
+    def bytes_to_read(self, segment: LogSegment) -> int:
+        resume = self.resume.get(id(segment))
+        return segment.log_size - (0 if resume is None else resume.scan.valid_bytes)
+
+
+FUTURE_SLACK_MS = 60_000
+"""How far ahead of the clock a segment's verification time may be (a clock set back a
+little); beyond, the segment counts as never verified (a forged time, or a clock that was
+wrong): it is read again, and its time is not the run's oldest."""
 
 
 class VerifyState:
-    """The state file of ``--state``: each clean closed segment verified, by real path."""
+    """The state file of ``--state``: each clean closed segment verified, and each clean active
+    segment's verified prefix, by real path.
+
+    kdump trusts it across runs, so only a file the running user owns and no one else may
+    write is read (kdump writes it 0600), never through a symbolic link, at most
+    MAX_STATE_BYTES, every value typed and bounded (issue 39 point 5): anything else is a
+    one-line warning and a full run. A file of another user, or a link, is never replaced."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.segments: dict[str, Verified] = {}
+        self.active: dict[str, Prefix] = {}
         self.stopped_at: str | None = None
         """The first segment a budget or an interruption left unread (the next run reads the
         segments never verified first)."""
         self.warning: str | None = None
-        """Why the file was not used (the run is then a full one)."""
+        """Why the file was not used (the run is then a full one), or not saved."""
         self.credit = 0.0
         """Re-reads owed: the fractions of ``recheck_fraction`` earlier runs did not make."""
         self.foreign = False
-        """The path holds a file kdump did not write (a mistyped path): it is never replaced."""
+        """The path holds a file kdump did not write (a mistyped path), another user's, or a
+        link: it is never replaced."""
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> VerifyState:
+    def load(cls, path: str | os.PathLike[str], now_ms: int | None = None) -> VerifyState:
         state = cls(path)
-        try:
-            raw = state.path.read_bytes()
-        except FileNotFoundError:
+        raw = state._read_own()
+        if raw is None:
             return state
-        except OSError as e:
-            state.warning = f"{path}: cannot read it ({e.strerror or e}); verifying everything"
-            return state
+        problem: ReadBackError | None = None
         try:
-            doc: Any = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            doc = None
+            doc: Any = readback.load(raw, MAX_STATE_BYTES)
+        except ReadBackError as e:
+            doc, problem = None, e
         ours = isinstance(doc, dict) and doc.get("format") == FORMAT
         if not ours and not (doc is None and raw.startswith(OWN_PREFIX)):
             # an operator's file at a mistyped path: never overwritten (save() writes the
             # format first, so a kdump file cut short still starts with it)
-            state.foreign = True
-            state.warning = (
-                f"{path}: not a kdump verify state file; verifying everything and leaving "
-                "it as it is (remove it or give --state another path)"
+            return state._refuse(
+                "not a kdump verify state file; verifying everything and leaving it as it is "
+                "(remove it or give --state another path)"
             )
-            return state
         try:
-            if doc is None:
-                raise ValueError("its contents are damaged (not whole JSON)")
+            if doc is None:  # kdump's, but too large, cut short or with NaN in it
+                reason = (
+                    "not whole JSON" if problem is None or "JSON at" in str(problem) else problem
+                )
+                raise ReadBackError("", f"its contents are damaged ({reason})")
             if doc.get("version") != VERSION:
-                raise ValueError(f"version {doc.get('version')!r}, not {VERSION}")
-            state.segments = {k: Verified.from_dict(v) for k, v in doc["segments"].items()}
+                raise ReadBackError("", f"version {doc.get('version')!r}, not {VERSION}")
+            state.segments = _keyed(doc.get("segments"), "segments", _read_verified)
+            state.active = _keyed(doc.get("active", {}), "active", _read_prefix)
             stopped = doc.get("stopped_at")
             state.stopped_at = stopped if isinstance(stopped, str) else None
-            credit = doc.get("recheck_credit", 0.0)
-            state.credit = float(credit) if isinstance(credit, (int, float)) else 0.0
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            reason = str(e) if isinstance(e, ValueError) and str(e) else "its contents are damaged"
-            state.segments, state.stopped_at = {}, None
-            state.warning = f"{path}: {reason}; verifying everything"
+            credit = readback.number(doc.get("recheck_credit", 0), "recheck_credit", 0, 1e9)
+            state.credit = credit
+        except ReadBackError as e:
+            state.segments, state.active, state.stopped_at = {}, {}, None
+            state.warning = f"{path}: {e}; verifying everything"
         return state
 
+    def _read_own(self) -> bytes | None:
+        """The file's bytes where this user may trust them (None: none there, or not trusted:
+        ``warning`` and ``foreign`` say so)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                self._refuse("a symbolic link, not followed; verifying everything, and it is "
+                             "not replaced (give --state the file itself)")  # fmt: skip
+            else:
+                self.warning = (
+                    f"{self.path}: cannot read it ({e.strerror or e}); verifying everything"
+                )
+            return None
+        with os.fdopen(fd, "rb") as f:
+            status = os.fstat(f.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                self._refuse("not a file; verifying everything and leaving it as it is")
+                return None
+            if status.st_uid != os.geteuid() or status.st_mode & 0o022:
+                whose = (
+                    f"owned by uid {status.st_uid}"
+                    if status.st_uid != os.geteuid()
+                    else f"writable by {'group' if status.st_mode & 0o020 else 'others'}"
+                )
+                self._refuse(
+                    f"{whose} (mode {stat.S_IMODE(status.st_mode):04o}): another user could "
+                    "make it hide damage, so it is not trusted; verifying everything and "
+                    "leaving it as it is (remove it, or make it this user's with mode 0600)"
+                )
+                return None
+            return f.read(MAX_STATE_BYTES + 1)
+
+    def _refuse(self, why: str) -> VerifyState:
+        self.foreign = True
+        self.warning = f"{self.path}: {why}"
+        return self
+
     def save(self) -> None:
-        """Replace the file atomically (a reader, or a crash, sees the old one or the new);
-        never a file kdump did not write."""
+        """Replace the file atomically (a reader, or a crash, sees the old one or the new),
+        mode 0600; never a file kdump did not write or does not trust. A failure is the
+        ``warning`` (the run keeps its findings and its exit code), never an error."""
+        from kdump.errors import KdumpError
         from kdump.render.prom import write_textfile
+        from kdump.untrusted import json_text
 
         if self.foreign:
             return
 
         # segments retention or the cleaner removed since are forgotten
         self.segments = {k: v for k, v in self.segments.items() if os.path.exists(k)}
+        self.active = {k: v for k, v in self.active.items() if os.path.exists(k)}
         doc = {
             "format": FORMAT,
             "version": VERSION,
             "stopped_at": self.stopped_at,
             "recheck_credit": self.credit,
             "segments": {k: v.to_dict() for k, v in sorted(self.segments.items())},
+            "active": {k: v.to_dict() for k, v in sorted(self.active.items())},
         }
-        write_textfile(self.path, json.dumps(doc, separators=(",", ":")) + "\n")
+        try:
+            write_textfile(self.path, json_text(doc, separators=(",", ":")) + "\n", mode=0o600)
+        except (KdumpError, OSError) as e:
+            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
+            self.warning = f"{self.path}: not saved ({reason}); the next run reads everything"
 
     # -- a run ------------------------------------------------------------------------------
 
@@ -316,20 +551,29 @@ class VerifyState:
         recheck_fraction: float = DEFAULT_RECHECK_FRACTION,
         now_ms: int | None = None,
         policy: ReadPolicy = KEEP,
+        deep: bool = False,
     ) -> Plan:
         """What to walk: segments never verified clean, changed, active, or due a re-read
         (first), then the rest are reused. The walk list holds new and changed first, then
-        rechecks, so a budget spends itself on what was never read."""
+        rechecks, so a budget spends itself on what was never read. A segment verified
+        without --deep is read again by a run with it; one verified in the future (a forged
+        time, a wrong clock) counts as never verified. An active segment whose verified
+        prefix is unchanged is read from its end (``Plan.resume``)."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         fresh: list[LogSegment] = []
         unchanged: list[tuple[LogSegment, Verified]] = []
         changed: dict[int, Finding] = {}
-        pairs = [(s, self._known(s)) for s in segments]
+        resume: dict[int, Resume] = {}
+        latest = now_ms + FUTURE_SLACK_MS
+        pairs = [(s, self._known(s, deep, latest)) for s in segments]
         asked = [(s, k) for s, k in pairs if k is not None]
         # two small reads a segment, from a cold cache as often as not: waited for together
         found = iter(map_ordered(partial(_identify_known, policy=policy), asked, 8, threads=True))
         for segment, known in pairs:
             if known is None:
+                prefix = self._prefix(segment, deep, latest, policy)
+                if prefix is not None:
+                    resume[id(segment)] = prefix
                 fresh.append(segment)
                 continue
             now = next(found)
@@ -348,7 +592,9 @@ class VerifyState:
         self.credit -= count
         count = max(due, count)
         recheck = [s for s, _ in unchanged[:count]]
-        return Plan(fresh + recheck, unchanged[count:], changed, frozenset(map(id, recheck)))
+        return Plan(
+            fresh + recheck, unchanged[count:], changed, frozenset(map(id, recheck)), resume
+        )
 
     def unread(self, plan: Plan, segments: list[LogSegment]) -> None:
         """A run stopped before ``segments`` (a budget, an interruption): the re-reads it owed
@@ -356,9 +602,40 @@ class VerifyState:
         self.credit += sum(1 for s in segments if id(s) in plan.rechecks)
         self.stopped_at = segments[0].log_path if segments else None
 
-    def _known(self, segment: LogSegment) -> Verified | None:
+    def _known(
+        self, segment: LogSegment, deep: bool = False, latest: int | None = None
+    ) -> Verified | None:
         key = key_of(segment)
-        return None if key is None or segment.is_active else self.segments.get(key)
+        known = None if key is None or segment.is_active else self.segments.get(key)
+        if known is None or (deep and not known.deep):
+            return None
+        return None if latest is not None and known.verified_ms > latest else known
+
+    def _prefix(
+        self, segment: LogSegment, deep: bool, latest: int, policy: ReadPolicy
+    ) -> Resume | None:
+        """Where a segment's walk can go on from: its verified prefix, where its file, its
+        first and last batch headers then, and the index entries then are unchanged."""
+        key = key_of(segment)
+        prefix = None if key is None else self.active.get(key)
+        if prefix is None or (deep and not prefix.deep) or prefix.verified_ms > latest:
+            return None
+        directory = segment.storage.local_path
+        assert directory is not None  # a key: local
+        try:
+            status, digest = _prefix_digest(segment, prefix.scan, prefix.index_entries,
+                                            prefix.time_index_entries, policy)  # fmt: skip
+        except OSError:
+            return None
+        same = (status.st_dev, status.st_ino, digest) == (
+            prefix.device,
+            prefix.inode,
+            prefix.digest,
+        )
+        if not same or status.st_size < prefix.size:
+            return None
+        scan = restore_scan(prefix.scan, segment.log_path)
+        return Resume(scan, prefix.index_entries, prefix.time_index_entries)
 
     def record(
         self,
@@ -367,11 +644,20 @@ class VerifyState:
         findings: list[Finding],
         now_ms: int,
         policy: ReadPolicy = KEEP,
+        deep: bool = False,
     ) -> None:
-        """A segment walked this run: remembered when closed and clean, else forgotten."""
+        """A segment walked this run: remembered when closed and clean (an active one: its
+        prefix, when it holds nothing but what the whole index files give again), else
+        forgotten."""
         key = key_of(segment)
-        if key is not None:
-            self.keep(key, verified_record(segment, scan, findings, now_ms, policy))
+        if key is None:
+            return
+        self.keep(key, verified_record(segment, scan, findings, now_ms, policy, deep))
+        prefix = prefix_record(segment, scan, findings, now_ms, policy, deep)
+        if prefix is None:
+            self.active.pop(key, None)
+        else:
+            self.active[key] = prefix
 
     def keep(self, key: str, verified: Verified | None) -> None:
         """What a walk of the segment ``key`` (wherever it ran) left: remembered, or not."""
@@ -379,6 +665,7 @@ class VerifyState:
             self.segments.pop(key, None)
         else:
             self.segments[key] = verified
+            self.active.pop(key, None)
 
     def last_verified(self, segment: LogSegment) -> int | None:
         key = key_of(segment)
@@ -392,16 +679,72 @@ def verified_record(
     findings: list[Finding],
     now_ms: int,
     policy: ReadPolicy = KEEP,
+    deep: bool = False,
 ) -> Verified | None:
     """What the state keeps of a segment just walked: a record when it is closed, local and
-    clean (info findings at most), else None."""
-    clean = scan is not None and all(f.severity is Severity.INFO for f in findings)
+    clean (info findings at most, none with a command), else None."""
+    clean = scan is not None and all(f.severity is Severity.INFO and not f.fix for f in findings)
     if not clean or segment.is_active or scan is None:
         return None
     identity = identify(segment, scan.last_position, policy)
     if identity is None:
         return None
-    return Verified(identity, now_ms, scan_facts(scan), [f.to_dict() for f in findings])
+    findings_kept = [f.to_dict() for f in findings]
+    return Verified(identity, now_ms, scan_facts(scan), findings_kept, deep)
+
+
+def prefix_record(
+    segment: LogSegment,
+    scan: LogScan | None,
+    findings: list[Finding],
+    now_ms: int,
+    policy: ReadPolicy = KEEP,
+    deep: bool = False,
+) -> Prefix | None:
+    """What the state keeps of an active segment just walked whole to its end with nothing
+    found but what its whole index files give again (WHOLE_FILE_CODES): its verified prefix."""
+    if not segment.is_active or scan is None or scan.stop is None:
+        return None
+    if scan.stop.reason is not StopReason.END or scan.valid_bytes != scan.size:
+        return None
+    if any(f.code not in WHOLE_FILE_CODES or f.severity is not Severity.INFO for f in findings):
+        return None
+    directory = segment.storage.local_path
+    if directory is None:
+        return None
+    index, time_index = segment.offset_index, segment.time_index
+    k = 0 if index is None else index.used_entries
+    k_time = 0 if time_index is None else time_index.used_entries
+    facts = scan_facts(scan)
+    try:
+        status, digest = _prefix_digest(segment, facts, k, k_time, policy)
+    except OSError:
+        return None
+    if status.st_size < scan.valid_bytes:
+        return None
+    return Prefix(status.st_dev, status.st_ino, digest, k, k_time, now_ms, facts, deep)
+
+
+def _prefix_digest(
+    segment: LogSegment, facts: dict[str, Any], k: int, k_time: int, policy: ReadPolicy
+) -> tuple[os.stat_result, str]:
+    """The ``.log``'s status, and a digest of its first and last batch headers (as ``facts``
+    found them) and of the first ``k`` and ``k_time`` entries of its offset and time index."""
+    directory = segment.storage.local_path
+    assert directory is not None
+    status, digest = _headers_digest(
+        os.path.join(directory, segment.files[LOG_SUFFIX]), int(facts["last_position"]), policy
+    )
+    parts = [digest.encode()]
+    for suffix, entries, size in ((INDEX_SUFFIX, k, 8), (TIME_INDEX_SUFFIX, k_time, 12)):
+        if suffix not in segment.files:
+            parts.append(b"-" if entries == 0 else b"missing")
+            continue
+        _, read = read_ranges(
+            os.path.join(directory, segment.files[suffix]), [(0, entries * size)], policy
+        )
+        parts.append(hashlib.sha256(read[0]).digest() if len(read[0]) == entries * size else b"?")
+    return status, hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
 def reused_result(
@@ -420,6 +763,48 @@ def state_file(directory: str | os.PathLike[str], log_dir: str) -> Path:
     per log dir): its absolute path, its slashes as ``%2F`` (no two log dirs share a name)."""
     name = os.path.abspath(log_dir).replace("%", "%25").replace("/", "%2F")
     return Path(directory) / f"{name}.json"
+
+
+ROOT_STATE_DIR = "/var/lib/kdump"
+
+
+def default_state_dir() -> Path:
+    """Where ``--state`` without a path keeps its files: root's in /var/lib/kdump (whatever
+    its environment says: ``sudo -E`` keeps a user's), a user's in ``$XDG_STATE_HOME/kdump``
+    (``~/.local/state/kdump``)."""
+    if os.geteuid() == 0:
+        return Path(ROOT_STATE_DIR)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(os.path.abspath(base)) / "kdump"
+
+
+def default_state_path(paths: Iterable[str]) -> Path:
+    """The state file of a run of ``paths`` in ``default_state_dir``: one per set of paths
+    verified (two crons of two log dirs never share one), named after them."""
+    joined = "+".join(sorted(os.path.abspath(p) for p in paths))
+    digest = hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return default_state_dir() / f"verify-{path_part(joined.strip('/'), 'none')[:80]}-{digest}.json"
+
+
+def check_state_path(path: Path, made: bool = False) -> None:
+    """An error now, before any work, where the state file cannot be written: its directory
+    missing (``made``: the default one, made here, mode 0700), not a directory, or not this
+    user's to write in (issue 44 point 9: found after the run, the findings were lost)."""
+    from kdump.errors import InputError
+
+    directory = path.parent
+    if made and not directory.exists():
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        except OSError as e:
+            raise InputError(str(path), f"cannot make its directory: {e.strerror or e}") from None
+    if not directory.is_dir():
+        reason = "not a directory" if directory.exists() else "no such directory"
+        raise InputError(str(path), f"cannot write it: {reason}: {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(str(path), f"cannot write it: permission denied: {directory}")
 
 
 def _identify_known(
@@ -453,11 +838,15 @@ __all__ = [
     "AuditOptions",
     "AuditSummary",
     "Plan",
+    "Prefix",
     "SegmentIdentity",
     "Verified",
     "VerifyState",
+    "check_state_path",
+    "default_state_path",
     "identify",
     "key_of",
+    "prefix_record",
     "restore_scan",
     "restore_walk",
     "reused_result",

@@ -214,7 +214,7 @@ def dump(
             write_lines(dump_files(paths, opts, problems, jobs, meter))
         else:
             with pipe_safe():
-                out = Output()
+                out = Output("json")
                 for chunk in dump_files_lines(paths, opts, problems, jobs, meter):
                     out.data(chunk.data)
                 out.flush()

@@ -51,7 +51,7 @@ def metadata(
             lines = json_lines(value)
         else:
             lines = tree_lines(value) if subtree is not None else load_lines(load, doc)
-        out = Output()
+        out = Output("json" if fmt == "json" else "text")  # the image's names are the broker's
         for line in lines:
             out.line(line)
         out.flush()

@@ -12,23 +12,36 @@ from typing import IO
 import click
 
 from kdump.errors import ExitCode
-from kdump.render.escape import ESCAPE_NAMES
+from kdump.untrusted import ESCAPE_NAMES, terminal_bytes
 
 
 class Output:
     """Standard output as bytes, written in large chunks; a line for standard error first
-    writes out what came before it, so the two streams interleave as they were produced."""
+    writes out what came before it, so the two streams interleave as they were produced.
+
+    ``kind`` says what the bytes are, for what reaches a terminal (kdump.untrusted): ``dump``,
+    what kafka-dump-log.sh prints (a record's bytes as they are on a pipe or in a file; on a
+    terminal no control character raw, as GNU ls shows a name), ``json`` (the same, in JSON's
+    escapes), or ``text``, kdump's own lines of what it read (escaped wherever they go)."""
 
     CHUNK = 1 << 20
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "dump") -> None:
         # a text stream with no bytes underneath (a StringIO standing in for stdout) gets text
         self.out: IO[bytes] | _TextSink = getattr(sys.stdout, "buffer", None) or _TextSink(
             sys.stdout
         )
         self.pending = bytearray()
+        self.kind = kind
+        try:
+            tty = sys.stdout.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        self.escape = kind == "text" or tty
 
     def data(self, data: bytes) -> None:
+        if self.escape:
+            data = terminal_bytes(data, json=self.kind == "json")
         if len(data) >= self.CHUNK // 2:  # written as is: a copy into ``pending`` costs more
             self.flush()
             self.out.write(data)

@@ -200,8 +200,8 @@ def _run(
         plans = chain(settled, plan(targets, kw["jobs"], configs))
         result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
     if as_json:
-        from kdump.render.escape import json_text
         from kdump.render.plan import plan_object
+        from kdump.untrusted import json_text
 
         echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
     ctx.exit(result.exit_code)

@@ -21,7 +21,6 @@ from kdump.commands.options import (
     kafka_option,
     max_batch_bytes_option,
     object_store,
-    output_file,
     prom_option,
     store_options,
     units_callback,
@@ -102,17 +101,37 @@ _bytes = units_callback("parse_bytes")
 _duration = units_callback("parse_duration")
 
 
+DEFAULT_STATE = ""
+"""--state given without a path, or as ``--state=`` (kdump.checks.verify_state's
+default_state_path)."""
+
+
 def state_option(per_log_dir: bool = False) -> Callable[[F], F]:
-    """--state: FILE (verify), or DIR of one file per log dir (spark verify: its driver)."""
-    where = "one file per log dir in DIR" if per_log_dir else "FILE"
+    """--state: FILE (verify; alone, the user's state directory), or DIR of one file per log
+    dir (spark verify: its driver)."""
+    if per_log_dir:
+        return click.option(
+            "--state",
+            type=click.Path(file_okay=False, dir_okay=True),
+            default=None,
+            metavar="DIR",
+            help="Remember the closed segments verified clean in one file per log dir in DIR "
+            "(JSON, written atomically): the next run reads only new or changed segments, the "
+            "active ones and a rotating share of the rest.",
+        )
     return click.option(
         "--state",
-        type=click.Path(file_okay=not per_log_dir, dir_okay=per_log_dir),
+        type=click.Path(dir_okay=False),
+        is_flag=False,
+        flag_value=DEFAULT_STATE,
         default=None,
-        metavar="DIR" if per_log_dir else "FILE",
-        help=f"Remember the closed segments verified clean in {where} (JSON, written "
-        "atomically): the next run reads only new or changed segments, the active ones and "
-        "a rotating share of the rest.",
+        metavar="[FILE]",
+        help="Remember what was verified clean in FILE (JSON, mode 0600, written atomically): "
+        "the next run reads only new or changed segments, what was appended to the active "
+        "ones, and a rotating share of the rest. Without FILE (last on the line, or "
+        "--state=): a file per set of paths in /var/lib/kdump/ (root) or "
+        "$XDG_STATE_HOME/kdump/, named in the output. Only a file of this user no one else "
+        "may write is trusted.",
     )
 
 
@@ -180,31 +199,50 @@ def print_result(
     out.flush()
 
 
+def _state_path(state: str | None, paths: tuple[str, ...]) -> str | None:
+    """--state's file, checked before any work (its directory there and writable: a run must
+    not lose its findings to a state it cannot save); the default one's directory made."""
+    if state is None:
+        return None
+    from pathlib import Path
+
+    from kdump.checks.verify_state import check_state_path, default_state_path
+
+    if state == DEFAULT_STATE:
+        path = default_state_path(paths)
+        check_state_path(path, made=True)
+        return str(path)
+    check_state_path(Path(state))
+    return state
+
+
 def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """--output checked as the command line is read (its fields; a local file's directory)."""
+    """--output checked as the command line is read (its fields, the directory it starts in),
+    as a template (a directory gets kdump.fleet.DEFAULT_TEMPLATE beneath it)."""
     if value is None:
         return None
-    from kdump.fleet import check_target_template
-    from kdump.storage import is_url
+    from kdump.fleet import check_target_directory, check_target_template, output_template
 
-    check_target_template(value)
-    if not is_url(value) and "{" not in value:
-        output_file(ctx, param, value)
-    return value
+    template = output_template(value)
+    check_target_template(template)
+    check_target_directory(template)
+    return template
 
 
-def write_result(
-    result: VerifyResult, fmt: str, quiet: bool, run: RunInfo, target: str, store: ObjectStore
-) -> None:
-    """The report as print_result makes it, written whole to ``target`` (its fields filled in
-    from ``run``: kdump.fleet.audit_target)."""
-    from kdump.fleet import audit_target, refuse_replacing, write_audit
+def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore) -> str:
+    """The JSON result (``--format json`` with its ``run``: what kdump report reads, whatever
+    --format says), written whole to ``target``, its fields filled in from ``run``
+    (kdump.fleet.audit_target); where it went. A template's name is this run's own: nothing
+    there is replaced; a plain name is replaced, unless it holds another log dir's result."""
+    from kdump.fleet import audit_target, refuse_replacing, target_fields, write_audit
 
     text = io.StringIO()
-    print_result(result, fmt, quiet, run if fmt == "json" else None, text)
+    print_result(result, "json", True, run, text)
     where = audit_target(target, run.to_dict())
-    refuse_replacing(where, run.to_dict(), store)
-    write_audit(where, text.getvalue(), store)
+    own_name = bool(target_fields(target))
+    if not own_name:
+        refuse_replacing(where, run.to_dict(), store)
+    return write_audit(where, text.getvalue(), store, own_name=own_name)
 
 
 @click.command()
@@ -216,13 +254,15 @@ def write_result(
     default=None,
     callback=_audit_output,
     metavar="PATH|URL",
-    help="Write the report there instead of standard output, whole or not at all (a file "
-    "replaced atomically, one object PUT); {broker_id}, {cluster_id}, {host}, {started} and "
-    "{log_dirs} (the log dirs' paths as a name) are filled in from the run: "
-    "s3://bucket/audits/{cluster_id}/{broker_id}/{started}.json. kdump report reads such "
-    "results back for the fleet: of each broker the newest result of each log dir. A result of "
-    "another log dir is not replaced (exit 3): a broker whose log dirs are verified one run "
-    "each needs {log_dirs} (or {started}) in the name.",
+    help="Write the result there, as JSON whatever --format says (what kdump report reads back "
+    "for the fleet: of each broker the newest result of each log dir), instead of to standard "
+    "output; whole or not at all (a file written atomically, one object PUT). {broker_id}, "
+    "{cluster_id}, {host}, {started} and {log_dirs} (the log dirs' paths as a name) are filled "
+    "in from the run, each as one name (letters, digits, . - _), and the directories they name "
+    "made: /fleet/{cluster_id}/{broker_id}/{started}.json. A template must hold {started} (each "
+    "run writes a name of its own, never replacing one); a directory or prefix ending in / gets "
+    "{cluster_id}/{broker_id}/{started}.json beneath it. A name without fields is one file, "
+    "replaced by each run, but not when it holds another log dir's result (exit 3).",
 )
 @live_options
 @config_options
@@ -278,6 +318,7 @@ def verify(
     2 errors, 3 a usage or I/O problem.
     """
     objects = object_store(store)
+    state = _state_path(state, paths)
     if nice:
         for note in lower_priority():
             click.echo(f"kdump: --nice: {note}", err=True)
@@ -318,7 +359,7 @@ def verify(
             run.measures = verify_families(result)
         with answer(result.unreadable, exit_code(result, fail_on), run):
             if output is not None and info is not None:
-                write_result(result, fmt, quiet, info, output, objects)
+                write_result(result, info, output, objects)
             else:
                 print_result(result, fmt, quiet, info)
     ctx.exit(run.exit_status)

@@ -23,6 +23,8 @@ from typing import Any
 from kdump.errors import NotCompiled
 from kdump.format.messages import (
     FIXED,
+    MESSAGE_ELEMENTS,
+    STRUCT_WEIGHT,
     UNKNOWN_TAGGED_FIELDS,
     UUID_SIZE,
     FieldSpec,
@@ -232,7 +234,10 @@ class _Writer:
             self.emit(indent, f"{target} = bytes(d[p : p + n])")
             self.emit(indent, "p += n")
             return
-        self.emit(indent, "if n > len(d) - p:")
+        # past what one message may hold (kdump.format.messages.MESSAGE_ELEMENTS): the
+        # reference reader refuses it, in Kafka's words, before making any
+        weight = STRUCT_WEIGHT if f.struct is not None else 1
+        self.emit(indent, f"if n > len(d) - p or n * {weight} > {MESSAGE_ELEMENTS}:")
         self.emit(indent + 1, "raise NotCompiled")
         element = f.element
         if f.struct is not None:

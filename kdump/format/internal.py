@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kdump.errors import (
+    DecodeBound,
     EarlyAccessLayout,
     MessageError,
     MetadataParseError,
@@ -390,6 +391,8 @@ def read_framed_reference(
         )
     try:
         data = read_message(spec, r, version)
+    except DecodeBound as e:  # kdump's bound, not Kafka's failure: said so
+        raise MetadataParseError(f"{failed}: {e}") from None
     except MessageError:
         raise MetadataParseError(failed) from None
     if r.remaining > 0:

@@ -114,6 +114,11 @@ def end_transaction_marker(record: Record) -> EndTransactionMarker | None:
     return EndTransactionMarker(*_END_TXN_MARKER.unpack_from(record.value))
 
 
+HEADER_COST = 512
+"""Bytes a decoded record header takes at most, with what renders it: its Header tuple, key
+and value objects, and its JSON object (kdump.render.jsonl)."""
+
+
 class RecordFault(IntEnum):
     """Why a v2 record does not decode. The C decoder reports the same codes (its
     RECORD_FAULTS, checked below); both decoders' errors are worded by fault_reason."""
@@ -126,7 +131,8 @@ class RecordFault(IntEnum):
     BAD_HEADER_COUNT = 5
     BAD_HEADER_KEY = 6
     BAD_RECORD_SIZE = 7
-    UNMODELLED = 8
+    TOO_MANY_HEADERS = 8
+    UNMODELLED = 9
     """Something only the Python decoder models (a varlong above 63 bits): never worded."""
 
 
@@ -138,6 +144,10 @@ _FAULT_REASONS = {
     RecordFault.BAD_HEADER_COUNT: "invalid number of record headers {0}",
     RecordFault.BAD_HEADER_KEY: "invalid negative header key size {0}",
     RecordFault.BAD_RECORD_SIZE: "expected to read {0} bytes in record payload, read {1}",
+    RecordFault.TOO_MANY_HEADERS: (
+        "{0} headers, more than the {1} kdump decodes of one record within --max-batch-bytes "
+        "(a header takes about " + str(HEADER_COST) + " bytes decoded: raise it to read this one)"
+    ),
 }
 
 
@@ -192,10 +202,15 @@ def read_field(data: Buffer, pos: int, size: int, end: int, copy: bool = True) -
     return bytes(data[pos : pos + size]) if copy else None
 
 
-def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, ...], int]:
-    """``count`` record headers from ``p``: key length varint, UTF-8 key, value length, value."""
+def _headers(
+    data: bytes, p: int, count: int, end: int, max_headers: int
+) -> tuple[tuple[Header, ...] | None, int]:
+    """``count`` record headers from ``p``: key length varint, UTF-8 key, value length, value;
+    more than ``max_headers`` only checked, as the C decoder checks them, none made (None: the
+    caller refuses the record once its size is checked, as C does)."""
     if count < 0:
         raise _malformed(RecordFault.BAD_HEADER_COUNT, count)
+    make = count <= max_headers  # else only checked, as C checks them, then refused
     zigzag = _ZIGZAG
     headers = []
     for _ in range(count):
@@ -217,8 +232,9 @@ def _headers(data: bytes, p: int, count: int, end: int) -> tuple[tuple[Header, .
             if p > end:
                 raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
         # DefaultRecord.readHeaders: Utils.utf8(buffer, size), new String(bytes, UTF_8)
-        headers.append(_new(Header, (java_string(key), value)))
-    return tuple(headers), p
+        if make:
+            headers.append(_new(Header, (java_string(key), value)))
+    return (tuple(headers) if make else None), p
 
 
 def _payload(
@@ -245,6 +261,14 @@ SLICE_BYTES = 1 << 20
 """... and no more than this many payload bytes per slice (keys and values are copied)."""
 
 
+def max_headers(max_batch_bytes: int) -> int:
+    """The most headers one record may hold to be decoded: its headers as Python objects, and
+    as JSON (a dict each), cost about HEADER_COST bytes apiece; bounded so, one record costs
+    at most --max-batch-bytes beside its payload (issue 39: 10 M empty headers, 20 MB
+    decompressed from a 1.8 KB file, took a JSON Lines dump to 1.5 GB)."""
+    return max(1, max_batch_bytes // HEADER_COST)
+
+
 def iter_v2_records(
     buf: Buffer,
     batch: RecordBatch,
@@ -266,20 +290,27 @@ def iter_v2_records(
     # LogAppendTime: every record reports the batch's max timestamp
     append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
     native = speedups.native()
+    most = max_headers(max_batch_bytes)
     if native is None:
-        return _decode_v2(bytes(data), batch, start, path, append_time)
-    decoded = _native_slice(native, data, batch, append_time, 0, 0)
+        return _decode_v2(bytes(data), batch, start, path, append_time, most=most)
+    decoded = _native_slice(native, data, batch, append_time, 0, 0, most)
     if decoded is None:  # something only the Python decoder below models
-        return _decode_v2(bytes(data), batch, start, path, append_time)
+        return _decode_v2(bytes(data), batch, start, path, append_time, most=most)
     records, pos, error = decoded
     if error is None and pos == len(data) and len(records) == count:
         return iter(records)  # the usual batch: one slice
-    slices = _native_slices(native, data, batch, start, path, append_time, decoded)
+    slices = _native_slices(native, data, batch, start, path, append_time, decoded, most)
     return itertools.chain.from_iterable(slices)
 
 
 def _native_slice(
-    native: Native, data: Buffer, batch: RecordBatch, append_time: int | None, pos: int, first: int
+    native: Native,
+    data: Buffer,
+    batch: RecordBatch,
+    append_time: int | None,
+    pos: int,
+    first: int,
+    most: int,
 ) -> DecodedSlice | None:
     return native.v2_records(
         data,
@@ -294,6 +325,7 @@ def _native_slice(
         first,
         SLICE_RECORDS,
         SLICE_BYTES,
+        most,
     )
 
 
@@ -305,6 +337,7 @@ def _native_slices(
     path: str,
     append_time: int | None,
     decoded: DecodedSlice,
+    most: int,
 ) -> Iterator[Iterable[Record]]:
     """The records slice by slice from the first one decoded, then the error where decoding
     stopped; the Python decoder takes over where a record needs it."""
@@ -320,9 +353,9 @@ def _native_slices(
         if first >= batch.records_count:
             _check_all_read(path, batch, start, pos, len(data))
             return
-        next_slice = _native_slice(native, data, batch, append_time, pos, first)
+        next_slice = _native_slice(native, data, batch, append_time, pos, first, most)
         if next_slice is None:
-            yield _decode_v2(bytes(data), batch, start, path, append_time, pos, first)
+            yield _decode_v2(bytes(data), batch, start, path, append_time, pos, first, most)
             return
         decoded = next_slice
 
@@ -350,8 +383,9 @@ def _decode_v2(
     append_time: int | None,
     pos: int = 0,
     first: int = 0,
+    most: int = 1 << 62,
 ) -> Iterator[Record]:
-    """Records ``first`` on, from ``pos`` in the payload ``data``."""
+    """Records ``first`` on, from ``pos`` in the payload ``data``; ``most`` headers a record."""
     count, size = batch.records_count, len(data)
     base_offset, base_timestamp = batch.base_offset, batch.base_timestamp
     base_sequence = batch.base_sequence
@@ -419,15 +453,18 @@ def _decode_v2(
                     raise _malformed(RecordFault.FIELD_PAST_RECORD, value_size)
             b = data[p]
             if b == 0:  # no header, the usual case
-                headers: tuple[Header, ...] = ()
+                headers: tuple[Header, ...] | None = ()
                 p += 1
             elif b < 0x80:
-                headers, p = _headers(data, p + 1, zigzag[b], end)
+                header_count = zigzag[b]
+                headers, p = _headers(data, p + 1, header_count, end, most)
             else:
                 header_count, p = zigzag_varint(data, p, 5)
-                headers, p = _headers(data, p, header_count, end)
+                headers, p = _headers(data, p, header_count, end, most)
             if p != end:
                 raise _malformed(RecordFault.BAD_RECORD_SIZE, length, p - body)
+            if headers is None:
+                raise _malformed(RecordFault.TOO_MANY_HEADERS, header_count, most)
             if base_sequence == NO_SEQUENCE:
                 sequence = NO_SEQUENCE
             elif offset_delta <= sequence_room:

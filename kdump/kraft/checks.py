@@ -51,8 +51,8 @@ from kdump.kraft.loader import (
 from kdump.kraft.node import image_json
 from kdump.log_dir import LogDir
 from kdump.unified_log import SMALL_TEXT_FILE, UnifiedLog
+from kdump.untrusted import command
 
-SHOW = "kdump metadata {dir}"
 STRAY = (
     "moves it aside, renamed TOPIC-PARTITION.ID-stray, and serves it no more; it "
     "stays on disk (LogManager.asyncDelete of a stray)"
@@ -166,7 +166,7 @@ def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
             error.path or snapshot.path,
             f"{error.reason}: a node loads its newest snapshot at startup, a controller stops "
             "on this one, a broker goes on without its records; kdump loaded the next older "
-            f"snapshot and the log after it ({SHOW.format(dir=log.location)})",
+            f"snapshot and the log after it ({command('kdump', 'metadata', log.location)})",
             offset=snapshot.offset,
             position=error.position,
         )

@@ -126,11 +126,22 @@ class MetadataLoad:
     log: UnifiedLog | None = None
     leader_changes: list[LeaderChange] = field(default_factory=list)
     """The LeaderChange control records of the log replayed, in order."""
+    array_elements: int = 0
+    """Replicas, ISRs and directories the partition records replayed hold, all told."""
 
     @property
     def is_clean(self) -> bool:
         """Whether the image is the one the broker would load, with nothing refused or cut."""
         return self.damage is None and not self.faults and not self.skipped_snapshots
+
+
+PARTITION_RECORDS = frozenset({3, 5})
+"""PartitionRecord and PartitionChangeRecord: what an image keeps arrays of, per partition."""
+IMAGE_ARRAY_ELEMENTS = 1 << 25
+"""The array elements the partition records of one replay may hold, all told: a cluster of a
+million partitions of three replicas holds ten million; records that each keep under kdump's
+bound of one message (kdump.format.messages.MESSAGE_ELEMENTS) cannot together take the image
+past 2 x --max-batch-bytes + 100 MB (about 8 bytes an element, the tuples shared)."""
 
 
 class _Replay:
@@ -174,6 +185,13 @@ class _Replay:
             return
         api_key = spec.api_key
         assert api_key is not None
+        if api_key in PARTITION_RECORDS:
+            held = sum(len(v) for v in data.values() if isinstance(v, list))
+            if load.array_elements + held > IMAGE_ARRAY_ELEMENTS:
+                what = f"a partition record of {held} replicas, ISRs and directories"
+                self.fault(path, record, f"{what}, past the {IMAGE_ARRAY_ELEMENTS} kdump keeps")
+                return
+            load.array_elements += held
         if api_key == BEGIN_TRANSACTION:
             self.begin(path, record.offset, epoch, time_ms)
         elif api_key == END_TRANSACTION:

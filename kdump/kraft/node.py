@@ -6,14 +6,12 @@ subtree of it.
 Redaction (MetadataNodeRedactionCriteria.Normal): SCRAM credentials and delegation tokens whole;
 a config value when the config is sensitive, which KafkaConfigSchema.isSensitive answers from the
 config's type (PASSWORD) and answers yes for a config it does not know. kdump knows Kafka's topic
-configs by name (any other topic config is redacted) but not the broker's hundreds: a broker
-config is redacted when its name says it holds a secret (``password``, ``secret``, ``jaas``,
-a key or a certificate store).
+configs, the broker's, the groups' and client metrics' by name (kdump.kraft.safe_configs, from
+Kafka's own ConfigDefs): any other config is redacted, as the shell redacts it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -32,6 +30,7 @@ from kdump.kraft.image import (
     StandardAcl,
     TopicImage,
 )
+from kdump.kraft.safe_configs import BROKER_CONFIGS, CLIENT_METRICS_CONFIGS, GROUP_CONFIGS
 
 REDACTED = "[redacted]"
 CONFIG_RESOURCE_TYPES = {
@@ -71,14 +70,6 @@ ACL_OPERATIONS = {
     14: "DESCRIBE_TOKENS",
 }
 ACL_PERMISSION_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
-SECRET_WORDS = ("password", "passphrase", "secret", "jaas", "certificate", "credential")
-"""Words in a broker config's name that say it holds a secret (Kafka's PASSWORD configs:
-ssl.key.password, ssl.keystore.certificate.chain, ssl.truststore.certificates, sasl.jaas.config,
-password.encoder.secret, sasl.oauthbearer.assertion.private.key.passphrase...)."""
-SECRET_PARTS = frozenset({"key"})
-"""A dotted part of a broker config's name that says it holds a secret: ssl.keystore.key,
-delegation.token.master.key, a remote storage manager's ``...account.key`` (a config Kafka does
-not know, so sensitive to it); ``keystore`` in ssl.keystore.location is no such part."""
 
 
 def _name(table: dict[int, str], code: int) -> str:
@@ -86,12 +77,17 @@ def _name(table: dict[int, str], code: int) -> str:
 
 
 def is_sensitive(resource_type: int, name: str) -> bool:
-    """KafkaConfigSchema.isSensitive, as far as kdump knows the schema (see the module)."""
-    if resource_type == 2:
-        return name not in KAFKA_TOPIC_CONFIG_NAMES
-    lowered = name.lower()
-    parts = re.split(r"[._-]", lowered)
-    return any(word in lowered for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(parts)
+    """KafkaConfigSchema.isSensitive: yes, unless Kafka defines the config and not as a
+    PASSWORD (an allow-list: kdump.kraft.safe_configs); a broker logger's values are log levels."""
+    if resource_type == 8:  # BROKER_LOGGER
+        return False
+    known = {
+        2: KAFKA_TOPIC_CONFIG_NAMES,
+        4: BROKER_CONFIGS,
+        16: CLIENT_METRICS_CONFIGS,
+        32: GROUP_CONFIGS,
+    }.get(resource_type, frozenset())
+    return name not in known
 
 
 def endpoint_json(e: Endpoint) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from typing import IO, TYPE_CHECKING, Literal
 
-from kdump.render.escape import shown
+from kdump.untrusted import terminal, terminal_lines, unfiltered
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -50,7 +50,7 @@ class TextTable:
     """
 
     def __init__(self, title: str | None = None, overflow: Overflow = "ellipsis") -> None:
-        self.title = title
+        self.title = None if title is None else terminal(title)
         self.overflow = overflow
         """what rich does with a cell too wide for a terminal: "fold" keeps all of it"""
         self.columns: list[tuple[str, Justify]] = []
@@ -66,7 +66,7 @@ class TextTable:
     def add_row(self, *cells: str) -> None:
         assert len(cells) == len(self.columns)
         # escaped here, not as the stream writes them: the width is that of what is printed
-        self.rows.append(tuple(shown(cell) for cell in cells))
+        self.rows.append(tuple(terminal(cell) for cell in cells))
 
     def to_rich(self, terminal: bool) -> Table:
         from rich import box
@@ -126,7 +126,7 @@ def _rich_console(out: IO[str], terminal: bool) -> Console:
             raise BrokenPipeError
 
     return _Console(
-        file=out,
+        file=unfiltered(out),  # rich's own escapes (colours) go past kdump's filter
         force_terminal=terminal,
         no_color=not terminal,
         width=None if terminal else PIPE_WIDTH,
@@ -150,7 +150,10 @@ class TextConsole:
         return self._rich
 
     def say(self, text: str, style: str | None = None) -> None:
-        """Print ``text`` literally (no markup, no highlighting); styled only on a terminal."""
+        """Print ``text`` literally (no markup, no highlighting); styled only on a terminal.
+        Control characters in it are escaped (kdump.untrusted.terminal_lines): rich writes to
+        the stream under kdump's filter."""
+        text = terminal_lines(text)
         if not self.terminal and (line := plain_line(text)) is not None:
             self._write(line + "\n")
             return
@@ -159,6 +162,7 @@ class TextConsole:
     def rich_say(self, text: str, style: str | None = None) -> None:
         """``say`` through rich whatever the text (literally: no markup, no emoji codes); on a
         terminal in lines that fit it, broken at spaces and after a path's ``/``."""
+        text = terminal_lines(text)
         if self.terminal:
             # with rich, on a terminal only: the wrapper's module costs a piped run 1 ms
             from kdump.render.wrap import wrap_paths

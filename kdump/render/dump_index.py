@@ -31,6 +31,7 @@ from kdump.render.lines import (
 )
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
+from kdump.untrusted import terminal
 
 
 def _log_beside(file: StoredFile) -> FileRecords:
@@ -50,7 +51,7 @@ def dump_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> I
     log = _log_beside(file)
     index = OffsetIndex(file.read(), base_offset_of(file), path)
     if index.entries == 0:
-        yield Line(OUT, f"{path} is empty.")
+        yield Line(OUT, f"{terminal(path)} is empty.")
         return
     if opts.index_sanity_check:
         yield from _sanity(path, index.sanity_check())
@@ -69,7 +70,7 @@ def dump_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> I
 def _sanity(path: str, failure: str | None) -> Iterator[Line]:
     if failure is not None:
         raise KdumpError(f"{path}: sanity check failed: {failure}")
-    yield Line(OUT, f"{path} passed sanity check.")
+    yield Line(OUT, f"{terminal(path)} passed sanity check.")
 
 
 LOOKUP_RUN = 16
@@ -166,10 +167,12 @@ def dump_snapshot(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -
 
 def text_entry_line(entry: NamedTuple) -> str:
     """``epoch: 0 startOffset: 0``: the entry's fields, camelCase as Kafka names them."""
-    return " ".join(
-        f"{re.sub(r'_([a-z])', lambda m: m[1].upper(), name)}: {value}"
-        for name, value in entry._asdict().items()
-        if value is not None
+    return terminal(  # a checkpoint's topic, meta.properties' cluster id: the broker's words
+        " ".join(
+            f"{re.sub(r'_([a-z])', lambda m: m[1].upper(), name)}: {value}"
+            for name, value in entry._asdict().items()
+            if value is not None
+        )
     )
 
 

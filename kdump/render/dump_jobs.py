@@ -25,9 +25,9 @@ from kdump.format.walk import LogWalk
 from kdump.parallel import run_in
 from kdump.progress import Progress
 from kdump.render import runs
-from kdump.render.escape import ESCAPE_NAMES
 from kdump.render.lines import ERR, Chunk, DumpOptions, DumpProblems, Line, LogSpan
 from kdump.storage.base import StoredFile
+from kdump.untrusted import ESCAPE_NAMES
 
 PIECE_BYTES = 4 << 20
 """Bytes of log a piece holds: small next to a worker's buffer (kdump.forked.BUFFER_BYTES: a

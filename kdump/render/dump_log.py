@@ -43,6 +43,7 @@ from kdump.render.lines import (
 from kdump.render.runs import PythonBatch, RunRenderer
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
+from kdump.untrusted import terminal
 
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
@@ -260,7 +261,7 @@ def _log_lines(
     # Kafka's rule: the trailing bytes are reported only when no --max-bytes was given.
     if span.last and stop.remaining and stop.reason in _TRAILING and opts.max_bytes == INT32_MAX:
         problems.trailing_bytes += stop.remaining
-        yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {file.name}")
+        yield Line(OUT, f"Found {stop.remaining} invalid bytes at the end of {terminal(file.name)}")
 
 
 def _batch_lines(

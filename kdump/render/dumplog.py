@@ -30,7 +30,6 @@ from kdump.format.textfiles import text_file_reader
 from kdump.java import java_string_hash
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
-from kdump.render.escape import ESCAPE_NAMES
 from kdump.render.lines import (
     ERR,
     OUT,
@@ -44,6 +43,7 @@ from kdump.render.lines import (
 )
 from kdump.storage import locate_file
 from kdump.storage.base import StoredFile
+from kdump.untrusted import ESCAPE_NAMES, terminal
 
 if TYPE_CHECKING:
     from kdump.storage import ObjectStore
@@ -152,7 +152,7 @@ def dump_file(
     file = stored_file(named)
     path = file.path
     if span.first:
-        yield Line(OUT, f"Dumping {path}")
+        yield Line(OUT, f"Dumping {terminal(path)}")
     yield from dispatch(
         file,
         opts,

@@ -18,8 +18,8 @@ from kdump.explain import (
 )
 from kdump.render.console import TextConsole, TextTable
 from kdump.render.describe import lossless
-from kdump.render.escape import json_text
 from kdump.units import at, byte_count, duration, iso
+from kdump.untrusted import json_text
 
 # -- JSON --------------------------------------------------------------------------------------
 

@@ -42,10 +42,10 @@ from kdump.render.dumplog import (
     joined,
     stored_file,
 )
-from kdump.render.escape import escape_json_text
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
 from kdump.render.lines import WHOLE, LogSpan, span_walk
 from kdump.storage.base import StoredFile
+from kdump.untrusted import escape_json_text
 
 Obj = dict[str, Any]
 

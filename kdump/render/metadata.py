@@ -11,8 +11,8 @@ from typing import Any
 
 from kdump.kraft.image import DIRECTORY_MIGRATING
 from kdump.kraft.loader import MetadataLoad
-from kdump.render.escape import shown, shown_json
 from kdump.units import iso
+from kdump.untrusted import shown, shown_json
 
 
 def load_lines(load: MetadataLoad, doc: dict[str, Any]) -> Iterator[str]:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.untrusted import terminal, unfiltered
 
 
 def _is_pipe(stream: Any) -> bool:
@@ -41,7 +42,9 @@ class _Meter:
         self.progress.update(self.task, total=amount)
 
     def advance(self, amount: int, what: str) -> None:
-        self.progress.update(self.task, advance=amount, what=_tail(what, self.what_width))
+        # a file's name: escaped (kdump.untrusted), and shown as text, never as rich markup
+        what = _tail(terminal(what), self.what_width)
+        self.progress.update(self.task, advance=amount, what=what)
 
     def set(self, completed: int, total: int, description: str) -> None:
         self.progress.update(self.task, completed=completed, total=total, description=description)
@@ -108,7 +111,8 @@ def progress_display(
             rate = "?" if speed is None else f"{speed:.1f}"
             return Text(f"{rate} {unit}/s", style="progress.data.speed")
 
-    console = console or Console(stderr=True)
+    # rich writes its own escapes (the bars): to stderr itself, not through kdump's filter
+    console = console or Console(file=unfiltered(sys.stderr))
     bar, what = _widths(console.width)
     columns: list[Any] = [
         TextColumn("{task.description}"),
@@ -119,7 +123,7 @@ def progress_display(
         columns += [DownloadColumn(binary_units=True), TransferSpeedColumn()]
     else:
         columns += [MofNCompleteColumn(), _Rate()]
-    columns += [TimeRemainingColumn(), TextColumn("{task.fields[what]}", style="dim")]
+    columns += [TimeRemainingColumn(), TextColumn("{task.fields[what]}", style="dim", markup=False)]
     with RichProgress(*columns, console=console, transient=True) as progress:
         yield ProgressDisplay(progress, what)
 

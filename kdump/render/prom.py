@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.errors import InputError
-from kdump.render.escape import ESCAPE_NAMES, shown
+from kdump.untrusted import ESCAPE_NAMES, metric_label, terminal_lines
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -56,11 +56,14 @@ class Family:
 
 
 def escape_label_value(value: str) -> str:
-    return shown(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value read from disk or not: kdump.untrusted.metric_label (a line feed is
+    ``\\x0a`` there, never a line of its own)."""
+    return metric_label(value)
 
 
 def escape_help(text: str) -> str:
-    return shown(text).replace("\\", "\\\\").replace("\n", "\\n")
+    """kdump's own text: its line feeds as the format's ``\\n``, other controls escaped."""
+    return terminal_lines(text).replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def format_value(value: float) -> str:
@@ -100,11 +103,13 @@ def output_directory(path: str | os.PathLike[str]) -> Path:
     return directory
 
 
-def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
+def write_textfile(
+    path: str | os.PathLike[str], text: str | Iterable[str], mode: int | None = None
+) -> None:
     """Replace ``path`` with ``text`` (or its pieces) atomically: a reader sees the old file or
     the new one, never a part. The temporary name starts with a dot and ends in ``.tmp``, so
     the collector (which reads ``*.prom``) never picks it up; mode 0666 less the umask, so the
-    collector's user can read what root's cron wrote."""
+    collector's user can read what root's cron wrote, or ``mode`` (a state file: 0600)."""
     target = Path(path)
     directory = output_directory(target)
     try:
@@ -117,9 +122,11 @@ def write_textfile(path: str | os.PathLike[str], text: str | Iterable[str]) -> N
                 f.write(piece)
             f.flush()
             os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -23,6 +23,7 @@ from kdump.errors import CodecError
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.compression import decompress
 from kdump.format.layout import COMPRESSION_MASK, CONTROL_BIT, RECORD_BATCH_OVERHEAD
+from kdump.format.records import max_headers
 from kdump.format.walk import BatchRun, Column
 from kdump.render.describe import NATIVE_DECODERS, Decoder
 from kdump.segment import FileRecords
@@ -123,6 +124,7 @@ class RunRenderer:
                 rendered = native.render_batches(
                     self.log.buf, columns, i, self.as_json, self.batch_template,
                     self.record_template, *self.decoders, self.last_offset, OUTPUT_CHUNK,
+                    max_headers(self.max_batch_bytes),
                 )  # fmt: skip
                 i, self.last_offset = rendered.next_index, rendered.last_offset
                 self._add_gaps(rendered.gaps)
@@ -169,6 +171,7 @@ class RunRenderer:
             rendered = native.render_payload(
                 payload, columns, i, self.as_json, self.batch_template, self.record_template,
                 *self.decoders, self.last_offset, pos, first, OUTPUT_CHUNK,
+                max_headers(self.max_batch_bytes),
             )  # fmt: skip
             if rendered is None:
                 break

@@ -7,10 +7,10 @@ from typing import IO
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
-from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
 from kdump.tiered.scrub import ScrubResult
 from kdump.units import size
+from kdump.untrusted import json_text
 
 
 def render_text(

@@ -2,7 +2,7 @@
 (the shape issue 42 gives: ``log_dirs`` with their partitions, bytes and estimated seconds).
 
 Every partition path and file name is read from disk: the console (text) and ``json_text``
-(JSON) write them by the one rule of kdump.render.escape.
+(JSON) write them by the one rule of kdump.untrusted.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import IO, Any
 
 from kdump.render.console import TextConsole
-from kdump.render.escape import json_text
 from kdump.startup.advice import Advice
 from kdump.startup.estimate import Estimate
 from kdump.startup.plan import LogDirStartup, PartitionStartup, StartupResult
 from kdump.units import seconds_range as span
 from kdump.units import size
+from kdump.untrusted import json_text
 
 LISTED = 50
 """Partitions with work listed by name in text, per log dir (JSON lists every one)."""

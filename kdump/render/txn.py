@@ -14,7 +14,6 @@ from rich.table import Table
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.render.console import TextConsole
-from kdump.render.escape import json_text
 from kdump.render.verify import STYLES, finding_line
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
@@ -27,6 +26,7 @@ from kdump.txn.analysis import (
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
 from kdump.txn.producer_state import ProducerStateEntry
 from kdump.units import at, byte_count, duration
+from kdump.untrusted import json_text
 
 TEXT_ROWS = 50
 """Rows of a long table (aborted ranges, coordinator transactions) shown in text; JSON has all."""

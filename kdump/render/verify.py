@@ -10,6 +10,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
 from kdump.render.console import Justify, TextConsole, TextTable
 from kdump.units import at, size
+from kdump.untrusted import terminal
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
@@ -90,7 +91,8 @@ def finding_line(f: Finding, advice: bool = True) -> str:
         then = f" [advice: {f.advice}]"
     else:
         then = ""
-    return f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{then}"
+    # one line whatever a name or a restored finding holds (kdump.untrusted)
+    return terminal(f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{then}")
 
 
 def render_text(
@@ -117,9 +119,11 @@ def render_text(
         if result.audit.bytes_unchanged_skipped:
             console.say(
                 f"read {size(result.audit.bytes_verified)}; "
-                f"{size(result.audit.bytes_unchanged_skipped)} of closed segments unchanged "
-                "since verified clean, not read (--state)"
+                f"{size(result.audit.bytes_unchanged_skipped)} unchanged since verified "
+                "clean, not read (--state)"
             )
+        if result.audit.state is not None:
+            console.say(f"state: {result.audit.state}")
     if result.audit.partial:
         console.say(
             f"partial: stopped before {result.audit.stopped_at} (--budget, or interrupted); "
@@ -129,7 +133,7 @@ def render_text(
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
-    from kdump.render.escape import json_text  # json: text output does without it
+    from kdump.untrusted import json_text  # json: text output does without it
 
     doc: dict[str, Any] = {
         "findings": [f.to_dict() for f in result.findings],
@@ -141,7 +145,7 @@ def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
 
 
 def render_jsonl(result: VerifyResult) -> Iterator[str]:
-    from kdump.render.escape import json_text
+    from kdump.untrusted import json_text
 
     for f in result.findings:
         yield json_text(f.to_dict(), separators=(",", ":"))

@@ -15,6 +15,7 @@ from typing import Any
 from kdump import __version__
 from kdump.report.collect import LogDirView, PartitionView, ReportModel
 from kdump.report.overview import PartitionRow
+from kdump.untrusted import escape_json_text
 
 SCRIPT_ID = "kdump-model"
 ROW_FIELDS = [f.name for f in fields(PartitionRow)]
@@ -89,7 +90,8 @@ def _partition(p: PartitionView, row: PartitionRow) -> dict[str, Any]:
 def script(model: ReportModel, shown: Mapping[str, PartitionRow], paths: list[str]) -> str:
     """The ``<script>`` element. Every ``<`` is written ``\\u003c`` (the same string to
     JSON.parse), so no name or message can end the script (``</script>``) or open a comment
-    (``<!--``) inside it."""
+    (``<!--``) inside it; what a terminal must not be given raw is JSON-escaped too
+    (kdump.untrusted.escape_json_text)."""
     text = json.dumps(model_dict(model, shown, paths), ensure_ascii=False, separators=(",", ":"))
-    text = text.replace("<", "\\u003c")
+    text = escape_json_text(text).replace("<", "\\u003c")
     return f'<script type="application/json" id="{SCRIPT_ID}">{text}</script>'

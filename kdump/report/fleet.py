@@ -10,29 +10,18 @@ across the fleet with their meaning, and each broker's findings.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterator
-from html import escape
-from typing import Any
 
 from kdump import __version__
 from kdump.checks.registry import REGISTRY
-from kdump.fleet import BrokerAudit, FleetAudit, log_dirs_name, log_dirs_of
-from kdump.report.html import _static, findings_table
+from kdump.fleet import BrokerAudit, DamagedFrom, FleetAudit
+from kdump.report.html import _static, findings_table, page_head
 from kdump.units import iso, offset_span, size
+from kdump.untrusted import html_text
 
 STATUS_ORDER = ("damaged", "errors", "warnings", "ok")
-
-
-def partition_status(p: dict[str, Any]) -> str:
-    """A partition row's status: recovery cuts it (damaged), errors, warnings, or ok."""
-    if p.get("damaged_from") is not None:
-        return "damaged"
-    if p.get("errors"):
-        return "errors"
-    if p.get("warnings"):
-        return "warnings"
-    return "ok"
 
 
 def _age(now: int, ms: int) -> str:
@@ -42,8 +31,8 @@ def _age(now: int, ms: int) -> str:
 
 def _verdict(fleet: FleetAudit) -> str:
     stale = [b for b in fleet.brokers if b.stale]
-    rows = [(b, p) for b in fleet.brokers for p in b.newest.summary["by_partition"]]
-    status = Counter(partition_status(p) for _, p in rows)
+    rows = [(b, p) for b in fleet.brokers for p in b.newest.partitions]
+    status = Counter(p.status for _, p in rows)
     bad = [b for b in fleet.brokers if b.newest.counts()["error"]]
     parts = []
     if bad:
@@ -66,7 +55,9 @@ def _verdict(fleet: FleetAudit) -> str:
         + ("; ".join(parts) if parts else "no error, no warning, every result fresh")
         + "."
     )
-    return f'<div class="verdict {cls}" id="verdict"><p class="headline">{escape(head)}</p></div>'
+    return (
+        f'<div class="verdict {cls}" id="verdict"><p class="headline">{html_text(head)}</p></div>'
+    )
 
 
 def _brokers(fleet: FleetAudit) -> str:
@@ -82,16 +73,16 @@ def _brokers(fleet: FleetAudit) -> str:
         key = a.broker
         body.append(
             f'<tr id="{_anchor(b)}"><td data-v="{-1 if key.broker_id is None else key.broker_id}">'
-            f"{escape(b.label())}</td><td>{escape(key.cluster_id or '-')}</td>"
-            f"<td>{escape(str(a.run.get('host') or '-'))}</td>"
+            f"{html_text(b.label())}</td><td>{html_text(key.cluster_id or '-')}</td>"
+            f"<td>{html_text(a.run.host or '-')}</td>"
             f'<td data-v="{a.started}">{iso(a.started)}</td>'
             f'<td class="n" data-v="{fleet.now - a.started}">{_age(fleet.now, a.started)}</td>'
             f'<td class="{"bad" if b.stale else ""}">{"stale" if b.stale else ""}</td>'
-            f'<td class="n">{len(a.run.get("log_dirs") or [])}</td>'
-            f'<td class="n">{len(a.summary["by_partition"])}</td>'
+            f'<td class="n">{len(a.run.log_dirs)}</td>'
+            f'<td class="n">{len(a.partitions)}</td>'
             f'<td class="n {"bad" if c["error"] else ""}">{c["error"]}</td>'
             f'<td class="n {"warn" if c["warning"] else ""}">{c["warning"]}</td>'
-            f'<td class="n">{b.older}</td><td>{escape(a.source)}</td></tr>'
+            f'<td class="n">{b.older}</td><td>{html_text(a.source)}</td></tr>'
         )
     return (
         f'<table class="sortable" id="brokers"><thead><tr>{head}</tr></thead><tbody>'
@@ -100,18 +91,21 @@ def _brokers(fleet: FleetAudit) -> str:
 
 
 def _anchor(b: BrokerAudit) -> str:
+    """A broker's (and its part's) id on the page: a digest of its names, which are the
+    broker's (kdump.untrusted: no name of theirs in an id or a link)."""
     key = b.newest.broker
-    anchor = "broker-" + "-".join(str(x) for x in key if x is not None).replace(" ", "_")
-    return anchor if b.part is None else f"{anchor}-{log_dirs_name(log_dirs_of(b.newest.run))}"
+    parts = sorted(b.newest.run.log_dirs) if b.part else []
+    names = "\0".join(str(x) for x in (*key, *parts))
+    return "broker-" + hashlib.sha256(names.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _partitions(fleet: FleetAudit) -> str:
-    rows = [(b, p) for b in fleet.brokers for p in b.newest.summary["by_partition"]]
+    rows = [(b, p) for b in fleet.brokers for p in b.newest.partitions]
     rows.sort(
         key=lambda r: (
-            STATUS_ORDER.index(partition_status(r[1])),
-            str(r[1].get("topic")),
-            r[1].get("partition") if isinstance(r[1].get("partition"), int) else -1,
+            STATUS_ORDER.index(r[1].status),
+            r[1].topic or "",
+            -1 if r[1].partition is None else r[1].partition,
             r[0].newest.broker.broker_id or -1,
         )
     )
@@ -123,23 +117,22 @@ def _partitions(fleet: FleetAudit) -> str:
     )
     body = []
     for b, p in rows:
-        status = partition_status(p)
-        start, end = p.get("log_start_offset"), p.get("log_end_offset")
+        status = p.status
+        start, end = p.log_start_offset, p.log_end_offset
         # as verify's table: the offsets held (the log end offset is exclusive), "-" for none
         span = "no offsets" if start is None or end is None else offset_span(start, end)
         offsets = "-" if span == "no offsets" else span.removeprefix("offsets ")
-        damaged = p.get("damaged_from")
         body.append(
             f'<tr><td class="st-{status}" data-v="{STATUS_ORDER.index(status)}">{status}</td>'
-            f"<td>{escape(str(p.get('topic') or '-'))}</td>"
-            f'<td class="n">{escape(str(p.get("partition", "-")))}</td>'
-            f'<td><a href="#{_anchor(b)}">{escape(b.label())}</a></td>'
-            f'<td class="n">{p.get("segments", 0)}</td>'
-            f'<td class="n" data-v="{p.get("bytes", 0)}">{size(int(p.get("bytes") or 0))}</td>'
+            f"<td>{html_text(p.topic or '-')}</td>"
+            f'<td class="n">{"-" if p.partition is None else p.partition}</td>'
+            f'<td><a href="#{_anchor(b)}">{html_text(b.label())}</a></td>'
+            f'<td class="n">{p.segments}</td>'
+            f'<td class="n" data-v="{p.bytes}">{size(p.bytes)}</td>'
             f'<td data-v="{end if end is not None else -1}">{offsets}</td>'
-            f'<td class="n">{_damaged(damaged)}</td>'
-            f'<td class="n">{p.get("errors", 0)}</td><td class="n">{p.get("warnings", 0)}</td>'
-            f"<td>{escape(str(p.get('path')))}</td></tr>"
+            f'<td class="n">{_damaged(p.damaged_from)}</td>'
+            f'<td class="n">{p.errors}</td><td class="n">{p.warnings}</td>'
+            f"<td>{html_text(p.path)}</td></tr>"
         )
     return (
         '<div class="tablebox"><table class="sortable overview" id="overview"><thead><tr>'
@@ -147,12 +140,12 @@ def _partitions(fleet: FleetAudit) -> str:
     )
 
 
-def _damaged(damaged: Any) -> str:
+def _damaged(damaged: DamagedFrom | None) -> str:
     """Where recovery cuts the log: the offset (the segment and byte position on hover)."""
-    if not isinstance(damaged, dict):
-        return "" if damaged is None else escape(str(damaged))
-    where = f"segment {damaged.get('segment')}, byte {damaged.get('position')}"
-    return f'<span title="{escape(where)}">{escape(str(damaged.get("offset")))}</span>'
+    if damaged is None:
+        return ""
+    where = f"segment {damaged.segment}, byte {damaged.position}"
+    return f'<span title="{html_text(where)}">{damaged.offset}</span>'
 
 
 def _codes(fleet: FleetAudit) -> str:
@@ -169,10 +162,10 @@ def _codes(fleet: FleetAudit) -> str:
         entry = REGISTRY.get(code)
         body.append(
             f'<tr data-severity="{severity}"><td class="sev-{severity}">{severity}</td>'
-            f'<td>{escape(code)}</td><td class="n">{n}</td>'
-            f"<td>{escape(', '.join(sorted(brokers[code])))}</td>"
-            f"<td>{escape(entry.meaning if entry else '')}</td>"
-            f"<td>{escape(entry.at_startup if entry else '')}</td></tr>"
+            f'<td>{html_text(code)}</td><td class="n">{n}</td>'
+            f"<td>{html_text(', '.join(sorted(brokers[code])))}</td>"
+            f"<td>{html_text(entry.meaning if entry else '')}</td>"
+            f"<td>{html_text(entry.at_startup if entry else '')}</td></tr>"
         )
     return (
         '<table class="sortable" id="codes"><thead><tr><th>severity</th><th>code</th>'
@@ -185,11 +178,8 @@ def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
     """The page, in pieces (write them in order)."""
     where = ", ".join(sources)
     yield (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kdump fleet report: {escape(where)}</title>"
-        f"<style>{_static('report.css')}</style></head><body>"
-        f'<header><h1>kdump fleet report</h1><p class="muted">{escape(where)} · as at '
+        page_head(f"kdump fleet report: {where}") + "<body>"
+        f'<header><h1>kdump fleet report</h1><p class="muted">{html_text(where)} · as at '
         f"{iso(fleet.now)} · kdump {__version__} · {len(fleet.brokers)} broker(s), each one's "
         "newest verify result (no segment read again)</p></header>"
     )
@@ -213,10 +203,10 @@ def render_fleet_html(fleet: FleetAudit, sources: list[str]) -> Iterator[str]:
     for b in fleet.brokers:
         if b.newest.findings:
             yield (
-                f"<h3>{escape(b.label())} ({escape(b.newest.source)})</h3>"
+                f"<h3>{html_text(b.label())} ({html_text(b.newest.source)})</h3>"
                 + findings_table(b.newest.findings)
             )
     if fleet.unreadable:
-        items = "".join(f"<li>{escape(str(e))}</li>" for e in fleet.unreadable)
+        items = "".join(f"<li>{html_text(str(e))}</li>" for e in fleet.unreadable)
         yield f'<h2>Results not read</h2><ul class="bad">{items}</ul>'
     yield f"<script>{_static('report.js')}</script></body></html>\n"

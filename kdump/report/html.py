@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from html import escape
 from itertools import groupby
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from kdump.report.overview import (
 )
 from kdump.report.svg import partition_plots
 from kdump.units import iso, offset_span, size
+from kdump.untrusted import csp_meta, html_text
 
 PAGE_SIZE = 20
 """Detailed sections per page (their plots drawn)."""
@@ -79,6 +79,17 @@ def _static(name: str) -> str:
     return (Path(__file__).parent / name).read_text(encoding="utf-8")
 
 
+def page_head(title: str) -> str:
+    """A page's start to its ``</head>``: the Content-Security-Policy first (only report.js,
+    by its hash, runs: kdump.untrusted.csp_meta), then the title and the stylesheet."""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        + csp_meta(_static("report.js"))
+        + '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{html_text(title)}</title><style>{_static('report.css')}</style></head>"
+    )
+
+
 HATCHES = (
     '<svg class="defs" width="0" height="0" aria-hidden="true"><defs>'
     '<pattern id="k-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
@@ -97,19 +108,19 @@ def findings_table(findings: list[Finding]) -> str:
         return '<p class="muted">No findings.</p>'
     body = []
     for f in findings:
-        where = escape(f.path) + (f":{f.position}" if f.position is not None else "")
+        where = html_text(f.path) + (f":{f.position}" if f.position is not None else "")
         if f.fix:
-            fix = f"<br><code>{escape(f.fix)}</code>"
+            fix = f"<br><code>{html_text(f.fix)}</code>"
         elif f.advice:
-            fix = f'<br><span class="advice">advice: {escape(f.advice)}</span>'
+            fix = f'<br><span class="advice">advice: {html_text(f.advice)}</span>'
         else:
             fix = ""
         sev = f.severity.value
         body.append(
             f'<tr data-severity="{sev}"><td data-v="{f.severity.rank}" class="sev-{sev}">{sev}'
-            f"</td><td>{escape(f.code)}</td><td>{where}</td>"
+            f"</td><td>{html_text(f.code)}</td><td>{where}</td>"
             f'<td class="n" data-v="{f.offset if f.offset is not None else -1}">'
-            f"{'' if f.offset is None else f.offset}</td><td>{escape(f.message)}{fix}</td></tr>"
+            f"{'' if f.offset is None else f.offset}</td><td>{html_text(f.message)}{fix}</td></tr>"
         )
     return (
         '<table class="sortable findings"><thead><tr><th>severity</th><th>code</th><th>where</th>'
@@ -121,13 +132,13 @@ def findings_table(findings: list[Finding]) -> str:
 def _identity(d: LogDirView) -> str:
     i = d.identity
     if i.error is not None:
-        return f'<span class="warn">meta.properties: {escape(i.error)}</span>'
+        return f'<span class="warn">meta.properties: {html_text(i.error)}</span>'
     if i.meta_properties_version is None:
         return "no meta.properties"
     parts = [f"broker {i.node_id}", f"cluster {i.cluster_id or '-'}"]
     if i.directory_id:
         parts.append(f"directory {i.directory_id}")
-    return escape(", ".join(parts))
+    return html_text(", ".join(parts))
 
 
 # -- the verdict -------------------------------------------------------------------------------
@@ -141,8 +152,8 @@ def _verdict(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
     items = [_verdict_item(s, by_status[s], shown) for s in wrong]
     if dirs:
         named = "".join(
-            f'<li><a href="#{log_dir_anchor(d)}">{escape(d.path)}</a>: '
-            f"{escape(_own_problems(d))}</li>"
+            f'<li><a href="#{log_dir_anchor(d)}">{html_text(d.path)}</a>: '
+            f"{html_text(_own_problems(d))}</li>"
             for d in dirs
         )
         items.append(f"<li><b>the log dirs' own files</b> ({len(dirs)})<ul>{named}</ul></li>")
@@ -165,9 +176,9 @@ def _verdict(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
             + (f" {len(dirs)} log dir(s) have findings on their own files." if dirs else "")
         )
     return (
-        f'<div class="verdict {cls}" id="verdict"><p class="headline">{escape(head)}</p>'
+        f'<div class="verdict {cls}" id="verdict"><p class="headline">{html_text(head)}</p>'
         + (f'<ul class="kinds">{"".join(items)}</ul>' if items else "")
-        + f'<p class="muted">{escape(_verdict_tail(model, ordered, by_status))}.</p></div>'
+        + f'<p class="muted">{html_text(_verdict_tail(model, ordered, by_status))}.</p></div>'
     )
 
 
@@ -181,15 +192,15 @@ def _verdict_item(
     status: str, partitions: list[PartitionView], shown: Mapping[str, PartitionRow]
 ) -> str:
     named = "".join(
-        f'<li><a href="#{shown[p.path].anchor}">{escape(shown[p.path].label)}</a>: '
-        f"{escape(shown[p.path].problems[0])}</li>"
+        f'<li><a href="#{shown[p.path].anchor}">{html_text(shown[p.path].label)}</a>: '
+        f"{html_text(shown[p.path].problems[0])}</li>"
         for p in partitions[:VERDICT_NAMES]
     )
     more = len(partitions) - VERDICT_NAMES
     if more > 0:
         named += f'<li class="muted">and {more} more (the table lists them all)</li>'
     return (
-        f'<li class="st-{status}"><b>{escape(STATUS_WORDS[status])}</b> ({len(partitions)})'
+        f'<li class="st-{status}"><b>{html_text(STATUS_WORDS[status])}</b> ({len(partitions)})'
         f"<ul>{named}</ul></li>"
     )
 
@@ -220,11 +231,11 @@ def _fleet(d: LogDirView, shown: Mapping[str, PartitionRow]) -> str:
     for topic, group in groupby(ordered, key=_topic):
         cells = "".join(_cell(p, shown[p.path]) for p in group)
         topics.append(
-            f'<div class="topic"><span class="tname" title="{escape(topic)}">{escape(topic)}'
+            f'<div class="topic"><span class="tname" title="{html_text(topic)}">{html_text(topic)}'
             f'</span><span class="cells">{cells}</span></div>'
         )
     return (
-        f'<div class="fleet"><h3>{escape(d.path)}</h3><p class="muted">{_identity(d)} · '
+        f'<div class="fleet"><h3>{html_text(d.path)}</h3><p class="muted">{_identity(d)} · '
         f"{len(d.partitions)} partition(s) · {size(total)} of log</p>"
         f'<div class="map">{"".join(topics)}</div></div>'
     )
@@ -241,7 +252,7 @@ def _cell(p: PartitionView, row: PartitionRow) -> str:
     number = "?" if p.partition is None else str(p.partition)
     return (
         f'<a class="c st-{row.status} z{row.shade}" href="#{row.anchor}" '
-        f'title="{escape(title)}">{number}</a>'
+        f'title="{html_text(title)}">{number}</a>'
     )
 
 
@@ -286,7 +297,8 @@ def _table(model: ReportModel, shown: Mapping[str, PartitionRow]) -> str:
     )
     peak = max((p.summary.bytes for p in ordered), default=0) or 1
     head = "".join(
-        f'<th class="{cls}" title="{escape(tip)}">{escape(h)}</th>' for _, h, cls, tip in COLUMNS
+        f'<th class="{cls}" title="{html_text(tip)}">{html_text(h)}</th>'
+        for _, h, cls, tip in COLUMNS
     )
     rows_html = [_table_row(p, shown[p.path], model.now, peak) for p in ordered]
     later = rows_html[TABLE_ROWS:]
@@ -333,7 +345,7 @@ def _table_row(p: PartitionView, row: PartitionRow, now: int, peak: int) -> str:
     }
     cells = []
     for key, _, cls, _ in COLUMNS:
-        text = escape(str(getattr(row, key)))
+        text = html_text(str(getattr(row, key)))
         if key == "label":
             text = f'<a href="#{row.anchor}">{text}</a>'
         attrs = f' data-k="{key}"'
@@ -343,13 +355,13 @@ def _table_row(p: PartitionView, row: PartitionRow, now: int, peak: int) -> str:
         if classes:
             attrs += f' class="{classes}"'
         if titles.get(key):
-            attrs += f' title="{escape(titles[key])}"'
+            attrs += f' title="{html_text(titles[key])}"'
         if key == "size" and s.bytes:
             attrs += f' style="--w:{100 * s.bytes / peak:.1f}%"'
         cells.append(f"<td{attrs}>{text}</td>")
     return (
-        f'<tr id="{anchor_of(p, False)}" data-path="{escape(p.path)}" '
-        f'title="{escape(p.path)}">{"".join(cells)}</tr>'
+        f'<tr id="{anchor_of(p, False)}" data-path="{html_text(p.path)}" '
+        f'title="{html_text(p.path)}">{"".join(cells)}</tr>'
     )
 
 
@@ -411,22 +423,22 @@ def _section(p: PartitionView, row: PartitionRow, model: ReportModel) -> str:
             f"{p.blocked_records} records ({size(p.blocked_bytes)}) above the last stable offset"
         )
     chip = (
-        f'<span class="chip st-{row.status}">{escape(row.status)}</span>'
+        f'<span class="chip st-{row.status}">{html_text(row.status)}</span>'
         if row.status not in ("ok", "empty")
-        else f'<span class="chip">{escape(row.detail or "")}</span>'
+        else f'<span class="chip">{html_text(row.detail or "")}</span>'
     )
-    problems = "".join(f'<li class="st-{row.status}">{escape(t)}</li>' for t in row.problems)
+    problems = "".join(f'<li class="st-{row.status}">{html_text(t)}</li>' for t in row.problems)
     plots = "".join(
         f'<div class="plotbox">{svg}</div>'
         for svg in partition_plots(p, model.now, p.index_interval_bytes)
     )
     return (
-        f'<section class="partition" id="{row.anchor}" data-path="{escape(p.path)}">'
-        f"<h3>{escape(row.label)} {chip}</h3>"
-        f'<div class="facts">{escape(p.path)} · {escape(facts_line(p))}</div>'
+        f'<section class="partition" id="{row.anchor}" data-path="{html_text(p.path)}">'
+        f"<h3>{html_text(row.label)} {chip}</h3>"
+        f'<div class="facts">{html_text(p.path)} · {html_text(facts_line(p))}</div>'
         + (f'<ul class="problems">{problems}</ul>' if problems else "")
         + (
-            f'<ul class="notes">{"".join(f"<li>{escape(n)}</li>" for n in notes)}</ul>'
+            f'<ul class="notes">{"".join(f"<li>{html_text(n)}</li>" for n in notes)}</ul>'
             if notes
             else ""
         )
@@ -439,7 +451,7 @@ def _section(p: PartitionView, row: PartitionRow, model: ReportModel) -> str:
 def _plot_legend() -> str:
     marks = "".join(
         f'<span><svg width="22" height="14" aria-hidden="true"><rect class="{cls}" x="1" y="1" '
-        f'width="20" height="12"/></svg>{escape(text)}</span>'
+        f'width="20" height="12"/></svg>{html_text(text)}</span>'
         for cls, text in LEGEND
     )
     return f'<p class="legend">{marks}</p>'
@@ -450,12 +462,12 @@ def _plot_legend() -> str:
 
 def _log_dir_summary(d: LogDirView, shown: Mapping[str, PartitionRow]) -> str:
     codes = "".join(
-        f'<tr data-severity="{sev}"><td class="sev-{sev}">{sev}</td><td>{escape(code)}</td>'
+        f'<tr data-severity="{sev}"><td class="sev-{sev}">{sev}</td><td>{html_text(code)}</td>'
         f'<td class="n" data-v="{n}">{n}</td></tr>'
         for code, sev, n in d.codes()
     )
     startup = [(p, a) for p in d.partitions for a in p.summary.startup]
-    out = [f'<h3 id="{log_dir_anchor(d)}">{escape(d.path)}</h3>']
+    out = [f'<h3 id="{log_dir_anchor(d)}">{html_text(d.path)}</h3>']
     if codes:
         out.append(
             '<table class="sortable"><thead><tr><th>severity</th><th>code</th>'
@@ -465,8 +477,8 @@ def _log_dir_summary(d: LogDirView, shown: Mapping[str, PartitionRow]) -> str:
         out.append("<p>No findings.</p>")
     if startup:
         items = "".join(
-            f'<li><a href="#{shown[p.path].anchor}">{escape(shown[p.path].label)}</a>: '
-            f"{escape(a)}</li>"
+            f'<li><a href="#{shown[p.path].anchor}">{html_text(shown[p.path].label)}</a>: '
+            f"{html_text(a)}</li>"
             for p, a in startup[:50]
         )
         more = f"<li>… {len(startup) - 50} more</li>" if len(startup) > 50 else ""
@@ -488,11 +500,8 @@ def render_html(model: ReportModel, paths: list[str]) -> Iterator[str]:
     n_detailed = sum(len(page) for page in pages)
     where = ", ".join(paths)
     yield (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kdump report: {escape(where)}</title>"
-        f"<style>{_static('report.css')}</style></head><body>{HATCHES}"
-        f'<header><h1>kdump report</h1><p class="muted">{escape(where)} · as at '
+        page_head(f"kdump report: {where}") + f"<body>{HATCHES}"
+        f'<header><h1>kdump report</h1><p class="muted">{html_text(where)} · as at '
         f"{iso(model.now)} · kdump {__version__} · {len(model.partitions)} partition(s) in "
         f"{len(model.log_dirs)} log dir(s)</p></header>"
     )

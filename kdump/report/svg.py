@@ -15,11 +15,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from kdump.report.collect import PartitionView, SegmentView
 from kdump.report.overview import BLOCKING, zero_tail
 from kdump.units import iso, offset_span, rough_duration, size
+from kdump.untrusted import html_text
 
 WIDTH = 1200
 LEFT, RIGHT = 8, 8
@@ -66,26 +66,25 @@ def _n(v: float) -> str:
 def _svg(kind: str, height: float, body: list[str], label: str) -> str:
     return (
         f'<svg class="plot" data-plot="{kind}" viewBox="0 0 {WIDTH} {_n(height)}" '
-        f'role="img" aria-label="{escape(label)}">{"".join(body)}</svg>'
+        f'role="img" aria-label="{html_text(label)}">{"".join(body)}</svg>'
     )
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", cls: str = "lbl") -> str:
-    return (
-        f'<text class="{cls}" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}">{escape(text)}</text>'
-    )
+    head = f'<text class="{cls}" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}">'
+    return f"{head}{html_text(text)}</text>"
 
 
 def _rect(x0: float, x1: float, y: float, h: float, cls: str, title: str) -> str:
     w = max(x1 - x0, 1.5)
     return (
         f'<rect class="{cls}" x="{_n(x0)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}">'
-        f"<title>{escape(title)}</title></rect>"
+        f"<title>{html_text(title)}</title></rect>"
     )
 
 
 def _vline(x: float, top: float, bottom: float, cls: str, title: str = "") -> str:
-    inner = f"<title>{escape(title)}</title>" if title else ""
+    inner = f"<title>{html_text(title)}</title>" if title else ""
     return (
         f'<line class="{cls}" x1="{_n(x)}" x2="{_n(x)}" y1="{_n(top)}" y2="{_n(bottom)}">'
         f"{inner}</line>"
@@ -161,7 +160,7 @@ def _notes_above(notes: Sequence[Note], top: float) -> tuple[list[str], float]:
             ticks.append(_vline(n.x0, y + 3, bars, tick))
         text = _text(x, y, n.text, anchor, f"{n.cls} ann")
         if n.title:
-            text = text.replace("</text>", f"<title>{escape(n.title)}</title></text>")
+            text = text.replace("</text>", f"<title>{html_text(n.title)}</title></text>")
         labels.append(text)
     return ticks + labels, bars
 
@@ -398,7 +397,7 @@ def index_plot(p: PartitionView, interval: int) -> str:
             f"apart, mean {d.mean_bytes:.0f}"
         )
         body.append(
-            f'<g class="dens"><title>{escape(title)}</title>'
+            f'<g class="dens"><title>{html_text(title)}</title>'
             f'<line x1="{_n(cx)}" x2="{_n(cx)}" y1="{_n(y(d.min_bytes))}" '
             f'y2="{_n(y(d.max_bytes))}"/>'
             f'<circle cx="{_n(cx)}" cy="{_n(y(d.mean_bytes))}" r="4"/></g>'

@@ -607,8 +607,12 @@ def _unchanged(task: SegmentTask, known: dict[str, Any]) -> bool:
     was = known.get("identity")
     if was is None:  # not on local disk: no identity, always read again
         return False
+    try:
+        before = SegmentIdentity.from_dict(was)  # read typed: a marker of an older kdump
+    except ValueError:
+        return False
     now = identify(task.log_segment(), int(known["last_position"]))
-    return now is not None and now == SegmentIdentity.from_dict(was)
+    return now is not None and now == before
 
 
 def _written_before(fs: pafs.FileSystem, base: str) -> dict[str, dict[str, Any]]:

@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from kdump.startup.estimate import Calibration, Estimate, Work
 from kdump.startup.plan import PartitionStartup, StartupResult
 from kdump.units import seconds_range as span
+from kdump.untrusted import command
 
 SHARE = 0.25
 """A partition that is this share of its log dir's work dominates it."""
@@ -126,17 +126,17 @@ def _repairs(p: PartitionStartup, calibration: Calibration) -> list[Advice]:
     if p.indexes_rebuilt and p.seconds_with_indexes_whole is not None:
         saved = p.seconds.less(p.seconds_with_indexes_whole)
         paths = [s.log_path for s in p.log.segments if s.base_offset in set(p.indexes_rebuilt)]
-        command = "kdump rebuild-index " + " ".join(shlex.quote(path) for path in paths)
+        suggested = command("kdump", "rebuild-index", *paths)  # kdump.untrusted: each quoted
         out.append(
             Advice(
                 "rebuild-index",
                 f"{p.log.storage.name}: segment(s) {', '.join(map(str, p.indexes_rebuilt))} "
                 "force a recovery at open, which deletes the producer snapshots above them "
                 "and so a replay after it; rebuilding their indexes before the start "
-                f"(`{command}`) saves about {span(*saved)}",
+                f"(`{suggested}`) saves about {span(*saved)}",
                 saved,
                 p.log.location,
-                command,
+                suggested,
             )
         )
     full = [r for r in p.replays if r.snapshot is None and r.batches]

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump import speedups
+from kdump.errors import BudgetSpent
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -32,22 +33,77 @@ if TYPE_CHECKING:
 PAGE = mmap.PAGESIZE
 
 
+_budget_local = threading.local()
+
+
+class Budget:
+    """--budget: when a run stops reading (kdump verify). A segment is not begun after the
+    deadline, and one being read is left at its next read (``check``, from ``charge``), its
+    rate limit's wait cut short: a run under a budget ends near it whatever --max-io-rate
+    says (issue 39 point 7). The run's first segment is read whole whatever the budget
+    (``reading(must_finish=True)``), so that runs under any budget get through a log dir.
+
+    The deadline is on the monotonic clock, the system's: the same in a --jobs worker."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.deadline = clock() + seconds
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"deadline": self.deadline}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.clock, self.deadline = time.monotonic, state["deadline"]
+
+    def left(self) -> float:
+        return self.deadline - self.clock()
+
+    def spent(self) -> bool:
+        return self.left() <= 0
+
+    def reading(self, must_finish: bool) -> _Reading:
+        """This thread reads one segment now: ``must_finish``, whatever the budget."""
+        return _Reading(must_finish)
+
+    def check(self) -> None:
+        """Raise BudgetSpent where this thread's segment is to be left now."""
+        if not getattr(_budget_local, "must_finish", True) and self.spent():
+            raise BudgetSpent()
+
+
+class _Reading:
+    def __init__(self, must_finish: bool) -> None:
+        self.must_finish = must_finish
+
+    def __enter__(self) -> None:
+        self.before = getattr(_budget_local, "must_finish", True)
+        _budget_local.must_finish = self.must_finish
+
+    def __exit__(self, *exc: object) -> None:
+        _budget_local.must_finish = self.before
+
+
 class ReadPolicy(NamedTuple):
     """What reading a local file may cost the broker beside it.
 
     ``keep_cache``: leave what was read in the page cache (--keep-cache; every command but
     verify). ``max_io_rate``: bytes per second this process reads at most (--max-io-rate).
+    ``budget``: when the run stops reading (--budget).
     """
 
     keep_cache: bool = True
     max_io_rate: int | None = None
     throttle: RateLimit | None = None
+    budget: Budget | None = None
 
     @classmethod
-    def live(cls, keep_cache: bool = False, max_io_rate: int | None = None) -> ReadPolicy:
+    def live(
+        cls, keep_cache: bool = False, max_io_rate: int | None = None, budget_ms: int | None = None
+    ) -> ReadPolicy:
         """A policy for reading beside a running broker (verify's default: cache neutral)."""
         limit = RateLimit(max_io_rate) if max_io_rate else None
-        return cls(keep_cache, max_io_rate, limit)
+        budget = None if budget_ms is None else Budget(budget_ms / 1000)
+        return cls(keep_cache, max_io_rate, limit, budget)
 
     def guard(
         self, fd: int, size: int, within: list[tuple[int, int]] | None = None
@@ -73,9 +129,13 @@ class ReadPolicy(NamedTuple):
             os.close(fd)
 
     def charge(self, n: int) -> None:
-        """``n`` more bytes were read: wait as long as the rate asks."""
+        """``n`` more bytes were read: wait as long as the rate asks; raise BudgetSpent where
+        the budget is spent (the wait ends at its deadline)."""
+        budget = self.budget
+        if budget is not None:
+            budget.check()
         if self.throttle is not None:
-            self.throttle.take(n)
+            self.throttle.take(n, budget)
 
 
 KEEP = ReadPolicy()
@@ -108,8 +168,9 @@ class RateLimit:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["rate"])  # type: ignore[misc]
 
-    def take(self, n: int) -> None:
-        """``n`` more bytes were read: return once the run is no faster than the rate."""
+    def take(self, n: int, budget: Budget | None = None) -> None:
+        """``n`` more bytes were read: return once the run is no faster than the rate. With a
+        ``budget``, the wait is cut at its deadline, where ``budget.check`` decides."""
         with self._lock:
             if os.getpid() != self._pid:  # a forked worker: its share, from now
                 from kdump.parallel import run_processes
@@ -118,9 +179,12 @@ class RateLimit:
                 self._share = self.rate / max(1, run_processes())
             self.taken += n
             due = self.started + self.taken / self._share
-        now = self.clock()
-        if due > now:
-            self.sleep(due - now)
+        while (wait := due - self.clock()) > 0:
+            if budget is not None and 0 < budget.left() < wait:
+                self.sleep(budget.left())
+                budget.check()  # past the deadline: left here, or read on (must finish)
+                continue
+            self.sleep(wait)
 
 
 class CacheGuard:

@@ -44,6 +44,7 @@ from kdump.txn.producer_state import (
 )
 from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog
+from kdump.untrusted import shell_word
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
 """transaction.max.timeout.ms; find-hanging's --max-transaction-timeout default (15 minutes)."""
@@ -334,9 +335,11 @@ def abort_commands(
     coordinator_epoch: int,
 ) -> tuple[str, str]:
     """kafka-transactions.sh abort: by start offset (brokers 3.0+), and by producer (older)."""
+    # the topic is a directory's name, the servers the user's: quoted; a placeholder is not
     head = (
-        f"kafka-transactions.sh --bootstrap-server {servers or SERVERS_PLACEHOLDER} abort "
-        f"--topic {topic if topic is not None else '<topic>'} "
+        f"kafka-transactions.sh --bootstrap-server "
+        f"{SERVERS_PLACEHOLDER if servers is None else shell_word(servers)} abort "
+        f"--topic {'<topic>' if topic is None else shell_word(topic)} "
         f"--partition {partition if partition is not None else '<partition>'}"
     )
     return (

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import stop_damage
 from kdump.errors import KdumpError, as_kdump_error
@@ -316,7 +317,7 @@ class ProducerReplay:
                             f"{aborted.first_offset}, which the .txnindex does not list: "
                             "read_committed consumers receive its records as committed",
                             offset=aborted.last_offset,
-                            fix=f"kdump rebuild-index {segment.log_path}",
+                            fix=fixes.rebuild_index(segment.log_path),
                         )
                     )
                     self.aborted.append(aborted)
@@ -335,7 +336,7 @@ class ProducerReplay:
                         f"{aborted.last_offset} starts at offset {aborted.first_offset} in the "
                         f"log, at {entry.first_offset} in the .txnindex",
                         offset=aborted.last_offset,
-                        fix=f"kdump rebuild-index {segment.log_path}",
+                        fix=fixes.rebuild_index(segment.log_path),
                     )
                 )
             self.aborted.append(aborted)

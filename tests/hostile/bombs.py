@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import zstandard
-from batchbytes import v2_batch
+from batchbytes import v2_batch, varint
 
 GZIP, ZSTD = 1, 4
 BLOCK = 1 << 20
@@ -143,3 +143,78 @@ def fixed_index(chunk: int, file_size: int, stored: int, last: int) -> dict[str,
         "transformedChunkSize": stored,
         "finalTransformedChunkSize": last,
     }
+
+
+# -- headers and metadata arrays (issue 39 point 4) ---------------------------------------------
+
+EMPTY_HEADER = b"\x00\x00"
+"""A record header with an empty key and an empty value (both lengths zig-zag 0)."""
+
+
+def header_bomb(headers: int, base_offset: int = 0) -> bytes:
+    """One zstd v2 batch of one record holding ``headers`` empty headers: 2 bytes a header
+    decompressed (10 M: 20 MB in a 1.8 KB file)."""
+    body = bytes([0]) + varint(0) + varint(0) + varint(-1) + varint(-1) + varint(headers)
+    record_head = varint(len(body) + len(EMPTY_HEADER) * headers) + body
+    zc = zstandard.ZstdCompressor(level=19).compressobj(
+        size=len(record_head) + len(EMPTY_HEADER) * headers
+    )
+    payload = zc.compress(record_head)
+    payload += b"".join(zc.compress(b) for b in _repeated(EMPTY_HEADER, headers)) + zc.flush()
+    return v2_batch(base_offset, payload, ZSTD, records_count=1)
+
+
+def uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out) + bytes([value])
+
+
+REPLICA_MARK = struct.pack(">i", 0x7EADBEEF)
+
+
+def partition_record_bomb(replicas: int, base_offset: int, partition: int = 0) -> bytes:
+    """A zstd batch of one metadata record: a PartitionRecord (encoded from Kafka's spec by
+    tests/metadata_codec.py) whose replicas are ``replicas`` int32s (4 bytes each
+    decompressed: 30 M in 10 KB)."""
+    from kraftlog import partition as partition_record
+    from metadata_codec import encode
+
+    name, data, version = partition_record(TOPIC_ID, partition, [0x7EADBEEF], 1)
+    data["isr"] = [1]
+    value = encode(name, data, version)
+    at = value.index(uvarint(2) + REPLICA_MARK)  # the compact array of one replica
+    head, tail = value[:at] + uvarint(replicas + 1), value[at + 1 + 4 :]
+    size = len(head) + 4 * replicas + len(tail)
+    body = bytes([0]) + varint(0) + varint(0) + varint(-1) + varint(size)
+    record_head = varint(len(body) + size + 1) + body + head
+    zc = zstandard.ZstdCompressor(level=19).compressobj(
+        size=len(record_head) + 4 * replicas + len(tail) + 1
+    )
+    one = struct.pack(">i", partition % 100)  # replicas differ from record to record
+    payload = zc.compress(record_head)
+    payload += b"".join(zc.compress(b) for b in _repeated(one, replicas))
+    payload += zc.compress(tail + b"\x00") + zc.flush()  # no headers
+    return v2_batch(base_offset, payload, ZSTD, records_count=1)
+
+
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def metadata_log_dir(root: Path, replicas: int, records: int = 1) -> Path:
+    """A log dir with a ``__cluster_metadata-0`` whose log is a TopicRecord, then ``records``
+    PartitionRecords of ``replicas`` replicas each, one batch each."""
+    from kraftlog import MetadataLog, topic, write_metadata_dir
+
+    log = MetadataLog()
+    log.records(topic("bombed", TOPIC_ID))
+    data = bytes(log.data) + b"".join(
+        partition_record_bomb(replicas, 1 + i, i) for i in range(records)
+    )
+    write_metadata_dir(root, data)
+    (root / "meta.properties").write_text(
+        f"version=1\nnode.id=1\ncluster.id={TOPIC_ID}\ndirectory.id={TOPIC_ID}\n"
+    )
+    return root

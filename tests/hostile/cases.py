@@ -15,14 +15,17 @@ from pathlib import Path
 
 from hostile.bombs import (
     BLOCK,
+    EMPTY_HEADER,
     EMPTY_RECORD,
     EMPTY_V0_MESSAGE,
     ZSTD,
     aiven_segment,
     compressed,
     fixed_index,
+    header_bomb,
     invalid_batch,
     legacy_wrapper_bomb,
+    metadata_log_dir,
     record_bomb,
     variable_index_claiming,
     write_segment,
@@ -173,6 +176,44 @@ def _aiven_zeros(tmp: Path, size: int) -> list[str]:
     return ["dump", aiven_segment(tmp / "bucket", index, log, compression=True)]
 
 
+def _headers(*command: str) -> Build:
+    """``command`` (its first word) over a partition whose one record holds ``size`` bytes of
+    empty headers (issue 39: 10 M took a JSON Lines dump to 1.5 GB)."""
+
+    def build(tmp: Path, size: int) -> list[str]:
+        part = tmp / "headers-0"
+        write_segment(part, header_bomb(size // len(EMPTY_HEADER)))
+        return [command[0], str(part), *command[1:]]
+
+    return build
+
+
+def _salvage_headers(tmp: Path, size: int) -> list[str]:
+    part = tmp / "logs" / "cut-0"
+    write_segment(part, invalid_batch() + header_bomb(size // len(EMPTY_HEADER), base_offset=1))
+    return ["salvage", str(part), "--output-dir", str(tmp / "out")]
+
+
+def _replicas(*command: str) -> Build:
+    """``command`` over a log dir whose metadata log holds one PartitionRecord of ``size``
+    bytes of replicas (issue 39: 30 M took ``kdump metadata`` to 3.2 GB, verify to 1.09 GB)."""
+
+    def build(tmp: Path, size: int) -> list[str]:
+        log_dir = metadata_log_dir(tmp / "logdir", size // 4)
+        where = log_dir / "__cluster_metadata-0" if command[0] == "metadata" else log_dir
+        return [command[0], str(where), *command[1:]]
+
+    return build
+
+
+HEADERS_BATCH = 32 * MIB
+"""The review's --max-batch-bytes for its header bomb (``dump --format jsonl --max-batch-bytes
+32MiB``): the payload fits, so the record is decoded, and the bound is 2 x 32 MiB + 100 MB."""
+REVIEW_HEADERS = 10_000_000 * len(EMPTY_HEADER)
+"""The review's: 10 M empty headers in one record (20 MB in a 1.8 KB file)."""
+BATCH_OPTION = ("--max-batch-bytes", str(HEADERS_BATCH))
+REVIEW_REPLICAS = 30_000_000 * 4
+
 REVIEW_RECORDS = 38_000_000 * len(EMPTY_RECORD)
 """The review's bomb: 38 M records of 7 bytes (266 MB, within the 256 MiB default)."""
 
@@ -258,6 +299,65 @@ CASES = [
         7_800_000 * len(EMPTY_V0_MESSAGE),
         suite_options=(),
         max_batch_bytes=MIB,
+    ),
+    Case(
+        "headers-jsonl",
+        "dump --format jsonl --deep-iteration of a record of empty headers",
+        _headers("dump", "--format", "jsonl", "--deep-iteration", *BATCH_OPTION),
+        8 * MIB,
+        REVIEW_HEADERS,
+        suite_options=(),
+        max_batch_bytes=HEADERS_BATCH,
+    ),
+    Case(
+        "headers-text",
+        "dump --deep-iteration of a record of empty headers",
+        _headers("dump", "--deep-iteration", *BATCH_OPTION),
+        8 * MIB,
+        REVIEW_HEADERS,
+        suite_options=(),
+        max_batch_bytes=HEADERS_BATCH,
+    ),
+    Case(
+        "headers-lookup",
+        "lookup --format json of a record of empty headers",
+        _headers("lookup", "--offset", "0", "--format", "json"),
+        8 * MIB,
+        REVIEW_HEADERS,
+        codes=(0, 1, 2, 3),
+        suite_options=(),
+    ),
+    Case(
+        "headers-verify-deep",
+        "verify --deep of a record of empty headers",
+        _headers("verify", "--deep", *BATCH_OPTION),
+        8 * MIB,
+        REVIEW_HEADERS,
+        suite_options=(),
+        max_batch_bytes=HEADERS_BATCH,
+    ),
+    Case(
+        "headers-salvage",
+        "salvage of a record of empty headers behind an invalid batch",
+        _salvage_headers,
+        8 * MIB,
+        REVIEW_HEADERS,
+        suite_options=(),
+    ),
+    Case(
+        "replicas-metadata",
+        "kdump metadata of a PartitionRecord of millions of replicas",
+        _replicas("metadata"),
+        32 * MIB,
+        REVIEW_REPLICAS,
+        suite_options=(),
+    ),
+    Case(
+        "replicas-verify",
+        "verify of a log dir whose metadata log holds a PartitionRecord of millions of replicas",
+        _replicas("verify"),
+        32 * MIB,
+        REVIEW_REPLICAS,
     ),
     Case(
         "aiven-variable",

@@ -43,6 +43,20 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.crc32c(object())", "TypeError"),
     ],
     "hardware_crc": [("c.hardware_crc()", "ok")],
+    # the page cache's calls: a descriptor that is not open, ranges past the file or negative
+    "cached_pages": [
+        ("c.cached_pages(-1, 0, 4096)", "ok"),
+        ("import tempfile; c.cached_pages(tempfile.TemporaryFile().fileno(), -5, -1)", "ok"),
+        ("c.cached_pages(0, 2**63, 1)", "OverflowError"),
+        ("c.cached_pages('x', 0, 1)", "TypeError"),
+    ],
+    "mincore": [
+        ("c.mincore(-1, 0, 4096)", "ok"),
+        ("import tempfile; c.mincore(tempfile.TemporaryFile().fileno(), 0, 2**62)", "ok"),
+        ("f = open('/proc/self/exe', 'rb'); assert len(c.mincore(f.fileno(), 0, 2**62)) > 0", "ok"),
+        ("c.mincore(0, 1, 4096)", "ok"),
+        ("c.mincore(0, 0, 2**63)", "OverflowError"),
+    ],
     "set_hardware_crc": [("c.set_hardware_crc(c.set_hardware_crc(True))", "ok")],
     "walk_v2": [
         ("c.walk_v2(b'x' * 100, 10**12, 10**12, 10**12, 2**40, 10**9, True, True)", "ok"),
@@ -118,6 +132,7 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
             "ValueError",
         ),
         ("c.render_batches(b'x' * 100, NEGATIVE, 0, True, 'b', '{offset}', 9, -9, -1, -1)", "ok"),
+        ("c.render_batches(b'x' * 100, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 9, -5)", "ok"),
     ],
     "render_payload": [
         ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, 0, 2**62, 1)", "ok"),
@@ -125,6 +140,7 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.render_payload(SEVEN, HUGE, 0, False, 'b', '{offset}', 1, 1, -1, -1)", "ValueError"),
         ("c.render_payload(SEVEN, HUGE, 5, False, 'b', '{offset}', 1, 1, -1)", "IndexError"),
         ("c.render_payload(SEVEN, NEGATIVE, 0, True, 'b', '{offset}', 1, 1, -1, 0, 0, -9)", "ok"),
+        ("c.render_payload(SEVEN, HUGE, 0, True, 'b', '{value}', 4, 4, -1, 0, 0, 9, -1)", "ok"),
         ("c.render_payload(SEVEN, HUGE, 0, True, 'b', '{value}', 4, 4, -1, 0, 2**62, 1)", "ok"),
     ],
     "java_utf8": [
@@ -146,6 +162,8 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 8)", "ValueError"),
         ("c.v2_records(SEVEN, 9, 0, 0, None, -1, tuple, tuple, 0, 2**62, -1)", "ValueError"),
         ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, int)", "TypeError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 0, 0, 9, 9, -1)", "ValueError"),
+        ("c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple, 0, 0, 9, 9, 0)", "ok"),
         # a C record before kdump.format.records gave the Python Record it prints as
         ("repr(c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple)[0][0])", "RuntimeError"),
     ],
