@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from kdump import readback
 from kdump.checks.severity import Severity
 from kdump.errors import ReadBackError
 
@@ -56,6 +55,9 @@ FIX_PROGRAMS = ("kdump ", "kafka-transactions.sh ", "rm ")
 def read_finding(value: Any, where: str) -> Finding:
     """A finding as ``Finding.to_dict`` wrote it, every field of its type and bounds
     (kdump.readback); a fix must be one of kdump's commands."""
+    # kdump.readback (json) for a run that reads results back, not for every verify
+    from kdump import readback
+
     d = readback.mapping(value, where)
     severity = readback.text(d.get("severity"), f"{where}.severity", 16)
     if severity not in {s.value for s in Severity}:
