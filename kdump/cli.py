@@ -146,6 +146,10 @@ def cli(
     if ctx.meta.get(_VERSION):
         _print_version(timings)
         ctx.exit(ExitCode.OK)
+    if timings:
+        raise click.UsageError(
+            "--timings measures start-up with --version: kdump --version --timings"
+        )
     _RUN["traceback"] = traceback
     if ctx.invoked_subcommand is not None:
         return
