@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import fix_crc
-from clirun import run_kdump
+from clirun import on_a_terminal, run_kdump
 from explainbuild import batch
 
 from kdump import forked
@@ -253,3 +253,35 @@ def test_workers_write_in_turn_whatever_they_render_ahead(
     written = capfdbinary.readouterr()
     assert (written.out, written.err) == (out, err)
     assert (got, raised) == (reports, failure)
+
+
+def test_jobs_on_a_terminal_runs_one_process_that_escapes_what_it_shows(tmp_path: Path) -> None:
+    """A terminal shows a record's control bytes escaped (kdump.untrusted), which the workers'
+    own writes would not do; and two writers make a terminal no faster: one process."""
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(batch(0, [(b"k", b"\x1b]0;owned\x07\x1b[31mred")]).data)
+    args = [sys.executable, "-m", "kdump", "--files", str(log), "--print-data-log"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    one, shown_one = on_a_terminal([*args, "--jobs", "1"], env)
+    two, shown_two = on_a_terminal([*args, "--jobs", "2"], env)
+    assert one == two == 0
+    assert shown_two == shown_one and b"\x1b" not in shown_two
+    assert b"payload: \\x1b]0;owned\\x07\\x1b[31mred" in shown_two
+
+
+def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:
+    """Two processes on one CPU take turns at it: no faster than one, so one runs."""
+    log = str(logs / "00000000000000000000.log")
+    one = _kdump("--files", log, "--deep-iteration", "--jobs", "1")
+    cpu = min(os.sched_getaffinity(0))
+    pinned = subprocess.run(
+        [sys.executable, "-m", "kdump", "--files", log, "--deep-iteration", "--jobs", "2"],
+        cwd=REPO,
+        capture_output=True,
+        check=False,
+        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
+    )
+    assert pinned.returncode == one.returncode  # 2: the log leaves offsets out
+    assert pinned.stdout == one.stdout
+    said = b"kdump: --jobs 2: this process may run on one CPU only; dumping in one process\n"
+    assert pinned.stderr == said + one.stderr

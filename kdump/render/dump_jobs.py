@@ -12,6 +12,7 @@ that ends a file's dump in one piece drops the file's later pieces, as one proce
 from __future__ import annotations
 
 import io
+import os
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +57,12 @@ def why_one_process(jobs: int) -> str | None:
         fds = (-1, -1)
     if fds != (1, 2):
         return "standard output and error are not files this process can hand to its workers"
+    if os.isatty(1):
+        # a terminal shows a record's bytes escaped (kdump.commands.output), and is no faster
+        # written by two
+        return "standard output is a terminal"
+    if len(os.sched_getaffinity(0)) < 2:
+        return "this process may run on one CPU only"
     return None
 
 
