@@ -30,13 +30,11 @@ The facts and the broker's rules they follow:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
@@ -73,15 +71,17 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Load, SegmentState, Settlement, load, settle
-from kdump.loss import CutLoss, OffsetSpan, cut_loss
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
-from kdump.txn.producer_state import ProducerStateManager
-from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
+
+if TYPE_CHECKING:
+    from kdump.loss import CutLoss
+    from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
+"""The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
 
 
 class SegmentRider(RunConsumer, Protocol):
@@ -91,11 +91,11 @@ class SegmentRider(RunConsumer, Protocol):
     def begin(self, segment: LogSegment) -> None: ...
 
 
-"""The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+# The records below are NamedTuples, not frozen dataclasses: every command opens partitions,
+# and a dataclass costs ten times a NamedTuple to define (issue 45).
 
 
-@dataclass(frozen=True)
-class DamagedFrom:
+class DamagedFrom(NamedTuple):
     """Where recovery cuts the log: the first batch it refuses, in the first segment that has
     one; ``offset`` is the first offset the cut removes (the log end offset after it)."""
 
@@ -109,22 +109,20 @@ class DamagedFrom:
         return {"segment": self.segment, "position": self.position, "offset": self.offset}
 
 
-@dataclass(frozen=True)
-class SnapshotFile:
+class SnapshotFile(NamedTuple):
     """A producer state snapshot of the partition, named by the offset whose state it holds."""
 
     offset: int
     name: str
     path: str
-    segment: LogSegment | None = field(default=None, compare=False)
+    segment: LogSegment | None = None
     """Tiered storage keeps one per segment: that segment."""
 
     def storage_of(self, log: UnifiedLog) -> Storage:
         return log.storage if self.segment is None else self.segment.storage
 
 
-@dataclass(frozen=True)
-class LoadedSnapshot:
+class LoadedSnapshot(NamedTuple):
     """The snapshot the broker loads at startup (ProducerStateManager.truncateAndReload, then
     loadFromSnapshot), and the newer ones it skipped because they do not parse."""
 
@@ -133,24 +131,22 @@ class LoadedSnapshot:
     skipped: tuple[tuple[SnapshotFile, KdumpError], ...] = ()
 
 
-@dataclass(frozen=True)
-class OpenOptions:
+class OpenOptions(NamedTuple):
     """How an opened partition works its facts out."""
 
-    verify: VerifyOptions = field(default_factory=VerifyOptions)
+    verify: VerifyOptions = VerifyOptions()
     """What a segment's walk checks as it reads (verify's options)."""
     now_ms: int | None = None
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
-    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    layers: ConfigLayers = ConfigLayers()
     """Where topic settings come from (--config, describe output, server.properties)."""
     reading: ReadPolicy = KEEP
     """How local ``.log`` files are read: page cache left as found, rate (verify's)."""
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """A number and where it came from, in words (outputs show both)."""
 
     value: int
@@ -472,7 +468,7 @@ class UnifiedLog:
         for s in self.segments:
             state = self._segment_state(s, s is last)
             if s.base_offset in indexes_whole:
-                state = dataclasses.replace(state, has_index=True, txn_index_corrupt=False)
+                state = state._replace(has_index=True, txn_index_corrupt=False)
             states.append(state)
         return load(
             states,
@@ -620,19 +616,22 @@ class UnifiedLog:
         """A replay set up as the broker's load sets it up: the newest readable snapshot with
         ``log start < offset <= at_most`` loaded (producers expired at ``now_ms`` left out),
         the state replayed from its offset (from the log start with none)."""
+        # the replay's modules where a producer state is asked for (a plain partition's facts
+        # need none: no transaction after its snapshot)
+        from kdump.txn.replay import ProducerReplay
+
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
         state_hw = None if hw is None else max(hw, self.log_start_offset)
-        if loaded.snapshot is not None and loaded.file is not None:
-            state = ProducerStateManager.from_snapshot(
-                loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
-            )
-            state_from, path = loaded.file.offset, loaded.file.path
-        else:
-            state = ProducerStateManager(high_watermark=state_hw)
-            state_from, path = self.log_start_offset, None
-        replay = ProducerReplay(ProducerStateManager(), state, state_from)
-        replay.snapshot_path = path
+        start = None if loaded.snapshot is None or loaded.file is None else loaded.file
+        replay = ProducerReplay.start(
+            loaded.snapshot if start is not None else None,
+            self.log_start_offset if start is None else start.offset,
+            self.now_ms,
+            self.producer_id_expiration_ms,
+            state_hw,
+        )
+        replay.snapshot_path = None if start is None else start.path
         replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
         return replay
 
@@ -643,26 +642,12 @@ class UnifiedLog:
         if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
-        replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-        state, state_from = replay.state, replay.state_from
         if not self.tiered and self.segments and self.broker_load.producer_state_skipped:
             # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
             # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
             hw = self._checkpointed_high_watermark()
-            state = ProducerStateManager(high_watermark=None if hw is None else max(hw, 0))
-            state_from = self.log_end_offset
-        state.on_high_watermark_updated(self.high_watermark.value)
-        return ProducerStateAtEnd(
-            state=state,
-            state_from=state_from,
-            snapshot_path=replay.snapshot_path,
-            completed=replay.completed,
-            aborted=replay.aborted,
-            findings=replay.findings,
-            log_end=replay.log_end,
-            batches=replay.batches,
-            first_unstable_offset=state.first_unstable_offset(),
-        )
+            replay.skip_rebuild(None if hw is None else max(hw, 0), self.log_end_offset)
+        return replay.at_end(self.high_watermark.value)
 
     def _checkpointed_high_watermark(self) -> int | None:
         try:
@@ -789,22 +774,20 @@ class UnifiedLog:
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:
         """What each of ``kept_logs`` holds (by name), and what of it is whole and valid."""
+        kept_logs = self.kept_logs
+        if not kept_logs:
+            return {}
+        # what a cut removes is counted only where a recover kept some (its module likewise)
+        from kdump.loss import cut_loss
+
         out = {}
-        for kept in self.kept_logs:
+        for kept in kept_logs:
             log = self.storage.open_log(kept.name)
             try:
                 out[kept.name] = cut_loss(log.buf, 0, log.path)
             finally:
                 log.close()
         return out
-
-    @property
-    def kept_salvageable(self) -> OffsetSpan:
-        """The whole, valid batches in ``kept_logs``: what ``kdump salvage`` gets back."""
-        span = OffsetSpan()
-        for loss in self.kept_losses.values():
-            span.merge(loss.salvageable)
-        return span
 
     def dump_files(self) -> list[StoredFile]:
         """The files ``kdump dump`` dumps of this partition, in name order: its segment files,

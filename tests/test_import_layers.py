@@ -103,7 +103,6 @@ CLIMBS: dict[tuple[str, str], str] = {
     ("kdump.unified_log", "kdump.checks.segment"): "verify's walk of a segment",
     ("kdump.unified_log", "kdump.checks.sink"): "verify's walk of a segment",
     # the producer state and its replay report anomalies as verify's findings
-    ("kdump.unified_log", "kdump.txn.producer_state"): "the producer state's findings",
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
     ("kdump.repair.plan", "kdump.txn.producer_state"): "the producer state's findings",
     ("kdump.repair.rebuild", "kdump.txn.producer_state"): "the producer state's findings",
@@ -113,7 +112,6 @@ CLIMBS: dict[tuple[str, str], str] = {
     ("kdump.repair.runner", "kdump.render.repair"): "the repair prints as it goes",
     ("kdump.repair.salvage", "kdump.render.describe"): "salvage's records as dump's",
     ("kdump.repair.salvage", "kdump.render.fields"): "salvage's records as dump's",
-    ("kdump.checks.partition", "kdump.repair.files"): "process_alive (kdump.lock after issue 45)",
 }
 
 

@@ -49,7 +49,7 @@ they are all read again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.checks.findings import Finding, Severity
@@ -74,7 +74,7 @@ from kdump.unified_log import UnifiedLog
 if TYPE_CHECKING:
     from kdump.offset_map import KeyDigests
 
-DEFAULT_KEY_MEMORY = VerifyOptions.compaction_key_memory
+DEFAULT_KEY_MEMORY = VerifyOptions().compaction_key_memory
 """The key check's bound by default: the broker's dedupe buffer (128 MiB)."""
 assert BROKER_CONFIGS["log.cleaner.dedupe.buffer.size"].default == DEFAULT_KEY_MEMORY
 MAX_HORIZONS = 1024
@@ -139,8 +139,8 @@ def cleaned_sections(
                 images[key] = _image_of(log, logs)
             image = images[key]
             if image is not None:
-                layers = replace(log.open_options.layers, metadata=image)
-                log.open_options = replace(log.open_options, layers=layers)
+                layers = log.open_options.layers._replace(metadata=image)
+                log.open_options = log.open_options._replace(layers=layers)
         cleaned = cleaned_section(log, key_memory)
         if cleaned is not None:
             out[id(log)] = cleaned

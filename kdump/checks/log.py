@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 from kdump import speedups
@@ -135,53 +134,95 @@ class Riders:
             rider.end(log, base_offset, stop)
 
 
-@dataclass
 class LogScan:
     """What one pass over a .log learned: totals and the first and last of what matters, never
     a value per batch (memory stays flat whatever the number of batches), and what the index
-    checks gathered (``gather``)."""
+    checks gathered (``gather``).
 
-    path: str
-    base_offset: int
-    size: int
-    batches: int = 0
-    first_offset: int | None = None
-    """The first batch's base offset."""
-    last_offset: int | None = None
-    """The last batch's last offset."""
-    min_timestamp: int = NO_TIMESTAMP
-    """The smallest batch max timestamp (the segment's first, as verify's summary shows it)."""
-    max_timestamp: int = NO_TIMESTAMP
-    valid_bytes: int = 0
-    """End of the last whole batch: where iteration stopped."""
-    first_invalid: int | None = None
-    """Position of the first batch the broker's recovery would truncate at."""
-    epoch_starts: list[tuple[int, int]] = field(default_factory=list)
-    """(partition leader epoch, first offset) wherever the epoch changes between batches."""
-    recovered_last_offset: int | None = None
-    """The last offset before ``first_invalid`` (None: no whole batch before it): where the log
-    ends once recovery cuts it there."""
-    records: int = 0
-    gaps: int = 0
-    legacy_batches: int = 0
-    transactional_batches: int = 0
-    """Transactional data and control batches: a producer state replay has work only here."""
-    delete_horizon_batches: int = 0
-    """Batches carrying a delete horizon: the cleaner rewrote them."""
-    first_batch: FirstBatch | None = None
-    max_timestamp_after_first: int = NO_TIMESTAMP
-    """The largest batch max timestamp of every batch but the first."""
-    index_end_position: int = -1
-    """The position of the offset index's last written entry (-1: none)."""
-    max_timestamp_to_index_end: int = NO_TIMESTAMP
-    """The largest batch max timestamp of the batches at or before ``index_end_position``."""
-    last_position: int = -1
-    """Where the last batch starts (-1: no batch)."""
-    last_epoch: int = NO_EPOCH_YET
-    """The partition leader epoch the walk ended in (what a walk resumed after it carries)."""
-    stop: Stop | None = field(default=None, compare=False)
-    """Why the walk ended (the end of the file, or damage)."""
-    gather: IndexGather | None = field(default=None, compare=False)
+    A plain class, not a dataclass: every command that reads a log builds this module, and a
+    dataclass of this many fields costs more start-up to define than the walk of a small
+    partition (issue 45). ``FACTS`` names what a state file keeps (kdump.checks.verify_state);
+    two scans are equal when their facts but ``stop`` are."""
+
+    FACTS = (
+        "path", "base_offset", "size", "batches", "first_offset", "last_offset",
+        "min_timestamp", "max_timestamp", "valid_bytes", "first_invalid", "epoch_starts",
+        "recovered_last_offset", "records", "wrappers_not_counted", "gaps", "legacy_batches",
+        "transactional_batches", "delete_horizon_batches", "first_batch",
+        "max_timestamp_after_first", "index_end_position", "max_timestamp_to_index_end",
+        "last_position", "last_epoch", "stop",
+    )  # fmt: skip
+    __slots__ = (*FACTS, "gather")
+
+    def __init__(
+        self, path: str, base_offset: int, size: int, gather: IndexGather | None = None
+    ) -> None:
+        self.path, self.base_offset, self.size = path, base_offset, size
+        self.batches = 0
+        self.first_offset: int | None = None
+        """The first batch's base offset."""
+        self.last_offset: int | None = None
+        """The last batch's last offset."""
+        self.min_timestamp = NO_TIMESTAMP
+        """The smallest batch max timestamp (the segment's first, as verify's summary shows
+        it)."""
+        self.max_timestamp = NO_TIMESTAMP
+        self.valid_bytes = 0
+        """End of the last whole batch: where iteration stopped."""
+        self.first_invalid: int | None = None
+        """Position of the first batch the broker's recovery would truncate at."""
+        self.epoch_starts: list[tuple[int, int]] = []
+        """(partition leader epoch, first offset) wherever the epoch changes between batches."""
+        self.recovered_last_offset: int | None = None
+        """The last offset before ``first_invalid`` (None: no whole batch before it): where the
+        log ends once recovery cuts it there."""
+        self.records = 0
+        """Decoded with --deep; without, as the headers count them (``header_records``)."""
+        self.wrappers_not_counted = 0
+        """Compressed v0/v1 wrappers whose records were not counted (only --deep
+        decompresses)."""
+        self.gaps = 0
+        self.legacy_batches = 0
+        self.transactional_batches = 0
+        """Transactional data and control batches: a producer state replay has work only
+        here."""
+        self.delete_horizon_batches = 0
+        """Batches carrying a delete horizon: the cleaner rewrote them."""
+        self.first_batch: FirstBatch | None = None
+        self.max_timestamp_after_first = NO_TIMESTAMP
+        """The largest batch max timestamp of every batch but the first."""
+        self.index_end_position = -1
+        """The position of the offset index's last written entry (-1: none)."""
+        self.max_timestamp_to_index_end = NO_TIMESTAMP
+        """The largest batch max timestamp of the batches at or before
+        ``index_end_position``."""
+        self.last_position = -1
+        """Where the last batch starts (-1: no batch)."""
+        self.last_epoch = NO_EPOCH_YET
+        """The partition leader epoch the walk ended in (what a walk resumed after it
+        carries)."""
+        self.stop: Stop | None = None
+        """Why the walk ended (the end of the file, or damage)."""
+        self.gather = gather
+
+    def resumed(self, path: str, size: int, gather: IndexGather | None) -> LogScan:
+        """A copy of this scan's facts to go on from (``scan_log``'s ``prior``): the file's
+        path and size now, its own gather, no stop yet."""
+        scan = LogScan(path, self.base_offset, size, gather)
+        for name in self.FACTS[3:-1]:
+            setattr(scan, name, getattr(self, name))
+        scan.epoch_starts = list(self.epoch_starts)
+        return scan
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogScan):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.FACTS if n != "stop")
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass's
+
+    def __repr__(self) -> str:
+        return f"LogScan({self.path!r}, base_offset={self.base_offset}, batches={self.batches})"
 
     def take(self, run: BatchRun) -> None:
         """Count a run of the walk in the totals, and feed the index gather."""
@@ -332,8 +373,7 @@ def scan_log(
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
     start, has_prev, prev_last, epoch = 0, False, 0, NO_EPOCH_YET
     if prior is not None:
-        scan = replace(prior, path=log.path, size=log.size, gather=gather, stop=None)
-        scan.epoch_starts = list(prior.epoch_starts)
+        scan = prior.resumed(log.path, log.size, gather)
         start, has_prev, epoch = prior.valid_bytes, prior.last_offset is not None, prior.last_epoch
         prev_last = prior.last_offset if prior.last_offset is not None else 0
         if index_end_position >= prior.last_position:  # every batch of the prefix is below it
@@ -355,6 +395,9 @@ def scan_log(
         else:
             for i in flags.flagged:
                 _attend(st, run, i, carried, epoch)
+            counted, wrappers = run.header_records()
+            scan.records += counted
+            scan.wrappers_not_counted += wrappers
         scan.gaps += flags.gaps
         st.first_gap = st.first_gap or flags.first_gap
         scan.take(run)

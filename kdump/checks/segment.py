@@ -9,7 +9,7 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
@@ -33,16 +33,26 @@ from kdump.format.timeindex import TimeIndex
 from kdump.segment import LogSegment
 
 
-@dataclass
 class SegmentResult:
     """What one segment's walk found: its facts (``scan``: None when it has no ``.log`` or could
-    not be read) and verify's findings on it."""
+    not be read) and verify's findings on it. (Plain classes, not dataclasses, on verify's
+    path: a dataclass costs start-up to define, issue 45.)"""
 
-    base_offset: int
-    slot: int
-    scan: LogScan | None
-    sink: FindingSink
-    unread: bool = False
+    __slots__ = ("base_offset", "scan", "sink", "slot", "unread")
+
+    def __init__(
+        self,
+        base_offset: int,
+        slot: int,
+        scan: LogScan | None,
+        sink: FindingSink,
+        unread: bool = False,
+    ) -> None:
+        self.base_offset, self.slot, self.scan, self.sink = base_offset, slot, scan, sink
+        self.unread = unread
+
+    def __repr__(self) -> str:
+        return f"SegmentResult({self.base_offset}, slot={self.slot}, unread={self.unread})"
 
     @property
     def findings(self) -> list[Finding]:
@@ -62,11 +72,10 @@ class _NoFixSink(FindingSink):
     it again)."""
 
     def add(self, finding: Finding) -> None:
-        super().add(replace(finding, fix=None) if finding.fix else finding)
+        super().add(finding._replace(fix=None) if finding.fix else finding)
 
 
-@dataclass(frozen=True)
-class Resume:
+class Resume(NamedTuple):
     """What an earlier run verified of an active segment and what is unchanged since
     (kdump.checks.verify_state): the walk of its first ``scan.valid_bytes`` bytes, and the
     index entries that were there (``index_entries`` of the offset index,

@@ -11,13 +11,11 @@ from pathlib import Path
 
 import click
 
-from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
-from kdump.format.names import parse_kept_log
-from kdump.loss import kept_what
+from kdump.format.names import kept_what, parse_kept_log
 from kdump.render.repair import leftover_lines
 from kdump.repair.apply import refuse_side_dir
-from kdump.repair.files import remove_leftovers
+from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.plan import resolve_targets
 from kdump.repair.salvage import SalvagedSegment, salvage_kept, salvage_partition
 

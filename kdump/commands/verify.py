@@ -5,14 +5,13 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from kdump.checks.audit import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     config_layers,
@@ -332,7 +331,7 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     if compaction_key_memory is not None:
-        options = replace(options, compaction_key_memory=compaction_key_memory)
+        options = options._replace(compaction_key_memory=compaction_key_memory)
     # the image beside the paths is read only for a partition with a cleaner checkpoint entry
     # (kdump.checks.compacted.cleaned_sections): a verify of nothing compacted does not replay it
     layers = (

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump.errors import FormatError, KdumpError
@@ -161,7 +161,7 @@ def read_offset_checkpoint(data: bytes, path: str = "<bytes>") -> list[TopicPart
     return read_checkpoint(data, path, _offset_entry)
 
 
-def offset_checkpoint_at(path: Path) -> dict[tuple[str, int], int] | None:
+def offset_checkpoint_at(path: str | os.PathLike[str]) -> dict[tuple[str, int], int] | None:
     """An offset checkpoint file's entries by (topic, partition), or None when it is missing
     or unreadable (verify says why; the broker falls back without it)."""
     try:

@@ -18,10 +18,6 @@ if TYPE_CHECKING:
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _or_dash(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
 SUMMARY_COLUMNS = (
     "partition",
     "segments",
@@ -70,7 +66,7 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
             "segments": str(s.segments_read),
             "bytes": size(s.bytes_read),
             "batches": str(s.batches),
-            "records": _or_dash(s.records),
+            "records": f"{s.records}+" if s.wrappers_not_counted else str(s.records),
             "offsets": offsets,
             "first timestamp": at(s.first_timestamp),
             "last timestamp": at(s.last_timestamp),

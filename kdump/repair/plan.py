@@ -143,7 +143,7 @@ class SegmentPaths:
         directory = segment.storage.local_path
         if directory is None:
             raise InputError(segment.directory, "repairs write local files only")
-        return cls(directory, segment.base_offset)
+        return cls(Path(directory), segment.base_offset)
 
     def path(self, suffix: str) -> Path:
         return self.directory / segment_file_name(self.base_offset, suffix)
@@ -218,7 +218,7 @@ def resolve_targets(
         check_named_segments(log)
         directory = log.storage.local_path
         assert directory is not None, "repairs read local files"
-        refuse_irregular(directory, log.only)
+        refuse_irregular(Path(directory), log.only)
     return logs
 
 
@@ -392,8 +392,9 @@ def _rebuild_partition(
     log: UnifiedLog, configs: IndexConfigs, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
     segments = log.segments
-    directory = log.storage.local_path
-    assert directory is not None, "repairs read local files"
+    local = log.storage.local_path
+    assert local is not None, "repairs read local files"
+    directory = Path(local)
     config = configs.of(directory)
     partition_findings = _orphan_findings(log)
     if not segments:

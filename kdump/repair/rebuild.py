@@ -113,9 +113,10 @@ class IndexConfigs:
         for the partitions of no topic."""
         by_directory = {}
         for log in logs:
-            directory = log.storage.local_path
-            if directory is None:
+            local = log.storage.local_path
+            if local is None:
                 continue
+            directory = Path(local)
             settings = log.settings
             interval = settings["index.interval.bytes"]
             known = interval.source is not Source.DEFAULT

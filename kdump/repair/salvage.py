@@ -252,8 +252,9 @@ def salvage_partition(
     ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
     refuses (the partition's one walk of it, as verify and recover read it); then, for a
     whole partition, the log bytes an earlier ``kdump recover`` kept in it."""
-    directory = log.storage.local_path
-    assert directory is not None, "salvage reads local partitions"
+    local = log.storage.local_path
+    assert local is not None, "salvage reads local partitions"
+    directory = Path(local)
     out = output_dir / directory.name
     for seg in log.named_segments:
         scan = log.result(seg).scan

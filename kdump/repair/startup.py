@@ -60,8 +60,9 @@ def snapshot_changes(end: PartitionEnd, as_broker: bool = False) -> Iterator[Fil
     """truncateAndReload's deletions: snapshots above the log end offset; after a cut, also
     those at or below the log start offset. ``as_broker``: the recovery done is the broker's
     own, so are the deletions: every snapshot its load deletes (kdump.log_loader.load)."""
-    directory = end.log.storage.local_path
-    assert directory is not None, "repairs read local partitions"
+    local = end.log.storage.local_path
+    assert local is not None, "repairs read local partitions"
+    directory = Path(local)
     gone = set(end.log.broker_load.snapshots_deleted) if as_broker else set()
     for file in end.log.snapshot_files:
         why = _deleted_why(end, file.offset, gone, as_broker)
@@ -121,10 +122,11 @@ def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
     renames that complete a swap; one plan per partition."""
     plans = []
     for log in logs:
-        directory = log.storage.local_path
+        local = log.storage.local_path
         settlement = log.settlement
-        if directory is None or log.only is not None or not settlement:
+        if local is None or log.only is not None or not settlement:
             continue
+        directory = Path(local)
         changes = []
         for name, why in settlement.deleted:
             path = directory / name
@@ -158,15 +160,15 @@ def plan_startup(
     plans = []
     by_log_dir: dict[Path, list[PartitionEnd]] = {}
     for log in logs:
-        directory = log.storage.local_path
-        if directory is None:
+        local = log.storage.local_path
+        if local is None:
             continue
+        directory = Path(local)
         end = partition_end(log, directory in cut)
         if end is None:
             continue
-        log_dir = (
-            log.log_dir.storage.local_path if log.log_dir is not None else None
-        ) or directory.parent
+        holder = log.log_dir.storage.local_path if log.log_dir is not None else None
+        log_dir = directory.parent if holder is None else Path(holder)
         by_log_dir.setdefault(log_dir, []).append(end)
         deletions = list(snapshot_changes(end, as_broker))
         if deletions:

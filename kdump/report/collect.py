@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -232,8 +232,8 @@ def _partition(
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
     interval = settings["index.interval.bytes"]
     given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
-    log.open_options = replace(
-        log.open_options, verify=replace(options.verify, index_interval_bytes=given)
+    log.open_options = log.open_options._replace(
+        verify=options.verify._replace(index_interval_bytes=given)
     )
     # one walk of each segment: verify's checks, the facts, the producer state replay and, on
     # a compacted log, the checks of its cleaned section

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 from typing import Any
@@ -284,7 +284,7 @@ class SegmentExport:
     def _check(self, segment: LogSegment, deep: bool) -> LogScan | None:
         """`kdump verify`'s walk of the segment with every check of it (its indexes too:
         kdump.checks.segment.check_segment); its findings are the export's."""
-        options = replace(self.options, deep=deep)
+        options = self.options._replace(deep=deep)
         result = check_segment(segment, options, keep_open=True)
         self.walk = result
         self.findings = result.sink.close()

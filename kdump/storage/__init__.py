@@ -9,23 +9,41 @@ the command's options and handed down, never a process-wide setting.
 
 from __future__ import annotations
 
+import importlib
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kdump.storage.base import Storage
-from kdump.storage.local import LocalStorage
-from kdump.storage.remote.options import StoreOptions
-from kdump.storage.remote.store import ObjectStore
+from kdump.storage.local import LocalStorage, path_text
 from kdump.storage.remote.urls import is_url
+
+if TYPE_CHECKING:
+    from kdump.storage.remote.options import StoreOptions
+    from kdump.storage.remote.store import ObjectStore
+
+_REMOTE = {
+    "ObjectStore": "kdump.storage.remote.store",
+    "StoreOptions": "kdump.storage.remote.options",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """ObjectStore and StoreOptions, loaded when first asked for: a run over local files builds
+    no store, and their modules stay unloaded."""
+    module = _REMOTE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, str]:
     """The folder holding the file ``raw`` names (a path, or a URL of an object), and its name
     in it: what ``kdump dump FILE`` reads through."""
     if not is_url(raw):
-        path = Path(raw)
-        return LocalStorage(path.parent), path.name
+        directory, name = os.path.split(path_text(raw))
+        return LocalStorage(directory), name
     from kdump.storage.objects import ObjectStorage
+    from kdump.storage.remote.store import ObjectStore
     from kdump.storage.remote.urls import url_name, url_parent
 
     store = store or ObjectStore()

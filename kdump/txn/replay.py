@@ -13,6 +13,7 @@ opened partition (kdump.unified_log) sets it up from its snapshot and finishes i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
@@ -29,6 +30,9 @@ from kdump.txn.producer_state import (
     MarkerWithoutTxn,
     ProducerStateManager,
 )
+
+if TYPE_CHECKING:
+    from kdump.format.snapshot import ProducerSnapshot
 
 
 @dataclass
@@ -97,6 +101,50 @@ class ProducerReplay:
         self.snapshot_path: str | None = None
         self._segment: LogSegment | None = None
         self._segment_aborts: dict[tuple[int, int], AbortedRange] = {}
+
+    @classmethod
+    def start(
+        cls,
+        snapshot: ProducerSnapshot | None,
+        state_from: int,
+        now_ms: int,
+        expiration_ms: int,
+        high_watermark: int | None,
+    ) -> ProducerReplay:
+        """A replay set up as the broker's load sets it up: the state of ``snapshot`` (taken
+        at ``state_from``; producers expired at ``now_ms`` left out), or an empty one replayed
+        from ``state_from`` (the log start); ``high_watermark``: the checkpointed one."""
+        if snapshot is not None:
+            state = ProducerStateManager.from_snapshot(
+                snapshot, now_ms, expiration_ms, high_watermark
+            )
+        else:
+            state = ProducerStateManager(high_watermark=high_watermark)
+        return cls(ProducerStateManager(), state, state_from)
+
+    def skip_rebuild(self, high_watermark: int | None, log_end: int) -> None:
+        """The rebuild the broker skips (a clean stop, no snapshot): no producer state, as of
+        the log end."""
+        self.state = ProducerStateManager(high_watermark=high_watermark)
+        self.state_from = log_end
+
+    def at_end(self, high_watermark: int) -> ProducerStateAtEnd:
+        """What the replay left, once every segment was replayed and the high watermark is
+        known."""
+        self.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
+        state = self.state
+        state.on_high_watermark_updated(high_watermark)
+        return ProducerStateAtEnd(
+            state=state,
+            state_from=self.state_from,
+            snapshot_path=self.snapshot_path,
+            completed=self.completed,
+            aborted=self.aborted,
+            findings=self.findings,
+            log_end=self.log_end,
+            batches=self.batches,
+            first_unstable_offset=state.first_unstable_offset(),
+        )
 
     def _mode(self, part: BatchRun) -> Producers:
         if self.history.ongoing_txns or part.last_offset[part.n - 1] >= self.state_from:
