@@ -54,7 +54,7 @@ READING = {
     "kdump.format.index", "kdump.format.legacy", "kdump.format.names", "kdump.format.records",
     "kdump.format.snapshot", "kdump.format.textfiles", "kdump.format.timeindex",
     "kdump.format.txnindex", "kdump.format.walk", "kdump.java", "kdump.progress",
-    "kdump.render", "kdump.render.progress", "kdump.storage", "kdump.storage.base",
+    "kdump.render", "kdump.render.progress_display", "kdump.storage", "kdump.storage.base",
     "kdump.storage.local", "kdump.storage.reading", "kdump.storage.records",
     "kdump.storage.remote", "kdump.storage.remote.urls",
 }  # fmt: skip
@@ -67,7 +67,8 @@ PINNED = {
         "kdump.render.dump_index", "kdump.render.dumplog", "kdump.render.lines",
     },
     "verify PARTITION": CORE | READING | {
-        "kdump.checks", "kdump.checks.audit", "kdump.checks.epochs", "kdump.checks.findings",
+        "kdump.checks", "kdump.checks.audit", "kdump.checks.codes", "kdump.checks.epochs",
+        "kdump.checks.findings",
         "kdump.checks.fixes", "kdump.checks.gather", "kdump.checks.indexes", "kdump.checks.log",
         "kdump.checks.options", "kdump.checks.partition", "kdump.checks.segment",
         "kdump.checks.severity", "kdump.checks.sink", "kdump.checks.txn", "kdump.checks.verify",
