@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
@@ -71,6 +70,7 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Load, SegmentState, Settlement, load, settle
+from kdump.log_scan import Riders, RunConsumer
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage

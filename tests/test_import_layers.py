@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "model",
         (
             "kdump.segment",
+            "kdump.log_scan",
             "kdump.local_log",
             "kdump.log_dir",
             "kdump.log_loader",
@@ -92,13 +93,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """(layer, the modules and packages in it), lowest first; a module is in the layer of the
 longest name that holds it (``kdump.kraft.checks`` is verify's, the rest of ``kdump.kraft`` the
-model's: the KRaft metadata log read as the broker loads it)."""
+model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself names the
+package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition still gets its log end and damage from verify's walk (issue 43)
+    # the opened partition still keeps verify's walk of a segment where verify made it
+    # (its findings beside the model's scan) and runs it when asked (issue 43)
     ("kdump.unified_log", "kdump.checks.codes"): "verify's walk of a segment",
     ("kdump.unified_log", "kdump.checks.findings"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.log"): "verify's walk of a segment",
     ("kdump.unified_log", "kdump.checks.options"): "verify's walk of a segment",
     ("kdump.unified_log", "kdump.checks.segment"): "verify's walk of a segment",
     ("kdump.unified_log", "kdump.checks.sink"): "verify's walk of a segment",
@@ -119,9 +121,8 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for i, (_, members) in enumerate(LAYERS):
         for name in members:
-            if (module == name or module.startswith(name + ".")) and (
-                best is None or len(name) > best[1]
-            ):
+            holds = module == name or (name != "kdump" and module.startswith(name + "."))
+            if holds and (best is None or len(name) > best[1]):
                 best = (i, len(name))
     return None if best is None else best[0]
 

@@ -29,7 +29,6 @@ from purepython import pure_python
 from kdump import speedups
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
@@ -48,6 +47,7 @@ from kdump.format.walk import (
     iter_batches,
     iter_records,
 )
+from kdump.log_scan import LogScan
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.txn.producer_state import ProducerStateManager
 

@@ -10,7 +10,6 @@ from kdump.checks import fixes
 from kdump.checks.codes import Code
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
@@ -24,6 +23,7 @@ from kdump.format.names import (
     leftover_pid,
 )
 from kdump.lock import process_alive
+from kdump.log_scan import LogScan
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog

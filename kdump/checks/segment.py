@@ -15,7 +15,7 @@ from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index, index_tail
-from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
+from kdump.checks.log import STOP_CODES, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes, check_txn_index
@@ -30,6 +30,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
 from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.format.timeindex import TimeIndex
+from kdump.log_scan import LogScan, RunConsumer
 from kdump.segment import LogSegment
 
 

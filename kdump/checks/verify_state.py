@@ -37,7 +37,6 @@ from kdump.checks.audit import (
 )
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity, read_finding
-from kdump.checks.log import FirstBatch, LogScan
 from kdump.checks.registry import REGISTRY
 from kdump.checks.segment import Resume, SegmentResult
 from kdump.checks.sink import FindingSink
@@ -45,6 +44,7 @@ from kdump.errors import ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIX, INDEX_SUFFIXES, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.format.walk import Stop, StopReason
+from kdump.log_scan import FirstBatch, LogScan
 from kdump.parallel import map_ordered
 from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges

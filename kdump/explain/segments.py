@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding
-from kdump.checks.log import FirstBatch
 from kdump.checks.registry import codes_of
 from kdump.errors import FormatError, InputError
 from kdump.format.layout import NO_TIMESTAMP
+from kdump.log_scan import FirstBatch
 from kdump.segment import FILE_MTIME, LargestTimestamp, LogSegment
 from kdump.unified_log import UnifiedLog
 from kdump.units import YEAR_9999_MS, at

@@ -22,7 +22,7 @@ from typing import Any
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import STOP_CODES, LogScan
+from kdump.checks.log import STOP_CODES
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
 from kdump.config import ConfigLayers
@@ -42,6 +42,7 @@ from kdump.format.names import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.walk import read_batch
+from kdump.log_scan import LogScan
 from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat

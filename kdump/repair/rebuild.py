@@ -34,7 +34,7 @@ from kdump import speedups
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
-from kdump.checks.log import LogScan, stop_damage
+from kdump.checks.log import stop_damage
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
@@ -56,6 +56,7 @@ from kdump.format.walk import (
     iter_batches,
     read_batch,
 )
+from kdump.log_scan import LogScan
 from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
 
 if TYPE_CHECKING:

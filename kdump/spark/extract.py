@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
@@ -33,6 +32,7 @@ from kdump.format.names import LOG_SUFFIX, METADATA_TOPIC
 from kdump.format.records import Record
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import metadata_load
+from kdump.log_scan import LogScan
 from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
 from kdump.run import identify, log_dir_of
 from kdump.segment import LogSegment
