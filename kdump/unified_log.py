@@ -41,7 +41,13 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
-from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
+from kdump.config import (
+    ConfigLayers,
+    MetadataConfigs,
+    Settings,
+    option_default,
+    resolve_settings,
+)
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
@@ -334,12 +340,15 @@ class UnifiedLog:
     def results(self) -> list[SegmentResult]:
         return [self.result(s) for s in self.segments]
 
-    def walk_in_order(self, rider: SegmentRider | None = None) -> None:
+    def walk_in_order(
+        self, rider: SegmentRider | None = None, options: VerifyOptions | None = None
+    ) -> None:
         """Every segment's walk, in order, with the producer state replay riding on it: one
         walk of each segment gives verify's checks, the facts and the producer state (what
         kdump txn and kdump report need); ``rider`` rides along too (the audit of a compacted
         log: kdump.checks.compacted). Segments walked already are not walked again (the replay
-        then walks on its own, when asked)."""
+        then walks on its own, when asked). ``options``: verify's for this walk, where they are
+        not the log's (a topic's index interval, known once the partition is open)."""
         if any(s.slot in self._results for s in self.segments):
             return
         replay = self._start_replay(None)
@@ -350,7 +359,7 @@ class UnifiedLog:
                 rider.begin(segment)
             riders = [r for r in (None if replay.cut else replay, rider) if r is not None]
             consumer = riders[0] if len(riders) == 1 else Riders(*riders) if riders else None
-            found = check_segment(segment, self.options, consumer, keep_open=True)
+            found = check_segment(segment, options or self.options, consumer, keep_open=True)
             self._results[segment.slot] = found
             if found.unread and not replay.cut:
                 unread = next(f for f in found.findings if f.code == Code.FILE_UNREADABLE)
@@ -749,6 +758,13 @@ class UnifiedLog:
     def settings(self) -> Settings:
         """The topic's settings, each with where it came from (kdump.config's layers)."""
         return resolve_settings(self.open_options.layers, self.topic)
+
+    def adopt_metadata(self, image: MetadataConfigs) -> None:
+        """The KRaft image that speaks for this partition's topic, found once it was open (its
+        node's metadata partition): its settings are read from it from now on."""
+        layers = self.open_options.layers._replace(metadata=image)
+        self.open_options = self.open_options._replace(layers=layers)
+        self.__dict__.pop("settings", None)
 
     @cached_property
     def settlement(self) -> Settlement:

@@ -183,3 +183,21 @@ def test_counts() -> None:
     lazy = sum(e.kind == "lazy" for edges in graph.values() for e in edges.values())
     print(f"modules by layer {dict(by_layer)}; climbs {len(climbs(graph))}; lazy imports {lazy}")
     assert sum(by_layer.values()) == len(graph)
+
+
+def test_an_opened_partition_s_options_are_changed_by_it_alone() -> None:
+    """No layer above the model sets ``log.open_options`` on a partition it was handed (the
+    report gives its walk its own options; a KRaft image found later goes through
+    UnifiedLog.adopt_metadata)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "kdump").rglob("*.py")):
+        if path.name == "unified_log.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == "open_options":
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []

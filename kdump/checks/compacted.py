@@ -139,8 +139,7 @@ def cleaned_sections(
                 images[key] = _image_of(log, logs)
             image = images[key]
             if image is not None:
-                layers = log.open_options.layers._replace(metadata=image)
-                log.open_options = log.open_options._replace(layers=layers)
+                log.adopt_metadata(image)
         cleaned = cleaned_section(log, key_memory)
         if cleaned is not None:
             out[id(log)] = cleaned

@@ -232,14 +232,11 @@ def _partition(
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
     interval = settings["index.interval.bytes"]
     given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
-    log.open_options = log.open_options._replace(
-        verify=options.verify._replace(index_interval_bytes=given)
-    )
     # one walk of each segment: verify's checks, the facts, the producer state replay and, on
     # a compacted log, the checks of its cleaned section
     cleaned = cleaned_section(log, log.options.compaction_key_memory)
     check = None if cleaned is None else CleanedSectionCheck(cleaned)
-    log.walk_in_order(check)
+    log.walk_in_order(check, options.verify._replace(index_interval_bytes=given))
     if check is not None:
         check.deliver(log.results())
     result = finish_partition(log)
