@@ -641,7 +641,7 @@ class UnifiedLog:
             state_hw,
         )
         replay.snapshot_path = None if start is None else start.path
-        replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        replay.findings += [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
         return replay
 
     def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
@@ -888,10 +888,12 @@ def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
     return list(UnifiedLog(LocalStorage(directory)).all_segments)
 
 
-def _skipped_snapshot(path: str, e: Exception) -> Finding:
+def skipped_snapshot(path: str, e: Exception) -> Finding:
+    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
+    loadFromSnapshot moves past one it cannot read to the next older one."""
     reason = getattr(e, "reason", str(e))
     return Finding(
-        "SNAPSHOT_CORRUPT",
+        Code.SNAPSHOT_CORRUPT,
         Severity.WARNING,
         path,
         f"{reason}; skipped, as the broker skips it (and deletes it)",
@@ -906,4 +908,5 @@ __all__ = [
     "SnapshotFile",
     "UnifiedLog",
     "local_segments",
+    "skipped_snapshot",
 ]

@@ -309,17 +309,22 @@ class LocalPartition(NamedTuple):
     log_dir: Path
 
 
-def local_partitions(logs: Iterable[UnifiedLog]) -> list[LocalPartition]:
-    """The partitions of ``logs`` on disk, with their log dirs (their parents when they were
-    named on their own)."""
+def local_partitions_of(logs: Iterable[UnifiedLog]) -> list[tuple[UnifiedLog, LocalPartition]]:
+    """The partitions of ``logs`` on disk, each with where it is and its log dir: the log dir
+    it was found in, or its parent when it was named on its own (the one place that says so)."""
     out = []
     for log in logs:
         path = log.storage.local_path
         if path is None:
             continue
         parent = None if log.log_dir is None else log.log_dir.storage.local_path
-        out.append(LocalPartition(Path(path), Path(parent) if parent else Path(path).parent))
+        out.append((log, LocalPartition(Path(path), Path(parent) if parent else Path(path).parent)))
     return out
+
+
+def local_partitions(logs: Iterable[UnifiedLog]) -> list[LocalPartition]:
+    """The partitions of ``logs`` on disk, with their log dirs (``local_partitions_of``)."""
+    return [where for _, where in local_partitions_of(logs)]
 
 
 def refuse_output_inside(
@@ -351,6 +356,7 @@ __all__ = [
     "find_leftovers",
     "kind_of",
     "local_partitions",
+    "local_partitions_of",
     "map_regular",
     "open_directory",
     "open_regular",

@@ -56,7 +56,7 @@ from kdump.repair.rebuild import (
 from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
 from kdump.txn.producer_state import ProducerStateManager
-from kdump.unified_log import OpenOptions, UnifiedLog
+from kdump.unified_log import OpenOptions, UnifiedLog, skipped_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
@@ -337,16 +337,7 @@ def _producer_state_at(
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     loaded = log.snapshot_between(None, base)
-    findings = [
-        Finding(
-            "SNAPSHOT_CORRUPT",
-            Severity.WARNING,
-            file.path,
-            f"{getattr(e, 'reason', e)}; skipped, as the broker skips it (and deletes it)",
-            position=getattr(e, "position", None),
-        )
-        for file, e in loaded.skipped
-    ]
+    findings = [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
     if loaded.snapshot is None or loaded.file is None:
         return ProducerStateManager(), None, 0, findings
     offset = loaded.file.offset
