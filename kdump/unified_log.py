@@ -84,6 +84,7 @@ from kdump.storage.reading import KEEP, ReadPolicy
 
 if TYPE_CHECKING:
     from kdump.loss import CutLoss
+    from kdump.storage.tiered import TieredStorage
     from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
@@ -231,6 +232,16 @@ class UnifiedLog:
     @property
     def tiered(self) -> bool:
         return self.storage.closed_segments_only
+
+    @property
+    def remote_partition(self) -> TieredStorage | None:
+        """The partition's folder in tiered storage (its layout, its manifest), or None: a
+        partition of a log dir, on disk or copied to an object store."""
+        if not self.storage.closed_segments_only:
+            return None  # (tiered storage's modules stay unloaded for a local partition)
+        from kdump.storage.tiered import TieredStorage
+
+        return self.storage if isinstance(self.storage, TieredStorage) else None
 
     @cached_property
     def topic_partition(self) -> tuple[str, int] | None:

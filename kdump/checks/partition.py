@@ -194,11 +194,12 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
     if log.only is None:
         causes = _gap_causes(log, scans)
-        _check_segment_order(with_log, scans, sink, unread, causes, remote=log.tiered)
-        if log.tiered:
+        remote = log.remote_partition
+        _check_segment_order(with_log, scans, sink, unread, causes, remote=remote is not None)
+        if remote is not None:
             from kdump.tiered.checks import check_remote_partition
 
-            check_remote_partition(log.storage, scans, sink)  # type: ignore[arg-type]
+            check_remote_partition(remote, scans, sink)
         else:
             _check_snapshots(log, sink)
             _check_leftovers(log, sink)
