@@ -15,6 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
+from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Flags, Stop, StopReason, flag_batches
@@ -223,6 +224,32 @@ class LogScan:
             self.gather.feed(run)
 
 
+class SegmentWalk:
+    """What a segment's walk gave its partition: ``scan`` (None: no ``.log``, or left unread),
+    and, where the ``.log`` could not be read, why (``error``). Verify's walk gives more (its
+    findings: kdump.checks.segment.SegmentResult, a SegmentWalk too). A plain class: it is
+    built for every segment a command reads (issue 45)."""
+
+    __slots__ = ("base_offset", "error", "scan", "slot")
+
+    def __init__(
+        self,
+        base_offset: int,
+        slot: int,
+        scan: LogScan | None,
+        error: KdumpError | None = None,
+    ) -> None:
+        self.base_offset, self.slot, self.scan, self.error = base_offset, slot, scan, error
+
+    @property
+    def unread(self) -> bool:
+        return self.error is not None
+
+    def __repr__(self) -> str:
+        kind = type(self).__name__
+        return f"{kind}({self.base_offset}, slot={self.slot}, unread={self.unread})"
+
+
 RunHook = Callable[[BatchRun, Flags, "int | None", int], None]
 """Called with each run, its flags, the last offset and epoch carried into it (verify's
 checks: kdump.checks.log.scan_log)."""
@@ -285,6 +312,7 @@ __all__ = [
     "Riders",
     "RunConsumer",
     "RunHook",
+    "SegmentWalk",
     "recover_scan",
     "scan_segment",
 ]

@@ -33,14 +33,13 @@ from __future__ import annotations
 import os
 import time
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.segment import SegmentResult, check_segment
-from kdump.checks.sink import FindingSink
 from kdump.config import (
     ConfigLayers,
     MetadataConfigs,
@@ -48,7 +47,13 @@ from kdump.config import (
     option_default,
     resolve_settings,
 )
-from kdump.errors import KdumpError
+from kdump.errors import (
+    BudgetSpent,
+    DecryptionKeyError,
+    KdumpError,
+    StoreError,
+    as_kdump_error,
+)
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
     DELETE_DIR_SUFFIX,
@@ -76,7 +81,7 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Load, SegmentState, Settlement, load, settle
-from kdump.log_scan import Riders, RunConsumer
+from kdump.log_scan import Riders, RunConsumer, SegmentWalk, recover_scan
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
@@ -89,6 +94,11 @@ if TYPE_CHECKING:
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+
+
+Walker = Callable[[LogSegment, "RunConsumer | None"], SegmentWalk]
+"""How a command walks a segment with a reader riding on it (verify's checks:
+kdump.checks.segment.walker)."""
 
 
 class SegmentRider(RunConsumer, Protocol):
@@ -178,7 +188,7 @@ class UnifiedLog:
         self.only = only
         self.open_options = options or OpenOptions()
         self._topic_partition = topic_partition
-        self._results: dict[int, SegmentResult] = {}
+        self._results: dict[int, SegmentWalk] = {}
         self._snapshots: dict[str, bytes] = {}
         self.left: set[int] = set()
         """The segments a run left unread (its --budget spent: ``leave``), by slot."""
@@ -313,7 +323,7 @@ class UnifiedLog:
     @property
     def has_batches(self) -> bool:
         """Whether any segment holds a whole batch."""
-        return any((r.scan is not None and r.scan.batches > 0) for r in self.results())
+        return any((r.scan is not None and r.scan.batches > 0) for r in self.walks())
 
     @property
     def size(self) -> int:
@@ -322,20 +332,28 @@ class UnifiedLog:
 
     # -- each segment's walk ----------------------------------------------------------------
 
-    def result(self, segment: LogSegment) -> SegmentResult:
-        """The walk of ``segment`` with verify's checks on it: done once, when first asked,
-        unless a command did it and handed it in."""
+    def walk(self, segment: LogSegment) -> SegmentWalk:
+        """What ``segment``'s walk gave: the walk a command did and handed in (verify's, with
+        its checks on it), else the segment's own recovery walk (LogSegment.recover, findings
+        apart), done once, when first asked."""
         found = self._results.get(segment.slot)
         if found is None:
-            found = check_segment(segment, self.options, keep_open=True)
+            found = self._recover(segment, None)
             self._results[segment.slot] = found
         return found
+
+    def walks(self) -> list[SegmentWalk]:
+        return [self.walk(s) for s in self.segments]
+
+    def handed_in(self, segment: LogSegment) -> SegmentWalk | None:
+        """The walk of ``segment`` done so far (None: none yet)."""
+        return self._results.get(segment.slot)
 
     def walked(self, segment: LogSegment) -> bool:
         """Whether ``segment``'s walk is done (or was handed in)."""
         return segment.slot in self._results
 
-    def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
+    def take_result(self, segment: LogSegment, result: SegmentWalk) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result
 
@@ -343,25 +361,35 @@ class UnifiedLog:
         """A run left ``segment`` unread (its budget spent): the facts are told nothing of it,
         and nothing reads it for them (a budget bounds the run: issue 39 point 7)."""
         self.left.add(segment.slot)
-        cap = self.options.max_findings_per_code
-        self._results[segment.slot] = SegmentResult(
-            segment.base_offset, segment.slot, None, FindingSink(cap)
-        )
+        self._results[segment.slot] = SegmentWalk(segment.base_offset, segment.slot, None)
 
-    def results(self) -> list[SegmentResult]:
-        return [self.result(s) for s in self.segments]
+    def _recover(self, segment: LogSegment, consumer: RunConsumer | None) -> SegmentWalk:
+        """The segment's own walk: LogSegment.recover's reading of its ``.log`` (its files stay
+        open for what the command reads next; the partition closes them)."""
+        if LOG_SUFFIX not in segment.files:
+            return SegmentWalk(segment.base_offset, segment.slot, None)
+        try:
+            scan = recover_scan(
+                segment.log, segment.base_offset, consumer, self.options.max_batch_bytes
+            )
+        except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
+            raise
+        except (KdumpError, OSError) as e:
+            error = as_kdump_error(e, segment.directory)
+            return SegmentWalk(segment.base_offset, segment.slot, None, error)
+        return SegmentWalk(segment.base_offset, segment.slot, scan)
 
     def walk_in_order(
-        self, rider: SegmentRider | None = None, options: VerifyOptions | None = None
+        self, rider: SegmentRider | None = None, walker: Walker | None = None
     ) -> None:
         """Every segment's walk, in order, with the producer state replay riding on it: one
-        walk of each segment gives verify's checks, the facts and the producer state (what
-        kdump txn and kdump report need); ``rider`` rides along too (the audit of a compacted
-        log: kdump.checks.compacted). Segments walked already are not walked again (the replay
-        then walks on its own, when asked). ``options``: verify's for this walk, where they are
-        not the log's (a topic's index interval, known once the partition is open)."""
+        walk of each segment gives the facts, the producer state (what kdump txn and kdump
+        report need) and, with verify's ``walker``, its checks; ``rider`` rides along too (the
+        audit of a compacted log: kdump.checks.compacted). Segments walked already are not
+        walked again (the replay then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
+        walk = walker or self._recover
         replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
@@ -370,11 +398,10 @@ class UnifiedLog:
                 rider.begin(segment)
             riders = [r for r in (None if replay.cut else replay, rider) if r is not None]
             consumer = riders[0] if len(riders) == 1 else Riders(*riders) if riders else None
-            found = check_segment(segment, options or self.options, consumer, keep_open=True)
+            found = walk(segment, consumer)
             self._results[segment.slot] = found
-            if found.unread and not replay.cut:
-                unread = next(f for f in found.findings if f.code == Code.FILE_UNREADABLE)
-                replay.unreadable(segment, KdumpError(unread.message, unread.path))
+            if found.error is not None and not replay.cut:
+                replay.unreadable(segment, found.error)
         self.adopt_producer_state(self._finish_replay(replay))
 
     # -- offsets ----------------------------------------------------------------------------
@@ -425,13 +452,13 @@ class UnifiedLog:
         if not self.segments:
             return self.log_start_offset
         last = self.segments[-1]
-        scan = self.result(last).scan
+        scan = self.walk(last).scan
         if scan is None or scan.last_offset is None:
             return last.base_offset
         if self.tiered:  # a re-upload of older offsets may come last: the furthest one
             return (
                 max(
-                    (r.scan.last_offset for r in self.results() if r.scan and r.scan.last_offset),
+                    (r.scan.last_offset for r in self.walks() if r.scan and r.scan.last_offset),
                     default=last.base_offset - 1,
                 )
                 + 1
@@ -442,7 +469,7 @@ class UnifiedLog:
     def damaged_from(self) -> DamagedFrom | None:
         """The first batch recovery refuses, in segment order (None: nothing to cut)."""
         for segment in self.segments:
-            scan = self.result(segment).scan
+            scan = self.walk(segment).scan
             if scan is None or scan.first_invalid is None:
                 continue
             last = scan.recovered_last_offset
@@ -516,7 +543,7 @@ class UnifiedLog:
     def _segment_state(self, segment: LogSegment, last: bool) -> SegmentState:
         """``last``: the log end is read from this one (readNextOffset reads its index and
         log tail; of the others only what their walk found is needed)."""
-        scan = self.result(segment).scan
+        scan = self.walk(segment).scan
         size = segment.log_size
         if scan is None:  # unreadable: nothing kdump can say it cuts
             return SegmentState(
@@ -709,7 +736,7 @@ class UnifiedLog:
             return True
         start = self.log_start_offset if loaded.file is None else loaded.file.offset
         for segment in self.segments_after_recovery:
-            scan = self.result(segment).scan
+            scan = self.walk(segment).scan
             if scan is None:
                 return True  # unread: cannot tell, so replay
             reaches = scan.last_offset is not None and scan.last_offset >= start

@@ -97,13 +97,11 @@ model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself n
 package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition still keeps verify's walk of a segment where verify made it
-    # (its findings beside the model's scan) and runs it when asked (issue 43)
-    ("kdump.unified_log", "kdump.checks.codes"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.findings"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.options"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.segment"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.sink"): "verify's walk of a segment",
+    # the opened partition's options carry verify's (OpenOptions.verify), and the producer
+    # snapshots its load skips are verify's findings (SNAPSHOT_CORRUPT)
+    ("kdump.unified_log", "kdump.checks.codes"): "a skipped snapshot's finding",
+    ("kdump.unified_log", "kdump.checks.findings"): "a skipped snapshot's finding",
+    ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
     # the producer state and its replay report anomalies as verify's findings
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
     ("kdump.repair.plan", "kdump.txn.producer_state"): "the producer state's findings",

@@ -10,7 +10,7 @@ from kdump.checks import fixes
 from kdump.checks.codes import Code
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.segment import SegmentResult, check_segment
+from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS
@@ -182,7 +182,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
     options = log.options
     sink = FindingSink(options.max_findings_per_code)
     checked = segments_to_check(log)
-    results: list[SegmentResult] = [log.result(s) for s in checked]
+    results: list[SegmentResult] = [segment_result(log, s) for s in checked]
     scans: dict[int, LogScan] = {}
     unread: set[int] = set()
     for walked in results:
@@ -295,7 +295,7 @@ def _truncation(log: UnifiedLog) -> str:
     if later:
         last: int | None = None
         for seg in later:
-            scan = log.result(seg).scan
+            scan = segment_result(log, seg).scan
             if scan is not None and scan.last_offset is not None:
                 last = scan.last_offset
         bases = ", ".join(str(seg.base_offset) for seg in later)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kdump.checks import fixes
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index, index_tail
@@ -30,16 +31,17 @@ from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
 from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.format.timeindex import TimeIndex
-from kdump.log_scan import LogScan, RunConsumer
+from kdump.log_scan import LogScan, RunConsumer, SegmentWalk
 from kdump.segment import LogSegment
+from kdump.unified_log import SegmentRider, UnifiedLog, Walker
 
 
-class SegmentResult:
+class SegmentResult(SegmentWalk):
     """What one segment's walk found: its facts (``scan``: None when it has no ``.log`` or could
     not be read) and verify's findings on it. (Plain classes, not dataclasses, on verify's
     path: a dataclass costs start-up to define, issue 45.)"""
 
-    __slots__ = ("base_offset", "scan", "sink", "slot", "unread")
+    __slots__ = ("sink",)
 
     def __init__(
         self,
@@ -47,13 +49,10 @@ class SegmentResult:
         slot: int,
         scan: LogScan | None,
         sink: FindingSink,
-        unread: bool = False,
+        error: KdumpError | None = None,
     ) -> None:
-        self.base_offset, self.slot, self.scan, self.sink = base_offset, slot, scan, sink
-        self.unread = unread
-
-    def __repr__(self) -> str:
-        return f"SegmentResult({self.base_offset}, slot={self.slot}, unread={self.unread})"
+        super().__init__(base_offset, slot, scan, error)
+        self.sink = sink
 
     @property
     def findings(self) -> list[Finding]:
@@ -65,6 +64,54 @@ class SegmentResult:
         return next(
             (f for f in self.findings if f.code in STOP_CODES and f.position == position), None
         )
+
+
+def segment_result(log: UnifiedLog, segment: LogSegment) -> SegmentResult:
+    """Verify's walk of ``segment`` (its findings beside the facts): the one a command did and
+    handed in, else done now and kept as the partition's (a segment a budget left unread has
+    none)."""
+    found = log.handed_in(segment)
+    if isinstance(found, SegmentResult):
+        return found
+    if segment.slot in log.left:
+        cap = log.options.max_findings_per_code
+        return SegmentResult(segment.base_offset, segment.slot, None, FindingSink(cap))
+    result = check_segment(segment, log.options, keep_open=True)
+    log.take_result(segment, result)
+    return result
+
+
+def segment_results(log: UnifiedLog) -> list[SegmentResult]:
+    return [segment_result(log, s) for s in log.segments]
+
+
+def walker(options: VerifyOptions) -> Walker:
+    """Verify's walk of a segment with a reader riding on it (the partition's
+    ``walk_in_order``), its files kept open for what the command reads next."""
+
+    def walk(segment: LogSegment, consumer: RunConsumer | None) -> SegmentWalk:
+        return check_segment(segment, options, consumer, keep_open=True)
+
+    return walk
+
+
+def walk_in_order(
+    log: UnifiedLog, rider: SegmentRider | None = None, options: VerifyOptions | None = None
+) -> None:
+    """The partition's one walk of each segment, in order, with verify's checks on it (and
+    the producer state's replay, and ``rider``: UnifiedLog.walk_in_order). ``options``:
+    verify's for this walk, where they are not the log's (a topic's index interval, known once
+    the partition is open: kdump report)."""
+    log.walk_in_order(rider, walker(options or log.options))
+
+
+def unread_error(findings: list[Finding], path: str) -> KdumpError:
+    """Why a segment was not read, as its FILE_UNREADABLE finding says (a walk kept in a state
+    file keeps its findings, not the error)."""
+    unread = next((f for f in findings if f.code == Code.FILE_UNREADABLE), None)
+    if unread is None:
+        return KdumpError("not read", path)
+    return KdumpError(unread.message, unread.path)
 
 
 class _NoFixSink(FindingSink):
@@ -117,7 +164,7 @@ def check_segment(
                 "FILE_UNREADABLE", Severity.ERROR, error.path or segment.directory, error.reason
             )
         )
-        return SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+        return SegmentResult(segment.base_offset, segment.slot, None, sink, error)
     finally:
         # what the walk learned is in the scan: the maps (a file descriptor each) and an
         # object's mirror go now, unless asked for (a log dir holds thousands of segments)
@@ -267,4 +314,12 @@ def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> Non
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
 
 
-__all__ = ["Resume", "SegmentResult", "check_segment"]
+__all__ = [
+    "Resume",
+    "SegmentResult",
+    "check_segment",
+    "segment_result",
+    "segment_results",
+    "walk_in_order",
+    "walker",
+]

@@ -38,7 +38,7 @@ from kdump.checks.audit import (
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.checks.registry import REGISTRY
-from kdump.checks.segment import Resume, SegmentResult
+from kdump.checks.segment import Resume, SegmentResult, unread_error
 from kdump.checks.sink import FindingSink
 from kdump.errors import ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
@@ -379,7 +379,8 @@ def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> Segmen
         None if scan is None else restore_scan(read_scan(scan, "walk.scan"), segment.log_path)
     )
     unread = readback.flag(d.get("unread"), "walk.unread")
-    return SegmentResult(segment.base_offset, segment.slot, restored, sink, unread)
+    error = unread_error(sink.findings, segment.log_path) if unread else None
+    return SegmentResult(segment.base_offset, segment.slot, restored, sink, error)
 
 
 def key_of(segment: LogSegment) -> str | None:

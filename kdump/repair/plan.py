@@ -25,6 +25,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import STOP_CODES
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
+from kdump.checks.segment import segment_result
 from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
@@ -372,7 +373,7 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
             for s in named
             if any(
                 f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
-                for f in log.result(s).findings
+                for f in segment_result(log, s).findings
             )
         ]
     # the broker's own choice at its next start (LogLoader.load: kdump.log_loader)
@@ -491,7 +492,7 @@ def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
     last_of: dict[int, int | None] = {}
     if lower:
         prev = lower[-1]
-        scan = log.result(prev).scan
+        scan = segment_result(log, prev).scan
         last_of[prev.base_offset] = None if scan is None else scan.last_offset
     rule = rename_rule(log.base_offsets, seg.base_offset, first.base_offset, last_of)
     if rule.new_base is None:

@@ -19,6 +19,7 @@ from kdump.checks.compacted import CleanedSectionCheck, cleaned_section
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, PartitionSummary, finish_partition
+from kdump.checks.segment import segment_results, walk_in_order
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.discovery import discover, natural_key
@@ -236,9 +237,9 @@ def _partition(
     # a compacted log, the checks of its cleaned section
     cleaned = cleaned_section(log, log.options.compaction_key_memory)
     check = None if cleaned is None else CleanedSectionCheck(cleaned)
-    log.walk_in_order(check, options.verify._replace(index_interval_bytes=given))
+    walk_in_order(log, check, options.verify._replace(index_interval_bytes=given))
     if check is not None:
-        check.deliver(log.results())
+        check.deliver(segment_results(log))
     result = finish_partition(log)
     p = PartitionView(
         path=log.location,

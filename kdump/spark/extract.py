@@ -306,7 +306,7 @@ class SegmentExport:
             path = getattr(e, "path", None) or self.task.log_path
             sink = FindingSink(self.options.max_findings_per_code)
             sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e)))
-            self.walk = SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+            self.walk = SegmentResult(segment.base_offset, segment.slot, None, sink, e)
             self.findings = sink.close()
         finally:
             segment.close()  # a remote log's read-ahead threads, a local log's maps

@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, segments_to_check
+from kdump.checks.segment import segment_result
 from kdump.checks.verify import VerifyResult, collect_result, finish_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
@@ -120,7 +121,7 @@ def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]
         segment = log.all_segments[slot]
         log.take_result(segment, reused_result(segment, known, log.options.max_findings_per_code))
     for slot, finding in plan.changed:
-        log.result(log.all_segments[slot]).sink.add(finding)
+        segment_result(log, log.all_segments[slot]).sink.add(finding)
     reused = {slot for slot, _ in plan.reuse}
     return [s for s in segments if s.slot not in reused]
 
@@ -131,7 +132,7 @@ def _records(log: UnifiedLog, walked: list[LogSegment]) -> Records:
     for segment in walked:
         key = key_of(segment)
         if key is not None:
-            result = log.result(segment)
+            result = segment_result(log, segment)
             out.append((key, verified_record(segment, result.scan, result.findings, now_ms)))
     return out
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.segment import walk_in_order
 from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
@@ -202,7 +203,7 @@ def analyze_partition(
     view = view if view is not None else CoordinatorView()
     if not log.segments:
         return None
-    log.walk_in_order()
+    walk_in_order(log)
     end = log.producer_state
     findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
     findings += end.findings
