@@ -7,6 +7,7 @@ format; magic v0 wrote a wrong header checksum), 4 zstd.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Callable
@@ -209,7 +210,8 @@ def compress(codec: int, data: bytes) -> bytes:
     """``data`` compressed as Kafka 4.x compresses a batch's records at each codec's default
     level (MemoryRecordsBuilder over Compression.wrapForOutput), byte for byte where kdump's
     libraries match the broker's (docs/compaction.md: JDK zlib, snappy-java 1.1.10, lz4-java
-    1.11 and zstd-jni 1.5.7 against zlib, cramjam's snap, lz4 and libzstd)."""
+    1.11 and zstd-jni 1.5.7 against zlib, Google's snappy (the system's, else cramjam's Rust
+    port, whose bytes differ on some blocks), cramjam's lz4 and libzstd)."""
     if codec == NONE:
         return data
     import cramjam
@@ -221,9 +223,10 @@ def compress(codec: int, data: bytes) -> bytes:
         return GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
     if codec == SNAPPY:
         # SnappyOutputStream: the xerial header, then 32 KiB blocks, each length-prefixed
+        raw = google_snappy() or (lambda block: bytes(cramjam.snappy.compress_raw(block)))
         out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
         for i in range(0, len(data), XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i : i + XERIAL_BLOCK]))
+            block = raw(data[i : i + XERIAL_BLOCK])
             out += _INT32.pack(len(block)) + block
         return bytes(out)
     if codec == LZ4:
@@ -246,3 +249,37 @@ def compress(codec: int, data: bytes) -> bytes:
         compressor.compress(data)
         return bytes(compressor.flush()) + bytes(compressor.finish())
     raise CodecError(f"unknown compression codec {codec}")
+
+
+SNAPPY_LIBRARY = "libsnappy.so.1"
+"""Google's C++ snappy as the system ships it (Debian's libsnappy1v5, 1.1.9): the compressor
+snappy-java embeds (1.1.10 in Kafka 4.4's snappy-java 1.1.10.7), whose blocks it compresses to
+the same bytes (tests/test_kafka_snappy.py compares them on a corpus, through snappy-java)."""
+
+
+@functools.cache
+def google_snappy() -> Callable[[bytes], bytes] | None:
+    """snappy::RawCompress of the system's Google snappy (its C API, snappy-c.h), or None where
+    there is none: compress() then takes cramjam's snappy, the Rust port, which makes other
+    choices on some blocks (the records the same, the bytes not)."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(SNAPPY_LIBRARY)
+        compress_c, max_length = lib.snappy_compress, lib.snappy_max_compressed_length
+    except (OSError, AttributeError):
+        return None
+    size_t = ctypes.c_size_t
+    compress_c.argtypes = [ctypes.c_char_p, size_t, ctypes.c_char_p, ctypes.POINTER(size_t)]
+    compress_c.restype = ctypes.c_int
+    max_length.argtypes = [size_t]
+    max_length.restype = size_t
+
+    def raw(block: bytes) -> bytes:
+        out = ctypes.create_string_buffer(max_length(len(block)))
+        length = size_t(len(out))
+        if compress_c(block, len(block), out, ctypes.byref(length)) != 0:  # SNAPPY_OK is 0
+            raise CodecError(f"{SNAPPY_LIBRARY} could not compress a block of {len(block)} bytes")
+        return out.raw[: length.value]
+
+    return raw
