@@ -11,6 +11,8 @@ import functools
 import struct
 import zlib
 from collections.abc import Callable
+from functools import cache
+from typing import Any
 
 from kdump.crc import Buffer
 from kdump.errors import CodecError
@@ -37,24 +39,50 @@ def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -
     a payload at the limit costs the limit once, not twice (issue 27)."""
     if codec == NONE:
         return bytes(data)
+    if codec not in (GZIP, SNAPPY, LZ4, ZSTD):
+        raise CodecError(f"unknown compression codec {codec}")
     # cramjam (its own native library, a few ms to load) only once a batch is compressed: a
     # verify without --deep, or of uncompressed batches, starts without it.
-    import cramjam
-
+    cramjam = _cramjam()
+    failures: tuple[type[BaseException], ...] = (zlib.error, ValueError, OverflowError)
+    failures += (cramjam.DecompressionError,) if cramjam is not None else _arrow_errors()
     try:
         if codec == GZIP:
             return _gunzip(data, limit)
         if codec == SNAPPY:
             return _snappy(data, limit)
-        if codec == LZ4:
-            return _grow_into(cramjam.lz4.decompress_into, fix_lz4_header_checksum(data), limit)
-        if codec == ZSTD:
-            return _grow_into(cramjam.zstd.decompress_into, data, limit)
+        payload = fix_lz4_header_checksum(data) if codec == LZ4 else data
+        if cramjam is None:
+            return _arrow_stream(CODEC_NAMES[codec], payload, limit)
+        into = cramjam.lz4.decompress_into if codec == LZ4 else cramjam.zstd.decompress_into
+        return _grow_into(into, payload, limit)
     except CodecError:
         raise
-    except (zlib.error, cramjam.DecompressionError, ValueError, OverflowError) as e:
+    except failures as e:
         raise CodecError(f"{codec_name(codec)} payload does not decompress: {e}") from None
-    raise CodecError(f"unknown compression codec {codec}")
+
+
+@cache
+def _cramjam() -> Any:
+    """cramjam, or None where it cannot load: kdump shipped to Spark executors of another
+    platform than the driver's (kdump.spark.ship), which then decompress with pyarrow, part of
+    what pyspark needs there (``_arrow_stream``)."""
+    try:
+        import cramjam
+    except ImportError:
+        return None
+    return cramjam
+
+
+def decompressor() -> str:
+    """What decompresses snappy, lz4 and zstd payloads here: "cramjam", or "pyarrow"."""
+    return "pyarrow" if _cramjam() is None else "cramjam"
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError)
 
 
 def _too_big(limit: int) -> CodecError:
@@ -102,8 +130,9 @@ def _snappy(data: Buffer, limit: int) -> bytearray:
 
 
 def _snappy_raw(data: Buffer, limit: int) -> bytearray:
-    import cramjam
-
+    cramjam = _cramjam()
+    if cramjam is None:
+        return _arrow_snappy(data, limit)
     size = cramjam.snappy.decompress_raw_len(data)
     if size > limit:
         raise _too_big(limit)
@@ -112,12 +141,47 @@ def _snappy_raw(data: Buffer, limit: int) -> bytearray:
     return out
 
 
+def _arrow_snappy(data: Buffer, limit: int) -> bytearray:
+    """Raw snappy through pyarrow, which must be told the size: the block's leading varint."""
+    import pyarrow as pa
+
+    view = memoryview(data)
+    size = shift = 0
+    for i, byte in enumerate(view[:5]):
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+        if i == 4:
+            raise CodecError("snappy block length is not a varint of 5 bytes at most")
+    if size > limit:
+        raise _too_big(limit)
+    return bytearray(pa.Codec("snappy").decompress(view, decompressed_size=size))
+
+
+ARROW_PIECE = 1 << 20
+"""Bytes pyarrow's stream hands back at a time, as GUNZIP_PIECE."""
+
+
+def _arrow_stream(codec: str, data: Buffer, limit: int) -> bytearray:
+    """An LZ4 frame or a zstd stream through pyarrow's decompressing stream, read a piece at a
+    time up to ``limit`` (the payload's size is not always in its header)."""
+    import pyarrow as pa
+
+    out = bytearray()
+    with pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(data)), codec) as stream:
+        while piece := stream.read(min(ARROW_PIECE, limit + 1 - len(out))):
+            out += piece
+            if len(out) > limit:
+                raise _too_big(limit)
+    return out
+
+
 def _grow_into(
     decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int
 ) -> bytearray:
     """Decompress into a buffer that doubles until the payload fits or passes ``limit``."""
-    import cramjam
-
+    cramjam = _cramjam()
     size = min(limit, max(64 * 1024, 8 * len(data)))
     out = bytearray()
     while True:
