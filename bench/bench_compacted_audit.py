@@ -113,11 +113,11 @@ def main() -> None:
             "--compaction-key-memory",
             args.memory,
         ]
-        startup, _, _ = run([*common, str(empty), "--config", "cleanup.policy=compact"])
-        plain, plain_rss, _ = run(
+        startup, _, _ = best([*common, str(empty), "--config", "cleanup.policy=compact"])
+        plain, plain_rss, _ = best(
             [*common, str(root / "logdir"), "--config", "cleanup.policy=delete"]
         )
-        audit, audit_rss, out = run(
+        audit, audit_rss, out = best(
             [*common, str(root / "logdir"), "--config", "cleanup.policy=compact"]
         )
         limited = [line for line in out.splitlines() if "COMPACTED_KEY_CHECK_LIMITED" in line]

@@ -20,6 +20,11 @@ workers inherit it), each command of one tree right after the other's:
 (3) ``spark export`` of the three brokers' log dirs, one replica per partition (the rows must
     be one copy's), then with ``--topic topic1 --time-range`` (the filters).
 
+``--cluster`` (issue 40): every Spark command of (1) and (3) also on a standalone cluster of
+this machine (tests/sparkcluster.py: a master and two workers of one core each, in JVMs of their
+own; the executors' Python has pyspark's requirements and no kdump, which the driver ships), for
+this tree: the same findings and records as local[2] (checked), and the time it takes.
+
 What a tree lacks (its ``--help`` does not name the option) prints "n/a (not in before)". Wall
 time and CPU time (user + system of the child and the children it waited for: a Spark
 command's is its driver's Python only, not the JVM's), the 1-minute load average beside each
@@ -27,6 +32,7 @@ command's is its driver's Python only, not the JVM's), the 1-minute load average
 >= 200 partitions; the default is a quick look::
 
     .venv/bin/python bench/bench_spark.py                                # ~0.6 GiB a broker
+    .venv/bin/python bench/bench_spark.py --cluster      # and on the standalone cluster too
     flock /work/helper-notes/bench.lock .venv/bin/python bench/bench_spark.py \
         --partitions 200 --partition-mib 42 --before /tmp/before33
 
@@ -313,6 +319,7 @@ TIME_RANGE = f"{T0}:{T0 + 600_000}"
 """The first ten minutes of every partition's records (bench_verify: a batch a second)."""
 NOT_IN_BEFORE = "n/a (not in before)"
 AUDITS_ROW = "fleet: verify --output of brokers 1, 2, 3"
+THREE = "spark export of 3 brokers, one replica each"
 REPORT_ROW = "fleet: report RESULTS (3 results, no segment read)"
 
 
@@ -370,11 +377,40 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def kdump_in(tree: str | None, args: list[str], keep_stdout: bool = True) -> Ran:
+class Placement(NamedTuple):
+    """Where a Spark command runs: its name in the table, its options, its environment."""
+
+    name: str
+    args: list[str]
+    env: dict[str, str]
+
+
+LOCAL = Placement(MASTER, ["--master", MASTER], {})
+
+
+def standalone() -> tuple[Placement, Any]:
+    """tests/sparkcluster.py's cluster (a master and two workers of one core each on this
+    machine, executors whose Python has no kdump: it is shipped), started; and the cluster."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from sparkcluster import CLUSTER
+
+    cluster = CLUSTER.ready()
+    python = f"spark.pyspark.python={cluster.executor_python}"
+    env = {k: cluster.env()[k] for k in ("SPARK_CONF_DIR", "SPARK_LOCAL_IP")}
+    return Placement("standalone", ["--master", cluster.url, "--conf", python], env), cluster
+
+
+def kdump_in(
+    tree: str | None,
+    args: list[str],
+    keep_stdout: bool = True,
+    env_extra: dict[str, str] | None = None,
+) -> Ran:
     """``kdump ARGS`` as a child process of ``tree`` (None: this one): ``python -P`` and the
     working directory bench/out/, so that no other tree's kdump comes first (Spark's Python
     workers put their working directory first on their path)."""
     env = dict(os.environ)
+    env.update(env_extra or {})
     env.pop("PYTHONPATH", None)
     if tree is not None:
         env["PYTHONPATH"] = tree
@@ -431,46 +467,44 @@ class Table:
         return "\n".join(lines)
 
 
-def table_rows(table: Table, root: Path, work: Path) -> None:
-    """(1): the issue's table, each command in every tree one after the other."""
+def table_rows(table: Table, root: Path, work: Path, placements: list[Placement]) -> None:
+    """(1): the issue's table, each command in every tree one after the other, each Spark
+    command at each placement (local[2], and the standalone cluster with --cluster)."""
     log_dir = str(root / "broker2" / "kafka-logs")
     part = str(root / "broker1" / "kafka-logs" / "topic0-0")  # 127-byte batches
-    spark = ["--master", MASTER]
     out = work / "export"
-    for label, args in (
-        ("verify --jobs 1", ["verify", log_dir, "--jobs", "1", "--format", "json"]),
-        ("verify --jobs 2", ["verify", log_dir, "--jobs", "2", "--format", "json"]),
-        (
-            "spark verify --master local[2]",
-            ["spark", "verify", log_dir, "--format", "json", *spark],
-        ),
-        (
-            "verify --deep --jobs 2",
-            ["verify", log_dir, "--deep", "--jobs", "2", "--format", "json"],
-        ),
-        ("spark verify --deep", ["spark", "verify", log_dir, "--deep", "--format", "json", *spark]),
-    ):
+    rows: list[tuple[str, list[str], Placement | None]] = [
+        ("verify --jobs 1", ["verify", log_dir, "--jobs", "1", "--format", "json"], None),
+        ("verify --jobs 2", ["verify", log_dir, "--jobs", "2", "--format", "json"], None),
+        *((f"spark verify ({p.name})", ["spark", "verify", log_dir, "--format", "json"], p)
+          for p in placements),
+        ("verify --deep --jobs 2",
+         ["verify", log_dir, "--deep", "--jobs", "2", "--format", "json"], None),
+        *((f"spark verify --deep ({p.name})",
+           ["spark", "verify", log_dir, "--deep", "--format", "json"], p) for p in placements),
+    ]  # fmt: skip
+    for label, args, where in rows:
         for name, tree in table.trees.items():
-            ran = kdump_in(tree, args)
+            if where is not None and where is not LOCAL and tree is not None:
+                table.put(label, name, "n/a (ships only this tree)")
+                continue
+            extra = [] if where is None else where.args
+            ran = kdump_in(tree, [*args, *extra], env_extra=None if where is None else where.env)
             table.put(label, name, f"{ran.figure()}, exit {ran.code}")
             if label.startswith("spark"):
                 local = "verify --deep --jobs 2" if "--deep" in args else "verify --jobs 1"
                 same = table.rows[local].get(f"{name}:findings")
                 if same != json.dumps(findings_of(ran)):
-                    sys.exit(f"{name}: spark verify's findings differ from verify's")
+                    sys.exit(f"{name}: {label}'s findings differ from verify's")
             else:
                 table.rows[label][f"{name}:findings"] = json.dumps(findings_of(ran))
-    for name, tree in table.trees.items():
-        shutil.rmtree(out, ignore_errors=True)
-        ran = kdump_in(tree, ["spark", "export", log_dir, "-o", str(out), *spark])
-        records = exported_records(ran)
-        table.put(
-            "spark export to Parquet",
-            name,
-            f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s",
-        )
-        table.rows["spark export to Parquet"][f"{name}:records"] = str(records)
-        shutil.rmtree(out, ignore_errors=True)
+    for where in placements:
+        label = f"spark export to Parquet ({where.name})"
+        for name, tree in table.trees.items():
+            if where is not LOCAL and tree is not None:
+                table.put(label, name, "n/a (ships only this tree)")
+                continue
+            export_row(table, label, name, tree, [log_dir], out, where)
     for jobs in ("1", "2"):
         args = ["dump", part, "--deep-iteration", "--format", "jsonl", "--jobs", jobs]
         for name, tree in table.trees.items():
@@ -480,7 +514,30 @@ def table_rows(table: Table, root: Path, work: Path) -> None:
             )
 
 
-def fleet_rows(table: Table, root: Path, work: Path) -> None:
+def export_row(
+    table: Table,
+    label: str,
+    name: str,
+    tree: str | None,
+    args: list[str],
+    out: Path,
+    where: Placement,
+) -> None:
+    """``spark export ARGS -o OUT`` of ``tree`` at ``where``: its time and records/s in the
+    table (its record count kept for the checks)."""
+    shutil.rmtree(out, ignore_errors=True)
+    ran = kdump_in(
+        tree, ["spark", "export", *args, "-o", str(out), *where.args], env_extra=where.env
+    )
+    records = exported_records(ran)
+    table.put(
+        label, name, f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s"
+    )
+    table.rows[label][f"{name}:records"] = str(records)
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def fleet_rows(table: Table, root: Path, work: Path, placements: list[Placement]) -> None:
     """(2) and (3): what the before tree cannot do prints NOT_IN_BEFORE."""
     logs = [str(root / f"broker{b}" / "kafka-logs") for b in BROKERS]
     for name, tree in table.trees.items():
@@ -512,30 +569,19 @@ def fleet_rows(table: Table, root: Path, work: Path) -> None:
         )
         shutil.rmtree(results, ignore_errors=True)
     out = work / "export"
-    for label, option, extra in (
-        ("spark export of 3 brokers, one replica each", "--all-replicas", []),
-        (
-            "the same with --topic topic1 --time-range",
-            "--time-range",
-            ["--topic", "topic1", "--time-range", TIME_RANGE],
-        ),
+    filtered = ["--topic", "topic1", "--time-range", TIME_RANGE]
+    for label, option, extra, where in (
+        *((f"{THREE} ({p.name})", "--all-replicas", [], p) for p in placements),
+        (f"the same with --topic topic1 --time-range ({MASTER})", "--time-range", filtered, LOCAL),
     ):
         for name, tree in table.trees.items():
             if not offers(tree, ["spark", "export"], option):
                 table.put(label, name, NOT_IN_BEFORE)
                 continue
-            shutil.rmtree(out, ignore_errors=True)
-            ran = kdump_in(
-                tree, ["spark", "export", *logs, "-o", str(out), "--master", MASTER, *extra]
-            )
-            records = exported_records(ran)
-            table.put(
-                label,
-                name,
-                f"{ran.figure()}, {records:,} records, {records / ran.wall:,.0f} records/s",
-            )
-            table.rows[label][f"{name}:records"] = str(records)
-            shutil.rmtree(out, ignore_errors=True)
+            if where is not LOCAL and tree is not None:
+                table.put(label, name, "n/a (ships only this tree)")
+                continue
+            export_row(table, label, name, tree, [*logs, *extra], out, where)
 
 
 def fleet(args: argparse.Namespace) -> int:
@@ -548,16 +594,30 @@ def fleet(args: argparse.Namespace) -> int:
     table = Table(trees)
     work = root / "work"
     work.mkdir(exist_ok=True)
-    if not args.skip_table:
-        print("(1) the issue's table, broker 2's log dir")
-        table_rows(table, root, work)
-    print("(2) the fleet audit, (3) the export of the three brokers")
-    fleet_rows(table, root, work)
-    one = table.rows.get("spark export to Parquet", {}).get("after:records")
-    copies = table.rows["spark export of 3 brokers, one replica each"].get("after:records")
-    if one is not None and copies is not None and not int(one) <= int(copies) < 2 * int(one):
-        # broker 2's own export lacks what its damage cut; three copies would be 3x
-        sys.exit(f"the export of three brokers gave {copies} records, broker 2's alone {one}")
+    placements, cluster = [LOCAL], None
+    try:
+        if args.cluster:
+            where, cluster = standalone()
+            placements.append(where)
+            print(f"standalone cluster {cluster.url}: 2 workers of 1 core, executors' Python "
+                  f"{cluster.executor_python} (no kdump: shipped)")  # fmt: skip
+        if not args.skip_table:
+            print("(1) the issue's table, broker 2's log dir")
+            table_rows(table, root, work, placements)
+        print("(2) the fleet audit, (3) the export of the three brokers")
+        fleet_rows(table, root, work, placements)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    for where in placements:
+        one = table.rows.get(f"spark export to Parquet ({where.name})", {}).get("after:records")
+        copies = table.rows[f"{THREE} ({where.name})"].get("after:records")
+        if one is not None and copies is not None and not int(one) <= int(copies) < 2 * int(one):
+            # broker 2's own export lacks what its damage cut; three copies would be 3x
+            sys.exit(f"{where.name}: three brokers gave {copies} records, broker 2 alone {one}")
+    records = {table.rows[f"{THREE} ({p.name})"].get("after:records") for p in placements}
+    if len(records) != 1:
+        sys.exit(f"the placements exported other numbers of records: {records}")
     shutil.rmtree(work, ignore_errors=True)
     print("\n" + table.markdown())
     return 0
@@ -570,6 +630,11 @@ def main() -> int:
     parser.add_argument("--segment-mib", type=int, default=8)
     parser.add_argument("--before", default=None, help="the tree before (holding kdump/)")
     parser.add_argument("--skip-table", action="store_true", help="(2) and (3) only")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="each Spark command on tests/sparkcluster.py's standalone cluster too (issue 40)",
+    )
     parser.add_argument("--study", action="store_true", help="the in-process study instead")
     parser.add_argument("--study-partitions", type=int, default=210)
     parser.add_argument("--segments", type=int, default=2)

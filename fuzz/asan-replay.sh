@@ -1,8 +1,9 @@
 #!/bin/sh
 # kdump's C code (kdump/_speedups.c) under AddressSanitizer and UndefinedBehaviorSanitizer:
 # builds it with both into a copy of the package, then runs tests/test_speedups.py (and the
-# walk's read-ahead and CRC-sharing threads from tests/test_walk.py, and every entry point
-# given what it must refuse, tests/hostile/test_entry_points.py) and replays
+# walk's read-ahead and CRC-sharing threads from tests/test_walk.py, the log cleaner's loops
+# against their Python twin, tests/test_compact_speedups.py, and every entry point given what
+# it must refuse, tests/hostile/test_entry_points.py) and replays
 # the `speedups` fuzz corpus (fuzz/out/corpus/speedups, grown by fuzz/run.py speedups) and every
 # fixture .log through it. Any out-of-bounds read or undefined behaviour aborts with a report.
 #
@@ -29,6 +30,7 @@ cd "$work"
 "$python" -c 'import kdump, kdump.speedups as s; assert kdump.__file__.startswith("'"$work"'") and s.native'
 "$python" -m pytest -q -p no:cacheprovider tests/test_speedups.py -k "not suite_passes"
 "$python" -m pytest -q -p no:cacheprovider tests/test_walk.py -k "read_ahead or reading_ahead or share"
+"$python" -m pytest -q -p no:cacheprovider tests/test_compact_speedups.py
 "$python" -m pytest -q -p no:cacheprovider tests/hostile/test_entry_points.py
 mkdir -p "$root/fuzz/out/corpus/speedups"
 "$python" fuzz/run.py speedups -runs=0 "$root/fuzz/out/corpus/speedups"

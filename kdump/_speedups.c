@@ -3832,6 +3832,1117 @@ static PyObject *py_mincore(PyObject *self, PyObject *args)
 #endif
 }
 
+/* ------------------------------------------------------------------ the log cleaner */
+
+/* Kafka's Cleaner, its hot loops (kdump/log_cleaner.py is the reference, and says what each
+ * step follows): the key map (SkimpyOffsetMap: MD5 hashes in slots of 24 bytes, probed as
+ * positionOf does), built over batches whose records all count (omap_put_run,
+ * omap_put_records), and the filter over batches of records (clean_run, clean_records):
+ * which records stay (Cleaner.shouldRetainRecord), and the batch as MemoryRecords.filterTo
+ * writes it (copied whole, or rebuilt by MemoryRecordsBuilder's rules). Whatever these do not
+ * model (control and transactional batches, another magic, compression for the run-level
+ * walk, a batch left empty that the producer state may keep, a header key Java would not
+ * read back as it is, bytes that do not parse) is handed back to the Python code. */
+
+/* MD5 (RFC 1321): SkimpyOffsetMap's hash of a key; its 64 steps written out. */
+#define MD5_F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
+#define MD5_G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
+#define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+#define MD5_STEP(f, a, b, c, d, x, t, s)                                                        \
+    (a) += f((b), (c), (d)) + (x) + (uint32_t)(t);                                             \
+    (a) = ((a) << (s)) | ((a) >> (32 - (s)));                                                 \
+    (a) += (b);
+#define MD5_STEP1(f, a, b, c, d, k, t, s) MD5_STEP(f, a, b, c, d, w[k], t, s)
+
+/* MD5's 64 steps (RFC 1321): function, the four words in turn, message word, constant, shift. */
+#define MD5_STEPS(STEP) \
+    STEP(MD5_F, a, b, c, d, 0, 0xd76aa478, 7) \
+    STEP(MD5_F, d, a, b, c, 1, 0xe8c7b756, 12) \
+    STEP(MD5_F, c, d, a, b, 2, 0x242070db, 17) \
+    STEP(MD5_F, b, c, d, a, 3, 0xc1bdceee, 22) \
+    STEP(MD5_F, a, b, c, d, 4, 0xf57c0faf, 7) \
+    STEP(MD5_F, d, a, b, c, 5, 0x4787c62a, 12) \
+    STEP(MD5_F, c, d, a, b, 6, 0xa8304613, 17) \
+    STEP(MD5_F, b, c, d, a, 7, 0xfd469501, 22) \
+    STEP(MD5_F, a, b, c, d, 8, 0x698098d8, 7) \
+    STEP(MD5_F, d, a, b, c, 9, 0x8b44f7af, 12) \
+    STEP(MD5_F, c, d, a, b, 10, 0xffff5bb1, 17) \
+    STEP(MD5_F, b, c, d, a, 11, 0x895cd7be, 22) \
+    STEP(MD5_F, a, b, c, d, 12, 0x6b901122, 7) \
+    STEP(MD5_F, d, a, b, c, 13, 0xfd987193, 12) \
+    STEP(MD5_F, c, d, a, b, 14, 0xa679438e, 17) \
+    STEP(MD5_F, b, c, d, a, 15, 0x49b40821, 22) \
+    STEP(MD5_G, a, b, c, d, 1, 0xf61e2562, 5) \
+    STEP(MD5_G, d, a, b, c, 6, 0xc040b340, 9) \
+    STEP(MD5_G, c, d, a, b, 11, 0x265e5a51, 14) \
+    STEP(MD5_G, b, c, d, a, 0, 0xe9b6c7aa, 20) \
+    STEP(MD5_G, a, b, c, d, 5, 0xd62f105d, 5) \
+    STEP(MD5_G, d, a, b, c, 10, 0x02441453, 9) \
+    STEP(MD5_G, c, d, a, b, 15, 0xd8a1e681, 14) \
+    STEP(MD5_G, b, c, d, a, 4, 0xe7d3fbc8, 20) \
+    STEP(MD5_G, a, b, c, d, 9, 0x21e1cde6, 5) \
+    STEP(MD5_G, d, a, b, c, 14, 0xc33707d6, 9) \
+    STEP(MD5_G, c, d, a, b, 3, 0xf4d50d87, 14) \
+    STEP(MD5_G, b, c, d, a, 8, 0x455a14ed, 20) \
+    STEP(MD5_G, a, b, c, d, 13, 0xa9e3e905, 5) \
+    STEP(MD5_G, d, a, b, c, 2, 0xfcefa3f8, 9) \
+    STEP(MD5_G, c, d, a, b, 7, 0x676f02d9, 14) \
+    STEP(MD5_G, b, c, d, a, 12, 0x8d2a4c8a, 20) \
+    STEP(MD5_H, a, b, c, d, 5, 0xfffa3942, 4) \
+    STEP(MD5_H, d, a, b, c, 8, 0x8771f681, 11) \
+    STEP(MD5_H, c, d, a, b, 11, 0x6d9d6122, 16) \
+    STEP(MD5_H, b, c, d, a, 14, 0xfde5380c, 23) \
+    STEP(MD5_H, a, b, c, d, 1, 0xa4beea44, 4) \
+    STEP(MD5_H, d, a, b, c, 4, 0x4bdecfa9, 11) \
+    STEP(MD5_H, c, d, a, b, 7, 0xf6bb4b60, 16) \
+    STEP(MD5_H, b, c, d, a, 10, 0xbebfbc70, 23) \
+    STEP(MD5_H, a, b, c, d, 13, 0x289b7ec6, 4) \
+    STEP(MD5_H, d, a, b, c, 0, 0xeaa127fa, 11) \
+    STEP(MD5_H, c, d, a, b, 3, 0xd4ef3085, 16) \
+    STEP(MD5_H, b, c, d, a, 6, 0x04881d05, 23) \
+    STEP(MD5_H, a, b, c, d, 9, 0xd9d4d039, 4) \
+    STEP(MD5_H, d, a, b, c, 12, 0xe6db99e5, 11) \
+    STEP(MD5_H, c, d, a, b, 15, 0x1fa27cf8, 16) \
+    STEP(MD5_H, b, c, d, a, 2, 0xc4ac5665, 23) \
+    STEP(MD5_I, a, b, c, d, 0, 0xf4292244, 6) \
+    STEP(MD5_I, d, a, b, c, 7, 0x432aff97, 10) \
+    STEP(MD5_I, c, d, a, b, 14, 0xab9423a7, 15) \
+    STEP(MD5_I, b, c, d, a, 5, 0xfc93a039, 21) \
+    STEP(MD5_I, a, b, c, d, 12, 0x655b59c3, 6) \
+    STEP(MD5_I, d, a, b, c, 3, 0x8f0ccc92, 10) \
+    STEP(MD5_I, c, d, a, b, 10, 0xffeff47d, 15) \
+    STEP(MD5_I, b, c, d, a, 1, 0x85845dd1, 21) \
+    STEP(MD5_I, a, b, c, d, 8, 0x6fa87e4f, 6) \
+    STEP(MD5_I, d, a, b, c, 15, 0xfe2ce6e0, 10) \
+    STEP(MD5_I, c, d, a, b, 6, 0xa3014314, 15) \
+    STEP(MD5_I, b, c, d, a, 13, 0x4e0811a1, 21) \
+    STEP(MD5_I, a, b, c, d, 4, 0xf7537e82, 6) \
+    STEP(MD5_I, d, a, b, c, 11, 0xbd3af235, 10) \
+    STEP(MD5_I, c, d, a, b, 2, 0x2ad7d2bb, 15) \
+    STEP(MD5_I, b, c, d, a, 9, 0xeb86d391, 21)
+
+static void md5_block(uint32_t h[4], const uint8_t *p)
+{
+    uint32_t w[16];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+               (uint32_t)p[4 * i + 3] << 24;
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    MD5_STEPS(MD5_STEP1)
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+}
+
+static void md5(const uint8_t *p, size_t n, uint8_t out[16])
+{
+    uint32_t h[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+    size_t done = 0;
+    for (; n - done >= 64; done += 64)
+        md5_block(h, p + done);
+    uint8_t tail[128] = {0};
+    size_t rest = n - done;
+    memcpy(tail, p + done, rest);
+    tail[rest] = 0x80;
+    size_t blocks = rest < 56 ? 1 : 2;
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++)
+        tail[blocks * 64 - 8 + i] = (uint8_t)(bits >> (8 * i));
+    for (size_t b = 0; b < blocks; b++)
+        md5_block(h, tail + 64 * b);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (uint8_t)(h[i] >> (8 * j));
+}
+
+/* MD5 of MD5_LANES keys of at most 55 bytes (one block each) at once: as many independent
+ * chains of the same 64 steps, in the lanes of vectors where the compiler has them (GCC's and
+ * Clang's vector extensions: two SSE2 registers of four lanes on any x86-64), else side by
+ * side (the map loops were a third MD5, one key after the other). */
+#define MD5_LANES 8
+#define MD5_ONE_BLOCK 55
+
+static void md5_block_words(const uint8_t *key, int64_t size, uint32_t words[16])
+{
+    uint8_t block[64] = {0};
+    memcpy(block, key, (size_t)size);
+    block[size] = 0x80;
+    uint64_t bits = (uint64_t)size * 8;
+    for (int i = 0; i < 8; i++)
+        block[56 + i] = (uint8_t)(bits >> (8 * i));
+    for (int i = 0; i < 16; i++)
+        words[i] = (uint32_t)block[4 * i] | (uint32_t)block[4 * i + 1] << 8 |
+                   (uint32_t)block[4 * i + 2] << 16 | (uint32_t)block[4 * i + 3] << 24;
+}
+
+static void md5_lanes_out(uint32_t h[4], uint8_t *out)
+{
+    static const uint32_t init[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (uint8_t)((h[i] + init[i]) >> (8 * j));
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KDUMP_MD5_SIDE_BY_SIDE)
+typedef uint32_t md5_vec __attribute__((vector_size(MD5_LANES * 4)));
+#define MD5_STEPV(f, a, b, c, d, k, t, s)                                                       \
+    (a) += f((b), (c), (d)) + w[k] + (uint32_t)(t);                                            \
+    (a) = ((a) << (s)) | ((a) >> (32 - (s)));                                                 \
+    (a) += (b);
+
+static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD5_LANES],
+                      uint8_t *out[MD5_LANES])
+{
+    md5_vec w[16];
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t words[16];
+        md5_block_words(key[l], size[l], words);
+        for (int i = 0; i < 16; i++)
+            w[i][l] = words[i];
+    }
+    md5_vec a = {0}, b = {0}, c = {0}, d = {0};
+    a += 0x67452301;
+    b += 0xefcdab89;
+    c += 0x98badcfe;
+    d += 0x10325476;
+    MD5_STEPS(MD5_STEPV)
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
+        md5_lanes_out(h, out[l]);
+    }
+}
+#else
+#define MD5_STEP4(f, a, b, c, d, k, t, s)                                                       \
+    for (int l = 0; l < MD5_LANES; l++) {                                                       \
+        a[l] += f(b[l], c[l], d[l]) + w[k][l] + (uint32_t)(t);                                 \
+        a[l] = (a[l] << (s)) | (a[l] >> (32 - (s)));                                           \
+        a[l] += b[l];                                                                           \
+    }
+
+static void md5_lanes(const uint8_t *const key[MD5_LANES], const int64_t size[MD5_LANES],
+                      uint8_t *out[MD5_LANES])
+{
+    uint32_t w[16][MD5_LANES];
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t words[16];
+        md5_block_words(key[l], size[l], words);
+        for (int i = 0; i < 16; i++)
+            w[i][l] = words[i];
+    }
+    uint32_t a[MD5_LANES], b[MD5_LANES], c[MD5_LANES], d[MD5_LANES];
+    for (int l = 0; l < MD5_LANES; l++) {
+        a[l] = 0x67452301;
+        b[l] = 0xefcdab89;
+        c[l] = 0x98badcfe;
+        d[l] = 0x10325476;
+    }
+    MD5_STEPS(MD5_STEP4)
+    for (int l = 0; l < MD5_LANES; l++) {
+        uint32_t h[4] = {a[l], b[l], c[l], d[l]};
+        md5_lanes_out(h, out[l]);
+    }
+}
+#endif
+
+#define OMAP_HASH 16
+#define OMAP_ENTRY 24
+
+/* SkimpyOffsetMap.positionOf: the slot probed on `attempt` (a byte position). */
+static inline int64_t omap_position(const uint8_t *hash, int64_t attempt, int64_t slots)
+{
+    int64_t window = attempt < OMAP_HASH - 4 ? attempt : OMAP_HASH - 4;
+    int64_t linear = attempt > OMAP_HASH - 4 ? attempt - (OMAP_HASH - 4) : 0;
+    int32_t probe = (int32_t)(be32(hash + window) + (uint32_t)linear); /* Java's int wraps */
+    int64_t positive = probe == INT32_MIN ? 0 : (probe < 0 ? -(int64_t)probe : probe);
+    return (positive % slots) * OMAP_ENTRY;
+}
+
+static inline int omap_empty(const uint8_t *e)
+{
+    return (load_le64(e) | load_le64(e + 8) | load_le64(e + 16)) == 0;
+}
+
+/* SkimpyOffsetMap.put: 1 a new entry, 0 an entry overwritten, -1 no room (every slot probed
+ * holds another key: Kafka refuses a put once the map holds `slots` keys). */
+static int omap_put(uint8_t *map, int64_t slots, const uint8_t *hash, int64_t offset)
+{
+    int64_t attempts = slots + OMAP_HASH - 4;
+    for (int64_t attempt = 0; attempt < attempts; attempt++) {
+        uint8_t *e = map + omap_position(hash, attempt, slots);
+        int empty = omap_empty(e);
+        if (empty || memcmp(e, hash, OMAP_HASH) == 0) {
+            if (empty)
+                memcpy(e, hash, OMAP_HASH);
+            for (int i = 0; i < 8; i++)
+                e[OMAP_HASH + i] = (uint8_t)((uint64_t)offset >> (56 - 8 * i));
+            return empty;
+        }
+    }
+    return -1;
+}
+
+/* SkimpyOffsetMap.get: the offset stored for the hash, or -1. */
+static int64_t omap_get(const uint8_t *map, int64_t slots, const uint8_t *hash)
+{
+    int64_t attempts = slots + OMAP_HASH - 4;
+    for (int64_t attempt = 0; attempt < attempts; attempt++) {
+        const uint8_t *e = map + omap_position(hash, attempt, slots);
+        if (omap_empty(e))
+            return -1;
+        if (memcmp(e, hash, OMAP_HASH) == 0)
+            return be64s(e + OMAP_HASH);
+    }
+    return -1;
+}
+
+/* Keys hashed ahead of the probes: each key's MD5 taken and its first slot asked for
+ * (prefetched) before the map is probed for the keys before it, so the probes' cache misses
+ * (a key's slot lies anywhere in the map's 128 MiB) overlap instead of following one another.
+ * The cleaner's map loops were two thirds waiting on them. */
+#define HASHED_AHEAD 64
+
+typedef struct {
+    uint8_t (*hash)[OMAP_HASH];
+    int64_t *offset;
+    const uint8_t **key; /* NULL: a record whose key is not looked up (its hash left zero) */
+    int64_t *key_size;
+    Py_ssize_t n, cap;
+} hash_queue;
+
+static int hq_reserve(hash_queue *q, Py_ssize_t extra)
+{
+    if (q->n + extra <= q->cap)
+        return 0;
+    Py_ssize_t cap = q->cap ? q->cap : 256;
+    while (cap < q->n + extra)
+        cap *= 2;
+    void *hash = realloc(q->hash, (size_t)cap * OMAP_HASH);
+    if (hash != NULL)
+        q->hash = hash;
+    void *offset = realloc(q->offset, (size_t)cap * sizeof(int64_t));
+    if (offset != NULL)
+        q->offset = offset;
+    void *key = realloc(q->key, (size_t)cap * sizeof(uint8_t *));
+    if (key != NULL)
+        q->key = key;
+    void *key_size = realloc(q->key_size, (size_t)cap * sizeof(int64_t));
+    if (key_size != NULL)
+        q->key_size = key_size;
+    if (hash == NULL || offset == NULL || key == NULL || key_size == NULL)
+        return -1;
+    q->cap = cap;
+    return 0;
+}
+
+/* One more record (room reserved): its key (NULL: none to look up) and offset. */
+static inline void hq_push(hash_queue *q, const uint8_t *key, int64_t size, int64_t offset)
+{
+    q->key[q->n] = key;
+    q->key_size[q->n] = size;
+    q->offset[q->n] = offset;
+    q->n++;
+}
+
+/* The keys pushed from `from` on hashed (four short ones at a time) and their first slots asked
+ * for; the others' hashes zero. */
+static void hq_hash(hash_queue *q, Py_ssize_t from, const uint8_t *map, int64_t slots)
+{
+    const uint8_t *lane_key[MD5_LANES];
+    int64_t lane_size[MD5_LANES];
+    uint8_t *lane_out[MD5_LANES];
+    int lanes = 0;
+    for (Py_ssize_t i = from; i < q->n; i++) {
+        if (q->key[i] == NULL) {
+            memset(q->hash[i], 0, OMAP_HASH);
+            continue;
+        }
+        if (q->key_size[i] > MD5_ONE_BLOCK) {
+            md5(q->key[i], (size_t)q->key_size[i], q->hash[i]);
+            continue;
+        }
+        lane_key[lanes] = q->key[i];
+        lane_size[lanes] = q->key_size[i];
+        lane_out[lanes++] = q->hash[i];
+        if (lanes == MD5_LANES) {
+            md5_lanes(lane_key, lane_size, lane_out);
+            lanes = 0;
+        }
+    }
+    for (int l = 0; l < lanes; l++)
+        md5(lane_key[l], (size_t)lane_size[l], lane_out[l]);
+    for (Py_ssize_t i = from; i < q->n; i++)
+        if (q->key[i] != NULL)
+            __builtin_prefetch(map + omap_position(q->hash[i], 0, slots), 1, 3);
+}
+
+static void hq_free(hash_queue *q)
+{
+    free(q->hash);
+    free(q->offset);
+    free(q->key);
+    free(q->key_size);
+}
+
+/* The map's bytes: a writable buffer of at least slots * 24 bytes. */
+/* The map an entry point is given, checked to hold ``slots``; on failure the buffer the
+ * entry point already holds (``held``) is released too. */
+static int get_map(PyObject *obj, Py_buffer *view, long long slots, Py_buffer *held)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(held);
+        return -1;
+    }
+    if (slots < 1 || view->len / OMAP_ENTRY < slots) {
+        PyBuffer_Release(view);
+        PyBuffer_Release(held);
+        PyErr_SetString(PyExc_ValueError, "the map holds fewer slots than given");
+        return -1;
+    }
+    return 0;
+}
+
+/* A run's entry point: its map (get_map) and the run's end kept within its bytes. */
+static int get_run_map(PyObject *obj, Py_buffer *view, long long slots, Py_buffer *buf,
+                       Py_ssize_t *end)
+{
+    if (get_map(obj, view, slots, buf) < 0)
+        return -1;
+    if (*end > buf->len)
+        *end = buf->len;
+    return 0;
+}
+
+static PyObject *py_omap_put(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj;
+    long long slots, offset;
+    Py_buffer map, key;
+    if (!PyArg_ParseTuple(args, "OLy*L", &map_obj, &slots, &key, &offset))
+        return NULL;
+    if (get_map(map_obj, &map, slots, &key) < 0)
+        return NULL;
+    uint8_t hash[OMAP_HASH];
+    md5(key.buf, (size_t)key.len, hash);
+    int added = omap_put(map.buf, slots, hash, offset);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&map);
+    if (added < 0) {
+        PyErr_SetString(PyExc_ValueError, "the offset map is full");
+        return NULL;
+    }
+    return PyBool_FromLong(added);
+}
+
+static PyObject *py_omap_get(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj;
+    long long slots;
+    Py_buffer map, key;
+    if (!PyArg_ParseTuple(args, "OLy*", &map_obj, &slots, &key))
+        return NULL;
+    if (get_map(map_obj, &map, slots, &key) < 0)
+        return NULL;
+    uint8_t hash[OMAP_HASH];
+    md5(key.buf, (size_t)key.len, hash);
+    int64_t found = omap_get(map.buf, slots, hash);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&map);
+    return PyLong_FromLongLong(found);
+}
+
+/* Building the map (Cleaner.buildOffsetMapForSegment): each keyed record at or above
+ * min_offset put, until the map holds `limit` keys. */
+typedef struct {
+    uint8_t *map;
+    int64_t slots, limit, entries, latest, full_at, min_offset, records;
+} map_fill;
+
+/* The records of one batch's payload: 0, 1 (the map is full: full_at set) or -1 (they do not
+ * parse: the Python decoder says why). */
+static int fill_records(map_fill *f, const uint8_t *payload, Py_ssize_t size, int64_t count,
+                        const batch_context *ctx)
+{
+    reader r = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    record_view rec;
+    for (int64_t i = 0; i < count; i++) /* all of them first: a batch is the map's or Python's */
+        if (parse_record(&r, &pos, ctx, &rec) < 0)
+            return -1;
+    if (count < 0 || pos != size) /* what the Python decoder refuses */
+        return -1;
+    pos = 0;
+    for (int64_t i = 0; i < count; i++) {
+        parse_record(&r, &pos, ctx, &rec);
+        f->records++;
+        if (rec.key_size < 0 || rec.offset < f->min_offset)
+            continue;
+        if (f->entries >= f->limit) {
+            f->full_at = rec.offset;
+            return 1;
+        }
+        uint8_t hash[OMAP_HASH];
+        md5(rec.key, (size_t)rec.key_size, hash);
+        int added = omap_put(f->map, f->slots, hash, rec.offset);
+        if (added < 0) { /* a limit above the map's room: full all the same */
+            f->full_at = rec.offset;
+            return 1;
+        }
+        f->entries += added;
+        f->latest = rec.offset;
+    }
+    return 0;
+}
+
+static void context_of(const v2_header *h, batch_context *ctx)
+{
+    ctx->base_offset = h->base_offset;
+    ctx->base_timestamp = h->base_timestamp;
+    ctx->has_append_time = (h->attributes & 0x08) != 0;
+    ctx->append_time = h->max_timestamp;
+    ctx->base_sequence = h->base_sequence;
+}
+
+/* The records' context of a payload handed in on its own (append_obj: the LogAppendTime, or
+ * None; a Python error set when it is no integer). */
+static batch_context payload_context(long long base_offset, long long base_timestamp,
+                                     PyObject *append_obj)
+{
+    batch_context ctx = {base_offset, base_timestamp, 0, 0, -1};
+    if (append_obj != Py_None) {
+        ctx.has_append_time = 1;
+        ctx.append_time = PyLong_AsLongLong(append_obj);
+    }
+    return ctx;
+}
+
+/* omap_put_records(map, slots, limit, entries, payload, count, base_offset, base_timestamp,
+ * append_time, min_offset) -> (entries, latest put or -1, full_at or -1), or None */
+static PyObject *py_omap_put_records(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj, *append_obj;
+    long long slots, limit, entries, count, base_offset, base_timestamp, min_offset;
+    Py_buffer map, payload;
+    if (!PyArg_ParseTuple(args, "OLLLy*LLLOL", &map_obj, &slots, &limit, &entries, &payload,
+                          &count, &base_offset, &base_timestamp, &append_obj, &min_offset))
+        return NULL;
+    if (get_map(map_obj, &map, slots, &payload) < 0)
+        return NULL;
+    batch_context ctx = payload_context(base_offset, base_timestamp, append_obj);
+    map_fill f = {map.buf, slots, limit, entries, -1, -1, min_offset, 0};
+    int status = PyErr_Occurred() ? -2 : fill_records(&f, payload.buf, payload.len, count, &ctx);
+    PyBuffer_Release(&payload);
+    PyBuffer_Release(&map);
+    if (status == -2)
+        return NULL;
+    if (status < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(LLL)", (long long)f.entries, (long long)f.latest,
+                         (long long)f.full_at);
+}
+
+/* A batch the run-level walks take whole: magic 2, no compression, neither transactional nor
+ * control (those are the Python code's: aborted transactions, markers). */
+#define PLAIN_MASK (0x07 | TRANSACTIONAL_OR_CONTROL)
+
+/* The size of the plain batch (no codec, not transactional, not control) at pos, its header
+ * read into *h; 0 where there is none the C loops take: not whole, not plain, or counting
+ * more records than its payload could hold (a record takes a byte at least). */
+static Py_ssize_t plain_batch(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end, v2_header *h)
+{
+    Py_ssize_t size = v2_batch_size(data, pos, end, INT32_MAX);
+    if (size == 0)
+        return 0;
+    read_v2_header(data + pos, h);
+    if ((h->attributes & PLAIN_MASK) != 0 || h->records_count < 0 ||
+        h->records_count > size - V2_HEADER_SIZE)
+        return 0;
+    return size;
+}
+
+/* omap_put_run(buf, position, end, map, slots, limit, entries, min_offset) -> (position,
+ * entries, latest, full_at, records): the plain batches from position on, until one that is
+ * not (the Python code takes it), the end, or a full map (full_at: the record that did not
+ * fit). latest: OffsetMap.latestOffset after them (-1: unchanged). */
+/* A batch of a run, hashed and waiting for its keys to be put. */
+typedef struct {
+    Py_ssize_t end;          /* where the next batch begins */
+    int64_t last;            /* its last offset */
+    Py_ssize_t keys_end;     /* its keys in the queue end here */
+    int64_t records;
+} queued_batch;
+
+/* The plain batches from *pos, hashed into q (their batch ends into b, at most n_b of them)
+ * until HASHED_AHEAD keys wait or a batch the Python code takes comes: how many batches. */
+static Py_ssize_t hash_batches(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end,
+                               const uint8_t *map, int64_t slots, int64_t min_offset,
+                               hash_queue *q, queued_batch *b, Py_ssize_t n_b)
+{
+    Py_ssize_t n = 0;
+    while (n < n_b && pos >= 0 && pos < end && q->n < HASHED_AHEAD) {
+        v2_header h;
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0)
+            break;
+        batch_context ctx;
+        context_of(&h, &ctx);
+        const uint8_t *payload = data + pos + V2_HEADER_SIZE;
+        Py_ssize_t payload_size = size - V2_HEADER_SIZE, at = 0;
+        reader r = {payload, payload_size, OK, 0, 0};
+        record_view rec;
+        int64_t i;
+        for (i = 0; i < h.records_count; i++) /* all of them first: the map's or Python's */
+            if (parse_record(&r, &at, &ctx, &rec) < 0)
+                break;
+        if (i < h.records_count || at != payload_size ||
+            hq_reserve(q, (Py_ssize_t)h.records_count) < 0)
+            break;
+        at = 0;
+        for (i = 0; i < h.records_count; i++) {
+            parse_record(&r, &at, &ctx, &rec);
+            if (rec.key_size >= 0 && rec.offset >= min_offset)
+                hq_push(q, rec.key, rec.key_size, rec.offset);
+        }
+        pos += size;
+        b[n++] = (queued_batch){pos, h.base_offset + h.last_offset_delta, q->n, h.records_count};
+    }
+    hq_hash(q, 0, map, slots);
+    return n;
+}
+
+/* omap_put_run(buf, position, end, map, slots, limit, entries, min_offset) -> (position,
+ * entries, latest, full_at, records): the plain batches from position on, until one that is
+ * not (the Python code takes it), the end, or a full map (full_at: the record that did not
+ * fit). latest: OffsetMap.latestOffset after them (-1: unchanged). */
+static PyObject *py_omap_put_run(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj;
+    Py_buffer buf, map;
+    Py_ssize_t pos, end;
+    long long slots, limit, entries, min_offset;
+    if (!PyArg_ParseTuple(args, "y*nnOLLLL", &buf, &pos, &end, &map_obj, &slots, &limit,
+                          &entries, &min_offset))
+        return NULL;
+    if (get_run_map(map_obj, &map, slots, &buf, &end) < 0)
+        return NULL;
+    const uint8_t *data = buf.buf;
+    uint8_t *omap = map.buf;
+    int64_t latest = -1, full_at = -1, records = 0, count = entries;
+    hash_queue q = {NULL, NULL, NULL, NULL, 0, 0};
+    queued_batch batches[HASHED_AHEAD];
+    Py_BEGIN_ALLOW_THREADS
+    while (full_at < 0) {
+        q.n = 0;
+        Py_ssize_t n = hash_batches(data, pos, end, omap, slots, min_offset, &q, batches,
+                                    HASHED_AHEAD);
+        if (n == 0)
+            break;
+        Py_ssize_t k = 0;
+        for (Py_ssize_t j = 0; j < n && full_at < 0; j++) {
+            for (; k < batches[j].keys_end; k++) {
+                int added = count >= limit ? -1 : omap_put(omap, slots, q.hash[k], q.offset[k]);
+                if (added < 0) {
+                    full_at = q.offset[k];
+                    break;
+                }
+                count += added;
+                latest = q.offset[k];
+            }
+            if (full_at >= 0)
+                break;
+            if (batches[j].last >= min_offset)
+                latest = batches[j].last;
+            records += batches[j].records;
+            pos = batches[j].end;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    hq_free(&q);
+    PyBuffer_Release(&map);
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nLLLL)", pos, (long long)count, (long long)latest, (long long)full_at,
+                         (long long)records);
+}
+
+/* The filter: what Cleaner.cleanInto's RecordFilter and MemoryRecords.filterTo make of a
+ * batch of records. */
+typedef struct {
+    const uint8_t *map;
+    int64_t slots, latest, now;
+} clean_ctx;
+
+enum {
+    CS_BYTES_READ, CS_MESSAGES_READ, CS_SUPERSEDED, CS_TOMBSTONES, CS_INVALID,
+    CS_TOMBSTONES_KEPT, CS_TOMBSTONES_TO_STAMP, CS_REBUILT, CS_MESSAGES_WRITTEN,
+    CS_BYTES_WRITTEN, CS_BATCHES_WRITTEN, CS_NEXT_HORIZON, N_CLEAN_STATS
+};
+/* kdump.log_cleaner.CleanerStats' names, in that order (the Python side checks them) */
+static const char *const clean_stat_names[N_CLEAN_STATS] = {
+    "bytes_read", "messages_read", "superseded", "tombstones", "invalid_messages_read",
+    "tombstones_kept", "tombstones_to_stamp", "rebuilt_batches", "messages_written",
+    "bytes_written", "batches_written", "next_delete_horizon",
+};
+
+typedef struct {
+    int64_t kept, tombstones_kept, max_ts, first_ts;
+} kept_counts;
+
+/* Which records of a batch stay (shouldRetainRecord): keep[i] set for each; the counts into
+ * stats and *k. 0, or -1: the records do not parse, or a kept record's header key is not what
+ * Java reads back byte for byte (the Python code takes the batch; nothing counted). */
+static int decide(const clean_ctx *c, const uint8_t *payload, Py_ssize_t size, int64_t count,
+                  const batch_context *ctx, int retain_deletes, uint8_t *keep, int64_t *stats,
+                  kept_counts *k, const uint8_t (*hashes)[OMAP_HASH])
+{
+    reader r = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    int64_t local[N_CLEAN_STATS] = {0};
+    kept_counts out = {0, 0, -1, 0};
+    for (int64_t i = 0; i < count; i++) {
+        record_view rec;
+        if (parse_record(&r, &pos, ctx, &rec) < 0)
+            return -1;
+        local[CS_MESSAGES_READ]++;
+        int stays;
+        if (rec.offset > c->latest)
+            stays = 1; /* beyond what the map covers */
+        else if (rec.key_size < 0) {
+            stays = 0;
+            local[CS_INVALID]++;
+        } else {
+            uint8_t own[OMAP_HASH];
+            const uint8_t *hash = own;
+            if (hashes != NULL)
+                hash = hashes[i];
+            else
+                md5(rec.key, (size_t)rec.key_size, own);
+            int latest_for_key = rec.offset >= omap_get(c->map, c->slots, hash);
+            stays = latest_for_key && (rec.value_size >= 0 || retain_deletes);
+            if (!latest_for_key)
+                local[CS_SUPERSEDED]++;
+            else if (!stays)
+                local[CS_TOMBSTONES]++;
+            else if (rec.value_size < 0)
+                local[CS_TOMBSTONES_KEPT]++;
+        }
+        keep[i] = (uint8_t)stays;
+        if (!stays)
+            continue;
+        if (rec.header_count > 0) {
+            const uint8_t *hp = rec.headers;
+            for (int64_t j = 0; j < rec.header_count; j++) {
+                header_view hv;
+                next_header(&hp, &hv);
+                if (!valid_utf8(hv.key, hv.key_size))
+                    return -1;
+            }
+        }
+        if (out.kept == 0)
+            out.first_ts = rec.timestamp;
+        out.kept++;
+        if (rec.value_size < 0)
+            out.tombstones_kept++;
+        if (rec.timestamp > out.max_ts)
+            out.max_ts = rec.timestamp;
+    }
+    if (pos != size) /* bytes after the last record: the Python decoder refuses them */
+        return -1;
+    for (int i = 0; i < N_CLEAN_STATS; i++)
+        stats[i] += local[i];
+    *k = out;
+    return 0;
+}
+
+static int ob_varint(outbuf *o, int64_t v)
+{
+    uint8_t tmp[10];
+    uint64_t n = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    int len = 0;
+    while (n >= 0x80) {
+        tmp[len++] = (uint8_t)(n | 0x80);
+        n >>= 7;
+    }
+    tmp[len++] = (uint8_t)n;
+    return ob_put(o, tmp, len);
+}
+
+static int varint_size(int64_t v)
+{
+    uint64_t n = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    int len = 1;
+    while (n >= 0x80) {
+        n >>= 7;
+        len++;
+    }
+    return len;
+}
+
+/* The kept records as MemoryRecordsBuilder appends them (DefaultRecord.writeTo: attributes 0,
+ * deltas from the base offset and base_ts, the headers as they were). */
+static int encode_kept(outbuf *o, const uint8_t *payload, Py_ssize_t size, int64_t count,
+                       const batch_context *ctx, const uint8_t *keep, int64_t base_ts)
+{
+    reader r = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    for (int64_t i = 0; i < count; i++) {
+        record_view rec;
+        Py_ssize_t start = pos;
+        if (parse_record(&r, &pos, ctx, &rec) < 0)
+            return -1;
+        if (!keep[i])
+            continue;
+        int64_t ts_delta = rec.timestamp - base_ts, offset_delta = rec.offset - ctx->base_offset;
+        const uint8_t *headers_at = rec.header_count > 0 ? rec.headers : NULL;
+        int64_t headers_size = headers_at ? (payload + start + rec.size) - headers_at : 0;
+        int64_t body = 1 + varint_size(ts_delta) + varint_size(offset_delta) +
+                       varint_size(rec.key_size) + (rec.key_size > 0 ? rec.key_size : 0) +
+                       varint_size(rec.value_size) + (rec.value_size > 0 ? rec.value_size : 0) +
+                       varint_size(rec.header_count) + headers_size;
+        static const uint8_t zero = 0;
+        if (ob_varint(o, body) < 0 || ob_put(o, &zero, 1) < 0 || ob_varint(o, ts_delta) < 0 ||
+            ob_varint(o, offset_delta) < 0 || ob_varint(o, rec.key_size) < 0 ||
+            (rec.key_size > 0 && ob_put(o, rec.key, rec.key_size) < 0) ||
+            ob_varint(o, rec.value_size) < 0 ||
+            (rec.value_size > 0 && ob_put(o, rec.value, rec.value_size) < 0) ||
+            ob_varint(o, rec.header_count) < 0 ||
+            (headers_size > 0 && ob_put(o, headers_at, headers_size) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+/* DefaultRecordBatch.writeHeader over the records just written at o->data + at (room for the
+ * header left there), then the CRC-32C from the attributes on. */
+static void write_header(outbuf *o, Py_ssize_t at, const v2_header *h, int16_t attributes,
+                         int64_t base_ts, int64_t max_ts, int32_t count)
+{
+    uint8_t *p = (uint8_t *)o->data + at;
+    Py_ssize_t size = o->len - at;
+    put_be64(p + BASE_OFFSET_AT, (uint64_t)h->base_offset);
+    put_be32(p + BATCH_LENGTH_AT, (uint32_t)(size - LOG_OVERHEAD));
+    put_be32(p + PARTITION_LEADER_EPOCH_AT, (uint32_t)h->partition_leader_epoch);
+    p[MAGIC_AT] = 2;
+    put_be16(p + ATTRIBUTES_AT, (uint16_t)attributes);
+    put_be32(p + LAST_OFFSET_DELTA_AT, (uint32_t)h->last_offset_delta);
+    put_be64(p + BASE_TIMESTAMP_AT, (uint64_t)base_ts);
+    put_be64(p + MAX_TIMESTAMP_AT, (uint64_t)max_ts);
+    put_be64(p + PRODUCER_ID_AT, (uint64_t)h->producer_id);
+    put_be16(p + PRODUCER_EPOCH_AT, (uint16_t)h->producer_epoch);
+    put_be32(p + BASE_SEQUENCE_AT, (uint32_t)h->base_sequence);
+    put_be32(p + RECORDS_COUNT_AT, (uint32_t)count);
+    put_be32(p + CRC_AT, crc32c(p + ATTRIBUTES_AT, (size_t)(size - ATTRIBUTES_AT)));
+}
+
+/* A rebuilt batch's attributes (MemoryRecordsBuilder): its codec, timestamp type,
+ * transactional and control bits, and the delete horizon bit when it has one. */
+static int16_t rebuilt_attributes(const v2_header *h, int horizon)
+{
+    return (int16_t)((h->attributes & (0x0F | TRANSACTIONAL_OR_CONTROL)) |
+                     (horizon ? DELETE_HORIZON_BIT : 0));
+}
+
+/* Kept offsets as [first, last] runs, int64 pairs (CleanedGroup.kept_offsets). */
+static int keep_offset(outbuf *ranges, int64_t offset)
+{
+    int64_t *pairs = (int64_t *)ranges->data;
+    Py_ssize_t n = ranges->len / (Py_ssize_t)sizeof(int64_t);
+    if (n >= 2 && pairs[n - 1] + 1 == offset) {
+        pairs[n - 1] = offset;
+        return 0;
+    }
+    int64_t pair[2] = {offset, offset};
+    return ob_put(ranges, pair, sizeof pair);
+}
+
+static int keep_offsets(outbuf *ranges, const uint8_t *payload, Py_ssize_t size, int64_t count,
+                        const batch_context *ctx, const uint8_t *keep)
+{
+    reader r = {payload, size, OK, 0, 0};
+    Py_ssize_t pos = 0;
+    for (int64_t i = 0; i < count; i++) {
+        record_view rec;
+        if (parse_record(&r, &pos, ctx, &rec) < 0)
+            return -1;
+        if (keep[i] && keep_offset(ranges, rec.offset) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *stats_tuple(const int64_t *stats)
+{
+    PyObject *t = PyTuple_New(N_CLEAN_STATS);
+    for (int i = 0; t != NULL && i < N_CLEAN_STATS; i++) {
+        PyObject *v = i == CS_NEXT_HORIZON && stats[i] == INT64_MAX
+                          ? Py_NewRef(Py_None)
+                          : PyLong_FromLongLong(stats[i]);
+        if (v == NULL || PyTuple_SetItem(t, i, v) < 0)
+            Py_CLEAR(t);
+    }
+    return t;
+}
+
+static PyObject *outbuf_bytes(outbuf *o)
+{
+    PyObject *b = PyBytes_FromStringAndSize(o->data ? o->data : "", o->len);
+    PyMem_Free(o->data);
+    o->data = NULL;
+    return b;
+}
+
+/* The plain batches from pos, their records' keys the filter looks up hashed into q (a slot a
+ * record, zeros for those it does not look up) and their slots asked for, until HASHED_AHEAD
+ * keys or n batches: how many batches; record 0 of batch j is q's ahead[j]-th, and ahead[n] is
+ * where the last one ends (a position, not an index). */
+static Py_ssize_t hash_ahead(const uint8_t *data, Py_ssize_t pos, Py_ssize_t end,
+                             const clean_ctx *c, hash_queue *q, Py_ssize_t *ahead, Py_ssize_t n)
+{
+    Py_ssize_t done = 0, keys = 0;
+    while (done < n && keys < HASHED_AHEAD && pos >= 0 && pos < end) {
+        v2_header h;
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0 || hq_reserve(q, (Py_ssize_t)h.records_count) < 0)
+            break;
+        batch_context ctx;
+        context_of(&h, &ctx);
+        reader r = {data + pos + V2_HEADER_SIZE, size - V2_HEADER_SIZE, OK, 0, 0};
+        Py_ssize_t at = 0, first = q->n;
+        int64_t i;
+        for (i = 0; i < h.records_count; i++) {
+            record_view rec;
+            if (parse_record(&r, &at, &ctx, &rec) < 0)
+                break;
+            int lookup = rec.key_size >= 0 && rec.offset <= c->latest;
+            hq_push(q, lookup ? rec.key : NULL, rec.key_size, rec.offset);
+            keys += lookup;
+        }
+        if (i < h.records_count) { /* decide() hashes this one itself, and refuses it */
+            q->n = first;
+            break;
+        }
+        ahead[done++] = first;
+        pos += size;
+    }
+    ahead[done] = pos;
+    hq_hash(q, 0, c->map, c->slots);
+    return done;
+}
+
+/* clean_run(buf, position, end, map, slots, latest, now, high_watermark, delete_retention_ms,
+ * max_output) -> (position, cleaned bytes, kept offsets (int64 [first, last] pairs), stats):
+ * the plain batches from position on, filtered as filterTo does, until one the Python code
+ * takes (not plain, left empty by a producer's or ending at the high watermark, not modelled
+ * here), the end, or max_output bytes written. stats: the counts named clean_stat_names, of
+ * the batches done. */
+static PyObject *py_clean_run(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj;
+    Py_buffer buf, map;
+    Py_ssize_t pos, end, max_output;
+    long long slots, latest, now, hw, drm;
+    if (!PyArg_ParseTuple(args, "y*nnOLLLLLn", &buf, &pos, &end, &map_obj, &slots, &latest,
+                          &now, &hw, &drm, &max_output))
+        return NULL;
+    if (get_run_map(map_obj, &map, slots, &buf, &end) < 0)
+        return NULL;
+    const uint8_t *data = buf.buf;
+    clean_ctx c = {map.buf, slots, latest, now};
+    int64_t stats[N_CLEAN_STATS] = {0};
+    stats[CS_NEXT_HORIZON] = INT64_MAX;
+    outbuf out = {NULL, 0, 0}, ranges = {NULL, 0, 0};
+    uint8_t *keep = NULL;
+    Py_ssize_t keep_cap = 0;
+    int failed = 0;
+    hash_queue q = {NULL, NULL, NULL, NULL, 0, 0};
+    Py_ssize_t ahead_end = pos, ahead[HASHED_AHEAD + 1], n_ahead = 0, next = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (pos >= 0 && pos < end && out.len < max_output) {
+        if (next >= n_ahead) { /* the next batches' keys hashed, their slots asked for */
+            q.n = 0;
+            n_ahead = hash_ahead(data, pos, end, &c, &q, ahead, HASHED_AHEAD);
+            next = 0;
+            ahead_end = n_ahead ? ahead[n_ahead] : pos;
+        }
+        const uint8_t(*hashes)[OMAP_HASH] = next < n_ahead ? q.hash + ahead[next] : NULL;
+        next++;
+        v2_header h;
+        Py_ssize_t size = plain_batch(data, pos, end, &h);
+        if (size == 0)
+            break;
+        if (h.records_count > keep_cap) {
+            uint8_t *more = realloc(keep, (size_t)h.records_count);
+            if (more == NULL)
+                break;
+            keep = more;
+            keep_cap = h.records_count;
+        }
+        batch_context ctx;
+        context_of(&h, &ctx);
+        int has_horizon = (h.attributes & DELETE_HORIZON_BIT) != 0;
+        int retain_deletes = !has_horizon || now < h.base_timestamp;
+        const uint8_t *payload = data + pos + V2_HEADER_SIZE;
+        Py_ssize_t payload_size = size - V2_HEADER_SIZE;
+        int64_t batch_stats[N_CLEAN_STATS] = {0};
+        kept_counts k;
+        if (decide(&c, payload, payload_size, h.records_count, &ctx, retain_deletes, keep,
+                   batch_stats, &k, pos < ahead_end ? hashes : NULL) < 0)
+            break;
+        int64_t next_offset = h.base_offset + h.last_offset_delta + 1;
+        if (k.kept == 0 && (h.producer_id != -1 || next_offset == hw))
+            break; /* RETAIN_EMPTY, maybe: the producer state's call */
+        int stamp = k.tombstones_kept > 0 && !has_horizon;
+        Py_ssize_t before = out.len, ranges_before = ranges.len;
+        if (k.kept == 0)
+            ; /* the batch goes (filterTo keeps no empty batch but those above) */
+        else if (k.kept == h.records_count && !stamp) {
+            if (ob_put(&out, data + pos, size) < 0) {
+                failed = 1;
+                break;
+            }
+        } else {
+            int64_t horizon = stamp ? now + drm : (has_horizon ? h.base_timestamp : INT64_MIN);
+            int64_t base_ts = horizon != INT64_MIN ? horizon : k.first_ts;
+            int64_t max_ts = ctx.has_append_time ? h.max_timestamp : k.max_ts;
+            int16_t attributes = rebuilt_attributes(&h, horizon != INT64_MIN);
+            static const uint8_t header_room[V2_HEADER_SIZE] = {0};
+            if (ob_put(&out, header_room, V2_HEADER_SIZE) < 0 ||
+                encode_kept(&out, payload, payload_size, h.records_count, &ctx, keep, base_ts) <
+                    0) {
+                out.len = before;
+                break; /* no memory, or bytes decide() read and this cannot: Python's */
+            }
+            write_header(&out, before, &h, attributes, base_ts, max_ts, (int32_t)k.kept);
+            batch_stats[CS_REBUILT]++;
+            if (stamp)
+                batch_stats[CS_TOMBSTONES_TO_STAMP] += k.tombstones_kept;
+        }
+        if (k.kept > 0 &&
+            keep_offsets(&ranges, payload, payload_size, h.records_count, &ctx, keep) < 0) {
+            out.len = before;
+            ranges.len = ranges_before;
+            break;
+        }
+        if (batch_stats[CS_TOMBSTONES_KEPT] > 0 && has_horizon &&
+            h.base_timestamp < stats[CS_NEXT_HORIZON])
+            stats[CS_NEXT_HORIZON] = h.base_timestamp;
+        batch_stats[CS_BYTES_READ] = size;
+        batch_stats[CS_MESSAGES_WRITTEN] = k.kept;
+        batch_stats[CS_BYTES_WRITTEN] = out.len - before;
+        batch_stats[CS_BATCHES_WRITTEN] = out.len > before;
+        for (int i = 0; i < N_CLEAN_STATS; i++)
+            if (i != CS_NEXT_HORIZON)
+                stats[i] += batch_stats[i];
+        pos += size;
+    }
+    Py_END_ALLOW_THREADS
+    free(keep);
+    hq_free(&q);
+    PyBuffer_Release(&map);
+    PyBuffer_Release(&buf);
+    if (failed || (out.data == NULL && out.cap != 0)) {
+        PyMem_Free(out.data);
+        PyMem_Free(ranges.data);
+        return PyErr_NoMemory();
+    }
+    PyObject *stats_obj = stats_tuple(stats);
+    PyObject *cleaned = outbuf_bytes(&out), *kept = outbuf_bytes(&ranges);
+    if (stats_obj == NULL || cleaned == NULL || kept == NULL) {
+        Py_XDECREF(stats_obj);
+        Py_XDECREF(cleaned);
+        Py_XDECREF(kept);
+        return NULL;
+    }
+    return Py_BuildValue("(nNNN)", pos, cleaned, kept, stats_obj);
+}
+
+/* clean_records(payload, count, base_offset, base_timestamp, append_time, map, slots, latest,
+ * now, horizon, delete_retention_ms) -> None (the Python code's) or (kept, stamped, max
+ * timestamp of the kept, base timestamp, records, kept offsets, stats): one batch's records (a
+ * compressed batch's, decompressed; a committed transaction's) filtered, for the Python code to
+ * finish the batch. horizon: the batch's delete horizon (None: none); stamped: the tombstones
+ * kept in a batch stamped now (with now + delete_retention_ms); records: the kept ones
+ * re-encoded from the base timestamp (None when the batch stays as it is, or goes). */
+static PyObject *py_clean_records(PyObject *self, PyObject *args)
+{
+    PyObject *map_obj, *append_obj, *horizon_obj;
+    Py_buffer payload, map;
+    long long count, base_offset, base_timestamp, slots, latest, now, drm;
+    if (!PyArg_ParseTuple(args, "y*LLLOOLLLOL", &payload, &count, &base_offset, &base_timestamp,
+                          &append_obj, &map_obj, &slots, &latest, &now, &horizon_obj, &drm))
+        return NULL;
+    if (get_map(map_obj, &map, slots, &payload) < 0)
+        return NULL;
+    batch_context ctx = payload_context(base_offset, base_timestamp, append_obj);
+    int has_horizon = horizon_obj != Py_None;
+    int64_t horizon = has_horizon ? PyLong_AsLongLong(horizon_obj) : 0;
+    PyObject *result = NULL;
+    uint8_t *keep = count > 0 && count <= payload.len ? malloc((size_t)count) : NULL;
+    outbuf out = {NULL, 0, 0}, ranges = {NULL, 0, 0};
+    int64_t stats[N_CLEAN_STATS] = {0};
+    kept_counts k;
+    clean_ctx c = {map.buf, slots, latest, now};
+    if (PyErr_Occurred())
+        goto done;
+    if (count < 0 || count > payload.len) { /* a record takes a byte at least: Python's */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (count > 0 && keep == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int retain_deletes = !has_horizon || now < horizon;
+    if (decide(&c, payload.buf, payload.len, count, &ctx, retain_deletes, keep, stats, &k,
+               NULL) < 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    stats[CS_NEXT_HORIZON] =
+        stats[CS_TOMBSTONES_KEPT] > 0 && has_horizon ? horizon : INT64_MAX;
+    if (keep_offsets(&ranges, payload.buf, payload.len, count, &ctx, keep) < 0)
+        goto done;
+    int stamp = k.tombstones_kept > 0 && !has_horizon;
+    int64_t base_ts = stamp ? now + drm : (has_horizon ? horizon : k.first_ts);
+    PyObject *records;
+    if ((k.kept == count && !stamp) || k.kept == 0)
+        records = Py_NewRef(Py_None);
+    else {
+        if (encode_kept(&out, payload.buf, payload.len, count, &ctx, keep, base_ts) < 0)
+            goto done;
+        records = outbuf_bytes(&out);
+    }
+    PyObject *stats_obj = stats_tuple(stats), *kept = outbuf_bytes(&ranges);
+    if (records != NULL && stats_obj != NULL && kept != NULL)
+        result = Py_BuildValue("(LLLLNNN)", (long long)k.kept,
+                               (long long)(stamp ? k.tombstones_kept : 0), (long long)k.max_ts,
+                               (long long)base_ts, records, kept, stats_obj);
+    else {
+        Py_XDECREF(records);
+        Py_XDECREF(stats_obj);
+        Py_XDECREF(kept);
+    }
+done:
+    free(keep);
+    PyMem_Free(out.data);
+    PyMem_Free(ranges.data);
+    PyBuffer_Release(&map);
+    PyBuffer_Release(&payload);
+    return result;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -3897,6 +5008,23 @@ static PyMethodDef methods[] = {
      "v2_records(payload, count, base_offset, base_timestamp, append_time, base_sequence, "
      "record_cls, header_cls[, start, first, max_records, max_bytes, max_headers]) -> None or "
      "(records, position, RecordError or None)"},
+    {"omap_put", py_omap_put, METH_VARARGS,
+     "omap_put(map, slots, key, offset) -> whether a new entry was made (SkimpyOffsetMap.put)"},
+    {"omap_get", py_omap_get, METH_VARARGS,
+     "omap_get(map, slots, key) -> the offset stored for key, or -1 (SkimpyOffsetMap.get)"},
+    {"omap_put_records", py_omap_put_records, METH_VARARGS,
+     "omap_put_records(map, slots, limit, entries, payload, count, base_offset, "
+     "base_timestamp, append_time, min_offset) -> None or (entries, latest, full_at)"},
+    {"omap_put_run", py_omap_put_run, METH_VARARGS,
+     "omap_put_run(buf, position, end, map, slots, limit, entries, min_offset) -> (position, "
+     "entries, latest, full_at, records)"},
+    {"clean_run", py_clean_run, METH_VARARGS,
+     "clean_run(buf, position, end, map, slots, latest, now, high_watermark, "
+     "delete_retention_ms, max_output) -> (position, cleaned, kept offsets, stats)"},
+    {"clean_records", py_clean_records, METH_VARARGS,
+     "clean_records(payload, count, base_offset, base_timestamp, append_time, map, slots, "
+     "latest, now, horizon, delete_retention_ms) -> None or (kept, stamped, max_timestamp, "
+     "base_timestamp, records, kept offsets, stats)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -3992,6 +5120,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
                       add_names(m, "RENDER_FIELDS", field_names, N_FIELDS) < 0 ||
                       add_names(m, "RECORD_FIELDS", record_fields, RECORD_FIELDS) < 0 ||
                       add_names(m, "RECORD_FAULTS", record_faults, N_FAULTS) < 0 ||
+                      add_names(m, "CLEAN_STATS", clean_stat_names, N_CLEAN_STATS) < 0 ||
                       add_layout(m) < 0 || add_result_types(m) < 0))
         Py_CLEAR(m);
     return m;

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from kdump.errors import ConfigError
@@ -428,8 +427,26 @@ def option_default(name: str) -> int:
 # -- raw values and where they came from -------------------------------------------------------
 
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-"""A layer that sets nothing (the records below are NamedTuples: a default is shared)."""
+class _Nothing(Mapping[str, Any]):
+    """A layer that sets nothing: immutable, as a default the records below (NamedTuples)
+    share must be, and picklable, as Spark's tasks take them (a MappingProxyType is not)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+_EMPTY: Mapping[str, Any] = _Nothing()
 
 
 class Source(str, Enum):

@@ -29,21 +29,33 @@ and one batch, as Kafka's holds its map and two I/O buffers.
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from kdump.config import Settings
 from kdump.errors import CleaningFailed, FormatError
-from kdump.format.batch import Batch
-from kdump.format.builder import BatchHeader, BuiltRecord, build_batch, empty_batch
-from kdump.format.layout import LOG_APPEND_TIME, NO_PRODUCER_ID
-from kdump.format.records import ABORT, COMMIT, Record, control_record_key
+from kdump.format.batch import Batch, RecordBatch
+from kdump.format.builder import BatchHeader, BuiltRecord, batch_of, build_batch, empty_batch
+from kdump.format.layout import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    DEFAULT_MAX_BATCH_BYTES,
+    LOG_APPEND_TIME,
+    NO_PRODUCER_ID,
+    RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_BIT,
+)
+from kdump.format.records import ABORT, COMMIT, Record, control_record_key, v2_payload
 from kdump.format.txnindex import AbortedTxn
-from kdump.offset_map import OffsetMap
+from kdump.offset_map import OffsetMap, SkimpyOffsetMap
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.speedups import Native
 
 LONG_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
@@ -349,19 +361,13 @@ class CleanerStats:
 
 
 class CleanedSegmentSink(Protocol):
-    """Where a cleaned segment's batches go, in order (the ``.log`` of a ``.cleaned`` segment)."""
+    """Where a cleaned segment's batches go, in order (the ``.log`` of a ``.cleaned`` segment);
+    ``done`` once its group is cleaned, where Cleaner.cleanSegments swaps it in (it raises
+    CleaningFailed when the segment cannot be: the cleaning stops there)."""
 
-    def append(self, data: bytes | memoryview, batch: CleanedBatch) -> None: ...
+    def append(self, data: bytes | memoryview) -> None: ...
 
-
-class CleanedBatch(NamedTuple):
-    """A batch as it lands in the cleaned segment (what LogSegment.append's index rule reads)."""
-
-    base_offset: int
-    last_offset: int
-    max_timestamp: int
-    size: int
-    records: int
+    def done(self) -> None: ...
 
 
 @dataclass
@@ -388,6 +394,18 @@ class CleanedGroup:
             ranges[-1][1] = offset
         else:
             ranges.append([offset, offset])
+
+    def keep_ranges(self, pairs: bytes) -> None:
+        """[first, last] runs of kept offsets, as the C code gives them (int64 pairs)."""
+        found = array("q")
+        found.frombytes(pairs)
+        ranges = self.kept_offsets
+        for k in range(0, len(found), 2):
+            first, last = found[k], found[k + 1]
+            if ranges and ranges[-1][1] + 1 == first:
+                ranges[-1][1] = last
+            else:
+                ranges.append([first, last])
 
 
 @dataclass
@@ -479,6 +497,8 @@ class Cleaner:
                     log, group, cleaned, sink, txns, producers, hw, legacy_horizon, settings,
                     result.stats,
                 )  # fmt: skip
+                if sink is not None:
+                    sink.done()
             except CleaningFailed as e:
                 result.failure = str(e)
                 return result
@@ -496,23 +516,80 @@ class Cleaner:
             collect_aborted_transactions(log, log.log_start_offset, start, end)
         )
         omap = self.offset_map
-        limit = omap.max_entries
         for k, i in enumerate(dirty):
             segment = log.segments[i]
             next_start = bases[dirty[k + 1]] if k + 1 < len(dirty) else end
-            for batch in _batches(segment, segment.start_for(start).position):
-                if batch.is_control:
-                    txns.on_control_batch_read(batch, control_type(segment, batch))
-                elif not txns.on_batch_read(batch):
-                    for record in _records(segment, batch):
-                        if record.key is None or record.offset < start:
-                            continue
-                        if omap.size >= limit:
-                            return record.offset
-                        omap.put(record.key, record.offset)
-                if batch.last_offset >= start:
-                    omap.update_latest_offset(batch.last_offset)
+            full_at = self._map_segment(segment, segment.start_for(start).position, txns, start)
+            if full_at is not None:
+                return full_at
             omap.update_latest_offset(next_start - 1)
+        return None
+
+    def native(self) -> Native | None:
+        """The C module's loops, where they serve: a SkimpyOffsetMap, and no observer (explain
+        --deep is told of every key, in Python)."""
+        omap = self.offset_map
+        if self.observer is None and isinstance(omap, SkimpyOffsetMap):
+            return omap.native
+        return None
+
+    def _map_segment(
+        self, segment: LogSegment, position: int, txns: CleanedTransactionMetadata, start: int
+    ) -> int | None:
+        """buildOffsetMapForSegment over the batches from ``position``, runs of plain batches
+        in the C code: the offset of the record that did not fit, or None."""
+        omap = self.offset_map
+        limit = omap.max_entries
+        native = self.native()
+        batches = _batches(segment, position)
+        for batch in batches:
+            if native is not None and _is_plain(batch):
+                assert isinstance(omap, SkimpyOffsetMap)
+                buf = segment.log.buf
+                pos, omap.entries, latest, full_at, _ = native.omap_put_run(
+                    buf, batch.position, len(buf), omap.buffer, omap.slots, limit, omap.entries,
+                    start,
+                )  # fmt: skip
+                if latest >= 0:
+                    omap.update_latest_offset(latest)
+                if full_at >= 0:
+                    return full_at
+                if pos > batch.position:
+                    batches.skip_to = pos
+                    continue
+            if batch.is_control:
+                txns.on_control_batch_read(batch, control_type(segment, batch))
+            elif not txns.on_batch_read(batch):
+                did_not_fit = self._map_records(segment, batch, start, limit)
+                if did_not_fit is not None:
+                    return did_not_fit
+            if batch.last_offset >= start:
+                omap.update_latest_offset(batch.last_offset)
+        return None
+
+    def _map_records(self, segment: LogSegment, batch: Batch, start: int, limit: int) -> int | None:
+        """One batch's keyed records at or above ``start`` into the map; the offset of the one
+        that did not fit, or None."""
+        omap = self.offset_map
+        native = self.native()
+        if native is not None and isinstance(batch, RecordBatch) and batch.records_count >= 0:
+            assert isinstance(omap, SkimpyOffsetMap)
+            done = native.omap_put_records(
+                omap.buffer, omap.slots, limit, omap.entries, _payload(segment, batch),
+                batch.records_count, batch.base_offset, batch.base_timestamp,
+                _append_time(batch), start,
+            )  # fmt: skip
+            if done is not None:
+                omap.entries, latest, full_at = done
+                if latest >= 0:
+                    omap.update_latest_offset(latest)
+                return full_at if full_at >= 0 else None
+        for record in _records(segment, batch):
+            if record.key is None or record.offset < start:
+                continue
+            if omap.size >= limit:
+                return record.offset
+            omap.put(record.key, record.offset)
         return None
 
     # -- a group ---------------------------------------------------------------------------------
@@ -543,8 +620,7 @@ class Cleaner:
                 settings.delete_retention_ms, stats,
             )  # fmt: skip
             cleaned.bytes_before += segment.log_size
-            for batch in _batches(segment, 0):
-                filt.filter_batch(segment, batch, cleaned, sink)
+            filt.filter_segment(segment, cleaned, sink)
         cleaned.last_modified = group[-1].last_modified
 
 
@@ -571,6 +647,63 @@ class _CleanerFilter:
         self.retain_legacy = retain_legacy
         self.delete_retention_ms = delete_retention_ms
         self.stats = stats
+        self.native = cleaner.native()
+
+    def filter_segment(
+        self, segment: LogSegment, cleaned: CleanedGroup, sink: CleanedSegmentSink | None
+    ) -> None:
+        """Every batch of the segment through the filter, runs of plain batches in the C
+        code."""
+        native = self.native
+        batches = _batches(segment, 0)
+        for batch in batches:
+            if native is not None and _is_plain(batch):
+                pos = self._clean_run(native, segment, batch.position, cleaned, sink)
+                if pos > batch.position:
+                    batches.skip_to = pos
+                    continue
+            self.filter_batch(segment, batch, cleaned, sink)
+
+    def _clean_run(
+        self,
+        native: Native,
+        segment: LogSegment,
+        position: int,
+        cleaned: CleanedGroup,
+        sink: CleanedSegmentSink | None,
+    ) -> int:
+        """The C code's filter over the plain batches from ``position``, up to the first it
+        leaves to filter_batch (one a producer's state may keep empty, one that is not plain);
+        where it stopped."""
+        omap = self.omap
+        assert isinstance(omap, SkimpyOffsetMap)
+        buf = segment.log.buf
+        pos, data, kept, counts = native.clean_run(
+            buf, position, len(buf), omap.buffer, omap.slots, self.latest, self.now,
+            self.high_watermark, self.delete_retention_ms, RUN_OUTPUT,
+        )  # fmt: skip
+        if pos > position:
+            self._count(native, counts, cleaned)
+            cleaned.keep_ranges(kept)
+            if sink is not None and data:
+                sink.append(data)
+        return pos
+
+    def _count(self, native: Native, counts: tuple[int | None, ...], cleaned: CleanedGroup) -> None:
+        """The C code's counts (its CLEAN_STATS) into the cleaning's and the group's."""
+        stats = self.stats
+        got = dict(zip(native.CLEAN_STATS, counts, strict=True))
+        horizon = got.pop("next_delete_horizon")
+        if horizon is not None:
+            stats.horizon(horizon)
+        read, written = got["messages_read"] or 0, got["messages_written"] or 0
+        stats.records_before += read
+        cleaned.records_before += read
+        cleaned.records_after += written
+        cleaned.bytes_after += got["bytes_written"] or 0
+        cleaned.batches_after += got.pop("batches_written") or 0
+        for name, value in got.items():
+            setattr(stats, name, getattr(stats, name) + (value or 0))
 
     def filter_batch(
         self,
@@ -600,13 +733,24 @@ class _CleanerFilter:
         marker_for_empty_txn = can_discard and batch.is_control
         stats.bytes_read += batch.size
         if not retain_empty and discard_records:  # DELETE: Kafka does not even read the records
-            n = sum(1 for _ in _records(segment, batch))
+            if isinstance(batch, RecordBatch) and batch.records_count >= 0:
+                n = batch.records_count
+            else:
+                n = sum(1 for _ in _records(segment, batch))
             stats.records_before += n
             cleaned.records_before += n
             if batch.is_control:
                 stats.markers += n
             else:
                 stats.aborted += n
+            return
+        native = self.native
+        if (
+            native is not None
+            and not discard_records
+            and not batch.is_control
+            and self._filter_records(native, segment, batch, cleaned, sink, retain_empty)
+        ):
             return
         # filterBatch: the records stream by; only the kept ones are held, as Kafka holds them
         kept: list[Record] = []
@@ -646,10 +790,9 @@ class _CleanerFilter:
             else:
                 data = build_batch(_header_of(batch, kept), _built(kept), new_horizon)
                 stats.rebuilt_batches += 1
-            max_ts = _max_timestamp(batch, kept)
             for record in kept:
                 cleaned.keep(record.offset)
-            self._land(cleaned, sink, data, batch, max_ts, len(kept))
+            self._land(cleaned, sink, data, len(kept))
         elif retain_empty:
             if batch.magic < 2:
                 raise CleaningFailed(
@@ -658,15 +801,55 @@ class _CleanerFilter:
                 )
             data = empty_batch(_header_of(batch, kept), batch.max_timestamp)
             stats.empty_batches += 1
-            self._land(cleaned, sink, data, batch, batch.max_timestamp, 0)
+            self._land(cleaned, sink, data, 0)
+
+    def _filter_records(
+        self,
+        native: Native,
+        segment: LogSegment,
+        batch: Batch,
+        cleaned: CleanedGroup,
+        sink: CleanedSegmentSink | None,
+        retain_empty: bool,
+    ) -> bool:
+        """filterBatch over one v2 data batch's records in the C code (a compressed batch's,
+        decompressed; a committed transaction's): whether it took the batch (False: the
+        records are the Python code's)."""
+        if not isinstance(batch, RecordBatch) or batch.records_count < 0:
+            return False
+        omap = self.omap
+        assert isinstance(omap, SkimpyOffsetMap)
+        horizon = batch.delete_horizon_ms
+        done = native.clean_records(
+            _payload(segment, batch), batch.records_count, batch.base_offset,
+            batch.base_timestamp, _append_time(batch), omap.buffer, omap.slots, self.latest,
+            self.now, horizon, self.delete_retention_ms,
+        )  # fmt: skip
+        if done is None:
+            return False
+        kept, stamped, max_ts, base_ts, records, ranges, counts = done
+        self._count(native, counts, cleaned)
+        cleaned.keep_ranges(ranges)
+        self.stats.tombstones_to_stamp += stamped
+        if kept:
+            if records is None:  # every record stays, no horizon to stamp: the batch as it is
+                data: bytes | memoryview = memoryview(segment.log.buf)[batch.position : batch.end]
+            else:
+                stamp = stamped > 0 or horizon is not None
+                data = batch_of(_header_of(batch, ()), records, kept, base_ts, max_ts, stamp)
+                self.stats.rebuilt_batches += 1
+            self._land(cleaned, sink, data, kept)
+        elif retain_empty:
+            data = empty_batch(_header_of(batch, ()), batch.max_timestamp)
+            self.stats.empty_batches += 1
+            self._land(cleaned, sink, data, 0)
+        return True
 
     def _land(
         self,
         cleaned: CleanedGroup,
         sink: CleanedSegmentSink | None,
         data: bytes | memoryview,
-        batch: Batch,
-        max_ts: int,
         records: int,
     ) -> None:
         stats = self.stats
@@ -676,9 +859,7 @@ class _CleanerFilter:
         cleaned.bytes_after += len(data)
         cleaned.batches_after += 1
         if sink is not None:
-            sink.append(
-                data, CleanedBatch(batch.base_offset, batch.last_offset, max_ts, len(data), records)
-            )
+            sink.append(data)
 
     def should_retain_record(self, batch: Batch, record: Record) -> bool:
         """Cleaner.shouldRetainRecord, counting why a record goes."""
@@ -735,24 +916,61 @@ def _built(records: Sequence[Record]) -> Iterator[BuiltRecord]:
         yield BuiltRecord(r.offset, r.timestamp, r.key, r.value, r.headers)
 
 
-def _max_timestamp(batch: Batch, kept: Sequence[Record]) -> int:
-    if batch.magic >= 2 and batch.timestamp_type == LOG_APPEND_TIME:
-        return batch.max_timestamp
-    return max((r.timestamp for r in kept), default=-1)
+RUN_OUTPUT = 1 << 20
+"""Cleaned bytes the C code hands back at a time (what memory holds besides the map)."""
+PLAIN_ATTRIBUTES = COMPRESSION_MASK | TRANSACTIONAL_BIT | CONTROL_BIT
 
 
-def _batches(segment: LogSegment, position: int) -> Iterator[Batch]:
+def _is_plain(batch: Batch) -> bool:
+    """A batch the C code's runs take: magic 2, no compression, not transactional, not a
+    marker."""
+    return batch.magic == 2 and not batch.attributes & PLAIN_ATTRIBUTES
+
+
+def _append_time(batch: RecordBatch) -> int | None:
+    """LogAppendTime: every record's timestamp is the batch's max timestamp."""
+    return batch.max_timestamp if batch.timestamp_type == LOG_APPEND_TIME else None
+
+
+def _payload(segment: LogSegment, batch: RecordBatch) -> bytes | bytearray | memoryview:
+    """A v2 batch's records' bytes, decompressed; bytes that do not make the cleaner throw."""
+    try:
+        return v2_payload(
+            segment.log.buf, batch, batch.position + RECORD_BATCH_OVERHEAD, segment.log_path,
+            DEFAULT_MAX_BATCH_BYTES,
+        )  # fmt: skip
+    except FormatError as e:
+        raise CleaningFailed(f"{segment.log_path}:{e.position}: {e.reason}") from None
+
+
+class _Batches:
     """Every batch of the segment's ``.log`` from ``position``; bytes that do not parse are a
-    failure, as they make Kafka's cleaner throw (the partition becomes uncleanable)."""
-    records = segment.log
-    walk = records.walk(position, check_crc=False)
-    for run in walk:
-        for j in range(run.n):
-            yield run.batch(j)
-    stop = walk.stop
-    if stop is not None and stop.is_damage:
-        why = stop.error.reason if stop.error is not None else stop.reason.value
-        raise CleaningFailed(f"{records.path}:{stop.position}: {why}")
+    failure, as they make Kafka's cleaner throw (the partition becomes uncleanable). The C code
+    takes runs of plain batches itself: ``skip_to`` then moves the walk past them (the header
+    walk goes on, the batches are not handed out again)."""
+
+    def __init__(self, segment: LogSegment, position: int) -> None:
+        self.segment = segment
+        self.walk = segment.log.walk(position, check_crc=False)
+        self.skip_to = position
+
+    def __iter__(self) -> Iterator[Batch]:
+        for run in self.walk:
+            j = 0
+            while j < run.n:
+                if run.position[j] < self.skip_to:
+                    j = bisect_left(run.position, self.skip_to, j, run.n)
+                    continue
+                yield run.batch(j)
+                j += 1
+        stop = self.walk.stop
+        if stop is not None and stop.is_damage and stop.position >= self.skip_to:
+            why = stop.error.reason if stop.error is not None else stop.reason.value
+            raise CleaningFailed(f"{self.segment.log.path}:{stop.position}: {why}")
+
+
+def _batches(segment: LogSegment, position: int) -> _Batches:
+    return _Batches(segment, position)
 
 
 def _records(segment: LogSegment, batch: Batch) -> Iterator[Record]:
@@ -809,7 +1027,6 @@ def group_segments_by_size(
 
 
 __all__ = [
-    "CleanedBatch",
     "CleanedGroup",
     "CleanedSegmentSink",
     "CleanedTransactionMetadata",

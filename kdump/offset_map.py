@@ -8,18 +8,23 @@ with the same MD5 are the same key to it (the older record is dropped): nothing 
 The cleaner stops putting keys once ``size`` reaches ``slots * load factor`` and cleans only up to
 where the map filled (Cleaner.buildOffsetMapForSegment).
 
-kdump's map has the same slots, hashes and probes, in an anonymous memory map: memory is only
-touched where keys land, and never exceeds the size given.
+kdump's map has the same slots, hashes and probes, in anonymous memory: touched only where keys
+land (in huge pages where the kernel has them), and never more than the size given. The C module
+puts and gets (and the cleaner's hot loops fill and read the map there: kdump.log_cleaner); this
+code is the reference (tests/test_compact_speedups.py compares the two maps byte for byte).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import mmap
 import struct
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from kdump import speedups
 
 HASH_SIZE = 16
 BYTES_PER_ENTRY = HASH_SIZE + 8
@@ -34,6 +39,19 @@ def _java_int(value: int) -> int:
     return (value + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
+def _anonymous(size: int) -> mmap.mmap:
+    """Private anonymous memory of ``size`` bytes, in huge pages where the kernel gives them: a
+    key's slot lies anywhere in the map, and with 4 KiB pages each probe missed the TLB too
+    (a shared mapping, mmap's default, is shmem, which the kernel keeps in small pages)."""
+    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+    memory = mmap.mmap(-1, size, flags=flags) if flags else mmap.mmap(-1, size)
+    huge = getattr(mmap, "MADV_HUGEPAGE", None)
+    if huge is not None:
+        with contextlib.suppress(OSError):  # no transparent huge pages here: small ones
+            memory.madvise(huge)
+    return memory
+
+
 class SkimpyOffsetMap:
     """Kafka's SkimpyOffsetMap over ``memory`` bytes, MD5 keys."""
 
@@ -43,10 +61,17 @@ class SkimpyOffsetMap:
             raise ValueError(f"an offset map of {memory} bytes has no slot")
         self.max_entries = int(self.slots * load_factor)
         """Cleaner.buildOffsetMapForSegment's maxDesiredMapSize: (int) (slots * loadFactor)."""
-        self._bytes = mmap.mmap(-1, self.slots * BYTES_PER_ENTRY)
+        self._bytes = _anonymous(self.slots * BYTES_PER_ENTRY)
         self.entries = 0
         self.latest_offset = -1
         """OffsetMap.latestOffset: the last offset put or passed over (-1: none)."""
+        self.native = speedups.native()
+        """The C module, when it is there: it puts and gets (None: the code below)."""
+
+    @property
+    def buffer(self) -> mmap.mmap:
+        """The slots, as the C module reads and writes them."""
+        return self._bytes
 
     @property
     def size(self) -> int:
@@ -65,7 +90,11 @@ class SkimpyOffsetMap:
     def put(self, key: bytes, offset: int) -> None:
         if self.entries >= self.slots:
             raise ValueError(f"offset map full: {self.entries} entries in {self.slots} slots")
-        digest = hashlib.md5(key).digest()
+        if self.native is not None:
+            self.entries += self.native.omap_put(self._bytes, self.slots, key, offset)
+            self.latest_offset = offset
+            return
+        digest = key_digest(key)
         buf = self._bytes
         attempt = 0
         position = self._position(digest, attempt)
@@ -83,7 +112,9 @@ class SkimpyOffsetMap:
 
     def get(self, key: bytes) -> int:
         """The offset stored for ``key``'s hash, or -1."""
-        digest = hashlib.md5(key).digest()
+        if self.native is not None:
+            return self.native.omap_get(self._bytes, self.slots, key)
+        digest = key_digest(key)
         buf = self._bytes
         for attempt in range(self.slots + HASH_SIZE - 4):
             position = self._position(digest, attempt)

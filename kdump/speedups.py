@@ -52,6 +52,13 @@ if TYPE_CHECKING:
         deep_check = staticmethod(_speedups.deep_check)
         set_record_class = staticmethod(_speedups.set_record_class)
         v2_records = staticmethod(_speedups.v2_records)
+        CLEAN_STATS = _speedups.CLEAN_STATS
+        omap_put = staticmethod(_speedups.omap_put)
+        omap_get = staticmethod(_speedups.omap_get)
+        omap_put_records = staticmethod(_speedups.omap_put_records)
+        omap_put_run = staticmethod(_speedups.omap_put_run)
+        clean_run = staticmethod(_speedups.clean_run)
+        clean_records = staticmethod(_speedups.clean_records)
 
 
 def _load() -> tuple[Native | None, str]:

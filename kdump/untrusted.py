@@ -75,6 +75,12 @@ def shown(text: str) -> str:
     return text if text.isascii() else _UNDECODABLE.sub(_byte, text)
 
 
+def undecodable(text: str) -> bool:
+    """Whether ``text`` holds a byte that is not UTF-8 (a name's, surrogate-escaped): text that
+    UTF-8 files, JSON and Kafka's own strings cannot carry as it is."""
+    return not text.isascii() and _UNDECODABLE.search(text) is not None
+
+
 def terminal(text: str) -> str:
     """``text`` as a terminal may be given it: every character of ``_UNSAFE`` (line feeds too:
     one name, one line) written ``\\xNN`` or ``\\uNNNN``."""
@@ -306,5 +312,6 @@ __all__ = [
     "terminal",
     "terminal_bytes",
     "terminal_lines",
+    "undecodable",
     "unfiltered",
 ]

@@ -3,7 +3,9 @@
 # chromium-driver, for the browser tests of `kdump report` (tests/test_report_browser.py), and
 # Azurite's blob service from npm (azurite-blob), the Azure Blob Storage emulator of the az://
 # tests (tests/test_remote_gcs_azure.py); Debian's aarch64 cross compiler and QEMU's user-mode
-# emulator, for the C module's ARMv8 CRC-32C (tests/test_crc_armv8.py).
+# emulator, for the C module's ARMv8 CRC-32C (tests/test_crc_armv8.py); Debian's libsnappy1v5,
+# Google's snappy, with which kdump compact re-compresses snappy batches as Kafka's snappy-java
+# does (tests/test_compact_kafka.py, tests/test_kafka_snappy.py).
 # Installs them where missing (apt-get and npm, as root or through password-less sudo); a no-op
 # where they are there. Never fails the run: where they cannot be installed (no apt or npm, not
 # root, no network), it says why and the tests that need them skip, naming the reason.
@@ -70,7 +72,24 @@ armv8() {
     fi
 }
 
+snappy() {
+    if ldconfig -p 2>/dev/null | grep -q 'libsnappy\.so\.1 '; then
+        return
+    fi
+    say() { echo "ensure-test-system-deps: $*; snappy batches will be compared record by record" >&2; }
+    if ! command -v apt-get >/dev/null 2>&1 || [ "$run" = none ]; then
+        say "no apt-get, or not root, to install libsnappy1v5"
+        return
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $run apt-get update -qq >/dev/null 2>&1
+    if ! $run apt-get install -y -qq --no-install-recommends libsnappy1v5 >/dev/null 2>&1; then
+        say "apt-get install libsnappy1v5 failed"
+    fi
+}
+
 browser
 azurite
 armv8
+snappy
 exit 0

@@ -4,7 +4,8 @@ own Cleaner (tests/realkafka/java/Cleaner.java against the kafka-storage release
 with what it wrote kept beside them. tests/test_compact_kafka.py runs ``kdump compact`` on the
 same inputs and compares.
 
-    python scripts/make_compaction_fixtures.py [KAFKA_VERSION]   (default 4.4.0; needs mvn, javac)
+    python scripts/make_compaction_fixtures.py [KAFKA_VERSION [SCENARIO...]]
+    (default 4.4.0 and every scenario; needs mvn, javac)
 
 Each scenario is ``fixtures/compaction/NAME/``: ``scenario.json`` (topic settings, now, high
 watermark, dedupe buffer, the input's .log mtimes, Kafka's stats line), ``input/`` (a log dir
@@ -35,6 +36,7 @@ T0 = 1_700_000_000_000
 HOUR = 3_600_000
 DAY = 24 * HOUR
 MTIME = T0 + 10 * HOUR
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 
 
 class Built:
@@ -149,7 +151,7 @@ def scenario_codecs(d: Path) -> dict:
     return {"configs": ["cleanup.policy=compact"], "now": T0 + 6 * HOUR}
 
 
-def scenario_transactions(d: Path) -> dict:
+def scenario_transactions(d: Path, open_txn: bool = False) -> dict:
     """Committed and aborted transactions of producers still active at ``now``: each producer's
     last batch kept empty (61 bytes), markers stamped, the cleaned .txnindex."""
     bs, aborted = [], []
@@ -176,10 +178,24 @@ def scenario_transactions(d: Path) -> dict:
         b = batch(off, kv(range(3), b"plain"), T0 + off)
         bs.append(b)
         off = b.last_offset + 1
+    if open_txn:  # a producer whose transaction no marker ends
+        b = batch(off, kv(range(2, 5), b"open"), T0 + off, pid=3000, epoch=0, seq=0, txn=True)
+        bs.append(b)
+        off = b.last_offset + 1
     write_segment(d, bs[:8], [a for a in aborted if a[2] < bs[8].base_offset])
     write_segment(d, bs[8:], [a for a in aborted if a[2] >= bs[8].base_offset])
     write_segment(d, [batch(off, kv(range(2), b"active"), T0 + off)])
     return {"configs": ["cleanup.policy=compact"], "now": T0 + HOUR}
+
+
+def scenario_clean_shutdown(d: Path) -> dict:
+    """The transactions' partition with one transaction left open, after a clean shutdown
+    with no producer snapshot: the broker starts from an empty producer state
+    (UnifiedLog.rebuildProducerState), so no open transaction holds the last stable offset
+    back and no producer's last batch is kept."""
+    spec = scenario_transactions(d, open_txn=True)
+    spec["clean_shutdown"] = True
+    return spec
 
 
 def scenario_horizons(d: Path) -> dict:
@@ -245,6 +261,7 @@ BUILT = {
     "horizons": scenario_horizons,
     "partial": scenario_partial,
     "groups": scenario_groups,
+    "clean-shutdown": scenario_clean_shutdown,
 }
 ORACLE = {  # fixtures/oracle partitions, cleaned as they are
     "oracle-plain": ("plain-0", T0 + DAY),
@@ -281,6 +298,7 @@ def set_mtimes(d: Path, when: int) -> dict[str, int]:
 
 def main() -> None:
     version = sys.argv[1] if len(sys.argv) > 1 else "4.4.0"
+    only = set(sys.argv[2:])  # scenario names: only those made again
     cp = classpath(version)
     classes = Path(tempfile.mkdtemp())
     subprocess.run(
@@ -296,10 +314,12 @@ def main() -> None:
         check=True,
     )
     kdump = str(ROOT / ".venv/bin/kdump")
-    shutil.rmtree(OUT, ignore_errors=True)
     todo = [(n, None) for n in BUILT] + [(n, o) for n, o in ORACLE.items()]
     for name, oracle in todo:
+        if only and name not in only:
+            continue
         here = OUT / name
+        shutil.rmtree(here, ignore_errors=True)
         input_dir = here / "input"
         input_dir.mkdir(parents=True)
         if oracle is None:
@@ -313,6 +333,9 @@ def main() -> None:
         work.mkdir()
         shutil.copytree(part, work / part.name, copy_function=shutil.copy)
         spec["mtimes"] = set_mtimes(work / part.name, MTIME)
+        if spec.get("clean_shutdown"):
+            (input_dir / CLEAN_SHUTDOWN).write_text("")
+            (work / CLEAN_SHUTDOWN).write_text("")
         if "checkpoint" in spec:
             text = f"0\n1\n{part.name.rsplit('-', 1)[0]} 0 {spec['checkpoint']}\n"
             (input_dir / "cleaner-offset-checkpoint").write_text(text)

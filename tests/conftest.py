@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from early import EarlyRun
 from hypothesis import settings
+from sparkcluster import SparkCluster
 
 from kdump.format.index import OffsetIndex
 from kdump.format.names import offset_in_name
@@ -30,6 +31,10 @@ pytest_plugins = ["realkafka.fixtures"]
 # machine fails a correct test, and the suite itself keeps the second core busy (tests/early.py).
 settings.register_profile("kdump", deadline=None)
 settings.load_profile("kdump")
+
+collect_ignore = [] if os.environ.get("KDUMP_SPARK_CLUSTER") else ["cluster"]
+"""tests/cluster/ runs in a pytest session of its own, which tests/test_spark_cluster.py starts
+and reports scenario by scenario."""
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -133,3 +138,5 @@ def _skipped(item: pytest.Item) -> bool:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for run in EarlyRun.started:
         run.stop()
+    for cluster in SparkCluster.started:  # one a failed fixture did not stop
+        cluster.stop()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import v2_batch
+from conftest import FIXTURES
 
 from kdump.errors import CorruptBatchError, UnknownMagicError
 from kdump.format import layout
@@ -162,3 +163,47 @@ def test_gzip_payloads_decompress_a_piece_at_a_time(
             decompress(1, payload, members * size - 1)
     with pytest.raises(CodecError, match="ends before its stream does"):
         decompress(1, payload[:-9])
+
+
+def _compressed_payloads() -> dict[int, list[bytes]]:
+    """Each codec's distinct v2 batch payloads among the fixtures: Kafka's own (gzip, lz4 in
+    fixtures/oracle) and an independent encoder's (snappy, zstd in fixtures/generated)."""
+    from kdump.storage.local import open_log_file
+
+    found: dict[int, dict[bytes, None]] = {}
+    for log in sorted((FIXTURES / "oracle").rglob("*.log")) + sorted(
+        (FIXTURES / "generated").rglob("*.log")
+    ):
+        data = log.read_bytes()
+        records = open_log_file(log)
+        for batch in records.batches():
+            if isinstance(batch, RecordBatch) and batch.compression and records.is_valid(batch):
+                start = batch.position + layout.RECORD_BATCH_OVERHEAD
+                payload = data[start : batch.position + 12 + batch.batch_length]
+                found.setdefault(batch.compression, {})[payload] = None
+        records.close()
+    return {codec: list(payloads) for codec, payloads in found.items()}
+
+
+def test_payloads_decompress_the_same_without_cramjam(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kdump shipped to Spark executors of another platform than the driver's runs there
+    without cramjam's native library (issue 40): pyarrow, which pyspark needs there, gives the
+    same bytes for every codec; the size limit holds, and a cut payload is a CodecError."""
+    from kdump.errors import CodecError
+    from kdump.format import compression
+    from kdump.format.compression import decompress
+
+    payloads = _compressed_payloads()
+    assert sorted(payloads) == [1, 2, 3, 4]
+    expected = {c: [decompress(c, p) for p in ps] for c, ps in payloads.items()}
+    monkeypatch.setattr(compression, "_cramjam", lambda: None)
+    monkeypatch.setattr(compression, "ARROW_PIECE", 4096)
+    for codec, ps in payloads.items():
+        assert [decompress(codec, p) for p in ps] == expected[codec], codec
+        largest = max(range(len(ps)), key=lambda i: len(expected[codec][i]))
+        payload, size = ps[largest], len(expected[codec][largest])
+        assert decompress(codec, payload, size) == expected[codec][largest]
+        with pytest.raises(CodecError, match="exceeds the limit"):
+            decompress(codec, payload, size - 1)
+        with pytest.raises(CodecError):
+            decompress(codec, payload[: len(payload) // 2])

@@ -676,8 +676,9 @@ def test_export_writes_one_copy_and_says_which(spark: Any, tmp_path: Path) -> No
 def test_data_source_reads_one_replica_per_partition(spark: Any, tmp_path: Path) -> None:
     """Issue 33 point 4 for the "kafka-segments" data source: export's choice of replica
     (each offset once, the chosen copy's), every copy with all_replicas, the leader named by
-    a metadata log with metadata."""
-    register(spark)
+    a metadata log with metadata. (ship=False: the executors' own kdump is checked first, here
+    this process's files: issue 40.)"""
+    register(spark, ship=False)
     a, b = _replicas_of_test_topic(tmp_path / "r")
     paths = json.dumps([str(a.parent), str(b.parent)])
 
@@ -882,5 +883,89 @@ def test_export_findings_are_verifys_fresh_and_resumed(
     assert found_again == expected
 
 
+def test_export_findings_are_verifys_on_the_partitions_exported_only(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Issue 44 point 3: _findings is what `kdump verify` finds on the partitions exported, and
+    nothing of those left out: a log dir whose other topic is not asked for (its checkpoint
+    entry beyond that topic's end is not the export's), and two brokers' replicas, where the
+    log dir of the replica not chosen has a recovery point past its end. Each time the same
+    as verify of a copy holding only what was exported."""
+    from kdump.spark.job import export_on_spark
+
+    def export_findings(paths: list[Path], topics: tuple[str, ...] = ()) -> list[Any]:
+        out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+        export_on_spark(spark, [str(p) for p in paths], str(out), topics=topics)
+        rows = pq.read_table(out / FINDINGS_DIR).to_pylist()
+        return [_finding_key(r) for r in rows if r["code"] != "EXPORT_GAP"]
+
+    def verified(paths: list[Path]) -> list[Any]:
+        result = verify_paths([str(p) for p in paths], VerifyOptions())
+        return [_finding_key(f.to_dict()) for f in result.findings]
+
+    root = tmp_path / "logdir"
+    _beyond_log_end_and_epochs(root)
+    assert "CHECKPOINT_BEYOND_LOG_END" in {k[0] for k in verified([root])}
+    only_plain = tmp_path / "only-plain" / "logdir"
+    shutil.copytree(root, only_plain)
+    shutil.rmtree(only_plain / "txn-0")
+    expected = [(k[0], k[1], k[2].replace(str(only_plain), str(root)), *k[3:])
+                for k in verified([only_plain])]  # fmt: skip
+    assert "LEADER_EPOCH_INCONSISTENT" in {k[0] for k in expected}
+    assert "CHECKPOINT_BEYOND_LOG_END" not in {k[0] for k in expected}
+    assert export_findings([root], topics=("plain",)) == expected
+
+    a, b = _replicas_of_test_topic(tmp_path / "r")
+    (a.parent / "recovery-point-offset-checkpoint").write_text("0\n1\ntest-topic 0 9999\n")
+    assert "CHECKPOINT_BEYOND_LOG_END" in {k[0] for k in verified([a.parent])}
+    assert export_findings([a.parent, b.parent]) == verified([b.parent])  # b is chosen
+
+
 def _finding_key(f: dict[str, Any]) -> tuple[Any, ...]:
     return (f["code"], f["severity"], f["path"], f["offset"], f["position"], f["message"])
+
+
+def test_session_settings_as_spark_submit_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: spark-defaults.conf ($SPARK_CONF_DIR, java.util.Properties, values trimmed) under
+    --conf, --master over both; spark.pyspark.python is the executors' Python (pyspark reads it
+    from PYSPARK_PYTHON), this interpreter on a local master where none is named;
+    spark.pyspark.driver.python another interpreter kdump runs again under, once."""
+    from kdump.spark.session import driver_python, session_options, spark_defaults
+
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.delenv("KDUMP_DRIVER_PYTHON", raising=False)
+    assert spark_defaults() == {}
+    (tmp_path / "spark-defaults.conf").write_text(
+        "# a comment\nspark.master   spark://m:7077  \nspark.pyspark.python=/opt/x/python\n"
+        "spark.pyspark.driver.python : /opt/d/python\n"
+    )
+    defaults = spark_defaults()
+    assert defaults == {
+        "spark.master": "spark://m:7077",
+        "spark.pyspark.python": "/opt/x/python",
+        "spark.pyspark.driver.python": "/opt/d/python",
+    }
+    options, python = session_options(None, {}, defaults, submitted=False)
+    assert (options["spark.master"], python) == ("spark://m:7077", "/opt/x/python")
+    conf = {"spark.pyspark.python": "/opt/y/python"}
+    options, python = session_options("yarn", conf, defaults, submitted=False)
+    assert (options["spark.master"], python) == ("yarn", "/opt/y/python")
+    options, python = session_options(None, {}, {}, submitted=False)
+    assert (options["spark.master"], python) == ("local[*]", sys.executable)
+    assert session_options("spark://n:7077", {}, {}, submitted=False)[1] is None
+    assert "spark.master" not in session_options(None, {}, {}, submitted=True)[0]
+    java = "spark.driver.extraJavaOptions"
+    log4j = session_options(None, {}, {}, submitted=False)[0][java]
+    assert log4j.startswith("-Dlog4j2.configurationFile=file:") and " " not in log4j
+    options, _ = session_options(None, {}, {java: "-Da=1"}, submitted=False)
+    assert options[java] == f"{log4j} -Da=1"  # the site's options kept, after kdump's
+    options, _ = session_options(None, {java: "-Db=2"}, {java: "-Da=1"}, submitted=False)
+    assert options[java] == f"{log4j} -Db=2"
+
+    assert driver_python({}) == "/opt/d/python"
+    assert driver_python({"spark.pyspark.driver.python": sys.executable}) is None
+    monkeypatch.setenv("KDUMP_DRIVER_PYTHON", "1")  # kdump run again already
+    assert driver_python({}) is None

@@ -316,10 +316,13 @@ class CleanedSectionCheck:
                         self._defer(txn, _KeyMet(key, offset, log.path, batch.position))
                 elif key is not None:
                     digest = digest_of(key)
-                    # the common case inline (a key met for the first time, room for it): this
-                    # loop is what these checks cost, microseconds a record
-                    if digest not in keys and len(keys) < room:
-                        keys[digest] = offset
+                    # a key met for the first time inline, held or not: this loop is what these
+                    # checks cost, microseconds a record (and past the bound most keys are new)
+                    if digest not in keys:
+                        if len(keys) < room:
+                            keys[digest] = offset
+                        elif self.full_at is None:
+                            self.full_at = (log.path, offset)
                     else:
                         self._key(_KeyMet(key, offset, log.path, batch.position), digest)
                 if record.value is None and stamped:

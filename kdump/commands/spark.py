@@ -5,6 +5,7 @@ pyspark is imported only when a spark command runs, so `kdump` works without it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -66,11 +67,26 @@ def spark_options(f: F) -> F:
             "or spark-submit's.",
         ),
         click.option(
+            "--remote",
+            default=None,
+            metavar="sc://HOST:PORT",
+            help="Run on a Spark Connect server instead (no JVM here; kdump is shipped to it "
+            "as an artifact).",
+        ),
+        click.option(
             "--conf",
             "conf",
             multiple=True,
             metavar="KEY=VALUE",
-            help="A Spark setting, as spark-submit --conf takes it (repeatable).",
+            help="A Spark setting, as spark-submit --conf takes it (repeatable); over "
+            "spark-defaults.conf. spark.pyspark.python: the executors' Python.",
+        ),
+        click.option(
+            "--no-ship",
+            "no_ship",
+            is_flag=True,
+            help="Do not ship kdump to the executors (for clusters that forbid it): their Python "
+            "must have kdump installed, at this version.",
         ),
         click.option(
             "--overwrite",
@@ -91,7 +107,9 @@ def _spark_message(e: BaseException) -> str:
     if type(e).__name__ == "PythonException":  # a worker's traceback: its last line
         text = text.split("JVM stacktrace:")[0]
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return lines[-1] if lines else type(e).__name__
+        # Spark Connect's ends with the error class's state, after the worker's own last line
+        lines = [line for line in lines if not line.startswith("SQLSTATE:")]
+        return f"an executor's Python: {lines[-1]}" if lines else type(e).__name__
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else type(e).__name__
 
@@ -109,13 +127,29 @@ def _spark_errors() -> Iterator[None]:
 
 
 @contextmanager
-def _session(master: str | None, conf: tuple[str, ...]) -> Iterator[Any]:
+def _session(
+    master: str | None, conf: tuple[str, ...], remote: str | None, no_ship: bool
+) -> Iterator[Any]:
+    """The session the command runs on, kdump shipped to its executors (unless ``no_ship``);
+    afterwards, one note where they ran kdump's pure Python."""
+    if master is not None and remote is not None:
+        raise click.UsageError("give --master or --remote, not both")
     _require_pyspark()
-    from kdump.spark.session import spark_session
+    from kdump.spark.session import driver_python, run_under, spark_session
 
     settings = _conf_pairs(conf)
-    with _spark_errors(), spark_session(master, settings) as spark:
+    if remote is None and (python := driver_python(settings)) is not None:
+        run_under(python, sys.argv[1:])
+    with _spark_errors(), spark_session(master, settings, remote) as spark:
+        from kdump.spark.ship import ship
+        from kdump.spark.tasks import executor_note
+
+        if not no_ship:
+            ship(spark)
         yield spark
+        note = executor_note(spark)
+    if note is not None:
+        click.echo(f"kdump: note: {note}", err=True)
 
 
 @click.group()
@@ -153,7 +187,9 @@ def verify_command(
     state: str | None,
     recheck_fraction: float,
     master: str | None,
+    remote: str | None,
     conf: tuple[str, ...],
+    no_ship: bool,
     overwrite: bool,
     endpoint_url: str | None,
     anon: bool,
@@ -177,7 +213,7 @@ def verify_command(
         }
     )
     options = VerifyOptions(**checks)
-    with _session(master, conf) as session:
+    with _session(master, conf, remote, no_ship) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
         from kdump.spark.stage_progress import stage_progress
 
@@ -250,7 +286,9 @@ def export_command(
     max_batch_bytes: int,
     fail_on: str,
     master: str | None,
+    remote: str | None,
     conf: tuple[str, ...],
+    no_ship: bool,
     overwrite: bool,
     topics: tuple[str, ...],
     all_replicas: bool,
@@ -269,7 +307,7 @@ def export_command(
     objects = object_store(kw)
     chosen = batch_filter(kw)
     options = VerifyOptions(max_batch_bytes=max_batch_bytes)
-    with _session(master, conf) as session:
+    with _session(master, conf, remote, no_ship) as session:
         from kdump.spark.extract import ReplicaRule
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
         from kdump.spark.stage_progress import stage_progress

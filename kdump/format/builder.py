@@ -129,15 +129,31 @@ def build_batch(
             body,
         )
         count += 1
+    base = NO_TIMESTAMP if base_timestamp is None else base_timestamp
+    return batch_of(header, body, count, base, max_timestamp, delete_horizon_ms is not None)
+
+
+def batch_of(
+    header: BatchHeader,
+    body: bytes | bytearray,
+    count: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    delete_horizon: bool,
+) -> bytes:
+    """MemoryRecordsBuilder.close over ``count`` records already written (``body``, each as
+    write_record writes it, timestamps from ``base_timestamp``): compressed with the batch's
+    codec, the header written with its CRC. ``max_timestamp``: the greatest record timestamp
+    (the batch's append time replaces it under LogAppendTime)."""
     payload = compress(header.compression, bytes(body)) if header.compression != NONE else body
     if header.log_append_time_ms is not None:
         max_timestamp = header.log_append_time_ms
     return _with_header(
         header,
         RECORD_BATCH_OVERHEAD + len(payload),
-        NO_TIMESTAMP if base_timestamp is None else base_timestamp,
+        base_timestamp,
         max_timestamp,
-        delete_horizon_ms is not None,
+        delete_horizon,
         count,
         payload,
     )
@@ -191,6 +207,7 @@ def _with_header(
 __all__ = [
     "BatchHeader",
     "BuiltRecord",
+    "batch_of",
     "build_batch",
     "empty_batch",
     "write_record",

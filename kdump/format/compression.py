@@ -7,9 +7,12 @@ format; magic v0 wrote a wrong header checksum), 4 zstd.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Callable
+from functools import cache
+from typing import Any
 
 from kdump.crc import Buffer
 from kdump.errors import CodecError
@@ -36,24 +39,50 @@ def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -
     a payload at the limit costs the limit once, not twice (issue 27)."""
     if codec == NONE:
         return bytes(data)
+    if codec not in (GZIP, SNAPPY, LZ4, ZSTD):
+        raise CodecError(f"unknown compression codec {codec}")
     # cramjam (its own native library, a few ms to load) only once a batch is compressed: a
     # verify without --deep, or of uncompressed batches, starts without it.
-    import cramjam
-
+    cramjam = _cramjam()
+    failures: tuple[type[BaseException], ...] = (zlib.error, ValueError, OverflowError)
+    failures += (cramjam.DecompressionError,) if cramjam is not None else _arrow_errors()
     try:
         if codec == GZIP:
             return _gunzip(data, limit)
         if codec == SNAPPY:
             return _snappy(data, limit)
-        if codec == LZ4:
-            return _grow_into(cramjam.lz4.decompress_into, fix_lz4_header_checksum(data), limit)
-        if codec == ZSTD:
-            return _grow_into(cramjam.zstd.decompress_into, data, limit)
+        payload = fix_lz4_header_checksum(data) if codec == LZ4 else data
+        if cramjam is None:
+            return _arrow_stream(CODEC_NAMES[codec], payload, limit)
+        into = cramjam.lz4.decompress_into if codec == LZ4 else cramjam.zstd.decompress_into
+        return _grow_into(into, payload, limit)
     except CodecError:
         raise
-    except (zlib.error, cramjam.DecompressionError, ValueError, OverflowError) as e:
+    except failures as e:
         raise CodecError(f"{codec_name(codec)} payload does not decompress: {e}") from None
-    raise CodecError(f"unknown compression codec {codec}")
+
+
+@cache
+def _cramjam() -> Any:
+    """cramjam, or None where it cannot load: kdump shipped to Spark executors of another
+    platform than the driver's (kdump.spark.ship), which then decompress with pyarrow, part of
+    what pyspark needs there (``_arrow_stream``)."""
+    try:
+        import cramjam
+    except ImportError:
+        return None
+    return cramjam
+
+
+def decompressor() -> str:
+    """What decompresses snappy, lz4 and zstd payloads here: "cramjam", or "pyarrow"."""
+    return "pyarrow" if _cramjam() is None else "cramjam"
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError)
 
 
 def _too_big(limit: int) -> CodecError:
@@ -101,8 +130,9 @@ def _snappy(data: Buffer, limit: int) -> bytearray:
 
 
 def _snappy_raw(data: Buffer, limit: int) -> bytearray:
-    import cramjam
-
+    cramjam = _cramjam()
+    if cramjam is None:
+        return _arrow_snappy(data, limit)
     size = cramjam.snappy.decompress_raw_len(data)
     if size > limit:
         raise _too_big(limit)
@@ -111,12 +141,47 @@ def _snappy_raw(data: Buffer, limit: int) -> bytearray:
     return out
 
 
+def _arrow_snappy(data: Buffer, limit: int) -> bytearray:
+    """Raw snappy through pyarrow, which must be told the size: the block's leading varint."""
+    import pyarrow as pa
+
+    view = memoryview(data)
+    size = shift = 0
+    for i, byte in enumerate(view[:5]):
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+        if i == 4:
+            raise CodecError("snappy block length is not a varint of 5 bytes at most")
+    if size > limit:
+        raise _too_big(limit)
+    return bytearray(pa.Codec("snappy").decompress(view, decompressed_size=size))
+
+
+ARROW_PIECE = 1 << 20
+"""Bytes pyarrow's stream hands back at a time, as GUNZIP_PIECE."""
+
+
+def _arrow_stream(codec: str, data: Buffer, limit: int) -> bytearray:
+    """An LZ4 frame or a zstd stream through pyarrow's decompressing stream, read a piece at a
+    time up to ``limit`` (the payload's size is not always in its header)."""
+    import pyarrow as pa
+
+    out = bytearray()
+    with pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(data)), codec) as stream:
+        while piece := stream.read(min(ARROW_PIECE, limit + 1 - len(out))):
+            out += piece
+            if len(out) > limit:
+                raise _too_big(limit)
+    return out
+
+
 def _grow_into(
     decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int
 ) -> bytearray:
     """Decompress into a buffer that doubles until the payload fits or passes ``limit``."""
-    import cramjam
-
+    cramjam = _cramjam()
     size = min(limit, max(64 * 1024, 8 * len(data)))
     out = bytearray()
     while True:
@@ -209,7 +274,8 @@ def compress(codec: int, data: bytes) -> bytes:
     """``data`` compressed as Kafka 4.x compresses a batch's records at each codec's default
     level (MemoryRecordsBuilder over Compression.wrapForOutput), byte for byte where kdump's
     libraries match the broker's (docs/compaction.md: JDK zlib, snappy-java 1.1.10, lz4-java
-    1.11 and zstd-jni 1.5.7 against zlib, cramjam's snap, lz4 and libzstd)."""
+    1.11 and zstd-jni 1.5.7 against zlib, Google's snappy (the system's, else cramjam's Rust
+    port, whose bytes differ on some blocks), cramjam's lz4 and libzstd)."""
     if codec == NONE:
         return data
     import cramjam
@@ -221,9 +287,10 @@ def compress(codec: int, data: bytes) -> bytes:
         return GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
     if codec == SNAPPY:
         # SnappyOutputStream: the xerial header, then 32 KiB blocks, each length-prefixed
+        raw = google_snappy() or (lambda block: bytes(cramjam.snappy.compress_raw(block)))
         out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
         for i in range(0, len(data), XERIAL_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(data[i : i + XERIAL_BLOCK]))
+            block = raw(data[i : i + XERIAL_BLOCK])
             out += _INT32.pack(len(block)) + block
         return bytes(out)
     if codec == LZ4:
@@ -246,3 +313,37 @@ def compress(codec: int, data: bytes) -> bytes:
         compressor.compress(data)
         return bytes(compressor.flush()) + bytes(compressor.finish())
     raise CodecError(f"unknown compression codec {codec}")
+
+
+SNAPPY_LIBRARY = "libsnappy.so.1"
+"""Google's C++ snappy as the system ships it (Debian's libsnappy1v5, 1.1.9): the compressor
+snappy-java embeds (1.1.10 in Kafka 4.4's snappy-java 1.1.10.7), whose blocks it compresses to
+the same bytes (tests/test_kafka_snappy.py compares them on a corpus, through snappy-java)."""
+
+
+@functools.cache
+def google_snappy() -> Callable[[bytes], bytes] | None:
+    """snappy::RawCompress of the system's Google snappy (its C API, snappy-c.h), or None where
+    there is none: compress() then takes cramjam's snappy, the Rust port, which makes other
+    choices on some blocks (the records the same, the bytes not)."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(SNAPPY_LIBRARY)
+        compress_c, max_length = lib.snappy_compress, lib.snappy_max_compressed_length
+    except (OSError, AttributeError):
+        return None
+    size_t = ctypes.c_size_t
+    compress_c.argtypes = [ctypes.c_char_p, size_t, ctypes.c_char_p, ctypes.POINTER(size_t)]
+    compress_c.restype = ctypes.c_int
+    max_length.argtypes = [size_t]
+    max_length.restype = size_t
+
+    def raw(block: bytes) -> bytes:
+        out = ctypes.create_string_buffer(max_length(len(block)))
+        length = size_t(len(out))
+        if compress_c(block, len(block), out, ctypes.byref(length)) != 0:  # SNAPPY_OK is 0
+            raise CodecError(f"{SNAPPY_LIBRARY} could not compress a block of {len(block)} bytes")
+        return out.raw[: length.value]
+
+    return raw

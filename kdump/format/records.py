@@ -237,10 +237,11 @@ def _headers(
     return (tuple(headers) if make else None), p
 
 
-def _payload(
+def v2_payload(
     buf: Buffer, batch: RecordBatch, start: int, path: str, max_batch_bytes: int
 ) -> bytes | bytearray | memoryview:
-    """The records' bytes: in place when not compressed (no copy), else decompressed."""
+    """The records' bytes of a v2 batch (they begin at ``start``): in place when not compressed
+    (no copy), else decompressed."""
     raw = memoryview(buf)[start : batch.end]
     if not batch.compression:
         return raw
@@ -286,7 +287,7 @@ def iter_v2_records(
     if count < 0:
         raise CorruptRecordError(path, batch.position, f"invalid record count {count} in v2 batch")
     start = batch.position + RECORD_BATCH_OVERHEAD
-    data = _payload(buf, batch, start, path, max_batch_bytes)
+    data = v2_payload(buf, batch, start, path, max_batch_bytes)
     # LogAppendTime: every record reports the batch's max timestamp
     append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_BIT else None
     native = speedups.native()
@@ -505,6 +506,7 @@ __all__ = [
     "control_record_key",
     "end_transaction_marker",
     "iter_v2_records",
+    "v2_payload",
 ]
 
 if native_module is not None and tuple(native_module.RECORD_FAULTS) != tuple(

@@ -54,3 +54,5 @@ def render_text(done: Compaction) -> Iterator[str]:
     yield f"  cleaner-offset-checkpoint after: {done.checkpoint_after}"
     for path in done.written:
         yield f"  wrote {path}"
+    for path in done.backups:
+        yield f"  kept {path}"

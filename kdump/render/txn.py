@@ -110,7 +110,12 @@ def _partition_text(txns: PartitionTransactions, console: TextConsole, style: bo
         f"log start offset {txns.log_start_offset}, log end offset {txns.log_end_offset}, "
         f"high watermark {txns.high_watermark} ({txns.high_watermark_source})"
     )
-    if txns.snapshot is not None:
+    if txns.rebuild_skipped:
+        say(
+            "producer state: none; after a clean shutdown with no producer snapshot the broker "
+            "skips the rebuild and starts empty (no open transaction, no producer known)"
+        )
+    elif txns.snapshot is not None:
         say(
             f"producer state: snapshot {txns.snapshot}, then the batches from offset "
             f"{txns.replayed_from} on"
@@ -320,6 +325,7 @@ def _partition_object(r: PartitionTransactions) -> dict[str, Any]:
         "snapshot": r.snapshot,
         "snapshot_offset": r.snapshot_offset,
         "replayed_from": r.replayed_from,
+        "rebuild_skipped": r.rebuild_skipped,
         "batches": r.batches,
         "producers": len(r.producers),
         "producer_state": [

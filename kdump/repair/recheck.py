@@ -8,16 +8,19 @@ memory stays flat). Findings name the real files.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 
 from kdump.checks.findings import Finding
 from kdump.checks.gather import IndexGather, index_keys
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import gather_log
+from kdump.checks.log import gather_log, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
+from kdump.crc import Buffer
 from kdump.format.index import OffsetIndex
+from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.log_scan import LogScan
@@ -80,3 +83,38 @@ def _gathered_by_rebuild(
     if time_index is not None and index_keys(time_index) != gather.wanted_offsets:
         return None
     return scan
+
+
+def recheck_segment(
+    log_path: str,
+    log: Buffer,
+    base_offset: int,
+    indexes: Mapping[str, Buffer],
+    config: IndexConfig,
+) -> list[Finding]:
+    """verify's checks of a whole new segment (a compaction's, staged: ``log`` and each index
+    kind's bytes in ``indexes``), findings named after ``log_path`` and its siblings: the log
+    walked once with every check (CRCs, offsets, sizes), then each index against it."""
+    options = VerifyOptions(
+        index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
+    )
+    sink = FindingSink(options.max_findings_per_code)
+    stem = log_path.removesuffix(LOG_SUFFIX)
+    offset_index = time_index = None
+    if OFFSET_INDEX in indexes:
+        offset_index = OffsetIndex(indexes[OFFSET_INDEX], base_offset, stem + INDEX_SUFFIX)
+    if TIME_INDEX in indexes:
+        time_index = TimeIndex(indexes[TIME_INDEX], base_offset, stem + TIME_INDEX_SUFFIX)
+    records = FileRecords(log_path, log)
+    directory = log_path.rsplit("/", 1)[0]
+    scan = scan_log(
+        records, base_offset, options, sink, directory, IndexGather(offset_index, time_index)
+    )
+    if offset_index is not None:
+        check_offset_index(offset_index, scan, sink, options, False)
+    if time_index is not None:
+        check_time_index(time_index, scan, sink, options, False)
+    if TXN_INDEX in indexes:
+        txn = TransactionIndex(indexes[TXN_INDEX], base_offset, stem + TXN_INDEX_SUFFIX)
+        check_txn_index(txn, scan, sink)
+    return sink.close()

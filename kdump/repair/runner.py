@@ -137,7 +137,7 @@ def _stage_and_commit(
         )
     # the log dirs, and the partitions named on their own, may be links the operator made
     session.trust(lock_dirs(targets))
-    session.trust(p.path for p in local_partitions(_named_alone(targets)))
+    session.trust(p.path for p in local_partitions(named_alone(targets)))
     _clear_leftovers(targets, write, emit, dry_run=False)
     checked = 0
     cut: set[Path] = set()
@@ -175,7 +175,7 @@ def _stage_and_commit(
         emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
 
 
-def _named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
+def named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
     """The partitions named on their own, not found in a log dir."""
     return [
         log for log in logs if log.log_dir is None or log.location not in log.log_dir.partition_dirs

@@ -9,6 +9,8 @@ Used by `kdump spark export` (one Spark task per segment) and the "kafka-segment
 from __future__ import annotations
 
 import fnmatch
+import os
+import socket
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -89,6 +91,19 @@ class SegmentTask:
     def log_segment(self) -> LogSegment:
         files = dict(self.files) or {LOG_SUFFIX: self.name}
         return LogSegment(self.storage, self.segment, files, self.is_active, self.segment_id)
+
+
+def visible_here(path: str | os.PathLike[str] | None) -> None:
+    """Raise where a local ``path`` the driver listed is not on this executor: its file system
+    is not shared (None: an object store's, read from anywhere)."""
+    if path is None or os.path.isdir(path):
+        return
+    raise InputError(
+        os.fspath(path),
+        f"not found on the executor on {socket.gethostname()}, though the driver found it: "
+        "every executor must see the paths under the same name (a shared or distributed file "
+        "system), or read them from an object store (s3://...)",
+    )
 
 
 def topic_selected(topic: str | None, patterns: Sequence[str]) -> bool:

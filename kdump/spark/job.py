@@ -16,7 +16,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
@@ -60,8 +60,11 @@ from kdump.spark.extract import (
     SegmentExport,
     SegmentTask,
     export_plan,
+    visible_here,
 )
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
+from kdump.spark.ship import is_connect
+from kdump.spark.tasks import default_parallelism, run_tasks
 from kdump.storage import ObjectStore, absolute_location
 from kdump.storage.arrow import output_filesystem
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -99,10 +102,12 @@ Records = list[tuple[str, Verified | None]]
 GroupResult = list[tuple[int, PartitionResult | tuple[str, int], Records]]
 
 
-def _verify_group(group: list[VerifyJob]) -> GroupResult:
+def verify_group(group: list[VerifyJob]) -> GroupResult:
+    """One Spark task of `kdump spark verify`: its partitions verified, on an executor."""
     out: GroupResult = []
     for i, log, plan in group:
         try:
+            visible_here(log.storage.local_path)
             walked = _apply_plan(log, plan)
             result = verify_partition(log)
             out.append((i, result, _records(log, walked) if plan is not None else []))
@@ -175,17 +180,16 @@ def verify_on_spark(
     targets = found.partitions
     states = _States(audit or AuditOptions())
     plans = [states.plan(t) for t in targets]
-    sc = spark.sparkContext
-    slices = max(1, min(len(targets), tasks or sc.defaultParallelism * TASKS_PER_CORE))
+    slices = max(1, min(len(targets), tasks or default_parallelism(spark) * TASKS_PER_CORE))
     jobs: list[VerifyJob] = [(i, t, plans[i]) for i, t in enumerate(targets)]
     groups = pack_by_size(jobs, [_log_bytes(t) for t in targets], slices)
-    rdd = sc.parallelize(groups, slices).flatMap(_verify_group)
     results: dict[int, PartitionResult] = {}
-    for i, value, records in rdd.collect():
-        if not isinstance(value, PartitionResult):
-            raise RemoteError(*value)
-        results[i] = value
-        states.keep(targets[i], records)
+    for outcome in run_tasks(spark, "kdump.spark.job:verify_group", groups):
+        for i, value, records in outcome:
+            if not isinstance(value, PartitionResult):
+                raise RemoteError(*value)
+            results[i] = value
+            states.keep(targets[i], records)
     states.save()
     number = {id(t): i for i, t in enumerate(targets)}
     result = collect_result(found, lambda t: results[number[id(t)]])
@@ -275,7 +279,11 @@ def write_findings(
 
 
 def refuse_existing(spark: SparkSession, output: str) -> None:
-    """Fail before any work when ``output`` exists (on whatever file system Hadoop sees)."""
+    """Fail before any work when ``output`` exists (on whatever file system Hadoop sees). A
+    Spark Connect client cannot look at the server's file systems: there Spark's writer refuses
+    it, after the work (kdump.spark.job._write: mode ``error``)."""
+    if is_connect(spark):
+        return
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     path = jvm.org.apache.hadoop.fs.Path(output)
@@ -284,7 +292,8 @@ def refuse_existing(spark: SparkSession, output: str) -> None:
 
 
 def _write(df: DataFrame, output: str, output_format: str, overwrite: bool) -> None:
-    writer = df.write.mode("overwrite" if overwrite else "errorifexists")
+    # "error", not "errorifexists": the Spark Connect client knows only the first name
+    writer = df.write.mode("overwrite" if overwrite else "error")
     if output_format == "json":
         writer.option("ignoreNullFields", "false").json(output)
     elif output_format == "parquet":
@@ -414,8 +423,7 @@ class _SegmentFiles:
 
 @dataclass(frozen=True)
 class _WriteSegments:
-    """Runs on an executor: each SegmentTask's records into Parquet or JSON Lines files (one
-    per topic, or per topic and day: _SegmentFiles)."""
+    """What every segment of an export is written with (one per export, in each task)."""
 
     output: str
     options: VerifyOptions
@@ -424,33 +432,39 @@ class _WriteSegments:
     batch_filter: BatchFilter = NO_FILTER
     by_day: bool = False
 
-    def __call__(
-        self, items: Iterable[tuple[int, SegmentTask]]
-    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
-        fs, base = output_filesystem(self.output, self.store)
-        schema = arrow_schema(RECORD_SCHEMA)
-        for index, task in items:
-            export = SegmentExport(task, schema, self.options, batch_filter=self.batch_filter)
-            marker = marker_name(task)
-            name = f"part-{marker[:16]}-{task.segment:020d}.{self.output_format}"
-            files = _SegmentFiles(fs, base, name, self.by_day, self.output_format)
-            for batch in export.batches():
-                files.write(task.topic, batch)
-            placed = files.close(task.topic)
-            identity = identify(task.log_segment(), export.last_position)
-            assert export.walk is not None  # batches() is exhausted
-            walk = walk_facts(export.walk)
-            done = {
-                "log": task.log_path,
-                "identity": None if identity is None else asdict(identity),
-                "last_position": export.last_position,
-                "files": [p[len(base) + 1 :] for p in placed],
-                "records": export.records,
-                "walk": walk,
-            }
-            # written last: a segment without its marker is exported again
-            _write_json_file(fs, base, f"{DONE_DIR}/{marker}", done)
-            yield index, export.records, walk
+
+def write_segment(job: tuple[_WriteSegments, SegmentTask]) -> tuple[int, dict[str, Any]]:
+    """One Spark task of `kdump spark export`, on an executor: the segment's records into
+    Parquet or JSON Lines files (one per topic, or per topic and day: _SegmentFiles), then its
+    marker; its records and its walk."""
+    how, task = job
+    fs, base = output_filesystem(how.output, how.store)
+    if isinstance(fs, pafs.LocalFileSystem):
+        # made by the driver: written without it, the files would stay on this executor's disk
+        visible_here(f"{base}/{TEMPORARY_DIR}")
+    visible_here(task.partition_path if task.storage.local_path is not None else None)
+    schema = arrow_schema(RECORD_SCHEMA)
+    export = SegmentExport(task, schema, how.options, batch_filter=how.batch_filter)
+    marker = marker_name(task)
+    name = f"part-{marker[:16]}-{task.segment:020d}.{how.output_format}"
+    files = _SegmentFiles(fs, base, name, how.by_day, how.output_format)
+    for batch in export.batches():
+        files.write(task.topic, batch)
+    placed = files.close(task.topic)
+    identity = identify(task.log_segment(), export.last_position)
+    assert export.walk is not None  # batches() is exhausted
+    walk = walk_facts(export.walk)
+    done = {
+        "log": task.log_path,
+        "identity": None if identity is None else asdict(identity),
+        "last_position": export.last_position,
+        "files": [p[len(base) + 1 :] for p in placed],
+        "records": export.records,
+        "walk": walk,
+    }
+    # written last: a segment without its marker is exported again
+    _write_json_file(fs, base, f"{DONE_DIR}/{marker}", done)
+    return export.records, walk
 
 
 def export_on_spark(
@@ -518,18 +532,16 @@ def export_on_spark(
                 fs.delete_file(f"{base}/{name}")
         todo.append((index, task))
     fs.create_dir(f"{base}/{TEMPORARY_DIR}", recursive=True)
-    sc = spark.sparkContext
-    # One element per slice: parallelize keeps them apart, so each segment is one Spark task.
-    rdd = sc.parallelize(todo, max(1, len(todo)))
-    write = _WriteSegments(
+    how = _WriteSegments(
         output, options, store, output_format, batch_filter, by_day=partition_by == "day"
     )
-    outcomes = sorted(rdd.mapPartitions(write).collect()) if todo else []
+    # each segment one Spark task
+    outcomes = run_tasks(spark, "kdump.spark.job:write_segment", [(how, t) for _, t in todo])
     temporary = f"{base}/{TEMPORARY_DIR}"
     # an object store has no empty folders: the prefix went with its last object
     if fs.get_file_info(temporary).type != pafs.FileType.NotFound:
         fs.delete_dir(temporary)
-    for index, records, walk in outcomes:
+    for (index, _), (records, walk) in zip(todo, outcomes, strict=True):
         result.records += records
         log, segment = plan.segments[index]
         log.take_result(segment, restore_walk(segment, walk, cap))

@@ -38,7 +38,13 @@ from pyspark.sql.types import StructType
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import KdumpError
-from kdump.spark.extract import ReplicaRule, SegmentExport, SegmentTask, segment_tasks
+from kdump.spark.extract import (
+    ReplicaRule,
+    SegmentExport,
+    SegmentTask,
+    segment_tasks,
+    visible_here,
+)
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
 from kdump.storage import ObjectStore, StoreOptions, absolute_location
 
@@ -88,6 +94,7 @@ class KafkaSegmentsReader(DataSourceReader):
         task = partition.value
         if not isinstance(task, SegmentTask):  # Spark reads one empty partition when none
             return
+        visible_here(task.partition_path if task.storage.local_path is not None else None)
         export = SegmentExport(task, arrow_schema(self.schema), self.options)
         yield from export.batches()
         if self.fail_fast:
@@ -115,6 +122,16 @@ def _paths(options: dict[str, str]) -> list[str]:
     return [absolute_location(p) for p in paths]
 
 
-def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("kafka-segments")`` available in this session."""
+def register(spark: SparkSession, ship: bool = True) -> None:
+    """Make ``spark.read.format("kafka-segments")`` available in this session, kdump shipped to
+    its executors (kdump.spark.ship). ``ship=False`` (a cluster that forbids shipping code):
+    their own kdump is checked, one task per core, to be this version (a RemoteError names the
+    executor's Python and version where it is not)."""
+    from kdump.spark.ship import ship as ship_to
+    from kdump.spark.tasks import check_executors
+
+    if ship:
+        ship_to(spark)
+    else:
+        check_executors(spark)
     spark.dataSource.register(KafkaSegmentsDataSource)

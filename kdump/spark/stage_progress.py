@@ -26,6 +26,10 @@ def stage_progress(spark: SparkSession, display: ProgressDisplay | None) -> Iter
     if display is None:
         yield
         return
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        with _connect_progress(spark, display):
+            yield
+        return
     tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
     bars: dict[int, Any] = {}
@@ -53,3 +57,31 @@ def stage_progress(spark: SparkSession, display: ProgressDisplay | None) -> Iter
     finally:
         stop.set()
         thread.join()
+
+
+@contextmanager
+def _connect_progress(spark: SparkSession, display: ProgressDisplay) -> Iterator[None]:
+    """Spark Connect has no status tracker here: the server reports each operation's stages
+    to a progress handler as it runs."""
+    from pyspark.sql.connect.shell.progress import ProgressHandler
+
+    bars: dict[int, Any] = {}
+
+    class Stages(ProgressHandler):
+        def __call__(
+            self, stages: Any, inflight_tasks: int, operation_id: str | None, done: bool
+        ) -> None:
+            for stage in stages or ():
+                if stage.stage_id not in bars:
+                    bars[stage.stage_id] = display.bar(f"stage {stage.stage_id}", stage.num_tasks)
+                running = "" if stage.done else f", {inflight_tasks} running"
+                bars[stage.stage_id].set(
+                    stage.num_completed_tasks, stage.num_tasks, f"stage {stage.stage_id}{running}"
+                )
+
+    handler = Stages()
+    spark.registerProgressHandler(handler)
+    try:
+        yield
+    finally:
+        spark.removeProgressHandler(handler)

@@ -115,6 +115,9 @@ class PartitionTransactions:
     snapshot_offset: int | None
     replayed_from: int
     producers: list[ProducerStateEntry]
+    rebuild_skipped: bool
+    """A clean shutdown and no snapshot: the broker starts from an empty producer state
+    (kdump.log_loader.Load.producer_state_skipped)."""
     expired_producers: list[int]
     """Producers the broker's periodic check would expire at ``now`` (no open transaction)."""
     open_transactions: list[OpenTransaction]
@@ -263,6 +266,7 @@ def analyze_partition(
         snapshot=end.snapshot_path,
         snapshot_offset=None if end.snapshot_path is None else end.state_from,
         replayed_from=end.state_from,
+        rebuild_skipped=end.skipped,
         producers=[e for e in entries if flt.matches_producer(e.producer_id, e.producer_epoch)],
         expired_producers=[
             e.producer_id

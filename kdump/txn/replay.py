@@ -77,6 +77,9 @@ class ProducerStateAtEnd:
     batches: int
     first_unstable_offset: int | None
     """ProducerStateManager.firstUnstableOffset once the high watermark is known."""
+    skipped: bool = False
+    """The broker skips the rebuild (a clean shutdown, no snapshot): ``state`` is empty and
+    ``state_from`` the log end (kdump.log_loader.Load.producer_state_skipped)."""
 
 
 class ProducerReplay:
@@ -99,6 +102,8 @@ class ProducerReplay:
         self.cut = False
         """Recovery's cut was met: nothing after it is replayed."""
         self.snapshot_path: str | None = None
+        self.skipped = False
+        """The broker skips the rebuild (``skip_rebuild``)."""
         self._segment: LogSegment | None = None
         self._segment_aborts: dict[tuple[int, int], AbortedRange] = {}
 
@@ -127,6 +132,7 @@ class ProducerReplay:
         the log end."""
         self.state = ProducerStateManager(high_watermark=high_watermark)
         self.state_from = log_end
+        self.skipped = True
 
     def at_end(self, high_watermark: int) -> ProducerStateAtEnd:
         """What the replay left, once every segment was replayed and the high watermark is
@@ -144,6 +150,7 @@ class ProducerReplay:
             log_end=self.log_end,
             batches=self.batches,
             first_unstable_offset=state.first_unstable_offset(),
+            skipped=self.skipped,
         )
 
     def _mode(self, part: BatchRun) -> Producers:

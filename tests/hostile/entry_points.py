@@ -167,6 +167,42 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         # a C record before kdump.format.records gave the Python Record it prints as
         ("repr(c.v2_records(SEVEN, 1, 0, 0, None, -1, tuple, tuple)[0][0])", "RuntimeError"),
     ],
+    "omap_put": [
+        ("c.omap_put(bytearray(48), 2, b'k', 5)", "ok"),
+        ("c.omap_put(b'x' * 48, 2, b'k', 5)", "BufferError"),  # a map it may not write
+        ("c.omap_put(bytearray(48), 3, b'k', 5)", "ValueError"),  # more slots than bytes
+        ("c.omap_put(bytearray(48), 0, b'k', 5)", "ValueError"),
+        (
+            "m = bytearray(48); c.omap_put(m, 2, b'a', 1); c.omap_put(m, 2, b'b', 2); "
+            "c.omap_put(m, 2, b'c', 3)",
+            "ValueError",
+        ),  # full: it must not probe forever
+    ],
+    "omap_get": [
+        ("c.omap_get(bytearray(24 * 5), 5, b'k' * 10**6)", "ok"),
+        ("c.omap_get(bytearray(48), 2**62, b'k')", "ValueError"),
+        ("c.omap_get(bytearray(b'\\xff' * 48), 2, b'k')", "ok"),  # every slot another key's
+    ],
+    "omap_put_records": [
+        ("c.omap_put_records(bytearray(48), 2, 10**9, 0, SEVEN, 2**62, 0, 0, None, 0)", "ok"),
+        ("c.omap_put_records(bytearray(48), 2, 10**9, 0, SEVEN, -5, 0, 0, None, 0)", "ok"),
+        ("c.omap_put_records(bytearray(48), 2, 10**9, 0, SEVEN, 1, 0, 0, 'x', 0)", "TypeError"),
+    ],
+    "omap_put_run": [
+        ("c.omap_put_run(b'\\xff' * 200, 0, 2**62, bytearray(48), 2, 2**62, 0, 0)", "ok"),
+        ("c.omap_put_run(b'x' * 100, -10**12, 10**12, bytearray(48), 2, 1, 0, 0)", "ok"),
+        ("c.omap_put_run(b'', 0, 0, b'x' * 48, 2, 1, 0, 0)", "BufferError"),
+    ],
+    "clean_run": [
+        ("c.clean_run(b'\\xff' * 200, 0, 2**62, bytearray(48), 2, 2**62, 0, 0, 0, 2**62)", "ok"),
+        ("c.clean_run(b'x' * 100, -10**12, 10**12, bytearray(48), 2, 0, 0, 0, 0, -1)", "ok"),
+        ("c.clean_run(b'', 0, 0, bytearray(8), 2, 0, 0, 0, 0, 1)", "ValueError"),
+    ],
+    "clean_records": [
+        ("c.clean_records(SEVEN, 2**62, 0, 0, None, bytearray(48), 2, 0, 0, None, 0)", "ok"),
+        ("c.clean_records(SEVEN, 2**31, 0, 0, None, bytearray(48), 2, 10, 0, None, 0)", "ok"),
+        ("c.clean_records(SEVEN, 1, 0, 0, None, bytearray(48), 2, 10, 0, 'x', 0)", "TypeError"),
+    ],
 }
 """Entry point -> (a call, what it must give). Not imported here: kdump.format.records (it
 sets the Record class), so the last row sees the module as a caller of it alone would."""

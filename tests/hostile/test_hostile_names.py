@@ -238,6 +238,11 @@ COMMANDS: list[tuple[list[str], Read]] = [
     (["metadata", "DIR/__cluster_metadata-0"], text),
     (["startup", "DIR"], names_shown),
     (["startup", "DIR", "--format", "json"], json_document),
+    (["compact", "--dry-run", "PART", "--config", "cleanup.policy=compact"], names_shown),
+    (
+        ["compact", "--dry-run", "--format", "json", "PART", "--config", "cleanup.policy=compact"],
+        json_document,
+    ),
 ]
 
 
@@ -285,3 +290,21 @@ def test_every_output_escapes_what_names_hold(
     assert "Traceback" not in ran.stderr and "unexpected" not in ran.stderr, ran.stderr
     assert ran.exit_code in (0, 1, 2), f"exit {ran.exit_code}: {ran.stderr[-2000:]}"
     read(Ran(ran.stdout, ran.stderr, out), Expected(hostile), cwd)
+
+
+@pytest.mark.parametrize("how", [["--output-dir", "OUT/cleaned"], ["--in-place"]])
+def test_compact_refuses_a_topic_no_checkpoint_line_can_name(
+    hostile: Path, tmp_path: Path, how: list[str]
+) -> None:
+    """A topic directory whose name is not UTF-8 has no cleaner-offset-checkpoint line (UTF-8
+    text, read strictly by Kafka): the cleaning is refused before anything is written, not
+    left half-written at its checkpoint."""
+    part = path_of(hostile, PARTITION)
+    before = sorted(p.name for p in part.iterdir())
+    out = tmp_path / "out"
+    argv = [a.replace("OUT", str(out)) for a in how]
+    ran = run_kdump(["compact", str(part), *argv, "--config", "cleanup.policy=compact"])
+    assert ran.exit_code == 3, ran.stderr
+    assert ran.stderr.count("\n") == 1 and "is not UTF-8" in ran.stderr, ran.stderr
+    assert not out.exists() or not any(out.rglob("*"))
+    assert sorted(p.name for p in part.iterdir()) == before

@@ -6,10 +6,11 @@
  *
  * java Cleaner LOG_DIR PARTITION_DIR NOW_MS HIGH_WATERMARK DEDUPE_BUFFER_SIZE THREADS FORCE [NAME=VALUE...]
  *
- * The partition's log is loaded as LogManager loads it after an unclean shutdown (log start and
- * recovery point from the log dir's checkpoints; the producer state replayed from the latest
- * snapshot, or from the log start without one: after a clean shutdown without snapshots Kafka
- * would start from an empty producer state instead), its high watermark set as Partition does. The
+ * The partition's log is loaded as LogManager loads it (log start and recovery point from the log
+ * dir's checkpoints; a clean shutdown when the log dir holds .kafka_cleanshutdown, as
+ * LogManager.loadLogs decides: the producer state is then not rebuilt when there is no snapshot,
+ * else it is replayed from the latest snapshot or the log start), its high watermark set as
+ * Partition does. The
  * topic settings are the NAME=VALUE pairs (LogConfig); FORCE 1 cleans even a log the manager
  * would not pick (LogCleanerManager.cleanableOffsets, as grabFilthiestCompactedLog computes it).
  * Prints one line of "key value" pairs: picked, first_dirty, first_uncleanable, end_offset,
@@ -86,7 +87,8 @@ public class Cleaner {
         LogDirFailureChannel failures = new LogDirFailureChannel(1);
         UnifiedLog log = UnifiedLog.create(dir, config, start == null ? 0L : start,
             recovery == null ? 0L : recovery, scheduler, new BrokerTopicStats(), time, 60000,
-            new ProducerStateManagerConfig(86400000, false), 600000, failures, false, Optional.empty());
+            new ProducerStateManagerConfig(86400000, false), 600000, failures,
+            new File(logDir, ".kafka_cleanshutdown").exists(), Optional.empty());
         log.updateHighWatermark(highWatermark);
         ConcurrentHashMap<TopicPartition, UnifiedLog> logs = new ConcurrentHashMap<>();
         logs.put(tp, log);
