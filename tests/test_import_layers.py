@@ -199,3 +199,22 @@ def test_an_opened_partition_s_options_are_changed_by_it_alone() -> None:
                 if isinstance(target, ast.Attribute) and target.attr == "open_options":
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found == []
+
+
+URL_ASKED = {"kdump/discovery.py"}
+"""Besides kdump.storage: discovery, which searches a folder on disk and a prefix of an object
+store (with tiered storage's layouts) each its own way."""
+
+
+def test_only_the_storage_layer_tells_a_path_from_a_url() -> None:
+    """kdump.storage says it is the only place that tells a path from a URL: every other module
+    reads through a Storage, or asks storage's functions (named, local_folder,
+    parent_location, absolute_location, kdump.storage.outputs)."""
+    asking = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "kdump").rglob("*.py")
+        if "is_url" in path.read_text()
+        and "storage" not in path.relative_to(ROOT).parts[1:-1]
+        and path.parent.name != "storage"
+    )
+    assert asking == sorted(URL_ASKED)

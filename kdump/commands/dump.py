@@ -3,8 +3,6 @@ them, or as JSON Lines."""
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,7 +32,7 @@ from kdump.render.dumplog import (
     stored_file,
 )
 from kdump.render.progress_display import progress, show_progress
-from kdump.storage import is_url
+from kdump.storage import named
 
 if TYPE_CHECKING:
     from kdump.format.internal import NamedParser
@@ -167,24 +165,17 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
         files.extend(named)
 
     for pattern in patterns:
-        if is_url(pattern):
-            listed = store.listing(pattern)
-            if listed and list(listed) != [store.full_url(pattern)]:
-                folder(pattern)  # a prefix: every Kafka file of the partitions under it
-            else:
-                files.append(stored_file(pattern, store))  # one object (or a part of one)
-            continue
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matches:
+        found = named(pattern, store)
+        if not found:
             raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
-        for path in matches:
-            if not os.path.lexists(path) and not path.endswith(DUMPED_SUFFIXES):
+        for location, is_folder, missing in found:
+            if missing and not location.endswith(DUMPED_SUFFIXES):
                 # (a missing segment file is named where it is met, the others still dumped)
-                raise InputError(path, "no such file or directory")
-            if os.path.isdir(path):
-                folder(path)
+                raise InputError(location, "no such file or directory")
+            if is_folder:
+                folder(location)  # every Kafka file of the partitions under it
             else:
-                files.append(stored_file(path))
+                files.append(stored_file(location, store))  # a file, an object (or a part)
     return files
 
 

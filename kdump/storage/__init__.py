@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
@@ -51,6 +51,33 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
     return ObjectStorage(url_parent(full), store, None), url_name(full)
 
 
+class Named(NamedTuple):
+    """One file or folder a command-line argument names (``named``)."""
+
+    location: str
+    folder: bool
+    """A directory, or a prefix with objects below it."""
+    missing: bool
+    """A path that is not there (an object is asked for when it is read)."""
+
+
+def named(pattern: str, store: ObjectStore | None = None) -> list[Named]:
+    """What a file argument names: a URL, the object itself or the prefix it is (one listing);
+    a path, its glob's matches in name order (the path itself where it has no wildcard). None
+    matched: an empty list."""
+    if is_url(pattern):
+        from kdump.storage.remote.store import ObjectStore
+
+        store = store or ObjectStore()
+        listed = store.listing(pattern)
+        prefix = bool(listed) and list(listed) != [store.full_url(pattern)]
+        return [Named(pattern, prefix, False)]
+    import glob
+
+    matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+    return [Named(p, os.path.isdir(p), not os.path.lexists(p)) for p in matches]
+
+
 def local_folder(location: str) -> LocalStorage | None:
     """The folder a path names; None for a URL: of an object-store prefix kdump asks for
     Kafka's partition files only (tiered storage keeps no more), not a log dir's own files."""
@@ -75,6 +102,7 @@ def absolute_location(location: str) -> str:
 
 __all__ = [
     "LocalStorage",
+    "Named",
     "ObjectStore",
     "Storage",
     "StoreOptions",
@@ -82,5 +110,6 @@ __all__ = [
     "is_url",
     "local_folder",
     "locate_file",
+    "named",
     "parent_location",
 ]
