@@ -50,6 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "kdump.segment",
             "kdump.log_scan",
+            "kdump.producer_state",
             "kdump.local_log",
             "kdump.log_dir",
             "kdump.log_loader",
@@ -102,10 +103,10 @@ CLIMBS: dict[tuple[str, str], str] = {
     ("kdump.unified_log", "kdump.checks.codes"): "a skipped snapshot's finding",
     ("kdump.unified_log", "kdump.checks.findings"): "a skipped snapshot's finding",
     ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
-    # the producer state and its replay report anomalies as verify's findings
+    # the producer state (ProducerStateManager, the model's) and its replay report anomalies
+    # as verify's findings
+    ("kdump.producer_state", "kdump.checks.findings"): "the producer state's findings",
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-    ("kdump.repair.plan", "kdump.txn.producer_state"): "the producer state's findings",
-    ("kdump.repair.rebuild", "kdump.txn.producer_state"): "the producer state's findings",
     # the KRaft metadata log is read with verify's walk
     ("kdump.kraft.loader", "kdump.checks.log"): "verify's walk of a segment",
     # repair's driver prints as it goes; salvage writes records as dump renders them

@@ -48,8 +48,8 @@ from kdump.format.walk import (
     iter_records,
 )
 from kdump.log_scan import LogScan
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.txn.producer_state import ProducerStateManager
 
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
+from kdump.producer_state import ProducerStateEntry
 from kdump.render.console import TextConsole
 from kdump.render.verify import STYLES, finding_line
 from kdump.txn.analysis import (
@@ -24,7 +25,6 @@ from kdump.txn.analysis import (
     find_hanging_rows,
 )
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
-from kdump.txn.producer_state import ProducerStateEntry
 from kdump.units import at, byte_count, duration
 from kdump.untrusted import json_text
 

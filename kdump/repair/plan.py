@@ -46,6 +46,7 @@ from kdump.format.walk import read_batch
 from kdump.log_scan import LogScan
 from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
 from kdump.repair.rebuild import (
     IndexConfig,
@@ -56,7 +57,6 @@ from kdump.repair.rebuild import (
 )
 from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
-from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import OpenOptions, UnifiedLog, skipped_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"

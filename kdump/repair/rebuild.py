@@ -57,7 +57,7 @@ from kdump.format.walk import (
     read_batch,
 )
 from kdump.log_scan import LogScan
-from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
+from kdump.producer_state import CompletedTxn, ProducerStateManager
 
 if TYPE_CHECKING:
     from kdump.speedups import Native

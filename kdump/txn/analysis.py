@@ -29,6 +29,12 @@ from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    CompletedTxn,
+    ProducerStateEntry,
+    TxnMetadata,
+)
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
@@ -36,12 +42,6 @@ from kdump.txn.coordinator import (
     TransactionMetadata,
     is_transaction_state,
     read_coordinator_view,
-)
-from kdump.txn.producer_state import (
-    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    CompletedTxn,
-    ProducerStateEntry,
-    TxnMetadata,
 )
 from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog

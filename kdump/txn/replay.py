@@ -22,14 +22,14 @@ from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
-from kdump.segment import LogSegment
-from kdump.storage.records import FileRecords
-from kdump.txn.producer_state import (
+from kdump.producer_state import (
     Appended,
     CompletedTxn,
     MarkerWithoutTxn,
     ProducerStateManager,
 )
+from kdump.segment import LogSegment
+from kdump.storage.records import FileRecords
 
 if TYPE_CHECKING:
     from kdump.format.snapshot import ProducerSnapshot
