@@ -3790,6 +3790,20 @@ static PyObject *py_cached_pages(PyObject *self, PyObject *args)
 #endif
 }
 
+/* fstat(2) through syscall(2): glibc 2.33 made fstat a symbol of its own (fstat64@GLIBC_2.33),
+ * which a manylinux_2_17 wheel may not need (auditwheel refuses it); the kernel's struct stat
+ * is glibc's on the 64-bit architectures the wheels are built for */
+#ifdef HAVE_PAGE_CACHE_CALLS
+static int file_status(int fd, struct stat *status)
+{
+#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__))
+    return (int)syscall(SYS_fstat, fd, status);
+#else
+    return fstat(fd, status);
+#endif
+}
+#endif
+
 /* mincore(fd, start, size) -> mincore(2)'s vector for the file's bytes [start, start + size)
  * (start page aligned; no further than the file's end: a size past it asks for no vector of
  * pages that are not there): a byte per page, bit 0 set where the page is cached; None where
@@ -3803,7 +3817,7 @@ static PyObject *py_mincore(PyObject *self, PyObject *args)
 #ifdef HAVE_PAGE_CACHE_CALLS
     long page = sysconf(_SC_PAGESIZE);
     struct stat status;
-    if (start < 0 || size <= 0 || page <= 0 || start % page != 0 || fstat(fd, &status) != 0)
+    if (start < 0 || size <= 0 || page <= 0 || start % page != 0 || file_status(fd, &status) != 0)
         Py_RETURN_NONE;
     if (size > (long long)status.st_size - start)
         size = (long long)status.st_size - start;

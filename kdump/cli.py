@@ -55,6 +55,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt as e:
             raise _Stopped(_stop_code(e)) from None
+        except BrokenPipeError:  # before click's main turns it into exit code 1
+            quiet_pipe(ExitCode.PIPE_CLOSED)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -174,11 +176,25 @@ def main() -> None:
         _run_cli()
     except KeyboardInterrupt as e:  # stopped between the command's end and the exit
         _stopped(_stop_code(e))
-    finally:  # a caller of main in-process (a test) gets its own handlers and streams back
-        for signum, handler in ours.items():
+    finally:
+        # the process's last moments (its exit under way): a signal still gets its line. An
+        # in-process caller (a test) gets its streams back, and puts its own handlers back
+        # itself (tests/clirun.own_handlers).
+        for signum in ours:
             if signal.getsignal(signum) is _interrupt:
-                signal.signal(signum, handler)
+                signal.signal(signum, _stopped_at_exit)
         sys.stdout, sys.stderr = streams
+
+
+def _stopped_at_exit(signum: int, frame: FrameType | None) -> None:
+    """A stop signal as the process exits, its command done: Python would raise
+    KeyboardInterrupt in its shutdown and end with no word (a SIGINT as recover finished);
+    the line, and 128 + the signal, as for any run a signal stopped."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"kdump: stopped by {signal.Signals(signum).name}\n".encode())
+    os._exit(128 + signum)
 
 
 def _run_cli() -> None:

@@ -74,6 +74,10 @@ class Found:
             raise self.errors[0]
 
 
+NAMED_PARTITIONS = 3
+"""Partitions a refusal of a log dir names (lookup: one partition is wanted)."""
+
+
 def open_partition(
     raw: str, store: ObjectStore | None = None, options: OpenOptions | None = None
 ) -> UnifiedLog:
@@ -90,8 +94,13 @@ def open_partition(
     if not logs or not logs[0].segments:
         raise InputError(raw, "no segment .log files: not a partition directory")
     if len(logs) > 1:
-        names = ", ".join(log.location for log in logs)
-        raise InputError(raw, f"holds {len(logs)} partitions ({names}): give one")
+        # a log dir holds thousands: a few names, the rest counted (one line, as every error)
+        names = ", ".join(log.name for log in logs[:NAMED_PARTITIONS])
+        if len(logs) > NAMED_PARTITIONS:
+            names += f" and {len(logs) - NAMED_PARTITIONS} more"
+        raise InputError(
+            raw, f"holds {len(logs)} partitions ({names}): give one, such as {logs[0].location}"
+        )
     return logs[0]
 
 

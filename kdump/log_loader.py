@@ -96,8 +96,8 @@ def settle(storage: Storage) -> Settlement:
 
 
 _DELETED = (
-    "the broker deletes it at startup: a file that retention, a truncation or a compaction "
-    "had already removed from the log, whose delete did not happen"
+    "the broker deletes it at startup, if not before: a file that retention, a truncation or "
+    "a compaction took out of the log, deleted file.delete.delay.ms (60 s) later"
 )
 _SPLIT = (
     "the broker deletes it at startup: part of a segment split that did not finish (at or "

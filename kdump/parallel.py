@@ -15,6 +15,7 @@ processes and threads as it leaves ``stream_ordered`` or ``map_ordered``.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -151,6 +152,8 @@ def _threaded(
 
     was, _processes = _processes, jobs  # the CPUs are taken: no read-ahead threads
     workers = [threading.Thread(target=work, name=f"kdump-job-{w}") for w in range(jobs)]
+    halt = threading.Event()
+    _halt.append(halt)
     try:
         # the threads start with the stop signals blocked (a thread keeps its creator's mask):
         # the kernel then delivers Ctrl-C to the main thread, whose wait it interrupts
@@ -164,10 +167,33 @@ def _threaded(
             yield result
     finally:
         stopped = True  # a caller that stops early: no new items, the running ones end
+        halt.set()  # ... at once where they wait (pause)
         for worker in workers:
             if worker.is_alive():
                 worker.join()
+        _halt.remove(halt)
         _processes = was
+
+
+class _Halted(BaseException):
+    """A worker thread's wait cut short: the run it works for has stopped."""
+
+
+_halt: list[Any] = []
+"""The Event a running ``_threaded`` sets when it stops early (Ctrl-C, an error, a reader
+that left): its threads' waits end at once."""
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` (a rate limit's wait): in a worker thread of a run that stops, end at
+    once. The main thread's wait is ended by the signal itself; a worker thread's is not, and
+    the run waits for its threads: at ``--max-io-rate``, a segment's worth (seconds)."""
+    import threading
+
+    if not _halt or threading.current_thread() is threading.main_thread():
+        time.sleep(seconds)
+    elif _halt[-1].wait(seconds):
+        raise _Halted
 
 
 class _One:

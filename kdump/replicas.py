@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump.checks.codes import Code
+from kdump.checks.epochs import observed_epochs
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.partition import leader_epoch_findings
 from kdump.checks.segment import segment_result
@@ -82,7 +83,7 @@ class ReplicaLog:
         self.leader_epoch_cache = LeaderEpochFileCache() if cache is None else cache.copy()
         self.log_start_offset = log.log_start_offset
         self.log_end_offset = log.log_end_offset
-        self.high_watermark = log.high_watermark.value
+        self.high_watermark = start_high_watermark(log)
         self.first_segment_base_offset = log.segments[0].base_offset if log.segments else 0
         self.truncated_fully = False
 
@@ -145,11 +146,15 @@ def get_offset_truncation_state(
 @dataclass
 class Truncation:
     """Where a follower's log ends once it has fetched from the leader and truncated: the
-    fetcher's steps in words, the offset its log is truncated to (None: not truncated), and
-    whether it was truncated fully (every segment deleted, fetching from the leader's start)."""
+    fetcher's steps in words, the offset its log is truncated to, and whether it was truncated
+    fully (every segment deleted, fetching from the leader's start). Where nothing is removed
+    ``truncate_to`` is still Kafka's number: getOffsetTruncationState's smaller of the offsets
+    and the follower's own log end, its log end (UnifiedLog.truncateTo: "has no effect")."""
 
     steps: list[str] = field(default_factory=list)
-    truncate_to: int | None = None
+    truncate_to: int = 0
+    truncated: bool = False
+    """Records are removed (the log end moves back, or every segment goes)."""
     truncated_fully: bool = False
     fetch_offset: int = 0
     """Where the follower then fetches from."""
@@ -178,12 +183,9 @@ def follower_truncation(
         _fetch_without_epoch(lead, log, out)
     else:
         _fetch_until_consistent(lead, log, out)
-    if log.truncated_fully:
-        out.truncated_fully = True
-        out.truncate_to = log.log_end_offset
-    elif log.log_end_offset < start_end:
-        out.truncate_to = log.log_end_offset
-    out.fetch_offset = log.log_end_offset
+    out.truncated_fully = log.truncated_fully
+    out.truncated = log.truncated_fully or log.log_end_offset < start_end
+    out.truncate_to = out.fetch_offset = log.log_end_offset
     return out
 
 
@@ -334,18 +336,22 @@ def _first_timestamp(batch: Batch) -> int | None:
     return None if first is None or first < 0 else int(first)
 
 
-def lost_records(follower: UnifiedLog, leader: UnifiedLog, truncation: Truncation) -> Lost:
+def lost_records(
+    follower: UnifiedLog, leader: UnifiedLog, truncation: Truncation, cleaned_to: int = 0
+) -> Lost:
     """What ``truncation`` removes from ``follower`` that the leader does not hold (the same
     batch, by offsets, leader epoch and CRC, is fetched again: counted in ``refetched``);
-    markers checked against what the leader holds open once the follower takes its log."""
+    markers checked against what the leader holds open once the follower takes its log.
+    Below ``cleaned_to`` the replicas' cleaners rewrote the batches by right: the leader's
+    cleaned ones are fetched instead (counted in ``refetched``; their content is compared)."""
     lost = Lost()
-    if truncation.truncate_to is None:
+    if not truncation.truncated:
         return lost
     start = follower.log_start_offset if truncation.truncated_fully else truncation.truncate_to
     hw = checkpointed_high_watermark(follower)
     on_leader = _Cursor(held_batches(leader, start))
     for held in held_batches(follower, start):
-        if on_leader.holds(held.batch):
+        if held.batch.last_offset < cleaned_to or on_leader.holds(held.batch):
             lost.refetched.add(held.batch.base_offset, held.batch.last_offset, 0, held.batch.size)
             continue
         lost.add(held, hw)
@@ -371,6 +377,16 @@ class _Cursor:
         while self.current is not None and self.current.batch.last_offset < batch.base_offset:
             self.current = next(self.batches, None)
         return self.current is not None and _differs(self.current.batch, batch) is None
+
+
+def start_high_watermark(log: UnifiedLog) -> int:
+    """The high watermark the broker starts a replica with (Partition.createLog): its
+    replication-offset-checkpoint entry, else 0 ("No checkpointed highwatermark is found"),
+    kept within [log start, log end] (UnifiedLog.updateHighWatermark). With no entry that is
+    its log start offset, not the log end offset the opened partition's facts assume: a
+    follower with no leader epoch truncates there."""
+    checkpointed = checkpointed_high_watermark(log)
+    return log.log_start_offset if checkpointed is None else checkpointed
 
 
 def checkpointed_high_watermark(log: UnifiedLog) -> int | None:
@@ -492,12 +508,15 @@ class Follower:
     """A compacted partition that either replica's cleaner rewrote: their contents compared
     (kdump.replica_content), and their batches only from ``batches_from`` on."""
     batches_from: int = 0
+    exported_to: Path | None = None
+    """Where ``export_lost`` wrote the records its truncation drops."""
 
     def to_dict(self) -> dict[str, Any]:
         lost, t = self.lost, self.truncation
         return {
             "path": self.log.location,
             "truncate_to": t.truncate_to,
+            "truncated": t.truncated,
             "truncated_fully": t.truncated_fully,
             "fetch_offset": t.fetch_offset,
             "steps": t.steps,
@@ -519,6 +538,7 @@ class Follower:
             "differences": [d.to_dict() for d in self.differences],
             "batches_compared_from": self.batches_from,
             "content": None if self.content is None else self.content.to_dict(),
+            "exported_to": None if self.exported_to is None else str(self.exported_to),
         }
 
 
@@ -535,12 +555,18 @@ class Replica:
         cache = self.log.leader_epoch_cache
         return None if cache is None else cache.latest_epoch()
 
+    @property
+    def epochs_in_batches(self) -> list[tuple[int, int]]:
+        """(leader epoch, offset it starts at) as the batches carry them."""
+        return observed_epochs(segment_result(self.log, s).scan for s in self.log.segments)
+
     def to_dict(self) -> dict[str, Any]:
         cache = self.log.leader_epoch_cache
         entries = self.log.leader_epoch_entries
         return {
             "partition": self.log.facts(),
             "high_watermark_source": self.log.high_watermark.source,
+            "start_high_watermark": start_high_watermark(self.log),
             "leader_epoch_checkpoint": [list(e) for e in entries]
             if isinstance(entries, list)
             else None,
@@ -712,14 +738,14 @@ def compare_replicas(
 
 def _follow(leader: UnifiedLog, log: UnifiedLog, leader_epoch: int, key_memory: int) -> Follower:
     truncation = follower_truncation(leader, log, leader_epoch)
-    lost = lost_records(log, leader, truncation)
-    end = log.log_end_offset if truncation.truncate_to is None else truncation.truncate_to
-    end = 0 if truncation.truncated_fully else min(end, leader.log_end_offset)
     # each broker's cleaner rewrites the segments below its checkpoint on its own schedule:
     # there the batches differ by right, and what a consumer reads is compared instead
     cleaned = [c for c in (cleaned_below(leader), cleaned_below(log)) if c is not None]
     content = compare_content(leader, log, key_memory) if cleaned else None
     batches_from = max(cleaned, default=0)
+    lost = lost_records(log, leader, truncation, batches_from)
+    end = truncation.truncate_to
+    end = 0 if truncation.truncated_fully else min(end, leader.log_end_offset)
     shown: list[Difference] = []
     count = 0
     for difference in differences(leader, log, end, batches_from):
@@ -774,6 +800,7 @@ def export_lost(
                         )
                     f.write(line + "\n")
                     count += 1
+        follower.exported_to = path
         out.append(Exported(follower, path, count))
     return out
 

@@ -72,8 +72,9 @@ from kdump.format.names import (
     is_kdump_leftover,
     is_leftover_name,
     is_snapshot_name,
+    kept_file_of,
+    kept_logs_among,
     offset_in_name,
-    parse_kept_log,
     parse_partition_dir,
 )
 from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
@@ -170,6 +171,25 @@ class Fact(NamedTuple):
     source: str
 
 
+FACT_KEYS = (
+    "path",
+    "topic",
+    "partition",
+    "log_start_offset",
+    "log_end_offset",
+    "log_end_offset_on_disk",
+    "high_watermark",
+    "last_stable_offset",
+    "recovery_point",
+    "segments",
+    "active_segment",
+    "bytes",
+    "damaged_from",
+    "load",
+)
+"""The keys of ``UnifiedLog.facts``, in order."""
+
+
 class UnifiedLog:
     """One partition: ``storage`` holds its files; ``log_dir`` is the broker log dir it was
     found in (None: named on its own, or in tiered storage); ``only``: the segments named, when
@@ -190,6 +210,9 @@ class UnifiedLog:
         self._topic_partition = topic_partition
         self._results: dict[int, SegmentWalk] = {}
         self._snapshots: dict[str, bytes] = {}
+        self.cut_short = False
+        """A run stopped before it read all of the partition (verify --budget, Ctrl-C): what
+        needs every segment read is not known (``facts``), and is not read after the stop."""
         self.left: set[int] = set()
         """The segments a run left unread (its --budget spent: ``leave``), by slot."""
 
@@ -216,7 +239,7 @@ class UnifiedLog:
 
     def __getstate__(self) -> dict[str, object]:
         # to another process (a Spark executor): what opens it, not what was read here
-        keep = ("storage", "log_dir", "only", "open_options", "_topic_partition")
+        keep = ("storage", "log_dir", "only", "open_options", "_topic_partition", "cut_short")
         return {
             **{k: self.__dict__[k] for k in keep},
             "_results": {},
@@ -755,16 +778,29 @@ class UnifiedLog:
     @cached_property
     def leader_epoch_cache(self) -> LeaderEpochFileCache | None:
         """The leader epoch cache as LogLoader.load leaves it: the checkpoint's entries
-        assigned one by one, then truncated from the end at the log end offset after recovery
-        and from the start at the log-start-offset-checkpoint entry (0 without one, as
-        LogManager passes it). Empty without a checkpoint (Kafka creates the file empty); None
-        when it does not parse (the broker takes the log dir offline). Segments the broker
-        recovers after an unclean shutdown add the epochs their batches carry; kdump does not
-        guess whether the shutdown was clean."""
+        assigned one by one (empty without a checkpoint: Kafka creates the file empty); then
+        each segment the load recovers (``broker_load``) assigns the epochs its batches carry,
+        up to its cut, each above the latest (LogSegment.recover); then truncated from the end
+        at the log end offset and from the start at the log-start-offset-checkpoint entry (0
+        without one, as LogManager passes it). None when the checkpoint does not parse (the
+        broker takes the log dir offline)."""
         entries = self.leader_epoch_entries
         if isinstance(entries, KdumpError):
             return None
         cache = LeaderEpochFileCache(entries or ())
+        if not self.tiered:
+            recovered = set(self.broker_load.recovered)
+            for segment in self.segments:
+                scan = self.walk(segment).scan
+                if segment.base_offset not in recovered or scan is None:
+                    continue
+                cut = scan.recovered_last_offset if scan.first_invalid is not None else None
+                for epoch, base in scan.epoch_starts:
+                    if scan.first_invalid is not None and (cut is None or base > cut):
+                        break  # past the batch recovery cuts at
+                    latest = cache.latest_epoch()
+                    if epoch >= 0 and (latest is None or epoch > latest):
+                        cache.assign(epoch, base)
         cache.truncate_from_end(self.log_end_offset)
         try:
             start = self.checkpointed(LOG_START_OFFSET_CHECKPOINT)
@@ -815,15 +851,15 @@ class UnifiedLog:
         return [n for n in self.storage.files() if is_kdump_leftover(n)]
 
     @property
+    def kept_files(self) -> list[str]:
+        """Every file a kdump repair kept here (replaced, deleted or cut off), by name."""
+        return sorted(n for n in self.storage.files() if kept_file_of(n) is not None)
+
+    @property
     def kept_logs(self) -> list[KeptLog]:
         """The log bytes ``kdump recover`` kept here (cut off a log, or a whole segment it
         deleted after a cut), in offset order: what ``kdump salvage`` reads back."""
-        found = [k for k in map(parse_kept_log, self.storage.files()) if k is not None]
-        cuts = [k.base_offset for k in found if k.cut_at]
-        # a deleted .log kept beside: after a cut below it; otherwise a segment a swap
-        # replaced (its records are in the swapped-in segment), nothing to salvage
-        kept = [k for k in found if k.cut_at or any(c < k.base_offset for c in cuts)]
-        return sorted(kept, key=lambda k: (k.base_offset, k.cut_at))
+        return kept_logs_among(self.storage.files())
 
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:
@@ -862,7 +898,10 @@ class UnifiedLog:
 
     def facts(self) -> dict[str, Any]:
         """The ``partition`` object of every JSON output: the same keys, the same numbers,
-        wherever a partition is reported."""
+        wherever a partition is reported (null where a run was cut short: ``cut_short``)."""
+        if self.cut_short:
+            known = {"path": self.location, "topic": self.topic, "partition": self.partition}
+            return {key: known.get(key) for key in FACT_KEYS}
         damaged = self.damaged_from
         if self.tiered:
             active = self.active_segment

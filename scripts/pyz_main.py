@@ -129,9 +129,17 @@ def unpack(archive, member, target):
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def oldest_python():
+    """The oldest Python this file carries kdump for, as (3, minor): the build names them
+    ("cp310"...); one made without a 3.10 starts at 3.11."""
+    return min((3, int(tag[3:])) for tag in BUILD["pythons"]) if BUILD["pythons"] else (3, 10)
+
+
 def main():
-    if sys.version_info < (3, 10):
-        fail(f"kdump needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
+    oldest = oldest_python()
+    if sys.version_info < oldest:
+        needs = f"{oldest[0]}.{oldest[1]}"
+        fail(f"this build needs Python {needs} or newer; this is Python {sys.version.split()[0]}")
     python = "cp{}{}".format(*sys.version_info[:2]) if sys.implementation.name == "cpython" else "?"
     check_host(python)
     archive = os.path.abspath(sys.argv[0])

@@ -117,9 +117,17 @@ def manifest() -> dict[str, Any]:
     return oracle_manifest()
 
 
+WHOLE_SUITE: dict[str, int] = {}
+"""``tests``: the tests a run of the whole suite collected (empty for a run of some of them)."""
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the subprocess runs the chosen tests will wait for (tests/early.py)."""
-    if session.config.option.collectonly:
+    option = session.config.option
+    whole = session.config.args in (["tests"], [])
+    if whole and not option.keyword and not option.markexpr:
+        WHOLE_SUITE["tests"] = len(session.items)
+    if option.collectonly:
         return
     for item in session.items:
         start = getattr(getattr(item, "obj", None), "start_early", None)

@@ -107,6 +107,29 @@ def write_metadata_dir(
     return d
 
 
+def kraft_log_dir(
+    log_dir: Path, configs: dict[str, dict[str, str]], partitions: tuple[str, ...], batches: int
+) -> Path:
+    """A KRaft broker's log dir (node 1): each of ``partitions`` one segment of ``batches``
+    plain batches (tests/batchbytes), and the node's metadata log holding ``configs``, topic ->
+    name -> value, as kafka-configs --alter has the controller record them."""
+    from batchbytes import write_partition
+
+    for name in partitions:
+        write_partition(log_dir / name, (0,), batches=batches)
+    metadata = MetadataLog()
+    metadata.records(
+        *(
+            config(2, t, name, value)
+            for t, named in configs.items()
+            for name, value in named.items()
+        )
+    )
+    write_metadata_dir(log_dir, bytes(metadata.data))
+    (log_dir / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=abc\n")
+    return log_dir
+
+
 # -- records, by the fields tests set ------------------------------------------------------------
 
 

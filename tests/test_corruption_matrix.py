@@ -12,6 +12,7 @@ from pathlib import Path
 import cramjam
 import pytest
 from batchbytes import fix_crc, v2_batch
+from clirun import own_handlers
 from conftest import ORACLE, offset_index_at, time_index_at
 
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -256,7 +257,7 @@ def run_main(args: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
     from kdump.cli import main
 
     monkeypatch.setattr("sys.argv", ["kdump", *args])
-    with pytest.raises(SystemExit) as exit_info:
+    with pytest.raises(SystemExit) as exit_info, own_handlers():
         main()
     return int(exit_info.value.code or 0)
 

@@ -216,7 +216,29 @@ def test_pyz_refuses_a_python_it_has_no_packages_for(dist: Path) -> None:
         pytest.skip("no Python 3.9 on this machine")
     ran = run([str(python), str(dist / "kdump.pyz"), "--version"], check=False)
     assert ran.returncode == 3 and ran.stdout == ""
-    assert ran.stderr.startswith("kdump.pyz: kdump needs Python 3.10 or newer; this is Python 3.9")
+    oldest = "3.10" if python_at(10) is not None else "3.11"  # the build's, as build_pyz made it
+    assert ran.stderr.startswith(
+        f"kdump.pyz: this build needs Python {oldest} or newer; this is Python 3.9"
+    )
+
+
+def test_pyz_built_without_a_python_names_its_own_oldest(tmp_path: Path) -> None:
+    """Issue 44.9: a kdump.pyz built without a 3.10 (no python3.10 at build time) told a 3.9
+    that kdump needs 3.10, and a 3.10 was then refused for another reason. It names the
+    oldest Python it carries kdump for."""
+    python = python_at(10)
+    if python is None:
+        pytest.skip("no Python 3.10 on this machine")
+    main = (REPO / "scripts" / "pyz_main.py").read_text()
+    placeholder = 'BUILD = {"id": "unbuilt", "version": "", "pythons": []}'
+    assert placeholder in main
+    build = {"id": "test", "version": "0", "pythons": ["cp311", "cp312", "cp313", "cp314"]}
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(main.replace(placeholder, f"BUILD = {json.dumps(build)}"))
+    ran = run([str(python), str(app), "--version"], check=False)
+    assert ran.returncode == 3 and ran.stdout == ""
+    assert ran.stderr.startswith("kdump.pyz: this build needs Python 3.11 or newer; this is ")
 
 
 def pyz_build(dist: Path) -> str:

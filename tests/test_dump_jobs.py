@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import fix_crc
-from clirun import on_a_terminal, run_kdump
+from clirun import on_terminal, run_kdump
 from explainbuild import batch
 
 from kdump import forked
@@ -260,13 +260,13 @@ def test_jobs_on_a_terminal_runs_one_process_that_escapes_what_it_shows(tmp_path
     own writes would not do; and two writers make a terminal no faster: one process."""
     log = tmp_path / "00000000000000000000.log"
     log.write_bytes(batch(0, [(b"k", b"\x1b]0;owned\x07\x1b[31mred")]).data)
-    args = [sys.executable, "-m", "kdump", "--files", str(log), "--print-data-log"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    one, shown_one = on_a_terminal([*args, "--jobs", "1"], env)
-    two, shown_two = on_a_terminal([*args, "--jobs", "2"], env)
-    assert one == two == 0
-    assert shown_two == shown_one and b"\x1b" not in shown_two
-    assert b"payload: \\x1b]0;owned\\x07\\x1b[31mred" in shown_two
+    args = ["--files", str(log), "--print-data-log"]
+    one = on_terminal([*args, "--jobs", "1"], styles=True)
+    two = on_terminal([*args, "--jobs", "2"], styles=True)
+    assert one.exit_code == two.exit_code == 0
+    note = "kdump: --jobs 2: standard output is a terminal; dumping in one process\n"
+    assert two.stdout == note + one.stdout and "\x1b" not in two.stdout
+    assert "payload: \\x1b]0;owned\\x07\\x1b[31mred" in two.stdout
 
 
 def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:

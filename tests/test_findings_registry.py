@@ -46,6 +46,12 @@ BUILT = {
         "INDEX_SANITY_CHECK_FAILS",
         "TIMEINDEX_SANITY_CHECK_FAILS",
     },
+    # _oversize's limits: a .log's and each index file's
+    ("kdump/checks/partition.py", "code"): {
+        "LOG_SEGMENT_OVERSIZE",
+        "INDEX_OVERSIZE",
+        "TIMEINDEX_OVERSIZE",
+    },
     # _UNDER_WAY's codes: COPY, DELETE
     ("kdump/tiered/scrub.py", "f'SCRUB_{code}_STUCK'"): {"SCRUB_COPY_STUCK", "SCRUB_DELETE_STUCK"},
     ("kdump/tiered/scrub.py", "f'SCRUB_{code}_IN_PROGRESS'"): {
@@ -599,3 +605,33 @@ def test_findings_doc_has_every_code_and_its_advice() -> None:
         assert f"### `{entry.code}`" in doc
         for case in entry.cases:
             assert case.advice is None or case.advice in doc
+
+
+def _recover_then_salvage(text: str) -> bool:
+    """Where a text names both, recover comes first."""
+    if "kdump salvage" not in text or "kdump recover" not in text:
+        return True
+    return text.index("kdump recover") < text.index("kdump salvage")
+
+
+def test_one_order_recover_then_salvage(tmp_path: Path) -> None:
+    """Issue 44.9: the advice said "run `kdump salvage` first, then `kdump recover`", the
+    runbook recover then salvage; followed, the advice lost the records of the segments recover
+    deletes (salvage first never reads them; recover keeps them for salvage). One order: the
+    registry's advice, rebuild-index's output and the README's runbook."""
+    for entry in CODES:
+        for case in entry.cases:
+            assert _recover_then_salvage(case.advice or ""), (entry.code, case.advice)
+    partition = copy_partition("txn-0", tmp_path)
+    log = sorted(partition.glob("*.log"))[0]
+    data = bytearray(log.read_bytes())
+    start, end = batch_positions(log)[3]
+    data[(start + end) // 2] ^= 0xFF
+    log.write_bytes(bytes(data))
+    ran = run_kdump(["rebuild-index", "--dry-run", str(partition)])
+    advised = [line for line in ran.stdout.splitlines() if "[advice:" in line]
+    assert advised and all("kdump salvage" in line for line in advised), ran.stdout
+    assert all(_recover_then_salvage(line) for line in advised)
+    readme = (REPO / "README.md").read_text()
+    runbook = readme[readme.index("## Runbook") : readme.index("## Exit codes")]
+    assert _recover_then_salvage(runbook)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from batchbytes import v2_batch, varint
+from clirun import own_handlers
 from conftest import ORACLE
 
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -131,7 +132,7 @@ def test_unreadable_file_at_the_cli_is_one_line(
 
     monkeypatch.setattr(builtins, "open", deny)
     monkeypatch.setattr("sys.argv", ["kdump", "--files", str(log)])
-    with pytest.raises(SystemExit) as exit_info:
+    with pytest.raises(SystemExit) as exit_info, own_handlers():
         main()
     err = capsys.readouterr().err
     assert exit_info.value.code == 3

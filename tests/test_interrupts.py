@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -269,6 +270,21 @@ def test_sigterm_while_output_waits_on_its_reader(log_dir: Path, run: Callable[.
     assert_stopped(r, code, stderr, "SIGTERM")
 
 
+def test_ctrl_c_at_a_max_io_rate_stops_at_once(log_dir: Path, run: Callable[..., Run]) -> None:
+    """Issue 44.9: Ctrl-C under --max-io-rate waited for the segments being read to finish at
+    the throttled rate (7 s in the trial; ~10 s a segment at the README's cron rate): the
+    worker threads' waits went on. At 1 MiB/s the two threads' 24 MiB segments take 48 s at
+    least; the run stops long before."""
+    r = run(["verify", "--jobs", "2", "--max-io-rate", "1MiB/s", str(log_dir)])
+    wait_for(lambda: has_open(r.proc.pid, log_dir), "it read its input", running=r.proc)
+    time.sleep(0.5)  # into the throttled reads
+    sent = time.monotonic()
+    r.signal_mid_run(signal.SIGINT, to_group=True)
+    code, stderr = r.finish()
+    assert_stopped(r, code, stderr, "SIGINT")
+    assert time.monotonic() - sent < 10
+
+
 def test_ctrl_c_again_while_it_stops_is_no_traceback(
     log_dir: Path, run: Callable[..., Run]
 ) -> None:
@@ -332,3 +348,25 @@ def test_ctrl_c_stops_a_compacted_logs_audit(
     code, stderr = r.finish()
     assert_stopped(r, code, stderr, "SIGINT")
     assert [p.name for p in leftovers(compacted_dir)] == ["cleaner-offset-checkpoint"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])
+def test_a_signal_as_the_run_exits_still_says_so(tmp_path: Path, signum: int) -> None:
+    """Issue 44.9: a SIGINT arriving as recover finished ended it without its "stopped" line
+    (Python's KeyboardInterrupt in its shutdown, the handlers put back). The run's exit under
+    way, a signal gets the line and 128 + the signal. Here it arrives as main() returns."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(ORACLE / "txn-0", partition)
+    script = (
+        "import os, sys\n"
+        "from kdump.cli import main\n"
+        f"sys.argv = ['kdump', 'recover', {str(partition)!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    name = signal.Signals(signum).name
+    assert (ran.returncode, ran.stderr) == (128 + signum, f"kdump: stopped by {name}\n".encode())
+    assert ran.stdout.decode().splitlines()[-1].endswith(" written")

@@ -29,22 +29,6 @@ CLEANED_WITHIN = 120.0
 """Seconds each broker's cleaner may take (log.cleaner.backoff.ms is 15 s between its looks)."""
 
 
-def _cleaned_to(log_dir: Path) -> int | None:
-    """The broker's cleaner-offset-checkpoint entry for the topic's partition (None: none)."""
-    path = log_dir / "cleaner-offset-checkpoint"
-    if not path.exists():
-        return None
-    for line in path.read_text().splitlines()[2:]:
-        parts = line.split()
-        if len(parts) == 3 and (parts[0], parts[1]) == (TOPIC, "0"):
-            return int(parts[2])
-    return None
-
-
-def _active_base(partition: Path) -> int:
-    return max(int(p.name.split(".")[0]) for p in partition.glob("*.log"))
-
-
 def _copy(source: Path, into: Path) -> None:
     """A live log dir copied; a file the broker deletes meanwhile (a ``.deleted`` segment, an
     old snapshot) is left out."""
@@ -99,9 +83,7 @@ def test_replicas_each_cleaned_by_its_broker_compare_equal_in_content(
     )
 
     def cleaned() -> bool:
-        return all(
-            _cleaned_to(b.log_dir) == _active_base(b.partition_dir(TOPIC, 0)) for b in cluster
-        )
+        return all(b.cleaned_to(TOPIC, 0) == b.active_base(TOPIC, 0) for b in cluster)
 
     wait_until(cleaned, "each broker's cleaner to clean up to its active segment", CLEANED_WITHIN)
     copies = []

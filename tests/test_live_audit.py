@@ -17,12 +17,13 @@ import pytest
 from batchbytes import v2_batch, write_partition
 from clirun import run_kdump
 
-from kdump import parallel, speedups
+from kdump import parallel, speedups, unified_log
 from kdump.checks.audit import AuditOptions
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kdump.storage import libc, reading
 from kdump.storage.reading import PAGE, RateLimit, ReadPolicy, residency, uncached_ranges
+from kdump.unified_log import FACT_KEYS
 
 MIB = 1 << 20
 
@@ -474,6 +475,41 @@ def test_a_partial_run_says_so_in_text_json_and_prom(tmp_path: Path) -> None:
     assert (run["partial"], run["stopped_at"]) == (True, second_unread)
     assert run["bytes_unchanged_skipped"] == _sizes(part, 0)
     assert json.loads(state.read_text())["stopped_at"] == second_unread
+
+
+def test_partitions_a_budget_left_unread_are_said_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44.7: `--budget 0s` printed counts for partitions it never read: their facts
+    walked every segment after the budget was spent. Not read: said so, no count, no fact
+    (null), and nothing read after the stop."""
+    logs = tmp_path / "logs"
+    for p in range(3):
+        write_partition(logs / f"audit-{p}", (0, 100))
+    walked: list[str] = []
+    real = unified_log.recover_scan  # the partition's own walk of a segment, for its facts
+
+    def counted(log: Any, *args: Any, **kw: Any) -> Any:
+        walked.append(log.path)
+        return real(log, *args, **kw)
+
+    monkeypatch.setattr(unified_log, "recover_scan", counted)
+    result = _run(logs, None, budget_ms=0)
+    assert result.audit.partial and walked == []  # the one segment the budget allows, only
+    rows = {Path(r.path).name: r.summary for r in result.partitions}
+    assert [s.read for s in rows.values()] == ["partly", "none", "none"]
+    unread = rows["audit-2"].to_dict()
+    assert unread["segments_read"] == unread["batches"] == 0
+    assert {k: v for k, v in unread.items() if k in FACT_KEYS and v is not None} == {
+        "path": str(logs / "audit-2"),
+        "topic": "audit",
+        "partition": 2,
+    }
+    text = run_kdump(["verify", "--budget", "0s", str(logs)]).stdout
+    line = next(line for line in text.splitlines() if line.startswith(" audit-2 "))
+    cells = [cell.strip() for cell in line.split("|")]
+    assert cells[1] == "not read" and set(cells[2:]) == {"-"}, text
+    assert "1, partly" in text
 
 
 def test_a_budget_bounds_a_throttled_run(tmp_path: Path) -> None:

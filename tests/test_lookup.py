@@ -732,3 +732,16 @@ def test_offset_no_longer_in_the_log_is_next_not_found(tmp_path: Path) -> None:
     )
     obj = json.loads(as_json.stdout)
     assert (obj["outcome"], obj["record"]["offset"]) == ("next", 761)
+
+
+def test_a_log_dir_is_refused_in_one_short_line(tmp_path: Path) -> None:
+    """Issue 44.9: `lookup LOGDIR --offset 1` named every partition of the log dir on one
+    line (63 of them in the trial): a few, the rest counted, and one to give."""
+    for p in range(63):
+        shutil.copytree(ORACLE / "txn-0", tmp_path / f"orders-{p}")
+    ran = run_kdump(["lookup", str(tmp_path), "--offset", "1"])
+    assert ran.exit_code == 3 and ran.stdout == ""
+    assert ran.stderr == (
+        f"kdump: {tmp_path}: holds 63 partitions (orders-0, orders-1, orders-2 and 60 more): "
+        f"give one, such as {tmp_path}/orders-0\n"
+    )

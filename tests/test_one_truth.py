@@ -7,12 +7,13 @@ made in), or the log end Kafka wrote when nothing is damaged."""
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORRUPT, ORACLE, oracle_manifest
+from conftest import CORRUPT, ORACLE, REPO, oracle_manifest
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.config import ConfigLayers
@@ -26,24 +27,9 @@ from kdump.repair.plan import Scope, plan_recover, resolve_targets
 from kdump.repair.rebuild import IndexConfig
 from kdump.report import ReportOptions, collect
 from kdump.txn.analysis import TxnOptions, analyze_paths
+from kdump.unified_log import FACT_KEYS
 
 NOW = 1_700_000_100_000
-FACT_KEYS = (
-    "path",
-    "topic",
-    "partition",
-    "log_start_offset",
-    "log_end_offset",
-    "log_end_offset_on_disk",
-    "high_watermark",
-    "last_stable_offset",
-    "recovery_point",
-    "segments",
-    "active_segment",
-    "bytes",
-    "damaged_from",
-    "load",
-)
 CUTS = (
     "LOG_CRC_MISMATCH",
     "LOG_CORRUPT_BATCH",
@@ -138,3 +124,16 @@ def test_the_facts_are_what_kafkas_recovery_gives(name: str, path: Path) -> None
     }
     assert facts["log_end_offset"] == end
     assert facts["high_watermark"] <= end and facts["last_stable_offset"] <= end
+
+
+def test_the_facts_of_a_partition_cut_short_have_the_same_keys() -> None:
+    """A run cut short (verify --budget) reports the same keys, null where not read; they
+    are the README's ("JSON: a partition"), in its order."""
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("## JSON: a partition") : readme.index("## Set-up")]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert tuple(k for row in rows for k in re.findall(r"`(\w+)`", row)) == FACT_KEYS
+    log = open_partition(str(ORACLE / "txn-0"))
+    assert list(log.facts()) == list(FACT_KEYS)
+    log.cut_short = True
+    assert list(log.facts()) == list(FACT_KEYS)

@@ -95,3 +95,31 @@ def test_recover_finishes_and_keeps_its_code(tmp_path: Path) -> None:
         done = {p.name: p.read_bytes() for p in reference.iterdir() if p.is_file()}
         assert sorted(after) == sorted(done)
         assert after == done  # the same repair, reader or not
+
+
+def test_salvage_finishes_when_its_reader_leaves(tmp_path: Path) -> None:
+    """Issue 44.9: `kdump salvage DIR --output-dir OUT | head -1` exited 1, quietly, after
+    writing 217 of 706 records. A writing command finishes what it was asked to write."""
+    kept = CRC.parent
+    outputs = {}
+    for how in ("plain", "closed"):
+        work = tmp_path / how / "data"
+        shutil.copytree(kept, work)
+        assert plain(["recover", str(work)]) == ExitCode.OK  # kept files: several to write
+        out = tmp_path / how / "out"
+        args = ["salvage", str(work), "--output-dir", str(out)]
+        if how == "plain":
+            assert plain(args) == ExitCode.OK
+        else:
+            code, stderr = closed_reader(args)
+            assert (code, stderr) == (ExitCode.OK, b"")
+        outputs[how] = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*.*")}
+    assert len(outputs["plain"]) >= 2
+    assert outputs["closed"] == outputs["plain"]
+
+
+def test_a_closed_pipe_is_never_exit_code_1() -> None:
+    """click's main turns a broken pipe it sees into exit code 1, which cron reads as
+    "warnings": a command that does not handle its reader leaving exits 141."""
+    code, stderr = closed_reader(["compact", "--dry-run", str(TXN)])
+    assert stderr == b"" and code != 1

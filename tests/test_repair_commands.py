@@ -3,6 +3,7 @@ classes impose, and the exit codes."""
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,8 @@ def test_recover_gives_kafkas_indexes_of_the_kept_prefix(tmp_path: Path) -> None
     assert run_kdump(["verify", "--index-interval-bytes", "100", str(partition)]).exit_code == 0
     again = run_kdump(["recover", "--index-interval-bytes", "100", str(partition)])
     n = len(remaining)
-    assert again.exit_code == 0 and f"0 file(s) of {n} segment(s) written" in again.stdout
+    assert again.exit_code == 0
+    assert f"0 file(s) (0 of {n} segment(s), 0 of 1 partition(s)) written" in again.stdout
 
 
 def test_recover_of_a_recovered_interval_matches_the_manifest(tmp_path: Path) -> None:
@@ -307,7 +309,7 @@ def test_indexes_are_rebuilt_at_the_topics_own_interval(tmp_path: Path, source: 
         f"synonyms={{DYNAMIC_TOPIC_CONFIG:index.interval.bytes={interval}}}\n"
     )
     known = _dry_rebuild(partition, *args)
-    assert "dry run: 0 file(s) of 3 segment(s) would change" in known, known
+    assert "dry run: 0 file(s) (0 of 3 segment(s), 0 of 1 partition(s)) would change" in known
     assert "note" not in known
     # a run at a topic's own interval that does change an index says where the interval came from
     for p in partition.glob("*.index"):
@@ -327,7 +329,44 @@ def test_a_cut_counts_the_partitions_segments_in_the_dry_run_and_the_run(tmp_pat
     dry = run_kdump(["recover", "--dry-run", str(partition)])
     assert "delete    " in dry.stdout  # the producer snapshot past the cut
     assert dry.stdout.splitlines()[-1].endswith(
-        f"file(s) of {n} segment(s) would change; nothing was written"
+        f"file(s) (1 of {n} segment(s), 1 of 1 partition(s)) would change; nothing was written"
     )
     ran = run_kdump(["recover", str(partition)])
-    assert ran.stdout.splitlines()[-1].endswith(f"file(s) of {n} segment(s) written")
+    assert ran.stdout.splitlines()[-1].endswith(
+        f"file(s) (1 of {n} segment(s), 1 of 1 partition(s)) written"
+    )
+
+
+def test_the_counts_are_of_what_changes_not_of_every_segment_read(tmp_path: Path) -> None:
+    """Issue 44.9: '25 file(s) of 75 segment(s) would change', 75 being every segment of the
+    log dir (and a segment recovery deletes counted twice): the counts say what changes, of
+    what was read."""
+    partition = copy_partition("plain-0", tmp_path)
+    copy_partition("txn-0", tmp_path)
+    cuts = damage(partition)
+    log, _, _ = cut_and_deleted(cuts)
+    n = len(list(partition.glob("*.log"))) + len(list((partition.parent / "txn-0").glob("*.log")))
+    changed = 1 + len([p for p in partition.glob("*.log") if p.name > log])
+    dry = run_kdump(["recover", "--dry-run", str(partition.parent)])
+    files = sum(1 for line in dry.stdout.splitlines() if line[:9].strip() in _ACTIONS)
+    assert dry.stdout.splitlines()[-1] == (
+        f"dry run: {files} file(s) ({changed} of {n} segment(s), 1 of 2 partition(s)) would "
+        "change; nothing was written"
+    )
+    plan = json.loads(
+        run_kdump(["recover", "--dry-run", "--format", "json", str(partition.parent)]).stdout
+    )
+    assert (plan["files"], plan["segments"]) == (files, changed)
+
+
+_ACTIONS = {"replace", "create", "truncate", "delete", "rename"}
+
+
+def test_trim_index_says_nothing_of_an_interval(tmp_path: Path) -> None:
+    """Issue 44.9: trim-index printed rebuild-index's note on the index.interval.bytes the
+    indexes were built at: a trim builds nothing, it cuts a preallocated tail."""
+    partition = copy_partition("activeprealloc-0", tmp_path)
+    for run in (["--dry-run"], []):
+        ran = run_kdump(["trim-index", "--include-active", *run, str(partition)])
+        assert ran.exit_code == 0 and "replace   " in ran.stdout, ran.stdout
+        assert "index.interval.bytes" not in ran.stdout and "note " not in ran.stdout

@@ -432,6 +432,69 @@ def test_salvage_after_recover_reads_what_recover_kept(tmp_path: Path) -> None:
         assert set(want) <= set(offsets)
 
 
+def _records(out: Path) -> list[int]:
+    """The offsets of every record salvage wrote under ``out``, in order."""
+    return sorted(
+        json.loads(line)["offset"]
+        for p in out.rglob("*.jsonl")
+        for line in p.read_text().splitlines()
+    )
+
+
+def test_salvage_before_recover_names_what_it_cannot_yet_see(tmp_path: Path) -> None:
+    """Issue 44.9: salvage run first sees only the damaged segments; the whole ones after the
+    damage, which recovery deletes (489 records in the user's trial), were lost to an operator
+    who then ran recover and stopped. Salvage names them and the two commands that get them;
+    followed, they give every record the dry run promised."""
+    partition, log, _ = _flipped_txn(tmp_path)
+    later = sorted(p.name for p in partition.glob("*.log") if p.name > log.name)
+    assert later
+    first = tmp_path / "first"
+    ran = run_kdump(["salvage", "--output-dir", str(first), str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    bases = ", ".join(str(int(n[:20])) for n in later)
+    lines = ran.stdout.splitlines()
+    said = next(i for i, line in enumerate(lines) if "not read yet" in line)
+    assert lines[said].startswith(f"{partition}: not read yet: {len(later)} later segment(s) ")
+    assert f"({bases}; offsets {int(later[0][:20])}.." in lines[said]
+    assert lines[said + 1 : said + 3] == [
+        f"  kdump recover {partition}",
+        f"  kdump salvage {partition} --output-dir {first}",
+    ]
+    dry = run_kdump(["recover", "--dry-run", str(partition)]).stdout
+    promised = re.findall(r"kdump salvage keeps \d+ whole one\(s\), (\d+) records", dry)
+    assert run_kdump(lines[said + 1].split()[1:]).exit_code == 0
+    again = run_kdump(lines[said + 2].split()[1:])
+    assert again.exit_code == 0 and "not read yet" not in again.stdout
+    assert len(_records(first)) == sum(map(int, promised))
+
+
+def test_recover_with_a_backup_dir_names_it_and_salvage_reads_it(tmp_path: Path) -> None:
+    """Issue 44.9: after `recover --backup-dir B` the runbook's step 6 found nothing and
+    pointed nowhere, and `salvage B/orders-3` said it held no partition. Recover names the
+    salvage of what it kept; salvage reads B/<partition> and B as it reads the partition."""
+    reference, _, _ = _flipped_txn(tmp_path / "reference")
+    assert run_kdump(["recover", str(reference)]).exit_code == 0
+    in_place = tmp_path / "in-place"
+    assert run_kdump(["salvage", "--output-dir", str(in_place), str(reference)]).exit_code == 0
+    partition, _, _ = _flipped_txn(tmp_path / "elsewhere")
+    backups = tmp_path / "B"
+    ran = run_kdump(["recover", "--backup-dir", str(backups), str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    lines = ran.stdout.splitlines()
+    kept = backups / partition.name
+    said = lines.index(
+        f"salvage   {kept}: holds the records recover cut or deleted; where this was the only "
+        "replica, write them out (JSON Lines, to produce them again):"
+    )
+    assert lines[said + 1] == f"  kdump salvage {kept} --output-dir DIR"
+    for named in (kept, backups):
+        out = tmp_path / f"out-{named.name}"
+        salvaged = run_kdump(["salvage", str(named), "--output-dir", str(out)])
+        assert salvaged.exit_code == 0, salvaged.stdout + salvaged.stderr
+        assert tree(out) == tree(in_place) and tree(out)
+
+
 def test_verify_after_recover_names_what_it_kept_and_what_the_checkpoint_means(
     tmp_path: Path,
 ) -> None:
@@ -454,9 +517,14 @@ def test_verify_after_recover_names_what_it_kept_and_what_the_checkpoint_means(
     assert "the broker lowers its high watermark to the log end offset" in message
     assert "a follower fetches them again from the leader" in message
     assert f"kdump recover kept {records} whole record(s) of them: kdump salvage" in message
-    kept = sorted(Path(f.path).name for f in result.findings if f.code == "PARTITION_KDUMP_KEPT")
-    assert kept == sorted(p.name for p in partition.iterdir() if ".log.kdump-" in p.name)
-    assert f"{log.name}.kdump-cut-{cut}" in kept
+    kept_findings = [f for f in result.findings if f.code == "PARTITION_KDUMP_KEPT"]
+    kept = sorted(Path(f.path).name for f in kept_findings)
+    logs = sorted(p.name for p in partition.iterdir() if ".log.kdump-" in p.name)
+    assert kept[: len(logs)] == logs and f"{log.name}.kdump-cut-{cut}" in kept
+    # issue 44.9: it named 5 of 23 kept files; every one is named, once
+    every = sorted(p.name for p in partition.iterdir() if ".kdump-" in p.name)
+    said = " ".join(f"{Path(f.path).name}: {f.message}" for f in kept_findings)
+    assert len(every) > len(logs) and all(said.count(name) == 1 for name in every), said
     assert all(f.severity is not Severity.ERROR for f in result.findings)
 
 
@@ -535,6 +603,20 @@ def _interrupted(root: Path, swap_is_valid: bool) -> tuple[Path, bytes]:
     return partition, swap
 
 
+def test_a_cleaned_file_without_its_segment_is_a_warning(tmp_path: Path) -> None:
+    """Issue 44.10: a .cleaned file beside the segment it was cleaned from is what a broker
+    stopped mid-cleaning leaves (info); one whose segment is gone is not (a warning, with
+    kdump recover's fix)."""
+    partition = tmp_path / "txn-0"
+    shutil.copytree(ORACLE / "txn-0", partition)
+    orphan = partition / "00000000000000000007.log.cleaned"
+    orphan.write_bytes((partition / "00000000000000000000.log").read_bytes())
+    result = verify_paths([str(partition)], options_from([]))
+    (found,) = [f for f in result.findings if f.code == "PARTITION_LEFTOVER_FILE"]
+    assert (found.path, found.severity) == (str(orphan), Severity.WARNING)
+    assert found.fix == f"kdump recover {partition}"
+
+
 @pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
 def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_valid: bool) -> None:
     """Issue 28.8: leftover .deleted/.cleaned/.swap files made the report say "nothing to
@@ -556,18 +638,23 @@ def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_va
             "a segment the swap of offsets 515..1010 replaces" in f.message for f in left.values()
         )
     else:
-        assert left["00000000000000000000.log.deleted"].message.endswith(
-            "whose delete did not happen"
-        )
-        assert (
-            "a compaction's output that was never swapped in"
-            in left["00000000000000000258.log.cleaned"].message
-        )
+        deleted = left["00000000000000000000.log.deleted"]
+        assert deleted.message.endswith("deleted file.delete.delay.ms (60 s) later")
+        # the broker's own (issue 44.10): nothing to fix
+        assert (deleted.severity, deleted.fix) == (Severity.INFO, None)
+        cleaned = left["00000000000000000258.log.cleaned"]
+        assert "a compaction's output that was never swapped in" in cleaned.message
+        # beside the segment it was cleaned from: a cleaning a stop cut short (issue 44.10)
+        assert (cleaned.severity, cleaned.fix) == (Severity.INFO, None)
         assert (
             "part of a segment split that did not finish"
             in left["00000000000000000515.log.swap"].message
         )
-    assert all(f.fix == f"kdump recover {partition}" for f in left.values())
+    assert all(
+        f.fix == f"kdump recover {partition}"
+        for f in left.values()
+        if f.severity is not Severity.INFO
+    )
     before = tree(partition)
     dry = run_kdump(["recover", "--dry-run", str(partition)])
     assert tree(partition) == before
@@ -589,7 +676,37 @@ def test_recover_settles_leftovers_as_the_broker_does(tmp_path: Path, swap_is_va
         assert (partition / "00000000000000000515.log").read_bytes() == swap
         assert (partition / "00000000000000000515.index").exists()  # rebuilt after the rename
     again = verify_paths([str(partition)], options_from([]))
-    assert [(f.code, f.message) for f in again.findings] == []
+    # nothing but what recover kept, every file named (issue 44.9)
+    assert [(f.code, f.severity) for f in again.findings] == [
+        ("PARTITION_KDUMP_KEPT", Severity.INFO)
+    ]
+    assert all(f"{name}.kdump-bak" in again.findings[0].message for name in left)
+
+
+_ACTIONS = ("replace ", "create ", "truncate ", "delete ", "rename ")
+
+
+@pytest.mark.parametrize("swap_is_valid", [False, True], ids=["delete-clean-split", "swap"])
+def test_the_dry_run_prints_exactly_what_the_run_does(tmp_path: Path, swap_is_valid: bool) -> None:
+    """Issue 44.9: `recover --dry-run` listed 25 files where the run wrote 28: a completed swap
+    leaves a segment without indexes, which the run then rebuilt and the dry run, planned on
+    the segments as they were, did not show. It plans the rest on the partition as the
+    settling leaves it."""
+    partition, _ = _interrupted(tmp_path, swap_is_valid)
+    dry = run_kdump(["recover", "--dry-run", str(partition)])
+    assert dry.exit_code == 0 and dry.stderr == "", dry.stdout + dry.stderr
+    ran = run_kdump(["recover", str(partition)])
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+
+    def actions(out: str) -> list[str]:
+        return [line for line in out.splitlines() if line.startswith(_ACTIONS)]
+
+    assert actions(dry.stdout) == actions(ran.stdout)
+    if swap_is_valid:
+        assert f"create    {partition}/00000000000000000515.index: " in dry.stdout
+    written = sum(int(n) for n in re.findall(r"^(\d+) file\(s\) ", ran.stdout, re.M))
+    assert f"dry run: {written} file(s) " in dry.stdout
+    assert "salvage   " not in ran.stdout  # a segment a swap replaced holds no lost record
 
 
 @pytest.mark.parametrize("damage", ["zero-tail", "torn-batch"])
@@ -612,8 +729,9 @@ def test_kept_bytes_with_nothing_to_salvage_say_so(tmp_path: Path, damage: str) 
     assert says in dry
     assert run_kdump(["recover", str(partition)]).exit_code == 0
     result = verify_paths([str(partition)], options_from([]))
-    (kept,) = [f for f in result.findings if f.code == "PARTITION_KDUMP_KEPT"]
+    kept, *others = [f for f in result.findings if f.code == "PARTITION_KDUMP_KEPT"]
     assert Path(kept.path).name == f"{active.name}.kdump-cut-{end}"
+    assert all("no records to salvage" in f.message for f in others)  # a snapshot past the cut
     assert "--output-dir" not in kept.message and says in kept.message
     assert "remove the file" in kept.message
     ran = run_kdump(["salvage", "--output-dir", str(tmp_path / "out"), str(partition)])

@@ -83,7 +83,7 @@ def test_cli_rebuild_at_the_interval_kafka_wrote_changes_nothing(tmp_path: Path)
     before = tree(partition)
     ran = run_kdump(["rebuild-index", str(partition)])
     assert ran.exit_code == 0
-    assert "0 file(s) of 6 segment(s) written" in ran.stdout
+    assert "0 file(s) (0 of 6 segment(s), 0 of 1 partition(s)) written" in ran.stdout
     assert tree(partition) == before
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import run_kdump
+from clirun import NOBODY, as_user, run_kdump
 from conftest import REPO
 from repair_support import copy_partition, tree
 from test_repair_safety import (
@@ -234,9 +234,6 @@ def test_files_written_in_a_log_dir_take_the_brokers_owner_and_mode(
     assert modes(log_dir) == dict.fromkeys(modes(log_dir), (*KAFKA, 0o640))
 
 
-NOBODY = 65534
-
-
 @AS_ROOT
 def test_a_user_who_cannot_give_the_new_file_its_owner_changes_nothing() -> None:
     """A user who may write the partition but not chown (not root): replacing another user's
@@ -252,22 +249,12 @@ def _refused_to_nobody(top: Path) -> None:
     index = partition / "00000000000000000000.index"
     os.chown(index, *KAFKA)
     before = tree(partition)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            recover_in_process(partition)
-            os.write(write, b"no error")
-        except BaseException as e:
-            os.write(write, str(e).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(pid, 0)
-    with os.fdopen(read, "rb") as f:
-        error = f.read().decode()
+
+    def recover() -> str:
+        recover_in_process(partition)
+        return "no error"
+
+    error = as_user(NOBODY, recover)
     assert error == (
         f"{index}: the new file cannot be given the owner {KAFKA[0]}:{KAFKA[1]} of the file it "
         "replaces (run kdump as that user, or as root) (while staging; nothing was changed)"

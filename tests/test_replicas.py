@@ -21,6 +21,7 @@ from txnlog import batch_bytes
 
 from kdump.format.checkpoint import EpochEntry
 from kdump.leader_epoch import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from kdump.repair.rebuild import IndexConfig, recover_segment
 
 T0 = 1700000000000
 TOPIC = "plain"
@@ -64,12 +65,15 @@ def build(
     epochs: list[tuple[int, int]] | None = None,
     high_watermark: int | None = None,
     append: bytes = b"",
+    clean: bool = True,
 ) -> Path:
     """fixtures/oracle/NAME as broker BROKER's replica: ROOT/BROKER/<topic>-0 in a log dir,
-    its batches below offset ``below`` kept (whole segments past it gone, index files and
-    snapshots dropped: the broker rebuilds them), ``append`` added to the last segment, its
-    leader-epoch-checkpoint ``epochs`` (default: as its batches say) and its high watermark
-    in replication-offset-checkpoint (default: none)."""
+    its batches below offset ``below`` kept (whole segments past it gone, snapshots dropped),
+    ``append`` added to the last segment, its leader-epoch-checkpoint ``epochs`` (default: as
+    its batches say) and its high watermark in replication-offset-checkpoint (default: none).
+    ``clean``: the broker stopped cleanly (its marker, and each segment's indexes, as
+    LogSegment.recover writes them): its load recovers no segment, and its leader epoch cache
+    is the checkpoint's (a recovered segment adds the epochs its batches carry)."""
     log_dir = root / broker
     partition = log_dir / f"{name.rsplit('-', 1)[0]}-0"
     partition.mkdir(parents=True)
@@ -86,6 +90,12 @@ def build(
         (partition / log).write_bytes(data + (append if log == last else b""))
     entries = observed(name, end) if epochs is None else epochs
     (partition / "leader-epoch-checkpoint").write_text(checkpoint_text(entries))
+    if clean:
+        (log_dir / ".kafka_cleanshutdown").write_text("")
+        for log in partition.glob("*.log"):
+            built = recover_segment(log.read_bytes(), int(log.stem), str(log), IndexConfig())
+            log.with_suffix(".index").write_bytes(built.index)
+            log.with_suffix(".timeindex").write_bytes(built.time_index)
     if high_watermark is not None:
         (log_dir / "replication-offset-checkpoint").write_text(
             f"0\n1\n{partition.name.rsplit('-', 1)[0]} 0 {high_watermark}\n"
@@ -176,18 +186,19 @@ def only_follower(document: dict[str, Any]) -> dict[str, Any]:
     return follower
 
 
+def elected_at(root: Path, broker: str, since: int, batches: int, **kw: Any) -> Path:
+    """plain-0 up to ``since`` (epochs 0 and 3), then ``batches`` batches of its own at epoch
+    5 as the leader elected there."""
+    epochs = [(0, 0), (3, 797), (5, since)]
+    append = new_batches(since, batches, 5)
+    return build(root, broker, "plain-0", below=since, epochs=epochs, append=append, **kw)
+
+
 def unclean_election(root: Path) -> tuple[Path, Path]:
     """A led at epoch 3 up to 1500 (high watermark 1400); B had only up to 1011 when it was
     elected uncleanly at epoch 5 and wrote 20 records."""
     a = build(root, "a", "plain-0", high_watermark=1400)
-    b = build(
-        root,
-        "b",
-        "plain-0",
-        below=1011,
-        epochs=[(0, 0), (3, 797), (5, 1011)],
-        append=new_batches(1011, 4, 5),
-    )
+    b = elected_at(root, "b", 1011, 4)
     return a, b
 
 
@@ -288,12 +299,12 @@ def test_leader_change_without_loss(tmp_path: Path) -> None:
     code, document = replicas_json(str(a), str(b))
     assert code == 0
     follower = only_follower(document)
-    assert (follower["truncate_to"], follower["fetch_offset"], follower["lost_records"]) == (
-        None,
-        1500,
-        0,
-    )
+    # issue 44.6: Kafka's number, not null: getOffsetTruncationState's min(..., its log end)
+    said = (follower["truncate_to"], follower["truncated"], follower["fetch_offset"])
+    assert said == (1500, False, 1500) and follower["lost_records"] == 0
     assert follower["lost_offsets"] is None and document["findings"] == []
+    text = run_kdump(["replicas", str(a), str(b)]).stdout.splitlines()
+    assert "  truncates to 1500, its own log end: nothing is removed; it fetches from 1500" in text
 
 
 def test_replica_restored_from_an_older_backup(tmp_path: Path) -> None:
@@ -316,7 +327,10 @@ def test_replica_restored_from_an_older_backup(tmp_path: Path) -> None:
     assert code == 0
     assert document["leader"]["path"] == str(a)
     assert document["leader"]["why"] == "the greatest latest leader epoch (3)"
-    assert only_follower(document)["truncate_to"] is None
+    assert (only_follower(document)["truncate_to"], only_follower(document)["truncated"]) == (
+        761,
+        False,
+    )
 
 
 def test_epoch_older_than_the_leaders_first_truncates_fully(tmp_path: Path) -> None:
@@ -345,14 +359,7 @@ def test_epoch_older_than_the_leaders_first_truncates_fully(tmp_path: Path) -> N
 def test_follower_without_leader_epochs_truncates_to_its_high_watermark(tmp_path: Path) -> None:
     # no epoch in B's cache: truncateToHighWatermark, to 1256 (a batch boundary); then it
     # fetches at 1256, inside the leader's log: no OffsetOutOfRange
-    a = build(
-        tmp_path,
-        "a",
-        "plain-0",
-        below=1256,
-        epochs=[(0, 0), (3, 797), (5, 1256)],
-        append=new_batches(1256, 2, 5),
-    )
+    a = elected_at(tmp_path, "a", 1256, 2)
     b = build(tmp_path, "b", "plain-0", epochs=[], high_watermark=1256)
     code, document = replicas_json(str(a), str(b))
     follower = only_follower(document)
@@ -369,9 +376,17 @@ def test_lost_commit_marker_leaves_a_hanging_transaction(tmp_path: Path) -> None
     # yet fetched) when it was elected uncleanly at epoch 8 and wrote on. A fetches at 218
     # with epoch 7: B ends epoch 7 at 104: A truncates to 104 and drops that COMMIT: B's log
     # holds producer 2000's transaction open, with nothing to end it
+    # (B stopped uncleanly: its load replays the log into its producer state, no snapshot
+    # being there; after a clean stop it would hold none, and know no transaction open)
     a = build(tmp_path, "a", "txn-0")
     b = build(
-        tmp_path, "b", "txn-0", below=104, epochs=[(7, 0), (8, 104)], append=new_batches(104, 2, 8)
+        tmp_path,
+        "b",
+        "txn-0",
+        below=104,
+        epochs=[(7, 0), (8, 104)],
+        append=new_batches(104, 2, 8),
+        clean=False,
     )
     code, document = replicas_json(str(a), str(b))
     assert code == 1
@@ -432,7 +447,7 @@ def test_same_offset_different_bytes_is_divergence(tmp_path: Path) -> None:
         "the first named"
     )
     follower = only_follower(document)
-    assert follower["truncate_to"] is None and follower["differing_batches"] == 1
+    assert not follower["truncated"] and follower["differing_batches"] == 1
     (difference,) = follower["differences"]
     assert difference["offset"] == offset
     assert difference["follower"]["position"] == position
@@ -652,3 +667,74 @@ def test_a_latest_epoch_no_batch_carries_inside_the_log(
             "the latest entry (4, 1400) starts inside the log, but no batch carries epoch 4 "
             "(offset 1400 is in epoch 3's batches)"
         ]
+
+
+def test_no_checkpointed_high_watermark_is_kafkas_start_and_said_alike(tmp_path: Path) -> None:
+    """Issue 44.6: with no replication-offset-checkpoint entry a replica's line said "assumed
+    the log end offset" and its loss "acknowledged: unknown"; and a follower with no epoch
+    truncated to that assumed log end, where the broker starts the high watermark at 0, kept
+    within [log start, log end] (Partition.createLog), and truncates there. Both lines now say
+    it is not checkpointed, and the follower truncates to its log start, fetching the rest
+    again."""
+    a = elected_at(tmp_path, "a", 1256, 2)
+    b = build(tmp_path, "b", "plain-0", epochs=[])
+    code, document = replicas_json(str(a), str(b))
+    assert code == 1
+    follower = only_follower(document)
+    assert (follower["truncate_to"], follower["truncated"]) == (0, True)
+    assert "truncates to its high watermark 0 (truncateToHighWatermark)" in follower["steps"][0]
+    expected = lost_by_manifest("plain-0", 1256)
+    assert {k: follower[k] for k in expected} == expected
+    assert follower["refetched_offsets"] == [0, 1255]
+    assert follower["lost_below_high_watermark"] is None
+    assert [r["start_high_watermark"] for r in document["replicas"]] == [0, 0]
+    text = run_kdump(["replicas", str(a), str(b)]).stdout
+    assert (
+        text.count(
+            "high watermark not checkpointed (no replication-offset-checkpoint entry): the broker "
+            "starts it at its log start 0"
+        )
+        == 2
+    )
+    assert "assumed the log end offset" not in text
+    assert "  acknowledged: unknown (no high watermark checkpointed)" in text
+
+
+def test_leader_epochs_none_in_the_checkpoint_says_what_the_batches_carry(tmp_path: Path) -> None:
+    """Issue 44.6: "leader epochs: none" although the batches carry epochs: the checkpoint
+    has none, and the broker's cache gets a segment's epochs only where its load recovers that
+    segment (LogSegment.recover assigns them). After a clean stop it recovers none; after an
+    unclean one, every segment from the recovery point: then the cache is the batches'."""
+    clean = build(tmp_path / "clean", "b", "plain-0", epochs=[])
+    unclean = build(tmp_path / "unclean", "b", "plain-0", epochs=[], clean=False)
+    leader = build(tmp_path, "a", "plain-0")
+    for b, epochs in ((clean, []), (unclean, [[0, 0], [3, 797]])):
+        _, document = replicas_json(str(leader), str(b), "--leader", str(leader))
+        assert document["replicas"][1]["leader_epoch_cache"] == epochs
+    text = run_kdump(["replicas", str(leader), str(clean), "--leader", str(leader)]).stdout
+    assert (
+        "    leader epochs: none in its leader-epoch-checkpoint, though its batches carry 0 from "
+        "0, 3 from 797: the broker's cache gets those of the segments its recovery reads, and "
+        "no others"
+    ) in text.splitlines()
+
+
+def test_the_advice_to_export_is_not_repeated_once_exported(tmp_path: Path) -> None:
+    """Issue 44.6: with --export-lost given, the loss's advice still told to run it: the
+    follower's lines say where its records went, the finding says so instead of advising."""
+    a, b = unclean_election(tmp_path)
+    lost = tmp_path / "lost"
+    ran = run_kdump(["replicas", str(a), str(b), "--export-lost", str(lost)])
+    assert ran.exit_code == 1
+    written = lost / "plain-0.replica-1.jsonl"
+    assert written.exists() and "--export-lost" not in ran.stdout
+    assert f"  exported to {written}" in ran.stdout.splitlines()
+    (finding,) = [line for line in ran.stdout.splitlines() if "REPLICA_TRUNCATION_LOSS" in line]
+    assert finding.endswith(f"[exported to {written}]")
+    doc = json.loads(
+        run_kdump(
+            ["replicas", str(a), str(b), "--export-lost", str(lost), "--format", "json"]
+        ).stdout
+    )
+    assert only_follower(doc)["exported_to"] == str(written)
+    assert only_follower(replicas_json(str(a), str(b))[1])["exported_to"] is None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from batchbytes import v2_batch
-from clirun import run_kdump
+from clirun import on_terminal, run_kdump
 from txnlog import (
     ABORT,
     COMMIT,
@@ -273,6 +273,24 @@ def test_cli_text_abort_command_and_find_hanging(log_dir: Path) -> None:
     assert f"{T0 + 10_000} (2023-11-14T22:13:30.000Z)" in ran.stdout  # ISO beside epoch ms
     assert "error   TXN_HANGING" in ran.stdout and "warning TXN_OPEN" in ran.stdout
     assert "SNAPSHOT_CORRUPT" in ran.stdout
+
+
+def test_at_80_columns_no_value_is_cut_and_each_command_is_whole(log_dir: Path) -> None:
+    """Issue 44.9: on an 80-column terminal `kdump txn` cut values and headers (`1700…`,
+    `first offs…`) and folded its abort commands. A table too wide is printed as records; a
+    command, or a finding's fix, has a line of its own, whole."""
+    ran = on_terminal(["txn", str(log_dir), "--now", str(NOW)], columns=80)
+    assert ran.exit_code == 2, ran.stdout
+    assert "…" not in ran.stdout
+    lines = ran.stdout.splitlines()
+    assert f"  first timestamp    {T0 + 10_000} (2023-11-14T22:13:30.000Z)" in lines
+    command = (
+        "kafka-transactions.sh --bootstrap-server <bootstrap-servers> abort --topic orders "
+        "--partition 0 --start-offset 10"
+    )
+    assert f"  {command}" in lines and f"  fix: {command}" in lines
+    piped = run_kdump(["txn", str(log_dir), "--now", str(NOW)]).stdout
+    assert "open transactions\n producer id | epoch | first offset |" in piped  # a pipe: tables
 
 
 def test_cli_json_shape(log_dir: Path) -> None:

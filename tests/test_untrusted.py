@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from clirun import on_a_terminal
+from clirun import on_terminal
 
 from kdump.untrusted import (
     command,
@@ -106,6 +106,6 @@ def test_a_dump_on_a_terminal_escapes_what_a_record_holds_and_a_pipe_gets_its_by
     args = ["dump", str(part / "00000000000000000000.log"), "--print-data-log"]
     piped = subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True).stdout
     assert b"payload: " + value + b"\n" in piped
-    _, shown = on_a_terminal([sys.executable, "-m", "kdump", *args])
-    assert b"payload: \\x1b]0;owned\\x07\\x1b[2J" in shown
-    assert b"\x1b" not in shown and b"\x07" not in shown
+    shown = on_terminal(args, styles=True).stdout
+    assert "payload: \\x1b]0;owned\\x07\\x1b[2J" in shown
+    assert "\x1b" not in shown and "\x07" not in shown

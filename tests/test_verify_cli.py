@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import zipapp
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from clirun import on_a_terminal
-from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES
+from clirun import on_terminal
+from conftest import CORRUPT, FIXTURES, ORACLE, REALFILES, REPO
 
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.cli import cli
@@ -114,13 +116,56 @@ def test_text_on_a_pipe_is_plain() -> None:
 
 def test_text_on_a_terminal_is_coloured() -> None:
     """The same report on a terminal does carry ANSI styles: the pipe test can fail."""
-    code, out = on_a_terminal(
-        [str(KDUMP), "verify", str(CRC)],
-        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"},
-    )
-    assert code == 2
+    ran = on_terminal(["verify", str(CRC)], columns=200, styles=True)
+    assert ran.exit_code == 2
+    out = ran.stdout.encode()
     assert ANSI.encode() in out
     assert b"LOG_CRC_MISMATCH" in out
+
+
+def test_at_80_columns_each_fix_is_a_line_of_its_own_whole(tmp_path: Path) -> None:
+    """Issue 44.9: on an 80-column terminal a fix wrapped inside its path, and a copy of it
+    no longer ran. Each fix has a line of its own, never broken; on a pipe a finding stays one
+    line."""
+    deep = tmp_path / ("a-log-dir-whose-path-is-longer-than-a-line-" * 2) / "txn-0"
+    shutil.copytree(CORRUPT / "log-crc-mismatch" / "txn-0", deep)
+    findings = verify_paths([str(deep)], VerifyOptions()).findings
+    fixes = {f.fix for f in findings if f.fix}
+    assert fixes and all(len(fix) > 80 for fix in fixes)
+    ran = on_terminal(["verify", str(deep)], columns=80)
+    assert ran.exit_code == 2, ran.stdout
+    lines = ran.stdout.splitlines()
+    assert all(f"  fix: {fix}" in lines for fix in fixes), ran.stdout
+    assert sum(line.startswith("  fix: ") for line in lines) == len([f for f in findings if f.fix])
+    piped = CliRunner().invoke(cli, ["verify", str(deep)])
+    assert all(f" [fix: {fix}]\n" in piped.output for fix in fixes)
+
+
+def test_from_the_one_file_build_a_fix_runs_as_kdump_was_run(tmp_path: Path) -> None:
+    """Issue 44.9: run as `python3 kdump.pyz`, on a host with no `kdump` command, the fix
+    lines said `kdump ...`. Printed for a person, a fix starts as kdump was started here (in
+    JSON it stays `kdump ...`: results are read on other hosts)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(REPO)!r})\nfrom kdump.cli import main\nmain()\n"
+    )
+    pyz = tmp_path / "kdump.pyz"
+    zipapp.create_archive(app, pyz)
+    ran = subprocess.run(
+        [sys.executable, str(pyz), "verify", str(CRC)], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 2, ran.stderr
+    fixes = [line for line in ran.stdout.splitlines() if "[fix: " in line]
+    assert fixes and all(f"[fix: {sys.executable} {pyz} recover " in f for f in fixes), fixes
+    as_json = subprocess.run(
+        [sys.executable, str(pyz), "verify", "--format", "json", str(CRC)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    doc = json.loads(as_json.stdout)
+    assert all(f["fix"].startswith("kdump ") for f in doc["findings"] if f["fix"])
 
 
 # --- exit codes ----------------------------------------------------------------------------
@@ -250,3 +295,61 @@ def test_terminal_table_never_cuts_a_partition_name(
     rows = [line.split()[0] for line in lines if line.strip().startswith("__consumer")]
     assert rows == names
     assert (len(heading) == 1) == (width == 160)
+
+
+def test_a_named_segment_counts_that_segment(tmp_path: Path) -> None:
+    """Issue 44.9: `verify DIR/000…258.log` printed the partition's 6 segments and 115 KiB
+    beside that one segment's batches: what was read is that segment (the partition's facts
+    keep the whole partition's)."""
+    log = ORACLE / "plain-0" / "00000000000000000258.log"
+    doc = json.loads(kdump("--format", "json", log).stdout)
+    (summary,) = doc["summary"]["by_partition"]
+    assert (summary["segments_read"], summary["bytes_read"]) == (1, log.stat().st_size)
+    assert summary["segments"] == 6  # the partition's, as the broker loads it
+    assert doc["summary"]["segments"] == 1
+
+
+def _two_topics(root: Path) -> Path:
+    """orders-0 and audit-0, each one segment of 1.3 MB, in a KRaft log dir whose image gives
+    orders (only) segment.bytes 1 MiB and segment.index.bytes 1 KiB."""
+    from kraftlog import kraft_log_dir
+
+    orders = {"segment.bytes": "1048576", "segment.index.bytes": "1024"}
+    return kraft_log_dir(root / "data", {"orders": orders}, ("orders-0", "audit-0"), 1300)
+
+
+def test_oversize_is_judged_by_each_topics_own_settings(tmp_path: Path) -> None:
+    """Issue 44.2: verify judged every segment and index against one --segment-bytes and
+    --max-index-size (Kafka's defaults unless given), not each topic's segment.bytes and
+    segment.index.bytes from the layers explain, txn and the repairs read. orders' 1.3 MB
+    segment is over its 1 MiB (the node's KRaft image), audit's is not over Kafka's 1 GiB."""
+    log_dir = _two_topics(tmp_path)
+    doc = json.loads(kdump("--format", "json", log_dir).stdout)
+    over = {
+        (Path(f["path"]).parent.name, f["code"]): f["message"]
+        for f in doc["findings"]
+        if f["code"].endswith("OVERSIZE")
+    }
+    assert sorted(over) == [
+        ("orders-0", "INDEX_OVERSIZE"),
+        ("orders-0", "LOG_SEGMENT_OVERSIZE"),
+        ("orders-0", "TIMEINDEX_OVERSIZE"),
+    ]
+    assert over["orders-0", "LOG_SEGMENT_OVERSIZE"].endswith(
+        "more than segment.bytes 1048576 (metadata image of "
+        f"{log_dir / '__cluster_metadata-0'} at offset 1 (topic orders))"
+    )
+    assert "more than segment.index.bytes 1024 (" in over["orders-0", "INDEX_OVERSIZE"]
+    # given on the command line, for every partition
+    given = json.loads(kdump("--format", "json", "--segment-bytes", "1048576", log_dir).stdout)
+    flagged = sorted(
+        Path(f["path"]).parent.name
+        for f in given["findings"]
+        if f["code"] == "LOG_SEGMENT_OVERSIZE"
+    )
+    assert flagged == ["audit-0", "orders-0"]
+    assert all(
+        f["message"].endswith("more than segment.bytes 1048576 (--segment-bytes)")
+        for f in given["findings"]
+        if f["code"] == "LOG_SEGMENT_OVERSIZE"
+    )

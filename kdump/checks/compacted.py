@@ -123,23 +123,24 @@ def cleaned_section(log: UnifiedLog, key_memory: int = DEFAULT_KEY_MEMORY) -> Cl
 
 
 def cleaned_sections(
-    logs: Sequence[UnifiedLog], key_memory: int = DEFAULT_KEY_MEMORY, find_image: bool = True
+    logs: Sequence[UnifiedLog],
+    key_memory: int = DEFAULT_KEY_MEMORY,
+    find_image: bool = True,
+    images: dict[str, MetadataConfigs | None] | None = None,
 ) -> dict[int, CleanedSection]:
     """The cleaned sections of ``logs`` (by ``id`` of the log): ``cleaned_section`` of each. A
     partition with a cleaner checkpoint entry whose settings come without a KRaft image (no
     ``--metadata``) takes its node's image (``find_image``): the metadata partition of its log
     dir, or of its node's metadata log dir, among ``logs`` (replayed once, for verify's KRaft
-    checks too), else the one beside it (kdump.kraft.configs.metadata_dir_near)."""
-    images: dict[str, MetadataConfigs | None] = {}
+    checks too), else the one beside it (kdump.kraft.configs.take_node_image)."""
+    images = {} if images is None else images
     out = {}
     for log in logs:
-        if find_image and _has_entry(log) and log.open_options.layers.metadata is None:
-            key = log.log_dir.location if log.log_dir is not None else log.location
-            if key not in images:
-                images[key] = _image_of(log, logs)
-            image = images[key]
-            if image is not None:
-                log.adopt_metadata(image)
+        if find_image and _has_entry(log):
+            # the image's modules where a cleaner checkpoint entry asks for its settings
+            from kdump.kraft.configs import take_node_image
+
+            take_node_image(log, logs, images)
         cleaned = cleaned_section(log, key_memory)
         if cleaned is not None:
             out[id(log)] = cleaned
@@ -151,24 +152,6 @@ def _has_entry(log: UnifiedLog) -> bool:
         return log.checkpointed(CLEANER_OFFSET_CHECKPOINT) is not None
     except KdumpError:
         return False
-
-
-def _image_of(log: UnifiedLog, logs: Sequence[UnifiedLog]) -> MetadataConfigs | None:
-    from kdump.kraft.checks import node_metadata
-    from kdump.kraft.configs import find_metadata_configs, node_configs
-    from kdump.kraft.loader import metadata_load
-
-    log_dir = log.log_dir
-    metadata = None
-    if log_dir is not None:
-        metadata = next((m for m in logs if m.is_metadata_log and m.found_in(log_dir)), None)
-        metadata = metadata or node_metadata(log_dir, logs)
-    try:
-        if metadata is not None:
-            return node_configs(metadata_load(metadata))
-        return find_metadata_configs([log.location])
-    except KdumpError:  # an image that does not read: verify's KRaft checks say why
-        return None
 
 
 @dataclass

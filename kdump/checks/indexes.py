@@ -52,14 +52,7 @@ def _layout_checks(
             position=size - size % index.entry_size,
             fix=fixes.rebuild_index(log_path),
         )
-    if size > options.max_index_size:
-        _add(
-            sink,
-            index,
-            "INDEX_OVERSIZE" if prefix == "INDEX" else "TIMEINDEX_OVERSIZE",
-            Severity.WARNING,
-            f"{size} bytes, more than log.index.size.max.bytes {options.max_index_size}",
-        )
+    # larger than its topic's segment.index.bytes: the partition's check (kdump.checks.partition)
     tail = index.zero_tail_entries
     if tail:
         used = index.used_entries

@@ -302,15 +302,7 @@ def _tail_and_size(st: _State, options: VerifyOptions) -> None:
             f"{scan.gaps} gap(s) between batch offsets, first {a} -> {b} (normal after compaction)",
             offset=b,
         )
-    if scan.size > options.segment_bytes:
-        st.sink.add(
-            Finding(
-                "LOG_SEGMENT_OVERSIZE",
-                Severity.WARNING,
-                scan.path,
-                f"{scan.size} bytes, more than segment.bytes {options.segment_bytes}",
-            )
-        )
+    # larger than its topic's segment.bytes: the partition's check (kdump.checks.partition)
 
 
 def _records_to_open(

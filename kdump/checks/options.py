@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kdump.config import option_default
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 
 
@@ -16,10 +15,12 @@ class VerifyOptions(NamedTuple):
     index_interval_bytes: int | None = None
     """index.interval.bytes the broker ran with: an offset index denser than this is reported
     (info); None: not checked."""
-    max_index_size: int = option_default("segment.index.bytes")
-    """log.index.size.max.bytes (segment.index.bytes)."""
-    segment_bytes: int = option_default("segment.bytes")
-    """log.segment.bytes (segment.bytes)."""
+    max_index_size: int | None = None
+    """--max-index-size: the segment.index.bytes an index file is judged against, for every
+    partition (None: each topic's own, from the settings' layers)."""
+    segment_bytes: int | None = None
+    """--segment-bytes: the segment.bytes a .log is judged against, for every partition (None:
+    each topic's own)."""
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_findings_per_code: int = 50
     """Findings of one code in one file beyond this are counted in a single summary finding."""

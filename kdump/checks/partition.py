@@ -4,6 +4,7 @@ walks), then what holds across segments and the partition's other files."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.checks import fixes
@@ -13,14 +14,21 @@ from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
-from kdump.config import INTERNAL_TOPIC_CONFIGS
+from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.names import (
+    CLEANED_SUFFIX,
     CLEANER_OFFSET_CHECKPOINT,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
+    LOG_SUFFIX,
     PARTITION_METADATA,
+    TIME_INDEX_SUFFIX,
     kept_what,
     leftover_pid,
+    offset_in_name,
+    segment_file_name,
 )
 from kdump.lock import process_alive
 from kdump.log_scan import LogScan
@@ -41,14 +49,14 @@ class PartitionSummary:
     COUNTS = (
         "segments_read", "bytes_read", "batches", "records", "wrappers_not_counted",
         "first_offset", "last_offset", "first_timestamp", "last_timestamp", "errors",
-        "warnings", "infos", "startup", "kept_records",
+        "warnings", "infos", "startup", "kept_records", "read",
     )  # fmt: skip
 
     def __init__(self, facts: dict[str, Any], segments_read: int = 0, bytes_read: int = 0) -> None:
         self.facts = facts
         self.segments_read = segments_read
-        """The segments verify read: every ``.log`` on disk (the facts' ``segments`` are those
-        the broker keeps once it has loaded the partition)."""
+        """The segments verify read: every ``.log`` on disk, or the ones named (the facts'
+        ``segments`` are those the broker keeps once it has loaded the partition)."""
         self.bytes_read = bytes_read
         """Their bytes on disk (the facts' ``bytes``: once loaded)."""
         self.batches = 0
@@ -66,6 +74,9 @@ class PartitionSummary:
         self.startup: list[str] = []
         self.kept_records = 0
         """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
+        self.read = "all"
+        """What of it the run read: ``all``, ``partly`` or ``none`` (a run cut short by --budget
+        or Ctrl-C: the counts are of what it read, the facts that need the rest are null)."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartitionSummary):
@@ -192,6 +203,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         elif walked.scan is not None:
             scans[walked.slot] = walked.scan
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
+    _check_oversize(log, sink)
     if log.only is None:
         causes = _gap_causes(log, scans)
         remote = log.remote_partition
@@ -228,7 +240,10 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
 def _summarise(
     log: UnifiedLog, ordered: list[LogScan], findings: list[Finding]
 ) -> PartitionSummary:
-    s = PartitionSummary(log.facts(), len(log.segments), log.size)
+    # what was read: the partition's segments, or the ones named (`verify DIR/...258.log`
+    # counted 6 segments and the partition's bytes beside that one segment's batches)
+    read = log.named_segments
+    s = PartitionSummary(log.facts(), len(read), sum(x.log_size for x in read))
     s.batches = sum(x.batches for x in ordered)
     s.records = sum(x.records for x in ordered)
     s.wrappers_not_counted = sum(x.wrappers_not_counted for x in ordered)
@@ -243,7 +258,9 @@ def _summarise(
             s.first_timestamp, s.last_timestamp = min(stamps), max(stamps)
     for f in findings:
         s.count(f)
-    if not log.tiered:
+    if log.cut_short:  # nothing more is read: what the broker's load does is not known
+        s.read = "partly" if read else "none"
+    elif not log.tiered:
         s.startup = _startup(log, findings)
         s.kept_records = sum(loss.salvageable.records for loss in log.kept_losses.values())
     return s
@@ -528,15 +545,27 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
     LogLoader does with each at startup (kdump recover does the same)."""
     settlement = log.settlement
     fix = fixes.recover(log.location) if log.storage.local_path is not None else None
+    files = log.storage.files()
     for name in log.leftover_files:
         why = settlement.why(name) or "the broker leaves it alone"
+        if _stopped_cleaning(name, files):
+            # Cleaner.cleanSegments deletes its output when a cleaning is aborted, but not when
+            # the broker stops: checkDone throws ThreadShutdownException, which it lets through
+            ours: str | None = f"the broker's own, a cleaning it stopped before the swap: {why}"
+        elif name.endswith(DELETED_SUFFIX):
+            # a segment (or snapshot) the broker took out of the log, renamed, and deletes
+            # file.delete.delay.ms later (60 s), or at its next start: a broker stopped within
+            # that minute of a retention pass or a cleaning leaves them (issue 44.10)
+            ours = f"the broker's own, not part of the log: {why}"
+        else:
+            ours = None
         sink.add(
             Finding(
                 "PARTITION_LEFTOVER_FILE",
-                Severity.WARNING,
+                Severity.WARNING if ours is None else Severity.INFO,
                 log.storage.location_of(name),
-                f"left by a delete, compaction or swap that did not finish; {why}",
-                fix=fix,
+                ours or f"left by a compaction or swap that did not finish; {why}",
+                fix=fix if ours is None else None,
             )
         )
     # segment files a completed swap replaces: not leftovers themselves, deleted all the same
@@ -551,6 +580,58 @@ def _check_leftovers(log: UnifiedLog, sink: FindingSink) -> None:
                     fix=fix,
                 )
             )
+
+
+def _stopped_cleaning(name: str, files: Mapping[str, int]) -> bool:
+    """``name`` is a cleaner's output (``.cleaned``) beside the segment it was cleaned from,
+    still in place: a cleaning the broker stopped (a clean stop leaves it). One without its
+    segment is not what the broker leaves."""
+    if not name.endswith(CLEANED_SUFFIX):
+        return False
+    offset = offset_in_name(name)
+    return offset is not None and segment_file_name(offset, LOG_SUFFIX) in files
+
+
+def _check_oversize(log: UnifiedLog, sink: FindingSink) -> None:
+    """Segments and index files larger than their topic's segment.bytes and
+    segment.index.bytes: each partition's own (--segment-bytes and --max-index-size for every
+    partition, else its topic's from the layers it was opened with: --config, the describe
+    output, server.properties, its node's KRaft image, an internal topic's broker config,
+    Kafka's default), not one number for all."""
+    for f in _oversize(log, log.settings):
+        sink.add(f)
+
+
+def _oversize(log: UnifiedLog, settings: Settings) -> list[Finding]:
+    options, files = log.options, log.storage.files()
+    limits = (
+        (LOG_SUFFIX, "LOG_SEGMENT_OVERSIZE", settings.segment_bytes_name, options.segment_bytes),
+        (INDEX_SUFFIX, "INDEX_OVERSIZE", "segment.index.bytes", options.max_index_size),
+        (TIME_INDEX_SUFFIX, "TIMEINDEX_OVERSIZE", "segment.index.bytes", options.max_index_size),
+    )
+    out = []
+    for segment in log.named_segments:
+        for suffix, code, name, given in limits:
+            size = files.get(segment.file_name(suffix))
+            setting = settings[name]
+            limit = given if given is not None else setting.value
+            if size is None or not isinstance(limit, int) or size <= limit:
+                continue
+            if given is not None:
+                where = f"--{'segment-bytes' if suffix == LOG_SUFFIX else 'max-index-size'}"
+            elif setting.source is Source.DEFAULT:
+                where = "Kafka's default"
+            else:
+                where = setting.origin or setting.source.value
+            out.append(
+                Finding(
+                    code,
+                    Severity.WARNING,
+                    segment.path(suffix),
+                    f"{size} bytes, more than {name} {limit} ({where})",
+                )
+            )
+    return out
 
 
 def _check_load(log: UnifiedLog, sink: FindingSink) -> None:
@@ -591,14 +672,31 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
                 fix=fix if directory is not None else None,
             )
         )
+    others = log.kept_files
     for kept in log.kept_logs:
         loss = log.kept_losses[kept.name]
+        # the same segment's index files and snapshot kept with it
+        segment = segment_file_name(kept.base_offset, ".")
+        beside = [n for n in others if n != kept.name and n.startswith(segment)]
+        others = [n for n in others if n != kept.name and n not in beside]
+        with_it = f"; kept with it, to remove with it: {', '.join(beside)}" if beside else ""
         sink.add(
             Finding(
                 "PARTITION_KDUMP_KEPT",
                 Severity.INFO,
                 log.storage.location_of(kept.name),
-                f"{kept_what(kept)}: {loss.describe('holds')} ({_what_to_do(log, loss)})",
+                f"{kept_what(kept)}: {loss.describe('holds')} ({_what_to_do(log, loss)}){with_it}",
+            )
+        )
+    if others:
+        sink.add(
+            Finding(
+                "PARTITION_KDUMP_KEPT",
+                Severity.INFO,
+                log.location,
+                f"{len(others)} file(s) a kdump repair replaced or deleted, kept (no records "
+                f"to salvage): {', '.join(others)}; Kafka ignores them: remove them once you "
+                "no longer need them",
             )
         )
 

@@ -92,11 +92,17 @@ CUT = (
     "is deleted. A segment whose .index is missing is recovered at any start (truncated here, "
     "the later segments kept)."
 )
+SALVAGE_AFTER = (
+    "`kdump salvage` the partition next: it writes out the whole batches of what recover kept"
+)
+"""Recover, then salvage (never the other way round): recover keeps the bytes it cuts and every
+later segment it deletes, and salvage reads them back; salvage first sees only the damaged
+segments, not the whole ones after them that recovery then deletes."""
 CUT_ADVICE = (
-    "Run `kdump salvage` first to keep the whole batches after the damage, then `kdump recover` "
-    "the partition (for a segment in an object store: a local copy of it, uploaded again): it "
-    "makes the broker's cut now and keeps the cut bytes. A follower fetches the records cut "
-    "again from the leader; on a single replica they are lost."
+    "Run `kdump recover` on the partition (for a segment in an object store: a local copy of "
+    "it, uploaded again): it makes the broker's cut now and keeps the bytes it cuts and the "
+    "later segments it deletes. A follower fetches the records cut again from the leader; on a "
+    f"single replica, {SALVAGE_AFTER}."
 )
 REPLAY_STOPS = (
     "kdump txn: its replay of the producer state stops here, where recovery cuts the log "
@@ -181,8 +187,10 @@ PREALLOCATED_CASES = (
     ),
 )
 OVERSIZE_ADVICE = (
-    "Pass the topic's segment.index.bytes with --max-index-size: indexes written before the "
-    "setting was lowered are larger, and harmless."
+    "The message names where the limit came from. Indexes written before the topic's "
+    "segment.index.bytes was lowered are larger, and harmless; a limit that is not the topic's "
+    "(Kafka's default where no layer said) is corrected with --config "
+    "segment.index.bytes=N, --describe-output or --metadata."
 )
 SCRUB_INPUT = "Not a broker matter: it is about what kdump was given to compare."
 LOST_REMOTE_ADVICE = (
@@ -245,7 +253,7 @@ CODES = (
             "always",
             "Nothing is lost: the broker's recovery truncates the zeros, and `kdump recover` does "
             "it now. In a segment before the last one the cut also deletes every later segment, "
-            "as recovery does: run `kdump salvage` first if this is the only replica.",
+            f"as recovery does (recover keeps them): on a single replica, {SALVAGE_AFTER}.",
         ),
         fix=RECOVER,
     ),
@@ -344,14 +352,16 @@ CODES = (
     _code(
         Code.LOG_SEGMENT_OVERSIZE,
         "log",
-        "A .log larger than --segment-bytes (segment.bytes).",
+        "A .log larger than its topic's segment.bytes (--segment-bytes: one for every partition).",
         "Nothing: segment.bytes decides when the broker rolls its active segment, not what it "
         "loads. Only a segment over 2 GiB does not load (FileRecords refuses it).",
         Case(
             WARNING,
             "always",
-            "Pass the topic's segment.bytes with --segment-bytes: segments written before the "
-            "setting was lowered are larger, and harmless.",
+            "The message names where the limit came from. Segments written before the topic's "
+            "segment.bytes was lowered are larger, and harmless; a limit that is not the topic's "
+            "(Kafka's default where no layer said) is corrected with --config segment.bytes=N, "
+            "--describe-output or --metadata.",
         ),
     ),
     _code(
@@ -411,7 +421,8 @@ CODES = (
     _code(
         Code.INDEX_OVERSIZE,
         "index",
-        "An .index larger than --max-index-size (segment.index.bytes).",
+        "An .index larger than its topic's segment.index.bytes (--max-index-size: one for every "
+        "partition).",
         "Nothing: the broker preallocates an active segment's index to segment.index.bytes and "
         "trims it when the segment rolls, so an index this large was written under a larger "
         "setting.",
@@ -530,7 +541,8 @@ CODES = (
     _code(
         Code.TIMEINDEX_OVERSIZE,
         "timeindex",
-        "A .timeindex larger than --max-index-size (segment.index.bytes).",
+        "A .timeindex larger than its topic's segment.index.bytes (--max-index-size: one for "
+        "every partition).",
         "Nothing: as for the offset index, the size tells only that it was written under a "
         "larger setting.",
         Case(WARNING, "always", OVERSIZE_ADVICE),
@@ -735,9 +747,9 @@ CODES = (
     _code(
         Code.PARTITION_LEFTOVER_FILE,
         "partition",
-        "A .swap, .cleaned or .deleted file a compaction, segment split or deletion left "
-        "unfinished, or a segment file a pending swap replaces: the message says what the "
-        "broker does with it.",
+        "A .swap or .cleaned file a compaction or segment split left unfinished, a segment "
+        "file a pending swap replaces, or a .deleted file: one the broker took out of the log "
+        "and deletes file.delete.delay.ms later. The message says what the broker does with it.",
         "LogLoader settles them before it loads the segments "
         "(removeTempFilesAndCollectSwapFiles): it deletes .deleted and .cleaned files and the "
         ".swap files of an interrupted split, and renames a compaction's .swap files into "
@@ -748,6 +760,16 @@ CODES = (
             "Let the broker start: it finishes the work (`kdump recover` does the same on a local "
             "log dir, keeping every file it deletes). Do not delete a .swap file by hand: once the "
             "segments it replaces are renamed .deleted it holds the only copy of their records.",
+        ),
+        Case(
+            INFO,
+            "a .deleted file: retention, a cleaning or a truncation took it out of the log and "
+            "the broker deletes it a minute later (file.delete.delay.ms); a broker stopped "
+            "within that minute leaves it (seen on Kafka 4.0 and 4.4: "
+            "tests/test_kafka_leftovers.py). A .cleaned file beside the segment it was cleaned "
+            "from: a cleaning the broker stopped before its swap (Cleaner.cleanSegments deletes "
+            "its output when a cleaning is aborted, not when the broker stops)",
+            "Nothing: the broker deletes it at its next start. It is not part of the log.",
         ),
         fix=RECOVER,
     ),
@@ -785,13 +807,16 @@ CODES = (
     _code(
         Code.PARTITION_KDUMP_KEPT,
         "partition",
-        "Log bytes `kdump recover` kept: the bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
-        "or a segment it deleted (`NAME.log.kdump-bak`); the message says what they hold.",
+        "Files a kdump repair kept: the log bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
+        "or a segment it deleted (`NAME.log.kdump-bak`), the message says what they hold; and "
+        "the index files and producer snapshots it replaced or deleted (`NAME.kdump-bak`), "
+        "each named.",
         "Nothing: Kafka ignores them (no segment suffix).",
         Case(
             INFO,
             "always (`kdump salvage` writes out the records of their whole batches; remove them "
-            "once safe; zeros or bytes with no readable batch: nothing to salvage, remove them)",
+            "once safe; zeros, bytes with no readable batch, index files and snapshots: nothing "
+            "to salvage, remove them)",
         ),
     ),
     _code(
@@ -853,7 +878,7 @@ CODES = (
         "offline (LogManager.loadLogs) and the broker serves none of its replicas.",
         Case(
             ERROR,
-            "verify, spark verify",
+            "verify (exit code 3: a path it cannot read), spark verify",
             "Check the file's owner and mode (the broker's user must read it) and the disk (the "
             "kernel log), then verify again.",
         ),

@@ -6,6 +6,7 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
@@ -25,12 +26,13 @@ from kdump.checks.partition import (
     verify_partition,
 )
 from kdump.checks.segment import Resume, SegmentResult, check_segment
-from kdump.config import ConfigLayers
+from kdump.config import ConfigLayers, MetadataConfigs
 from kdump.discovery import Found, discover
 from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    METADATA_TOPIC,
     OFFSET_CHECKPOINTS,
     RECOVERY_POINT_CHECKPOINT,
 )
@@ -139,7 +141,9 @@ def log_dir_findings(
             continue
         for (topic, partition), offset in sorted(checkpoint.entries.items()):
             summary = ends.get((topic, partition))
-            if summary is None or (summary.segments and not summary.batches):
+            if summary is None or summary.read != "all":
+                continue  # not read (verify --budget): its log end is not known
+            if summary.segments and not summary.batches:
                 continue  # segments without a batch: nothing to measure the entry against
             end = summary.log_end_offset if summary.segments else 0
             if offset <= end or (name == LOG_START_OFFSET_CHECKPOINT and not summary.segments):
@@ -219,22 +223,47 @@ def verify_paths(
         run.walk(jobs, progress)
     finally:
         run.finish()
-    result = finish_result(found, logs)
+    result = finish_result(found, logs, run.images)
     result.audit = run.summary
     return result
 
 
-def finish_result(found: Found, logs: list[UnifiedLog]) -> VerifyResult:
+def finish_result(
+    found: Found,
+    logs: list[UnifiedLog],
+    images: dict[str, MetadataConfigs | None] | None = None,
+) -> VerifyResult:
     """The result of ``logs`` (all or some of ``found``'s partitions), their segments' walks
     done or handed in (``UnifiedLog.take_result``): each partition's checks across segments,
     then those of the log dirs that hold them. The end of every verify, local or on Spark's
     driver (an export's: kdump.spark.job)."""
     results = {}
+    images = {} if images is None else images  # (the walk's, where it replayed one)
+    metadata_log = any(m.is_metadata_log for m in found.partitions)
     for log in logs:
+        if images or metadata_log or _metadata_dir_near(log.location):
+            # each topic's settings (segment.bytes...) from its node's image too, replayed
+            # once; a run stopped by its budget reads nothing more (an image replayed already
+            # serves). The image's modules only where there may be one (issue 45)
+            from kdump.kraft.configs import take_node_image
+
+            take_node_image(log, found.partitions, images, replay=not log.cut_short)
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
     return collect_result(found, lambda log: results[log.location], logs)
+
+
+def _metadata_dir_near(location: str) -> bool:
+    """Whether a ``__cluster_metadata-0`` lies where kdump.kraft.configs.metadata_dir_near
+    looks for one beside ``location`` (in it, its parent, its grandparent), asked without
+    loading its modules (pathlib and the replay's: a plain partition's verify has none)."""
+    here = location.rstrip("/") or "/"
+    for _ in range(3):
+        if os.path.isdir(os.path.join(here, f"{METADATA_TOPIC}-0")):
+            return True
+        here = os.path.dirname(here) or "."
+    return False
 
 
 class _Run:
@@ -255,11 +284,13 @@ class _Run:
         self.cleaned: dict[int, CleanedSection] = {}
         """The cleaned sections of compacted partitions, by ``id`` of the log: their audits
         ride on the walks."""
+        self.images: dict[str, MetadataConfigs | None] = {}
+        """Each log dir's node's KRaft image, replayed once a run."""
         if any(has_cleaner_entry(log) for log in logs):
             # the compacted audit's module where a cleaner checkpoint says a section was cleaned
             from kdump.checks.compacted import cleaned_sections
 
-            self.cleaned = cleaned_sections(logs, options.compaction_key_memory)
+            self.cleaned = cleaned_sections(logs, options.compaction_key_memory, images=self.images)
         self.state: VerifyState | None = None
         self.summary = AuditSummary(
             asked=audit.state is not None or audit.budget_ms is not None, state=audit.state
@@ -389,8 +420,9 @@ class _Run:
             log.only = frozenset(
                 s.base_offset for s in segments_to_check(log) if id(s) in self.done
             )
+            log.cut_short = True  # its facts are not known: said null, not read
         for segment in unread:
-            self.owner[id(segment)].leave(segment)  # the facts read nothing more
+            self.owner[id(segment)].leave(segment)  # nothing reads it for the facts
         if self.state is None or self.plan is None:
             return
         for segment in unread:

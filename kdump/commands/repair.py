@@ -38,6 +38,7 @@ from kdump.repair.plan import (
     plan_recover,
     plan_trim_index,
     resolve_targets,
+    viewing,
 )
 from kdump.repair.rebuild import (
     DEFAULT_INDEX_INTERVAL_BYTES,
@@ -46,7 +47,7 @@ from kdump.repair.rebuild import (
     IndexConfigs,
 )
 from kdump.repair.runner import RunOptions, lock_dirs, run_repair
-from kdump.repair.startup import plan_settle
+from kdump.repair.startup import as_settled, plan_settle
 from kdump.unified_log import UnifiedLog
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -184,6 +185,7 @@ def _run(
         force=kw["force"],
         broker_startup=ctx.command.name == "recover",
         as_broker=as_broker,
+        builds_indexes=index is not None,
         keep_plans=as_json,
     )
     name = ctx.command.name or "repair"
@@ -201,7 +203,8 @@ def _run(
         ) as meter:
             meter.total(sum(s.log_size for t in targets for s in t.named_segments))
             plans = chain(settled, plan(targets, kw["jobs"], configs))
-            result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
+            with viewing(targets):
+                result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
         if as_json:
             from kdump.render.plan import plan_object
             from kdump.untrusted import json_text
@@ -225,15 +228,10 @@ def _settle(
     first, on its own, and opens the partitions again (a swap changes their segments); a
     dry run returns the plans, to show before the rest."""
     settled = plan_settle(targets)
-    if not settled or options.dry_run:
-        if any(log.settlement.renamed for log in targets) and options.dry_run:
-            echo_on(
-                "note: the recovery below is planned on the segments as they are now; the "
-                "renames that complete a swap come first, and recover plans the segments as "
-                "they leave them",
-                err=True,
-            )
+    if not settled:
         return targets, settled
+    if options.dry_run:  # the rest planned on the partitions as the settling leaves them
+        return [as_settled(log) for log in targets], settled
     first = dataclasses.replace(options, broker_startup=False, keep_plans=False)
     done = run_repair(targets, iter(settled), first, config, echo_on)
     if done.exit_code != ExitCode.OK:

@@ -11,13 +11,22 @@ from pathlib import Path
 
 import click
 
+from kdump.commands.output import echo_on
 from kdump.errors import ExitCode
 from kdump.format.names import kept_what, parse_kept_log
 from kdump.render.repair import leftover_lines
+from kdump.render.shell import program, shell_word
 from kdump.repair.apply import refuse_side_dir
 from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.plan import resolve_targets
-from kdump.repair.salvage import SalvagedSegment, salvage_kept, salvage_partition
+from kdump.repair.salvage import (
+    NotYetRecovered,
+    SalvagedSegment,
+    kept_elsewhere,
+    not_yet_recovered,
+    salvage_kept,
+    salvage_partition,
+)
 
 
 @click.command("salvage")
@@ -46,42 +55,48 @@ def salvage(
     offsets, timestamps, producer fields) plus a .log of those batches. Transactional and
     control records are marked "reproducible": false: they cannot be produced again as they
     are. Reads only."""
-    kept = [Path(p) for p in paths if parse_kept_log(Path(p).name) and Path(p).is_file()]
-    named = [p for p in paths if Path(p) not in kept]
+    kept: list[Path] = []
+    named: list[str] = []
+    for p in paths:
+        if parse_kept_log(Path(p).name) and Path(p).is_file():
+            kept.append(Path(p))
+        elif (elsewhere := kept_elsewhere(Path(p))) is not None:
+            kept += elsewhere  # what recover --backup-dir kept
+        else:
+            named.append(p)
     targets = resolve_targets(named) if named else []
     sources = local_partitions(targets)
     sources += [LocalPartition(p.parent, p.parent.parent) for p in kept]
     refuse_side_dir(output_dir, "--output-dir", sources)
     outputs = {output_dir / t.path.name for t in sources}
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
-        click.echo(line)
+        echo_on(line)
     try:
-        results = chain(
-            (r for t in targets for r in salvage_partition(t, output_dir, max_output_bytes)),
-            (salvage_kept(p, output_dir, max_output_bytes) for p in kept),
+        runs = chain(
+            (
+                (
+                    salvage_partition(t, output_dir, max_output_bytes),
+                    not_yet_recovered(t),
+                    t.location,
+                )
+                for t in targets
+            ),
+            (((salvage_kept(p, output_dir, max_output_bytes),), None, "") for p in kept),
         )
         seen = damaged = saved = 0
-        for result in results:
-            loss = result.loss
-            if loss is None:
-                continue
-            seen += 1
-            click.echo(f"{result.segment}: {_source(result)}")
-            if loss.zeros:
-                click.echo("  nothing to salvage: zeros hold no records, nothing of them is lost")
-                continue
-            damaged += 1
-            of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
-            for part in result.damaged:
-                click.echo(f"  damaged bytes {part.start}..{part.end}{of} skipped")
-            if result.records is not None and result.log is not None:
-                saved += 1
-                click.echo(f"  wrote {result.records} ({result.record_count} records)")
-                click.echo(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
-            else:
-                click.echo("  nothing to salvage: no whole, valid batch in them")
+        for results, unseen, location in runs:
+            for result in results:
+                loss = result.loss
+                if loss is None:
+                    continue
+                seen += 1
+                damaged += _show(result)
+                saved += result.records is not None
+            if unseen is not None:
+                seen += 1
+                echo_on(_not_yet_line(location, unseen, output_dir))
         if not seen:
-            click.echo(
+            echo_on(
                 "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
                 "kept any log bytes here"
             )
@@ -89,6 +104,41 @@ def salvage(
         for target in targets:
             target.close()  # the maps it read (in-process callers run many)
     ctx.exit(ExitCode.ERRORS if damaged and not saved else ExitCode.OK)
+
+
+def _show(result: SalvagedSegment) -> bool:
+    """What was read, what was skipped and written; True where the bytes hold damage (not
+    only zeros)."""
+    loss = result.loss
+    assert loss is not None
+    echo_on(f"{result.segment}: {_source(result)}")
+    if loss.zeros:
+        echo_on("  nothing to salvage: zeros hold no records, nothing of them is lost")
+        return False
+    of = "" if result.kept is None or not result.kept.cut_at else " of the original log"
+    for part in result.damaged:
+        echo_on(f"  damaged bytes {part.start}..{part.end}{of} skipped")
+    if result.records is not None and result.log is not None:
+        echo_on(f"  wrote {result.records} ({result.record_count} records)")
+        echo_on(f"  wrote {result.log} ({loss.salvageable.bytes} bytes of batches)")
+    else:
+        echo_on("  nothing to salvage: no whole, valid batch in them")
+    return True
+
+
+def _not_yet_line(location: str, unseen: NotYetRecovered, output_dir: Path) -> str:
+    """Salvage before recover: the later segments recovery deletes, not read yet, and the two
+    commands that get their records (recover keeps them; salvage then reads them back)."""
+    bases = ", ".join(str(b) for b in unseen.segments)
+    where = shell_word(location)
+    return (
+        f"{location}: not read yet: {len(unseen.segments)} later segment(s) ({bases}; offsets "
+        f"{unseen.first_offset}..{unseen.last_offset}), which kdump recover deletes after its "
+        f"cut in {unseen.cut_segment}, as the broker's recovery does, and keeps: recover, then "
+        "salvage again to write out their records too:\n"
+        f"  {program()} recover {where}\n"
+        f"  {program()} salvage {where} --output-dir {shell_word(str(output_dir))}"
+    )
 
 
 def _source(result: SalvagedSegment) -> str:

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 import click
 
 from kdump.checks.audit import DEFAULT_RECHECK_FRACTION, AuditOptions
+from kdump.checks.codes import Code
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
 from kdump.commands.options import (
@@ -63,6 +64,12 @@ def result_log_dirs(result: VerifyResult) -> list[str]:
     return list(dict.fromkeys(log_dir_of(p) for p in paths))
 
 
+_TOPICS = (
+    "each topic's own (--config, --server-properties, --describe-output, the KRaft image), else "
+    "Kafka's "
+)
+
+
 def check_options(f: F) -> F:
     """The options of `kdump verify`: checks, output format, --fail-on (shared with Spark)."""
     options = [
@@ -76,9 +83,15 @@ def check_options(f: F) -> F:
         kafka_option(
             "--max-index-size",
             "segment.index.bytes",
-            "an index file larger than this (log.index.size.max.bytes) is reported",
+            "an index file larger than this is reported, for every partition",
+            unset=_TOPICS + "10485760",
         ),
-        kafka_option("--segment-bytes", "segment.bytes", "a .log larger than this is reported"),
+        kafka_option(
+            "--segment-bytes",
+            "segment.bytes",
+            "a .log larger than this is reported, for every partition",
+            unset=_TOPICS + "1073741824",
+        ),
         max_batch_bytes_option(
             "Largest decompressed batch accepted with --deep (and v0/v1 wrapper decompressed "
             "for its first offset without)."
@@ -285,8 +298,8 @@ def verify(
     jobs: int,
     deep: bool,
     index_interval_bytes: int | None,
-    max_index_size: int,
-    segment_bytes: int,
+    max_index_size: int | None,
+    segment_bytes: int | None,
     max_batch_bytes: int,
     fmt: str,
     fail_on: str,
@@ -332,8 +345,9 @@ def verify(
     )
     if compaction_key_memory is not None:
         options = options._replace(compaction_key_memory=compaction_key_memory)
-    # the image beside the paths is read only for a partition with a cleaner checkpoint entry
-    # (kdump.checks.compacted.cleaned_sections): a verify of nothing compacted does not replay it
+    # the node's own image (no --metadata) is taken by the run, once a log dir, from the
+    # metadata partition it verifies anyway where it has one (kdump.kraft.configs
+    # .take_node_image): each topic's cleanup.policy, segment.bytes and segment.index.bytes
     layers = (
         config_layers(configs, server_properties, describe_output, metadata=metadata)
         if configs or server_properties or describe_output or metadata
@@ -357,7 +371,11 @@ def verify(
             from kdump.metrics import verify_families
 
             run.measures = verify_families(result)
-        with answer(result.unreadable, exit_code(result, fail_on), run):
+        code = exit_code(result, fail_on)
+        if any(f.code == Code.FILE_UNREADABLE for f in result.findings):
+            # a file it cannot read is a path it cannot read (the runbook's 3), not damage
+            code, run.failed = ExitCode.BAD_INPUT, True
+        with answer(result.unreadable, code, run):
             if output is not None and info is not None:
                 write_result(result, info, output, objects)
             else:

@@ -7,6 +7,7 @@ Pure: names in, numbers and parts out; nothing here touches a file.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 # -- a partition directory's files (LogFileUtils) ----------------------------------------------
@@ -88,6 +89,17 @@ POSITION) or ``NAME.log.kdump-bak`` (a whole segment it deleted after a cut: a .
 replaced, so its backup is always a deletion's); ``.1``, ``.2``... when the name was taken."""
 
 
+_KEPT_FILE = re.compile(r"^(.+?)(?:\.kdump-bak|\.kdump-cut-\d+)(?:\.\d+)?$")
+"""Any file a kdump repair kept: ``NAME.kdump-bak`` (what it replaced or deleted) or
+``NAME.kdump-cut-POSITION`` (what it cut off), ``.1``, ``.2``... when the name was taken."""
+
+
+def kept_file_of(name: str) -> str | None:
+    """The name of the file a kdump repair kept as ``name`` (None: no kept file)."""
+    m = _KEPT_FILE.match(name)
+    return None if m is None else m[1]
+
+
 def is_kdump_leftover(name: str) -> bool:
     """A temporary file kdump writes and renames or removes before it exits: one that is
     still there was left by a run that was killed (SIGKILL, a power loss)."""
@@ -122,6 +134,17 @@ def parse_kept_log(name: str) -> KeptLog | None:
     if m is None:
         return None
     return KeptLog(name, int(m[1]), int(m[2]) if m[2] is not None else 0)
+
+
+def kept_logs_among(names: Iterable[str]) -> list[KeptLog]:
+    """The log bytes ``kdump recover`` kept among ``names`` (a partition's files, or its
+    directory under ``--backup-dir``), in offset order: what ``kdump salvage`` reads back."""
+    found = [k for k in map(parse_kept_log, names) if k is not None]
+    cuts = [k.base_offset for k in found if k.cut_at]
+    # a deleted .log kept beside: after a cut below it; otherwise a segment a swap
+    # replaced (its records are in the swapped-in segment), nothing to salvage
+    kept = [k for k in found if k.cut_at or any(c < k.base_offset for c in cuts)]
+    return sorted(kept, key=lambda k: (k.base_offset, k.cut_at))
 
 
 # -- names -------------------------------------------------------------------------------------
@@ -252,6 +275,8 @@ __all__ = [
     "is_leftover_name",
     "is_segment_name",
     "is_snapshot_name",
+    "kept_file_of",
+    "kept_logs_among",
     "leftover_pid",
     "offset_in_name",
     "parse_kept_log",

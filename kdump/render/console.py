@@ -176,6 +176,14 @@ class TextConsole:
             emoji=False,
         )
 
+    def say_whole(self, text: str) -> None:
+        """A line to copy and paste (a command): never broken by kdump, on a terminal either
+        (one too long for it is the terminal's to fold on screen; a copy of it stays whole)."""
+        if not self.terminal and (line := plain_line(text)) is not None:
+            self._write(line + "\n")
+            return
+        self.rich.print(text, highlight=False, markup=False, emoji=False, soft_wrap=True)
+
     def table(self, table: TextTable | Table) -> None:
         if isinstance(table, TextTable):
             if not self.terminal and (text := plain_table(table)) is not None:
@@ -183,6 +191,22 @@ class TextConsole:
                 return
             table = table.to_rich(self.terminal)
         self.rich_table(table)
+
+    def table_or_records(self, table: TextTable) -> None:
+        """``table``; on a terminal too narrow for it, its rows as records instead, a line for
+        each cell (``  header  value``): a value is never cut to ``1700…`` nor a header to
+        ``first offs…``, as rich squeezes columns that do not fit."""
+        if not self.terminal or self._natural_width(table.to_rich(True)) <= self.rich.width:
+            self.table(table)
+            return
+        if table.title is not None:
+            self.heading(table.title)
+        width = max(len(header) for header, _ in table.columns)
+        for i, row in enumerate(table.rows):
+            if i:
+                self.say("")
+            for (header, _), cell in zip(table.columns, row, strict=True):
+                self.say(f"  {header.ljust(width)}  {cell}")
 
     def rich_table(self, table: Table) -> None:
         """``table`` through rich: at the terminal's width, or at its natural width on a pipe."""

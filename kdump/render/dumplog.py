@@ -308,8 +308,17 @@ def dumped(
         gaps = per_file is _dump_file_joined and opts.deep and opts.batch_filter.is_empty
         dump_in_turn(paths, opts, problems, jobs, render, progress, gaps)
         return
+    said: set[str] = set()
     for file in paths:
-        yield from per_file(file, opts, problems)
+        for item in per_file(file, opts, problems):
+            if isinstance(item, Line) and item.stream == ERR and item.text.startswith("kdump: "):
+                # the error each file that needs the same unreadable file meets (a segment's
+                # log, index and time index): said once, the others point at it
+                if item.text in said:
+                    yield Line(ERR, f"kdump: {file.path}: not dumped (the error above)")
+                    continue
+                said.add(item.text)
+            yield item
         progress.advance(file.size, file.path)
 
 

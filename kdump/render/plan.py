@@ -54,9 +54,10 @@ def plan_object(
     actions: list[dict[str, Any]] = []
     findings: list[Finding] = []
     skipped: list[dict[str, Any]] = []
-    segments = 0
+    segments = set()
     for plan in plans:
-        segments += 1
+        if plan.changes_segment:
+            segments.add(plan.segment.log_path)
         actions += [action_object(c, plan) for c in plan.changes]
         findings += plan.findings
         if plan.skipped:
@@ -65,7 +66,7 @@ def plan_object(
         "command": command,
         "dry_run": True,
         "files": sum(1 for a in actions if a["action"] != "unchanged"),
-        "segments": segments,
+        "segments": len(segments),
         "actions": actions,
         "skipped": skipped,
         "findings": [f.to_dict() for f in findings],

@@ -4,8 +4,11 @@ log is cut), the findings behind it, what was kept, and the re-check of the new 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
+from kdump.format.names import kept_logs_among
+from kdump.render.shell import program, shell_word
 from kdump.render.verify import finding_line
 from kdump.repair.apply import Written
 from kdump.repair.files import Leftover
@@ -79,6 +82,24 @@ def kept_lines(written: list[Written]) -> Iterator[str]:
                 f"{'kept':<9} {w.cut}: the {_plural(cut, 'byte')} cut from {w.path.name} at "
                 f"{w.change.truncate_at} (cat both to restore it)"
             )
+
+
+def salvage_lines(written: list[Written]) -> Iterator[str]:
+    """Where recover kept log bytes (cut off a log, or a segment it deleted): the salvage that
+    writes out their records, which step 6 of the runbook runs; under ``--backup-dir`` the
+    partition holds none of them any more, so the directory that does is named."""
+    kept: dict[Path, list[str]] = {}
+    for w in written:
+        for side in (w.cut, w.backup):
+            if side is not None:
+                kept.setdefault(side.parent, []).append(side.name)
+    # the same rule as verify's and salvage's (a segment a swap replaced holds no lost record)
+    for directory in sorted(d for d, names in kept.items() if kept_logs_among(names)):
+        yield (
+            f"{'salvage':<9} {directory}: holds the records recover cut or deleted; where this "
+            "was the only replica, write them out (JSON Lines, to produce them again):"
+        )
+        yield f"  {program()} salvage {shell_word(str(directory))} --output-dir DIR"
 
 
 def recheck_lines(findings: list[Finding], segments: int) -> Iterator[str]:

@@ -6,8 +6,16 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from kdump.checks.codes import Code
+from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
 from kdump.render.verify import finding_line
-from kdump.replicas import Follower, Replica, ReplicasResult
+from kdump.replicas import (
+    Follower,
+    Replica,
+    ReplicasResult,
+    checkpointed_high_watermark,
+    start_high_watermark,
+)
 from kdump.units import iso
 
 if TYPE_CHECKING:
@@ -36,26 +44,44 @@ def text_lines(result: ReplicasResult) -> Iterator[str]:
         yield ""
         yield from _follower_lines(follower)
     findings = result.all_findings
+    exported = {f.log.location: f.exported_to for f in result.followers if f.exported_to}
     if findings:
         yield ""
         yield "findings:"
         for f in findings:
-            yield "  " + finding_line(f)
+            to = exported.get(f.path) if f.code == Code.REPLICA_TRUNCATION_LOSS else None
+            if to is None:
+                yield "  " + finding_line(f)
+            else:  # done: its advice, to export them, is not given again
+                yield f"  {finding_line(f, advice=False)} [exported to {to}]"
 
 
 def _replica_lines(replica: Replica) -> Iterator[str]:
     log = replica.log
     hw = log.high_watermark
     yield f"  {log.location}"
-    yield (
-        f"    log start {log.log_start_offset}, log end {log.log_end_offset}, "
-        f"high watermark {hw.value} ({hw.source})"
-    )
+    if checkpointed_high_watermark(log) is None:
+        # the broker starts it at 0, within [log start, log end] (Partition.createLog): what
+        # it was is not known, as "acknowledged: unknown" below says
+        high = (
+            f"high watermark not checkpointed (no {REPLICATION_OFFSET_CHECKPOINT} entry): "
+            f"the broker starts it at its log start {start_high_watermark(log)}"
+        )
+    else:
+        high = f"high watermark {hw.value} ({hw.source})"
+    yield f"    log start {log.log_start_offset}, log end {log.log_end_offset}, {high}"
     cache = log.leader_epoch_cache
     if cache is None:
         epochs = "the leader-epoch-checkpoint does not parse"
     elif not cache.epoch_entries():
+        carried = ", ".join(f"{e} from {o}" for e, o in replica.epochs_in_batches)
         epochs = "none (no leader-epoch-checkpoint entry)"
+        if carried:
+            # LogSegment.recover assigns them, for the segments the broker recovers only
+            epochs = (
+                f"none in its leader-epoch-checkpoint, though its batches carry {carried}: the "
+                "broker's cache gets those of the segments its recovery reads, and no others"
+            )
     else:
         epochs = ", ".join(f"{e.epoch} from {e.start_offset}" for e in cache.epoch_entries())
     yield f"    leader epochs: {epochs}"
@@ -70,8 +96,11 @@ def _follower_lines(follower: Follower) -> Iterator[str]:
     yield f"follower {follower.log.location}:"
     for step in t.steps:
         yield f"  {step}"
-    if t.truncate_to is None:
-        yield f"  not truncated: it fetches from {t.fetch_offset}"
+    if not t.truncated:
+        yield (
+            f"  truncates to {t.truncate_to}, its own log end: nothing is removed; it fetches "
+            f"from {t.fetch_offset}"
+        )
     else:
         how = "truncated fully, to start at" if t.truncated_fully else "truncated to"
         yield f"  {how} {t.truncate_to}"
@@ -96,6 +125,8 @@ def _follower_lines(follower: Follower) -> Iterator[str]:
             yield "  acknowledged: unknown (no high watermark checkpointed)"
         else:
             yield f"  below its high watermark (acknowledged): {lost.below_high_watermark} records"
+        if follower.exported_to is not None:
+            yield f"  exported to {follower.exported_to}"
         for m in lost.markers:
             hangs = (
                 "the leader holds its transaction open: it hangs"

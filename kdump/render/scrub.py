@@ -7,7 +7,7 @@ from typing import IO
 
 from kdump.checks.findings import Severity
 from kdump.render.console import TextConsole
-from kdump.render.verify import STYLES, finding_line
+from kdump.render.verify import say_finding
 from kdump.tiered.scrub import ScrubResult
 from kdump.units import size
 from kdump.untrusted import json_text
@@ -19,7 +19,7 @@ def render_text(
     console = TextConsole(out, terminal)
     for f in result.all_findings():
         if f.severity.rank >= min_severity.rank:
-            console.say(finding_line(f), STYLES[f.severity])
+            say_finding(console, f)
     if quiet:
         return
     states = ", ".join(f"{n} {name}" for name, n in result.classes.items() if n)

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from rich import box
-from rich.table import Table
-
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
 from kdump.producer_state import ProducerStateEntry
-from kdump.render.console import TextConsole
-from kdump.render.verify import STYLES, finding_line
+from kdump.render.console import Justify, TextConsole, TextTable
+from kdump.render.verify import say_finding
 from kdump.txn.analysis import (
     FIND_HANGING_HEADERS,
     AbortedRange,
@@ -47,9 +44,12 @@ def pretty_print_table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 # -- text ----------------------------------------------------------------------------------------
 
 
+def _justify(left: bool) -> Justify:
+    return "left" if left else "right"
+
+
 def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     console = TextConsole(out, terminal)
-    style = box.SIMPLE_HEAVY if terminal else box.ASCII2
     say = console.say
 
     options = result.options
@@ -58,10 +58,10 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
     for txns in result.partitions:
         say("")
-        _partition_text(txns, console, style)
+        _partition_text(txns, console)
     if not result.coordinator.is_empty:
         say("")
-        _coordinator_text(result.coordinator, console, style)
+        _coordinator_text(result.coordinator, console)
     for tid, number in result.transactional_ids.items():
         view = result.coordinator
         say(
@@ -74,8 +74,9 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
         say("The way out: abort each hanging transaction (writes an ABORT marker at its partition)")
         for txns, txn in hanging:
             say(f"  # {txns.topic}-{txns.partition}, producer {txn.producer_id}")
-            say(f"  {txn.abort_command}")
-            say(f"  # brokers before 3.0: {txn.abort_command_legacy}")
+            console.say_whole(f"  {txn.abort_command}")
+            say("  # brokers before 3.0:")
+            console.say_whole(f"  {txn.abort_command_legacy}")
     say("")
     say(
         "kafka-transactions.sh find-hanging would print"
@@ -91,7 +92,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     if findings:
         say("")
         for f in findings:
-            say(finding_line(f), STYLES[f.severity])
+            say_finding(console, f)
     errors = sum(f.severity is Severity.ERROR for f in findings)
     warnings = sum(f.severity is Severity.WARNING for f in findings)
     open_count = len(result.open_transactions)
@@ -102,7 +103,7 @@ def render_text(result: TxnResult, out: IO[str], terminal: bool) -> None:
     )
 
 
-def _partition_text(txns: PartitionTransactions, console: TextConsole, style: box.Box) -> None:
+def _partition_text(txns: PartitionTransactions, console: TextConsole) -> None:
     say = console.say
     name = f"{txns.topic}-{txns.partition}" if txns.topic is not None else txns.path
     say(f"== {name} ({txns.path})")
@@ -136,32 +137,30 @@ def _partition_text(txns: PartitionTransactions, console: TextConsole, style: bo
         "consumers cannot read"
     )
     if txns.producers:
-        console.table(_producers_table(txns.producers, txns.expired_producers, style))
+        console.table_or_records(_producers_table(txns.producers, txns.expired_producers))
     if txns.open_transactions:
-        console.table(_open_table(txns.open_transactions, style))
+        console.table_or_records(_open_table(txns.open_transactions))
         for txn in txns.open_transactions:
             say(f"  producer {txn.producer_id} at offset {txn.first_offset}: {txn.coordinator}")
     else:
         say("no open transaction")
     if txns.completed:
-        table = Table(title="completed transactions", box=style, show_edge=False)
+        table = TextTable("completed transactions")
         for column in ("producer id", "commits", "aborts", "markers without data"):
-            table.add_column(column, justify="right")
+            table.add_column(column, "right")
         for pid, counts in txns.completed.items():
             table.add_row(
                 str(pid), str(counts.commits), str(counts.aborts), str(counts.markers_without_data)
             )
-        console.table(table)
+        console.table_or_records(table)
     if txns.aborted:
-        console.table(_aborted_table(txns.aborted, style))
+        console.table_or_records(_aborted_table(txns.aborted))
         if len(txns.aborted) > TEXT_ROWS:
             say(f"  ... {len(txns.aborted) - TEXT_ROWS} more (--format json lists all)")
 
 
-def _producers_table(
-    entries: list[ProducerStateEntry], expired: list[int], style: box.Box
-) -> Table:
-    table = Table(title="producer state at the log end", box=style, show_edge=False)
+def _producers_table(entries: list[ProducerStateEntry], expired: list[int]) -> TextTable:
+    table = TextTable("producer state at the log end")
     for column in (
         "producer id",
         "epoch",
@@ -172,7 +171,7 @@ def _producers_table(
         "coordinator epoch",
         "open txn from",
     ):
-        table.add_column(column, justify="left" if column == "last timestamp" else "right")
+        table.add_column(column, _justify(column == "last timestamp"))
     gone = set(expired)
     for e in entries:
         table.add_row(
@@ -188,8 +187,8 @@ def _producers_table(
     return table
 
 
-def _open_table(txns: list[OpenTransaction], style: box.Box) -> Table:
-    table = Table(title="open transactions", box=style, show_edge=False)
+def _open_table(txns: list[OpenTransaction]) -> TextTable:
+    table = TextTable("open transactions")
     for column in (
         "producer id",
         "epoch",
@@ -202,7 +201,7 @@ def _open_table(txns: list[OpenTransaction], style: box.Box) -> Table:
         "transactional id",
         "coordinator state",
     ):
-        table.add_column(column, justify="left" if "timestamp" in column else "right")
+        table.add_column(column, _justify("timestamp" in column))
     for t in txns:
         table.add_row(
             str(t.producer_id),
@@ -219,10 +218,10 @@ def _open_table(txns: list[OpenTransaction], style: box.Box) -> Table:
     return table
 
 
-def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
-    table = Table(title="aborted transactions", box=style, show_edge=False)
+def _aborted_table(aborted: list[AbortedRange]) -> TextTable:
+    table = TextTable("aborted transactions")
     for column in ("producer id", "first offset", "last offset", "last stable offset", "from"):
-        table.add_column(column, justify="left" if column == "from" else "right")
+        table.add_column(column, _justify(column == "from"))
     for a in aborted[:TEXT_ROWS]:
         source = " + ".join(
             name
@@ -239,14 +238,14 @@ def _aborted_table(aborted: list[AbortedRange], style: box.Box) -> Table:
     return table
 
 
-def _coordinator_text(view: CoordinatorView, console: TextConsole, style: box.Box) -> None:
+def _coordinator_text(view: CoordinatorView, console: TextConsole) -> None:
     say = console.say
     read = ", ".join(str(n) for n in view.partitions_read)
     say(
         f"== coordinator: __transaction_state partition(s) {read} read; "
         f"{view.partition_count} partitions ({view.partition_count_words})"
     )
-    table = Table(title="transactional ids", box=style, show_edge=False)
+    table = TextTable("transactional ids")
     for column in (
         "transactional id",
         "producer id",
@@ -257,13 +256,11 @@ def _coordinator_text(view: CoordinatorView, console: TextConsole, style: box.Bo
         "last update",
         "__transaction_state",
     ):
-        table.add_column(
-            column, justify="left" if column in ("partitions", "last update") else "right"
-        )
+        table.add_column(column, _justify(column in ("partitions", "last update")))
     txns = sorted(view.transactions.values(), key=lambda t: t.transactional_id)
     for t in txns[:TEXT_ROWS]:
         table.add_row(*_coordinator_row(t, view))
-    console.table(table)
+    console.table_or_records(table)
     if len(txns) > TEXT_ROWS:
         say(f"  ... {len(txns) - TEXT_ROWS} more (--format json lists all)")
 

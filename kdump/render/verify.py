@@ -61,9 +61,13 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
                 justify: Justify = "left" if column in ("partition", "offsets") else "right"
                 table.add_column(column, justify, whole=column == "partition")
         offsets = "-" if s.first_offset is None else f"{s.first_offset}..{s.last_offset}"
+        if s.read == "none":  # a run cut short before it (--budget): no count is of it
+            cells = dict.fromkeys(shown, "-") | {"partition": name, "segments": "not read"}
+            table.add_row(*(cells[column] for column in shown))
+            continue
         cells = {
             "partition": name,
-            "segments": str(s.segments_read),
+            "segments": str(s.segments_read) + (", partly" if s.read == "partly" else ""),
             "bytes": size(s.bytes_read),
             "batches": str(s.batches),
             "records": f"{s.records}+" if s.wrappers_not_counted else str(s.records),
@@ -81,18 +85,39 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
 def finding_line(f: Finding, advice: bool = True) -> str:
     """``severity CODE path[:position] [offset N]: message`` and its fix, or its advice (unless
     ``advice`` is False: a repair that removes the finding's cause says so instead)."""
+    head, fix = _finding_parts(f, advice)
+    return head if fix is None else f"{head} [fix: {fix}]"
+
+
+def say_finding(console: TextConsole, f: Finding) -> None:
+    """A finding on a terminal: its text in lines that fit, its fix on a line of its own,
+    whole (copied from the screen, it runs); on a pipe, the one line of ``finding_line``."""
+    if not console.terminal:
+        console.say(finding_line(f), STYLES[f.severity])
+        return
+    head, fix = _finding_parts(f, advice=True)
+    console.say(head, STYLES[f.severity])
+    if fix is not None:
+        console.say_whole(f"  fix: {fix}")
+
+
+def _finding_parts(f: Finding, advice: bool) -> tuple[str, str | None]:
+    """The finding's text (with its advice, where it has no fix and ``advice``), and its fix
+    as this host runs it."""
     where = f.path
     if f.position is not None:
         where += f":{f.position}"
     extra = f" offset {f.offset}" if f.offset is not None else ""
+    head = f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}"
     if f.fix:
-        then = f" [fix: {f.fix}]"
-    elif advice and f.advice:
-        then = f" [advice: {f.advice}]"
-    else:
-        then = ""
-    # one line whatever a name or a restored finding holds (kdump.untrusted)
-    return terminal(f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}{then}")
+        # as this host runs kdump (its module, shlex too, only where there is a fix to print)
+        from kdump.render.shell import runnable
+
+        # one line whatever a name or a restored finding holds (kdump.untrusted)
+        return terminal(head), terminal(runnable(f.fix))
+    if advice and f.advice:
+        head += f" [advice: {f.advice}]"
+    return terminal(head), None
 
 
 def render_text(
@@ -109,7 +134,7 @@ def render_text(
                 )
     shown = [f for f in result.findings if f.severity.rank >= min_severity.rank]
     for f in shown:
-        console.say(finding_line(f), STYLES[f.severity])
+        say_finding(console, f)
     if not quiet:
         counts = result.counts()
         console.say(

@@ -57,6 +57,7 @@ from kdump.repair.rebuild import (
 )
 from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
+from kdump.storage.local import RenamedView
 from kdump.unified_log import OpenOptions, UnifiedLog, skipped_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
@@ -72,6 +73,38 @@ ENTRY_SIZES = {
 }
 
 
+_VIEWS: dict[Path, RenamedView] = {}
+"""Partition directories a dry run plans as they will be (kdump.storage.local.RenamedView):
+what the planner reads by path is read where the bytes are now."""
+
+
+@contextmanager
+def viewing(logs: list[UnifiedLog]) -> Iterator[None]:
+    """Plan ``logs`` opened over a RenamedView as they will be: a renamed file read from its
+    present name, a removed one absent."""
+    views = {Path(v.path): v for v in (log.storage for log in logs) if isinstance(v, RenamedView)}
+    _VIEWS.update(views)
+    try:
+        yield
+    finally:
+        for path in views:
+            _VIEWS.pop(path, None)
+
+
+def on_disk(path: Path) -> Path | None:
+    """Where the bytes of ``path`` are now (None: there will be no such file)."""
+    view = _VIEWS.get(path.parent)
+    if view is None:
+        return path
+    now = view.now_named(path.name)
+    return None if now is None else path.parent / now
+
+
+def _exists(path: Path) -> bool:
+    now = on_disk(path)
+    return now is not None and now.exists()
+
+
 @dataclass(frozen=True)
 class FileState:
     """Size, modification time and inode of a file when it was planned: apply refuses if it
@@ -84,7 +117,8 @@ class FileState:
 
     @classmethod
     def of(cls, path: Path) -> FileState | None:
-        st = regular_lstat(path)
+        now = on_disk(path)
+        st = None if now is None else regular_lstat(now, shown=path)
         return None if st is None else cls.from_stat(st)
 
     @classmethod
@@ -189,6 +223,16 @@ class SegmentPlan:
         return [c for c in self.changes if c.changed]
 
     @property
+    def changes_segment(self) -> bool:
+        """A file of the segment changes (a producer snapshot or a checkpoint is none)."""
+        return any(c.kind not in (SNAPSHOT, CHECKPOINT) for c in self.changed)
+
+    @property
+    def changes_partition(self) -> bool:
+        """A file of the partition changes (the log dir's recovery-point checkpoint is none)."""
+        return any(c.kind != CHECKPOINT for c in self.changed)
+
+    @property
     def unresolved(self) -> list[Finding]:
         """Errors this plan leaves in place: all but the invalid batch a planned cut removes."""
         cuts = {c.truncate_at for c in self.changes if c.kind == LOG}
@@ -226,7 +270,10 @@ def resolve_targets(
 
 @contextmanager
 def mapped(path: Path) -> Iterator[Buffer]:
-    buf = map_regular(path)
+    now = on_disk(path)
+    if now is None:
+        raise InputError(str(path), "no such file")
+    buf = map_regular(now)
     try:
         yield buf
     finally:
@@ -253,7 +300,7 @@ def _orphan_findings(log: UnifiedLog) -> list[Finding]:
 
 def _index_state(path: Path, cls: type[AbstractIndex[Any]], base: int) -> tuple[int, int] | None:
     """(whole entries, entries before the zero tail) of an existing index file."""
-    if not path.exists():
+    if not _exists(path):
         return None
     with mapped(path) as buf:
         index = cls(buf, base, str(path))
@@ -327,7 +374,7 @@ def _txn_change(seg: SegmentPaths, recovered: RecoveredSegment) -> FileChange | 
     """TransactionIndex is created on the first append and emptied (not deleted) by recover."""
     content = txn_index_bytes(recovered.aborted_txns)
     path = seg.txn_index_path
-    if not content and not path.exists():
+    if not content and not _exists(path):
         return None
     return _index_change(path, TXN_INDEX, seg.base_offset, content)
 
@@ -498,7 +545,7 @@ def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
     if rule.new_base is None:
         return None
     target = SegmentPaths(SegmentPaths.of(seg).directory, rule.new_base)
-    if any(target.path(sfx).exists() for sfx in SEGMENT_SUFFIXES):
+    if any(_exists(target.path(sfx)) for sfx in SEGMENT_SUFFIXES):
         return None
     return rule.new_base
 
@@ -614,7 +661,7 @@ def _partition_bytes(log: UnifiedLog) -> int:
 
 
 def _trim_change(seg: SegmentPaths, path: Path, kind: str) -> FileChange | None:
-    if not path.exists():
+    if not _exists(path):
         return None
     cls: type[AbstractIndex[Any]] = OffsetIndex if kind == OFFSET_INDEX else TimeIndex
     size = ENTRY_SIZES[kind]

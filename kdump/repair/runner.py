@@ -16,6 +16,7 @@ from kdump.render.repair import (
     leftover_lines,
     plan_lines,
     recheck_lines,
+    salvage_lines,
     stopped_before_commit_line,
     stopped_in_commit_line,
 )
@@ -44,6 +45,9 @@ class RunOptions:
     as_broker: bool = False
     """recover --as-broker: the startup's snapshot deletions are the broker's own at its next
     load (kdump.log_loader), as the recovery done is its own."""
+    builds_indexes: bool = True
+    """Index files are built at an index.interval.bytes, and the run says which (not so for
+    trim-index, which only cuts their preallocated tails)."""
     keep_plans: bool = False
     """A dry run keeps its plans (``RunResult.plans``, without the new files' bytes) for one
     JSON document, instead of printing each as it comes."""
@@ -51,7 +55,6 @@ class RunOptions:
 
 @dataclass
 class RunResult:
-    segments: int = 0
     files: int = 0
     """Files that change (or would, with --dry-run)."""
     unresolved: list[Finding] = field(default_factory=list)
@@ -64,6 +67,18 @@ class RunResult:
     """A dry run's plans, when asked to keep them (RunOptions.keep_plans)."""
     indexed: set[Path] = field(default_factory=set)
     """Partitions whose offset or time index files change (or would)."""
+    changed_segments: set[Path] = field(default_factory=set)
+    """The .log paths of the segments whose files change (or would)."""
+    changed_partitions: set[Path] = field(default_factory=set)
+
+    def tally(self, targets: list[UnifiedLog]) -> str:
+        """``34 file(s) (8 of 15 segments, 2 of 3 partitions)``: what changes among what was
+        named (a plan is made for every segment named, most of them with nothing to do)."""
+        segments = sum(len(t.named_segments) for t in targets)
+        return (
+            f"{self.files} file(s) ({len(self.changed_segments)} of {segments} segment(s), "
+            f"{len(self.changed_partitions)} of {len(targets)} partition(s))"
+        )
 
     @property
     def exit_code(self) -> int:
@@ -92,7 +107,6 @@ def run_repair(
             _clear_leftovers(targets, write, emit, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
-            result.segments += 1
             show(plan, result, emit, all_files=False)
             _note_cut(plan, cut)
             _advance(progress, plan)
@@ -100,13 +114,9 @@ def run_repair(
             for plan in plan_startup(targets, cut, options.as_broker):
                 show(plan, result, emit, all_files=False)
         if not options.keep_plans:
-            for line in interval_lines(result.indexed, IndexConfigs.of_any(config)):
+            for line in interval_lines(result.indexed, IndexConfigs.of_any(config), options):
                 emit(line, False)
-            emit(
-                f"dry run: {result.files} file(s) of {result.segments} segment(s) would change; "
-                "nothing was written",
-                False,
-            )
+            emit(f"dry run: {result.tally(targets)} would change; nothing was written", False)
         return result
     session = RepairSession(write, hook)
     try:
@@ -142,7 +152,6 @@ def _stage_and_commit(
     checked = 0
     cut: set[Path] = set()
     for plan in plans:
-        result.segments += 1
         to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
         staged = session.stage(plan, to_write)
         if staged:
@@ -156,7 +165,7 @@ def _stage_and_commit(
             session.stage(plan, _show(plan, result, emit, all_files=False))
     for line in recheck_lines(result.recheck, checked) if checked else ():
         emit(line, False)
-    for line in interval_lines(result.indexed, configs):
+    for line in interval_lines(result.indexed, configs, options):
         emit(line, False)
     if any(f.severity is Severity.ERROR for f in result.recheck):
         session.rollback()
@@ -166,13 +175,17 @@ def _stage_and_commit(
         result.written = session.commit(held.pending)
         for line in kept_lines(result.written):
             emit(line, False)
+        if not session.stopped:
+            for line in salvage_lines(result.written):
+                emit(line, False)
         if session.stopped:
             result.stopped = True
             not_done = len(session.staged) - len(result.written)
             emit(stopped_in_commit_line(held.name, len(result.written), not_done), True)
             return
         where = f" under {write.output_dir}" if write.output_dir is not None else ""
-        emit(f"{len(result.written)} file(s) of {result.segments} segment(s) written{where}", False)
+        result.files = len(result.written)
+        emit(f"{result.tally(targets)} written{where}", False)
 
 
 def named_alone(logs: list[UnifiedLog]) -> list[UnifiedLog]:
@@ -203,11 +216,15 @@ def _clear_leftovers(
         emit(line, False)
 
 
-def interval_lines(indexed: set[Path], configs: IndexConfigs) -> Iterator[str]:
+def interval_lines(
+    indexed: set[Path], configs: IndexConfigs, options: RunOptions = RunOptions()
+) -> Iterator[str]:
     """For each partition whose indexes change: the index.interval.bytes they are built at, and
     where it came from; where nothing said the topic's own, that it was assumed, and that an
     index built at another interval than its topic's holds more or fewer entries over the
     same data."""
+    if not options.builds_indexes:
+        return
     for directory in sorted(indexed):
         config = configs.of(directory)
         interval = f"index.interval.bytes {config.index_interval_bytes}"
@@ -252,8 +269,12 @@ def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> 
 
 
 def _count(plan: SegmentPlan, result: RunResult) -> None:
-    # the startup plans (snapshots, recovery points) are no segments: not in result.segments
+    # the startup plans (snapshots, recovery points) change no segment
     result.files += len(plan.changed)
     result.unresolved += plan.unresolved
+    if plan.changes_partition:
+        result.changed_partitions.add(plan.segment.directory)
+    if plan.changes_segment:
+        result.changed_segments.add(plan.segment.log_path)
     if any(c.kind in (OFFSET_INDEX, TIME_INDEX) and not c.delete for c in plan.changed):
         result.indexed.add(plan.segment.directory)

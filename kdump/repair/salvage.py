@@ -26,6 +26,7 @@ from kdump.format.batch import Batch
 from kdump.format.names import (
     LOG_SUFFIX,
     KeptLog,
+    kept_logs_among,
     parse_kept_log,
     parse_partition_dir,
     segment_file_name,
@@ -246,6 +247,48 @@ AtomicFile = _atomic
 """The same, for other commands' exports (kdump replicas --export-lost)."""
 
 
+def kept_elsewhere(path: Path) -> list[Path] | None:
+    """The log bytes kept in a directory ``kdump recover --backup-dir B`` wrote (``B``, or
+    ``B/<partition>``), in order; None where ``path`` is no such directory: one with a segment
+    of its own or in a partition below it, or with no kept log bytes."""
+    if not path.is_dir() or path.is_symlink():
+        return None
+    found: list[Path] = []
+    subdirs = sorted(d for d in path.iterdir() if d.is_dir() and not d.is_symlink())
+    for directory in (path, *subdirs):
+        names = [p.name for p in directory.iterdir() if p.is_file()]
+        if any(n.endswith(LOG_SUFFIX) for n in names):
+            return None  # Kafka's data: a partition or a log dir
+        found += [directory / k.name for k in kept_logs_among(names)]
+    return found or None
+
+
+@dataclass(frozen=True)
+class NotYetRecovered:
+    """Before ``kdump recover``: the segments after the first damaged one, which recovery
+    deletes whole (LogLoader.recoverLog) and recover keeps. Salvage reads a segment only from
+    its own first invalid batch on: their records are not in what it writes until recover has
+    kept them (then salvage reads them back)."""
+
+    cut_segment: int
+    segments: tuple[int, ...]
+    """Their base offsets."""
+    first_offset: int
+    last_offset: int
+
+
+def not_yet_recovered(log: UnifiedLog) -> NotYetRecovered | None:
+    """What salvage cannot see of ``log`` before it is recovered (None: nothing)."""
+    damaged = log.damaged_from
+    if damaged is None or log.only is not None:
+        return None
+    later = [s.base_offset for s in log.segments if s.base_offset > damaged.segment]
+    end = log.log_end_offset_on_disk
+    if not later or end <= later[0]:
+        return None
+    return NotYetRecovered(damaged.segment, tuple(later), later[0], end - 1)
+
+
 def salvage_partition(
     log: UnifiedLog, output_dir: Path, max_output_bytes: int | None = None
 ) -> Iterator[SalvagedSegment]:
@@ -271,7 +314,10 @@ __all__ = [
     "OUTPUT_FLOOR",
     "OUTPUT_RATIO",
     "AtomicFile",
+    "NotYetRecovered",
     "SalvagedSegment",
+    "kept_elsewhere",
+    "not_yet_recovered",
     "output_limit",
     "record_object",
     "salvage_kept",

@@ -29,7 +29,7 @@ from kdump.repair.plan import (
     SegmentPaths,
     SegmentPlan,
 )
-from kdump.storage.local import LocalStorage
+from kdump.storage.local import LocalStorage, RenamedView
 from kdump.unified_log import UnifiedLog
 
 
@@ -151,6 +151,21 @@ def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
         first = settlement.swapped[0] if settlement.swapped is not None else 0
         plans.append(SegmentPlan(SegmentPaths(directory, first), False, changes=changes))
     return plans
+
+
+def as_settled(log: UnifiedLog) -> UnifiedLog:
+    """``log`` opened as ``plan_settle``'s plans leave it (a dry run plans the rest on it, as
+    its run does once they are done); as it is where there is nothing to settle."""
+    settlement = log.settlement
+    directory = log.storage.local_path
+    if directory is None or log.only is not None or not settlement:
+        return log
+    view = RenamedView(
+        directory,
+        {new: old for old, new in settlement.renamed},
+        [name for name, _ in settlement.deleted],
+    )
+    return UnifiedLog(view, log.log_dir, log.only, log.open_options)
 
 
 def plan_startup(

@@ -45,9 +45,11 @@ from kdump.checks.verify_state import (
     verified_record,
     walk_facts,
 )
+from kdump.config import MetadataConfigs
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.kraft.configs import take_node_image
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
 from kdump.replicas import ReplicaChoice
@@ -178,6 +180,7 @@ def verify_on_spark(
     found = discover(absolute(paths), store, OpenOptions(verify=options))
     found.raise_first()
     targets = found.partitions
+    _take_node_images(targets)
     states = _States(audit or AuditOptions())
     plans = [states.plan(t) for t in targets]
     slices = max(1, min(len(targets), tasks or default_parallelism(spark) * TASKS_PER_CORE))
@@ -195,6 +198,15 @@ def verify_on_spark(
     result = collect_result(found, lambda t: results[number[id(t)]])
     result.audit = states.summary
     return result
+
+
+def _take_node_images(targets: list[UnifiedLog]) -> None:
+    """Each partition's settings from its node's KRaft image too, replayed here on the driver
+    once a log dir, as verify_paths does (kdump.kraft.configs.take_node_image): the
+    executors judge segment.bytes, segment.index.bytes and cleanup.policy by the topic's own."""
+    images: dict[str, MetadataConfigs | None] = {}
+    for log in targets:
+        take_node_image(log, targets, images)
 
 
 class _States:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -165,4 +165,69 @@ class LocalStorage(Storage):
         self.__dict__.pop("_segment_sets", None)
 
 
-__all__ = ["LocalStorage", "map_file", "open_log_file"]
+class RenamedView(LocalStorage):
+    """A directory as it will be once some files are renamed and others removed, read from
+    where the bytes are now: a dry run's view of what its run does before the rest (the
+    renames that complete a swap). Nothing is written."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        renamed: Mapping[str, str],
+        removed: Collection[str],
+        policy: ReadPolicy = KEEP,
+    ) -> None:
+        super().__init__(path, policy)
+        self.renamed = dict(renamed)
+        """new name -> the name the file has now"""
+        self.removed = frozenset(removed)
+
+    def __repr__(self) -> str:
+        return f"RenamedView({self.location!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RenamedView) and (other.path, other.renamed, other.removed) == (
+            self.path,
+            self.renamed,
+            self.removed,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.path, frozenset(self.renamed.items()), self.removed))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "renamed": self.renamed, "removed": self.removed}
+
+    def now_named(self, name: str) -> str | None:
+        """The name the bytes of ``name`` have now (None: there will be no such file)."""
+        if name in self.renamed:
+            return self.renamed[name]
+        if name in self.removed or name in self.renamed.values():
+            return None
+        return name
+
+    @cached_property
+    def _listing(self) -> tuple[dict[str, int], list[str]]:
+        files, folders = super()._listing
+        gone = self.removed | set(self.renamed.values())
+        view = {n: size for n, size in files.items() if n not in gone}
+        view |= {new: files[old] for new, old in self.renamed.items() if old in files}
+        return dict(sorted(view.items())), folders
+
+    def _now(self, name: str) -> str:
+        now = self.now_named(name)
+        if now is None:
+            raise InputError(self.location_of(name), "no such file")
+        return now
+
+    def read(self, name: str, limit: int = SMALL_FILE_LIMIT) -> Buffer:
+        return super().read(self._now(name), limit)
+
+    def open_log(self, name: str) -> FileRecords:
+        return super().open_log(self._now(name))
+
+    def modified_ms(self, name: str) -> int:
+        return super().modified_ms(self._now(name))
+
+
+__all__ = ["LocalStorage", "RenamedView", "map_file", "open_log_file"]

@@ -151,11 +151,11 @@ class RateLimit:
         self,
         rate: int,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         if rate <= 0:
             raise ValueError(f"rate must be positive, not {rate}")
-        self.rate, self.clock, self.sleep = rate, clock, sleep
+        self.rate, self.clock, self.sleep = rate, clock, sleep or _pause
         self.started = clock()
         self.taken = 0
         self._lock = threading.Lock()
@@ -185,6 +185,14 @@ class RateLimit:
                 budget.check()  # past the deadline: left here, or read on (must finish)
                 continue
             self.sleep(wait)
+
+
+def _pause(seconds: float) -> None:
+    """A wait a stopped run ends at once, in its worker threads too (kdump.parallel.pause):
+    Ctrl-C at --max-io-rate stops within a second, not when the segments being read are."""
+    from kdump.parallel import pause
+
+    pause(seconds)
 
 
 class CacheGuard:

@@ -17,7 +17,8 @@ The API:
   ``start()`` formats (first time) and starts them and waits until each serves; ``stop()``,
   ``kill()``; ``broker(n)``. One node is combined mode; of three, node 1 is the controller.
 - ``Broker``: ``start()``, ``stop()`` (SIGTERM, clean shutdown), ``kill()`` (SIGKILL),
-  ``restart()``, ``log_dir``, ``partition_dir(topic, p)``, ``bootstrap``, and
+  ``restart()``, ``log_dir``, ``partition_dir(topic, p)``, ``cleaned_to(topic, p)`` (its
+  cleaner-offset-checkpoint entry), ``active_base(topic, p)``, ``bootstrap``, and
   ``log_lines()``: the node's own log lines since it was last started.
 - ``broker_log.LoadReport.parse(lines)``: those lines read as LogManager and LogLoader write
   them: the logs loaded ("Loaded N logs in X ms"), each log dir's clean-shutdown announcement,

@@ -142,6 +142,22 @@ class Broker:
     def partition_dir(self, topic: str, partition: int) -> Path:
         return self.log_dir / f"{topic}-{partition}"
 
+    def cleaned_to(self, topic: str, partition: int) -> int | None:
+        """The cleaner-offset-checkpoint entry of the partition (None: none yet)."""
+        path = self.log_dir / "cleaner-offset-checkpoint"
+        if not path.exists():
+            return None
+        for line in path.read_text().splitlines()[2:]:
+            parts = line.split()
+            if len(parts) == 3 and (parts[0], parts[1]) == (topic, str(partition)):
+                return int(parts[2])
+        return None
+
+    def active_base(self, topic: str, partition: int) -> int:
+        """The base offset of the partition's active segment (its last .log)."""
+        logs = self.partition_dir(topic, partition).glob("*.log")
+        return max(int(p.name.split(".")[0]) for p in logs)
+
     def properties(self) -> dict[str, str]:
         listeners = [f"PLAINTEXT://127.0.0.1:{self.port}"]
         if self.controller:
