@@ -34,10 +34,10 @@ from kdump.format.textfiles import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches, iter_records
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.records import FileRecords
 from kdump.storage.remote.aiven import parse_manifest
-from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20
 

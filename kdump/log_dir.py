@@ -6,8 +6,8 @@ Each partition found in it (kdump.unified_log.UnifiedLog) points back here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
@@ -30,15 +30,14 @@ META_PROPERTIES_LIMIT = 1 << 20
 TopicPartition = tuple[str, int]
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     """One offset checkpoint file of a log dir, read: its entries (the last line of a partition
     wins, as in Kafka's map), or why it could not be read."""
 
     name: str
     path: str
     exists: bool
-    entries: dict[TopicPartition, int] = field(default_factory=dict)
+    entries: dict[TopicPartition, int]
     error: KdumpError | None = None
 
 
@@ -67,12 +66,12 @@ class LogDir:
     def _read_checkpoint(self, name: str) -> Checkpoint:
         path = self.storage.location_of(name)
         if not self.storage.exists(name):
-            return Checkpoint(name, path, False)
+            return Checkpoint(name, path, False, {})
         try:
             data = self.storage.read_bytes(name, CHECKPOINT_LIMIT)
             entries = read_offset_checkpoint(data, path)
         except (KdumpError, OSError) as e:
-            return Checkpoint(name, path, True, error=as_kdump_error(e, path))
+            return Checkpoint(name, path, True, {}, as_kdump_error(e, path))
         return Checkpoint(name, path, True, {(e.topic, e.partition): e.offset for e in entries})
 
     def checkpoint(self, name: str) -> Checkpoint:

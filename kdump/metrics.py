@@ -133,7 +133,7 @@ def verify_families(result: object, command: str = "verify") -> Measures:
 def audit_families(m: Measures, audit: object, command: str) -> None:
     """What an incremental or budgeted run read, skipped and left (issue 30): for alerts on a
     segment unverified too long, and on runs that never finish within their budget."""
-    from kdump.checks.verify_state import AuditSummary
+    from kdump.checks.audit import AuditSummary
 
     assert isinstance(audit, AuditSummary)
     if not audit.asked:

@@ -49,6 +49,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "model",
         (
             "kdump.segment",
+            "kdump.log_scan",
+            "kdump.producer_state",
             "kdump.local_log",
             "kdump.log_dir",
             "kdump.log_loader",
@@ -92,28 +94,27 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """(layer, the modules and packages in it), lowest first; a module is in the layer of the
 longest name that holds it (``kdump.kraft.checks`` is verify's, the rest of ``kdump.kraft`` the
-model's: the KRaft metadata log read as the broker loads it)."""
+model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself names the
+package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition still gets its log end and damage from verify's walk (issue 43)
-    ("kdump.unified_log", "kdump.checks.codes"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.findings"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.log"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.options"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.segment"): "verify's walk of a segment",
-    ("kdump.unified_log", "kdump.checks.sink"): "verify's walk of a segment",
-    # the producer state and its replay report anomalies as verify's findings
-    ("kdump.unified_log", "kdump.txn.producer_state"): "the producer state's findings",
+    # the opened partition's options carry verify's (OpenOptions.verify), and the producer
+    # snapshots its load skips are verify's findings (SNAPSHOT_CORRUPT)
+    ("kdump.unified_log", "kdump.checks.codes"): "a skipped snapshot's finding",
+    ("kdump.unified_log", "kdump.checks.findings"): "a skipped snapshot's finding",
+    ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
+    # the producer state (ProducerStateManager, the model's) and its replay report anomalies
+    # as verify's findings
+    ("kdump.producer_state", "kdump.checks.findings"): "the producer state's findings",
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-    ("kdump.repair.plan", "kdump.txn.producer_state"): "the producer state's findings",
-    ("kdump.repair.rebuild", "kdump.txn.producer_state"): "the producer state's findings",
+    # a compacted partition's node image is found by the KRaft checks' node_metadata
+    ("kdump.kraft.configs", "kdump.kraft.checks"): "the node's metadata partition",
     # the KRaft metadata log is read with verify's walk
     ("kdump.kraft.loader", "kdump.checks.log"): "verify's walk of a segment",
     # repair's driver prints as it goes; salvage writes records as dump renders them
     ("kdump.repair.runner", "kdump.render.repair"): "the repair prints as it goes",
     ("kdump.repair.salvage", "kdump.render.describe"): "salvage's records as dump's",
     ("kdump.repair.salvage", "kdump.render.fields"): "salvage's records as dump's",
-    ("kdump.checks.partition", "kdump.repair.files"): "process_alive (kdump.lock after issue 45)",
 }
 
 
@@ -121,9 +122,8 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for i, (_, members) in enumerate(LAYERS):
         for name in members:
-            if (module == name or module.startswith(name + ".")) and (
-                best is None or len(name) > best[1]
-            ):
+            holds = module == name or (name != "kdump" and module.startswith(name + "."))
+            if holds and (best is None or len(name) > best[1]):
                 best = (i, len(name))
     return None if best is None else best[0]
 
@@ -184,3 +184,40 @@ def test_counts() -> None:
     lazy = sum(e.kind == "lazy" for edges in graph.values() for e in edges.values())
     print(f"modules by layer {dict(by_layer)}; climbs {len(climbs(graph))}; lazy imports {lazy}")
     assert sum(by_layer.values()) == len(graph)
+
+
+def test_an_opened_partition_s_options_are_changed_by_it_alone() -> None:
+    """No layer above the model sets ``log.open_options`` on a partition it was handed (the
+    report gives its walk its own options; a KRaft image found later goes through
+    UnifiedLog.adopt_metadata)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "kdump").rglob("*.py")):
+        if path.name == "unified_log.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr == "open_options":
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+URL_ASKED = {"kdump/discovery.py"}
+"""Besides kdump.storage: discovery, which searches a folder on disk and a prefix of an object
+store (with tiered storage's layouts) each its own way."""
+
+
+def test_only_the_storage_layer_tells_a_path_from_a_url() -> None:
+    """kdump.storage says it is the only place that tells a path from a URL: every other module
+    reads through a Storage, or asks storage's functions (named, local_folder,
+    parent_location, absolute_location, kdump.storage.outputs)."""
+    asking = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "kdump").rglob("*.py")
+        if "is_url" in path.read_text()
+        and "storage" not in path.relative_to(ROOT).parts[1:-1]
+        and path.parent.name != "storage"
+    )
+    assert asking == sorted(URL_ASKED)

@@ -26,11 +26,11 @@ from kdump.commands.options import (
 )
 from kdump.commands.output import echo_on
 from kdump.config import ConfigLayers, RawSetting, Source
-from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
 from kdump.lock import who_holds
 from kdump.render.progress_display import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
+from kdump.repair.files import local_partitions
 from kdump.repair.plan import (
     Scope,
     SegmentPlan,
@@ -104,7 +104,7 @@ def index_layers(
         )
         if value is not None
     ]
-    return dataclasses.replace(layers, options=(*layers.options, *given))
+    return layers._replace(options=(*layers.options, *given))
 
 
 def write_options(f: F) -> F:

@@ -137,7 +137,7 @@ def _same_partition(logs: list[Any]) -> None:
 
 
 def _export(result: Any, directory: Path, logs: list[Any]) -> None:
-    from kdump.discovery import local_partitions, refuse_output_inside
+    from kdump.repair.files import local_partitions, refuse_output_inside
     from kdump.replicas import export_lost
 
     refuse_output_inside(directory, local_partitions(logs), "--export-lost directory")

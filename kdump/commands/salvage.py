@@ -12,14 +12,12 @@ from pathlib import Path
 import click
 
 from kdump.commands.output import echo_on
-from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
-from kdump.format.names import parse_kept_log
-from kdump.loss import kept_what
+from kdump.format.names import kept_what, parse_kept_log
 from kdump.render.repair import leftover_lines
 from kdump.render.shell import program, shell_word
 from kdump.repair.apply import refuse_side_dir
-from kdump.repair.files import remove_leftovers
+from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.plan import resolve_targets
 from kdump.repair.salvage import (
     NotYetRecovered,

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
+from kdump.checks.audit import AuditOptions
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.verify_state import AuditOptions
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     fail_on_option,

@@ -5,15 +5,14 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from kdump.checks.audit import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.checks.codes import Code
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     config_layers,
@@ -345,9 +344,9 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     if compaction_key_memory is not None:
-        options = replace(options, compaction_key_memory=compaction_key_memory)
+        options = options._replace(compaction_key_memory=compaction_key_memory)
     # the node's own image (no --metadata) is taken by the run, once a log dir, from the
-    # metadata partition it verifies anyway where it has one (kdump.checks.compacted
+    # metadata partition it verifies anyway where it has one (kdump.kraft.configs
     # .take_node_image): each topic's cleanup.policy, segment.bytes and segment.index.bytes
     layers = (
         config_layers(configs, server_properties, describe_output, metadata=metadata)

@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding
-from kdump.checks.log import FirstBatch
 from kdump.checks.registry import codes_of
+from kdump.checks.segment import segment_result
 from kdump.errors import FormatError, InputError
 from kdump.format.layout import NO_TIMESTAMP
+from kdump.log_scan import FirstBatch
 from kdump.segment import FILE_MTIME, LargestTimestamp, LogSegment
 from kdump.unified_log import UnifiedLog
 from kdump.units import YEAR_9999_MS, at
@@ -85,7 +86,7 @@ class SegmentFacts:
 
 def read_segment_facts(log: UnifiedLog, segment: LogSegment) -> SegmentFacts:
     """The facts explain needs of one segment, from the partition's one walk of it."""
-    result = log.result(segment)
+    result = segment_result(log, segment)
     scan = result.scan
     if scan is None:
         unread = next((f for f in result.findings if f.code == Code.FILE_UNREADABLE), None)

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
+from kdump.checks.segment import segment_result
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import PartitionMetadata
 from kdump.format.names import (
@@ -250,7 +251,7 @@ def _log_batch_at(log: UnifiedLog, offset: int) -> tuple[int, int] | None:
 
 def _last_epoch(log: UnifiedLog) -> int | None:
     for segment in reversed(log.segments_after_recovery):
-        scan = log.result(segment).scan
+        scan = segment_result(log, segment).scan
         if scan is not None and scan.epoch_starts:
             return int(scan.epoch_starts[-1][0])
     return None

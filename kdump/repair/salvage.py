@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from kdump.checks.segment import segment_result
 from kdump.crc import Buffer
 from kdump.errors import OutputLimitError
 from kdump.format.batch import Batch
@@ -295,11 +296,12 @@ def salvage_partition(
     ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
     refuses (the partition's one walk of it, as verify and recover read it); then, for a
     whole partition, the log bytes an earlier ``kdump recover`` kept in it."""
-    directory = log.storage.local_path
-    assert directory is not None, "salvage reads local partitions"
+    local = log.storage.local_path
+    assert local is not None, "salvage reads local partitions"
+    directory = Path(local)
     out = output_dir / directory.name
     for seg in log.named_segments:
-        scan = log.result(seg).scan
+        scan = segment_result(log, seg).scan
         at = None if scan is None else scan.first_invalid
         log_path = directory / seg.file_name(LOG_SUFFIX)
         yield salvage_segment(log_path, at, out, log.topic_partition, max_output_bytes)

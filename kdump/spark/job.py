@@ -26,10 +26,10 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from kdump.checks.compacted import take_node_image
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, segments_to_check
+from kdump.checks.segment import segment_result
 from kdump.checks.verify import VerifyResult, collect_result, finish_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
@@ -49,6 +49,7 @@ from kdump.config import MetadataConfigs
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.kraft.configs import take_node_image
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
 from kdump.replicas import ReplicaChoice
@@ -127,7 +128,7 @@ def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]
         segment = log.all_segments[slot]
         log.take_result(segment, reused_result(segment, known, log.options.max_findings_per_code))
     for slot, finding in plan.changed:
-        log.result(log.all_segments[slot]).sink.add(finding)
+        segment_result(log, log.all_segments[slot]).sink.add(finding)
     reused = {slot for slot, _ in plan.reuse}
     return [s for s in segments if s.slot not in reused]
 
@@ -138,7 +139,7 @@ def _records(log: UnifiedLog, walked: list[LogSegment]) -> Records:
     for segment in walked:
         key = key_of(segment)
         if key is not None:
-            result = log.result(segment)
+            result = segment_result(log, segment)
             out.append((key, verified_record(segment, result.scan, result.findings, now_ms)))
     return out
 
@@ -201,7 +202,7 @@ def verify_on_spark(
 
 def _take_node_images(targets: list[UnifiedLog]) -> None:
     """Each partition's settings from its node's KRaft image too, replayed here on the driver
-    once a log dir, as verify_paths does (kdump.checks.compacted.take_node_image): the
+    once a log dir, as verify_paths does (kdump.kraft.configs.take_node_image): the
     executors judge segment.bytes, segment.index.bytes and cleanup.policy by the topic's own."""
     images: dict[str, MetadataConfigs | None] = {}
     for log in targets:

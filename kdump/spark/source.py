@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -82,7 +81,7 @@ class KafkaSegmentsReader(DataSourceReader):
             )
         )
         if "max_batch_bytes" in options:
-            self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
+            self.options = self.options._replace(max_batch_bytes=int(options["max_batch_bytes"]))
         self.replicas = ReplicaRule(
             all_replicas=_flag(options, "all_replicas"), metadata=options.get("metadata") or None
         )
