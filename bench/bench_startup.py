@@ -69,7 +69,7 @@ def segment_work(partition: Path) -> list[tuple[int, int, int]]:
     try:
         out = []
         for segment in log.segments:
-            scan = log.result(segment).scan
+            scan = log.walk(segment).scan
             out.append((segment.base_offset, segment.log_size, 0 if scan is None else scan.batches))
         return out
     finally:

@@ -53,11 +53,12 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kdump import speedups
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan, scan_log
+from kdump.checks.log import scan_log
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.format.layout import LOG_HEADER
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
+from kdump.log_scan import LogScan
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.unified_log import local_segments
 

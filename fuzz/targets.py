@@ -34,10 +34,10 @@ from kdump.format.textfiles import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import iter_batches, iter_records
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.storage.records import FileRecords
 from kdump.storage.remote.aiven import parse_manifest
-from kdump.txn.producer_state import ProducerStateManager
 
 LIMIT = 1 << 20
 
@@ -208,7 +208,7 @@ def fuzz_state(data: bytes) -> None:
 def fuzz_fleet(data: bytes) -> None:
     """A fleet's verify result (kdump's own, read back: issue 39): parsed typed and bounded,
     or one InputError naming it; what parses draws on the fleet page."""
-    from kdump.fleet import FleetAudit, parse_audit
+    from kdump.audit_results import FleetAudit, parse_audit
     from kdump.report.fleet import render_fleet_html
 
     now = 1_800_000_000_000
@@ -216,7 +216,7 @@ def fuzz_fleet(data: bytes) -> None:
         audit = parse_audit("fuzz.json", data, now)
     except KdumpError:
         return
-    from kdump.fleet import BrokerAudit
+    from kdump.audit_results import BrokerAudit
 
     page = "".join(render_fleet_html(FleetAudit([BrokerAudit(audit, 0, False)], now, 1), ["x"]))
     assert "<script>alert" not in page

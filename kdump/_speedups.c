@@ -85,12 +85,26 @@ static uint32_t shift_by_table(uint32_t (*table)[256], uint32_t crc)
            table[3][crc >> 24];
 }
 
-static void zeros_table(uint32_t (*table)[256], size_t n)
+/* GF(2) matrices of 32 columns: mat[i] is the image of bit i (as zlib's crc32_combine). */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec)
 {
-    static const uint8_t zero_bytes[8192];
-    uint32_t basis[32];
-    for (int bit = 0; bit < 32; bit++)
-        basis[bit] = crc_sw(1u << bit, zero_bytes, n);
+    uint32_t sum = 0;
+    for (int i = 0; vec; i++, vec >>= 1)
+        if (vec & 1)
+            sum ^= mat[i];
+    return sum;
+}
+
+static void gf2_square(uint32_t *square, const uint32_t *mat)
+{
+    for (int i = 0; i < 32; i++)
+        square[i] = gf2_times(mat, mat[i]);
+}
+
+/* table[k][b]: the register after the zero bytes `basis` shifts by (basis[bit]: the image of
+ * bit `bit`), from byte b at byte k. */
+static void zeros_table(uint32_t (*table)[256], const uint32_t *basis)
+{
     for (int k = 0; k < 4; k++)
         for (int b = 0; b < 256; b++) {
             uint32_t v = 0;
@@ -99,6 +113,28 @@ static void zeros_table(uint32_t (*table)[256], size_t n)
                     v ^= basis[8 * k + i];
             table[k][b] = v;
         }
+}
+
+/* The zeros tables of every BLOCKS size (powers of two), the register's shift by 2^j zero
+ * bytes squared from that by one: a few thousand operations, where CRC-ing each basis
+ * vector through the zero bytes took a start-up 2.5 M instructions (issue 45). */
+static void zeros_init(void)
+{
+    uint32_t op[32], next[32];
+    op[0] = CRC32C_POLY; /* one zero bit: shift right, the polynomial in where bit 0 was */
+    for (int i = 1; i < 32; i++)
+        op[i] = 1u << (i - 1);
+    for (int bit = 1; bit < 8; bit *= 2) { /* 2, 4, 8 bits: one byte */
+        gf2_square(next, op);
+        memcpy(op, next, sizeof(op));
+    }
+    for (size_t bytes = 1; bytes <= BLOCKS[0]; bytes *= 2) {
+        for (int level = 0; level < BLOCK_LEVELS; level++)
+            if (BLOCKS[level] == bytes)
+                zeros_table(zeros[level], op);
+        gf2_square(next, op);
+        memcpy(op, next, sizeof(op));
+    }
 }
 
 static void crc_init(void)
@@ -112,8 +148,7 @@ static void crc_init(void)
     for (int k = 1; k < 8; k++)
         for (int n = 0; n < 256; n++)
             crc_table[k][n] = (crc_table[k - 1][n] >> 8) ^ crc_table[0][crc_table[k - 1][n] & 0xff];
-    for (int level = 0; level < BLOCK_LEVELS; level++)
-        zeros_table(zeros[level], BLOCKS[level]);
+    zeros_init();
 }
 
 /* The processor's CRC-32C instructions: SSE4.2's crc32 on x86-64, the CRC extension's crc32c*
@@ -1032,6 +1067,7 @@ static PyTypeObject *CrcShareType; /* made from share_spec when the module loads
 typedef struct {
     Py_ssize_t n, transactional, delete_horizon, producer_batches, failed_crcs;
     int64_t least_max_timestamp, greatest_max_timestamp;
+    int64_t records; /* the batches' records_count summed (verify's records without --deep) */
     int plain; /* each batch after the first follows the one before: its base offset the
                   last offset before plus one, its epoch the same, its last offset not
                   below its base */
@@ -1055,8 +1091,9 @@ typedef struct {
  * epoch `prev_epoch`. */
 static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t epoch,
                              int64_t attributes, int64_t max_ts, int64_t producer_id,
-                             int64_t prev_last, int64_t prev_epoch)
+                             int64_t records, int64_t prev_last, int64_t prev_epoch)
 {
+    f->records += records > 0 ? records : 0; /* a count below 0 holds none */
     f->transactional += (attributes & TRANSACTIONAL_OR_CONTROL) != 0;
     f->delete_horizon += (attributes & DELETE_HORIZON_BIT) != 0;
     f->producer_batches += producer_id >= 0;
@@ -1068,7 +1105,7 @@ static inline void facts_add(RunFacts *f, int64_t base, int64_t last, int64_t ep
     f->n++;
 }
 
-static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 1};
+static const RunFacts NO_FACTS = {0, 0, 0, 0, 0, INT64_MAX, INT64_MIN, 0, 1};
 
 static PyTypeObject *RunColumnsType; /* made from columns_spec when the module loads */
 static char *spare_columns;          /* a freed run's block (the GIL guards it) */
@@ -1102,11 +1139,11 @@ static void columns_count(RunColumns *c, const int64_t *cols, Py_ssize_t stride,
 {
     const int64_t *bases = cols + stride, *lasts = cols + 2 * stride, *epochs = cols + 4 * stride,
                   *attributes = cols + 7 * stride, *max_ts = cols + 10 * stride,
-                  *producer_ids = cols + 11 * stride;
+                  *producer_ids = cols + 11 * stride, *counts = cols + 14 * stride;
     c->facts = NO_FACTS;
     for (Py_ssize_t i = 0; i < n; i++)
         facts_add(&c->facts, bases[i], lasts[i], epochs[i], attributes[i], max_ts[i],
-                  producer_ids[i], i ? lasts[i - 1] : 0, i ? epochs[i - 1] : 0);
+                  producer_ids[i], counts[i], i ? lasts[i - 1] : 0, i ? epochs[i - 1] : 0);
     c->facts.failed_crcs = failed_crcs;
 }
 
@@ -1116,17 +1153,17 @@ static PyObject *columns_facts(RunColumns *c, void *closure)
     const RunFacts *f = &c->facts;
     if (f->n == 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(LLnnnNn)", (long long)f->least_max_timestamp,
+    return Py_BuildValue("(LLnnnNnL)", (long long)f->least_max_timestamp,
                          (long long)f->greatest_max_timestamp, f->transactional,
                          f->delete_horizon, f->producer_batches, PyBool_FromLong(f->plain),
-                         f->failed_crcs);
+                         f->failed_crcs, (long long)f->records);
 }
 
 static PyGetSetDef columns_getset[] = {
     {"facts", (getter)columns_facts, NULL,
      "(least max timestamp, greatest max timestamp, transactional or control batches, "
-     "batches with a delete horizon, batches with a producer id, plain, failed CRCs) of the "
-     "run's batches (kdump.format.walk.RunFacts); None for none",
+     "batches with a delete horizon, batches with a producer id, plain, failed CRCs, records "
+     "the headers count) of the run's batches (kdump.format.walk.RunFacts); None for none",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1299,7 +1336,7 @@ static PyObject *py_walk_v2(PyObject *self, PyObject *args)
         row[14 * stride] = h.records_count;
         row[15 * stride] = -1;
         facts_add(&facts, h.base_offset, row[2 * stride], h.partition_leader_epoch, h.attributes,
-                  h.max_timestamp, h.producer_id, prev_last, prev_epoch);
+                  h.max_timestamp, h.producer_id, h.records_count, prev_last, prev_epoch);
         prev_last = row[2 * stride], prev_epoch = h.partition_leader_epoch;
         pos += size;
         n++;
@@ -1662,8 +1699,27 @@ static inline int malformed4_2(uint8_t b1, uint8_t b2)
            !is_continuation(b2);
 }
 
+/* One byte that is a whole character or a whole replacement: its output (up to 3 bytes, 4
+ * stored) and length; 0 for a lead byte of a multi-byte sequence, which needs what follows. A
+ * byte 0x80-0xC1 or 0xF5-0xFF is always one U+FFFD (the loop below, for any bytes after it). */
+static uint8_t single_bytes[256][4];
+static uint8_t single_len[256];
+
+static void utf8_tables(void)
+{
+    for (int c = 0; c < 256; c++) {
+        if (c < 0x80) {
+            single_bytes[c][0] = (uint8_t)c;
+            single_len[c] = 1;
+        } else if (c < 0xC2 || c > 0xF4) {
+            single_bytes[c][0] = 0xEF, single_bytes[c][1] = 0xBF, single_bytes[c][2] = 0xBD;
+            single_len[c] = 3;
+        }
+    }
+}
+
 /* Java's new String(bytes, UTF_8), as Kafka's StringDecoder and header keys decode, written as
- * UTF-8 to d (room for 3 * n bytes); the length written. It follows the JDK's
+ * UTF-8 to d (room for 3 * n + 1 bytes); the length written. It follows the JDK's
  * String.decodeUTF8_UTF16 (doReplace; 17 through 25), kdump.java.java_string and the
  * statement-by-statement transcription in tests/javautf8.py: each stretch it rejects is one
  * U+FFFD, the stretches as malformed3/malformed4 measure them, an encoded surrogate
@@ -1675,23 +1731,27 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
     uint8_t *d = (uint8_t *)out;
     int64_t i = 0;
     while (i < n) {
-        while (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
-            memcpy(d, p + i, 8);
+        if (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
+            memcpy(d, p + i, 8); /* eight ASCII bytes at a time */
             d += 8;
             i += 8;
+            continue;
         }
-        if (i >= n)
-            break;
         uint8_t c = p[i];
+        uint8_t one = single_len[c];
+        if (one) { /* most bytes of binary values: one store, no test of what follows */
+            memcpy(d, single_bytes[c], 4); /* the output has a byte of room past n * 3 */
+            d += one;
+            i++;
+            continue;
+        }
         int64_t left = n - i - 1; /* bytes after the lead */
         int take = 0;             /* a character's bytes, copied as they are */
         int64_t skip = 1;         /* else the bytes one U+FFFD replaces */
-        if (c < 0x80)
-            take = 1;
-        else if (c >= 0xC2 && c <= 0xDF) {
+        if (c <= 0xDF) {
             if (left >= 1 && is_continuation(p[i + 1]))
                 take = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
+        } else if (c <= 0xEF) {
             if (left >= 2) {
                 uint8_t b2 = p[i + 1], b3 = p[i + 2];
                 if ((c == 0xE0 && b2 < 0xA0) || !is_continuation(b2))
@@ -1704,10 +1764,10 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
                     take = 3;
             } else if (left == 1 && !((c == 0xE0 && p[i + 1] < 0xA0) || !is_continuation(p[i + 1])))
                 skip = 2; /* isMalformed3_2 false: one U+FFFD, and the loop breaks */
-        } else if (c >= 0xF0 && c <= 0xF7) {
+        } else { /* 0xF0-0xF4 */
             if (left >= 3) {
                 uint8_t b2 = p[i + 1];
-                if (c > 0xF4 || malformed4_2(c, b2))
+                if (malformed4_2(c, b2))
                     skip = 1;
                 else if (!is_continuation(p[i + 2]))
                     skip = 2;
@@ -1715,7 +1775,7 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
                     skip = 3;
                 else
                     take = 4;
-            } else if (left >= 1 && c <= 0xF4 && !malformed4_2(c, p[i + 1]))
+            } else if (left >= 1 && !malformed4_2(c, p[i + 1]))
                 /* sp++ passes the second byte; a third that continues ends the loop too */
                 skip = left == 2 && is_continuation(p[i + 2]) ? 3 : 2;
         }
@@ -2343,6 +2403,36 @@ typedef struct {
     Py_ssize_t len, cap;
 } outbuf;
 
+/* The last rendering call's buffer, kept for the next (the GIL guards it): a fresh one grew
+ * by doubling from 64 KiB past the call's megabyte of lines, each growth a copy, and glibc
+ * mapped and faulted in the larger ones again every call. */
+static char *spare_out;
+static Py_ssize_t spare_out_cap;
+
+/* An empty buffer with room for ``size`` bytes: the spare one where it is large enough. */
+static outbuf ob_take(Py_ssize_t size)
+{
+    outbuf o = {NULL, 0, 0};
+    if (spare_out != NULL && spare_out_cap >= size) {
+        o.data = spare_out;
+        o.cap = spare_out_cap;
+        spare_out = NULL;
+    }
+    return o;
+}
+
+/* Done with ``o``: kept as the spare (the larger of the two), or freed. */
+static void ob_give(outbuf *o)
+{
+    if (o->data != NULL && (spare_out == NULL || o->cap > spare_out_cap)) {
+        PyMem_Free(spare_out);
+        spare_out = o->data;
+        spare_out_cap = o->cap;
+    } else
+        PyMem_Free(o->data);
+    o->data = NULL;
+}
+
 static int ob_reserve(outbuf *o, Py_ssize_t extra)
 {
     if (extra <= o->cap - o->len)
@@ -2376,18 +2466,49 @@ static int ob_put(outbuf *o, const void *s, Py_ssize_t n)
 
 #define OB_LIT(o, s) ob_put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
 
+/* "00".."99": two digits a step (a dump writes five to ten numbers a record). */
+static const char DIGIT_PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "62636465666768697071727374757677787980818283848586878889909192"
+                                  "93949596979899";
+
+/* Decimal digits of u: floor(log10) from its bit length, corrected by one comparison. */
+static int decimal_digits(uint64_t u)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+    };
+    int bits = 64 - __builtin_clzll(u | 1);
+    int t = (bits * 1233) >> 12; /* 1233 / 4096: log10(2), from below */
+    return t + (t < 20 && u >= pow10[t]);
+}
+
 static int ob_int(outbuf *o, int64_t v)
 {
-    char tmp[24];
-    int n = 0;
+    if (ob_reserve(o, 21) < 0)
+        return -1;
+    char *d = o->data + o->len;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
     if (v < 0)
-        tmp[sizeof(tmp) - 1 - n++] = '-';
-    return ob_put(o, tmp + sizeof(tmp) - n, n);
+        *d++ = '-';
+    int len = u ? decimal_digits(u) : 1;
+    char *e = d + len;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        e -= 2;
+        memcpy(e, DIGIT_PAIRS + 2 * r, 2);
+    }
+    if (u >= 10) {
+        e -= 2;
+        memcpy(e, DIGIT_PAIRS + 2 * u, 2);
+    } else
+        *--e = (char)('0' + u);
+    o->len = (d + len) - o->data;
+    return 0;
 }
 
 /* Code points a terminal must not be given raw, beyond the C0 controls JSON escapes anyway:
@@ -2491,7 +2612,7 @@ enum {
 static int ob_java_string(outbuf *o, const uint8_t *p, int64_t n, int as_json)
 {
     if (!as_json) {
-        if (ob_reserve(o, (Py_ssize_t)n * 3) < 0)
+        if (ob_reserve(o, (Py_ssize_t)n * 3 + 1) < 0) /* java_utf8_into's byte of room */
             return -1;
         o->len += java_utf8_into(o->data + o->len, p, n);
         return 0;
@@ -3064,7 +3185,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
         render_ctx_free(&rc);
         return NULL;
     }
-    outbuf o = {NULL, 0, 0};
+    outbuf o = ob_take(max_output);
     Py_ssize_t i = start < 0 ? n : start, invalid = 0;
     int failed = 0;
     for (; i < n && o.len < max_output; i++) {
@@ -3100,7 +3221,7 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
             result = named_result(RENDERED_RUN, "(NnLOn)", data, i, (long long)rc.last_offset,
                                   rc.gaps, invalid);
     }
-    PyMem_Free(o.data);
+    ob_give(&o);
     render_ctx_free(&rc);
     return result;
 }
@@ -3156,7 +3277,7 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     batch_row b;
     batch_row_at(cols, index, &b);
     release_columns(views, WALK_COLUMNS);
-    outbuf o = {NULL, 0, 0};
+    outbuf o = ob_take(max_output);
     int64_t next = first;
     int r = b.magic == 2 && !(b.attributes & 0x20) && b.records_count >= 0 && pos <= payload.len
                 ? 0
@@ -3177,7 +3298,7 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
             result = named_result(RENDERED_PAYLOAD, "(NLOnL)", data, (long long)rc.last_offset,
                                   rc.gaps, pos, (long long)next);
     }
-    PyMem_Free(o.data);
+    ob_give(&o);
     render_ctx_free(&rc);
     return result;
 }
@@ -3628,6 +3749,101 @@ static PyObject *py_advise(PyObject *self, PyObject *args)
 #endif
     release_view(&view);
     return PyLong_FromLong(err);
+}
+
+/* ------------------------------------------------------------------ page cache */
+
+#if defined(__linux__)
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#define HAVE_PAGE_CACHE_CALLS 1
+/* cachestat(2), Linux 6.5+: one number on every architecture (asm-generic's table) */
+#define SYS_CACHESTAT 451
+struct kdump_cachestat_range {
+    uint64_t off, len;
+};
+struct kdump_cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+#endif
+
+/* cached_pages(fd, start, size) -> pages of the file's bytes [start, start + size) the page
+ * cache holds (cachestat(2), which counts a large folio at once), or -errno where the kernel
+ * says no (-ENOSYS: no cachestat before Linux 6.5). kdump.storage.reading asks it per 8 MiB
+ * span of a segment it is about to read (the page-cache guard). */
+static PyObject *py_cached_pages(PyObject *self, PyObject *args)
+{
+    int fd;
+    long long start, size;
+    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &size))
+        return NULL;
+#ifdef HAVE_PAGE_CACHE_CALLS
+    struct kdump_cachestat_range range = {(uint64_t)start, (uint64_t)size};
+    struct kdump_cachestat found = {0, 0, 0, 0, 0};
+    if (start < 0 || size < 0)
+        return PyLong_FromLong(-EINVAL);
+    if (syscall(SYS_CACHESTAT, fd, &range, &found, 0) != 0)
+        return PyLong_FromLong(-errno);
+    return PyLong_FromUnsignedLongLong(found.nr_cache);
+#else
+    return PyLong_FromLong(-ENOSYS);
+#endif
+}
+
+/* fstat(2) through syscall(2): glibc 2.33 made fstat a symbol of its own (fstat64@GLIBC_2.33),
+ * which a manylinux_2_17 wheel may not need (auditwheel refuses it); the kernel's struct stat
+ * is glibc's on the 64-bit architectures the wheels are built for */
+#ifdef HAVE_PAGE_CACHE_CALLS
+static int file_status(int fd, struct stat *status)
+{
+#if defined(SYS_fstat) && (defined(__x86_64__) || defined(__aarch64__))
+    return (int)syscall(SYS_fstat, fd, status);
+#else
+    return fstat(fd, status);
+#endif
+}
+#endif
+
+/* mincore(fd, start, size) -> mincore(2)'s vector for the file's bytes [start, start + size)
+ * (start page aligned; no further than the file's end: a size past it asks for no vector of
+ * pages that are not there): a byte per page, bit 0 set where the page is cached; None where
+ * the file cannot be mapped or the call fails. The file is mapped for the call alone. */
+static PyObject *py_mincore(PyObject *self, PyObject *args)
+{
+    int fd;
+    long long start, size;
+    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &size))
+        return NULL;
+#ifdef HAVE_PAGE_CACHE_CALLS
+    long page = sysconf(_SC_PAGESIZE);
+    struct stat status;
+    if (start < 0 || size <= 0 || page <= 0 || start % page != 0 || file_status(fd, &status) != 0)
+        Py_RETURN_NONE;
+    if (size > (long long)status.st_size - start)
+        size = (long long)status.st_size - start;
+    if (size <= 0)
+        Py_RETURN_NONE;
+    Py_ssize_t pages = (Py_ssize_t)((size + page - 1) / page);
+    PyObject *vector = PyBytes_FromStringAndSize(NULL, pages);
+    if (vector == NULL)
+        return NULL;
+    unsigned char *out = (unsigned char *)PyBytes_AsString(vector);
+    int ok = 0;
+    Py_BEGIN_ALLOW_THREADS
+    void *addr = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, (off_t)start);
+    if (addr != MAP_FAILED) {
+        ok = mincore(addr, (size_t)size, out) == 0;
+        munmap(addr, (size_t)size);
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        Py_DECREF(vector);
+        Py_RETURN_NONE;
+    }
+    return vector;
+#else
+    Py_RETURN_NONE;
+#endif
 }
 
 /* ------------------------------------------------------------------ the log cleaner */
@@ -4753,6 +4969,12 @@ static PyMethodDef methods[] = {
     {"advise", py_advise, METH_VARARGS,
      "advise(buf, start, end, advice) -> 0 or errno: madvise() of the pages of buf[start:end], "
      "without the GIL"},
+    {"cached_pages", py_cached_pages, METH_VARARGS,
+     "cached_pages(fd, start, size) -> pages of the file's [start, start + size) in the page "
+     "cache (cachestat), or -errno"},
+    {"mincore", py_mincore, METH_VARARGS,
+     "mincore(fd, start, size) -> a byte per page of the file's [start, start + size), bit 0 "
+     "set where cached; None where it cannot be asked"},
     {"walk_v2", py_walk_v2, METH_VARARGS,
      "walk_v2(buf, start, stop, end, max_size, limit, check_crc, until_invalid) -> "
      "WalkedRun(n, columns, position)"},
@@ -4863,6 +5085,7 @@ static int add_layout(PyObject *m)
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     crc_init();
+    utf8_tables();
 #ifdef HW_CRC_BUILT
     hw_crc_usable = hw_crc_present();
 #endif

@@ -7,7 +7,6 @@ imported only when run. ``kdump --files A,B`` is kafka-dump-log.sh's own command
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import importlib
 import os
@@ -26,8 +25,8 @@ gc.set_threshold(10_000, 50, 1_000)
 import click
 
 from kdump import __version__
-from kdump.commands import COMMANDS
-from kdump.commands.dump import dump_options, run_files
+from kdump.commands import COMMANDS, RUN_FILES
+from kdump.commands.dump_options import dump_options
 from kdump.commands.options import dump_jobs_option
 from kdump.commands.output import quiet_pipe, silence_stdout
 from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
@@ -66,8 +65,7 @@ class _Commands(click.Group):
         target = COMMANDS.get(name)
         if target is None:
             return None
-        module, attribute = target.split(":")
-        command = getattr(importlib.import_module(module), attribute)
+        command = _entry(target)
         if _RUN["freeze"]:
             gc.freeze()  # the imports' objects: never garbage, never walked again
         assert isinstance(command, click.Command)
@@ -84,20 +82,36 @@ class _Commands(click.Group):
         raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
 
 
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from pathlib import Path
+def _entry(target: str) -> Any:
+    """What a "module:attribute" entry of kdump.commands names, its module imported now."""
+    module, attribute = target.split(":")
+    return getattr(importlib.import_module(module), attribute)
 
+
+_VERSION = "kdump.version"
+"""ctx.meta's mark of --version, which the root command answers once every option is read
+(--timings with it, in either order)."""
+
+
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        ctx.meta[_VERSION] = True
+
+
+def _print_version(timings: bool) -> None:
     from kdump import speedups
 
-    where = Path(__file__).parent
+    where = os.path.dirname(os.path.abspath(__file__))
     click.echo(f"kdump, version {__version__}, from {where} (Python {sys.version.split()[0]})")
     click.echo(f"fast paths: {speedups.describe()}")
     hint = speedups.how_to_enable()
     if hint is not None:
         click.echo(f"to get them: {hint}")
-    ctx.exit(ExitCode.OK)
+    if timings:
+        from kdump.timings import lines
+
+        for line in lines():
+            click.echo(line)
 
 
 @click.group(
@@ -121,15 +135,30 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     callback=_version,
     help="Show the version, where kdump runs from and which fast paths (C, CRC-32C) run.",
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="With --version: measure start-up here (fresh processes, medians of 5), for a bug report.",
+)
 @click.pass_context
-def cli(ctx: click.Context, files: str | None, jobs: int, traceback: bool, **kw: Any) -> None:
+def cli(
+    ctx: click.Context, files: str | None, jobs: int, traceback: bool, timings: bool, **kw: Any
+) -> None:
     """Dump, verify and repair Apache Kafka log segments, without a JVM."""
+    if ctx.meta.get(_VERSION):
+        _print_version(timings)
+        ctx.exit(ExitCode.OK)
+    if timings:
+        raise click.UsageError(
+            "--timings measures start-up with --version: kdump --version --timings"
+        )
     _RUN["traceback"] = traceback
     if ctx.invoked_subcommand is not None:
         return
     if files is None:
         click.echo(ctx.get_help())
         ctx.exit(ExitCode.BAD_INPUT)
+    run_files = _entry(RUN_FILES)
     ctx.exit(run_files([p for p in files.split(",") if p], kw, jobs))
 
 
@@ -245,6 +274,8 @@ def did_you_mean(name: str, names: list[str]) -> str:
     """click's suggestion (difflib's close matches, its words), made on the names without their
     dashes: with them, every two options share ``--`` and ``--bogus`` came out "close" to
     ``--jobs``. Empty when nothing is close."""
+    import difflib  # a mistyped name only: its heap and sequence matcher cost every run 3 ms
+
     bare = {n.lstrip("-"): n for n in names}
     close = [bare[n] for n in difflib.get_close_matches(name.lstrip("-"), list(bare))]
     if not close:

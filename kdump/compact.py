@@ -24,7 +24,6 @@ from typing import Any, BinaryIO
 
 from kdump.checks.findings import Severity
 from kdump.config import Settings
-from kdump.discovery import local_partitions
 from kdump.errors import CleaningFailed, ConfigError, InputError
 from kdump.explain.compaction import CompactionExplanation, explain_compaction, new_offset_map
 from kdump.explain.segments import read_segment_facts
@@ -40,7 +39,6 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import (
     TopicPartitionOffset,
-    offset_checkpoint_at,
     offset_checkpoint_bytes,
 )
 from kdump.log_cleaner import (
@@ -50,9 +48,10 @@ from kdump.log_cleaner import (
     CleaningResult,
     LogToClean,
 )
+from kdump.log_dir import LogDir
 from kdump.offset_map import BYTES_PER_ENTRY
 from kdump.repair.apply import Hook, WriteOptions, refuse_side_dir
-from kdump.repair.files import Ownership, regular_lstat, remove_leftovers
+from kdump.repair.files import Ownership, local_partitions, regular_lstat, remove_leftovers
 from kdump.repair.plan import (
     CHECKPOINT,
     OFFSET_INDEX,
@@ -66,12 +65,13 @@ from kdump.repair.plan import (
     SegmentPlan,
     mapped,
 )
-from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
 from kdump.repair.recheck import recheck_segment
-from kdump.repair.run import lock_dirs, named_alone
+from kdump.repair.runner import lock_dirs, named_alone
 from kdump.repair.swap import CleanedSegment, SwapSession
+from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
+from kdump.storage.local import LocalStorage
 from kdump.unified_log import UnifiedLog
 from kdump.untrusted import undecodable
 
@@ -532,7 +532,7 @@ class _InPlaceWriter(_GroupWriter):
     def __init__(self, log: UnifiedLog, settings: Settings, session: SwapSession) -> None:
         directory = log.storage.local_path
         assert directory is not None, "checked by in_place_refusal"
-        self.log, self.directory, self.session = log, directory, session
+        self.log, self.directory, self.session = log, Path(directory), session
         self.config = IndexConfig(settings.index_interval_bytes, settings.segment_index_bytes)
         self.written: list[str] = []
         self.backups: list[str] = []
@@ -545,10 +545,13 @@ class _InPlaceWriter(_GroupWriter):
         tp = self.log.topic_partition
         if tp is None:
             return self.written
-        log_dir = self.directory.parent
+        (where,) = local_partitions([self.log])
+        log_dir = where.log_dir
         path = log_dir / CLEANER_OFFSET_CHECKPOINT
-        entries = offset_checkpoint_at(path) or {}
-        if entries.get(tp) == result.end_offset and path.exists():
+        # read now, not as the partition was opened: an earlier partition's entry may be new
+        found = LogDir(LocalStorage(log_dir)).checkpoint(CLEANER_OFFSET_CHECKPOINT)
+        entries = dict(found.entries) if found.error is None else {}
+        if entries.get(tp) == result.end_offset and found.exists:
             return self.written
         entries[tp] = result.end_offset
         content = offset_checkpoint_bytes(

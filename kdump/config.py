@@ -28,12 +28,11 @@ Every resolved ``Setting`` says where its value came from. A value Kafka would r
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
-from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kdump.errors import ConfigError
 from kdump.format.names import METADATA_TOPIC
@@ -44,8 +43,10 @@ Value = int | float | bool | tuple[str, ...]
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
 LONG_MAX = INT64[1]
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-_COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")  # ConfigDef.COMMA_WITH_WHITESPACE
+# patterns as text, compiled (and cached by re) when first used: every command imports this
+# module, few parse a value
+_JAVA_INTEGER = r"[+-]?[0-9]+"
+_COMMA_WITH_WHITESPACE = r"\s*,\s*"  # ConfigDef.COMMA_WITH_WHITESPACE
 HOURS_TO_MS = 3_600_000
 MINUTES_TO_MS = 60_000
 
@@ -157,14 +158,14 @@ def parse_type(name: str, raw: str, kind: ConfigType) -> Value:
             return text.lower() == "true"
         raise ValueError(_invalid(name, raw, "Expected value to be either true or false"))
     if kind is ConfigType.LIST:
-        return () if not text else tuple(_COMMA_WITH_WHITESPACE.split(text))
+        return () if not text else tuple(re.split(_COMMA_WITH_WHITESPACE, text))
     if kind is ConfigType.DOUBLE:
         try:
             return float(text)
         except ValueError:
             raise ValueError(_invalid(name, raw, f"Not a number of type {kind.value}")) from None
     bounds = INT32 if kind is ConfigType.INT else INT64
-    if not _JAVA_INTEGER.fullmatch(text) or not bounds[0] <= int(text) <= bounds[1]:
+    if not re.fullmatch(_JAVA_INTEGER, text) or not bounds[0] <= int(text) <= bounds[1]:
         raise ValueError(_invalid(name, raw, f"Not a number of type {kind.value}"))
     return int(text)
 
@@ -426,6 +427,28 @@ def option_default(name: str) -> int:
 # -- raw values and where they came from -------------------------------------------------------
 
 
+class _Nothing(Mapping[str, Any]):
+    """A layer that sets nothing: immutable, as a default the records below (NamedTuples)
+    share must be, and picklable, as Spark's tasks take them (a MappingProxyType is not)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+_EMPTY: Mapping[str, Any] = _Nothing()
+
+
 class Source(str, Enum):
     DEFAULT = "default"
     SERVER_PROPERTIES = "server.properties"
@@ -471,8 +494,7 @@ class DescribeOutput(NamedTuple):
     brokers: Mapping[str, RawSetting]
 
 
-@dataclass(frozen=True)
-class MetadataConfigs:
+class MetadataConfigs(NamedTuple):
     """The dynamic configs a KRaft metadata image holds (ConfigurationsImage), in the order
     Kafka applies them over server.properties (KafkaConfigSchema.resolveEffectiveTopicConfigs:
     static < the cluster's dynamic default < the broker's own < the topic's). Built by
@@ -482,11 +504,11 @@ class MetadataConfigs:
     """The metadata log the image was read from (named in every setting's origin)."""
     offset: int
     """The image's offset: the configs as of it."""
-    topics: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    topics: Mapping[str, Mapping[str, str]] = _EMPTY
     """ConfigRecords of resource type TOPIC: topic -> config -> value."""
-    cluster: Mapping[str, str] = field(default_factory=dict)
+    cluster: Mapping[str, str] = _EMPTY
     """Of resource type BROKER, name "": the cluster-wide dynamic broker default."""
-    broker: Mapping[str, str] = field(default_factory=dict)
+    broker: Mapping[str, str] = _EMPTY
     """Of resource type BROKER, name ``node_id``: this broker's own dynamic configs."""
     node_id: int | None = None
     """The broker whose own configs apply (the log dir's meta.properties node.id)."""
@@ -514,13 +536,12 @@ class MetadataConfigs:
         return RawSetting(name, value, Source.METADATA, origin)
 
 
-@dataclass(frozen=True)
-class ConfigLayers:
+class ConfigLayers(NamedTuple):
     """Everything given on the command line, before a topic is chosen."""
 
     options: tuple[RawSetting, ...] = ()
     describe: DescribeOutput | None = None
-    server_properties: Mapping[str, RawSetting] = field(default_factory=dict)
+    server_properties: Mapping[str, RawSetting] = _EMPTY
     metadata: MetadataConfigs | None = None
     """The KRaft metadata image's configs, where the log dir holds the metadata log (combined
     mode) or ``--metadata DIR`` named one: above server.properties, below describe output and
@@ -540,10 +561,10 @@ def parse_config_option(text: str) -> RawSetting:
     return RawSetting(name, raw, Source.OPTION, origin)
 
 
-def read_server_properties(path: str | Path) -> dict[str, RawSetting]:
+def read_server_properties(path: str | os.PathLike[str]) -> dict[str, RawSetting]:
     """The broker configs of a server.properties file (Java Properties syntax)."""
     try:
-        data = Path(path).read_bytes()
+        data = _read(path)
     except OSError as e:
         raise ConfigError(str(path), e.strerror or str(e)) from None
     return {
@@ -553,22 +574,27 @@ def read_server_properties(path: str | Path) -> dict[str, RawSetting]:
     }
 
 
-_SECTION = re.compile(r"^(?:All|Dynamic) configs for (?P<kind>[a-z-]+) (?P<name>.*) are:$")
+_SECTION = r"^(?:All|Dynamic) configs for (?P<kind>[a-z-]+) (?P<name>.*) are:$"
 _DEFAULT_BROKERS = "Default configs for brokers in the cluster are:"
-_ENTRY = re.compile(
+_ENTRY = (
     r"^  (?P<name>[^=\s]+)=(?P<value>.*) sensitive=(?:true|false) synonyms=\{(?P<synonyms>.*)\}$"
 )
-_SYNONYM_SOURCE = re.compile(r"^([A-Z_]+):")
+_SYNONYM_SOURCE = r"^([A-Z_]+):"
 
 
-def read_describe_output(path: str | Path) -> DescribeOutput:
+def _read(path: str | os.PathLike[str]) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def read_describe_output(path: str | os.PathLike[str]) -> DescribeOutput:
     """Parse what ConfigCommand prints for ``--describe [--all]``: section headers
     ``All configs for topic NAME are:`` (``Dynamic`` without --all; ``broker ID``, ``Default
     configs for brokers in the cluster are:``) and entries
     ``  name=value sensitive=false synonyms={SOURCE:name=value, ...}``. Several topics may share
     one file. A value printed as ``null`` (sensitive or unset) is skipped."""
     try:
-        data = Path(path).read_bytes()
+        data = _read(path)
     except OSError as e:
         raise ConfigError(str(path), e.strerror or str(e)) from None
     topics: dict[str, dict[str, RawSetting]] = {}
@@ -576,7 +602,7 @@ def read_describe_output(path: str | Path) -> DescribeOutput:
     current: dict[str, RawSetting] | None = None
     is_broker = False
     for line in text_lines(data, str(path)):
-        if (m := _SECTION.match(line.text)) is not None:
+        if (m := re.match(_SECTION, line.text)) is not None:
             is_broker = m["kind"] == "broker"
             if m["kind"] == "topic":
                 current = topics.setdefault(m["name"], {})
@@ -586,14 +612,14 @@ def read_describe_output(path: str | Path) -> DescribeOutput:
         if line.text == _DEFAULT_BROKERS:
             current, is_broker = brokers, True
             continue
-        entry = _ENTRY.match(line.text)
+        entry = re.match(_ENTRY, line.text)
         if entry is None or current is None:
             continue
         name, value = entry["name"], entry["value"]
         known = BROKER_CONFIGS if is_broker else TOPIC_CONFIGS
         if value == "null" or name not in known or name in current:
             continue
-        src = _SYNONYM_SOURCE.match(entry["synonyms"])
+        src = re.match(_SYNONYM_SOURCE, entry["synonyms"])
         how = f" ({src[1]})" if src else ""
         current[name] = RawSetting(name, value, Source.DESCRIBE, f"{path}:{line.number}{how}")
     if not topics and not brokers:
@@ -608,13 +634,28 @@ def read_describe_output(path: str | Path) -> DescribeOutput:
 # -- resolution --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Settings:
-    """The settings of one topic, resolved; typed properties for the ones explain reads."""
+    """The settings of one topic, resolved; typed properties for the ones explain reads.
+    (A plain class, not a frozen dataclass: every command imports this module, and a
+    dataclass costs start-up to define, issue 45.)"""
 
-    topic: str | None
-    entries: tuple[Setting, ...]
-    notes: tuple[str, ...] = ()
+    __slots__ = ("entries", "notes", "topic")
+
+    def __init__(
+        self, topic: str | None, entries: tuple[Setting, ...], notes: tuple[str, ...] = ()
+    ) -> None:
+        self.topic, self.entries, self.notes = topic, entries, notes
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return (self.topic, self.entries, self.notes) == (other.topic, other.entries, other.notes)
+
+    def __hash__(self) -> int:
+        return hash((self.topic, self.entries, self.notes))
+
+    def __repr__(self) -> str:
+        return f"Settings(topic={self.topic!r}, {len(self.entries)} entries)"
 
     def __getitem__(self, name: str) -> Setting:
         found = self.get(name)

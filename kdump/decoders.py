@@ -37,7 +37,12 @@ from typing import Any
 from kdump.errors import DecodeError, DecoderLoadError, Malformed
 from kdump.format.records import zigzag_varint
 from kdump.java import java_string
-from kdump.render.describe import DECODERS, Decoder, NamedDecoder
+from kdump.render.describe import (
+    DECODERS,
+    Decoded,
+    Decoder,
+    NamedDecoder,
+)
 
 ENTRY_POINT_GROUP = "kdump.decoders"
 SCHEMA_REGISTRY = "schema-registry"
@@ -46,30 +51,6 @@ MAGIC_BYTE = 0
 _SCHEMA_ID = struct.Struct(">i")
 FORMATS = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 HTTP_TIMEOUT_SECONDS = 10
-
-
-class Decoded(str):
-    """A decoder's text, with the JSON value JSON Lines shows in its place."""
-
-    json: Any
-
-    def __new__(cls, text: str, value: Any) -> Decoded:
-        obj = super().__new__(cls, text)
-        obj.json = value
-        return obj
-
-
-def apply_decoder(decoder: Decoder, data: bytes, offset: int) -> str:
-    """The decoder's text for ``data``, or Kafka's skipping line when it cannot decode it."""
-    try:
-        return decoder(data)
-    except DecodeError as e:
-        return f"Error at offset {offset}, skipping. {e}"
-
-
-def json_of(text: str) -> Any:
-    """What JSON Lines shows for a decoded key or value: structured when the decoder says so."""
-    return text.json if isinstance(text, Decoded) else str(text)
 
 
 # --------------------------------------------------------------------------- loading

@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.errors import InputError
 from kdump.format.names import (
@@ -33,25 +31,28 @@ from kdump.format.names import (
     parse_partition_dir,
 )
 from kdump.log_dir import LogDir
-from kdump.storage import ObjectStore, is_url
+from kdump.storage import is_url
 from kdump.storage.base import Storage
-from kdump.storage.local import LocalStorage
+from kdump.storage.local import LocalStorage, path_text
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.storage import ObjectStore
 
 MAX_DEPTH = 6
 """How deep below a named folder partitions and log dirs are looked for."""
 
 
-@dataclass
 class Found:
     """What the paths hold: log dirs with their partitions, partitions named on their own (or
     found outside any log dir), and the paths that could not be read."""
 
-    log_dirs: list[LogDir] = field(default_factory=list)
-    owned: list[UnifiedLog] = field(default_factory=list)
-    """The partitions of ``log_dirs``, log dir by log dir (each points back to its own)."""
-    loose: list[UnifiedLog] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.log_dirs: list[LogDir] = []
+        self.owned: list[UnifiedLog] = []
+        """The partitions of ``log_dirs``, log dir by log dir (each points back to its own)."""
+        self.loose: list[UnifiedLog] = []
+        self.errors: list[InputError] = []
 
     @property
     def partitions(self) -> list[UnifiedLog]:
@@ -83,10 +84,9 @@ def open_partition(
     """The one partition ``raw`` names (a directory, or a prefix in an object store): for the
     commands that work on one partition (lookup, salvage)."""
     if not is_url(raw):
-        path = Path(raw)
-        if not path.exists():
+        if not os.path.exists(raw):
             raise InputError(raw, "no such directory")
-        if not path.is_dir():
+        if not os.path.isdir(raw):
             raise InputError(raw, "not a directory (give a partition directory)")
     found = discover([raw], store, options)
     found.raise_first()
@@ -118,7 +118,7 @@ def discover(
     """The partitions and log dirs under ``paths`` (see the module's docstring), opened with
     ``options``; URLs are read through ``store`` (``urls`` False: each is an error, for the
     commands that write local files only)."""
-    search = _Search(store or ObjectStore(), options or OpenOptions())
+    search = _Search(store, options or OpenOptions())
     for raw in paths:
         try:
             if is_url(raw):
@@ -133,8 +133,8 @@ def discover(
 
 
 class _Search:
-    def __init__(self, store: ObjectStore, options: OpenOptions) -> None:
-        self.store, self.options = store, options
+    def __init__(self, store: ObjectStore | None, options: OpenOptions) -> None:
+        self._store, self.options = store, options
         self.found = Found()
         self._log_dirs: dict[str, LogDir] = {}
         self._tiered: set[str] = set()
@@ -158,16 +158,19 @@ class _Search:
     # -- local paths ------------------------------------------------------------------------
 
     def local(self, raw: str) -> None:
-        path = Path(raw)
-        if not path.exists():
+        path = path_text(raw)
+        if not os.path.exists(path):
             raise InputError(raw, "no such file or directory")
-        if path.is_file():
-            if not is_segment_name(path.name):
+        if os.path.isfile(path):
+            name = os.path.basename(path)
+            if not is_segment_name(name):
                 raise InputError(raw, "not a Kafka segment file (NNNNNNNNNNNNNNNNNNNN.log ...)")
-            offset = offset_in_name(path.name)
+            offset = offset_in_name(name)
             assert offset is not None
-            folder = LocalStorage(path.parent, self.options.reading)
-            self.found.loose.append(self._open(folder, _parent(path.parent), frozenset({offset})))
+            folder = LocalStorage(os.path.dirname(path), self.options.reading)
+            self.found.loose.append(
+                self._open(folder, _parent(folder.location), frozenset({offset}))
+            )
             return
         self.tree(LocalStorage(path, self.options.reading), _parent(path), raw)
 
@@ -224,6 +227,16 @@ class _Search:
         return d.local_path is None and PINTEREST_WATERMARK in d.files()
 
     # -- URLs -------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> ObjectStore:
+        """The store URLs are read through: the caller's, else one of default options, made
+        when the first URL is met (a run over local paths makes none)."""
+        if self._store is None:
+            from kdump.storage.remote.store import ObjectStore
+
+            self._store = ObjectStore()
+        return self._store
 
     def url(self, url: str) -> None:
         """The partitions under ``url``: copies of log dirs (Kafka's own names, read as on
@@ -295,9 +308,13 @@ class _Search:
         )
 
 
-def _parent(path: Path) -> Storage | None:
-    """The folder holding ``path`` (its log dir, when it is a partition)."""
-    parent = path.parent if path.name else path.resolve().parent
+def _parent(path: str) -> Storage | None:
+    """The folder holding the directory ``path`` (written as path_text writes it): its log
+    dir, when it is a partition."""
+    if path in (".", "/", "//"):  # no name: pathlib's resolve().parent
+        parent = os.path.dirname(os.path.realpath(path))
+    else:
+        parent = path_text(os.path.dirname(path))
     return None if parent == path else LocalStorage(parent)
 
 
@@ -364,53 +381,11 @@ def check_named_segments(log: UnifiedLog) -> None:
             raise InputError(path, "no such file: the segment's .log is missing")
 
 
-class LocalPartition(NamedTuple):
-    """A partition directory on disk and the log dir holding it: where repairs read."""
-
-    path: Path
-    log_dir: Path
-
-
-def local_partitions(logs: Iterable[UnifiedLog]) -> list[LocalPartition]:
-    """The partitions of ``logs`` on disk, with their log dirs (their parents when they were
-    named on their own)."""
-    out = []
-    for log in logs:
-        path = log.storage.local_path
-        if path is None:
-            continue
-        parent = None if log.log_dir is None else log.log_dir.storage.local_path
-        out.append(LocalPartition(path, parent or path.parent))
-    return out
-
-
-def refuse_output_inside(
-    output_dir: Path, partitions: Iterable[LocalPartition], what: str = "output directory"
-) -> None:
-    """An output (or backup: ``what``) directory inside (or equal to) a partition or log dir
-    being read is refused (an InputError): what kdump writes there would sit among the
-    broker's own files, where the broker takes a new directory for a partition and refuses to
-    start on its name."""
-    out = Path(os.path.realpath(output_dir))
-    for partition in partitions:
-        for kind, d in (("partition", partition.path), ("log dir", partition.log_dir)):
-            inside = Path(os.path.realpath(d))
-            if out == inside or inside in out.parents:
-                where = "is" if out == inside else "lies inside"
-                raise InputError(
-                    str(output_dir),
-                    f"{what} {where} the {kind} {d} it reads; choose one outside the broker's data",
-                )
-
-
 __all__ = [
     "Found",
-    "LocalPartition",
     "check_named_segments",
     "discover",
     "is_partition_dir",
-    "local_partitions",
     "natural_key",
     "open_partition",
-    "refuse_output_inside",
 ]

@@ -53,8 +53,11 @@ from __future__ import annotations
 
 import signal
 from enum import IntEnum
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -101,6 +104,17 @@ STOP_SIGNALS = frozenset(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
 """The signals that raise Interrupted (where the system has them)."""
+
+
+def start_masked(workers: Sequence[Any]) -> None:
+    """Start threads or processes with STOP_SIGNALS blocked; a signal sent meanwhile waits
+    until they are all started, and then interrupts this thread."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        for worker in workers:
+            worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class KdumpError(Exception):

@@ -16,8 +16,7 @@ import os
 import stat
 import struct
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 from kdump.errors import LockHeldError
 from kdump.format.names import LOCK_FILE
@@ -33,11 +32,10 @@ FLOCK = "flock"
 """A BSD lock (flock(1), flock(2)): not Kafka's, yet it stops kdump (and kdump takes one too)."""
 
 
-@dataclass(frozen=True)
-class LockHolder:
+class LockHolder(NamedTuple):
     """Who holds a log dir's .lock, and how."""
 
-    path: Path
+    path: str
     pid: int | None
     """None where the system does not say (an open file description lock)."""
     kind: str
@@ -53,17 +51,18 @@ class LockHolder:
         """The error of a run that would modify files under the log dir this lock guards."""
         stop = "the broker" if self.kind == FCNTL else "it"
         return LockHeldError(
-            f"locked by {self}: refusing to modify files under {self.path.parent}; stop "
+            f"locked by {self}: refusing to modify files under {os.path.dirname(self.path)}; stop "
             f"{stop} first, or use --force",
-            str(self.path),
+            self.path,
             self.pid,
         )
 
 
-@dataclass
 class LogDirLock:
-    path: Path
-    fd: int
+    """A log dir's .lock, held (by the descriptor ``fd``) until released."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path, self.fd = path, fd
 
     def release(self) -> None:
         if self.fd >= 0:
@@ -71,7 +70,7 @@ class LogDirLock:
             self.fd = -1
 
 
-def who_holds(log_dir: Path) -> LockHolder | None:
+def who_holds(log_dir: str | os.PathLike[str]) -> LockHolder | None:
     """Who holds ``log_dir``'s .lock so that lock_log_dir (a repair) would refuse, and how;
     None when nobody does, or there is no .lock. The one answer verify and the repairs give.
 
@@ -79,7 +78,7 @@ def who_holds(log_dir: Path) -> LockHolder | None:
     at that moment refuse the directory. /proc/locks lists both kinds; where it cannot be read,
     F_GETLK still names an fcntl lock's holder (a flock lock is then not seen).
     """
-    path = log_dir / LOCK_FILE
+    path = os.path.join(log_dir, LOCK_FILE)
     try:
         st = os.stat(path)
     except OSError:
@@ -101,6 +100,17 @@ def who_holds(log_dir: Path) -> LockHolder | None:
         return None
     kind, pid = min(held)  # fcntl's first: the broker's kind
     return LockHolder(path, pid, kind)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (one this user may not signal runs too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _proc_locks(st: os.stat_result) -> list[tuple[str, int | None]] | None:
@@ -141,15 +151,15 @@ def _fcntl_holder(fd: int) -> int | None:
     return pid if l_type != fcntl.F_UNLCK and pid > 0 else None
 
 
-def lock_log_dir(log_dir: Path) -> LogDirLock | None:
+def lock_log_dir(log_dir: str | os.PathLike[str]) -> LogDirLock | None:
     """Take ``<log_dir>/.lock`` as the broker would; None when there is no such file.
 
     Exclusive when the file can be opened for writing, shared (which still conflicts with the
     broker's exclusive lock) when it is read-only. Raises LockHeldError when another process
     holds it.
     """
-    path = log_dir / LOCK_FILE
-    if not path.is_file():
+    path = os.path.join(log_dir, LOCK_FILE)
+    if not os.path.isfile(path):
         return None
     try:
         fd, exclusive = os.open(path, os.O_RDWR), True

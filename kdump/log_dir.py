@@ -6,36 +6,38 @@ Each partition found in it (kdump.unified_log.UnifiedLog) points back here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
     CLEAN_SHUTDOWN,
     LOCK_FILE,
     LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES,
     OFFSET_CHECKPOINTS,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from kdump.format.textfiles import read_offset_checkpoint
+from kdump.format.textfiles import MetaProperties, read_meta_properties, read_offset_checkpoint
 from kdump.storage.base import Storage
 
 CHECKPOINT_LIMIT = 1 << 24
 """The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""
+META_PROPERTIES_LIMIT = 1 << 20
+"""The most of meta.properties read (a handful of lines)."""
 
 TopicPartition = tuple[str, int]
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     """One offset checkpoint file of a log dir, read: its entries (the last line of a partition
     wins, as in Kafka's map), or why it could not be read."""
 
     name: str
     path: str
     exists: bool
-    entries: dict[TopicPartition, int] = field(default_factory=dict)
+    entries: dict[TopicPartition, int]
     error: KdumpError | None = None
 
 
@@ -64,12 +66,12 @@ class LogDir:
     def _read_checkpoint(self, name: str) -> Checkpoint:
         path = self.storage.location_of(name)
         if not self.storage.exists(name):
-            return Checkpoint(name, path, False)
+            return Checkpoint(name, path, False, {})
         try:
             data = self.storage.read_bytes(name, CHECKPOINT_LIMIT)
             entries = read_offset_checkpoint(data, path)
         except (KdumpError, OSError) as e:
-            return Checkpoint(name, path, True, error=as_kdump_error(e, path))
+            return Checkpoint(name, path, True, {}, as_kdump_error(e, path))
         return Checkpoint(name, path, True, {(e.topic, e.partition): e.offset for e in entries})
 
     def checkpoint(self, name: str) -> Checkpoint:
@@ -96,6 +98,27 @@ class LogDir:
     def high_watermarks(self) -> Checkpoint:
         return self.checkpoint(REPLICATION_OFFSET_CHECKPOINT)
 
+    @cached_property
+    def _meta_properties(self) -> MetaProperties | KdumpError | None:
+        if self.storage.closed_segments_only or not self.storage.exists(META_PROPERTIES):
+            return None  # tiered storage keeps none
+        path = self.storage.location_of(META_PROPERTIES)
+        try:
+            return read_meta_properties(
+                self.storage.read_bytes(META_PROPERTIES, META_PROPERTIES_LIMIT), path
+            )
+        except (KdumpError, OSError) as e:
+            return as_kdump_error(e, path)
+
+    def meta_properties(self) -> MetaProperties | None:
+        """The log dir's ``meta.properties`` (MetaProperties: which node and cluster it belongs
+        to), read once; None where there is none. One that is there but cannot be read or
+        parsed raises its error (the caller says what that means)."""
+        found = self._meta_properties
+        if isinstance(found, KdumpError):
+            raise found
+        return found
+
     @property
     def had_clean_shutdown(self) -> bool:
         """The broker stopped cleanly (its marker is there): it recovers no segment at its next
@@ -107,4 +130,4 @@ class LogDir:
         return self.storage.location_of(LOCK_FILE)
 
 
-__all__ = ["CHECKPOINT_LIMIT", "Checkpoint", "LogDir", "TopicPartition"]
+__all__ = ["CHECKPOINT_LIMIT", "META_PROPERTIES_LIMIT", "Checkpoint", "LogDir", "TopicPartition"]

@@ -15,7 +15,6 @@ from kdump.crc import Buffer
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import trailing_zero_bytes
-from kdump.format.names import LOG_SUFFIX, KeptLog, segment_file_name
 from kdump.format.walk import BatchRun, Damaged, iter_records, read_batch, walk_resync
 
 
@@ -143,12 +142,4 @@ def cut_loss(buf: Buffer, position: int, path: str = "<bytes>") -> CutLoss:
     return loss
 
 
-def kept_what(kept: KeptLog) -> str:
-    """What a log file ``kdump recover`` kept is, in words."""
-    segment = segment_file_name(kept.base_offset, LOG_SUFFIX)
-    if kept.cut_at:
-        return f"the bytes kdump recover cut from {segment} at position {kept.cut_at}"
-    return f"segment {segment}, which kdump recover deleted after a cut before it"
-
-
-__all__ = ["CutLoss", "OffsetSpan", "cut_loss", "kept_what"]
+__all__ = ["CutLoss", "OffsetSpan", "cut_loss"]

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.render.prom import Family, previous_value, render, write_textfile
+from kdump.render.prom import Family, previous_value, render
 from kdump.run import RunInfo, log_dir_of
+from kdump.storage.outputs import write_textfile
 
 PREFIX = "kdump_"
 LAST_SUCCESS = PREFIX + "last_success_timestamp_seconds"
@@ -373,7 +374,7 @@ def verify_families(result: object, command: str = "verify") -> Measures:
 def audit_families(m: Measures, audit: object, command: str) -> None:
     """What an incremental or budgeted run read, skipped and left (issue 30): for alerts on a
     segment unverified too long, and on runs that never finish within their budget."""
-    from kdump.checks.verify_state import AuditSummary
+    from kdump.checks.audit import AuditSummary
 
     assert isinstance(audit, AuditSummary)
     if not audit.asked:

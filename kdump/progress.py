@@ -3,7 +3,7 @@
 Library functions that walk many files take a ``Progress`` (``NO_PROGRESS`` by default): they
 say once how much work lies ahead (``total``, in bytes of ``.log`` read, or tasks) and then, as
 each piece is done, how much more is done and what it was (``advance``). Nothing here draws or
-imports a terminal library: ``kdump.render.progress.progress`` is the one display.
+imports a terminal library: ``kdump.render.progress_display.progress`` is the one display.
 """
 
 from __future__ import annotations

@@ -9,16 +9,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
-from kdump.format.names import META_PROPERTIES
-from kdump.format.textfiles import read_meta_properties
-from kdump.storage import is_url
-from kdump.storage.remote.urls import url_parent
+from kdump.log_dir import LogDir
+from kdump.storage import local_folder, parent_location
 
 
 class LogDirIdentity(NamedTuple):
@@ -43,35 +40,26 @@ class LogDirIdentity(NamedTuple):
 
 
 def identify(log_dir: str | os.PathLike[str]) -> LogDirIdentity:
-    """What ``log_dir/meta.properties`` says; empty when there is none (and for a prefix in an
-    object store: tiered storage keeps no meta.properties)."""
-    if is_url(log_dir):
-        return LogDirIdentity(str(log_dir))
-    log_dir = str(log_dir)
-    path = Path(log_dir) / META_PROPERTIES
+    """What ``log_dir/meta.properties`` says (kdump.log_dir.LogDir); empty when there is none,
+    and for a prefix in an object store (tiered storage keeps no meta.properties)."""
+    location = str(log_dir)
+    folder = local_folder(location)
+    if folder is None:
+        return LogDirIdentity(location)
     try:
-        with open(path, "rb") as f:
-            data = f.read(1 << 20)
-    except FileNotFoundError:
-        return LogDirIdentity(str(log_dir))
-    except OSError as e:
-        return LogDirIdentity(str(log_dir), error=f"{path}: {e.strerror or e}")
-    try:
-        meta = read_meta_properties(data, str(path))
+        meta = LogDir(folder).meta_properties()
     except KdumpError as e:
-        return LogDirIdentity(str(log_dir), error=str(e))
-    return LogDirIdentity(
-        str(log_dir), meta.version, meta.node_id, meta.cluster_id, meta.directory_id
-    )
+        return LogDirIdentity(location, error=str(e))
+    if meta is None:
+        return LogDirIdentity(location)
+    return LogDirIdentity(location, meta.version, meta.node_id, meta.cluster_id, meta.directory_id)
 
 
 def log_dir_of(partition_path: str) -> str:
     """The log dir a partition directory (or a log dir's own file) lies in: its parent, as
     an absolute path (a metric's label must not depend on where cron started); for a
     partition in an object store, the URL of the prefix holding it."""
-    if is_url(partition_path):
-        return url_parent(partition_path)
-    return os.path.dirname(os.path.abspath(partition_path))
+    return parent_location(partition_path)
 
 
 class RunClock:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
 from kdump.crc import Buffer
@@ -31,25 +29,32 @@ from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.storage.base import Storage
-from kdump.storage.local import LocalStorage
+from kdump.storage.local import LocalStorage, close_map
 from kdump.storage.records import FileRecords
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
 
 
-@dataclass(frozen=True)
 class CheckedIndex(Generic[IndexT]):
     """An index file and how much of it a lookup may trust.
 
     ``entries`` is None when the index must not be used at all (missing, misaligned, entries
     out of order): the lookup then scans the log. ``warning`` says why, or that only the
-    entries before a preallocated zero tail are searched.
+    entries before a preallocated zero tail are searched. (A plain class: generic, so no
+    NamedTuple on Python 3.10, and no dataclass's start-up, issue 45.)
     """
 
-    path: str
-    index: IndexT | None
-    entries: int | None
-    warning: str | None
+    __slots__ = ("entries", "index", "path", "warning")
+
+    def __init__(
+        self, path: str, index: IndexT | None, entries: int | None, warning: str | None
+    ) -> None:
+        self.path: str = path
+        self.index: IndexT | None = index
+        self.entries, self.warning = entries, warning
+
+    def __repr__(self) -> str:
+        return f"CheckedIndex({self.path!r}, entries={self.entries}, warning={self.warning!r})"
 
     @property
     def usable(self) -> bool:
@@ -207,12 +212,12 @@ class LogSegment:
         """How output names the file ``suffix`` (a path or a URL), present or not."""
         return self.storage.location_of(self.file_name(suffix))
 
-    def local_path(self, suffix: str) -> Path:
+    def local_path(self, suffix: str) -> str:
         """The file ``suffix`` on disk (repairs write local files only)."""
         directory = self.storage.local_path
         if directory is None:
             raise InputError(self.storage.location, "repairs write local files only")
-        return directory / self.file_name(suffix)
+        return os.path.join(directory, self.file_name(suffix))
 
     @property
     def directory(self) -> str:
@@ -289,6 +294,8 @@ class LogSegment:
             opened = self.__dict__.pop(name, None)
             if isinstance(opened, FileRecords):
                 opened.close()
+            elif isinstance(opened, (OffsetIndex, TimeIndex, TransactionIndex)):
+                close_map(opened.buf)
 
     # -- reads by offset and by time (lookup, explain) ----------------------------------------
 

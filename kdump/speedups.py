@@ -35,6 +35,8 @@ if TYPE_CHECKING:
         set_hardware_crc = staticmethod(_speedups.set_hardware_crc)
         crc32c = staticmethod(_speedups.crc32c)
         advise = staticmethod(_speedups.advise)
+        cached_pages = staticmethod(_speedups.cached_pages)
+        mincore = staticmethod(_speedups.mincore)
         walk_v2 = staticmethod(_speedups.walk_v2)
         column_range = staticmethod(_speedups.column_range)
         count_masked = staticmethod(_speedups.count_masked)

@@ -30,21 +30,30 @@ The facts and the broker's rules they follow:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import Riders, RunConsumer
 from kdump.checks.options import VerifyOptions
-from kdump.checks.segment import SegmentResult, check_segment
-from kdump.checks.sink import FindingSink
-from kdump.config import ConfigLayers, Settings, option_default, resolve_settings
-from kdump.errors import KdumpError
+from kdump.config import (
+    ConfigLayers,
+    MetadataConfigs,
+    Settings,
+    option_default,
+    resolve_settings,
+)
+from kdump.errors import (
+    BudgetSpent,
+    DecryptionKeyError,
+    KdumpError,
+    StoreError,
+    as_kdump_error,
+)
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.names import (
     DELETE_DIR_SUFFIX,
@@ -73,15 +82,24 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_
 from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Load, SegmentState, Settlement, load, settle
-from kdump.loss import CutLoss, OffsetSpan, cut_loss
+from kdump.log_scan import Riders, RunConsumer, SegmentWalk, recover_scan
 from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
-from kdump.txn.producer_state import ProducerStateManager
-from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
+
+if TYPE_CHECKING:
+    from kdump.loss import CutLoss
+    from kdump.storage.tiered import TieredStorage
+    from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
+"""The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+
+
+Walker = Callable[[LogSegment, "RunConsumer | None"], SegmentWalk]
+"""How a command walks a segment with a reader riding on it (verify's checks:
+kdump.checks.segment.walker)."""
 
 
 class SegmentRider(RunConsumer, Protocol):
@@ -91,11 +109,11 @@ class SegmentRider(RunConsumer, Protocol):
     def begin(self, segment: LogSegment) -> None: ...
 
 
-"""The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
+# The records below are NamedTuples, not frozen dataclasses: every command opens partitions,
+# and a dataclass costs ten times a NamedTuple to define (issue 45).
 
 
-@dataclass(frozen=True)
-class DamagedFrom:
+class DamagedFrom(NamedTuple):
     """Where recovery cuts the log: the first batch it refuses, in the first segment that has
     one; ``offset`` is the first offset the cut removes (the log end offset after it)."""
 
@@ -109,22 +127,20 @@ class DamagedFrom:
         return {"segment": self.segment, "position": self.position, "offset": self.offset}
 
 
-@dataclass(frozen=True)
-class SnapshotFile:
+class SnapshotFile(NamedTuple):
     """A producer state snapshot of the partition, named by the offset whose state it holds."""
 
     offset: int
     name: str
     path: str
-    segment: LogSegment | None = field(default=None, compare=False)
+    segment: LogSegment | None = None
     """Tiered storage keeps one per segment: that segment."""
 
     def storage_of(self, log: UnifiedLog) -> Storage:
         return log.storage if self.segment is None else self.segment.storage
 
 
-@dataclass(frozen=True)
-class LoadedSnapshot:
+class LoadedSnapshot(NamedTuple):
     """The snapshot the broker loads at startup (ProducerStateManager.truncateAndReload, then
     loadFromSnapshot), and the newer ones it skipped because they do not parse."""
 
@@ -133,24 +149,22 @@ class LoadedSnapshot:
     skipped: tuple[tuple[SnapshotFile, KdumpError], ...] = ()
 
 
-@dataclass(frozen=True)
-class OpenOptions:
+class OpenOptions(NamedTuple):
     """How an opened partition works its facts out."""
 
-    verify: VerifyOptions = field(default_factory=VerifyOptions)
+    verify: VerifyOptions = VerifyOptions()
     """What a segment's walk checks as it reads (verify's options)."""
     now_ms: int | None = None
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
     producer_id_expiration_ms: int = option_default("producer.id.expiration.ms")
-    layers: ConfigLayers = field(default_factory=ConfigLayers)
+    layers: ConfigLayers = ConfigLayers()
     """Where topic settings come from (--config, describe output, server.properties)."""
     reading: ReadPolicy = KEEP
     """How local ``.log`` files are read: page cache left as found, rate (verify's)."""
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """A number and where it came from, in words (outputs show both)."""
 
     value: int
@@ -194,7 +208,7 @@ class UnifiedLog:
         self.only = only
         self.open_options = options or OpenOptions()
         self._topic_partition = topic_partition
-        self._results: dict[int, SegmentResult] = {}
+        self._results: dict[int, SegmentWalk] = {}
         self._snapshots: dict[str, bytes] = {}
         self.cut_short = False
         """A run stopped before it read all of the partition (verify --budget, Ctrl-C): what
@@ -251,6 +265,16 @@ class UnifiedLog:
     @property
     def tiered(self) -> bool:
         return self.storage.closed_segments_only
+
+    @property
+    def remote_partition(self) -> TieredStorage | None:
+        """The partition's folder in tiered storage (its layout, its manifest), or None: a
+        partition of a log dir, on disk or copied to an object store."""
+        if not self.storage.closed_segments_only:
+            return None  # (tiered storage's modules stay unloaded for a local partition)
+        from kdump.storage.tiered import TieredStorage
+
+        return self.storage if isinstance(self.storage, TieredStorage) else None
 
     @cached_property
     def topic_partition(self) -> tuple[str, int] | None:
@@ -322,7 +346,7 @@ class UnifiedLog:
     @property
     def has_batches(self) -> bool:
         """Whether any segment holds a whole batch."""
-        return any((r.scan is not None and r.scan.batches > 0) for r in self.results())
+        return any((r.scan is not None and r.scan.batches > 0) for r in self.walks())
 
     @property
     def size(self) -> int:
@@ -331,20 +355,28 @@ class UnifiedLog:
 
     # -- each segment's walk ----------------------------------------------------------------
 
-    def result(self, segment: LogSegment) -> SegmentResult:
-        """The walk of ``segment`` with verify's checks on it: done once, when first asked,
-        unless a command did it and handed it in."""
+    def walk(self, segment: LogSegment) -> SegmentWalk:
+        """What ``segment``'s walk gave: the walk a command did and handed in (verify's, with
+        its checks on it), else the segment's own recovery walk (LogSegment.recover, findings
+        apart), done once, when first asked."""
         found = self._results.get(segment.slot)
         if found is None:
-            found = check_segment(segment, self.options, keep_open=True)
+            found = self._recover(segment, None)
             self._results[segment.slot] = found
         return found
+
+    def walks(self) -> list[SegmentWalk]:
+        return [self.walk(s) for s in self.segments]
+
+    def handed_in(self, segment: LogSegment) -> SegmentWalk | None:
+        """The walk of ``segment`` done so far (None: none yet)."""
+        return self._results.get(segment.slot)
 
     def walked(self, segment: LogSegment) -> bool:
         """Whether ``segment``'s walk is done (or was handed in)."""
         return segment.slot in self._results
 
-    def take_result(self, segment: LogSegment, result: SegmentResult) -> None:
+    def take_result(self, segment: LogSegment, result: SegmentWalk) -> None:
         """A segment's walk done elsewhere (verify's workers): kept as this log's."""
         self._results[segment.slot] = result
 
@@ -352,22 +384,35 @@ class UnifiedLog:
         """A run left ``segment`` unread (its budget spent): the facts are told nothing of it,
         and nothing reads it for them (a budget bounds the run: issue 39 point 7)."""
         self.left.add(segment.slot)
-        cap = self.options.max_findings_per_code
-        self._results[segment.slot] = SegmentResult(
-            segment.base_offset, segment.slot, None, FindingSink(cap)
-        )
+        self._results[segment.slot] = SegmentWalk(segment.base_offset, segment.slot, None)
 
-    def results(self) -> list[SegmentResult]:
-        return [self.result(s) for s in self.segments]
+    def _recover(self, segment: LogSegment, consumer: RunConsumer | None) -> SegmentWalk:
+        """The segment's own walk: LogSegment.recover's reading of its ``.log`` (its files stay
+        open for what the command reads next; the partition closes them)."""
+        if LOG_SUFFIX not in segment.files:
+            return SegmentWalk(segment.base_offset, segment.slot, None)
+        try:
+            scan = recover_scan(
+                segment.log, segment.base_offset, consumer, self.options.max_batch_bytes
+            )
+        except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
+            raise
+        except (KdumpError, OSError) as e:
+            error = as_kdump_error(e, segment.directory)
+            return SegmentWalk(segment.base_offset, segment.slot, None, error)
+        return SegmentWalk(segment.base_offset, segment.slot, scan)
 
-    def walk_in_order(self, rider: SegmentRider | None = None) -> None:
+    def walk_in_order(
+        self, rider: SegmentRider | None = None, walker: Walker | None = None
+    ) -> None:
         """Every segment's walk, in order, with the producer state replay riding on it: one
-        walk of each segment gives verify's checks, the facts and the producer state (what
-        kdump txn and kdump report need); ``rider`` rides along too (the audit of a compacted
-        log: kdump.checks.compacted). Segments walked already are not walked again (the replay
-        then walks on its own, when asked)."""
+        walk of each segment gives the facts, the producer state (what kdump txn and kdump
+        report need) and, with verify's ``walker``, its checks; ``rider`` rides along too (the
+        audit of a compacted log: kdump.checks.compacted). Segments walked already are not
+        walked again (the replay then walks on its own, when asked)."""
         if any(s.slot in self._results for s in self.segments):
             return
+        walk = walker or self._recover
         replay = self._start_replay(None)
         for segment in self.segments:
             if not replay.cut:
@@ -376,11 +421,10 @@ class UnifiedLog:
                 rider.begin(segment)
             riders = [r for r in (None if replay.cut else replay, rider) if r is not None]
             consumer = riders[0] if len(riders) == 1 else Riders(*riders) if riders else None
-            found = check_segment(segment, self.options, consumer, keep_open=True)
+            found = walk(segment, consumer)
             self._results[segment.slot] = found
-            if found.unread and not replay.cut:
-                unread = next(f for f in found.findings if f.code == "FILE_UNREADABLE")
-                replay.unreadable(segment, KdumpError(unread.message, unread.path))
+            if found.error is not None and not replay.cut:
+                replay.unreadable(segment, found.error)
         self.adopt_producer_state(self._finish_replay(replay))
 
     # -- offsets ----------------------------------------------------------------------------
@@ -431,13 +475,13 @@ class UnifiedLog:
         if not self.segments:
             return self.log_start_offset
         last = self.segments[-1]
-        scan = self.result(last).scan
+        scan = self.walk(last).scan
         if scan is None or scan.last_offset is None:
             return last.base_offset
         if self.tiered:  # a re-upload of older offsets may come last: the furthest one
             return (
                 max(
-                    (r.scan.last_offset for r in self.results() if r.scan and r.scan.last_offset),
+                    (r.scan.last_offset for r in self.walks() if r.scan and r.scan.last_offset),
                     default=last.base_offset - 1,
                 )
                 + 1
@@ -448,7 +492,7 @@ class UnifiedLog:
     def damaged_from(self) -> DamagedFrom | None:
         """The first batch recovery refuses, in segment order (None: nothing to cut)."""
         for segment in self.segments:
-            scan = self.result(segment).scan
+            scan = self.walk(segment).scan
             if scan is None or scan.first_invalid is None:
                 continue
             last = scan.recovered_last_offset
@@ -494,7 +538,7 @@ class UnifiedLog:
         for s in self.segments:
             state = self._segment_state(s, s is last)
             if s.base_offset in indexes_whole:
-                state = dataclasses.replace(state, has_index=True, txn_index_corrupt=False)
+                state = state._replace(has_index=True, txn_index_corrupt=False)
             states.append(state)
         return load(
             states,
@@ -522,7 +566,7 @@ class UnifiedLog:
     def _segment_state(self, segment: LogSegment, last: bool) -> SegmentState:
         """``last``: the log end is read from this one (readNextOffset reads its index and
         log tail; of the others only what their walk found is needed)."""
-        scan = self.result(segment).scan
+        scan = self.walk(segment).scan
         size = segment.log_size
         if scan is None:  # unreadable: nothing kdump can say it cuts
             return SegmentState(
@@ -642,20 +686,23 @@ class UnifiedLog:
         """A replay set up as the broker's load sets it up: the newest readable snapshot with
         ``log start < offset <= at_most`` loaded (producers expired at ``now_ms`` left out),
         the state replayed from its offset (from the log start with none)."""
+        # the replay's modules where a producer state is asked for (a plain partition's facts
+        # need none: no transaction after its snapshot)
+        from kdump.txn.replay import ProducerReplay
+
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
         state_hw = None if hw is None else max(hw, self.log_start_offset)
-        if loaded.snapshot is not None and loaded.file is not None:
-            state = ProducerStateManager.from_snapshot(
-                loaded.snapshot, self.now_ms, self.producer_id_expiration_ms, state_hw
-            )
-            state_from, path = loaded.file.offset, loaded.file.path
-        else:
-            state = ProducerStateManager(high_watermark=state_hw)
-            state_from, path = self.log_start_offset, None
-        replay = ProducerReplay(ProducerStateManager(), state, state_from)
-        replay.snapshot_path = path
-        replay.findings += [_skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        start = None if loaded.snapshot is None or loaded.file is None else loaded.file
+        replay = ProducerReplay.start(
+            loaded.snapshot if start is not None else None,
+            self.log_start_offset if start is None else start.offset,
+            self.now_ms,
+            self.producer_id_expiration_ms,
+            state_hw,
+        )
+        replay.snapshot_path = None if start is None else start.path
+        replay.findings += [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
         return replay
 
     def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
@@ -665,29 +712,12 @@ class UnifiedLog:
         if replay.state_from > self.log_end_offset and replay.snapshot_path is not None:
             replay = self._start_replay(self.log_end_offset)
             replay.run(self.segments)
-        replay.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
-        state, state_from = replay.state, replay.state_from
-        skipped = bool(self.segments) and not self.tiered
-        skipped = skipped and self.broker_load.producer_state_skipped
-        if skipped:
+        if not self.tiered and self.segments and self.broker_load.producer_state_skipped:
             # a clean stop and no snapshot: the broker takes it for an upgrade, skips the
             # rebuild and starts with no producer state (UnifiedLog.rebuildProducerState)
             hw = self._checkpointed_high_watermark()
-            state = ProducerStateManager(high_watermark=None if hw is None else max(hw, 0))
-            state_from = self.log_end_offset
-        state.on_high_watermark_updated(self.high_watermark.value)
-        return ProducerStateAtEnd(
-            state=state,
-            state_from=state_from,
-            snapshot_path=replay.snapshot_path,
-            completed=replay.completed,
-            aborted=replay.aborted,
-            findings=replay.findings,
-            log_end=replay.log_end,
-            batches=replay.batches,
-            first_unstable_offset=state.first_unstable_offset(),
-            skipped=skipped,
-        )
+            replay.skip_rebuild(None if hw is None else max(hw, 0), self.log_end_offset)
+        return replay.at_end(self.high_watermark.value)
 
     def _checkpointed_high_watermark(self) -> int | None:
         try:
@@ -729,7 +759,7 @@ class UnifiedLog:
             return True
         start = self.log_start_offset if loaded.file is None else loaded.file.offset
         for segment in self.segments_after_recovery:
-            scan = self.result(segment).scan
+            scan = self.walk(segment).scan
             if scan is None:
                 return True  # unread: cannot tell, so replay
             reaches = scan.last_offset is not None and scan.last_offset >= start
@@ -761,7 +791,7 @@ class UnifiedLog:
         if not self.tiered:
             recovered = set(self.broker_load.recovered)
             for segment in self.segments:
-                scan = self.result(segment).scan
+                scan = self.walk(segment).scan
                 if segment.base_offset not in recovered or scan is None:
                     continue
                 cut = scan.recovered_last_offset if scan.first_invalid is not None else None
@@ -803,6 +833,13 @@ class UnifiedLog:
         """The topic's settings, each with where it came from (kdump.config's layers)."""
         return resolve_settings(self.open_options.layers, self.topic)
 
+    def adopt_metadata(self, image: MetadataConfigs) -> None:
+        """The KRaft image that speaks for this partition's topic, found once it was open (its
+        node's metadata partition): its settings are read from it from now on."""
+        layers = self.open_options.layers._replace(metadata=image)
+        self.open_options = self.open_options._replace(layers=layers)
+        self.__dict__.pop("settings", None)
+
     @cached_property
     def settlement(self) -> Settlement:
         """What LogLoader does to ``leftover_files`` at the broker's next start."""
@@ -827,22 +864,20 @@ class UnifiedLog:
     @cached_property
     def kept_losses(self) -> dict[str, CutLoss]:
         """What each of ``kept_logs`` holds (by name), and what of it is whole and valid."""
+        kept_logs = self.kept_logs
+        if not kept_logs:
+            return {}
+        # what a cut removes is counted only where a recover kept some (its module likewise)
+        from kdump.loss import cut_loss
+
         out = {}
-        for kept in self.kept_logs:
+        for kept in kept_logs:
             log = self.storage.open_log(kept.name)
             try:
                 out[kept.name] = cut_loss(log.buf, 0, log.path)
             finally:
                 log.close()
         return out
-
-    @property
-    def kept_salvageable(self) -> OffsetSpan:
-        """The whole, valid batches in ``kept_logs``: what ``kdump salvage`` gets back."""
-        span = OffsetSpan()
-        for loss in self.kept_losses.values():
-            span.merge(loss.salvageable)
-        return span
 
     def dump_files(self) -> list[StoredFile]:
         """The files ``kdump dump`` dumps of this partition, in name order: its segment files,
@@ -912,8 +947,16 @@ class UnifiedLog:
         }
 
     def close(self) -> None:
+        """Give back what reading the partition holds (each segment's maps and their file
+        descriptors); a later read opens its files again."""
         for segment in self.all_segments:
             segment.close()
+
+    def __enter__(self) -> UnifiedLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
@@ -922,10 +965,12 @@ def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
     return list(UnifiedLog(LocalStorage(directory)).all_segments)
 
 
-def _skipped_snapshot(path: str, e: Exception) -> Finding:
+def skipped_snapshot(path: str, e: Exception) -> Finding:
+    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
+    loadFromSnapshot moves past one it cannot read to the next older one."""
     reason = getattr(e, "reason", str(e))
     return Finding(
-        "SNAPSHOT_CORRUPT",
+        Code.SNAPSHOT_CORRUPT,
         Severity.WARNING,
         path,
         f"{reason}; skipped, as the broker skips it (and deletes it)",
@@ -940,4 +985,5 @@ __all__ = [
     "SnapshotFile",
     "UnifiedLog",
     "local_segments",
+    "skipped_snapshot",
 ]

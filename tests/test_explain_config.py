@@ -3,12 +3,14 @@ the three inputs: --config, server.properties, kafka-configs.sh --describe --all
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 
 from kdump.config import (
     ConfigLayers,
+    MetadataConfigs,
     Source,
     parse_config_option,
     read_describe_output,
@@ -251,3 +253,17 @@ def test_describe_output_broker_section_is_the_broker_layer(tmp_path: Path) -> N
     assert s.retention_ms == 72 * 3_600_000
     assert s["retention.ms"].source is Source.DESCRIBE
     assert s.segment_bytes == 1073741824  # a null (sensitive) value is no value
+
+
+def test_settings_layers_that_set_nothing_pickle_for_spark_tasks() -> None:
+    """Spark's tasks take the verify options, settings layers included, pickled: a layer that
+    sets nothing is an immutable empty mapping that pickles (a MappingProxyType did not), equal
+    to ``{}`` and to another such layer."""
+    layers = ConfigLayers(metadata=MetadataConfigs("meta", 0))
+    back = pickle.loads(pickle.dumps(layers, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == layers
+    assert back.server_properties == {} and len(back.server_properties) == 0
+    assert back.metadata is not None and dict(back.metadata.topics) == {}
+    with pytest.raises(TypeError):
+        back.server_properties["x"] = None  # type: ignore[index]
+    assert resolve_settings(back, "t") == resolve_settings(layers, "t")

@@ -20,6 +20,8 @@ from conftest import CORRUPT, GENERATED, ORACLE, REPO, script_module
 from repair_support import batch_positions, copy_partition
 from test_verify import options_from
 
+from kdump.checks.codes import CODES as CODE_NAMES
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.registry import CODES, REGISTRY
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -109,6 +111,15 @@ def _arg(call: ast.Call, at: int | None, name: str | None) -> ast.expr | None:
     if at is not None and at < len(call.args):
         return call.args[at]
     return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _is_code(expr: ast.expr) -> bool:
+    """``Code.X``: a code named through kdump.checks.codes."""
+    return (
+        isinstance(expr, ast.Attribute)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == "Code"
+    )
 
 
 def _params(fn: ast.FunctionDef) -> list[str]:
@@ -211,6 +222,8 @@ class _Module:
         """The codes ``expr`` can be (None: a forwarder's parameter, resolved at its calls)."""
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             return {expr.value}
+        if _is_code(expr):
+            return {expr.attr}  # type: ignore[attr-defined]
         if isinstance(expr, ast.IfExp):
             a, b = self.resolve(expr.body, where), self.resolve(expr.orelse, where)
             return (a or set()) | (b or set())
@@ -328,6 +341,76 @@ def test_the_scan_reads_the_kinds_of_site_it_is_meant_to() -> None:
     assert "SCRUB_DELETE_STUCK" in by_module["kdump/tiered/scrub.py"]
     unsafe = [s for s in source_sites() if "INDEX_UNSAFE_ENTRY" in s.codes]
     assert [s.severities for s in unsafe] == [frozenset({"error"})]
+
+
+def test_the_names_of_codes_are_the_registry() -> None:
+    """kdump.checks.codes names each registered code once, and the registry's entries are
+    written with those names."""
+    assert set(REGISTRY) == CODE_NAMES
+    assert all(getattr(Code, code) == code for code in REGISTRY)
+    assert len(CODES) == len(REGISTRY)
+
+
+def _compared_codes(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Where a finding's code (``x.code``, or a variable named ``code``) is compared with a
+    string written out, in a collection of them, or tested for a prefix."""
+
+    def is_code(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "code") or (
+            isinstance(node, ast.Name) and node.id == "code"
+        )
+
+    def is_text(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and bool(CODE.fullmatch(node.value))
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(is_text(e) for e in node.elts)
+        if isinstance(node, ast.Call) and node.args:  # frozenset(("A", "B"))
+            return is_text(node.args[0])
+        return False
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(is_code(x) for x in sides) and any(is_text(x) for x in sides):
+                yield node.lineno, ast.unparse(node)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "endswith")
+            and is_code(node.func.value)
+        ):
+            yield node.lineno, ast.unparse(node)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            # a module's set of codes written as strings (STOP_CODES = frozenset(("LOG_...",)))
+            targets = [ast.unparse(t) for t in node.targets]
+            if any(t.endswith("CODES") for t in targets) and is_text(node.value):
+                yield node.lineno, ast.unparse(node)
+
+
+def test_codes_are_referred_to_by_name_not_compared_as_strings() -> None:
+    """Control flow asks what a finding is through kdump.checks.codes (``f.code ==
+    Code.FILE_UNREADABLE``), never by a string written out or a prefix of one: a misspelt code
+    fails mypy, and a renamed one is found everywhere it is asked about."""
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {text}"
+        for path in sorted(KDUMP.rglob("*.py"))
+        if path.name not in ("codes.py", "registry.py")
+        for line, text in _compared_codes(ast.parse(path.read_text()))
+    ]
+    assert found == []
+
+
+def test_the_string_compare_scan_finds_what_it_is_meant_to() -> None:
+    source = (
+        'a = f.code == "LOG_ZERO_TAIL"\n'
+        'b = code in ("FILE_UNREADABLE", "X_Y")\n'
+        'c = f.code.startswith("TIMEINDEX_")\n'
+        'STOP_CODES = frozenset(("LOG_CRC_MISMATCH",))\n'
+        "d = f.code == Code.LOG_ZERO_TAIL\n"
+        'e = f.path == "LOG_ZERO_TAIL"\n'
+    )
+    assert sorted(line for line, _ in _compared_codes(ast.parse(source))) == [1, 2, 3, 4]
 
 
 def test_the_hand_listed_codes_are_still_in_the_source() -> None:

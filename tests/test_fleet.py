@@ -222,7 +222,7 @@ def test_two_runs_on_one_host_never_replace_each_others_result(tmp_path: Path) -
     assert len(written) == 2
     assert {p.parent.relative_to(audits).as_posix() for p in written} == {"Fleet-Cluster-1/3"}
 
-    from kdump.fleet import write_new_textfile
+    from kdump.storage.outputs import write_new_textfile
 
     first = audits / "same.json"
     first.write_text("kept\n")

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,11 +19,13 @@ import pytest
 from clirun import run_kdump
 from conftest import CORRUPT, FIXTURES, ORACLE
 
-from kdump import parallel
+from kdump import forked, parallel
 from kdump.checks.options import VerifyOptions
 from kdump.checks.verify import verify_paths
 from kdump.errors import KdumpError
 from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -49,11 +53,19 @@ def test_dumps_of_many_files_are_the_same_with_any_number_of_jobs(fmt: str) -> N
     ]
     files = [str(p) for p in damaged[::3]][:80]
     args = ["dump", "--deep-iteration", "--format", fmt, *files]
-    one = run_kdump([*args, "--jobs", "1"])
-    assert one.stdout and (one.stderr or fmt == "jsonl")  # text: the summaries on stderr
-    assert run_kdump([*args, "--jobs", "2"]) == one
-    files_one = run_kdump(["--files", ",".join(files), "--jobs", "1"])
-    assert run_kdump(["--files", ",".join(files), "--jobs", "2"]) == files_one
+    # as a user runs them: the workers write to the process's own standard output and error
+    one = _child([*args, "--jobs", "1"])
+    assert one[1] and (one[2] or fmt == "jsonl")  # text: the summaries on stderr
+    assert _child([*args, "--jobs", "2"]) == one
+    files_one = _child(["--files", ",".join(files), "--jobs", "1"])
+    assert _child(["--files", ",".join(files), "--jobs", "2"]) == files_one
+
+
+def _child(args: list[str]) -> tuple[int, bytes, bytes]:
+    ran = subprocess.run(
+        [sys.executable, "-m", "kdump", *args], cwd=ROOT, capture_output=True, check=False
+    )
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -263,33 +275,34 @@ def test_a_workers_results_travel_in_few_messages() -> None:
     import queue as thread_queue
 
     sent: thread_queue.Queue[tuple[int, str, bytes]] = thread_queue.Queue()
-    message = parallel._Message(sent, 7)
+    message = forked._Message(sent, 7)
     results = [{"offset": n, "key": f"k{n}"} for n in range(20_000)]
     for result in results:
         message.add(result)
-    message.send(parallel._DONE)
+    message.send(forked._DONE)
     messages = [sent.get_nowait() for _ in range(sent.qsize())]
     assert 1 <= len(messages) <= 4
     assert {index for index, _, _ in messages} == {7}
-    assert [kind for _, kind, _ in messages][-1] == parallel._DONE
-    assert [r for _, _, data in messages for r in parallel._unpickled(data)] == results
+    assert [kind for _, kind, _ in messages][-1] == forked._DONE
+    assert [r for _, _, data in messages for r in forked._unpickled(data)] == results
 
 
 @pytest.mark.parametrize("fmt", ["text", "jsonl"])
-def test_a_dump_in_processes_hands_back_chunks_not_lines(fmt: str) -> None:
-    """Issue 33: the workers encode their lines and join them, so the parent only writes."""
-    from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, dump_files
+def test_a_dump_in_processes_copies_nothing_through_the_parent(
+    fmt: str, capfd: pytest.CaptureFixture[bytes]
+) -> None:
+    """Issue 44 point 8: the workers write their own output to the process's standard output,
+    in turn; the parent yields only what follows every file (the text dump's summaries)."""
+    from kdump.render.dumplog import DumpOptions, DumpProblems, Line, dump_files
     from kdump.render.jsonl import dump_files_lines
 
     files = [str(p) for p in sorted(ORACLE.glob("*/0*.*"))]
     opts = DumpOptions(deep_iteration=True)
     dump = dump_files if fmt == "text" else dump_files_lines
     items = list(dump(files, opts, DumpProblems(), 2))
-    chunks = [i.data for i in items if isinstance(i, Chunk)]
-    stderr_lines = len(items) - len(chunks)  # (each one ends a chunk)
-    assert all(i.stream == "err" for i in items if not isinstance(i, Chunk))
-    assert b"".join(chunks).count(b"\n") > 3 * len(files)
-    assert len(chunks) <= len(files) + stderr_lines
+    assert all(isinstance(i, Line) and i.stream == "err" for i in items)  # summaries alone
+    written = capfd.readouterr().out
+    assert written.count("\n") > 3 * len(files)
 
 
 def decoding_pid(data: bytes) -> str:
@@ -298,15 +311,19 @@ def decoding_pid(data: bytes) -> str:
 
 
 @pytest.mark.parametrize(("jobs", "forks"), [([], False), (["--jobs", "2"], True)])
-def test_a_dump_runs_in_one_process_unless_asked(
-    monkeypatch: pytest.MonkeyPatch, jobs: list[str], forks: bool
-) -> None:
-    """Issue 33: every byte a worker renders still goes through the parent, so --jobs 2 was
-    slower than one process on plain batches: the dumps default to one."""
-    monkeypatch.setattr(parallel, "WORTH_A_FORK", 0)  # any work worth a fork: jobs decide
+def test_a_dump_runs_in_one_process_unless_asked(jobs: list[str], forks: bool) -> None:
+    """Issue 33: the dumps run in one process unless asked (issue 44 point 8: --jobs N forks
+    workers that write their own output)."""
     files = [str(p) for p in sorted((ORACLE / "plain-0").glob("*.log"))]
     assert len(files) >= 2
-    ran = run_kdump(["dump", *files, "--value-decoder", "test_jobs:decoding_pid", *jobs])
+    code = "import sys, os; from kdump.cli import main; print(os.getpid()); main()"
+    ran = subprocess.run(
+        [sys.executable, "-c", code, "dump", *files, "--value-decoder",
+         "test_jobs:decoding_pid", *jobs],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tests")},
+    )  # fmt: skip
+    parent, *_ = ran.stdout.split("\n", 1)
     pids = set(re.findall(r"payload: pid=(\d+)", ran.stdout))
-    assert ran.exit_code == 0 and pids
-    assert (pids != {str(os.getpid())}) == forks
+    assert ran.returncode == 0 and pids, ran.stderr
+    assert (pids != {parent}) == forks

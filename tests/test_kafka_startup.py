@@ -38,12 +38,11 @@ from realkafka import (
     wait_for_leaders,
 )
 from realkafka.broker_log import LoadReport
-from realkafka.files import batch_spans, flip_batch, set_recovery_points
+from realkafka.files import batch_spans, flip_batch, offset_checkpoint_at, set_recovery_points
 from startup_check import check_load, check_time, partitions, startup_json
 from test_kafka_crash import kdump_json, producers_predicted, producers_served
 
 from kdump.format.names import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
-from kdump.format.textfiles import offset_checkpoint_at
 
 pytestmark = pytest.mark.kafka
 

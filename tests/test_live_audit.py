@@ -3,9 +3,7 @@ resumable within a budget."""
 
 from __future__ import annotations
 
-import ctypes
 import json
-import mmap
 import os
 import shutil
 import subprocess
@@ -19,11 +17,11 @@ import pytest
 from batchbytes import v2_batch, write_partition
 from clirun import run_kdump
 
-from kdump import parallel, unified_log
+from kdump import parallel, speedups, unified_log
+from kdump.checks.audit import AuditOptions
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.checks.verify_state import AuditOptions
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
-from kdump.storage import reading
+from kdump.storage import libc, reading
 from kdump.storage.reading import PAGE, RateLimit, ReadPolicy, residency, uncached_ranges
 from kdump.unified_log import FACT_KEYS
 
@@ -129,6 +127,31 @@ def test_verify_leaves_no_index_file_cached_either(tmp_path: Path) -> None:
     done = _kdump("verify", part, "--format", "json")
     assert done.returncode == 0, done.stderr
     assert {f.name: sum(_resident(f)) for f in files} == {f.name: 0 for f in files}
+
+
+@pytest.mark.skipif(speedups.native() is None, reason="no C module built")
+def test_the_c_module_and_ctypes_ask_the_kernel_alike(tmp_path: Path) -> None:
+    """cachestat and mincore are the C module's calls, ctypes's without it: the same answers,
+    span by span, and the same residency made of them."""
+    path = _write_log(tmp_path, 0, 24)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        os.pread(fd, size, 0)
+        _drop(path, 10 * MIB)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        os.pread(fd, MIB // 2, 12 * MIB)
+        native = speedups.native()
+        assert native is not None and libc.available()
+        for start, span in ((0, 8 * MIB), (8 * MIB, 8 * MIB), (16 * MIB, size - 16 * MIB)):
+            assert native.cached_pages(fd, start, span) == libc.cached_pages(fd, start, span)
+            assert native.mincore(fd, start, span) == libc.mincore(fd, start, span)
+        assert native.mincore(fd, 1, PAGE) is None  # not page aligned: not asked
+        with speedups.pure_python():
+            through_ctypes = reading.resident_pages(fd, size)
+        assert through_ctypes is not None and through_ctypes == reading.resident_pages(fd, size)
+    finally:
+        os.close(fd)
 
 
 def test_uncached_ranges_are_the_absent_pages() -> None:
@@ -464,13 +487,13 @@ def test_partitions_a_budget_left_unread_are_said_not_read(
     for p in range(3):
         write_partition(logs / f"audit-{p}", (0, 100))
     walked: list[str] = []
-    real = unified_log.check_segment
+    real = unified_log.recover_scan  # the partition's own walk of a segment, for its facts
 
-    def counted(segment: Any, *args: Any, **kw: Any) -> Any:
-        walked.append(segment.log_path)
-        return real(segment, *args, **kw)
+    def counted(log: Any, *args: Any, **kw: Any) -> Any:
+        walked.append(log.path)
+        return real(log, *args, **kw)
 
-    monkeypatch.setattr(unified_log, "check_segment", counted)
+    monkeypatch.setattr(unified_log, "recover_scan", counted)
     result = _run(logs, None, budget_ms=0)
     assert result.audit.partial and walked == []  # the one segment the budget allows, only
     rows = {Path(r.path).name: r.summary for r in result.partitions}
@@ -608,11 +631,9 @@ def test_a_reader_the_kernel_hides_the_cache_from_drops_nothing() -> None:
             os.setuid(65534)
             fd = os.open(log, os.O_RDONLY)
             size = os.fstat(fd).st_size
-            libc = reading._libc()
-            addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-            vec = ctypes.create_string_buffer(size // PAGE)
-            libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec)
-            seen = sum(b & 1 for b in vec.raw)
+            vec = libc.mincore(fd, 0, size)  # the kernel's own answer, asked as is
+            assert vec is not None
+            seen = sum(b & 1 for b in vec)
             policy = ReadPolicy.live()
             answer = f"{seen} {policy.blind_to(log)} {policy.guard(fd, size) is None}"
             os.write(write, answer.encode())

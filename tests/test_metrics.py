@@ -22,7 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
 from kdump.metrics import COMMANDS, FAMILIES, PREFIX
-from kdump.render.prom import Family, escape_label_value, previous_value, render, write_textfile
+from kdump.render.prom import Family, escape_label_value, previous_value, render
+from kdump.storage.outputs import write_textfile
 
 V0_LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"  # broker.id=0, 5 INDEX_MISSING
 V1_LOG_DIR = REALFILES / "nomanazeem__Kafka-java" / "kafka-logs"  # node.id=1, directory.id

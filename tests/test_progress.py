@@ -22,7 +22,7 @@ from conftest import ORACLE, REALFILES
 from purepython import pure_python
 from rich.console import Console
 
-from kdump.render.progress import PURE_PYTHON_NOTICE_BYTES, progress_display
+from kdump.render.progress_display import PURE_PYTHON_NOTICE_BYTES, progress_display
 
 KDUMP = [sys.executable, "-m", "kdump"]
 LOG_DIR = REALFILES / "Bheem6005__kafka" / "kafka-logs"

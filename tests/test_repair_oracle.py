@@ -13,11 +13,11 @@ from conftest import ORACLE, oracle_manifest
 from repair_support import copy_partition, tree
 
 from kdump.format.txnindex import AbortedTxn
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.plan import plan_rebuild_index, resolve_targets
-from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import IndexConfig, recover_segment
+from kdump.repair.txn_index import txn_index_bytes
 from kdump.storage.local import map_file
-from kdump.txn.producer_state import ProducerStateManager
 from kdump.unified_log import local_segments
 
 

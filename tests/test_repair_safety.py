@@ -24,7 +24,7 @@ from repair_support import copy_partition, cut_and_deleted, damage, tree
 from kdump.errors import KdumpError
 from kdump.repair.plan import Scope, plan_recover, resolve_targets
 from kdump.repair.rebuild import IndexConfig
-from kdump.repair.run import RunOptions, run_repair
+from kdump.repair.runner import RunOptions, run_repair
 from kdump.unified_log import local_segments
 
 INTERVAL = "1024"  # plain-0 was written at 4096: at 1024 every index changes

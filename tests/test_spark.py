@@ -36,13 +36,13 @@ from kdump.checks.verify import VerifyOptions, verify_paths  # noqa: E402
 from kdump.crc import crc32c  # noqa: E402
 from kdump.errors import KdumpError  # noqa: E402
 from kdump.format.layout import ATTRIBUTES_OFFSET, CRC_OFFSET, RECORD_BATCH_OVERHEAD  # noqa: E402
-from kdump.render.progress import progress_display  # noqa: E402
+from kdump.render.progress_display import progress_display  # noqa: E402
 from kdump.spark.extract import segment_tasks  # noqa: E402
 from kdump.spark.job import FINDINGS_DIR  # noqa: E402
-from kdump.spark.progress import stage_progress  # noqa: E402
 from kdump.spark.schema import RECORD_SCHEMA  # noqa: E402
 from kdump.spark.session import build_session  # noqa: E402
 from kdump.spark.source import KafkaSegmentsDataSource, register  # noqa: E402
+from kdump.spark.stage_progress import stage_progress  # noqa: E402
 from kdump.storage.local import open_log_file  # noqa: E402
 
 REAL = [

@@ -29,7 +29,6 @@ from purepython import pure_python
 from kdump import speedups
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
 from kdump.crc import crc32c_crcmod
@@ -48,8 +47,9 @@ from kdump.format.walk import (
     iter_batches,
     iter_records,
 )
+from kdump.log_scan import LogScan
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.rebuild import IndexConfig, recover_segment
-from kdump.txn.producer_state import ProducerStateManager
 
 native = speedups.native()
 pytestmark = pytest.mark.skipif(native is None, reason="kdump's C code is not built here")
@@ -833,7 +833,7 @@ def test_a_run_s_facts_are_those_of_its_columns(
     """What walk_v2 counts during its header pass (RunColumns.facts) is what its columns say,
     for full and short runs and for a run cut before a failed CRC: the least and greatest max
     timestamp, transactional or control batches, batches with a delete horizon, producer
-    batches, whether each batch follows the one before, failed CRCs."""
+    batches, whether each batch follows the one before, failed CRCs, records counted."""
     assert native is not None
     batches = [
         v2_batch(i + (i % 5 == 4), b"r" * (i % 7), attributes=a, max_timestamp=ts,
@@ -866,4 +866,5 @@ def test_a_run_s_facts_are_those_of_its_columns(
             bases[i] == lasts[i - 1] + 1 and epochs[i] == epochs[i - 1] for i in range(1, run.n)
         ),
         column["valid"].count(0),
+        sum(c for c in column["records_count"] if c > 0),
     )

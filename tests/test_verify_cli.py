@@ -353,3 +353,25 @@ def test_oversize_is_judged_by_each_topics_own_settings(tmp_path: Path) -> None:
         for f in given["findings"]
         if f["code"] == "LOG_SEGMENT_OVERSIZE"
     )
+
+
+def test_a_closed_time_index_may_hold_one_entry_past_segment_index_bytes(tmp_path: Path) -> None:
+    """At a roll the broker appends the segment's largest timestamp to its time index without
+    the full check (TimeIndex.maybeAppend's skipFullCheck): under segment.index.bytes 4 (its
+    least) every closed segment keeps a 12-byte time index, which is not oversize; two
+    entries are."""
+    from explainbuild import T0, batch, segment
+
+    d = tmp_path / "tiny-0"
+    for i in range(3):
+        segment(d, [batch(i, 1, T0 + i)], interval=1 << 30)
+    tight = ("--format", "json", "--config", "segment.index.bytes=4", d)
+    codes = [f["code"] for f in json.loads(kdump(*tight).stdout)["findings"]]
+    assert "TIMEINDEX_OVERSIZE" not in codes
+    two = d / f"{1:020d}.timeindex"
+    two.write_bytes(two.read_bytes() * 2)
+    over = [
+        f for f in json.loads(kdump(*tight).stdout)["findings"] if f["code"] == "TIMEINDEX_OVERSIZE"
+    ]
+    assert [Path(f["path"]).name for f in over] == [two.name]
+    assert "24 bytes, more than segment.index.bytes 4" in over[0]["message"]

@@ -361,7 +361,7 @@ def test_a_state_that_cannot_be_written_is_refused_before_any_work(tmp_path: Pat
 def test_a_state_that_fails_to_save_keeps_the_runs_findings_and_exit_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kdump.render import prom
+    from kdump.storage import outputs
 
     part = tmp_path / "damaged-0"
     shutil.copytree(_partition(tmp_path), part)
@@ -371,7 +371,7 @@ def test_a_state_that_fails_to_save_keeps_the_runs_findings_and_exit_code(
     def full_disk(*args: Any, **kwargs: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(prom, "write_textfile", full_disk)
+    monkeypatch.setattr(outputs, "write_textfile", full_disk)
     ran = run_kdump(["verify", str(part), "--state", str(tmp_path / "s.json")])
     assert ran.exit_code == 2
     assert "LOG_TRUNCATED_TAIL" in ran.stdout

@@ -49,7 +49,7 @@ they are all read again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.checks.findings import Finding, Severity
@@ -74,7 +74,7 @@ from kdump.unified_log import UnifiedLog
 if TYPE_CHECKING:
     from kdump.offset_map import KeyDigests
 
-DEFAULT_KEY_MEMORY = VerifyOptions.compaction_key_memory
+DEFAULT_KEY_MEMORY = VerifyOptions().compaction_key_memory
 """The key check's bound by default: the broker's dedupe buffer (128 MiB)."""
 assert BROKER_CONFIGS["log.cleaner.dedupe.buffer.size"].default == DEFAULT_KEY_MEMORY
 MAX_HORIZONS = 1024
@@ -132,11 +132,14 @@ def cleaned_sections(
     partition with a cleaner checkpoint entry whose settings come without a KRaft image (no
     ``--metadata``) takes its node's image (``find_image``): the metadata partition of its log
     dir, or of its node's metadata log dir, among ``logs`` (replayed once, for verify's KRaft
-    checks too), else the one beside it (kdump.kraft.configs.metadata_dir_near)."""
+    checks too), else the one beside it (kdump.kraft.configs.take_node_image)."""
     images = {} if images is None else images
     out = {}
     for log in logs:
         if find_image and _has_entry(log):
+            # the image's modules where a cleaner checkpoint entry asks for its settings
+            from kdump.kraft.configs import take_node_image
+
             take_node_image(log, logs, images)
         cleaned = cleaned_section(log, key_memory)
         if cleaned is not None:
@@ -144,53 +147,11 @@ def cleaned_sections(
     return out
 
 
-def take_node_image(
-    log: UnifiedLog,
-    logs: Sequence[UnifiedLog],
-    images: dict[str, MetadataConfigs | None],
-    replay: bool = True,
-) -> None:
-    """``log``'s settings from its node's KRaft image too, where none was given
-    (``--metadata``): the metadata partition of its log dir, or of its node's metadata log
-    dir, among ``logs``, else the one beside it; replayed once for the log dirs in
-    ``images`` (``replay`` False: only one already there, for a run that reads no more)."""
-    if log.open_options.layers.metadata is not None or log.tiered:
-        return
-    key = log.log_dir.location if log.log_dir is not None else log.location
-    if key not in images:
-        if not replay:
-            return
-        images[key] = _image_of(log, logs)
-    image = images[key]
-    if image is not None:
-        layers = replace(log.open_options.layers, metadata=image)
-        log.open_options = replace(log.open_options, layers=layers)
-        log.__dict__.pop("settings", None)  # resolved again, with the image
-
-
 def _has_entry(log: UnifiedLog) -> bool:
     try:
         return log.checkpointed(CLEANER_OFFSET_CHECKPOINT) is not None
     except KdumpError:
         return False
-
-
-def _image_of(log: UnifiedLog, logs: Sequence[UnifiedLog]) -> MetadataConfigs | None:
-    from kdump.kraft.checks import node_metadata
-    from kdump.kraft.configs import find_metadata_configs, node_configs
-    from kdump.kraft.loader import metadata_load
-
-    log_dir = log.log_dir
-    metadata = None
-    if log_dir is not None:
-        metadata = next((m for m in logs if m.is_metadata_log and m.found_in(log_dir)), None)
-        metadata = metadata or node_metadata(log_dir, logs)
-    try:
-        if metadata is not None:
-            return node_configs(metadata_load(metadata))
-        return find_metadata_configs([log.location])
-    except KdumpError:  # an image that does not read: verify's KRaft checks say why
-        return None
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from kdump.checks.log import LogScan
 from kdump.format.checkpoint import EpochEntry
+from kdump.log_scan import LogScan
 
 
 def observed_epochs(scans: Iterable[LogScan | None]) -> list[tuple[int, int]]:

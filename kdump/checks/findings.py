@@ -4,11 +4,8 @@ there is none, what to do: the registry's advice)."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from kdump import readback
-from kdump.checks.registry import advice_for
 from kdump.checks.severity import Severity
 from kdump.errors import ReadBackError
 
@@ -16,8 +13,10 @@ BROKER_FIXES = "the broker fixes this at startup"
 """The label of residue the broker's own start clears (``kdump recover`` does the same)."""
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
+    """A record, not a frozen dataclass: every verify builds this module, and a dataclass costs
+    ten times a NamedTuple to define (issue 45)."""
+
     code: str
     severity: Severity
     path: str
@@ -28,11 +27,16 @@ class Finding:
 
     @property
     def advice(self) -> str | None:
-        """What to do where the finding carries no fix (kdump.checks.registry)."""
-        return None if self.fix else advice_for(self.code, self.severity, self.path)
+        """What to do where the finding carries no fix (kdump.checks.registry: read where a
+        finding is shown, not by a run that finds nothing)."""
+        if self.fix:
+            return None
+        from kdump.checks.registry import advice_for
+
+        return advice_for(self.code, self.severity, self.path)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = self._asdict()
         d["severity"] = self.severity.value
         d["advice"] = self.advice
         return d
@@ -51,6 +55,9 @@ FIX_PROGRAMS = ("kdump ", "kafka-transactions.sh ", "rm ")
 def read_finding(value: Any, where: str) -> Finding:
     """A finding as ``Finding.to_dict`` wrote it, every field of its type and bounds
     (kdump.readback); a fix must be one of kdump's commands."""
+    # kdump.readback (json) for a run that reads results back, not for every verify
+    from kdump import readback
+
     d = readback.mapping(value, where)
     severity = readback.text(d.get("severity"), f"{where}.severity", 16)
     if severity not in {s.value for s in Severity}:

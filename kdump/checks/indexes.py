@@ -11,11 +11,11 @@ from kdump import speedups
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import INT64_MAX, ROW, IndexGather
-from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.format.index import AbstractIndex, OffsetIndex, entry_due
 from kdump.format.timeindex import TimeIndex
+from kdump.log_scan import LogScan
 
 
 def _add(
@@ -190,7 +190,7 @@ def _denser_than_interval(
 
 
 def _gathered(scan: LogScan) -> IndexGather:
-    assert scan.gather is not None, "scan_log was not given the index gather"
+    assert isinstance(scan.gather, IndexGather), "scan_log was not given the index gather"
     return scan.gather
 
 

@@ -6,12 +6,10 @@ memory does not grow with the number of batches.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Protocol
 
 from kdump import speedups
 from kdump.checks import fixes
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.options import VerifyOptions
@@ -28,7 +26,8 @@ from kdump.format.layout import (
     RECORD_BATCH_OVERHEAD,
 )
 from kdump.format.legacy import legacy_wrapper_error
-from kdump.format.walk import NO_EPOCH_YET, BatchRun, Stop, StopReason, flag_batches
+from kdump.format.walk import BatchRun, Flags, Stop, StopReason
+from kdump.log_scan import CUT_REASONS, LogScan, RunConsumer, scan_segment
 from kdump.storage.records import FileRecords
 
 SPLIT_FAILS = (
@@ -38,15 +37,14 @@ SPLIT_FAILS = (
     "offsets past the top): the partition does not load and the broker stops starting "
     "(LogManager.loadLogs rethrows the IllegalArgumentException)"
 )
-ZERO_TAIL = "LOG_ZERO_TAIL"
 RECOVERED = frozenset(
     (
-        "LOG_CRC_MISMATCH",
-        "LOG_CORRUPT_BATCH",
-        "LOG_UNKNOWN_MAGIC",
-        "LOG_TRUNCATED_TAIL",
-        ZERO_TAIL,
-        "LOG_OFFSET_BELOW_BASE",
+        Code.LOG_CRC_MISMATCH,
+        Code.LOG_CORRUPT_BATCH,
+        Code.LOG_UNKNOWN_MAGIC,
+        Code.LOG_TRUNCATED_TAIL,
+        Code.LOG_ZERO_TAIL,
+        Code.LOG_OFFSET_BELOW_BASE,
     )
 )
 """What ``kdump recover`` removes: the cut at the first invalid batch (LogSegment.recover), and
@@ -58,24 +56,24 @@ _KEPT = (
     "(kafka-delete-records)"
 )
 NO_REPAIR = {
-    "LOG_OFFSET_OVERFLOW": (
+    Code.LOG_OFFSET_OVERFLOW: (
         "kdump recover leaves it: the broker splits the segment when it recovers it "
         "(LocalLog.splitOverflowedSegment, after an unclean shutdown or with its .index missing)"
     ),
-    "LOG_OFFSET_NOT_INCREASING": (
+    Code.LOG_OFFSET_NOT_INCREASING: (
         "kdump recover leaves it (its CRC is valid): the broker keeps it, unless its index entry "
         "is refused while recovering (InvalidOffsetException), when it empties the whole segment;"
         " consumers may see offsets repeat: compare the copies (kdump dump) before the broker "
         "starts"
     ),
-    "LOG_RECORD_COUNT_MISMATCH": _KEPT,
-    "LOG_RECORD_OFFSET_OUT_OF_BATCH": _KEPT,
-    "LOG_CORRUPT_RECORD": _KEPT,
-    "LOG_CRC_MISMATCH": (
+    Code.LOG_RECORD_COUNT_MISMATCH: _KEPT,
+    Code.LOG_RECORD_OFFSET_OUT_OF_BATCH: _KEPT,
+    Code.LOG_CORRUPT_RECORD: _KEPT,
+    Code.LOG_CRC_MISMATCH: (
         "the broker's recovery checks the wrapper's CRC only and keeps it, as kdump recover "
         "does: consumers that check CRCs fail on this message"
     ),
-    "LOG_MAX_TIMESTAMP_MISMATCH": (
+    Code.LOG_MAX_TIMESTAMP_MISMATCH: (
         "nothing to repair for reads: time lookups, rolls and retention go by the batch's "
         "max timestamp"
     ),
@@ -86,130 +84,16 @@ BELOW_BASE_LOADS = (
     "offsets below the file name go to the previous segment"
 )
 STOP_CODES = frozenset(
-    ("LOG_CRC_MISMATCH", "LOG_CORRUPT_BATCH", "LOG_UNKNOWN_MAGIC", "LOG_TRUNCATED_TAIL", ZERO_TAIL)
+    (
+        Code.LOG_CRC_MISMATCH,
+        Code.LOG_CORRUPT_BATCH,
+        Code.LOG_UNKNOWN_MAGIC,
+        Code.LOG_TRUNCATED_TAIL,
+        Code.LOG_ZERO_TAIL,
+    )
 )
 """The findings of the places where the broker's recovery cuts a segment."""
 _NON_ZERO = re.compile(rb"[^\x00]")
-
-
-class FirstBatch(NamedTuple):
-    """A segment's first batch, as its header says (the roll anchor of
-    LogSegment.timeWaitedForRoll, and the witness of the previous segment's roll)."""
-
-    position: int
-    base_offset: int
-    last_offset: int
-    size: int
-    max_timestamp: int
-    magic: int
-
-
-class RunConsumer(Protocol):
-    """Another reader of the batches riding on a segment's walk (kdump txn's producer state):
-    it sees every run the walk reads, in order, then where the walk stopped."""
-
-    def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None: ...
-
-    def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None: ...
-
-
-class Riders:
-    """Several readers riding on one walk (kdump report: the producer state replay and the audit
-    of a compacted log), each told of every run and of the end, in order."""
-
-    def __init__(self, *riders: RunConsumer) -> None:
-        self.riders = riders
-
-    def take(self, log: FileRecords, run: BatchRun, base_offset: int) -> None:
-        for rider in self.riders:
-            rider.take(log, run, base_offset)
-
-    def end(self, log: FileRecords, base_offset: int, stop: Stop | None) -> None:
-        for rider in self.riders:
-            rider.end(log, base_offset, stop)
-
-
-@dataclass
-class LogScan:
-    """What one pass over a .log learned: totals and the first and last of what matters, never
-    a value per batch (memory stays flat whatever the number of batches), and what the index
-    checks gathered (``gather``)."""
-
-    path: str
-    base_offset: int
-    size: int
-    batches: int = 0
-    first_offset: int | None = None
-    """The first batch's base offset."""
-    last_offset: int | None = None
-    """The last batch's last offset."""
-    min_timestamp: int = NO_TIMESTAMP
-    """The smallest batch max timestamp (the segment's first, as verify's summary shows it)."""
-    max_timestamp: int = NO_TIMESTAMP
-    valid_bytes: int = 0
-    """End of the last whole batch: where iteration stopped."""
-    first_invalid: int | None = None
-    """Position of the first batch the broker's recovery would truncate at."""
-    epoch_starts: list[tuple[int, int]] = field(default_factory=list)
-    """(partition leader epoch, first offset) wherever the epoch changes between batches."""
-    recovered_last_offset: int | None = None
-    """The last offset before ``first_invalid`` (None: no whole batch before it): where the log
-    ends once recovery cuts it there."""
-    records: int = 0
-    gaps: int = 0
-    legacy_batches: int = 0
-    transactional_batches: int = 0
-    """Transactional data and control batches: a producer state replay has work only here."""
-    delete_horizon_batches: int = 0
-    """Batches carrying a delete horizon: the cleaner rewrote them."""
-    first_batch: FirstBatch | None = None
-    max_timestamp_after_first: int = NO_TIMESTAMP
-    """The largest batch max timestamp of every batch but the first."""
-    index_end_position: int = -1
-    """The position of the offset index's last written entry (-1: none)."""
-    max_timestamp_to_index_end: int = NO_TIMESTAMP
-    """The largest batch max timestamp of the batches at or before ``index_end_position``."""
-    last_position: int = -1
-    """Where the last batch starts (-1: no batch)."""
-    last_epoch: int = NO_EPOCH_YET
-    """The partition leader epoch the walk ended in (what a walk resumed after it carries)."""
-    stop: Stop | None = field(default=None, compare=False)
-    """Why the walk ended (the end of the file, or damage)."""
-    gather: IndexGather | None = field(default=None, compare=False)
-
-    def take(self, run: BatchRun) -> None:
-        """Count a run of the walk in the totals, and feed the index gather."""
-        least, greatest = run.timestamp_range() or (self.min_timestamp, self.max_timestamp)
-        if self.first_offset is None:
-            self.first_offset = run.base_offset[0]
-            self.min_timestamp = least
-            self.first_batch = FirstBatch(
-                run.position[0],
-                run.base_offset[0],
-                run.last_offset[0],
-                run.size[0],
-                run.max_timestamp[0],
-                run.magic[0],
-            )
-            rest = run.slice(1, run.n).timestamp_range() if run.n > 1 else None
-        else:
-            self.min_timestamp = min(self.min_timestamp, least)
-            rest = (least, greatest)
-        if rest is not None:
-            self.max_timestamp_after_first = max(self.max_timestamp_after_first, rest[1])
-        self.max_timestamp = max(self.max_timestamp, greatest)
-        if run.position[0] <= self.index_end_position:
-            k = bisect_right(run.position, self.index_end_position)
-            up_to = (least, greatest) if k == run.n else run.timestamp_range(k)
-            if up_to is not None:
-                self.max_timestamp_to_index_end = max(self.max_timestamp_to_index_end, up_to[1])
-        self.transactional_batches += run.transactional_batches()
-        self.delete_horizon_batches += run.delete_horizon_batches()
-        self.last_offset = run.last_offset[-1]
-        self.last_position = run.position[-1]
-        self.batches += run.n
-        if self.gather is not None:
-            self.gather.feed(run)
 
 
 class _State:
@@ -244,13 +128,6 @@ class _State:
         if severity is Severity.ERROR and not repairs and code in NO_REPAIR:
             message = f"{message}; {NO_REPAIR[code]}"
         self.sink.add(Finding(code, severity, self.scan.path, message, offset, position, fix))
-
-    def invalid(self, position: int, prev_last: int | None) -> None:
-        """The batch at ``position`` is one recovery refuses; ``prev_last``: the last offset
-        of the batch before it (None: none)."""
-        if self.scan.first_invalid is None:
-            self.scan.first_invalid = position
-            self.scan.recovered_last_offset = prev_last
 
 
 def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int | None) -> None:
@@ -293,8 +170,7 @@ def _offset_anomalies(st: _State, position: int, base: int, last: int, prev: int
         )
 
 
-def _crc_mismatch(st: _State, batch: Batch, computed: int, prev_last: int | None) -> None:
-    st.invalid(batch.position, prev_last)
+def _crc_mismatch(st: _State, batch: Batch, computed: int) -> None:
     st.finding(
         "LOG_CRC_MISMATCH",
         Severity.ERROR,
@@ -315,7 +191,8 @@ def scan_log(
     index_end_position: int = -1,
     prior: LogScan | None = None,
 ) -> LogScan:
-    """Walk every batch once: CRCs, offsets, sizes; deep record checks with options.deep;
+    """The segment's one walk (kdump.log_scan.scan_segment: what the model learns) with
+    verify's checks riding on it: CRCs, offsets, sizes; deep record checks with options.deep;
     what the index checks need goes to ``gather``; ``consumer`` sees every run too.
     ``index_end_position``: the offset index's last entry's position (explain's evidence).
 
@@ -324,48 +201,35 @@ def scan_log(
     walk goes on from there, its totals and the batch before carried over, as if it had read
     the file from the start."""
     scan = LogScan(log.path, base_offset, log.size, gather=gather)
-    start, has_prev, prev_last, epoch = 0, False, 0, NO_EPOCH_YET
     if prior is not None:
-        scan = replace(prior, path=log.path, size=log.size, gather=gather, stop=None)
-        scan.epoch_starts = list(prior.epoch_starts)
-        start, has_prev, epoch = prior.valid_bytes, prior.last_offset is not None, prior.last_epoch
-        prev_last = prior.last_offset if prior.last_offset is not None else 0
+        scan = prior.resumed(log.path, log.size, gather)
         if index_end_position >= prior.last_position:  # every batch of the prefix is below it
             scan.max_timestamp_to_index_end = prior.max_timestamp
     scan.index_end_position = index_end_position
     st = _State(scan, sink, directory, log, options.max_batch_bytes)
-    walk = log.walk(start, max_batch_bytes=options.max_batch_bytes)
-    for run in walk:
-        flags = flag_batches(run, base_offset, has_prev, prev_last, epoch)
-        carried = prev_last if has_prev else None
+
+    def check(run: BatchRun, flags: Flags, carried: int | None, epoch: int) -> None:
         if options.deep:
             # findings in batch order whatever the runs' bounds: a batch's own, then its records'
             flagged, opened = set(flags.flagged), _records_to_open(st, log, run, options)
             for i in sorted(flagged | opened):
                 if i in flagged:
-                    _attend(st, run, i, carried, epoch)
+                    _attend(st, run, i, carried)
                 if i in opened:
                     _deep_checks(st, log, run.batch(i), options)
         else:
             for i in flags.flagged:
-                _attend(st, run, i, carried, epoch)
-        scan.gaps += flags.gaps
+                _attend(st, run, i, carried)
+            counted, wrappers = run.header_records()
+            scan.records += counted
+            scan.wrappers_not_counted += wrappers
         st.first_gap = st.first_gap or flags.first_gap
-        scan.take(run)
-        if consumer is not None:
-            consumer.take(log, run, base_offset)
-        has_prev, prev_last, epoch = flags.has_prev, flags.prev_last, flags.epoch
-    scan.last_epoch = epoch
-    stop = walk.stop
-    assert stop is not None
-    scan.stop = stop
-    if consumer is not None:
-        consumer.end(log, base_offset, stop)
-    scan.valid_bytes = stop.position
-    damage = stop_damage(stop, st.buf)
+
+    scan_segment(log, scan, consumer, check, options.max_batch_bytes)
+    assert scan.stop is not None
+    damage = stop_damage(scan.stop, st.buf)
     if damage is not None:
-        st.invalid(stop.position, scan.last_offset)
-        st.finding(*damage, position=stop.position)
+        st.finding(*damage, position=scan.stop.position)
     _tail_and_size(st, options)
     return scan
 
@@ -373,11 +237,7 @@ def scan_log(
 def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
     """What the bytes are where a walk ended before the end of its range, other than at a batch
     whose CRC does not match (that batch is its own finding): the code, severity and message."""
-    if stop.reason not in (
-        StopReason.TRUNCATED_TAIL,
-        StopReason.CORRUPT_BATCH,
-        StopReason.UNKNOWN_MAGIC,
-    ):
+    if stop.reason not in CUT_REASONS:
         return None
     end = stop.position + stop.remaining
     if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
@@ -385,7 +245,7 @@ def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
         # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
         # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)
         return (
-            ZERO_TAIL,
+            Code.LOG_ZERO_TAIL,
             Severity.WARNING,
             f"{stop.remaining} zero bytes after the last batch, to the end of the file: space "
             "the broker preallocated (log.preallocate) or a write a power loss did not finish; "
@@ -393,11 +253,13 @@ def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
         )
     if stop.error is not None:
         code = (
-            "LOG_UNKNOWN_MAGIC" if stop.reason is StopReason.UNKNOWN_MAGIC else "LOG_CORRUPT_BATCH"
+            Code.LOG_UNKNOWN_MAGIC
+            if stop.reason is StopReason.UNKNOWN_MAGIC
+            else Code.LOG_CORRUPT_BATCH
         )
         return code, Severity.ERROR, f"{stop.error.reason}; nothing after it can be read"
     return (
-        "LOG_TRUNCATED_TAIL",
+        Code.LOG_TRUNCATED_TAIL,
         Severity.ERROR,
         f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
     )
@@ -415,23 +277,15 @@ def gather_log(log: FileRecords, base_offset: int, end: int | None, gather: Inde
     return scan
 
 
-def _attend(
-    st: _State, run: BatchRun, i: int, carried_prev: int | None, carried_epoch: int
-) -> None:
-    """The findings of batch i of ``run``, which ``flag_batches`` flagged."""
+def _attend(st: _State, run: BatchRun, i: int, carried_prev: int | None) -> None:
+    """The findings of batch i of ``run``, which ``flag_batches`` flagged (what the model
+    learns of it, LogScan.attend, is learnt already)."""
     position, base, last = run.position[i], run.base_offset[i], run.last_offset[i]
     prev = run.last_offset[i - 1] if i else carried_prev
-    legacy = run.magic[i] < 2
-    if legacy:
-        st.scan.legacy_batches += 1
-    else:
-        before = run.partition_leader_epoch[i - 1] if i else carried_epoch
-        if run.partition_leader_epoch[i] != before:
-            st.scan.epoch_starts.append((run.partition_leader_epoch[i], base))
     if run.valid[i] == 0:
         batch = run.batch(i)
-        _crc_mismatch(st, batch, batch.compute_checksum(st.buf), prev)
-    if legacy:
+        _crc_mismatch(st, batch, batch.compute_checksum(st.buf))
+    if run.magic[i] < 2:
         refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path, st.max_batch_bytes)
         if refused is not None:
             _legacy_wrapper_invalid(st, run.batch(i), refused)

@@ -3,67 +3,88 @@ walks), then what holds across segments and the partition's other files."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.checks import fixes
-from kdump.checks.compacted import check_in_order, cleaned_section
+from kdump.checks.codes import Code
 from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.log import LogScan
-from kdump.checks.segment import SegmentResult
+from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
+from kdump.format.layout import TIME_INDEX_ENTRY
 from kdump.format.names import (
     CLEANED_SUFFIX,
+    CLEANER_OFFSET_CHECKPOINT,
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     LEADER_EPOCH_CHECKPOINT,
     LOG_SUFFIX,
     PARTITION_METADATA,
     TIME_INDEX_SUFFIX,
+    kept_what,
     leftover_pid,
     offset_in_name,
     segment_file_name,
 )
-from kdump.loss import CutLoss, kept_what
+from kdump.lock import process_alive
+from kdump.log_scan import LogScan
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.repair.files import process_alive
 from kdump.segment import LogSegment
 from kdump.unified_log import UnifiedLog
 
+if TYPE_CHECKING:
+    from kdump.loss import CutLoss
 
-@dataclass
+
 class PartitionSummary:
     """A partition's line in verify's output: the opened partition's facts (the same keys in
-    every JSON output: ``UnifiedLog.facts``), then what verify's walk counted."""
+    every JSON output: ``UnifiedLog.facts``), then what verify's walk counted (``COUNTS``, in
+    the output's order). Plain classes, not dataclasses, on verify's path: a dataclass costs
+    start-up to define (issue 45)."""
 
-    facts: dict[str, Any]
-    segments_read: int = 0
-    """The segments verify read: every ``.log`` on disk, or the ones named (the facts'
-    ``segments`` are those the broker keeps once it has loaded the partition)."""
-    bytes_read: int = 0
-    """Their bytes on disk (the facts' ``bytes``: once loaded)."""
-    batches: int = 0
-    records: int | None = None
-    first_offset: int | None = None
-    last_offset: int | None = None
-    first_timestamp: int | None = None
-    last_timestamp: int | None = None
-    errors: int = 0
-    warnings: int = 0
-    infos: int = 0
-    startup: list[str] = field(default_factory=list)
-    kept_records: int = 0
-    """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
-    read: str = "all"
-    """What of it the run read: ``all``, ``partly`` or ``none`` (a run cut short by --budget
-    or Ctrl-C: the counts are of what it read, the facts that need the rest are null)."""
+    COUNTS = (
+        "segments_read", "bytes_read", "batches", "records", "wrappers_not_counted",
+        "first_offset", "last_offset", "first_timestamp", "last_timestamp", "errors",
+        "warnings", "infos", "startup", "kept_records", "read",
+    )  # fmt: skip
+
+    def __init__(self, facts: dict[str, Any], segments_read: int = 0, bytes_read: int = 0) -> None:
+        self.facts = facts
+        self.segments_read = segments_read
+        """The segments verify read: every ``.log`` on disk, or the ones named (the facts'
+        ``segments`` are those the broker keeps once it has loaded the partition)."""
+        self.bytes_read = bytes_read
+        """Their bytes on disk (the facts' ``bytes``: once loaded)."""
+        self.batches = 0
+        self.records = 0
+        """Decoded with --deep, else as the batches' headers count them."""
+        self.wrappers_not_counted = 0
+        """Compressed v0/v1 wrappers whose records were not counted (without --deep)."""
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+        self.first_timestamp: int | None = None
+        self.last_timestamp: int | None = None
+        self.errors = 0
+        self.warnings = 0
+        self.infos = 0
+        self.startup: list[str] = []
+        self.kept_records = 0
+        """Whole, valid records in the log bytes a ``kdump recover`` kept here (salvage's)."""
+        self.read = "all"
+        """What of it the run read: ``all``, ``partly`` or ``none`` (a run cut short by --budget
+        or Ctrl-C: the counts are of what it read, the facts that need the rest are null)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionSummary):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def path(self) -> str:
@@ -99,20 +120,27 @@ class PartitionSummary:
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.facts)
-        out.update((k, v) for k, v in dataclasses.asdict(self).items() if k != "facts")
+        out.update((k, getattr(self, k)) for k in self.COUNTS)
+        out["startup"] = list(self.startup)
         return out
 
 
-@dataclass
 class PartitionResult:
     """What verify found in one partition: its findings and its summary."""
 
-    path: str
-    findings: list[Finding]
-    summary: PartitionSummary
-    spans: list[tuple[int, int, int]] = field(default_factory=list, compare=False)
-    """(base offset, first offset, last offset) of each segment read, in order: what the
-    checks across a partition's remote and local segments compare (not in the output)."""
+    def __init__(self, path: str, findings: list[Finding], summary: PartitionSummary) -> None:
+        self.path, self.findings, self.summary = path, findings, summary
+        self.spans: list[tuple[int, int, int]] = []
+        """(base offset, first offset, last offset) of each segment read, in order: what the
+        checks across a partition's remote and local segments compare (not in the output)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionResult):
+            return NotImplemented
+        mine = (self.path, self.findings, self.summary)
+        return mine == (other.path, other.findings, other.summary)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,13 +164,28 @@ def verify_partition(log: UnifiedLog, progress: Progress = NO_PROGRESS) -> Parti
     them (kdump.checks.compacted, with the settings its log was opened with)."""
     segments = segments_to_check(log)
     todo = [s for s in segments if not log.walked(s)]
-    plan = cleaned_section(log, log.options.compaction_key_memory) if todo else None
-    walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    if todo and has_cleaner_entry(log):
+        # the compacted audit's module where a cleaner checkpoint says a section was cleaned
+        from kdump.checks.compacted import check_in_order, cleaned_section
+
+        plan = cleaned_section(log, log.options.compaction_key_memory)
+        walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+    else:
+        walks = [check_segment(s, log.options, keep_open=True) for s in todo]
     for segment, result in zip(todo, walks, strict=True):
         log.take_result(segment, result)
     for segment in segments:
         progress.advance(segment.log_size, segment.log_path)
     return finish_partition(log)
+
+
+def has_cleaner_entry(log: UnifiedLog) -> bool:
+    """Whether the log dir's cleaner-offset-checkpoint holds an entry for ``log``: only such a
+    partition has a cleaned section to audit (kdump.checks.compacted)."""
+    try:
+        return log.checkpointed(CLEANER_OFFSET_CHECKPOINT) is not None
+    except KdumpError:  # an unreadable checkpoint file is the log dir's own finding
+        return False
 
 
 def finish_partition(log: UnifiedLog) -> PartitionResult:
@@ -151,7 +194,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
     options = log.options
     sink = FindingSink(options.max_findings_per_code)
     checked = segments_to_check(log)
-    results: list[SegmentResult] = [log.result(s) for s in checked]
+    results: list[SegmentResult] = [segment_result(log, s) for s in checked]
     scans: dict[int, LogScan] = {}
     unread: set[int] = set()
     for walked in results:
@@ -164,11 +207,12 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
     _check_oversize(log, sink)
     if log.only is None:
         causes = _gap_causes(log, scans)
-        _check_segment_order(with_log, scans, sink, unread, causes, remote=log.tiered)
-        if log.tiered:
+        remote = log.remote_partition
+        _check_segment_order(with_log, scans, sink, unread, causes, remote=remote is not None)
+        if remote is not None:
             from kdump.tiered.checks import check_remote_partition
 
-            check_remote_partition(log.storage, scans, sink)  # type: ignore[arg-type]
+            check_remote_partition(remote, scans, sink)
         else:
             _check_snapshots(log, sink)
             _check_leftovers(log, sink)
@@ -183,7 +227,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         findings = _overflow_fixes(_below_base_fixes(findings, log.base_offsets, by_base))
     if log.storage.local_path is None:
         # kdump repairs local files: a copy in a store is mended by writing it again
-        findings = [dataclasses.replace(f, fix=None) if f.fix else f for f in findings]
+        findings = [f._replace(fix=None) if f.fix else f for f in findings]
     summary = _summarise(log, [scans[s.slot] for s in with_log if s.slot in scans], findings)
     result = PartitionResult(log.location, findings, summary)
     result.spans = [
@@ -202,7 +246,8 @@ def _summarise(
     read = log.named_segments
     s = PartitionSummary(log.facts(), len(read), sum(x.log_size for x in read))
     s.batches = sum(x.batches for x in ordered)
-    s.records = sum(x.records for x in ordered) if log.options.deep else None
+    s.records = sum(x.records for x in ordered)
+    s.wrappers_not_counted = sum(x.wrappers_not_counted for x in ordered)
     with_data = [x for x in ordered if x.batches]
     if with_data:
         s.first_offset = with_data[0].first_offset
@@ -218,7 +263,7 @@ def _summarise(
         s.read = "partly" if read else "none"
     elif not log.tiered:
         s.startup = _startup(log, findings)
-        s.kept_records = log.kept_salvageable.records
+        s.kept_records = sum(loss.salvageable.records for loss in log.kept_losses.values())
     return s
 
 
@@ -268,7 +313,7 @@ def _truncation(log: UnifiedLog) -> str:
     if later:
         last: int | None = None
         for seg in later:
-            scan = log.result(seg).scan
+            scan = segment_result(log, seg).scan
             if scan is not None and scan.last_offset is not None:
                 last = scan.last_offset
         bases = ", ".join(str(seg.base_offset) for seg in later)
@@ -287,8 +332,7 @@ def _truncation(log: UnifiedLog) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class Rename:
+class Rename(NamedTuple):
     """A segment whose file name is above its first batch's base offset: the base offset its
     files can take (``new_base``), or why no rename helps (``why_not``)."""
 
@@ -322,13 +366,12 @@ def rename_rule(
 def _overflow_fixes(findings: list[Finding]) -> list[Finding]:
     """A segment whose offsets overflow is one rebuild-index skips: its index findings offer
     no fix, and say who rebuilds them."""
-    overflowing = {f.path for f in findings if f.code == "LOG_OFFSET_OVERFLOW"}
+    overflowing = {f.path for f in findings if f.code == Code.LOG_OFFSET_OVERFLOW}
     if not overflowing:
         return findings
     skipped = {fixes.rebuild_index(path) for path in overflowing}
     return [
-        dataclasses.replace(
-            f,
+        f._replace(
             fix=None,
             message=f"{f.message} (kdump rebuild-index skips a segment whose offsets overflow: "
             "the broker rebuilds this index when it splits the segment)",
@@ -350,7 +393,7 @@ def _below_base_fixes(
     out = []
     for f in findings:
         scan = by_path.get(f.path)
-        if f.code != "LOG_OFFSET_BELOW_BASE" or scan is None or scan.first_offset is None:
+        if f.code != Code.LOG_OFFSET_BELOW_BASE or scan is None or scan.first_offset is None:
             out.append(f)
             continue
         if scan.first_offset < scan.base_offset:
@@ -360,7 +403,7 @@ def _below_base_fixes(
                           "the segment's files out of the partition directory before the "
                           "broker starts")  # fmt: skip
         if f.offset is None:  # the count of findings left out
-            out.append(dataclasses.replace(f, fix=f.fix if rule.new_base is not None else None))
+            out.append(f._replace(fix=f.fix if rule.new_base is not None else None))
             continue
         what = (
             f"kdump recover renames its files to {rule.new_base} and rebuilds its indexes"
@@ -368,8 +411,7 @@ def _below_base_fixes(
             else rule.why_not
         )
         out.append(
-            dataclasses.replace(
-                f,
+            f._replace(
                 message=f"{f.message}; {what}",
                 fix=f.fix if rule.new_base is not None else None,
             )
@@ -574,7 +616,7 @@ def _oversize(log: UnifiedLog, settings: Settings) -> list[Finding]:
             size = files.get(segment.file_name(suffix))
             setting = settings[name]
             limit = given if given is not None else setting.value
-            if size is None or not isinstance(limit, int) or size <= limit:
+            if size is None or not isinstance(limit, int) or size <= _room(suffix, limit):
                 continue
             if given is not None:
                 where = f"--{'segment-bytes' if suffix == LOG_SUFFIX else 'max-index-size'}"
@@ -591,6 +633,17 @@ def _oversize(log: UnifiedLog, settings: Settings) -> list[Finding]:
                 )
             )
     return out
+
+
+def _room(suffix: str, limit: int) -> int:
+    """The most bytes the broker writes to a file of ``suffix`` under ``limit``: a closed
+    segment's time index holds one entry past its limit (the roll appends the segment's largest
+    timestamp with ``skipFullCheck``, TimeIndex.maybeAppend), so segment.index.bytes 4 (its
+    least) leaves 12-byte time indexes behind every roll."""
+    if suffix == TIME_INDEX_SUFFIX:
+        entry = TIME_INDEX_ENTRY.size
+        return (limit // entry + 1) * entry
+    return limit
 
 
 def _check_load(log: UnifiedLog, sink: FindingSink) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from kdump.checks.codes import Code
 from kdump.checks.severity import Severity
 from kdump.format.names import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -234,13 +235,13 @@ def _bad_entries(code: str, area: str, meaning: str, at_startup: str) -> Finding
 CODES = (
     # -- segments -------------------------------------------------------------------------
     _cut(
-        "LOG_TRUNCATED_TAIL",
+        Code.LOG_TRUNCATED_TAIL,
         "Bytes after the segment's last whole batch that do not make a whole batch: a write "
         "torn by an unclean stop (power loss, kill -9, a full disk).",
         "A segment the broker does not recover keeps the bytes; reads stop before them.",
     ),
     _code(
-        "LOG_ZERO_TAIL",
+        Code.LOG_ZERO_TAIL,
         "log",
         "Only zero bytes after the segment's last batch, to the end of the file: space the broker "
         "preallocated (log.preallocate), or a write a power loss did not finish (the file's new "
@@ -257,19 +258,19 @@ CODES = (
         fix=RECOVER,
     ),
     _cut(
-        "LOG_CORRUPT_BATCH",
+        Code.LOG_CORRUPT_BATCH,
         "A batch header no batch can have (a size below the 14-byte minimum, or larger than "
         "what is left of the file): nothing after it in the segment can be read.",
         "A segment the broker does not recover keeps it: fetches that reach it fail.",
     ),
     _cut(
-        "LOG_UNKNOWN_MAGIC",
+        Code.LOG_UNKNOWN_MAGIC,
         "A batch whose magic byte (its format version) is not 0, 1 or 2: nothing after it in "
         "the segment can be read.",
         "A segment the broker does not recover keeps it: fetches that reach it fail.",
     ),
     _code(
-        "LOG_CRC_MISMATCH",
+        Code.LOG_CRC_MISMATCH,
         "log",
         "A batch whose stored CRC differs from its bytes (CRC-32C for v2 batches, CRC-32 for "
         "v0/v1 messages; with --deep also the inner messages of a v0/v1 compressed wrapper): "
@@ -289,7 +290,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "LOG_OFFSET_BELOW_BASE",
+        Code.LOG_OFFSET_BELOW_BASE,
         "log",
         "A batch whose offsets lie below the segment's base offset (the number in its file name).",
         "The broker loads it when the batch's last offset reaches the base (recovery checks "
@@ -308,7 +309,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "LOG_OFFSET_NOT_INCREASING",
+        Code.LOG_OFFSET_NOT_INCREASING,
         "log",
         "A batch whose offsets do not rise: it starts at or below the previous batch's last "
         "offset, or its last offset is below its own base offset.",
@@ -324,7 +325,7 @@ CODES = (
         ),
     ),
     _code(
-        "LOG_OFFSET_OVERFLOW",
+        Code.LOG_OFFSET_OVERFLOW,
         "log",
         "A batch more than 2^31-1 offsets past the segment's base offset: the indexes store "
         "offsets relative to the base in 32 bits and cannot address it (segments compacted by "
@@ -342,14 +343,14 @@ CODES = (
         ),
     ),
     _code(
-        "LOG_OFFSET_GAP",
+        Code.LOG_OFFSET_GAP,
         "log",
         "Offsets missing between consecutive batches of a segment, counted per segment.",
         "Nothing: gaps are normal after compaction, and reads skip them.",
         Case(INFO, "always"),
     ),
     _code(
-        "LOG_SEGMENT_OVERSIZE",
+        Code.LOG_SEGMENT_OVERSIZE,
         "log",
         "A .log larger than its topic's segment.bytes (--segment-bytes: one for every partition).",
         "Nothing: segment.bytes decides when the broker rolls its active segment, not what it "
@@ -364,7 +365,7 @@ CODES = (
         ),
     ),
     _code(
-        "LOG_RECORD_COUNT_MISMATCH",
+        Code.LOG_RECORD_COUNT_MISMATCH,
         "log",
         "--deep: a v2 batch whose record count differs from the records it holds.",
         "Nothing: recovery checks a batch's CRC and size, not its records, so it keeps the "
@@ -372,14 +373,14 @@ CODES = (
         Case(ERROR, "always", KEPT_ADVICE),
     ),
     _code(
-        "LOG_RECORD_OFFSET_OUT_OF_BATCH",
+        Code.LOG_RECORD_OFFSET_OUT_OF_BATCH,
         "log",
         "--deep: a record whose offset lies outside its batch's offsets.",
         "Nothing: recovery does not decode records, so it keeps the batch; consumers fail on it.",
         Case(ERROR, "always", KEPT_ADVICE),
     ),
     _code(
-        "LOG_MAX_TIMESTAMP_MISMATCH",
+        Code.LOG_MAX_TIMESTAMP_MISMATCH,
         "log",
         "--deep: the batch's max timestamp is not its records' largest timestamp.",
         "Nothing: the broker keeps the batch; time index entries, segment rolls and time-based "
@@ -393,14 +394,14 @@ CODES = (
         Case(INFO, "the records' largest timestamp is below it (compaction keeps the batch's)"),
     ),
     _code(
-        "LOG_CORRUPT_RECORD",
+        Code.LOG_CORRUPT_RECORD,
         "log",
         "--deep: a record, or a compressed payload, that does not decode.",
         "Nothing: recovery does not decode records, so it keeps the batch; consumers fail on it.",
         Case(ERROR, "always", KEPT_ADVICE),
     ),
     _code(
-        "LOG_LEGACY_WRAPPER_INVALID",
+        Code.LOG_LEGACY_WRAPPER_INVALID,
         "log",
         "A v0/v1 compressed wrapper Kafka's deep iterator refuses (zstd inside a v0/v1 message, "
         "or a v1 wrapper offset below its last inner offset): no consumer can read it.",
@@ -409,7 +410,7 @@ CODES = (
     ),
     # -- offset indexes -------------------------------------------------------------------
     _code(
-        "INDEX_MISALIGNED",
+        Code.INDEX_MISALIGNED,
         "index",
         "An .index whose size is not a multiple of the 8-byte entry: a torn write or a copy "
         "cut short.",
@@ -418,7 +419,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "INDEX_OVERSIZE",
+        Code.INDEX_OVERSIZE,
         "index",
         "An .index larger than its topic's segment.index.bytes (--max-index-size: one for every "
         "partition).",
@@ -428,7 +429,7 @@ CODES = (
         Case(WARNING, "always", OVERSIZE_ADVICE),
     ),
     _code(
-        "INDEX_PREALLOCATED",
+        Code.INDEX_PREALLOCATED,
         "index",
         "Zero-filled bytes after the index's entries: space the broker preallocates for an "
         "active segment's index.",
@@ -440,7 +441,7 @@ CODES = (
         fix=TRIM,
     ),
     _code(
-        "INDEX_SANITY_CHECK_FAILS",
+        Code.INDEX_SANITY_CHECK_FAILS,
         "index",
         "The index fails Kafka's OffsetIndex.sanityCheck, the check `kafka-dump-log.sh "
         "--index-sanity-check` runs: a size that is not a multiple of 8, or a last entry below "
@@ -450,39 +451,39 @@ CODES = (
         fix=REBUILD,
     ),
     _bad_entries(
-        "INDEX_NOT_MONOTONIC",
+        Code.INDEX_NOT_MONOTONIC,
         "index",
         "Entries that do not strictly rise in both offset and position.",
         f"{INDEX_LOAD} Its binary search may land on the wrong batch: fetches start at the "
         "wrong place.",
     ),
     _bad_entries(
-        "INDEX_OFFSET_OUT_OF_RANGE",
+        Code.INDEX_OFFSET_OUT_OF_RANGE,
         "index",
         "An entry whose offset lies outside the segment's offsets.",
         f"{INDEX_LOAD} Lookups through the entry start at the wrong place.",
     ),
     _bad_entries(
-        "INDEX_POSITION_BEYOND_LOG",
+        Code.INDEX_POSITION_BEYOND_LOG,
         "index",
         "An entry whose position lies past the log's readable bytes.",
         f"{INDEX_LOAD} Lookups through the entry read past the data and find nothing.",
     ),
     _bad_entries(
-        "INDEX_POSITION_NOT_BATCH_BOUNDARY",
+        Code.INDEX_POSITION_NOT_BATCH_BOUNDARY,
         "index",
         "An entry whose position is not where a batch starts.",
         f"{INDEX_LOAD} Lookups through the entry start reading inside a batch and fail.",
     ),
     _bad_entries(
-        "INDEX_UNSAFE_ENTRY",
+        Code.INDEX_UNSAFE_ENTRY,
         "index",
         "An entry whose offset the batch before its position already reaches: a lookup of that "
         "offset starts past the batch holding it.",
         f"{INDEX_LOAD} Fetches from such offsets miss records.",
     ),
     _code(
-        "INDEX_MULTI_BATCH_ENTRY",
+        Code.INDEX_MULTI_BATCH_ENTRY,
         "index",
         "Entries that map an append's last offset to the position of its first batch, as "
         "brokers write them for appends of several batches: safe, though kafka-dump-log.sh "
@@ -491,7 +492,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "INDEX_DENSER_THAN_INTERVAL",
+        Code.INDEX_DENSER_THAN_INTERVAL,
         "index",
         "With --index-interval-bytes N: entries at most N bytes of .log apart, so a smaller "
         "index.interval.bytes was in force when they were written (sparser entries are "
@@ -501,7 +502,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "INDEX_MISSING",
+        Code.INDEX_MISSING,
         "index",
         "A .log holding data with no .index beside it.",
         "LogLoader finds no offset index (NoSuchFileException) and recovers the segment: it "
@@ -515,7 +516,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "INDEX_ORPHAN",
+        Code.INDEX_ORPHAN,
         "index",
         "An index file (.index, .timeindex or .txnindex) with no .log of the same base offset.",
         "LogLoader deletes it ('Found an orphaned index file').",
@@ -529,7 +530,7 @@ CODES = (
     ),
     # -- time indexes ---------------------------------------------------------------------
     _code(
-        "TIMEINDEX_MISALIGNED",
+        Code.TIMEINDEX_MISALIGNED,
         "timeindex",
         "A .timeindex whose size is not a multiple of the 12-byte entry: a torn write or a "
         "copy cut short.",
@@ -538,7 +539,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "TIMEINDEX_OVERSIZE",
+        Code.TIMEINDEX_OVERSIZE,
         "timeindex",
         "A .timeindex larger than its topic's segment.index.bytes (--max-index-size: one for "
         "every partition).",
@@ -547,7 +548,7 @@ CODES = (
         Case(WARNING, "always", OVERSIZE_ADVICE),
     ),
     _code(
-        "TIMEINDEX_PREALLOCATED",
+        Code.TIMEINDEX_PREALLOCATED,
         "timeindex",
         "Zero-filled bytes after the time index's entries: space the broker preallocates for "
         "an active segment's index.",
@@ -559,7 +560,7 @@ CODES = (
         fix=TRIM,
     ),
     _code(
-        "TIMEINDEX_SANITY_CHECK_FAILS",
+        Code.TIMEINDEX_SANITY_CHECK_FAILS,
         "timeindex",
         "The time index fails Kafka's TimeIndex.sanityCheck, the check `kafka-dump-log.sh "
         "--index-sanity-check` runs: a size that is not a multiple of 12, a last entry below "
@@ -569,31 +570,31 @@ CODES = (
         fix=REBUILD,
     ),
     _bad_entries(
-        "TIMEINDEX_NOT_MONOTONIC",
+        Code.TIMEINDEX_NOT_MONOTONIC,
         "timeindex",
         "Entries whose timestamps do not strictly rise, or whose offsets fall.",
         f"{INDEX_LOAD} {TIME_LOOKUPS} they may land on the wrong batch.",
     ),
     _bad_entries(
-        "TIMEINDEX_OFFSET_NOT_FOUND",
+        Code.TIMEINDEX_OFFSET_NOT_FOUND,
         "timeindex",
         "An entry whose offset no batch of the segment holds.",
         f"{INDEX_LOAD} {TIME_LOOKUPS} they may return the wrong offset.",
     ),
     _bad_entries(
-        "TIMEINDEX_TIMESTAMP_MISMATCH",
+        Code.TIMEINDEX_TIMESTAMP_MISMATCH,
         "timeindex",
         "An entry whose timestamp is not the max timestamp of the batch holding its offset.",
         f"{INDEX_LOAD} {TIME_LOOKUPS} they may return the wrong offset.",
     ),
     _bad_entries(
-        "TIMEINDEX_BEHIND_MAX",
+        Code.TIMEINDEX_BEHIND_MAX,
         "timeindex",
         "An entry whose timestamp an earlier batch already exceeds.",
         f"{INDEX_LOAD} {TIME_LOOKUPS} lookups skip the earlier batch's records.",
     ),
     _code(
-        "TIMEINDEX_ENTRY_INSIDE_BATCH",
+        Code.TIMEINDEX_ENTRY_INSIDE_BATCH,
         "timeindex",
         "Entries naming the record with the largest timestamp inside its batch rather than "
         "the batch's last offset, as brokers before Kafka 3.8 wrote them (KAFKA-16310).",
@@ -602,7 +603,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "TIMEINDEX_MISSING_FINAL_ENTRY",
+        Code.TIMEINDEX_MISSING_FINAL_ENTRY,
         "timeindex",
         "A closed segment whose last time index entry is not its largest timestamp (a clean "
         "roll appends that entry).",
@@ -613,7 +614,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "TIMEINDEX_MISSING",
+        Code.TIMEINDEX_MISSING,
         "timeindex",
         "A segment with an offset index and timestamps but no .timeindex.",
         "LogLoader creates an empty time index for it and fills it only if it recovers the "
@@ -629,7 +630,7 @@ CODES = (
     ),
     # -- transaction indexes and producer snapshots --------------------------------------------
     _code(
-        "TXNINDEX_MISALIGNED",
+        Code.TXNINDEX_MISALIGNED,
         "producer",
         "A .txnindex whose size is not a multiple of the 34-byte entry.",
         "Kafka reads the whole entries and ignores the partial one (TransactionIndex); it "
@@ -638,7 +639,7 @@ CODES = (
         Case(WARNING, "always", TXN_REBUILD_ADVICE),
     ),
     _code(
-        "TXNINDEX_CORRUPT",
+        Code.TXNINDEX_CORRUPT,
         "producer",
         "An entry whose version is not 0, the only one Kafka writes.",
         "LogLoader reads every entry when it loads the segment (TransactionIndex.sanityCheck): "
@@ -647,7 +648,7 @@ CODES = (
         Case(ERROR, "always", TXN_REBUILD_ADVICE),
     ),
     _code(
-        "TXNINDEX_NOT_MONOTONIC",
+        Code.TXNINDEX_NOT_MONOTONIC,
         "producer",
         "Aborted transactions not in the order of their ABORT markers.",
         "Nothing unless the broker recovers the segment (it rebuilds the .txnindex then): "
@@ -656,7 +657,7 @@ CODES = (
         Case(ERROR, "always", TXN_REBUILD_ADVICE),
     ),
     _code(
-        "TXNINDEX_OUT_OF_RANGE",
+        Code.TXNINDEX_OUT_OF_RANGE,
         "producer",
         "An aborted transaction that does not end inside its segment.",
         "One ending below the segment's base offset fails TransactionIndex.sanityCheck when the "
@@ -666,14 +667,14 @@ CODES = (
         Case(ERROR, "always", TXN_REBUILD_ADVICE),
     ),
     _code(
-        "SNAPSHOT_CRC_MISMATCH",
+        Code.SNAPSHOT_CRC_MISMATCH,
         "producer",
         "A producer state snapshot whose CRC-32C does not match its bytes.",
         SNAPSHOT_LOAD,
         Case(WARNING, "always", SNAPSHOT_ADVICE),
     ),
     _code(
-        "SNAPSHOT_CORRUPT",
+        Code.SNAPSHOT_CORRUPT,
         "producer",
         "A producer state snapshot that does not parse (Kafka: 'Snapshot failed schema "
         "validation').",
@@ -685,7 +686,7 @@ CODES = (
         ),
     ),
     _code(
-        "SNAPSHOT_BEYOND_LOG_END",
+        Code.SNAPSHOT_BEYOND_LOG_END,
         "producer",
         "A producer state snapshot above the log end offset, left by a log that was cut.",
         "ProducerStateManager.truncateAndReload deletes every snapshot above the log end "
@@ -699,7 +700,7 @@ CODES = (
     ),
     # -- partition directories ------------------------------------------------------------
     _code(
-        "PARTITION_SEGMENT_OVERLAP",
+        Code.PARTITION_SEGMENT_OVERLAP,
         "partition",
         "A segment starting at or below the previous segment's last offset: two segments hold "
         "the same offsets.",
@@ -723,7 +724,7 @@ CODES = (
         ),
     ),
     _code(
-        "PARTITION_OFFSET_GAP",
+        Code.PARTITION_OFFSET_GAP,
         "partition",
         "Offsets that lie in no segment, between two segments.",
         "Nothing: the broker does not look for gaps between segments; a read of those offsets "
@@ -744,7 +745,7 @@ CODES = (
         ),
     ),
     _code(
-        "PARTITION_LEFTOVER_FILE",
+        Code.PARTITION_LEFTOVER_FILE,
         "partition",
         "A .swap or .cleaned file a compaction or segment split left unfinished, a segment "
         "file a pending swap replaces, or a .deleted file: one the broker took out of the log "
@@ -773,7 +774,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "PARTITION_LOAD_FAILS",
+        Code.PARTITION_LOAD_FAILS,
         "partition",
         "The broker's next load of this partition throws: after a clean shutdown it does not "
         "recover the active segment, reads its log end from the offset index's last entry on "
@@ -791,7 +792,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "PARTITION_KDUMP_LEFTOVER",
+        Code.PARTITION_KDUMP_LEFTOVER,
         "partition",
         "A temporary file of a kdump run stopped by force (SIGKILL, a power loss): "
         "`.NAME.kdump-tmp-PID-...`, no file of Kafka's.",
@@ -804,7 +805,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "PARTITION_KDUMP_KEPT",
+        Code.PARTITION_KDUMP_KEPT,
         "partition",
         "Files a kdump repair kept: the log bytes a cut removed (`NAME.log.kdump-cut-POSITION`) "
         "or a segment it deleted (`NAME.log.kdump-bak`), the message says what they hold; and "
@@ -819,7 +820,7 @@ CODES = (
         ),
     ),
     _code(
-        "PARTITION_METADATA_CORRUPT",
+        Code.PARTITION_METADATA_CORRUPT,
         "partition",
         "A partition.metadata (the partition's topic id) that does not parse.",
         "The broker cannot read the topic id (PartitionMetadataFile.read): the partition does "
@@ -835,7 +836,7 @@ CODES = (
         ),
     ),
     _code(
-        "LEADER_EPOCH_INCONSISTENT",
+        Code.LEADER_EPOCH_INCONSISTENT,
         "partition",
         "The leader-epoch-checkpoint disagrees with the leader epochs the batches carry "
         "(partitionLeaderEpoch), or does not parse.",
@@ -852,7 +853,7 @@ CODES = (
         ),
     ),
     _code(
-        "SEGMENT_CHANGED",
+        Code.SEGMENT_CHANGED,
         "log",
         "A closed segment verified clean by an earlier run (verify --state) whose .log changed "
         "in place since: same file (device and inode), other size, modification time or first "
@@ -870,7 +871,7 @@ CODES = (
         ),
     ),
     _code(
-        "FILE_UNREADABLE",
+        Code.FILE_UNREADABLE,
         "partition",
         "A file that cannot be read: permissions, an I/O error, an object gone from its store.",
         "LogLoader refuses a file it cannot read ('Could not read file'): the log dir goes "
@@ -889,7 +890,7 @@ CODES = (
     ),
     # -- compacted logs below the cleaner checkpoint ------------------------------------------
     _code(
-        "COMPACTED_KEY_REPEATED",
+        Code.COMPACTED_KEY_REPEATED,
         "compacted",
         "A key held twice below the partition's cleaner-offset-checkpoint entry. A cleaning "
         "keeps one record of each key there (Cleaner.shouldRetainRecord keeps a record only at "
@@ -909,7 +910,7 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_TOMBSTONE_UNSTAMPED",
+        Code.COMPACTED_TOMBSTONE_UNSTAMPED,
         "compacted",
         "A tombstone (a record with a null value, v2 batch) below the cleaner checkpoint in a "
         "batch with no delete horizon. A cleaning that keeps a tombstone stamps its batch with "
@@ -927,7 +928,7 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_TOMBSTONE_EXPIRED",
+        Code.COMPACTED_TOMBSTONE_EXPIRED,
         "compacted",
         "Tombstones below the cleaner checkpoint whose delete horizon a cleaning has passed. "
         "A cleaning drops a tombstone whose horizon is at or before its time "
@@ -948,7 +949,7 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_MARKER_EXPIRED",
+        Code.COMPACTED_MARKER_EXPIRED,
         "compacted",
         "Transaction markers (COMMIT or ABORT) below the cleaner checkpoint whose transaction "
         "has no batch left and whose delete horizon a cleaning has passed: such a cleaning "
@@ -965,7 +966,7 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_ABORTED_KEPT",
+        Code.COMPACTED_ABORTED_KEPT,
         "compacted",
         "Records of an aborted transaction (its ABORT marker read) below the cleaner "
         "checkpoint. A cleaning drops the records of every transaction it knows aborted "
@@ -992,7 +993,7 @@ CODES = (
         ),
     ),
     _code(
-        "COMPACTED_KEY_CHECK_LIMITED",
+        Code.COMPACTED_KEY_CHECK_LIMITED,
         "compacted",
         "The key check of a compacted log below its cleaner checkpoint did not cover all of "
         "it: it holds at most --compaction-key-memory bytes of keys (about 128 bytes a key; "
@@ -1003,7 +1004,7 @@ CODES = (
     ),
     # -- log directories ------------------------------------------------------------------
     _code(
-        "LOG_DIR_LOCKED",
+        Code.LOG_DIR_LOCKED,
         "log dir",
         "Another process holds the log dir's .lock: a broker runs on it. Findings in active "
         "segments may be the broker at work, and repairs refuse to run.",
@@ -1011,7 +1012,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "CHECKPOINT_CORRUPT",
+        Code.CHECKPOINT_CORRUPT,
         "log dir",
         "An offset checkpoint of the log dir (recovery-point-offset-checkpoint, "
         "log-start-offset-checkpoint, replication-offset-checkpoint, cleaner-offset-checkpoint) "
@@ -1032,7 +1033,7 @@ CODES = (
         ),
     ),
     _code(
-        "CHECKPOINT_BEYOND_LOG_END",
+        Code.CHECKPOINT_BEYOND_LOG_END,
         "log dir",
         "An entry of a log dir's checkpoint beyond the partition's log end offset, as the "
         "broker has it after recovery's cut: the records up to that offset are not all on "
@@ -1074,7 +1075,7 @@ CODES = (
     ),
     # -- the KRaft metadata partition and its log dir ------------------------------------
     _code(
-        "KRAFT_QUORUM_STATE_CORRUPT",
+        Code.KRAFT_QUORUM_STATE_CORRUPT,
         "kraft",
         "The metadata partition's quorum-state does not read as QuorumStateData JSON (not JSON, "
         "no data_version, no leaderId, leaderEpoch or votedId integer).",
@@ -1090,7 +1091,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_QUORUM_STATE_BEHIND",
+        Code.KRAFT_QUORUM_STATE_BEHIND,
         "kraft",
         "quorum-state's leader epoch is below the epoch of the metadata log's last batch.",
         "QuorumState.initialize: the log's epoch wins; the node starts unattached at it, learns "
@@ -1104,7 +1105,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_QUORUM_STATE_LEADER",
+        Code.KRAFT_QUORUM_STATE_LEADER,
         "kraft",
         "quorum-state's leader is not one of its voters, or not the leader the log's "
         "LeaderChange record names for that epoch, or its voters are not the record's: a file "
@@ -1121,7 +1122,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_SNAPSHOT_UNREADABLE",
+        Code.KRAFT_SNAPSHOT_UNREADABLE,
         "kraft",
         "A KRaft snapshot (`OFFSET-EPOCH.checkpoint`) newer than the one the image starts from "
         "that does not read: a damaged batch, no SnapshotHeader first, a record that does not "
@@ -1139,7 +1140,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_SNAPSHOT_LEFTOVER",
+        Code.KRAFT_SNAPSHOT_LEFTOVER,
         "kraft",
         "A snapshot being written when the node stopped (.checkpoint.part), one the node marked "
         "for deletion (.checkpoint.deleted), or one below the log start offset.",
@@ -1151,7 +1152,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_SNAPSHOT_MISMATCH",
+        Code.KRAFT_SNAPSHOT_MISMATCH,
         "kraft",
         "A snapshot's name against its contents and the log: its batches are of another epoch "
         "than its name, or the log's batch at its end offset is of another epoch or another "
@@ -1167,7 +1168,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_SNAPSHOT_BEYOND_LOG_END",
+        Code.KRAFT_SNAPSHOT_BEYOND_LOG_END,
         "kraft",
         "A snapshot past the metadata log's end offset, or of an epoch later than its last "
         "batch's.",
@@ -1182,7 +1183,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_RECORD_REFUSED",
+        Code.KRAFT_RECORD_REFUSED,
         "kraft",
         "A metadata record the image refuses (a change to a partition or broker the image does "
         "not hold, an epoch that does not match, a transaction marker out of place): the "
@@ -1199,7 +1200,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_BOOTSTRAP_MISMATCH",
+        Code.KRAFT_BOOTSTRAP_MISMATCH,
         "kraft",
         "The log dir's bootstrap.checkpoint and the metadata log's zero checkpoint "
         "(00000000000000000000-0000000000.checkpoint) hold different bootstrap records.",
@@ -1215,7 +1216,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_META_PROPERTIES_MISMATCH",
+        Code.KRAFT_META_PROPERTIES_MISMATCH,
         "kraft",
         "meta.properties against the quorum and the image: a node.id neither a registered "
         "broker or controller nor a voter, a directory.id not among its broker's registered "
@@ -1233,7 +1234,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_TOPIC_ID_MISMATCH",
+        Code.KRAFT_TOPIC_ID_MISMATCH,
         "kraft",
         "A partition directory's partition.metadata topic id is not the image's id for its "
         "topic: the directory is of a deleted topic of the same name.",
@@ -1251,7 +1252,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_TOPIC_ID_MISSING",
+        Code.KRAFT_TOPIC_ID_MISSING,
         "kraft",
         "A partition directory holding records, assigned to this node in the image, with no "
         "partition.metadata: no topic id (a directory restored or copied without it).",
@@ -1269,7 +1270,7 @@ CODES = (
         ),
     ),
     _code(
-        "KRAFT_PARTITION_NOT_IN_IMAGE",
+        Code.KRAFT_PARTITION_NOT_IN_IMAGE,
         "kraft",
         "A partition directory whose topic or partition the image does not hold, or assigns to "
         "other brokers than this node.",
@@ -1286,7 +1287,7 @@ CODES = (
     ),
     # -- transactions ---------------------------------------------------------------------
     _code(
-        "TXN_HANGING",
+        Code.TXN_HANGING,
         "txn",
         "A transaction open past the transaction timeout that nothing will end: it holds the "
         "partition's last stable offset.",
@@ -1305,7 +1306,7 @@ CODES = (
         ),
     ),
     _code(
-        "TXN_OPEN",
+        Code.TXN_OPEN,
         "txn",
         "A transaction open within the transaction timeout.",
         "Nothing: the producer commits or aborts it, or the coordinator aborts it once it "
@@ -1323,7 +1324,7 @@ CODES = (
         ),
     ),
     _code(
-        "TXN_STATE_INVALID",
+        Code.TXN_STATE_INVALID,
         "txn",
         "A batch Kafka's producer state refuses: a control batch that is not a readable "
         "COMMIT/ABORT marker, or non-transactional data from a producer with a transaction "
@@ -1340,7 +1341,7 @@ CODES = (
         ),
     ),
     _code(
-        "TXN_COORDINATOR_DUPLICATE",
+        Code.TXN_COORDINATOR_DUPLICATE,
         "txn",
         "A __transaction_state partition given twice (two replicas' copies): the later one is "
         "used.",
@@ -1348,7 +1349,7 @@ CODES = (
         Case(WARNING, "always", "Give each __transaction_state partition once."),
     ),
     _code(
-        "TXN_COORDINATOR_UNREADABLE",
+        Code.TXN_COORDINATOR_UNREADABLE,
         "txn",
         "A __transaction_state record that does not read: the coordinator's view may miss a "
         "transaction.",
@@ -1362,7 +1363,7 @@ CODES = (
         ),
     ),
     _code(
-        "TXN_COORDINATOR_PARTITION_COUNT",
+        Code.TXN_COORDINATOR_PARTITION_COUNT,
         "txn",
         "A transactional id found in another __transaction_state partition than its hash "
         "gives: the partition count kdump used is not the topic's.",
@@ -1375,7 +1376,7 @@ CODES = (
         ),
     ),
     _code(
-        "TXN_INDEX_MISSING_ABORT",
+        Code.TXN_INDEX_MISSING_ABORT,
         "txn",
         "An ABORT marker whose transaction the segment's .txnindex does not list: "
         "read_committed consumers receive its records as committed.",
@@ -1385,7 +1386,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "TXN_INDEX_DISAGREES",
+        Code.TXN_INDEX_DISAGREES,
         "txn",
         "An aborted transaction whose first offset differs between the log and the .txnindex.",
         "Nothing unless the broker recovers the segment (LogSegment.recover rebuilds the "
@@ -1394,7 +1395,7 @@ CODES = (
         fix=REBUILD,
     ),
     _code(
-        "TXN_INDEX_WITHOUT_MARKER",
+        Code.TXN_INDEX_WITHOUT_MARKER,
         "txn",
         "A .txnindex entry whose ABORT marker is not in the log (the cleaner may have removed "
         "the marker).",
@@ -1403,7 +1404,7 @@ CODES = (
     ),
     # -- repairs --------------------------------------------------------------------------
     _code(
-        "REPAIR_INDEX_FULL",
+        Code.REPAIR_INDEX_FULL,
         "repair",
         "The offset index kdump rebuilt filled its --max-index-size // 8 entries before the "
         "log ended: later entries are left out, as Kafka's OffsetIndex refuses them.",
@@ -1418,7 +1419,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPAIR_TIMEINDEX_FULL",
+        Code.REPAIR_TIMEINDEX_FULL,
         "repair",
         "The time index kdump rebuilt filled before the log ended (its last slot stays for the "
         "closing entry, which is always written): later entries are left out.",
@@ -1434,7 +1435,7 @@ CODES = (
     ),
     # -- tiered storage -------------------------------------------------------------------
     _code(
-        "REMOTE_SEGMENT_INCOMPLETE",
+        Code.REMOTE_SEGMENT_INCOMPLETE,
         "tiered",
         "A remote segment missing some of the objects its remote storage manager writes: an "
         "upload that did not finish.",
@@ -1448,7 +1449,7 @@ CODES = (
         ),
     ),
     _code(
-        "REMOTE_WATERMARK_INVALID",
+        Code.REMOTE_WATERMARK_INVALID,
         "tiered",
         "Pinterest's offset.wm is not a 20-digit base offset.",
         "Kafka does not read it: Pinterest's tiered-storage uploader writes it (the last "
@@ -1461,7 +1462,7 @@ CODES = (
         ),
     ),
     _code(
-        "REMOTE_WATERMARK_MISSING_SEGMENT",
+        Code.REMOTE_WATERMARK_MISSING_SEGMENT,
         "tiered",
         "Pinterest's offset.wm names a segment that is not in the bucket.",
         "Kafka does not read it: readers of the bucket going by the watermark miss the segment.",
@@ -1478,7 +1479,7 @@ CODES = (
         ),
     ),
     _code(
-        "TIERED_BOUNDARY_GAP",
+        Code.TIERED_BOUNDARY_GAP,
         "tiered",
         "Offsets in neither remote storage nor the partition's local log: no consumer can "
         "read them.",
@@ -1492,7 +1493,7 @@ CODES = (
         ),
     ),
     _code(
-        "TIERED_OVERLAP_MISMATCH",
+        Code.TIERED_OVERLAP_MISMATCH,
         "tiered",
         "A segment both remote storage and the local log hold, ending at different offsets in "
         "each: the copies differ.",
@@ -1505,7 +1506,7 @@ CODES = (
         ),
     ),
     _code(
-        "TIERED_OVERLAP",
+        Code.TIERED_OVERLAP,
         "tiered",
         "Local segments holding offsets remote storage holds too.",
         "Nothing: normal; local retention deletes them later.",
@@ -1513,7 +1514,7 @@ CODES = (
     ),
     # -- kdump tiered scrub ---------------------------------------------------------------
     _code(
-        "SCRUB_METADATA_UNREADABLE",
+        Code.SCRUB_METADATA_UNREADABLE,
         "scrub",
         "A __remote_log_metadata record that does not read: the segment states after it may "
         "be missing from the comparison.",
@@ -1527,7 +1528,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_METADATA_PARTITION_COUNT",
+        Code.SCRUB_METADATA_PARTITION_COUNT,
         "scrub",
         "A remote partition's metadata found in another __remote_log_metadata partition than "
         "its hash gives: the partition count kdump used is not the topic's.",
@@ -1540,7 +1541,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_METADATA_DROPPED",
+        Code.SCRUB_METADATA_DROPPED,
         "scrub",
         "A __remote_log_metadata record the broker drops: a segment added in a state other "
         "than COPY_SEGMENT_STARTED, a state change that is not allowed, an update of a segment "
@@ -1554,7 +1555,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_NOT_KIP405",
+        Code.SCRUB_NOT_KIP405,
         "scrub",
         "Segments named by offset only (Pinterest's layout or a copied partition directory), "
         "not by a RemoteLogSegmentId: __remote_log_metadata does not describe them.",
@@ -1562,7 +1563,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_NO_METADATA",
+        Code.SCRUB_NO_METADATA,
         "scrub",
         "A bucket partition whose __remote_log_metadata partition was not given: its segments "
         "were not compared.",
@@ -1570,7 +1571,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_SEGMENT_MISSING",
+        Code.SCRUB_SEGMENT_MISSING,
         "scrub",
         "A segment the metadata says consumers read (COPY_SEGMENT_FINISHED and referenced) "
         "with none of its objects under the URL, its partition's folder there or not.",
@@ -1578,7 +1579,7 @@ CODES = (
         Case(ERROR, "always", LOST_REMOTE_ADVICE),
     ),
     _code(
-        "SCRUB_OVERLAP",
+        Code.SCRUB_OVERLAP,
         "scrub",
         "Two referenced segments of one leader epoch whose offsets overlap.",
         "Kafka keeps both referenced: fetches of the overlap read the later one, and retention "
@@ -1591,21 +1592,21 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_SUPERSEDED",
+        Code.SCRUB_SUPERSEDED,
         "scrub",
         "A segment uploaded again by a later leader: the metadata no longer references it.",
         "Kafka deletes it by retention (normal after a leader change).",
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_COPY_IN_PROGRESS",
+        Code.SCRUB_COPY_IN_PROGRESS,
         "scrub",
         "A segment in COPY_SEGMENT_STARTED for less than --grace: an upload under way.",
         "Nothing: the RemoteLogManager finishes the copy.",
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_COPY_STUCK",
+        Code.SCRUB_COPY_STUCK,
         "scrub",
         "A segment in COPY_SEGMENT_STARTED for longer than --grace: a copy that stopped (the "
         "broker died mid-copy).",
@@ -1618,14 +1619,14 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_DELETE_IN_PROGRESS",
+        Code.SCRUB_DELETE_IN_PROGRESS,
         "scrub",
         "A segment in DELETE_SEGMENT_STARTED for less than --grace: a deletion under way.",
         "Nothing: the RemoteLogManager finishes the deletion.",
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_DELETE_STUCK",
+        Code.SCRUB_DELETE_STUCK,
         "scrub",
         "A segment in DELETE_SEGMENT_STARTED for longer than --grace: a deletion that stopped.",
         "The partition's leader retries the deletion (RemoteLogManager).",
@@ -1636,7 +1637,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_UNTRACKED",
+        Code.SCRUB_UNTRACKED,
         "scrub",
         "A segment no metadata names, in a partition whose __remote_log_metadata history "
         "starts after offset 0 (older records deleted by retention): it may be older than "
@@ -1646,7 +1647,7 @@ CODES = (
     ),
     # -- replicas compared ----------------------------------------------------------------------
     _code(
-        "REPLICA_TRUNCATION_LOSS",
+        Code.REPLICA_TRUNCATION_LOSS,
         "replicas",
         "A follower replica holds records the leader's log does not: when it fetches from the "
         "leader it truncates them (AbstractFetcherThread, from the leader's answer about its "
@@ -1667,7 +1668,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_LOST_MARKER",
+        Code.REPLICA_LOST_MARKER,
         "replicas",
         "A follower's truncation drops a COMMIT or ABORT marker whose transaction the leader's "
         "log holds open (its records below the truncation, no marker after them): the "
@@ -1685,7 +1686,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_BATCH_DIFFERS",
+        Code.REPLICA_BATCH_DIFFERS,
         "replicas",
         "Two replicas hold different batches at the same offsets (another CRC, another leader "
         "epoch, other offset bounds), both valid, below where the follower truncates: "
@@ -1705,7 +1706,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_KEY_DIFFERS",
+        Code.REPLICA_KEY_DIFFERS,
         "replicas",
         "A compacted partition that either replica's cleaner rewrote: a key whose latest value "
         "or deletion differs between the leader and a follower, up to the lower high watermark, "
@@ -1722,7 +1723,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_ABORTED_VISIBLE",
+        Code.REPLICA_ABORTED_VISIBLE,
         "replicas",
         "A compacted partition: a transaction aborted on one replica is committed on the other "
         "(their markers differ), or one serves its records (it holds them and no .txnindex "
@@ -1739,7 +1740,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_COMMITTED_MISSING",
+        Code.REPLICA_COMMITTED_MISSING,
         "replicas",
         "A compacted partition: a transaction committed on one replica is aborted on the other, "
         "or records of a committed transaction, the latest of their keys on one replica, are "
@@ -1755,7 +1756,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_MARKER_MISSING",
+        Code.REPLICA_MARKER_MISSING,
         "replicas",
         "A compacted partition: a producer's COMMIT or ABORT marker is on one replica, and the "
         "other holds batches of the transaction it ends but no marker there. On that replica "
@@ -1775,7 +1776,7 @@ CODES = (
         ),
     ),
     _code(
-        "REPLICA_CONTENT_LIMITED",
+        Code.REPLICA_CONTENT_LIMITED,
         "replicas",
         "The content comparison of a compacted partition's replicas did not compare every key: "
         "each replica's keys are held within half of --compaction-key-memory (about 200 bytes "
@@ -1785,7 +1786,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "REPLICA_DAMAGED",
+        Code.REPLICA_DAMAGED,
         "replicas",
         "A replica's log has damage recovery cuts it at, and its walk named no error there.",
         CUT,
@@ -1793,7 +1794,7 @@ CODES = (
         fix=RECOVER,
     ),
     _code(
-        "SCRUB_ORPHAN",
+        Code.SCRUB_ORPHAN,
         "scrub",
         "Objects of a segment no metadata names, or whose segment or partition deletion finished.",
         "Kafka never reads nor deletes them.",
@@ -1805,7 +1806,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_SEGMENT_INCOMPLETE",
+        Code.SCRUB_SEGMENT_INCOMPLETE,
         "scrub",
         "A segment consumers read (COPY_SEGMENT_FINISHED and referenced) missing some of its "
         "objects.",
@@ -1813,7 +1814,7 @@ CODES = (
         Case(ERROR, "always", LOST_REMOTE_ADVICE),
     ),
     _code(
-        "SCRUB_SIZE_MISMATCH",
+        Code.SCRUB_SIZE_MISMATCH,
         "scrub",
         "Kafka's RSM layout: a segment's .log object size is not the size the metadata "
         "recorded (segmentSizeInBytes).",
@@ -1821,7 +1822,7 @@ CODES = (
         Case(ERROR, "always", LOST_REMOTE_ADVICE),
     ),
     _code(
-        "SCRUB_DUPLICATE_PARTITION",
+        Code.SCRUB_DUPLICATE_PARTITION,
         "scrub",
         "A partition found under two prefixes or more (a backup or migration copy beside the "
         "broker's objects, or both layouts): each copy is compared on its own.",
@@ -1835,7 +1836,7 @@ CODES = (
         ),
     ),
     _code(
-        "SCRUB_PARTITIONS_ELSEWHERE",
+        Code.SCRUB_PARTITIONS_ELSEWHERE,
         "scrub",
         "Partitions of topics with no object under the URL have remote segments in the "
         "metadata: another prefix or bucket; not compared.",
@@ -1843,7 +1844,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "SCRUB_ICEBERG",
+        Code.SCRUB_ICEBERG,
         "scrub",
         "Aiven Iceberg segment manifests (segment.format=iceberg): those segments are rows of "
         "an Iceberg table; counted, not compared.",
@@ -1851,7 +1852,7 @@ CODES = (
         Case(INFO, "always"),
     ),
     _code(
-        "EXPORT_GAP",
+        Code.EXPORT_GAP,
         "export",
         "Offsets of a segment the export did not write: from the first batch it could not read "
         "(damaged, or its records do not decode: the finding beside this one names it) to the "
@@ -1872,6 +1873,11 @@ CODES = (
 REGISTRY = {entry.code: entry for entry in CODES}
 
 
+def codes_of(*areas: str) -> frozenset[str]:
+    """The codes of the registry's ``areas`` (AREAS' keys)."""
+    return frozenset(entry.code for entry in CODES if entry.area in areas)
+
+
 def advice_for(code: str, severity: Severity, path: str) -> str | None:
     """What to do about a finding that carries no fix (None: an unknown code, or a case with
     nothing to do)."""
@@ -1880,4 +1886,4 @@ def advice_for(code: str, severity: Severity, path: str) -> str | None:
     return None if case is None else case.advice
 
 
-__all__ = ["AREAS", "CODES", "REGISTRY", "Case", "FindingCode", "advice_for"]
+__all__ = ["AREAS", "CODES", "REGISTRY", "Case", "Code", "FindingCode", "advice_for", "codes_of"]

@@ -9,13 +9,14 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from kdump.checks import fixes
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index, index_tail
-from kdump.checks.log import STOP_CODES, LogScan, RunConsumer, scan_log
+from kdump.checks.log import STOP_CODES, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_snapshot_bytes, check_txn_index
@@ -30,19 +31,28 @@ from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
 from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.format.timeindex import TimeIndex
+from kdump.log_scan import LogScan, RunConsumer, SegmentWalk
 from kdump.segment import LogSegment
+from kdump.unified_log import SegmentRider, UnifiedLog, Walker
 
 
-@dataclass
-class SegmentResult:
+class SegmentResult(SegmentWalk):
     """What one segment's walk found: its facts (``scan``: None when it has no ``.log`` or could
-    not be read) and verify's findings on it."""
+    not be read) and verify's findings on it. (Plain classes, not dataclasses, on verify's
+    path: a dataclass costs start-up to define, issue 45.)"""
 
-    base_offset: int
-    slot: int
-    scan: LogScan | None
-    sink: FindingSink
-    unread: bool = False
+    __slots__ = ("sink",)
+
+    def __init__(
+        self,
+        base_offset: int,
+        slot: int,
+        scan: LogScan | None,
+        sink: FindingSink,
+        error: KdumpError | None = None,
+    ) -> None:
+        super().__init__(base_offset, slot, scan, error)
+        self.sink = sink
 
     @property
     def findings(self) -> list[Finding]:
@@ -56,17 +66,64 @@ class SegmentResult:
         )
 
 
+def segment_result(log: UnifiedLog, segment: LogSegment) -> SegmentResult:
+    """Verify's walk of ``segment`` (its findings beside the facts): the one a command did and
+    handed in, else done now and kept as the partition's (a segment a budget left unread has
+    none)."""
+    found = log.handed_in(segment)
+    if isinstance(found, SegmentResult):
+        return found
+    if segment.slot in log.left:
+        cap = log.options.max_findings_per_code
+        return SegmentResult(segment.base_offset, segment.slot, None, FindingSink(cap))
+    result = check_segment(segment, log.options, keep_open=True)
+    log.take_result(segment, result)
+    return result
+
+
+def segment_results(log: UnifiedLog) -> list[SegmentResult]:
+    return [segment_result(log, s) for s in log.segments]
+
+
+def walker(options: VerifyOptions) -> Walker:
+    """Verify's walk of a segment with a reader riding on it (the partition's
+    ``walk_in_order``), its files kept open for what the command reads next."""
+
+    def walk(segment: LogSegment, consumer: RunConsumer | None) -> SegmentWalk:
+        return check_segment(segment, options, consumer, keep_open=True)
+
+    return walk
+
+
+def walk_in_order(
+    log: UnifiedLog, rider: SegmentRider | None = None, options: VerifyOptions | None = None
+) -> None:
+    """The partition's one walk of each segment, in order, with verify's checks on it (and
+    the producer state's replay, and ``rider``: UnifiedLog.walk_in_order). ``options``:
+    verify's for this walk, where they are not the log's (a topic's index interval, known once
+    the partition is open: kdump report)."""
+    log.walk_in_order(rider, walker(options or log.options))
+
+
+def unread_error(findings: list[Finding], path: str) -> KdumpError:
+    """Why a segment was not read, as its FILE_UNREADABLE finding says (a walk kept in a state
+    file keeps its findings, not the error)."""
+    unread = next((f for f in findings if f.code == Code.FILE_UNREADABLE), None)
+    if unread is None:
+        return KdumpError("not read", path)
+    return KdumpError(unread.message, unread.path)
+
+
 class _NoFixSink(FindingSink):
     """Findings on files kdump cannot repair where they are (an object store): no ``kdump
     recover``-style fix (those act on local files; a segment in a store is mended by writing
     it again)."""
 
     def add(self, finding: Finding) -> None:
-        super().add(replace(finding, fix=None) if finding.fix else finding)
+        super().add(finding._replace(fix=None) if finding.fix else finding)
 
 
-@dataclass(frozen=True)
-class Resume:
+class Resume(NamedTuple):
     """What an earlier run verified of an active segment and what is unchanged since
     (kdump.checks.verify_state): the walk of its first ``scan.valid_bytes`` bytes, and the
     index entries that were there (``index_entries`` of the offset index,
@@ -107,7 +164,7 @@ def check_segment(
                 "FILE_UNREADABLE", Severity.ERROR, error.path or segment.directory, error.reason
             )
         )
-        return SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+        return SegmentResult(segment.base_offset, segment.slot, None, sink, error)
     finally:
         # what the walk learned is in the scan: the maps (a file descriptor each) and an
         # object's mirror go now, unless asked for (a log dir holds thousands of segments)
@@ -257,4 +314,12 @@ def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> Non
         sink.add(Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, problem))
 
 
-__all__ = ["Resume", "SegmentResult", "check_segment"]
+__all__ = [
+    "Resume",
+    "SegmentResult",
+    "check_segment",
+    "segment_result",
+    "segment_results",
+    "walk_in_order",
+    "walker",
+]

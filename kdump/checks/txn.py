@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
 from kdump.errors import KdumpError, SnapshotCrcError
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
+from kdump.log_scan import LogScan
 
 
 def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: FindingSink) -> None:

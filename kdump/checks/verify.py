@@ -6,43 +6,33 @@ folders holding any of these. Nothing is ever written.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks import fixes
-from kdump.checks.compacted import (
-    CleanedSection,
-    check_in_order,
-    cleaned_sections,
-    take_node_image,
-)
+from kdump.checks.audit import AuditOptions, AuditSummary
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import (
     PartitionResult,
     PartitionSummary,
     finish_partition,
+    has_cleaner_entry,
     segments_to_check,
     verify_partition,
 )
 from kdump.checks.segment import Resume, SegmentResult, check_segment
-from kdump.checks.verify_state import (
-    AuditOptions,
-    AuditSummary,
-    Plan,
-    VerifyState,
-    reused_result,
-)
 from kdump.config import ConfigLayers, MetadataConfigs
 from kdump.discovery import Found, discover
 from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    METADATA_TOPIC,
     OFFSET_CHECKPOINTS,
     RECOVERY_POINT_CHECKPOINT,
 )
@@ -51,9 +41,13 @@ from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
-from kdump.storage import ObjectStore
 from kdump.storage.reading import KEEP, Budget, ReadPolicy
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.checks.compacted import CleanedSection
+    from kdump.checks.verify_state import Plan, VerifyState
+    from kdump.storage import ObjectStore
 
 __all__ = [
     "VerifyOptions",
@@ -66,15 +60,31 @@ __all__ = [
 ]
 
 
-@dataclass
 class VerifyResult:
-    partitions: list[PartitionResult] = field(default_factory=list)
-    log_dir_findings: list[Finding] = field(default_factory=list)
-    unreadable: list[InputError] = field(default_factory=list)
-    """Paths named that could not be read: the rest is reported all the same."""
-    audit: AuditSummary = field(default_factory=AuditSummary, compare=False)
-    """What the run read, skipped as unchanged, and whether it stopped early (how the run
-    went, not its verdict: two runs that find the same are equal)."""
+    """What a run found: each partition's result, the log dirs' own findings, the paths it
+    could not read; equal to another's that found the same (``audit`` says how the run went,
+    not its verdict)."""
+
+    def __init__(
+        self,
+        partitions: list[PartitionResult] | None = None,
+        log_dir_findings: list[Finding] | None = None,
+        unreadable: list[InputError] | None = None,
+    ) -> None:
+        self.partitions = partitions or []
+        self.log_dir_findings = log_dir_findings or []
+        self.unreadable = unreadable or []
+        """Paths named that could not be read: the rest is reported all the same."""
+        self.audit = AuditSummary()
+        """What the run read, skipped as unchanged, and whether it stopped early."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, VerifyResult):
+            return NotImplemented
+        mine = (self.partitions, self.log_dir_findings, self.unreadable)
+        return mine == (other.partitions, other.log_dir_findings, other.unreadable)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def findings(self) -> list[Finding]:
@@ -203,12 +213,12 @@ def verify_paths(
     audit = audit or AuditOptions()
     if audit.budget_ms is not None and reading.budget is None:
         # one budget for every segment's reads, whoever opens them (kdump.storage.reading)
-        reading = replace(reading, budget=Budget(audit.budget_ms / 1000))
+        reading = reading._replace(budget=Budget(audit.budget_ms / 1000))
     opened = OpenOptions(verify=options, reading=reading, layers=layers or ConfigLayers())
     found = discover(paths, store, opened)
     logs = found.partitions
     run = _Run(logs, options, reading, audit, started)
-    progress.total(sum(map(run.plan.bytes_to_read, run.plan.walk)))
+    progress.total(sum(map(run.bytes_to_read, run.walk_list)))
     try:
         run.walk(jobs, progress)
     finally:
@@ -229,14 +239,31 @@ def finish_result(
     driver (an export's: kdump.spark.job)."""
     results = {}
     images = {} if images is None else images  # (the walk's, where it replayed one)
+    metadata_log = any(m.is_metadata_log for m in found.partitions)
     for log in logs:
-        # each topic's settings (segment.bytes...) from its node's image too, replayed once;
-        # a run stopped by its budget reads nothing more (an image replayed already serves)
-        take_node_image(log, found.partitions, images, replay=not log.cut_short)
+        if images or metadata_log or _metadata_dir_near(log.location):
+            # each topic's settings (segment.bytes...) from its node's image too, replayed
+            # once; a run stopped by its budget reads nothing more (an image replayed already
+            # serves). The image's modules only where there may be one (issue 45)
+            from kdump.kraft.configs import take_node_image
+
+            take_node_image(log, found.partitions, images, replay=not log.cut_short)
         results[log.location] = finish_partition(log)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
     return collect_result(found, lambda log: results[log.location], logs)
+
+
+def _metadata_dir_near(location: str) -> bool:
+    """Whether a ``__cluster_metadata-0`` lies where kdump.kraft.configs.metadata_dir_near
+    looks for one beside ``location`` (in it, its parent, its grandparent), asked without
+    loading its modules (pathlib and the replay's: a plain partition's verify has none)."""
+    here = location.rstrip("/") or "/"
+    for _ in range(3):
+        if os.path.isdir(os.path.join(here, f"{METADATA_TOPIC}-0")):
+            return True
+        here = os.path.dirname(here) or "."
+    return False
 
 
 class _Run:
@@ -254,33 +281,56 @@ class _Run:
         self.options, self.reading = options, reading
         self.owner = {id(s): log for log in logs for s in segments_to_check(log)}
         segments = [s for log in logs for s in segments_to_check(log)]
+        self.cleaned: dict[int, CleanedSection] = {}
+        """The cleaned sections of compacted partitions, by ``id`` of the log: their audits
+        ride on the walks."""
         self.images: dict[str, MetadataConfigs | None] = {}
         """Each log dir's node's KRaft image, replayed once a run."""
-        self.cleaned = cleaned_sections(logs, options.compaction_key_memory, images=self.images)
-        self.state = VerifyState.load(audit.state) if audit.state is not None else None
+        if any(has_cleaner_entry(log) for log in logs):
+            # the compacted audit's module where a cleaner checkpoint says a section was cleaned
+            from kdump.checks.compacted import cleaned_sections
+
+            self.cleaned = cleaned_sections(logs, options.compaction_key_memory, images=self.images)
+        self.state: VerifyState | None = None
         self.summary = AuditSummary(
-            state_warning=self.state.warning if self.state else None,
-            asked=self.state is not None or audit.budget_ms is not None,
-            state=audit.state,
+            asked=audit.state is not None or audit.budget_ms is not None, state=audit.state
         )
-        self.plan = Plan(segments, [], {})
-        if self.state is not None:
-            self.plan = self.state.plan(
-                segments, audit.recheck_fraction, policy=reading, deep=options.deep
-            )
-        self.summary.cache_warning = _cache_blindness(self.plan.walk, reading)
+        self.walk_list = segments
+        """The segments to walk, in order: all of them, or the state's plan's."""
+        self.changed: dict[int, Finding] = {}
+        """Findings on segments changed in place since the state saw them, by ``id``."""
+        self.resume: dict[int, Resume] = {}
+        """Segments of the walk read from their verified prefix on (by ``id``)."""
+        self.plan: Plan | None = None
         self.done: set[int] = set()
-        for segment, known in self.plan.reuse:
-            reused = reused_result(segment, known, options.max_findings_per_code)
+        if audit.state is not None:
+            self._plan_from_state(audit, segments)
+        self.summary.cache_warning = _cache_blindness(self.walk_list, reading)
+        self.units = self._units()
+        for segment in self.walk_list:  # an active segment's verified prefix: not read again
+            self.summary.bytes_unchanged_skipped += segment.log_size - self.bytes_to_read(segment)
+
+    def _plan_from_state(self, audit: AuditOptions, segments: list[LogSegment]) -> None:
+        """The state file's plan: what it lets the run reuse is handed to its partitions now."""
+        # the state's module (JSON, digests) only for a run given --state
+        from kdump.checks.verify_state import VerifyState, reused_result
+
+        assert audit.state is not None
+        self.state = VerifyState.load(audit.state)
+        self.summary.state_warning = self.state.warning
+        plan = self.plan = self.state.plan(
+            segments, audit.recheck_fraction, policy=self.reading, deep=self.options.deep
+        )
+        self.walk_list, self.changed, self.resume = plan.walk, plan.changed, plan.resume
+        for segment, known in plan.reuse:
+            reused = reused_result(segment, known, self.options.max_findings_per_code)
             self.owner[id(segment)].take_result(segment, reused)
             self.done.add(id(segment))
             self.summary.bytes_unchanged_skipped += segment.log_size
             self.summary.saw(known.verified_ms)
-        self.units = self._units()
-        for segment in self.plan.walk:  # an active segment's verified prefix: not read again
-            self.summary.bytes_unchanged_skipped += segment.log_size - self.plan.bytes_to_read(
-                segment
-            )
+
+    def bytes_to_read(self, segment: LogSegment) -> int:
+        return segment.log_size if self.plan is None else self.plan.bytes_to_read(segment)
 
     def walk(self, jobs: int, progress: Progress) -> None:
         """The segments the plan walks, in its order, until they are done or the budget is
@@ -316,7 +366,7 @@ class _Run:
                     continue
                 for segment, outcome in zip(unit.segments, walked, strict=True):
                     self._take(segment, outcome, now_ms)
-                    progress.advance(self.plan.bytes_to_read(segment), segment.log_path)
+                    progress.advance(self.bytes_to_read(segment), segment.log_path)
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
@@ -328,14 +378,14 @@ class _Run:
         ride on their walks: kdump.checks.compacted), where its first one comes."""
         units: list[_Unit] = []
         together: dict[int, _Unit] = {}
-        for segment in self.plan.walk:
+        for segment in self.walk_list:
             log = self.owner[id(segment)]
             cleaned = self.cleaned.get(id(log))
             if cleaned is None:
-                units.append(_Unit(log, [segment], None, self.plan.resume.get(id(segment))))
+                units.append(_Unit(log, [segment], None, self.resume.get(id(segment))))
                 continue
             # the cleaned section's checks read every record: the whole segment is walked
-            self.plan.resume.pop(id(segment), None)
+            self.resume.pop(id(segment), None)
             if id(log) in together:
                 together[id(log)].segments.append(segment)
             else:
@@ -346,12 +396,12 @@ class _Run:
         return units
 
     def _take(self, segment: LogSegment, outcome: SegmentResult, now_ms: int) -> None:
-        changed = self.plan.changed.get(id(segment))
+        changed = self.changed.get(id(segment))
         if changed is not None:
             outcome.sink.add(changed)
         self.owner[id(segment)].take_result(segment, outcome)
         self.done.add(id(segment))
-        self.summary.bytes_verified += self.plan.bytes_to_read(segment)
+        self.summary.bytes_verified += self.bytes_to_read(segment)
         self.summary.saw(now_ms)
         if self.state is not None:
             self.state.record(
@@ -362,7 +412,7 @@ class _Run:
         """What a run stopped early (a budget, an interruption) left unread: each partition
         is reported as the segments read (as when segment files are named), and the state,
         saved, says where it stopped."""
-        unread = [s for s in self.plan.walk if id(s) not in self.done]
+        unread = [s for s in self.walk_list if id(s) not in self.done]
         if unread:
             self.summary.partial = True
             self.summary.stopped_at = unread[0].log_path
@@ -373,7 +423,7 @@ class _Run:
             log.cut_short = True  # its facts are not known: said null, not read
         for segment in unread:
             self.owner[id(segment)].leave(segment)  # nothing reads it for the facts
-        if self.state is None:
+        if self.state is None or self.plan is None:
             return
         for segment in unread:
             self.summary.saw(self.state.last_verified(segment))
@@ -395,16 +445,21 @@ def _cache_blindness(segments: list[LogSegment], reading: ReadPolicy) -> str | N
     )
 
 
-@dataclass
 class _Unit:
     """Segments of one partition walked in one piece of work, in order (``cleaned``: the
     cleaned section whose checks ride on their walks; ``resume``: a lone segment's verified
     prefix, what its walk goes on from)."""
 
-    log: UnifiedLog
-    segments: list[LogSegment]
-    cleaned: CleanedSection | None
-    resume: Resume | None = None
+    __slots__ = ("cleaned", "log", "resume", "segments")
+
+    def __init__(
+        self,
+        log: UnifiedLog,
+        segments: list[LogSegment],
+        cleaned: CleanedSection | None,
+        resume: Resume | None = None,
+    ) -> None:
+        self.log, self.segments, self.cleaned, self.resume = log, segments, cleaned, resume
 
 
 def _check(
@@ -418,8 +473,11 @@ def _check(
         return None
     try:
         with budget.reading(must_finish=first) if budget is not None else nullcontext():
-            if unit.resume is not None:
-                return [check_segment(unit.segments[0], options, resume=unit.resume)]
+            if unit.cleaned is None:
+                return [check_segment(s, options, resume=unit.resume) for s in unit.segments]
+            # a compacted partition's cleaned section: its audit's module only here
+            from kdump.checks.compacted import check_in_order
+
             return check_in_order(unit.log, unit.segments, options, unit.cleaned)
     except BudgetSpent:
         return None

@@ -23,21 +23,28 @@ import re
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kdump import readback
+from kdump.checks.audit import (
+    DEFAULT_RECHECK_FRACTION,
+    RECHECK_DAYS,
+    AuditOptions,
+    AuditSummary,
+)
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity, read_finding
-from kdump.checks.log import FirstBatch, LogScan
 from kdump.checks.registry import REGISTRY
-from kdump.checks.segment import Resume, SegmentResult
+from kdump.checks.segment import Resume, SegmentResult, unread_error
 from kdump.checks.sink import FindingSink
 from kdump.errors import ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIX, INDEX_SUFFIXES, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.format.walk import Stop, StopReason
+from kdump.log_scan import FirstBatch, LogScan
 from kdump.parallel import map_ordered
 from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
@@ -48,10 +55,6 @@ OWN_PREFIX = b'{"format":"' + FORMAT.encode() + b'"'
 """How every state file kdump writes begins (``save``: the format is the first key)."""
 VERSION = 2
 """2 (issue 39, 44): identities hold the ctime, active segments their verified prefix."""
-RECHECK_DAYS = 30
-DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS
-"""A nightly run re-reads a thirtieth of the unchanged segments, the longest unread first: each
-is read again at least every 30 days."""
 _DAY_MS = 86_400_000
 MAX_STATE_BYTES = 64 << 20
 """The largest state file read (about 100,000 segments'): JSON takes ten times its size as
@@ -59,10 +62,10 @@ Python objects."""
 MAX_SEGMENTS = 1 << 20
 WHOLE_FILE_CODES = frozenset(
     {
-        "INDEX_PREALLOCATED",
-        "TIMEINDEX_PREALLOCATED",
-        "INDEX_SANITY_CHECK_FAILS",
-        "TIMEINDEX_SANITY_CHECK_FAILS",
+        Code.INDEX_PREALLOCATED,
+        Code.TIMEINDEX_PREALLOCATED,
+        Code.INDEX_SANITY_CHECK_FAILS,
+        Code.TIMEINDEX_SANITY_CHECK_FAILS,
     }
 )
 """Findings a resumed walk gives again from the whole index files (kdump.checks.indexes'
@@ -119,13 +122,13 @@ def identify(
         return None
     try:
         status, digest = _headers_digest(
-            directory / segment.files[LOG_SUFFIX], last_position, policy
+            os.path.join(directory, segment.files[LOG_SUFFIX]), last_position, policy
         )
         indexes = tuple(
             (suffix, s.st_size, s.st_mtime_ns)
             for suffix in INDEX_SUFFIXES
             if suffix in segment.files
-            for s in [os.stat(directory / segment.files[suffix])]
+            for s in [os.stat(os.path.join(directory, segment.files[suffix]))]
         )
     except OSError:
         return None
@@ -141,7 +144,7 @@ def identify(
 
 
 def _headers_digest(
-    path: Path, last_position: int, policy: ReadPolicy, more: Iterable[tuple[int, int]] = ()
+    path: str, last_position: int, policy: ReadPolicy, more: Iterable[tuple[int, int]] = ()
 ) -> tuple[os.stat_result, str]:
     headers = [(0, RECORD_BATCH_OVERHEAD)]
     if last_position > 0:
@@ -213,7 +216,7 @@ class Prefix:
         }
 
 
-_SCAN_FIELDS = tuple(f.name for f in fields(LogScan) if f.name not in ("gather",))
+_SCAN_FIELDS = LogScan.FACTS
 _SCAN_FIELD_SET = frozenset(_SCAN_FIELDS)
 _STRUCTURED = frozenset({"path", "epoch_starts", "first_batch", "stop"})
 _NUMBERS = tuple(name for name in _SCAN_FIELDS if name not in _STRUCTURED)
@@ -238,7 +241,9 @@ def restore_scan(facts: dict[str, Any], path: str) -> LogScan:
     ``path`` now."""
     d = dict(facts)
     first, stop = d.pop("first_batch"), d.pop("stop")
-    scan = LogScan(**{**d, "path": path})
+    scan = LogScan(path, d["base_offset"], d["size"])
+    for name in _NUMBERS:
+        setattr(scan, name, d[name])
     scan.epoch_starts = [(e, o) for e, o in d["epoch_starts"]]
     scan.first_batch = None if first is None else FirstBatch(*first)
     scan.stop = None if stop is None else Stop(StopReason(stop[0]), stop[1], stop[2])
@@ -374,7 +379,8 @@ def restore_walk(segment: LogSegment, facts: dict[str, Any], cap: int) -> Segmen
         None if scan is None else restore_scan(read_scan(scan, "walk.scan"), segment.log_path)
     )
     unread = readback.flag(d.get("unread"), "walk.unread")
-    return SegmentResult(segment.base_offset, segment.slot, restored, sink, unread)
+    error = unread_error(sink.findings, segment.log_path) if unread else None
+    return SegmentResult(segment.base_offset, segment.slot, restored, sink, error)
 
 
 def key_of(segment: LogSegment) -> str | None:
@@ -382,7 +388,7 @@ def key_of(segment: LogSegment) -> str | None:
     directory = segment.storage.local_path
     if directory is None or LOG_SUFFIX not in segment.files:
         return None
-    return os.path.realpath(directory / segment.files[LOG_SUFFIX])
+    return os.path.realpath(os.path.join(directory, segment.files[LOG_SUFFIX]))
 
 
 @dataclass
@@ -401,52 +407,6 @@ class Plan:
     def bytes_to_read(self, segment: LogSegment) -> int:
         resume = self.resume.get(id(segment))
         return segment.log_size - (0 if resume is None else resume.scan.valid_bytes)
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    """How a run spends itself: ``state`` (a file: incremental), the share of unchanged segments
-    read again, and a budget (milliseconds) after which it stops at a segment boundary."""
-
-    state: str | None = None
-    recheck_fraction: float = DEFAULT_RECHECK_FRACTION
-    budget_ms: int | None = None
-
-
-@dataclass
-class AuditSummary:
-    """What a run read and left: the fleet's metrics (JSON ``run``, ``--prom``)."""
-
-    bytes_verified: int = 0
-    bytes_unchanged_skipped: int = 0
-    oldest_verified_ms: int | None = None
-    """The oldest last-verified time of any segment of the run (None: none verified yet)."""
-    partial: bool = False
-    """A budget or an interruption stopped the run before every segment was read."""
-    stopped_at: str | None = None
-    """The first segment left unread."""
-    state_warning: str | None = None
-    cache_warning: str | None = None
-    """Why pages read were left in the page cache although the run was to drop them."""
-    asked: bool = False
-    """The run was given --state or --budget (--prom then carries these figures too)."""
-    state: str | None = None
-    """The state file of the run (--state), named in its output."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bytes_verified": self.bytes_verified,
-            "bytes_unchanged_skipped": self.bytes_unchanged_skipped,
-            "oldest_verified_ms": self.oldest_verified_ms,
-            "partial": self.partial,
-            "stopped_at": self.stopped_at,
-            "state": self.state,
-        }
-
-    def saw(self, verified_ms: int | None) -> None:
-        if verified_ms is not None:
-            old = self.oldest_verified_ms
-            self.oldest_verified_ms = verified_ms if old is None else min(old, verified_ms)
 
 
 FUTURE_SLACK_MS = 60_000
@@ -562,7 +522,7 @@ class VerifyState:
         mode 0600; never a file kdump did not write or does not trust. A failure is the
         ``warning`` (the run keeps its findings and its exit code), never an error."""
         from kdump.errors import KdumpError
-        from kdump.render.prom import write_textfile
+        from kdump.storage.outputs import write_textfile
         from kdump.untrusted import json_text
 
         if self.foreign:
@@ -775,14 +735,16 @@ def _prefix_digest(
     directory = segment.storage.local_path
     assert directory is not None
     status, digest = _headers_digest(
-        directory / segment.files[LOG_SUFFIX], int(facts["last_position"]), policy
+        os.path.join(directory, segment.files[LOG_SUFFIX]), int(facts["last_position"]), policy
     )
     parts = [digest.encode()]
     for suffix, entries, size in ((INDEX_SUFFIX, k, 8), (TIME_INDEX_SUFFIX, k_time, 12)):
         if suffix not in segment.files:
             parts.append(b"-" if entries == 0 else b"missing")
             continue
-        _, read = read_ranges(directory / segment.files[suffix], [(0, entries * size)], policy)
+        _, read = read_ranges(
+            os.path.join(directory, segment.files[suffix]), [(0, entries * size)], policy
+        )
         parts.append(hashlib.sha256(read[0]).digest() if len(read[0]) == entries * size else b"?")
     return status, hashlib.sha256(b"\0".join(parts)).hexdigest()
 

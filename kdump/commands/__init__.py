@@ -20,3 +20,7 @@ COMMANDS: dict[str, str] = {
     "verify": "kdump.commands.verify:verify",
 }
 """Command name -> "module:attribute" of its click command."""
+
+RUN_FILES = "kdump.commands.dump:run_files"
+"""``kdump --files A,B`` (kafka-dump-log.sh's command line, on the root command): the dump,
+imported when files are given."""

@@ -3,159 +3,85 @@ them, or as JSON Lines."""
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kdump.commands.filters import batch_filter, filter_options
+from kdump.commands.dump_options import DECODER_OPTIONS, dump_options
+from kdump.commands.filters import batch_filter
 from kdump.commands.options import (
-    apply,
     dump_jobs_option,
     format_option,
-    max_batch_bytes_option,
     no_progress_option,
     object_store,
     store_options,
 )
 from kdump.commands.output import Output, pipe_safe
-from kdump.errors import ExitCode, InputError
-from kdump.releases import LATEST, RELEASES
-from kdump.render.progress import progress, show_progress
+from kdump.errors import DecoderLoadError, ExitCode, InputError
+from kdump.format.names import DUMPED_SUFFIXES
+from kdump.releases import Release
+from kdump.render.describe import default_decoder
+from kdump.render.dumplog import (
+    ERR,
+    Chunk,
+    DumpOptions,
+    DumpProblems,
+    Line,
+    dump_files,
+    stored_file,
+)
+from kdump.render.progress_display import progress, show_progress
+from kdump.storage import named
 
 if TYPE_CHECKING:
+    from kdump.format.internal import NamedParser
     from kdump.render.describe import Decoder
-    from kdump.render.dumplog import Chunk, DumpOptions, DumpProblems, Line
     from kdump.storage import ObjectStore
     from kdump.storage.base import StoredFile
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-INT32_MAX = 2**31 - 1
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-"""kafka-dump-log.sh's --max-message-size."""
 
-DECODER_OPTIONS = (  # in DumpLogSegmentsOptions.messageParser()'s order of precedence
-    ("offsets", "Decode __consumer_offsets records as JSON. Implies --print-data-log."),
-    ("transaction-log", "Decode __transaction_state records as JSON. Implies --print-data-log."),
-    ("cluster-metadata", "Decode KRaft metadata logs and snapshots. Implies --print-data-log."),
-    (
-        "remote-log-metadata",
-        "Decode __remote_log_metadata records (tiered storage). Implies --print-data-log.",
-    ),
-    (
-        "share-group-state",
-        "Decode __share_group_state records as JSON. Implies --print-data-log.",
-    ),
-)
+def _decoders(kw: dict[str, Any]) -> tuple[Decoder, Decoder]:
+    """The key and value decoders --key-decoder-class and friends name (Kafka's StringDecoder
+    without them): the decoders' module (schema registries, plugins) only where one is."""
+    if kw["key_decoder"] is None and kw["value_decoder"] is None:
+        return default_decoder, default_decoder
+    from kdump.decoders import SchemaSource, load_decoder
 
-
-_DUMP_OPTIONS = [
-    click.option("--print-data-log", is_flag=True, help="Print keys and values (deep)."),
-    click.option("--deep-iteration", is_flag=True, help="Decode every record."),
-    click.option("--verify-index-only", is_flag=True, help="Check index entries, print none."),
-    click.option(
-        "--index-sanity-check",
-        is_flag=True,
-        help="Run the broker's startup index check.",
-    ),
-    click.option(
-        "--max-message-size",
-        type=click.IntRange(min=0),
-        default=DEFAULT_MAX_MESSAGE_SIZE,
-        show_default=True,
-        help="Largest batch an index entry may point at.",
-    ),
-    click.option(
-        "--max-bytes",
-        type=click.IntRange(min=0),
-        default=INT32_MAX,
-        show_default=True,
-        help="Read at most this many bytes of each .log.",
-    ),
-    max_batch_bytes_option(),
-    click.option(
-        "--skip-record-metadata",
-        is_flag=True,
-        help="Omit record metadata in deep output.",
-    ),
-    click.option(
-        "--key-decoder-class",
-        "--key-decoder",
-        "key_decoder",
-        default=None,
-        help="string (Kafka's StringDecoder, the text default; JSON keeps the bytes unless "
-        "it is asked for), hex, base64, schema-registry, module:function or a kdump.decoders "
-        "plugin. Implies --print-data-log.",
-    ),
-    click.option(
-        "--value-decoder-class",
-        "--value-decoder",
-        "value_decoder",
-        default=None,
-        help="As --key-decoder-class, for values. Implies --print-data-log.",
-    ),
-    click.option(
-        "--schema-dir",
-        type=click.Path(file_okay=False, exists=True),
-        default=None,
-        help="schema-registry decoder: <id>.avsc, <id>.proto or <id>.json schema files.",
-    ),
-    click.option(
-        "--schema-registry-url",
-        default=None,
-        help="schema-registry decoder: fetch GET <url>/schemas/ids/<id> (once per id).",
-    ),
-    *(click.option(f"--{name}-decoder", is_flag=True, help=what) for name, what in DECODER_OPTIONS),
-    click.option(
-        "--kafka-release",
-        type=click.Choice(RELEASES),
-        default=str(LATEST),
-        show_default=True,
-        help="Print as this Kafka release's kafka-dump-log.sh prints, where releases differ.",
-    ),
-]
+    schemas = None
+    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
+        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
+    decoders = []
+    for name, option in (
+        ("key_decoder", "--key-decoder-class"),
+        ("value_decoder", "--value-decoder-class"),
+    ):
+        value = kw[name]
+        try:
+            decoders.append(default_decoder if value is None else load_decoder(value, schemas))
+        except DecoderLoadError as e:
+            raise click.BadParameter(str(e), param_hint=option) from None
+    return decoders[0], decoders[1]
 
 
-def dump_options(f: F) -> F:
-    """kafka-dump-log.sh's options, shared by ``kdump --files`` and ``kdump dump``."""
-    return filter_options(apply(f, _DUMP_OPTIONS))
+def _message_parser(kw: dict[str, Any], release: Release) -> NamedParser | None:
+    """The internal topic's parser --offsets-decoder and friends ask for (the first, in
+    DumpLogSegments' order of precedence): the internal topics' schemas only where asked."""
+    asked = [name for name, _ in DECODER_OPTIONS if kw[f"{name.replace('-', '_')}_decoder"]]
+    if not asked:
+        return None
+    from kdump.format.internal import message_parser
 
-
-def _decoder(value: str | None, option: str, schemas: Any) -> Decoder:
-    from kdump.decoders import load_decoder
-    from kdump.errors import DecoderLoadError
-    from kdump.render.describe import default_decoder
-
-    if value is None:
-        return default_decoder
-    try:
-        return load_decoder(value, schemas)
-    except DecoderLoadError as e:
-        raise click.BadParameter(str(e), param_hint=option) from None
+    return message_parser(asked[0], release)
 
 
 def dump_settings(**kw: Any) -> DumpOptions:
     """The DumpOptions the options above describe."""
-    from kdump.decoders import SchemaSource
-    from kdump.format.internal import message_parser
-    from kdump.releases import Release
-    from kdump.render.dumplog import DumpOptions
-
     release = Release.parse(kw["kafka_release"])
-    parser = next(
-        (
-            message_parser(name, release)
-            for name, _ in DECODER_OPTIONS
-            if kw[f"{name.replace('-', '_')}_decoder"]
-        ),
-        None,
-    )
-    schemas = None
-    if kw["schema_dir"] is not None or kw["schema_registry_url"] is not None:
-        schemas = SchemaSource(kw["schema_dir"], kw["schema_registry_url"])
+    parser = _message_parser(kw, release)
+    key_decoder, value_decoder = _decoders(kw)
     decoders_given = kw["key_decoder"] is not None or kw["value_decoder"] is not None
     return DumpOptions(
         print_data_log=kw["print_data_log"] or decoders_given or parser is not None,
@@ -166,8 +92,8 @@ def dump_settings(**kw: Any) -> DumpOptions:
         max_bytes=kw["max_bytes"],
         max_batch_bytes=kw["max_batch_bytes"],
         skip_record_metadata=kw["skip_record_metadata"],
-        key_decoder=_decoder(kw["key_decoder"], "--key-decoder-class", schemas),
-        value_decoder=_decoder(kw["value_decoder"], "--value-decoder-class", schemas),
+        key_decoder=key_decoder,
+        value_decoder=value_decoder,
         message_parser=parser,
         release=release,
         batch_filter=batch_filter(kw),
@@ -176,8 +102,6 @@ def dump_settings(**kw: Any) -> DumpOptions:
 
 def write_lines(lines: Iterator[Line | Chunk]) -> None:
     """The text dump on standard output and standard error, in the order produced."""
-    from kdump.render.dumplog import ERR, Chunk
-
     with pipe_safe():
         out = Output()
         for item in lines:
@@ -200,12 +124,24 @@ def dump_exit(problems: DumpProblems) -> int:
     return ExitCode.ERRORS if problems.found else ExitCode.OK
 
 
+def dump_jobs(jobs: int) -> int:
+    """The processes a dump runs in: ``jobs``, or one where its workers cannot write standard
+    output themselves (it says why, on stderr)."""
+    if jobs <= 1:
+        return 1
+    from kdump.render.dump_jobs import why_one_process
+
+    why = why_one_process(jobs)
+    if why is None:
+        return jobs
+    click.echo(f"kdump: --jobs {jobs}: {why}; dumping in one process", err=True)
+    return 1
+
+
 def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
-    from kdump.render.dumplog import DumpProblems, dump_files
-
     problems = DumpProblems()
-    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs))
+    write_lines(dump_files(paths, dump_settings(**kw), problems, dump_jobs(jobs)))
     return dump_exit(problems)
 
 
@@ -213,9 +149,6 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
     """The files the patterns name: files and objects, globs, and every Kafka file of the
     partitions under a folder or prefix (a partition, a log dir, a bucket)."""
     from kdump.discovery import discover
-    from kdump.format.names import DUMPED_SUFFIXES
-    from kdump.render.dumplog import stored_file
-    from kdump.storage import is_url
 
     files: list[StoredFile] = []
 
@@ -232,24 +165,17 @@ def _expand(patterns: tuple[str, ...], store: ObjectStore) -> list[StoredFile]:
         files.extend(named)
 
     for pattern in patterns:
-        if is_url(pattern):
-            listed = store.listing(pattern)
-            if listed and list(listed) != [store.full_url(pattern)]:
-                folder(pattern)  # a prefix: every Kafka file of the partitions under it
-            else:
-                files.append(stored_file(pattern, store))  # one object (or a part of one)
-            continue
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matches:
+        found = named(pattern, store)
+        if not found:
             raise click.BadParameter(f"{pattern}: no file matches", param_hint="FILE")
-        for path in matches:
-            if not os.path.lexists(path) and not path.endswith(DUMPED_SUFFIXES):
+        for location, is_folder, missing in found:
+            if missing and not location.endswith(DUMPED_SUFFIXES):
                 # (a missing segment file is named where it is met, the others still dumped)
-                raise InputError(path, "no such file or directory")
-            if os.path.isdir(path):
-                folder(path)
+                raise InputError(location, "no such file or directory")
+            if is_folder:
+                folder(location)  # every Kafka file of the partitions under it
             else:
-                files.append(stored_file(path))
+                files.append(stored_file(location, store))  # a file, an object (or a part)
     return files
 
 
@@ -267,12 +193,12 @@ def dump(
     """Dump segment files (globs and partition directories welcome; URLs of objects or
     prefixes in object stores too, in tiered storage's layouts)."""
     store = object_store(kw)
-    from kdump.render.dumplog import DumpProblems, dump_files
     from kdump.render.jsonl import dump_files_lines
 
     paths = _expand(files, store)
     opts = dump_settings(**kw)
     problems = DumpProblems()
+    jobs = dump_jobs(jobs)
     with progress(show_progress(quiet, streams_stdout=True), "dump", quiet=quiet) as meter:
         meter.total(sum(f.size for f in paths))
         if fmt == "text":

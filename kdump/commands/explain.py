@@ -19,7 +19,7 @@ from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
 from kdump.explain import ExplainOptions, explain_paths
 from kdump.render.explain import render_json, render_text
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.run import log_dir_of
 
 

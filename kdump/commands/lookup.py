@@ -55,26 +55,26 @@ def lookup(
         raise click.UsageError("give exactly one of --offset and --timestamp")
     from kdump.discovery import open_partition
 
-    log = open_partition(directory, objects)
-    if offset is not None:
-        result = lookup_offset(log, offset)
-    else:
-        assert timestamp is not None
-        result = lookup_timestamp(log, timestamp)
-    for warning in result.warnings:
-        click.echo(f"kdump: warning: {warning}", err=True)
-    code = _exit_code(result.outcome)
-    with pipe_safe(code):
-        if fmt == "json":
-            click.echo(to_json(lookup_object(result)))
+    with open_partition(directory, objects) as log:
+        if offset is not None:
+            result = lookup_offset(log, offset)
         else:
-            if explain:
-                console = TextConsole(sys.stdout, sys.stdout.isatty())
-                for table in explain_tables(result):
-                    console.table(table)
-            for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
-                click.echo(line)
-        sys.stdout.flush()
+            assert timestamp is not None
+            result = lookup_timestamp(log, timestamp)
+        for warning in result.warnings:
+            click.echo(f"kdump: warning: {warning}", err=True)
+        code = _exit_code(result.outcome)
+        with pipe_safe(code):
+            if fmt == "json":
+                click.echo(to_json(lookup_object(result)))
+            else:
+                if explain:
+                    console = TextConsole(sys.stdout, sys.stdout.isatty())
+                    for table in explain_tables(result):
+                        console.table(table)
+                for line in lookup_lines(result, DumpOptions(print_data_log=print_data_log)):
+                    click.echo(line)
+            sys.stdout.flush()
     ctx.exit(code)
 
 

@@ -131,17 +131,16 @@ def jobs_option(f: F) -> F:
 
 
 def dump_jobs_option(f: F) -> F:
-    """--jobs for the dumps, one process unless asked: every byte a worker renders still goes
-    through the parent to standard output, which with C rendering costs the parent about as
-    much as the rendering (issue 33; bench/bench_jobs.py)."""
+    """--jobs for the dumps, one process unless asked: forked workers then write their pieces
+    of the output themselves, in turn (issue 44 point 8; kdump.render.dump_jobs)."""
     return click.option(
         "--jobs",
         "-j",
         type=click.IntRange(min=1),
         default=1,
         show_default=True,
-        help="Dump in this many processes: faster where records are compressed or decoded "
-        "in Python (decoders), not for plain batches.",
+        help="Dump in this many processes, each writing its pieces (files, parts of a log) "
+        "to standard output in turn: the same output, faster on several CPUs.",
     )(f)
 
 
@@ -273,7 +272,7 @@ def output_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     run that did all its work and printed its verdict, then could not write, hid that verdict
     behind exit 3."""
     if value is not None:
-        from kdump.render.prom import output_directory
+        from kdump.storage.outputs import output_directory
 
         output_directory(value)
     return value

@@ -42,7 +42,7 @@ class Output:
     def data(self, data: bytes) -> None:
         if self.escape:
             data = terminal_bytes(data, json=self.kind == "json")
-        if len(data) >= self.CHUNK:
+        if len(data) >= self.CHUNK // 2:  # written as is: a copy into ``pending`` costs more
             self.flush()
             self.out.write(data)
             return

@@ -26,11 +26,11 @@ from kdump.commands.options import (
 )
 from kdump.commands.output import echo_on
 from kdump.config import ConfigLayers, RawSetting, Source
-from kdump.discovery import local_partitions
 from kdump.errors import ExitCode
 from kdump.lock import who_holds
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.repair.apply import WriteOptions, refuse_side_dir
+from kdump.repair.files import local_partitions
 from kdump.repair.plan import (
     Scope,
     SegmentPlan,
@@ -46,7 +46,7 @@ from kdump.repair.rebuild import (
     IndexConfig,
     IndexConfigs,
 )
-from kdump.repair.run import RunOptions, lock_dirs, run_repair
+from kdump.repair.runner import RunOptions, lock_dirs, run_repair
 from kdump.repair.startup import as_settled, plan_settle
 from kdump.unified_log import UnifiedLog
 
@@ -104,7 +104,7 @@ def index_layers(
         )
         if value is not None
     ]
-    return dataclasses.replace(layers, options=(*layers.options, *given))
+    return layers._replace(options=(*layers.options, *given))
 
 
 def write_options(f: F) -> F:
@@ -190,23 +190,29 @@ def _run(
     )
     name = ctx.command.name or "repair"
     settled: list[SegmentPlan] = []
-    if options.broker_startup:
-        targets, settled = _settle(list(paths), targets, options, config, layers)
-        if settled and not options.dry_run:
-            settled = []  # done: what follows is the partitions as they now are
-    configs = IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
-    with progress(
-        show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
-    ) as meter:
-        meter.total(sum(s.log_size for t in targets for s in t.named_segments))
-        plans = chain(settled, plan(targets, kw["jobs"], configs))
-        with viewing(targets):
-            result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
-    if as_json:
-        from kdump.render.plan import plan_object
-        from kdump.untrusted import json_text
+    try:
+        if options.broker_startup:
+            targets, settled = _settle(list(paths), targets, options, config, layers)
+            if settled and not options.dry_run:
+                settled = []  # done: what follows is the partitions as they now are
+        configs = (
+            IndexConfigs(config) if layers is None else IndexConfigs.of_topics(targets, layers)
+        )
+        with progress(
+            show_progress(kw["quiet"], streams_stdout=True), name, quiet=kw["quiet"]
+        ) as meter:
+            meter.total(sum(s.log_size for t in targets for s in t.named_segments))
+            plans = chain(settled, plan(targets, kw["jobs"], configs))
+            with viewing(targets):
+                result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
+        if as_json:
+            from kdump.render.plan import plan_object
+            from kdump.untrusted import json_text
 
-        echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
+            echo_on(json_text(plan_object(name, result.plans, targets), indent=2))
+    finally:
+        for log in targets:
+            log.close()  # the maps it read (in-process callers run many)
     ctx.exit(result.exit_code)
 
 

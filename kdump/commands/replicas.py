@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -83,8 +84,8 @@ def replicas(
         raise click.UsageError("give two or more replicas of the partition")
     objects = object_store(store)
     leader_index = _leader_index(paths, leader)
-    with metrics_run("replicas", prom) as run:
-        logs = [open_partition(p, objects) for p in paths]
+    with metrics_run("replicas", prom) as run, contextlib.ExitStack() as opened:
+        logs = [opened.enter_context(open_partition(p, objects)) for p in paths]
         _same_partition(logs)
         result = compare_replicas(logs, leader_index, compaction_key_memory or DEFAULT_KEY_MEMORY)
         if export_lost is not None:
@@ -136,7 +137,7 @@ def _same_partition(logs: list[Any]) -> None:
 
 
 def _export(result: Any, directory: Path, logs: list[Any]) -> None:
-    from kdump.discovery import local_partitions, refuse_output_inside
+    from kdump.repair.files import local_partitions, refuse_output_inside
     from kdump.replicas import export_lost
 
     refuse_output_inside(directory, local_partitions(logs), "--export-lost directory")

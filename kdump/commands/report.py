@@ -20,7 +20,7 @@ from kdump.commands.options import (
 )
 from kdump.commands.outcome import refuse_if_nothing_read, tell_unreadable
 from kdump.errors import ExitCode
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 
 if TYPE_CHECKING:
     from kdump.storage import ObjectStore
@@ -78,7 +78,7 @@ def report(
     Exit codes: 0 written, no errors found; 2 written, errors found; 3 a usage or I/O problem
     (a path that cannot be read is named and the others are still reported).
     """
-    from kdump.fleet import looks_like_audits
+    from kdump.audit_results import looks_like_audits
 
     objects = object_store(store)
     audits = [looks_like_audits(p, objects) for p in paths]
@@ -88,8 +88,8 @@ def report(
                 "give verify results (.json) or partitions and log dirs to read, not both"
             )
         ctx.exit(fleet_report(list(paths), objects, output, now, stale_after, quiet))
-    from kdump.render.prom import write_textfile
     from kdump.report import ReportOptions, collect, render_html
+    from kdump.storage.outputs import write_textfile
 
     options = ReportOptions(
         now=now,
@@ -115,9 +115,9 @@ def fleet_report(
     paths: list[str], store: ObjectStore, output: Path, now: int, stale_after: float, quiet: bool
 ) -> int:
     """``kdump report RESULTS... -o``: the fleet page from verify results; the exit code."""
-    from kdump.fleet import read_fleet
-    from kdump.render.prom import write_textfile
+    from kdump.audit_results import read_fleet
     from kdump.report.fleet import render_fleet_html
+    from kdump.storage.outputs import write_textfile
 
     fleet = read_fleet(paths, store, now, int(stale_after * 3_600_000))
     refuse_if_nothing_read(fleet.unreadable, bool(fleet.brokers))

@@ -12,14 +12,12 @@ from pathlib import Path
 import click
 
 from kdump.commands.output import echo_on
-from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode
-from kdump.format.names import parse_kept_log
-from kdump.loss import kept_what
+from kdump.format.names import kept_what, parse_kept_log
 from kdump.render.repair import leftover_lines
 from kdump.render.shell import program, shell_word
 from kdump.repair.apply import refuse_side_dir
-from kdump.repair.files import remove_leftovers
+from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.plan import resolve_targets
 from kdump.repair.salvage import (
     NotYetRecovered,
@@ -73,30 +71,38 @@ def salvage(
     outputs = {output_dir / t.path.name for t in sources}
     for line in leftover_lines(remove_leftovers(outputs, follow=False)):
         echo_on(line)
-    runs = chain(
-        (
-            (salvage_partition(t, output_dir, max_output_bytes), not_yet_recovered(t), t.location)
-            for t in targets
-        ),
-        (((salvage_kept(p, output_dir, max_output_bytes),), None, "") for p in kept),
-    )
-    seen = damaged = saved = 0
-    for results, unseen, location in runs:
-        for result in results:
-            loss = result.loss
-            if loss is None:
-                continue
-            seen += 1
-            damaged += _show(result)
-            saved += result.records is not None
-        if unseen is not None:
-            seen += 1
-            echo_on(_not_yet_line(location, unseen, output_dir))
-    if not seen:
-        echo_on(
-            "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
-            "kept any log bytes here"
+    try:
+        runs = chain(
+            (
+                (
+                    salvage_partition(t, output_dir, max_output_bytes),
+                    not_yet_recovered(t),
+                    t.location,
+                )
+                for t in targets
+            ),
+            (((salvage_kept(p, output_dir, max_output_bytes),), None, "") for p in kept),
         )
+        seen = damaged = saved = 0
+        for results, unseen, location in runs:
+            for result in results:
+                loss = result.loss
+                if loss is None:
+                    continue
+                seen += 1
+                damaged += _show(result)
+                saved += result.records is not None
+            if unseen is not None:
+                seen += 1
+                echo_on(_not_yet_line(location, unseen, output_dir))
+        if not seen:
+            echo_on(
+                "nothing to salvage: no log has damage a recovery would cut, and no kdump recover "
+                "kept any log bytes here"
+            )
+    finally:
+        for target in targets:
+            target.close()  # the maps it read (in-process callers run many)
     ctx.exit(ExitCode.ERRORS if damaged and not saved else ExitCode.OK)
 
 

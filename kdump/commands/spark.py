@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
+from kdump.checks.audit import AuditOptions
 from kdump.checks.findings import Severity
 from kdump.checks.options import VerifyOptions
-from kdump.checks.verify_state import AuditOptions
 from kdump.commands.filters import batch_filter, filter_options
 from kdump.commands.options import (
     fail_on_option,
@@ -31,7 +31,7 @@ from kdump.commands.verify import (
     state_option,
 )
 from kdump.errors import KdumpError
-from kdump.render.progress import progress_display, show_progress
+from kdump.render.progress_display import progress_display, show_progress
 from kdump.render.verify import finding_line
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -215,7 +215,7 @@ def verify_command(
     options = VerifyOptions(**checks)
     with _session(master, conf, remote, no_ship) as session:
         from kdump.spark.job import finding_rows, refuse_existing, verify_on_spark, write_findings
-        from kdump.spark.progress import stage_progress
+        from kdump.spark.stage_progress import stage_progress
 
         if output is not None and not overwrite:
             refuse_existing(session, output)
@@ -310,7 +310,7 @@ def export_command(
     with _session(master, conf, remote, no_ship) as session:
         from kdump.spark.extract import ReplicaRule
         from kdump.spark.job import FINDINGS_DIR, export_on_spark
-        from kdump.spark.progress import stage_progress
+        from kdump.spark.stage_progress import stage_progress
 
         shown = show_progress(quiet=False)
         with progress_display(shown, "tasks") as display, stage_progress(session, display):

@@ -74,7 +74,7 @@ def startup(
     I/O problem.
     """
     from kdump.progress import NO_PROGRESS
-    from kdump.render.progress import progress_display, show_progress
+    from kdump.render.progress_display import progress_display, show_progress
     from kdump.startup import StartupOptions, plan_startup
     from kdump.startup.advice import advise
 

@@ -20,7 +20,7 @@ from kdump.commands.options import (
     units_callback,
 )
 from kdump.commands.verify import exit_code
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 
 
 @click.group()

@@ -18,7 +18,7 @@ from kdump.commands.options import (
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.render.txn import render_json, render_text
 from kdump.run import log_dir_of
 from kdump.txn.analysis import TxnOptions, analyze_paths

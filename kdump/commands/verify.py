@@ -5,14 +5,14 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from kdump.checks.audit import DEFAULT_RECHECK_FRACTION, AuditOptions
+from kdump.checks.codes import Code
 from kdump.checks.findings import Severity
 from kdump.checks.verify import VerifyOptions, VerifyResult, verify_paths
-from kdump.checks.verify_state import DEFAULT_RECHECK_FRACTION, AuditOptions
 from kdump.commands.options import (
     apply,
     config_layers,
@@ -28,7 +28,7 @@ from kdump.commands.options import (
 )
 from kdump.commands.outcome import answer, metrics_run, refuse_if_nothing_read
 from kdump.errors import ExitCode
-from kdump.render.progress import progress, show_progress
+from kdump.render.progress_display import progress, show_progress
 from kdump.render.verify import render_json, render_jsonl, render_text
 from kdump.run import log_dir_of
 from kdump.storage.reading import ReadPolicy, lower_priority
@@ -231,10 +231,10 @@ def _state_path(state: str | None, paths: tuple[str, ...]) -> str | None:
 
 def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """--output checked as the command line is read (its fields, the directory it starts in),
-    as a template (a directory gets kdump.fleet.DEFAULT_TEMPLATE beneath it)."""
+    as a template (a directory gets kdump.audit_results.DEFAULT_TEMPLATE beneath it)."""
     if value is None:
         return None
-    from kdump.fleet import check_target_directory, check_target_template, output_template
+    from kdump.audit_results import check_target_directory, check_target_template, output_template
 
     template = output_template(value)
     check_target_template(template)
@@ -245,9 +245,9 @@ def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None)
 def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore) -> str:
     """The JSON result (``--format json`` with its ``run``: what kdump report reads, whatever
     --format says), written whole to ``target``, its fields filled in from ``run``
-    (kdump.fleet.audit_target); where it went. A template's name is this run's own: nothing
+    (kdump.audit_results.audit_target); where it went. A template's name is this run's own: nothing
     there is replaced; a plain name is replaced, unless it holds another log dir's result."""
-    from kdump.fleet import audit_target, refuse_replacing, target_fields, write_audit
+    from kdump.audit_results import audit_target, refuse_replacing, target_fields, write_audit
 
     text = io.StringIO()
     print_result(result, "json", True, run, text)
@@ -344,9 +344,9 @@ def verify(
         max_batch_bytes=max_batch_bytes,
     )
     if compaction_key_memory is not None:
-        options = replace(options, compaction_key_memory=compaction_key_memory)
+        options = options._replace(compaction_key_memory=compaction_key_memory)
     # the node's own image (no --metadata) is taken by the run, once a log dir, from the
-    # metadata partition it verifies anyway where it has one (kdump.checks.compacted
+    # metadata partition it verifies anyway where it has one (kdump.kraft.configs
     # .take_node_image): each topic's cleanup.policy, segment.bytes and segment.index.bytes
     layers = (
         config_layers(configs, server_properties, describe_output, metadata=metadata)
@@ -372,7 +372,7 @@ def verify(
 
             run.measures = verify_families(result)
         code = exit_code(result, fail_on)
-        if any(f.code == "FILE_UNREADABLE" for f in result.findings):
+        if any(f.code == Code.FILE_UNREADABLE for f in result.findings):
             # a file it cannot read is a path it cannot read (the runbook's 3), not damage
             code, run.failed = ExitCode.BAD_INPUT, True
         with answer(result.unreadable, code, run):

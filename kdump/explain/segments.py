@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding
-from kdump.checks.log import FirstBatch
+from kdump.checks.registry import codes_of
+from kdump.checks.segment import segment_result
 from kdump.errors import FormatError, InputError
 from kdump.format.layout import NO_TIMESTAMP
+from kdump.log_scan import FirstBatch
 from kdump.segment import FILE_MTIME, LargestTimestamp, LogSegment
 from kdump.unified_log import UnifiedLog
 from kdump.units import YEAR_9999_MS, at
+
+TIMEINDEX_CODES = codes_of("timeindex")
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,10 @@ class SegmentFacts:
 
 def read_segment_facts(log: UnifiedLog, segment: LogSegment) -> SegmentFacts:
     """The facts explain needs of one segment, from the partition's one walk of it."""
-    result = log.result(segment)
+    result = segment_result(log, segment)
     scan = result.scan
     if scan is None:
-        unread = next((f for f in result.findings if f.code == "FILE_UNREADABLE"), None)
+        unread = next((f for f in result.findings if f.code == Code.FILE_UNREADABLE), None)
         raise InputError(segment.log_path, unread.message if unread else "cannot be read")
     index, time_index = segment.offset_index, segment.time_index
     damage = None
@@ -155,7 +160,7 @@ def _time_index_effect(
         f"its batches' largest timestamp is {at(true)}, but {how}: time retention {verdict}"
     )
     # kdump verify's findings on the time index, from the same walk: the evidence
-    evidence = tuple(f"{f.code}: {f.message}" for f in findings if f.code.startswith("TIMEINDEX_"))
+    evidence = tuple(f"{f.code}: {f.message}" for f in findings if f.code in TIMEINDEX_CODES)
     return TimeIndexEffect(effect, broker, true, explanation, evidence)
 
 

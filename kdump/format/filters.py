@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from kdump.format.batch import Batch, RecordBatch
@@ -55,10 +54,10 @@ def parse_range(text: str, parse_bound: Callable[[str], int] = int) -> Range:
     raise ValueError(f"{text}: expected A:B (either end may be left out)")
 
 
-@dataclass(frozen=True)
-class BatchFilter:
+class BatchFilter(NamedTuple):
     """``--producer-id``, ``--producer-epoch``, ``--leader-epoch``, ``--offset-range``,
-    ``--time-range``: a batch is kept when it meets every one given."""
+    ``--time-range``: a batch is kept when it meets every one given. (A record: every dump
+    builds this module, and a frozen dataclass costs start-up to define, issue 45.)"""
 
     producer_id: int | None = None
     producer_epoch: int | None = None

@@ -12,7 +12,6 @@ import sys
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from typing import Generic, NamedTuple, TypeVar
@@ -47,21 +46,35 @@ class Probe(NamedTuple):
     comparison: int
 
 
-# a dataclass, not a NamedTuple: Python 3.10 refuses a generic NamedTuple ("Multiple
-# inheritance with NamedTuple is not supported"), and kdump runs on 3.10
-@dataclass(frozen=True, slots=True)
+# a plain class, not a NamedTuple (Python 3.10 refuses a generic one, and kdump runs on 3.10)
+# nor a dataclass (every command reading an index builds this module: a dataclass costs
+# start-up to define, issue 45)
 class IndexSearch(Generic[E]):
     """AbstractIndex.indexSlotRangeFor run once, with the slots it compared (``kdump lookup``
     shows them)."""
 
-    path: str
-    kind: str
-    target: int
-    search: SearchType
-    entries: int
-    probes: tuple[Probe, ...]
-    slot: int
-    entry: E | None
+    __slots__ = ("entries", "entry", "kind", "path", "probes", "search", "slot", "target")
+
+    def __init__(
+        self,
+        path: str,
+        kind: str,
+        target: int,
+        search: SearchType,
+        entries: int,
+        probes: tuple[Probe, ...],
+        slot: int,
+        entry: E | None,
+    ) -> None:
+        self.path, self.kind, self.target, self.search = path, kind, target, search
+        self.entries, self.probes, self.slot = entries, probes, slot
+        self.entry: E | None = entry
+
+    def __repr__(self) -> str:
+        return (
+            f"IndexSearch({self.path!r}, {self.kind}, target={self.target}, slot={self.slot}, "
+            f"entry={self.entry!r})"
+        )
 
 
 def entry_due(bytes_since_last_entry: int, index_interval_bytes: int) -> bool:

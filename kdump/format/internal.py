@@ -460,6 +460,14 @@ class NamedParser:
     def __call__(self, record: Record) -> ParsedRecord:
         return self.parse(record)
 
+    def texts(self, record: Record) -> tuple[str | None, str | None]:
+        """The key and value as Kafka prints them (None: none printed)."""
+        key, value = self.parse(record)
+        return (
+            None if key is None else content_text(key),
+            None if value is None else content_text(value),
+        )
+
 
 def message_parser(name: str, release: Release = LATEST) -> NamedParser:
     """The parser of a --<name>-decoder option, printing as ``release``'s tool prints."""

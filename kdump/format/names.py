@@ -121,6 +121,14 @@ class KeptLog(NamedTuple):
     cut_at: int
 
 
+def kept_what(kept: KeptLog) -> str:
+    """What a log file ``kdump recover`` kept is, in words."""
+    segment = segment_file_name(kept.base_offset, LOG_SUFFIX)
+    if kept.cut_at:
+        return f"the bytes kdump recover cut from {segment} at position {kept.cut_at}"
+    return f"segment {segment}, which kdump recover deleted after a cut before it"
+
+
 def parse_kept_log(name: str) -> KeptLog | None:
     m = _KEPT_LOG.match(name)
     if m is None:

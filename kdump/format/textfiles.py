@@ -18,10 +18,9 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from kdump.errors import FormatError, KdumpError
+from kdump.errors import FormatError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.layout import ZERO_UUID
 from kdump.format.names import (
@@ -159,17 +158,6 @@ def _epoch_entry(parts: list[str]) -> EpochEntry | None:
 def read_offset_checkpoint(data: bytes, path: str = "<bytes>") -> list[TopicPartitionOffset]:
     """OffsetCheckpointFile: ``topic partition offset`` entries, in file order."""
     return read_checkpoint(data, path, _offset_entry)
-
-
-def offset_checkpoint_at(path: Path) -> dict[tuple[str, int], int] | None:
-    """An offset checkpoint file's entries by (topic, partition), or None when it is missing
-    or unreadable (verify says why; the broker falls back without it)."""
-    try:
-        with open(path, "rb") as f:
-            entries = read_offset_checkpoint(f.read(1 << 24), str(path))
-    except (OSError, KdumpError):
-        return None
-    return {(e.topic, e.partition): e.offset for e in entries}
 
 
 def offset_checkpoint_bytes(entries: list[TopicPartitionOffset]) -> bytes:

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
+from kdump.checks.segment import segment_result
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import PartitionMetadata
 from kdump.format.names import (
@@ -38,14 +39,13 @@ from kdump.format.names import (
     PARTITION_METADATA,
     QUORUM_STATE,
 )
-from kdump.format.textfiles import read_meta_properties
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import (
     MetadataLoad,
     SnapshotPath,
     load_snapshot_file,
     metadata_load,
-    snapshot_files,
+    metadata_snapshots,
     snapshot_header_time,
 )
 from kdump.kraft.node import image_json
@@ -142,7 +142,7 @@ def read_quorum_state(data: bytes, path: str) -> dict[str, Any]:
 
 def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
     start = log.log_start_offset
-    for snapshot in snapshot_files(log.storage):
+    for snapshot in metadata_snapshots(log.storage):
         if snapshot.partial or snapshot.deleted or snapshot.offset < start:
             why = (
                 "a snapshot being written when the node stopped"
@@ -170,7 +170,7 @@ def _snapshots(log: UnifiedLog, load: MetadataLoad) -> Iterator[Finding]:
             offset=snapshot.offset,
             position=error.position,
         )
-    for snapshot in (s for s in snapshot_files(log.storage) if s.name not in skipped):
+    for snapshot in (s for s in metadata_snapshots(log.storage) if s.name not in skipped):
         if not (snapshot.partial or snapshot.deleted or snapshot.offset < start):
             yield from _snapshot_against_log(log, load, snapshot)
 
@@ -251,7 +251,7 @@ def _log_batch_at(log: UnifiedLog, offset: int) -> tuple[int, int] | None:
 
 def _last_epoch(log: UnifiedLog) -> int | None:
     for segment in reversed(log.segments_after_recovery):
-        scan = log.result(segment).scan
+        scan = segment_result(log, segment).scan
         if scan is not None and scan.epoch_starts:
             return int(scan.epoch_starts[-1][0])
     return None
@@ -327,11 +327,8 @@ def _bootstrap(log_dir: LogDir, metadata: UnifiedLog) -> Iterator[Finding]:
 
 
 def _meta_properties(log_dir: LogDir) -> Any:
-    if not log_dir.storage.exists(META_PROPERTIES):
-        return None
-    path = log_dir.storage.location_of(META_PROPERTIES)
     try:
-        return read_meta_properties(log_dir.storage.read_bytes(META_PROPERTIES), path)
+        return log_dir.meta_properties()
     except KdumpError:
         return None
 

@@ -5,7 +5,7 @@ log in its metadata log dir) or ``--metadata DIR`` names one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,10 +13,12 @@ from kdump.config import MetadataConfigs
 from kdump.errors import KdumpError
 from kdump.format.names import METADATA_TOPIC
 from kdump.kraft.delta import BROKER, TOPIC
-from kdump.run import identify
+from kdump.log_dir import LogDir
+from kdump.storage.local import LocalStorage
 
 if TYPE_CHECKING:
     from kdump.kraft.loader import MetadataLoad
+    from kdump.unified_log import UnifiedLog
 
 METADATA_DIR = f"{METADATA_TOPIC}-0"
 
@@ -99,8 +101,51 @@ def node_configs(load: MetadataLoad) -> MetadataConfigs:
     where = Path(load.location)
     if where.is_file():  # a snapshot named on its own
         where = where.parent
-    log_dir = where.parent if where.name == METADATA_DIR else where
-    return metadata_configs(load, identify(log_dir).node_id)
+    log_dir = LogDir(LocalStorage(where.parent if where.name == METADATA_DIR else where))
+    try:
+        meta = log_dir.meta_properties()
+    except KdumpError:  # verify reports it; the configs are the cluster's and the broker's own
+        meta = None
+    return metadata_configs(load, None if meta is None else meta.node_id)
+
+
+def take_node_image(
+    log: UnifiedLog,
+    logs: Sequence[UnifiedLog],
+    images: dict[str, MetadataConfigs | None],
+    replay: bool = True,
+) -> None:
+    """``log``'s settings from its node's KRaft image too, where none was given
+    (``--metadata``): the metadata partition of its log dir, or of its node's metadata log
+    dir, among ``logs``, else the one beside it; replayed once for the log dirs in
+    ``images`` (``replay`` False: only one already there, for a run that reads no more)."""
+    if log.open_options.layers.metadata is not None or log.tiered:
+        return
+    key = log.log_dir.location if log.log_dir is not None else log.location
+    if key not in images:
+        if not replay:
+            return
+        images[key] = _image_of(log, logs)
+    image = images[key]
+    if image is not None:
+        log.adopt_metadata(image)
+
+
+def _image_of(log: UnifiedLog, logs: Sequence[UnifiedLog]) -> MetadataConfigs | None:
+    from kdump.kraft.checks import node_metadata
+    from kdump.kraft.loader import metadata_load
+
+    log_dir = log.log_dir
+    metadata = None
+    if log_dir is not None:
+        metadata = next((m for m in logs if m.is_metadata_log and m.found_in(log_dir)), None)
+        metadata = metadata or node_metadata(log_dir, logs)
+    try:
+        if metadata is not None:
+            return node_configs(metadata_load(metadata))
+        return find_metadata_configs([log.location])
+    except KdumpError:  # an image that does not read: verify's KRaft checks say why
+        return None
 
 
 __all__ = [
@@ -110,4 +155,5 @@ __all__ = [
     "metadata_configs",
     "metadata_dir_near",
     "node_configs",
+    "take_node_image",
 ]

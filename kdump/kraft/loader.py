@@ -295,7 +295,7 @@ def walk_damage(log: FileRecords, stop: Stop) -> tuple[str, FormatError] | None:
 # -- snapshots --------------------------------------------------------------------------------
 
 
-def snapshot_files(storage: Storage) -> list[SnapshotPath]:
+def metadata_snapshots(storage: Storage) -> list[SnapshotPath]:
     """Every snapshot file of the directory (``.part`` and ``.deleted`` ones too), by id."""
     found = []
     for name in storage.files():
@@ -310,7 +310,7 @@ def retained_snapshots(storage: Storage, log_start_offset: int) -> list[Snapshot
     offset (``.part``, ``.deleted`` and older ones are deleted at startup)."""
     return [
         s
-        for s in snapshot_files(storage)
+        for s in metadata_snapshots(storage)
         if not s.partial and not s.deleted and s.offset >= log_start_offset
     ]
 
@@ -574,7 +574,7 @@ __all__ = [
     "load_metadata_log",
     "load_snapshot_file",
     "metadata_load",
+    "metadata_snapshots",
     "parse_snapshot_path",
     "retained_snapshots",
-    "snapshot_files",
 ]

@@ -12,7 +12,6 @@ start-up). Anything else goes through rich, so the output stays rich's in every 
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import IO, TYPE_CHECKING, Literal
 
@@ -116,23 +115,6 @@ def plain_table(table: TextTable) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-_CHUNK = re.compile(r"(\s+|[^\s/]*/)")
-"""Where a line may break: at whitespace, and after each ``/`` of a path."""
-
-
-class _PathWrapper(textwrap.TextWrapper):
-    def _split(self, text: str) -> list[str]:
-        return [chunk for chunk in _CHUNK.split(text) if chunk]
-
-
-def wrap_paths(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken at spaces and after a ``/``:
-    a path folds between two of its names, never inside one that fits on a line (rich breaks
-    only at spaces, and folds a long path wherever the line ends)."""
-    wrapper = _PathWrapper(width=max(1, width), break_on_hyphens=False, replace_whitespace=False)
-    return [out for line in text.split("\n") for out in (wrapper.wrap(line) or [""])]
-
-
 def _rich_console(out: IO[str], terminal: bool) -> Console:
     from rich.console import Console
 
@@ -182,6 +164,9 @@ class TextConsole:
         terminal in lines that fit it, broken at spaces and after a path's ``/``."""
         text = terminal_lines(text)
         if self.terminal:
+            # with rich, on a terminal only: the wrapper's module costs a piped run 1 ms
+            from kdump.render.wrap import wrap_paths
+
             text = "\n".join(wrap_paths(text, self.rich.width))
         self.rich.print(
             text,

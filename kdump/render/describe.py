@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
+from kdump.errors import DecodeError
 from kdump.format.compression import codec_name
 from kdump.format.layout import TIMESTAMP_TYPE_NAMES
 from kdump.java import java_string
@@ -51,16 +52,52 @@ def base64_decoder(data: bytes) -> str:
 Decoder = Callable[[bytes], str]
 
 
-@dataclass(frozen=True)
+class Decoded(str):
+    """A decoder's text, with the JSON value JSON Lines shows in its place."""
+
+    json: Any
+
+    def __new__(cls, text: str, value: Any) -> Decoded:
+        obj = super().__new__(cls, text)
+        obj.json = value
+        return obj
+
+
+def apply_decoder(decoder: Decoder, data: bytes, offset: int) -> str:
+    """The decoder's text for ``data``, or Kafka's skipping line when it cannot decode it."""
+    try:
+        return decoder(data)
+    except DecodeError as e:
+        return f"Error at offset {offset}, skipping. {e}"
+
+
+def json_of(text: str) -> Any:
+    """What JSON Lines shows for a decoded key or value: structured when the decoder says so."""
+    return text.json if isinstance(text, Decoded) else str(text)
+
+
 class NamedDecoder:
     """A decoder loaded by name (schema-registry, ``module:function``, a plugin): JSON's
     ``key_encoding``/``value_encoding`` say that name."""
 
-    name: str
-    decode: Decoder
+    __slots__ = ("decode", "name")
+
+    def __init__(self, name: str, decode: Decoder) -> None:
+        self.name, self.decode = name, decode
 
     def __call__(self, data: bytes) -> str:
         return self.decode(data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NamedDecoder):
+            return NotImplemented
+        return (self.name, self.decode) == (other.name, other.decode)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.decode))
+
+    def __repr__(self) -> str:
+        return f"NamedDecoder({self.name!r})"
 
 
 UTF8, BASE64 = "utf8", "base64"

@@ -14,16 +14,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kdump.decoders import apply_decoder, json_of
 from kdump.format.batch import Batch
 from kdump.format.records import Record
 from kdump.render.describe import (
     DECODERS,
     Decoder,
+    apply_decoder,
     compression,
     default_decoder,
     encoding_of,
     java_bool,
+    json_of,
     kept,
     optional_long,
     timestamp_type,

@@ -27,10 +27,12 @@ from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
+from kdump.render.dump_log import log_renderer, rendered
 from kdump.render.dumplog import (
     CHECKPOINT_SUFFIX,
     OUT,
     Chunk,
+    Dumper,
     DumpOptions,
     DumpProblems,
     Line,
@@ -38,11 +40,10 @@ from kdump.render.dumplog import (
     dispatch,
     dumped,
     joined,
-    log_renderer,
-    rendered,
     stored_file,
 )
 from kdump.render.fields import RecordContext, batch_values, json_template, record_values
+from kdump.render.lines import WHOLE, LogSpan, span_walk
 from kdump.storage.base import StoredFile
 from kdump.untrusted import escape_json_text
 
@@ -163,10 +164,12 @@ def error_object(path: str, error: KdumpError) -> Obj:
     return {"type": "error", "file": path, "position": position, "message": reason}
 
 
-def _log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Obj | bytes]:
+def _log(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan = WHOLE
+) -> Iterator[Obj | bytes]:
     path = file.path
     log = file.open_log()
-    walk = log.walk(0, opts.max_bytes, max_batch_bytes=opts.max_batch_bytes)
+    walk = span_walk(log, opts, span)
 
     def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
         if not skip:
@@ -191,7 +194,7 @@ def _log(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterato
     stop = walk.stop
     assert stop is not None
     # Bytes cut off by --max-bytes are not a truncated tail; only the end of the file can be.
-    if stop.reason is StopReason.TRUNCATED_TAIL:
+    if span.last and stop.reason is StopReason.TRUNCATED_TAIL:
         problems.trailing_bytes += stop.remaining
         yield {
             "type": "truncated_tail",
@@ -239,7 +242,7 @@ def _text_file(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> I
         yield {"type": kind, "file": file.path, **entry._asdict()}
 
 
-JSON_DUMPERS = {
+JSON_DUMPERS: dict[str, Dumper[Obj | bytes]] = {
     LOG_SUFFIX: _log,
     CHECKPOINT_SUFFIX: _log,
     INDEX_SUFFIX: _index,
@@ -256,21 +259,34 @@ def dump_files_lines(
     jobs: int = 1,
     progress: Progress = NO_PROGRESS,
 ) -> Iterator[Chunk]:
-    """Every file's JSON Lines, in order, rendered in ``jobs`` processes."""
-    return cast("Iterator[Chunk]", dumped(paths, opts, problems, jobs, _dump_file_lines, progress))
+    """Every file's JSON Lines, in order, rendered in ``jobs`` processes (each writing its
+    own: then this yields nothing)."""
+    return cast(
+        "Iterator[Chunk]",
+        dumped(paths, opts, problems, jobs, _dump_file_lines, progress, _dump_span_lines),
+    )
 
 
 def _dump_file_lines(
     file: StoredFile, opts: DumpOptions, problems: DumpProblems
 ) -> Iterator[Line | Chunk]:
+    return _joined_objects(dump_file_objects(file, opts, problems))
+
+
+def _dump_span_lines(
+    file: StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan
+) -> Iterator[Line | Chunk]:
+    return _joined_objects(dump_file_objects(file, opts, problems, span))
+
+
+def _joined_objects(objects: Iterator[Obj | bytes]) -> Iterator[Line | Chunk]:
     return joined(
-        Chunk(obj) if isinstance(obj, bytes) else Line(OUT, to_json(obj))
-        for obj in dump_file_objects(file, opts, problems)
+        Chunk(obj) if isinstance(obj, bytes) else Line(OUT, to_json(obj)) for obj in objects
     )
 
 
 def dump_file_objects(
-    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems
+    named: str | StoredFile, opts: DumpOptions, problems: DumpProblems, span: LogSpan = WHOLE
 ) -> Iterator[Obj | bytes]:
     file = stored_file(named)
     path = file.path
@@ -280,7 +296,14 @@ def dump_file_objects(
         return {"type": "error", "file": path, "position": None, "message": "unknown file type"}
 
     yield from dispatch(
-        file, opts, problems, JSON_DUMPERS, _text_file, unknown, lambda e: error_object(path, e)
+        file,
+        opts,
+        problems,
+        JSON_DUMPERS,
+        _text_file,
+        unknown,
+        lambda e: error_object(path, e),
+        span,
     )
 
 

@@ -5,23 +5,20 @@ A family is ``# HELP name text``, ``# TYPE name gauge``, then one line per sampl
 (``\\\\``, ``\\"``, ``\\n``); HELP text escapes backslash and line feed. The collector reads every
 ``*.prom`` file of its directory at each scrape, so the file is written whole or not at all:
 a temporary file in the same directory whose name does not end in ``.prom``, fsynced, then
-renamed over the old one (``write_textfile``). ``read_samples`` reads such a file back with
-the same rules (a failing run carries its predecessor's last success forward).
+renamed over the old one (kdump.storage.outputs.write_textfile). ``read_samples`` reads such a
+file back with the same rules (a failing run carries its predecessor's last success forward).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kdump.errors import InputError
-from kdump.untrusted import ESCAPE_NAMES, metric_label, terminal_lines
+from kdump.untrusted import metric_label, terminal_lines
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -91,55 +88,6 @@ def render(families: Iterable[Family]) -> str:
             where = f"{{{labels}}}" if labels else ""
             lines.append(f"{family.name}{where} {format_value(sample.value)}")
     return "\n".join(lines) + "\n" if lines else ""
-
-
-def output_directory(path: str | os.PathLike[str]) -> Path:
-    """The directory ``path`` is written in; a missing one is the user's path in the error
-    (not the temporary file's name), and can be checked before any work is done."""
-    directory = Path(path).parent
-    if not directory.is_dir():
-        reason = "not a directory" if directory.exists() else "no such directory"
-        raise InputError(str(path), f"cannot write it: {reason}: {directory}")
-    return directory
-
-
-def write_textfile(
-    path: str | os.PathLike[str], text: str | Iterable[str], mode: int | None = None
-) -> None:
-    """Replace ``path`` with ``text`` (or its pieces) atomically: a reader sees the old file or
-    the new one, never a part. The temporary name starts with a dot and ends in ``.tmp``, so
-    the collector (which reads ``*.prom``) never picks it up; mode 0666 less the umask, so the
-    collector's user can read what root's cron wrote, or ``mode`` (a state file: 0600)."""
-    target = Path(path)
-    directory = output_directory(target)
-    try:
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(str(target), f"cannot write it: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors=ESCAPE_NAMES) as f:
-            for piece in [text] if isinstance(text, str) else text:
-                f.write(piece)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # the rename is done; only its durability across a crash is not ensured
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)")

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from kdump.checks.codes import Code
 from kdump.format.names import REPLICATION_OFFSET_CHECKPOINT
 from kdump.render.verify import finding_line
 from kdump.replicas import (
@@ -48,7 +49,7 @@ def text_lines(result: ReplicasResult) -> Iterator[str]:
         yield ""
         yield "findings:"
         for f in findings:
-            to = exported.get(f.path) if f.code == "REPLICA_TRUNCATION_LOSS" else None
+            to = exported.get(f.path) if f.code == Code.REPLICA_TRUNCATION_LOSS else None
             if to is None:
                 yield "  " + finding_line(f)
             else:  # done: its advice, to export them, is not given again

@@ -10,6 +10,7 @@ from typing import IO, Any
 
 from kdump.checks.findings import Severity
 from kdump.format.names import TXN_INDEX_SUFFIX
+from kdump.producer_state import ProducerStateEntry
 from kdump.render.console import Justify, TextConsole, TextTable
 from kdump.render.verify import say_finding
 from kdump.txn.analysis import (
@@ -21,7 +22,6 @@ from kdump.txn.analysis import (
     find_hanging_rows,
 )
 from kdump.txn.coordinator import CoordinatorView, TransactionMetadata
-from kdump.txn.producer_state import ProducerStateEntry
 from kdump.units import at, byte_count, duration
 from kdump.untrusted import json_text
 

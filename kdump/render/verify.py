@@ -9,7 +9,6 @@ from typing import IO, TYPE_CHECKING, Any
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
 from kdump.render.console import Justify, TextConsole, TextTable
-from kdump.render.shell import runnable
 from kdump.units import at, size
 from kdump.untrusted import terminal
 
@@ -17,10 +16,6 @@ if TYPE_CHECKING:
     from kdump.run import RunInfo
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-
-
-def _or_dash(value: object) -> str:
-    return "-" if value is None else str(value)
 
 
 SUMMARY_COLUMNS = (
@@ -75,7 +70,7 @@ def summary_tables(result: VerifyResult, drop: Collection[str] = ()) -> list[tup
             "segments": str(s.segments_read) + (", partly" if s.read == "partly" else ""),
             "bytes": size(s.bytes_read),
             "batches": str(s.batches),
-            "records": _or_dash(s.records),
+            "records": f"{s.records}+" if s.wrappers_not_counted else str(s.records),
             "offsets": offsets,
             "first timestamp": at(s.first_timestamp),
             "last timestamp": at(s.last_timestamp),
@@ -115,6 +110,9 @@ def _finding_parts(f: Finding, advice: bool) -> tuple[str, str | None]:
     extra = f" offset {f.offset}" if f.offset is not None else ""
     head = f"{f.severity.value:<7} {f.code} {where}{extra}: {f.message}"
     if f.fix:
+        # as this host runs kdump (its module, shlex too, only where there is a fix to print)
+        from kdump.render.shell import runnable
+
         # one line whatever a name or a restored finding holds (kdump.untrusted)
         return terminal(head), terminal(runnable(f.fix))
     if advice and f.advice:

@@ -41,7 +41,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.discovery import LocalPartition, refuse_output_inside
 from kdump.errors import InputError, KdumpError, LockHeldError, RepairError
 from kdump.format.names import (
     BACKUP_SUFFIX,
@@ -52,11 +51,13 @@ from kdump.format.names import (
 )
 from kdump.lock import LogDirLock, lock_log_dir
 from kdump.repair.files import (
+    LocalPartition,
     Ownership,
     create_temp,
     open_directory,
     open_regular,
     own_subdir,
+    refuse_output_inside,
     regular_lstat,
 )
 from kdump.repair.interrupt import signals_held

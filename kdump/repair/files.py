@@ -30,10 +30,15 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.crc import Buffer
 from kdump.errors import InputError, NotRegularError
 from kdump.format.names import TEMP_MARK, leftover_pid, parse_segment_name
+from kdump.lock import process_alive
+
+if TYPE_CHECKING:
+    from kdump.unified_log import UnifiedLog
 
 DATA_MODE = 0o666
 """The permission bits a file kdump writes may carry: never set-id, sticky or executable,
@@ -58,16 +63,6 @@ def temp_name(final: str) -> str:
     """A temporary name for ``final`` in its directory: a dot first and no segment suffix last,
     so neither Kafka nor kdump takes it for a segment file; unguessable."""
     return f".{final}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def regular_lstat(
@@ -307,20 +302,68 @@ def remove_leftovers(
     return found
 
 
+class LocalPartition(NamedTuple):
+    """A partition directory on disk and the log dir holding it: where repairs read."""
+
+    path: Path
+    log_dir: Path
+
+
+def local_partitions_of(logs: Iterable[UnifiedLog]) -> list[tuple[UnifiedLog, LocalPartition]]:
+    """The partitions of ``logs`` on disk, each with where it is and its log dir: the log dir
+    it was found in, or its parent when it was named on its own (the one place that says so)."""
+    out = []
+    for log in logs:
+        path = log.storage.local_path
+        if path is None:
+            continue
+        parent = None if log.log_dir is None else log.log_dir.storage.local_path
+        out.append((log, LocalPartition(Path(path), Path(parent) if parent else Path(path).parent)))
+    return out
+
+
+def local_partitions(logs: Iterable[UnifiedLog]) -> list[LocalPartition]:
+    """The partitions of ``logs`` on disk, with their log dirs (``local_partitions_of``)."""
+    return [where for _, where in local_partitions_of(logs)]
+
+
+def refuse_output_inside(
+    output_dir: Path, partitions: Iterable[LocalPartition], what: str = "output directory"
+) -> None:
+    """An output (or backup: ``what``) directory inside (or equal to) a partition or log dir
+    being read is refused (an InputError): what kdump writes there would sit among the
+    broker's own files, where the broker takes a new directory for a partition and refuses to
+    start on its name."""
+    out = Path(os.path.realpath(output_dir))
+    for partition in partitions:
+        for kind, d in (("partition", partition.path), ("log dir", partition.log_dir)):
+            inside = Path(os.path.realpath(d))
+            if out == inside or inside in out.parents:
+                where = "is" if out == inside else "lies inside"
+                raise InputError(
+                    str(output_dir),
+                    f"{what} {where} the {kind} {d} it reads; choose one outside the broker's data",
+                )
+
+
 __all__ = [
     "DATA_MODE",
     "Leftover",
+    "LocalPartition",
     "NotRegularError",
     "Ownership",
     "create_temp",
     "find_leftovers",
     "kind_of",
+    "local_partitions",
+    "local_partitions_of",
     "map_regular",
     "open_directory",
     "open_regular",
     "own_directory",
     "own_subdir",
     "refuse_irregular",
+    "refuse_output_inside",
     "regular_lstat",
     "remove_leftovers",
     "same_file",

@@ -20,10 +20,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import STOP_CODES, LogScan
+from kdump.checks.log import STOP_CODES
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
+from kdump.checks.segment import segment_result
 from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
@@ -41,10 +43,11 @@ from kdump.format.names import (
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import ABORTED_TXN
 from kdump.format.walk import read_batch
+from kdump.log_scan import LogScan
 from kdump.loss import CutLoss, cut_loss
 from kdump.parallel import stream_ordered
+from kdump.producer_state import ProducerStateManager
 from kdump.repair.files import map_regular, refuse_irregular, regular_lstat
-from kdump.repair.producer_state import txn_index_bytes
 from kdump.repair.rebuild import (
     IndexConfig,
     IndexConfigs,
@@ -52,10 +55,10 @@ from kdump.repair.rebuild import (
     largest_timestamp,
     recover_segment,
 )
+from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
 from kdump.storage.local import RenamedView
-from kdump.txn.producer_state import ProducerStateManager
-from kdump.unified_log import OpenOptions, UnifiedLog
+from kdump.unified_log import OpenOptions, UnifiedLog, skipped_snapshot
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"
@@ -79,7 +82,7 @@ what the planner reads by path is read where the bytes are now."""
 def viewing(logs: list[UnifiedLog]) -> Iterator[None]:
     """Plan ``logs`` opened over a RenamedView as they will be: a renamed file read from its
     present name, a removed one absent."""
-    views = {v.path: v for v in (log.storage for log in logs) if isinstance(v, RenamedView)}
+    views = {Path(v.path): v for v in (log.storage for log in logs) if isinstance(v, RenamedView)}
     _VIEWS.update(views)
     try:
         yield
@@ -176,7 +179,7 @@ class SegmentPaths:
         directory = segment.storage.local_path
         if directory is None:
             raise InputError(segment.directory, "repairs write local files only")
-        return cls(directory, segment.base_offset)
+        return cls(Path(directory), segment.base_offset)
 
     def path(self, suffix: str) -> Path:
         return self.directory / segment_file_name(self.base_offset, suffix)
@@ -261,7 +264,7 @@ def resolve_targets(
         check_named_segments(log)
         directory = log.storage.local_path
         assert directory is not None, "repairs read local files"
-        refuse_irregular(directory, log.only)
+        refuse_irregular(Path(directory), log.only)
     return logs
 
 
@@ -382,16 +385,7 @@ def _producer_state_at(
     """ProducerStateManager.truncateAndReload for a recovery starting at ``base``: the latest
     readable snapshot at or below it, else empty; and the segment to replay from."""
     loaded = log.snapshot_between(None, base)
-    findings = [
-        Finding(
-            "SNAPSHOT_CORRUPT",
-            Severity.WARNING,
-            file.path,
-            f"{getattr(e, 'reason', e)}; skipped, as the broker skips it (and deletes it)",
-            position=getattr(e, "position", None),
-        )
-        for file, e in loaded.skipped
-    ]
+    findings = [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
     if loaded.snapshot is None or loaded.file is None:
         return ProducerStateManager(), None, 0, findings
     offset = loaded.file.offset
@@ -412,7 +406,7 @@ class Scope(str, Enum):
     always those missing their offset index."""
 
 
-NOT_REPAIRED = frozenset(("LOG_SEGMENT_OVERSIZE", "LOG_LEGACY_WRAPPER_INVALID"))
+NOT_REPAIRED = frozenset((Code.LOG_SEGMENT_OVERSIZE, Code.LOG_LEGACY_WRAPPER_INVALID))
 """Findings a rebuild and a cut leave as they are: they do not call for recovery."""
 
 
@@ -426,7 +420,7 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
             for s in named
             if any(
                 f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
-                for f in log.result(s).findings
+                for f in segment_result(log, s).findings
             )
         ]
     # the broker's own choice at its next start (LogLoader.load: kdump.log_loader)
@@ -438,8 +432,9 @@ def _rebuild_partition(
     log: UnifiedLog, configs: IndexConfigs, truncate: bool, scope: Scope = Scope.ALL
 ) -> Iterator[SegmentPlan]:
     segments = log.segments
-    directory = log.storage.local_path
-    assert directory is not None, "repairs read local files"
+    local = log.storage.local_path
+    assert local is not None, "repairs read local files"
+    directory = Path(local)
     config = configs.of(directory)
     partition_findings = _orphan_findings(log)
     if not segments:
@@ -544,7 +539,7 @@ def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
     last_of: dict[int, int | None] = {}
     if lower:
         prev = lower[-1]
-        scan = log.result(prev).scan
+        scan = segment_result(log, prev).scan
         last_of[prev.base_offset] = None if scan is None else scan.last_offset
     rule = rename_rule(log.base_offsets, seg.base_offset, first.base_offset, last_of)
     if rule.new_base is None:

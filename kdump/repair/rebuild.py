@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kdump import speedups
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
-from kdump.checks.log import LogScan, stop_damage
+from kdump.checks.log import stop_damage
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
@@ -55,7 +56,8 @@ from kdump.format.walk import (
     iter_batches,
     read_batch,
 )
-from kdump.txn.producer_state import CompletedTxn, ProducerStateManager
+from kdump.log_scan import LogScan
+from kdump.producer_state import CompletedTxn, ProducerStateManager
 
 if TYPE_CHECKING:
     from kdump.speedups import Native
@@ -112,9 +114,10 @@ class IndexConfigs:
         for the partitions of no topic."""
         by_directory = {}
         for log in logs:
-            directory = log.storage.local_path
-            if directory is None:
+            local = log.storage.local_path
+            if local is None:
                 continue
+            directory = Path(local)
             settings = log.settings
             interval = settings["index.interval.bytes"]
             known = interval.source is not Source.DEFAULT
@@ -342,7 +345,7 @@ class RecoveredSegment:
     @property
     def overflow(self) -> bool:
         """Kafka throws LogSegmentOffsetOverflowException and splits the segment instead."""
-        return self.stop is not None and self.stop.code == "LOG_OFFSET_OVERFLOW"
+        return self.stop is not None and self.stop.code == Code.LOG_OFFSET_OVERFLOW
 
     @property
     def index_entries(self) -> int:

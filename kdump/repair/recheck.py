@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from kdump.checks.findings import Finding
 from kdump.checks.gather import IndexGather, index_keys
 from kdump.checks.indexes import check_offset_index, check_time_index
-from kdump.checks.log import LogScan, gather_log, scan_log
+from kdump.checks.log import gather_log, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
@@ -23,6 +23,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX
 from kdump.format.timeindex import TimeIndex
 from kdump.format.txnindex import TransactionIndex
+from kdump.log_scan import LogScan
 from kdump.repair.apply import StagedFile
 from kdump.repair.plan import OFFSET_INDEX, TIME_INDEX, TXN_INDEX, SegmentPlan, mapped
 from kdump.repair.rebuild import IndexConfig
@@ -74,7 +75,7 @@ def _gathered_by_rebuild(
     """What the rebuild's own walk gathered, where it serves: its keys are those of the staged
     files, as written and read back (else None, and the log is walked again)."""
     scan = plan.scan
-    if scan is None or scan.gather is None:
+    if scan is None or not isinstance(scan.gather, IndexGather):
         return None
     gather = scan.gather
     if offset_index is not None and index_keys(offset_index) != gather.wanted_positions:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from kdump.checks.segment import segment_result
 from kdump.crc import Buffer
 from kdump.errors import OutputLimitError
 from kdump.format.batch import Batch
@@ -36,6 +37,7 @@ from kdump.loss import CutLoss, cut_loss
 from kdump.render.describe import default_decoder, timestamp_type
 from kdump.render.fields import RecordContext, record_values
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
+from kdump.storage.local import close_map
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
@@ -116,7 +118,11 @@ def salvage_segment(
     ``out``: ``<first offset>.log`` (the batches' bytes) and ``<first offset>.jsonl``."""
     if at is None:
         return SalvagedSegment(log_path, None)
-    return _salvage(map_regular(log_path), log_path, at, out, topic_partition, max_output_bytes)
+    buf = map_regular(log_path)
+    try:
+        return _salvage(buf, log_path, at, out, topic_partition, max_output_bytes)
+    finally:
+        close_map(buf)
 
 
 def salvage_kept(
@@ -132,7 +138,10 @@ def salvage_kept(
     at = 0 if len(buf) else None
     out = output_dir / partition
     topic_partition = parse_partition_dir(partition)
-    result = _salvage(buf, path, at, out, topic_partition, max_output_bytes, kept.cut_at)
+    try:
+        result = _salvage(buf, path, at, out, topic_partition, max_output_bytes, kept.cut_at)
+    finally:
+        close_map(buf)
     result.kept = kept
     return result
 
@@ -287,11 +296,12 @@ def salvage_partition(
     ``output_dir/<partition dir name>/``: from where its walk found the first batch recovery
     refuses (the partition's one walk of it, as verify and recover read it); then, for a
     whole partition, the log bytes an earlier ``kdump recover`` kept in it."""
-    directory = log.storage.local_path
-    assert directory is not None, "salvage reads local partitions"
+    local = log.storage.local_path
+    assert local is not None, "salvage reads local partitions"
+    directory = Path(local)
     out = output_dir / directory.name
     for seg in log.named_segments:
-        scan = log.result(seg).scan
+        scan = segment_result(log, seg).scan
         at = None if scan is None else scan.first_invalid
         log_path = directory / seg.file_name(LOG_SUFFIX)
         yield salvage_segment(log_path, at, out, log.topic_partition, max_output_bytes)

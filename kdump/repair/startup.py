@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdump.format.names import RECOVERY_POINT_CHECKPOINT
-from kdump.format.textfiles import (
-    TopicPartitionOffset,
-    offset_checkpoint_at,
-    offset_checkpoint_bytes,
-)
+from kdump.format.textfiles import TopicPartitionOffset, offset_checkpoint_bytes
+from kdump.log_dir import LogDir
+from kdump.repair.files import local_partitions_of
 from kdump.repair.plan import (
     CHECKPOINT,
     LEFTOVER,
@@ -31,7 +29,7 @@ from kdump.repair.plan import (
     SegmentPaths,
     SegmentPlan,
 )
-from kdump.storage.local import RenamedView
+from kdump.storage.local import LocalStorage, RenamedView
 from kdump.unified_log import UnifiedLog
 
 
@@ -61,8 +59,9 @@ def snapshot_changes(end: PartitionEnd, as_broker: bool = False) -> Iterator[Fil
     """truncateAndReload's deletions: snapshots above the log end offset; after a cut, also
     those at or below the log start offset. ``as_broker``: the recovery done is the broker's
     own, so are the deletions: every snapshot its load deletes (kdump.log_loader.load)."""
-    directory = end.log.storage.local_path
-    assert directory is not None, "repairs read local partitions"
+    local = end.log.storage.local_path
+    assert local is not None, "repairs read local partitions"
+    directory = Path(local)
     gone = set(end.log.broker_load.snapshots_deleted) if as_broker else set()
     for file in end.log.snapshot_files:
         why = _deleted_why(end, file.offset, gone, as_broker)
@@ -89,12 +88,15 @@ def _deleted_why(end: PartitionEnd, offset: int, gone: set[int], as_broker: bool
     return f"{why}: ProducerStateManager.truncateAndReload deletes it at startup"
 
 
-def recovery_point_change(log_dir: Path, ends: Iterable[PartitionEnd]) -> FileChange | None:
-    """The log dir's recovery points clamped to the log end offsets (LogLoader.load)."""
-    path = log_dir / RECOVERY_POINT_CHECKPOINT
-    entries = offset_checkpoint_at(path)
-    if not entries:
+def recovery_point_change(log_dir: LogDir, ends: Iterable[PartitionEnd]) -> FileChange | None:
+    """The log dir's recovery points clamped to the log end offsets (LogLoader.load), from its
+    checkpoint as the opened log dir read it (a missing or unreadable one: none to clamp)."""
+    checkpoint = log_dir.recovery_points
+    local = log_dir.storage.local_path
+    if local is None or checkpoint.error is not None or not checkpoint.entries:
         return None
+    path = Path(local) / RECOVERY_POINT_CHECKPOINT
+    entries = dict(checkpoint.entries)
     clamped = []
     for end in ends:
         tp = end.log.topic_partition
@@ -122,10 +124,11 @@ def plan_settle(logs: list[UnifiedLog]) -> list[SegmentPlan]:
     renames that complete a swap; one plan per partition."""
     plans = []
     for log in logs:
-        directory = log.storage.local_path
+        local = log.storage.local_path
         settlement = log.settlement
-        if directory is None or log.only is not None or not settlement:
+        if local is None or log.only is not None or not settlement:
             continue
+        directory = Path(local)
         changes = []
         for name, why in settlement.deleted:
             path = directory / name
@@ -172,25 +175,23 @@ def plan_startup(
     run cuts), as plans: one per partition with snapshots to delete, one per log dir whose
     recovery points move."""
     plans = []
-    by_log_dir: dict[Path, list[PartitionEnd]] = {}
-    for log in logs:
-        directory = log.storage.local_path
-        if directory is None:
-            continue
-        end = partition_end(log, directory in cut)
+    by_log_dir: dict[Path, tuple[LogDir, list[PartitionEnd]]] = {}
+    for log, where in local_partitions_of(logs):
+        end = partition_end(log, where.path in cut)
         if end is None:
             continue
-        log_dir = (
-            log.log_dir.storage.local_path if log.log_dir is not None else None
-        ) or directory.parent
-        by_log_dir.setdefault(log_dir, []).append(end)
+        if where.log_dir not in by_log_dir:
+            # the log dir it was found in, read once; a partition named on its own: its parent
+            found = log.log_dir or LogDir(LocalStorage(where.log_dir))
+            by_log_dir[where.log_dir] = (found, [])
+        by_log_dir[where.log_dir][1].append(end)
         deletions = list(snapshot_changes(end, as_broker))
         if deletions:
             plans.append(
-                SegmentPlan(SegmentPaths(directory, end.log_end), False, changes=deletions)
+                SegmentPlan(SegmentPaths(where.path, end.log_end), False, changes=deletions)
             )
-    for log_dir, ends in sorted(by_log_dir.items()):
+    for path, (log_dir, ends) in sorted(by_log_dir.items()):
         change = recovery_point_change(log_dir, ends)
         if change is not None:
-            plans.append(SegmentPlan(SegmentPaths(log_dir, 0), False, changes=[change]))
+            plans.append(SegmentPlan(SegmentPaths(path, 0), False, changes=[change]))
     return plans

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from kdump.checks.compacted import CleanedSectionCheck, cleaned_section
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, PartitionSummary, finish_partition
+from kdump.checks.segment import segment_results, walk_in_order
 from kdump.checks.verify import log_dir_findings
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.discovery import discover, natural_key
@@ -232,16 +233,13 @@ def _partition(
     # of the topic, so it checks nothing (as verify without --index-interval-bytes).
     interval = settings["index.interval.bytes"]
     given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
-    log.open_options = replace(
-        log.open_options, verify=replace(options.verify, index_interval_bytes=given)
-    )
     # one walk of each segment: verify's checks, the facts, the producer state replay and, on
     # a compacted log, the checks of its cleaned section
     cleaned = cleaned_section(log, log.options.compaction_key_memory)
     check = None if cleaned is None else CleanedSectionCheck(cleaned)
-    log.walk_in_order(check)
+    walk_in_order(log, check, options.verify._replace(index_interval_bytes=given))
     if check is not None:
-        check.deliver(log.results())
+        check.deliver(segment_results(log))
     result = finish_partition(log)
     p = PartitionView(
         path=log.location,

@@ -1,5 +1,5 @@
 """The fleet page: one HTML page for every broker from the verify results their crons wrote
-(kdump.fleet), with no segment read again. The same stylesheet, script and findings table as
+(kdump.audit_results), with no segment read again. The same stylesheet, script and findings table as
 the report of a log dir (kdump/report/html.py), and the same finding registry for what each
 code means and what the broker does about it.
 
@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 from kdump import __version__
+from kdump.audit_results import BrokerAudit, DamagedFrom, FleetAudit
 from kdump.checks.registry import REGISTRY
-from kdump.fleet import BrokerAudit, DamagedFrom, FleetAudit
 from kdump.report.html import _static, findings_table, page_head
 from kdump.units import iso, offset_span, size
 from kdump.untrusted import html_text

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.checks.log import ZERO_TAIL
+from kdump.checks.codes import Code
 from kdump.format.names import LOG_SUFFIX, segment_file_name
 from kdump.report.collect import LogDirView, OpenTxnView, PartitionView, ReportModel
 from kdump.units import offset_span, rough_duration, size
@@ -178,7 +178,9 @@ def zero_tail(p: PartitionView) -> bool:
         return False
     log = segment_file_name(damaged["segment"], LOG_SUFFIX)
     return any(
-        f.code == ZERO_TAIL and f.position == damaged["position"] and Path(f.path).name == log
+        f.code == Code.LOG_ZERO_TAIL
+        and f.position == damaged["position"]
+        and Path(f.path).name == log
         for f in p.findings
     )
 

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kdump.checks.registry import codes_of
 from kdump.report.collect import PartitionView, SegmentView
 from kdump.report.overview import BLOCKING, zero_tail
 from kdump.units import iso, offset_span, rough_duration, size
@@ -483,7 +484,7 @@ def txn_plot(p: PartitionView) -> str:
     return _svg("txn", base + 22, body, f"{p.name}: open transactions")
 
 
-INDEX_CODES = ("INDEX_", "TIMEINDEX_")
+INDEX_CODES = codes_of("index", "timeindex")
 
 
 def plot_kinds(p: PartitionView) -> list[str]:
@@ -495,7 +496,7 @@ def plot_kinds(p: PartitionView) -> list[str]:
     kinds = ["log", "time"]
     if p.open_transactions:
         kinds.append("txn")
-    if any(f.code.startswith(INDEX_CODES) for f in p.findings):
+    if any(f.code in INDEX_CODES for f in p.findings):
         kinds.append("index")
     return kinds
 

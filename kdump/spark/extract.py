@@ -12,7 +12,7 @@ import fnmatch
 import os
 import socket
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 from typing import Any
@@ -21,7 +21,6 @@ import numpy as np
 import pyarrow as pa
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment
 from kdump.checks.sink import FindingSink
@@ -35,6 +34,7 @@ from kdump.format.names import LOG_SUFFIX, METADATA_TOPIC
 from kdump.format.records import Record
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import metadata_load
+from kdump.log_scan import LogScan
 from kdump.replicas import ReplicaChoice, choose_replica, one_replica_each
 from kdump.run import identify, log_dir_of
 from kdump.segment import LogSegment
@@ -299,7 +299,7 @@ class SegmentExport:
     def _check(self, segment: LogSegment, deep: bool) -> LogScan | None:
         """`kdump verify`'s walk of the segment with every check of it (its indexes too:
         kdump.checks.segment.check_segment); its findings are the export's."""
-        options = replace(self.options, deep=deep)
+        options = self.options._replace(deep=deep)
         result = check_segment(segment, options, keep_open=True)
         self.walk = result
         self.findings = result.sink.close()
@@ -321,7 +321,7 @@ class SegmentExport:
             path = getattr(e, "path", None) or self.task.log_path
             sink = FindingSink(self.options.max_findings_per_code)
             sink.add(Finding("FILE_UNREADABLE", Severity.ERROR, path, str(e)))
-            self.walk = SegmentResult(segment.base_offset, segment.slot, None, sink, unread=True)
+            self.walk = SegmentResult(segment.base_offset, segment.slot, None, sink, e)
             self.findings = sink.close()
         finally:
             segment.close()  # a remote log's read-ahead threads, a local log's maps

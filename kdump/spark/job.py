@@ -26,10 +26,10 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from kdump.checks.compacted import take_node_image
 from kdump.checks.findings import Finding
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import PartitionResult, segments_to_check
+from kdump.checks.segment import segment_result
 from kdump.checks.verify import VerifyResult, collect_result, finish_result, verify_partition
 from kdump.checks.verify_state import (
     AuditOptions,
@@ -49,6 +49,7 @@ from kdump.config import MetadataConfigs
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.kraft.configs import take_node_image
 from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
 from kdump.replicas import ReplicaChoice
@@ -66,7 +67,8 @@ from kdump.spark.extract import (
 from kdump.spark.schema import FINDINGS_SCHEMA, RECORD_SCHEMA, arrow_schema
 from kdump.spark.ship import is_connect
 from kdump.spark.tasks import default_parallelism, run_tasks
-from kdump.storage import ObjectStore, is_url
+from kdump.storage import ObjectStore, absolute_location
+from kdump.storage.arrow import output_filesystem
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 TASKS_PER_CORE = 1
@@ -80,7 +82,7 @@ OUTPUT_FORMATS = ("parquet", "json")
 
 def absolute(paths: Sequence[str]) -> list[str]:
     """Executors do not share the driver's working directory (URLs are left as they are)."""
-    return [p if is_url(p) else os.path.abspath(p) for p in paths]
+    return [absolute_location(p) for p in paths]
 
 
 @dataclass
@@ -126,7 +128,7 @@ def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]
         segment = log.all_segments[slot]
         log.take_result(segment, reused_result(segment, known, log.options.max_findings_per_code))
     for slot, finding in plan.changed:
-        log.result(log.all_segments[slot]).sink.add(finding)
+        segment_result(log, log.all_segments[slot]).sink.add(finding)
     reused = {slot for slot, _ in plan.reuse}
     return [s for s in segments if s.slot not in reused]
 
@@ -137,7 +139,7 @@ def _records(log: UnifiedLog, walked: list[LogSegment]) -> Records:
     for segment in walked:
         key = key_of(segment)
         if key is not None:
-            result = log.result(segment)
+            result = segment_result(log, segment)
             out.append((key, verified_record(segment, result.scan, result.findings, now_ms)))
     return out
 
@@ -200,7 +202,7 @@ def verify_on_spark(
 
 def _take_node_images(targets: list[UnifiedLog]) -> None:
     """Each partition's settings from its node's KRaft image too, replayed here on the driver
-    once a log dir, as verify_paths does (kdump.checks.compacted.take_node_image): the
+    once a log dir, as verify_paths does (kdump.kraft.configs.take_node_image): the
     executors judge segment.bytes, segment.index.bytes and cleanup.policy by the topic's own."""
     images: dict[str, MetadataConfigs | None] = {}
     for log in targets:
@@ -338,19 +340,6 @@ SETTINGS = "_export.json"
 """The settings of the export: a run with others does not resume it."""
 SUCCESS = "_SUCCESS"
 """Written last, as Spark's writers do: its absence marks an export that did not finish."""
-
-
-def output_filesystem(output: str, store: ObjectStore) -> tuple[pafs.FileSystem, str]:
-    """pyarrow's view of ``output``: a local path, or a URL through the fsspec file system kdump
-    reads URLs with (kdump.storage.remote.store: the same endpoint, credentials chain and retries;
-    PySpark's wheel has no Hadoop connector for s3a://, and pyarrow's own S3 client ignores
-    AWS_ENDPOINT_URL)."""
-    if is_url(output):
-        from kdump.storage.remote.store import filesystem
-
-        fs, path = filesystem(output, store.options)
-        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path.rstrip("/")
-    return pafs.LocalFileSystem(), os.path.abspath(output)
 
 
 def export_object(row: dict[str, Any]) -> dict[str, Any]:

@@ -28,9 +28,7 @@ of them are batch-level (kdump.spark.schema.BATCH_LEVEL) records are counted, no
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -48,7 +46,7 @@ from kdump.spark.extract import (
     visible_here,
 )
 from kdump.spark.schema import RECORD_SCHEMA, arrow_schema, requested_columns
-from kdump.storage import ObjectStore, StoreOptions, is_url
+from kdump.storage import ObjectStore, StoreOptions, absolute_location
 
 NAME = "kafka-segments"
 MODES = ("PERMISSIVE", "FAILFAST")
@@ -83,7 +81,7 @@ class KafkaSegmentsReader(DataSourceReader):
             )
         )
         if "max_batch_bytes" in options:
-            self.options = replace(self.options, max_batch_bytes=int(options["max_batch_bytes"]))
+            self.options = self.options._replace(max_batch_bytes=int(options["max_batch_bytes"]))
         self.replicas = ReplicaRule(
             all_replicas=_flag(options, "all_replicas"), metadata=options.get("metadata") or None
         )
@@ -121,7 +119,7 @@ def _paths(options: dict[str, str]) -> list[str]:
         paths = [options["path"]]
     else:
         raise KdumpError(f'{NAME}: give a path: spark.read.format("{NAME}").load(path)')
-    return [p if is_url(p) else os.path.abspath(p) for p in paths]
+    return [absolute_location(p) for p in paths]
 
 
 def register(spark: SparkSession, ship: bool = True) -> None:

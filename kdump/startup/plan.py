@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.checks.codes import Code
 from kdump.discovery import discover, natural_key
 from kdump.errors import InputError, KdumpError
 from kdump.format.names import (
@@ -48,7 +49,7 @@ from kdump.unified_log import OpenOptions, UnifiedLog
 REMOTE_INDEX_CACHE = "remote-log-index-cache"
 """Tiered storage's index cache in a log dir (RemoteIndexCache.DIR_NAME): LogManager skips it."""
 STRAY_CODES = frozenset(
-    ("KRAFT_PARTITION_NOT_IN_IMAGE", "KRAFT_TOPIC_ID_MISMATCH", "KRAFT_TOPIC_ID_MISSING")
+    (Code.KRAFT_PARTITION_NOT_IN_IMAGE, Code.KRAFT_TOPIC_ID_MISMATCH, Code.KRAFT_TOPIC_ID_MISSING)
 )
 """verify's findings on a partition the broker takes for a stray once it has the image."""
 
@@ -403,7 +404,7 @@ def plan_partition(
     for base in sorted(recovered):
         segment = by_base[base]
         if base in kept and kept[base] < segment.log_size:
-            scan = log.result(segment).scan
+            scan = log.walk(segment).scan
             last = None if scan is None else scan.recovered_last_offset
             offset = base if last is None else last + 1
             p.truncations.append(Truncation(base, offset, segment.log_size - kept[base]))
@@ -451,7 +452,7 @@ def _why_at_open(segment: Any) -> str:
 def _recovery(log: UnifiedLog, segment: Any, why: str, again: bool = False) -> SegmentRecovery:
     """What LogSegment.recover reads of ``segment``: every batch up to the first it refuses
     (after a recovery at open cut it, the second reads what is left)."""
-    scan = log.result(segment).scan
+    scan = log.walk(segment).scan
     if scan is None:
         return SegmentRecovery(segment.base_offset, why, segment.log_size, 0, again)
     size = scan.valid_bytes if again and scan.first_invalid is not None else segment.log_size
@@ -468,7 +469,7 @@ def _replay(log: UnifiedLog, replay: Any) -> ProducerReplay:
     for i, segment in enumerate(log.segments):
         if i < max(first, 0) or segment.base_offset >= end:
             continue
-        scan = log.result(segment).scan
+        scan = log.walk(segment).scan
         size = segment.log_size if scan is None else scan.valid_bytes
         batches = 0 if scan is None else scan.batches
         read = size

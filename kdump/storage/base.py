@@ -13,7 +13,6 @@ import mmap
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from functools import cached_property
-from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from kdump.crc import Buffer
@@ -85,7 +84,7 @@ class Storage(ABC):
         """How output names the file ``name``: a path, or a URL."""
 
     @property
-    def local_path(self) -> Path | None:
+    def local_path(self) -> str | None:
         """The directory on disk, where there is one: what repairs write to (None elsewhere)."""
         return None
 

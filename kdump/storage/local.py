@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from collections.abc import Collection, Mapping
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from kdump.crc import Buffer
@@ -14,6 +14,17 @@ from kdump.errors import InputError
 from kdump.storage.base import SMALL_FILE_LIMIT, Storage
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
 from kdump.storage.records import FileRecords
+
+
+def path_text(path: str) -> str:
+    """``path`` as pathlib writes it (``str(PurePosixPath(path))``: repeated and trailing
+    slashes and ``.`` parts dropped, ``..`` kept, ``.`` for nothing): how output names a
+    directory, without importing pathlib at start-up."""
+    if path.startswith("//") and not path.startswith("///"):
+        root = "//"  # POSIX leaves two leading slashes to the system: pathlib keeps them
+    else:
+        root = "/" if path.startswith("/") else ""
+    return root + "/".join(p for p in path.split("/") if p and p != ".") or "."
 
 
 def map_file(path: str | os.PathLike[str]) -> Buffer:
@@ -28,6 +39,15 @@ def map_file(path: str | os.PathLike[str]) -> Buffer:
         raise InputError(str(path), "is a directory, not a file") from None
     except OSError as e:
         raise InputError(str(path), e.strerror or str(e)) from None
+
+
+def close_map(buf: Buffer) -> None:
+    """A memory map closed now (its file descriptor given back), not when whatever holds it is
+    collected (a cycle waits for the garbage collector); one still viewed is left to its last
+    reference."""
+    if isinstance(buf, mmap.mmap) and not buf.closed:
+        with contextlib.suppress(BufferError):
+            buf.close()
 
 
 def read_file(path: str | os.PathLike[str], policy: ReadPolicy) -> bytes:
@@ -64,8 +84,8 @@ class LocalStorage(Storage):
     kind = "local"
 
     def __init__(self, path: str | os.PathLike[str], policy: ReadPolicy = KEEP) -> None:
-        self.path = Path(path)
-        self.location = str(self.path)
+        self.path = path_text(os.fspath(path))
+        self.location = self.path
         self.policy = policy
         """How its ``.log`` files are read (page cache, rate): kdump.storage.reading."""
 
@@ -83,12 +103,12 @@ class LocalStorage(Storage):
         return {"path": self.path, "location": self.location, "policy": self.policy}
 
     @property
-    def local_path(self) -> Path:
+    def local_path(self) -> str:
         return self.path
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return "" if self.path == "." else os.path.basename(self.path)
 
     @cached_property
     def _listing(self) -> tuple[dict[str, int], list[str]]:
@@ -116,22 +136,22 @@ class LocalStorage(Storage):
         return self._listing[1]
 
     def folder(self, name: str) -> LocalStorage:
-        return LocalStorage(self.path / name, self.policy)
+        return LocalStorage(self.location_of(name), self.policy)
 
     def read(self, name: str, limit: int = SMALL_FILE_LIMIT) -> Buffer:
         if self.policy.keep_cache:
-            return map_file(self.path / name)
+            return map_file(self.location_of(name))
         # copied, not mapped, so the pages it brought in are dropped now (an index is at most
         # segment.index.bytes, 10 MiB by default): a broker's log dirs hold ~0.5% of their
         # bytes in indexes, 100 GB of page cache on a 20 TB broker
-        return read_file(self.path / name, self.policy)
+        return read_file(self.location_of(name), self.policy)
 
     def open_log(self, name: str) -> FileRecords:
-        return open_log_file(self.path / name, self.policy)
+        return open_log_file(self.location_of(name), self.policy)
 
     def modified_ms(self, name: str) -> int:
         try:
-            return os.stat(self.path / name).st_mtime_ns // 1_000_000
+            return os.stat(self.location_of(name)).st_mtime_ns // 1_000_000
         except OSError as e:
             raise InputError(self.location_of(name), e.strerror or str(e)) from None
 
@@ -208,9 +228,6 @@ class RenamedView(LocalStorage):
 
     def modified_ms(self, name: str) -> int:
         return super().modified_ms(self._now(name))
-
-    def folder(self, name: str) -> LocalStorage:
-        return LocalStorage(self.path / name, self.policy)
 
 
 __all__ = ["LocalStorage", "RenamedView", "map_file", "open_log_file"]

@@ -8,13 +8,12 @@ are dropped (``POSIX_FADV_DONTNEED``), never one that was resident before. As th
 tool does, with the same blind spot: a page the broker itself reads in while kdump walks past is
 dropped too.
 
-``mincore`` is called through ctypes, not the C module: kdump runs without the C module too,
-the call is one per file (not per batch), and Python's mmap has ``madvise`` but no ``mincore``.
+``cachestat`` and ``mincore`` are the C module's (kdump._speedups); without it, the same calls
+through ctypes (kdump.storage.libc), loaded then only: ctypes costs a short run 2 ms to import.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import mmap
 import os
@@ -23,10 +22,13 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kdump import speedups
 from kdump.errors import BudgetSpent
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 PAGE = mmap.PAGESIZE
 
@@ -81,8 +83,7 @@ class _Reading:
         _budget_local.must_finish = self.before
 
 
-@dataclass(frozen=True)
-class ReadPolicy:
+class ReadPolicy(NamedTuple):
     """What reading a local file may cost the broker beside it.
 
     ``keep_cache``: leave what was read in the page cache (--keep-cache; every command but
@@ -92,8 +93,8 @@ class ReadPolicy:
 
     keep_cache: bool = True
     max_io_rate: int | None = None
-    throttle: RateLimit | None = field(default=None, compare=False, repr=False)
-    budget: Budget | None = field(default=None, compare=False, repr=False)
+    throttle: RateLimit | None = None
+    budget: Budget | None = None
 
     @classmethod
     def live(
@@ -332,11 +333,11 @@ def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:
     """
     if size <= 0 or not _may_see_cache(fd):
         return None
-    libc = _libc()
-    if libc is None:
+    calls = _system()
+    if calls is None:
         return None
-    counted = _counted_residency(libc, fd, start, size)
-    return counted if counted is not None else _mincore(libc, fd, start, size)
+    counted = _counted_residency(calls, fd, start, size)
+    return counted if counted is not None else calls.mincore(fd, start, size)
 
 
 _COUNTED_SPAN = 8 << 20
@@ -344,37 +345,24 @@ _COUNTED_SPAN = 8 << 20
 page (19 ms); only a span partly cached is walked."""
 
 
-def _counted_residency(libc: Any, fd: int, start: int, size: int) -> bytes | None:
+def _counted_residency(calls: Any, fd: int, start: int, size: int) -> bytes | None:
     """``resident_pages`` by cachestat's counts of each span: all or none of a span's pages
     cached is answered by the count, a span partly cached by mincore; None without cachestat."""
     vector = []
     for at in range(start, start + size, _COUNTED_SPAN):
         span = min(_COUNTED_SPAN, start + size - at)
         pages = (span + PAGE - 1) // PAGE
-        cached = _cached_pages(libc, fd, at, span)
+        cached = _cached_pages(calls, fd, at, span)
         if cached is None:
             return None
         if cached in (0, pages):
             vector.append((b"\x01" if cached else b"\x00") * pages)
             continue
-        walked = _mincore(libc, fd, at, span)
+        walked = calls.mincore(fd, at, span)
         if walked is None:
             return None
         vector.append(walked)
     return b"".join(vector)
-
-
-def _mincore(libc: Any, fd: int, start: int, size: int) -> bytes | None:
-    addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, start)
-    if addr in (None, ctypes.c_void_p(-1).value):
-        return None
-    try:
-        vec = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
-        if libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(size), vec) != 0:
-            return None
-        return vec.raw
-    finally:
-        libc.munmap(ctypes.c_void_p(addr), ctypes.c_size_t(size))
 
 
 def _may_see_cache(fd: int) -> bool:
@@ -385,62 +373,37 @@ def _may_see_cache(fd: int) -> bool:
     return os.access(f"/proc/self/fd/{fd}", os.W_OK)
 
 
-class _CachestatRange(ctypes.Structure):
-    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
-
-
-class _Cachestat(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_uint64)
-        for name in ("nr_cache", "nr_dirty", "nr_writeback", "nr_evicted", "nr_recently_evicted")
-    ]
-
-
-_SYS_CACHESTAT = 451
-"""cachestat(2), Linux 6.5+: one number on every architecture (asm-generic's table)."""
 _HAS_CACHESTAT = True
 
 
-def _cached_pages(libc: Any, fd: int, start: int, size: int) -> int | None:
+def _cached_pages(calls: Any, fd: int, start: int, size: int) -> int | None:
     """How many pages of ``size`` bytes from ``start`` the page cache holds (cachestat(2),
     which counts a large folio at once), or None where the kernel has no cachestat."""
     global _HAS_CACHESTAT
     if not _HAS_CACHESTAT:
         return None
-    found = _Cachestat()
-    span = _CachestatRange(start, size)
-    if libc.syscall(_SYS_CACHESTAT, fd, ctypes.byref(span), ctypes.byref(found), 0) != 0:
-        if ctypes.get_errno() == errno.ENOSYS:
+    cached = calls.cached_pages(fd, start, size)
+    if cached < 0:
+        if -cached == errno.ENOSYS:
             _HAS_CACHESTAT = False
         return None
-    return int(found.nr_cache)
+    return int(cached)
 
 
-_LIBC: Any = None
+def _system() -> Any:
+    """What answers cachestat and mincore: the C module, else ctypes over libc (None: no
+    libc to call)."""
+    native = speedups.native()
+    if native is not None:
+        return native
+    return _libc_calls()
 
 
-def _libc() -> Any:
-    global _LIBC
-    if _LIBC is None:
-        try:
-            # the process's own symbols hold libc's: no ctypes.util.find_library, which
-            # imports subprocess and runs ldconfig, a tenth of a short run
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.mmap.restype = ctypes.c_void_p
-            libc.mmap.argtypes = [
-                ctypes.c_void_p,
-                ctypes.c_size_t,
-                ctypes.c_int,
-                ctypes.c_int,
-                ctypes.c_int,
-                ctypes.c_long,
-            ]
-            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-            libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-            _LIBC = libc
-        except (OSError, AttributeError):  # no libc with mincore: nothing is dropped
-            _LIBC = False
-    return _LIBC or None
+def _libc_calls() -> ModuleType | None:
+    # ctypes, only where the C module is not there (or turned off): 2 ms of a short run
+    from kdump.storage import libc
+
+    return libc if libc.available() else None
 
 
 def read_ranges(
@@ -474,14 +437,6 @@ def residency(path: str | os.PathLike[str]) -> bytes | None:
     return None if found is None else found.translate(_LOW_BIT)
 
 
-IOPRIO_CLASS_IDLE = 3
-_IOPRIO_CLASS_SHIFT = 13
-_IOPRIO_WHO_PROCESS = 1
-_SYS_IOPRIO_SET = {"x86_64": 251, "aarch64": 30, "i686": 289, "armv7l": 314, "ppc64le": 273}
-"""ioprio_set's number (linux/ioprio.h, each architecture's syscall table): glibc has no
-wrapper and Python no os.ioprio_set."""
-
-
 def lower_priority() -> list[str]:
     """--nice: this process (and the workers it forks) runs at the lowest CPU priority and in
     the idle I/O class (what ``nice -n 19 ionice -c 3`` gives: disk time only when nobody else
@@ -492,14 +447,13 @@ def lower_priority() -> list[str]:
         os.nice(19 - os.nice(0))
     except OSError as e:
         notes.append(f"CPU priority unchanged: {e.strerror or e}")
-    number = _SYS_IOPRIO_SET.get(os.uname().machine)
-    libc = _libc()
-    if number is None or libc is None:
-        notes.append(f"I/O priority unchanged: no ioprio_set on {os.uname().machine}")
-        return notes
-    value = IOPRIO_CLASS_IDLE << _IOPRIO_CLASS_SHIFT
-    if libc.syscall(number, _IOPRIO_WHO_PROCESS, 0, value) != 0:
-        notes.append(f"I/O priority unchanged: {os.strerror(ctypes.get_errno())}")
+    libc = _libc_calls()
+    machine = os.uname().machine
+    error = None if libc is None else libc.idle_io_priority(machine)
+    if libc is None or error == errno.ENOSYS:
+        notes.append(f"I/O priority unchanged: no ioprio_set on {machine}")
+    elif error:
+        notes.append(f"I/O priority unchanged: {os.strerror(error)}")
     return notes
 
 

@@ -18,6 +18,7 @@ from kdump.format.walk import (
     Pager,
     iter_batches,
     iter_records,
+    populate_pages,
     release_pages,
 )
 from kdump.storage.reading import KEEP, CacheGuard, ReadPolicy
@@ -78,6 +79,11 @@ class FileRecords:
             None if guard is None else guard.release,
             None if policy.throttle is None else policy.charge,
         )
+
+    def populate(self, start: int, end: int) -> None:
+        """Fault in the pages of ``[start, end)`` now (a walk of a range too short for a
+        read-ahead thread: a piece of a --jobs dump)."""
+        populate_pages(self.buf, start, end)
 
     def batch_pager(self) -> Pager | None:
         """The pager a read of a few batches needs: none for a mapped file (its bytes are all

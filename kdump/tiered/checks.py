@@ -5,9 +5,9 @@ and the same partition's local log."""
 from __future__ import annotations
 
 from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import LogScan
 from kdump.checks.sink import FindingSink
 from kdump.errors import KdumpError, StoreError
+from kdump.log_scan import LogScan
 from kdump.storage.remote.layouts import AIVEN, KAFKA_RSM, WATERMARK, RemotePartition
 from kdump.storage.tiered import TieredStorage
 

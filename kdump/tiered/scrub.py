@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.errors import InputError
@@ -502,7 +503,7 @@ def scrub_bucket(
     metadata = read_remote_log_metadata(metadata_paths, partition_count, store)
     layouts = parse_listing(store.listing(url).items())
     result = scrub(layouts, metadata, options, store.full_url(url))
-    looked_for = any(f.code == "SCRUB_SEGMENT_MISSING" for f in result.findings)
+    looked_for = any(f.code == Code.SCRUB_SEGMENT_MISSING for f in result.findings)
     if not layouts.partitions and not layouts.puffins and not looked_for:
         raise InputError(
             url,

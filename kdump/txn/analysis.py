@@ -24,10 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.segment import walk_in_order
 from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    CompletedTxn,
+    ProducerStateEntry,
+    TxnMetadata,
+)
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.txn.coordinator import (
     COMPLETE_STATES,
@@ -35,12 +42,6 @@ from kdump.txn.coordinator import (
     TransactionMetadata,
     is_transaction_state,
     read_coordinator_view,
-)
-from kdump.txn.producer_state import (
-    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    CompletedTxn,
-    ProducerStateEntry,
-    TxnMetadata,
 )
 from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog
@@ -205,7 +206,7 @@ def analyze_partition(
     view = view if view is not None else CoordinatorView()
     if not log.segments:
         return None
-    log.walk_in_order()
+    walk_in_order(log)
     end = log.producer_state
     findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
     findings += end.findings

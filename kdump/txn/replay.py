@@ -13,6 +13,7 @@ opened partition (kdump.unified_log) sets it up from its snapshot and finishes i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
@@ -21,14 +22,17 @@ from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
-from kdump.segment import LogSegment
-from kdump.storage.records import FileRecords
-from kdump.txn.producer_state import (
+from kdump.producer_state import (
     Appended,
     CompletedTxn,
     MarkerWithoutTxn,
     ProducerStateManager,
 )
+from kdump.segment import LogSegment
+from kdump.storage.records import FileRecords
+
+if TYPE_CHECKING:
+    from kdump.format.snapshot import ProducerSnapshot
 
 
 @dataclass
@@ -98,8 +102,56 @@ class ProducerReplay:
         self.cut = False
         """Recovery's cut was met: nothing after it is replayed."""
         self.snapshot_path: str | None = None
+        self.skipped = False
+        """The broker skips the rebuild (``skip_rebuild``)."""
         self._segment: LogSegment | None = None
         self._segment_aborts: dict[tuple[int, int], AbortedRange] = {}
+
+    @classmethod
+    def start(
+        cls,
+        snapshot: ProducerSnapshot | None,
+        state_from: int,
+        now_ms: int,
+        expiration_ms: int,
+        high_watermark: int | None,
+    ) -> ProducerReplay:
+        """A replay set up as the broker's load sets it up: the state of ``snapshot`` (taken
+        at ``state_from``; producers expired at ``now_ms`` left out), or an empty one replayed
+        from ``state_from`` (the log start); ``high_watermark``: the checkpointed one."""
+        if snapshot is not None:
+            state = ProducerStateManager.from_snapshot(
+                snapshot, now_ms, expiration_ms, high_watermark
+            )
+        else:
+            state = ProducerStateManager(high_watermark=high_watermark)
+        return cls(ProducerStateManager(), state, state_from)
+
+    def skip_rebuild(self, high_watermark: int | None, log_end: int) -> None:
+        """The rebuild the broker skips (a clean stop, no snapshot): no producer state, as of
+        the log end."""
+        self.state = ProducerStateManager(high_watermark=high_watermark)
+        self.state_from = log_end
+        self.skipped = True
+
+    def at_end(self, high_watermark: int) -> ProducerStateAtEnd:
+        """What the replay left, once every segment was replayed and the high watermark is
+        known."""
+        self.aborted.sort(key=lambda a: (a.last_offset, a.producer_id))
+        state = self.state
+        state.on_high_watermark_updated(high_watermark)
+        return ProducerStateAtEnd(
+            state=state,
+            state_from=self.state_from,
+            snapshot_path=self.snapshot_path,
+            completed=self.completed,
+            aborted=self.aborted,
+            findings=self.findings,
+            log_end=self.log_end,
+            batches=self.batches,
+            first_unstable_offset=state.first_unstable_offset(),
+            skipped=self.skipped,
+        )
 
     def _mode(self, part: BatchRun) -> Producers:
         if self.history.ongoing_txns or part.last_offset[part.n - 1] >= self.state_from:

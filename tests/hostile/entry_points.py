@@ -43,6 +43,20 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.crc32c(object())", "TypeError"),
     ],
     "hardware_crc": [("c.hardware_crc()", "ok")],
+    # the page cache's calls: a descriptor that is not open, ranges past the file or negative
+    "cached_pages": [
+        ("c.cached_pages(-1, 0, 4096)", "ok"),
+        ("import tempfile; c.cached_pages(tempfile.TemporaryFile().fileno(), -5, -1)", "ok"),
+        ("c.cached_pages(0, 2**63, 1)", "OverflowError"),
+        ("c.cached_pages('x', 0, 1)", "TypeError"),
+    ],
+    "mincore": [
+        ("c.mincore(-1, 0, 4096)", "ok"),
+        ("import tempfile; c.mincore(tempfile.TemporaryFile().fileno(), 0, 2**62)", "ok"),
+        ("f = open('/proc/self/exe', 'rb'); assert len(c.mincore(f.fileno(), 0, 2**62)) > 0", "ok"),
+        ("c.mincore(0, 1, 4096)", "ok"),
+        ("c.mincore(0, 0, 2**63)", "OverflowError"),
+    ],
     "set_hardware_crc": [("c.set_hardware_crc(c.set_hardware_crc(True))", "ok")],
     "walk_v2": [
         ("c.walk_v2(b'x' * 100, 10**12, 10**12, 10**12, 2**40, 10**9, True, True)", "ok"),

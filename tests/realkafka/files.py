@@ -16,16 +16,30 @@ once, with why:
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
 
+from kdump.errors import KdumpError
 from kdump.format.names import RECOVERY_POINT_CHECKPOINT
 from kdump.format.textfiles import (
     TopicPartitionOffset,
-    offset_checkpoint_at,
     offset_checkpoint_bytes,
+    read_offset_checkpoint,
 )
+
+
+def offset_checkpoint_at(path: str | os.PathLike[str]) -> dict[tuple[str, int], int] | None:
+    """An offset checkpoint file's entries by (topic, partition), or None when it is missing
+    or unreadable (verify says why; the broker falls back without it)."""
+    try:
+        with open(path, "rb") as f:
+            entries = read_offset_checkpoint(f.read(1 << 24), str(path))
+    except (OSError, KdumpError):
+        return None
+    return {(e.topic, e.partition): e.offset for e in entries}
+
 
 KDUMP_KEPT = (".kdump-bak",)
 INDEX_SUFFIXES = (".index", ".timeindex")

@@ -2,7 +2,7 @@
 
 A thread polls SparkContext.statusTracker() and keeps one bar per stage (tasks done of the
 stage's tasks, their rate, time left) in kdump's progress display
-(``kdump.render.progress.progress_display``); the command passes none when stderr is no
+(``kdump.render.progress_display.progress_display``); the command passes none when stderr is no
 terminal.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import SparkSession
 
 if TYPE_CHECKING:
-    from kdump.render.progress import ProgressDisplay
+    from kdump.render.progress_display import ProgressDisplay
 
 POLL_SECONDS = 0.2
 

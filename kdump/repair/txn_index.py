@@ -1,5 +1,5 @@
 """The .txnindex bytes a recovery writes; the producer state it keeps while writing them is
-Kafka's ProducerStateManager, in :mod:`kdump.txn.producer_state` (shared with ``kdump txn``)."""
+Kafka's ProducerStateManager, in :mod:`kdump.producer_state` (shared with ``kdump txn``)."""
 
 from __future__ import annotations
 

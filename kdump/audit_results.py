@@ -11,7 +11,6 @@ cannot write.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -20,13 +19,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from kdump import readback
 from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.errors import InputError, KdumpError, ReadBackError
-from kdump.storage import ObjectStore, is_url
+from kdump.storage import ObjectStore, outputs
 from kdump.untrusted import path_part
 
 AUDIT_SUFFIX = ".json"
@@ -109,7 +107,7 @@ def refuse_replacing(target: str, run: dict[str, Any], store: ObjectStore) -> No
     """An error where ``target`` (a name without fields: one file, replaced by every run) holds
     the verify result of a log dir this run does not verify: replacing it would drop that log
     dir from the fleet's page. A result of the same log dirs (or of fewer) is replaced."""
-    if not (is_url(target) or os.path.exists(target)):
+    if not outputs.may_exist(target):
         return
     try:
         before = parse_audit(target, _read(target, store))
@@ -137,7 +135,7 @@ def target_fields(template: str) -> set[str]:
 def output_template(target: str) -> str:
     """``--output`` as a template: a directory or a prefix (``/fleet/``, an existing directory,
     ``s3://bucket/audits/``) gets DEFAULT_TEMPLATE beneath it."""
-    if target.endswith("/") or (not is_url(target) and os.path.isdir(target)):
+    if target.endswith("/") or outputs.is_local_directory(target):
         return target.rstrip("/") + "/" + DEFAULT_TEMPLATE
     return target
 
@@ -166,82 +164,17 @@ def check_target_directory(template: str) -> None:
     done: the directory it starts in (before its first field; a plain path's own) must be one
     this user may write in. The directories its fields name are made as the result is written
     (``/fleet/{cluster_id}/{broker_id}/{started}.json``: ``/fleet`` must be there)."""
-    path = _local_path(template)
+    path = outputs.local_path(template)
     if path is None:
         return
     directory = (_fixed_part(path) if "{" in path else os.path.dirname(path)) or "."
-    if not os.path.isdir(directory):
-        reason = "not a directory" if os.path.exists(directory) else "no such directory"
-        raise InputError(template, f"cannot write it: {reason}: {directory.rstrip('/') or '/'}")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(template, f"cannot write it: permission denied: {directory}")
-
-
-def _local_path(target: str) -> str | None:
-    if not is_url(target):
-        return target
-    if target.startswith("file://"):
-        return target.removeprefix("file://")
-    return None
+    outputs.check_writable(template, directory)
 
 
 def write_audit(target: str, text: str, store: ObjectStore, own_name: bool = False) -> str:
-    """Write ``text`` to ``target`` (a path or an object's URL), whole or not at all; where it
-    went. ``own_name``: the name is this run's own (a template's): an object or file there
-    already (a run in the same millisecond) is never replaced, the name gets ``-2``, ``-3``...
-    before its suffix. The directories of a local target are made."""
-    from kdump.render.prom import write_textfile
-
-    local = _local_path(store.full_url(target) if target.startswith("file:") else target)
-    if local is None:
-        name = target
-        for n in range(2, 102) if own_name else ():
-            if not store.exists(name):
-                break
-            name = _numbered(target, n)
-        store.write_object(name, text.encode("utf-8"))
-        return name
-    _make_directories(os.path.dirname(local) or ".", target)
-    if not own_name:
-        write_textfile(local, text)
-        return local
-    return write_new_textfile(local, text)
-
-
-def _numbered(name: str, n: int) -> str:
-    stem, dot, suffix = name.rpartition(".")
-    return f"{stem}-{n}.{suffix}" if dot and "/" not in suffix else f"{name}-{n}"
-
-
-def _make_directories(directory: str, target: str) -> None:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise InputError(target, f"cannot write it: {e.strerror or e}: {directory}") from None
-
-
-def write_new_textfile(path: str, text: str) -> str:
-    """``text`` as a new file at ``path`` (or ``path-2``, ``-3``... where one is there), made
-    whole beside it and linked into place: an existing file is never replaced."""
-    from kdump.render.prom import write_textfile
-
-    directory = os.path.dirname(path) or "."
-    staging = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.new")
-    write_textfile(staging, text)
-    try:
-        for n in range(1, 101):
-            name = path if n == 1 else _numbered(path, n)
-            try:
-                os.link(staging, name)
-            except FileExistsError:
-                continue
-            except OSError as e:
-                raise InputError(path, f"cannot write it: {e.strerror or e}") from None
-            return name
-        raise InputError(path, "cannot write it: 100 results of this name are there")
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(staging)
+    """Write a result to ``target`` (a path or an object's URL), whole or not at all; where it
+    went (kdump.storage.outputs.write_whole: ``own_name`` never replaces one there)."""
+    return outputs.write_whole(target, text, store, own_name)
 
 
 # -- reading them back -------------------------------------------------------------------------
@@ -419,30 +352,15 @@ def looks_like_audits(target: str, store: ObjectStore) -> bool:
 
     if target.endswith(AUDIT_SUFFIX):
         return True
-    if is_url(target):
-        names = [url.rsplit("/", 1)[-1] for url in store.listing(target)]
-    elif os.path.isdir(target):
-        names = [n for _, _, files in os.walk(target) for n in files]
-    else:
+    names = outputs.names_below(target, store)
+    if names is None:
         return False
     return any(n.endswith(AUDIT_SUFFIX) for n in names) and not any(map(is_segment_name, names))
 
 
 def _sources(target: str, store: ObjectStore, unreadable: list[KdumpError]) -> list[str]:
     try:
-        if is_url(target):
-            listed = store.listing(target)
-            if not listed:
-                raise InputError(target, "no such object or prefix")
-            if list(listed) == [store.full_url(target)]:
-                return list(listed)
-            found = [url for url in listed if url.endswith(AUDIT_SUFFIX)]
-        elif os.path.isdir(target):
-            found = [str(p) for p in sorted(Path(target).rglob("*" + AUDIT_SUFFIX))]
-        elif os.path.exists(target):
-            return [target]
-        else:
-            raise InputError(target, "no such file or directory")
+        found = outputs.files_below(target, AUDIT_SUFFIX, store)
         if not found:
             raise InputError(target, f"holds no verify result ({AUDIT_SUFFIX})")
         return found
@@ -461,16 +379,7 @@ MAX_ROWS = 1 << 20
 def _read(source: str, store: ObjectStore, found: bool = False) -> bytes:
     """A result's bytes, at most MAX_RESULT_BYTES (and one more, to tell a larger one);
     ``found``: a file met in a walk of a directory, never followed through a symlink."""
-    if is_url(source):
-        if store.size(source) > MAX_RESULT_BYTES:
-            raise InputError(source, f"larger than the {MAX_RESULT_BYTES} bytes of a result")
-        return store.read_object(source, limit=MAX_RESULT_BYTES)
-    try:
-        fd = os.open(source, os.O_RDONLY | (os.O_NOFOLLOW if found else 0))
-        with os.fdopen(fd, "rb") as f:
-            return f.read(MAX_RESULT_BYTES + 1)
-    except OSError as e:
-        raise InputError(source, f"cannot read it: {e.strerror or e}") from None
+    return outputs.read_bounded(source, MAX_RESULT_BYTES, store, found)
 
 
 FUTURE_SLACK_MS = 3_600_000

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.checks.findings import Finding, Severity
-from kdump.discovery import LocalPartition, local_partitions
 from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.repair import (
@@ -22,7 +21,7 @@ from kdump.render.repair import (
     stopped_in_commit_line,
 )
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.files import remove_leftovers
+from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, OFFSET_INDEX, TIME_INDEX, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig, IndexConfigs
