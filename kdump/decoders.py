@@ -163,7 +163,7 @@ class SchemaSource:
         if missing:
             raise DecoderLoadError(
                 f"the schema-registry decoder needs the '{SCHEMAS_EXTRA}' extra "
-                f"(missing: {', '.join(missing)}): pip install 'kdump[{SCHEMAS_EXTRA}]'"
+                f"(missing: {', '.join(missing)}): pip install 'kafka-kdump[{SCHEMAS_EXTRA}]'"
             )
 
     def schema(self, schema_id: int) -> Schema:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 
 class ExitCode(IntEnum):
-    """Exit codes documented in the README."""
+    """Exit codes, documented in docs/exit-codes.md (the README has the short table)."""
 
     OK = 0
     WARNINGS = 1

@@ -163,7 +163,7 @@ def python_crc() -> str:
 
 def how_to_enable() -> str | None:
     """Where the C paths are off for the process: how to get them, in one line (None where
-    they are loaded). The wheel, not a package name: "kdump" on PyPI is another project."""
+    they are loaded). The distribution is kafka-kdump ("kdump" on PyPI is another project)."""
     if _module is not None:
         return None
     if os.environ.get("KDUMP_PURE_PYTHON"):
@@ -172,9 +172,10 @@ def how_to_enable() -> str | None:
 
     # scripts/build-dist.sh's wheels: the stable-ABI build from 3.11 on, its own for 3.10
     tag = "cp310-cp310" if sys.version_info < (3, 11) else "cp311-abi3"
-    wheel = f"kdump-{__version__}-{tag}-manylinux*_{os.uname().machine}.whl"
+    wheel = f"kafka_kdump-{__version__}-{tag}-manylinux*_{os.uname().machine}.whl"
     return (
-        f"pip install --force-reinstall {wheel} (a release's wheel for this Python and machine, "
-        "built with them), or run kdump.pyz on x86-64 Linux; or reinstall where a C compiler "
-        "and Python's headers are (Debian: apt install gcc python3-dev)"
+        f"pip install --force-reinstall --only-binary kafka-kdump 'kafka-kdump=={__version__}' "
+        f"(a release's wheel for this Python and machine, built with them; or its file, {wheel}), "
+        "or run kdump.pyz on x86-64 Linux; or reinstall where a C compiler and Python's headers "
+        "are (Debian: apt install gcc python3-dev)"
     )

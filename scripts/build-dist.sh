@@ -1,11 +1,13 @@
 #!/bin/sh
 # scripts/build-dist.sh OUTDIR: what a release of kdump ships for x86-64 Linux, built from
-# this checkout into OUTDIR (README: "Install"):
-#   kdump-V.tar.gz                                   the sdist: C fast paths built at install
+# this checkout into OUTDIR (docs/install.md):
+# The distribution is kafka-kdump on PyPI ("kdump" there is another project); the command and
+# the import are kdump.
+#   kafka_kdump-V.tar.gz                             the sdist: C fast paths built at install
 #                                                    where a C compiler and Python's headers are
-#   kdump-V-cp311-abi3-manylinux_2_17_x86_64.whl     CPython 3.11 and every later one (the C
+#   kafka_kdump-V-cp311-abi3-manylinux_2_17_x86_64.whl  CPython 3.11 and every later one (the C
 #                                                    module keeps to the stable ABI)
-#   kdump-V-cp310-cp310-manylinux_2_17_x86_64.whl    CPython 3.10 (buffers joined the stable ABI
+#   kafka_kdump-V-cp310-cp310-manylinux_2_17_x86_64.whl CPython 3.10 (buffers joined the stable ABI
 #                                                    in 3.11)
 #   kdump.pyz                                        one file: python3 kdump.pyz verify DIR
 # The wheels are repaired by auditwheel to manylinux_2_17 (glibc 2.17, 2012), and the build
@@ -26,7 +28,7 @@ fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-# the checkout's own environment where there is one (README: .venv), else python3
+# the checkout's own environment where there is one (the README's set-up: .venv), else python3
 if [ -z "${PYTHON:-}" ]; then
     PYTHON=python3
     if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; fi
@@ -51,15 +53,15 @@ fi
     cat "$work/build.log" >&2
     exit 1
 }
-sdist=$(ls "$work"/built/kdump-*.tar.gz)
+sdist=$(ls "$work"/built/kafka_kdump-*.tar.gz)
 if [ -n "$PYTHON310" ]; then
     # uv: its build environment made in a second, where pip's took 15 s
     "$PYTHON" -m uv build -q --wheel --python "$PYTHON310" --out-dir "$work/built" "$sdist"
 else
     say "no python3.10 (set PYTHON310): no 3.10 wheel, and kdump.pyz will not run on 3.10"
 fi
-rm -f "$out"/kdump-*.whl "$out"/kdump-*.tar.gz "$out"/kdump.pyz
-for wheel in "$work"/built/kdump-*.whl; do
+rm -f "$out"/kafka_kdump-*.whl "$out"/kafka_kdump-*.tar.gz "$out"/kdump.pyz
+for wheel in "$work"/built/kafka_kdump-*.whl; do
     auditwheel -v repair --strip --plat manylinux_2_17_x86_64 -w "$out" "$wheel" \
         >"$work/repair.log" 2>&1 || {
         cat "$work/repair.log" >&2
@@ -68,7 +70,7 @@ for wheel in "$work"/built/kdump-*.whl; do
     }
 done
 # the abi3 wheel's claim checked against the stable ABI's own symbol list (3.11's)
-abi3audit --strict "$out"/kdump-*-abi3-*.whl >"$work/abi3audit.log" 2>&1 || {
+abi3audit --strict "$out"/kafka_kdump-*-abi3-*.whl >"$work/abi3audit.log" 2>&1 || {
     cat "$work/abi3audit.log" >&2
     exit 1
 }

@@ -41,6 +41,8 @@ PLATFORM = "x86_64-manylinux_2_17"
 # crcmod publishes only its source: built without its C extension (CC=/bin/false), it is a
 # pure wheel that serves every Python (it falls back to its Python code)
 SOURCE_ONLY = ("crcmod",)
+# the wheels' file name: the distribution kafka-kdump ("kdump" on PyPI is another project)
+DIST = "kafka_kdump"
 
 
 def pip(*args: str, env: dict[str, str] | None = None) -> None:
@@ -54,7 +56,7 @@ def pip(*args: str, env: dict[str, str] | None = None) -> None:
 def kdump_wheel(wheels: Path, python: str) -> Path:
     """The wheel of kdump for this Python: its own (cp310) or the stable-ABI one (cp311+)."""
     tag = "cp310-cp310" if python == "3.10" else "cp311-abi3"
-    found = sorted(wheels.glob(f"kdump-*-{tag}-*manylinux*x86_64*.whl"))
+    found = sorted(wheels.glob(f"{DIST}-*-{tag}-*manylinux*x86_64*.whl"))
     if len(found) != 1:
         sys.exit(f"build_pyz: expected one kdump {tag} manylinux wheel in {wheels}, found {found}")
     return found[0]
@@ -160,7 +162,7 @@ def main() -> int:
     parser.add_argument("wheels", type=Path, help="the directory with kdump's manylinux wheels")
     parser.add_argument("out", type=Path, help="the .pyz to write")
     args = parser.parse_args()
-    pythons = [p for p in PYTHONS if p != "3.10" or any(args.wheels.glob("kdump-*-cp310-*.whl"))]
+    pythons = [p for p in PYTHONS if p != "3.10" or any(args.wheels.glob(f"{DIST}-*-cp310-*.whl"))]
     if pythons[0] != "3.10":
         print("build_pyz: no cp310 wheel: kdump.pyz will not run on Python 3.10", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:

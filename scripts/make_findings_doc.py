@@ -8,9 +8,10 @@ tests/test_findings_registry.py checks that the committed file is this script's 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from generated import write_or_check  # scripts/generated.py, beside this one
 
 from kdump.checks.registry import AREAS, CODES, FindingCode
 
@@ -74,17 +75,7 @@ def findings_doc() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
-    args = parser.parse_args()
-    doc = findings_doc()
-    if args.check:
-        stale = not DOC.exists() or DOC.read_text() != doc
-        if stale:
-            print(f"{DOC} is stale: run scripts/make_findings_doc.py", file=sys.stderr)
-        return int(stale)
-    DOC.write_text(doc)
-    return 0
+    return write_or_check(__doc__.splitlines()[0], DOC, findings_doc())
 
 
 if __name__ == "__main__":

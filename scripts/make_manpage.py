@@ -9,11 +9,11 @@ tests/test_manpage.py checks that the committed page is this script's output. Re
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import click
+from generated import write_or_check  # scripts/generated.py, beside this one
 
 from kdump.cli import cli
 
@@ -117,20 +117,7 @@ def manpage() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check docs/kdump.1")
-    args = parser.parse_args()
-    page = manpage()
-    if args.check:
-        if PAGE.read_text() != page:
-            print(
-                f"{PAGE.relative_to(REPO)} is stale: run scripts/make_manpage.py", file=sys.stderr
-            )
-            return 1
-        return 0
-    PAGE.write_text(page)
-    print(f"wrote {PAGE.relative_to(REPO)}")
-    return 0
+    return write_or_check(__doc__.splitlines()[0], PAGE, manpage())
 
 
 if __name__ == "__main__":

@@ -65,14 +65,14 @@ def check_host(python):
         this = f"{sys.implementation.name} {sys.version.split()[0]}"
         fail(
             f"this file carries kdump for CPython {pythons}, and this is {this}: run it with "
-            "one of those, or install kdump with pip"
+            "one of those, or install kdump with pip (pip install kafka-kdump)"
         )
     machine, libc = os.uname().machine, glibc()
     if sys.platform != "linux" or machine != "x86_64" or not (libc or "").startswith("glibc"):
         this = f"{sys.platform} {machine} {libc or 'without glibc'}"
         fail(
             "this file carries kdump's binary packages for x86-64 Linux with glibc, and this "
-            f"is {this}: install kdump with pip"
+            f"is {this}: install kdump with pip (pip install kafka-kdump)"
         )
 
 

@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from pathlib import Path
@@ -70,7 +71,10 @@ def fixture_logs() -> list[ParameterSet]:
 
 
 def script_module(name: str) -> ModuleType:
-    """scripts/<name>.py loaded as a module (the generators whose output tests compare)."""
+    """scripts/<name>.py loaded as a module (the generators whose output tests compare), its
+    directory on the path as when it runs (the generators share scripts/generated.py)."""
+    if str(REPO / "scripts") not in sys.path:
+        sys.path.append(str(REPO / "scripts"))
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

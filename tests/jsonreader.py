@@ -1,5 +1,6 @@
-"""The README's reader of lossless JSON (issue 29.1), run as a user would copy it: the tests
-rebuild keys, values and header values with it, so the documented reader is the tested one."""
+"""The documented reader of lossless JSON (issue 29.1; docs/json.md), run as a user would copy
+it: the tests rebuild keys, values and header values with it, so the documented reader is the
+tested one."""
 
 from __future__ import annotations
 
@@ -10,21 +11,21 @@ from typing import Any
 from conftest import REPO
 
 Reader = Callable[[str | None, str | None], bytes | None]
-README_SECTION = "### Keys, values and headers in JSON"
+PAGE = REPO / "docs" / "json.md"
+SECTION = "## Keys, values and headers in JSON"
 
 
-def readme_reader() -> Reader:
-    """The ``raw`` function of the README's JSON section."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split(README_SECTION, 1)[1]
+def documented_reader() -> Reader:
+    """The ``raw`` function of the JSON page's section on keys and values."""
+    section = PAGE.read_text().split(SECTION, 1)[1]
     block = re.search(r"```python\n(.*?)```", section, re.S)
     assert block is not None
     lines = [x for x in block[1].splitlines() if x.strip()]
-    assert len(lines) <= 6, "the README promises a reader in 5 lines (and an import)"
+    assert len(lines) <= 6, "the page promises a reader in 5 lines (and an import)"
     namespace: dict[str, Any] = {}
     exec(block[1], namespace)
     reader: Reader = namespace["raw"]
     return reader
 
 
-raw = readme_reader()
+raw = documented_reader()

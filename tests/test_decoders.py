@@ -13,9 +13,8 @@ import io
 import json
 import struct
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 from unittest import mock
@@ -25,6 +24,7 @@ import pytest
 from clirun import run_kdump
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from localhttp import Quiet, serving
 
 AVRO_SCHEMA = {
     "type": "record",
@@ -186,7 +186,7 @@ def test_jsonl_shows_schema_id_format_and_value(tmp_path: Path, schema_dir: Path
     assert record["value_encoding"] == "schema-registry"  # the rendering, named (issue 29.1)
 
 
-class Registry(BaseHTTPRequestHandler):
+class Registry(Quiet, BaseHTTPRequestHandler):
     schemas: ClassVar[dict[int, dict[str, object]]] = {}
     requests: ClassVar[list[str]] = []
 
@@ -208,9 +208,6 @@ class Registry(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def registry() -> Iterator[str]:
@@ -220,14 +217,8 @@ def registry() -> Iterator[str]:
         23: {"schemaType": "JSON", "schema": json.dumps(JSON_SCHEMA)},
     }
     Registry.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Registry)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Registry) as url:
+        yield url
 
 
 def test_schemas_fetched_from_a_registry_once_per_id(tmp_path: Path, registry: str) -> None:
@@ -269,7 +260,7 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path: Path, schema_dir: Path) 
     assert (
         "the schema-registry decoder needs the 'schemas' extra (missing: fastavro): " in ran.stderr
     )
-    assert "pip install 'kdump[schemas]'" in ran.stderr
+    assert "pip install 'kafka-kdump[schemas]'" in ran.stderr
     assert "Traceback" not in ran.stderr
 
 

@@ -105,15 +105,15 @@ def checkout() -> dict[str, object]:
 
 
 def test_dist_holds_the_sdist_the_wheels_and_the_pyz(dist: Path) -> None:
-    sdist = one(dist, "kdump-*.tar.gz")
-    version = sdist.name.removeprefix("kdump-").removesuffix(".tar.gz")
-    abi3 = one(dist, f"kdump-{version}-cp311-abi3-*.whl")
+    sdist = one(dist, "kafka_kdump-*.tar.gz")
+    version = sdist.name.removeprefix("kafka_kdump-").removesuffix(".tar.gz")
+    abi3 = one(dist, f"kafka_kdump-{version}-cp311-abi3-*.whl")
     # manylinux_2_17: auditwheel found nothing newer than glibc 2.17 in the C module
     assert abi3.name.endswith(".manylinux_2_17_x86_64.whl")
     with zipfile.ZipFile(abi3) as z:
         assert "kdump/_speedups.abi3.so" in z.namelist()
     if python_at(10) is not None:
-        cp310 = one(dist, f"kdump-{version}-cp310-cp310-*.whl")
+        cp310 = one(dist, f"kafka_kdump-{version}-cp310-cp310-*.whl")
         with zipfile.ZipFile(cp310) as z:
             assert "kdump/_speedups.cpython-310-x86_64-linux-gnu.so" in z.namelist()
     assert (dist / "kdump.pyz").stat().st_size > 0
@@ -125,7 +125,7 @@ def test_wheel_without_a_compiler_runs_the_c_paths(
     """pip install of the wheel where nothing compiles: the C module came built, and gives
     verify's answer over every oracle partition."""
     bin_dir = fresh_venv(tmp_path / "venv")
-    pip_install(bin_dir, str(one(dist, "kdump-*-cp311-abi3-*.whl")))
+    pip_install(bin_dir, str(one(dist, "kafka_kdump-*-cp311-abi3-*.whl")))
     version = run([str(bin_dir / "kdump"), "--version"]).stdout
     assert f"from {tmp_path / 'venv'}" in version
     assert re.search(r"^fast paths: C; CRC-32C: (SSE4\.2 instructions|software)", version, re.M)
@@ -139,10 +139,14 @@ def test_sdist_without_a_compiler_runs_pure_python_and_says_so(
     """pip install of the sdist where nothing compiles: the install succeeds without the C
     module, kdump says it runs pure Python and how to get the C paths, and answers the same."""
     bin_dir = fresh_venv(tmp_path / "venv")
-    pip_install(bin_dir, str(one(dist, "kdump-*.tar.gz")))
+    pip_install(bin_dir, str(one(dist, "kafka_kdump-*.tar.gz")))
     version = run([str(bin_dir / "kdump"), "--version"]).stdout
     assert "fast paths: off, pure Python (not built: " in version
-    assert "\nto get them: pip install --force-reinstall kdump-" in version
+    assert (
+        "\nto get them: pip install --force-reinstall --only-binary kafka-kdump 'kafka-kdump=="
+        in version
+    )
+    assert "; or its file, kafka_kdump-" in version
     assert verdict([str(bin_dir / "kdump")]) == checkout["verify"]
 
 

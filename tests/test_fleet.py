@@ -233,7 +233,7 @@ def test_two_runs_on_one_host_never_replace_each_others_result(tmp_path: Path) -
 
 @pytest.mark.parametrize("url", [False, True], ids=["path", "file-url"])
 def test_the_readmes_layout_makes_its_directories(tmp_path: Path, url: bool) -> None:
-    """Issue 44 point 9: ``/fleet/{cluster_id}/{broker_id}/{started}.json`` (the README's
+    """Issue 44 point 9: ``/fleet/{cluster_id}/{broker_id}/{started}.json`` (docs/fleet.md's
     layout) makes the directories its fields name, locally and under file://; the result is
     JSON whatever --format says (kdump report reads it)."""
     log_dir = broker_log_dir(tmp_path, 4)

@@ -1,8 +1,8 @@
 """Lossless JSON (issue 29.1): every key, value and header value kdump writes as JSON gives back
-its exact bytes, read with the README's own reader.
+its exact bytes, read with the documented reader (docs/json.md).
 
 Every record of the oracle, corrupt and generated fixtures is dumped as JSON Lines, rebuilt with
-the reader the README documents (run from the README itself), and compared byte for byte with
+the reader docs/json.md documents (run from the page itself), and compared byte for byte with
 what kafka-python, an independent parser, reads from the same file. Then the other outputs that
 print record bytes: lookup, salvage, explain's top keys; and the decoders' names.
 """

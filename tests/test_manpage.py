@@ -33,7 +33,8 @@ def test_man_page_covers_every_command_and_option() -> None:
 
 
 def test_documented_completion_prints_a_bash_script() -> None:
-    """`_KDUMP_COMPLETE=bash_source kdump` (README, man page) prints click's bash script."""
+    """`_KDUMP_COMPLETE=bash_source kdump` (docs/install.md, the man page) prints click's bash
+    script."""
     ran = subprocess.run(
         [sys.executable, "-m", "kdump"],
         env={"_KDUMP_COMPLETE": "bash_source", "PATH": ""},

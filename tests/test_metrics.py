@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 from clirun import run_kdump
-from conftest import CORRUPT, ORACLE, REALFILES, REPO
+from conftest import CORRUPT, ORACLE, REALFILES, REPO, script_module
 from prometheus_client.parser import text_string_to_metric_families
 
 from kdump import __version__
+from kdump.metrics import COMMANDS, FAMILIES, PREFIX
 from kdump.render.prom import Family, escape_label_value, previous_value, render
 from kdump.storage.outputs import write_textfile
 
@@ -246,6 +247,66 @@ def test_explain_prom_retention_and_compaction(tmp_path: Path) -> None:
     assert one(m, "kdump_retention_blocked_partitions", kind="policy") == 50
     assert one(m, "kdump_compaction_cleanable_partitions") == 0
     assert one(m, "kdump_exit_status", command="explain") == 0
+
+
+# --- the registry of families and docs/metrics.md ----------------------------------------------
+
+
+def test_the_metrics_pages_table_is_the_generators_output() -> None:
+    page = (REPO / "docs" / "metrics.md").read_text()
+    assert script_module("make_metrics_doc").metrics_doc(page) == page, (
+        "run scripts/make_metrics_doc.py"
+    )
+    for name in FAMILIES:
+        assert f"| `{PREFIX}{name}` |" in page
+
+
+def test_every_family_a_command_writes_is_the_registrys(tmp_path: Path) -> None:
+    """Each command that takes --prom, run as cron runs it: every family it writes is in
+    kdump.metrics.FAMILIES (so on the metrics page), with the labels and the command the page
+    gives it; and between them the runs write every family of the registry."""
+    from test_replicas import unclean_election
+
+    copy = log_dir_with(tmp_path, ORACLE / "plain-0", ORACLE / "txn-0")
+    a, b = unclean_election(tmp_path / "replicas")
+    runs = {
+        "verify": [str(V0_LOG_DIR), "-q"],
+        "verify --state": [str(copy), "--state", str(tmp_path / "state.json"), "--budget", "1h"],
+        "txn": [str(ORACLE / "txn-0")],
+        "explain": [str(V0_LOG_DIR)],
+        "replicas": [str(a), str(b)],
+        "startup": [str(V1_LOG_DIR)],
+    }
+    written: set[str] = set()
+    for run, args in runs.items():
+        command = run.split()[0]
+        prom = tmp_path / f"{run}.prom"
+        ran = run_kdump([command, *args, "--prom", str(prom)])
+        assert ran.exit_code in (0, 1, 2), (run, ran.stderr)
+        for name, samples in parse(prom).items():
+            family = FAMILIES[name.removeprefix(PREFIX)]
+            assert command in family.commands, (run, name)
+            for labels, _ in samples:
+                assert list(labels) == ["command", *family.labels], (run, name)
+                assert labels["command"] == command
+            written.add(family.name)
+    assert set(FAMILIES) - written == set()
+    assert set(COMMANDS) == {run.split()[0] for run in runs} == commands_with_prom()
+
+
+def commands_with_prom() -> set[str]:
+    """The CLI's commands that have a --prom option."""
+    import click
+
+    from kdump.cli import cli
+
+    ctx = click.Context(cli, info_name="kdump")
+    found = set()
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        if command is not None and any("--prom" in p.opts for p in command.params):
+            found.add(name)
+    return found
 
 
 # --- verify --format json: the run object -------------------------------------------------------

@@ -128,9 +128,9 @@ def test_the_facts_are_what_kafkas_recovery_gives(name: str, path: Path) -> None
 
 def test_the_facts_of_a_partition_cut_short_have_the_same_keys() -> None:
     """A run cut short (verify --budget) reports the same keys, null where not read; they
-    are the README's ("JSON: a partition"), in its order."""
-    readme = (REPO / "README.md").read_text()
-    table = readme[readme.index("## JSON: a partition") : readme.index("## Set-up")]
+    are docs/json.md's ("JSON: a partition"), in its order."""
+    page = (REPO / "docs" / "json.md").read_text()
+    table = page[page.index("## JSON: a partition") : page.index("## Keys, values and headers")]
     rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
     assert tuple(k for row in rows for k in re.findall(r"`(\w+)`", row)) == FACT_KEYS
     log = open_partition(str(ORACLE / "txn-0"))

@@ -1,6 +1,6 @@
 """A reader that closes the pipe early (`kdump ... | head -1`): kdump ends quietly, with the
 command's own exit code when it had its answer before writing (verify, lookup, txn, explain,
-recover), else 141 (README, Exit codes). Real processes and real pipes: the exit status is what
+recover), else 141 (docs/exit-codes.md). Real processes and real pipes: the exit status is what
 a shell under `set -o pipefail` sees."""
 
 from __future__ import annotations

@@ -106,6 +106,9 @@ def test_workflow_builds_on_both_architectures_then_publishes_everything() -> No
     assert set(publish["needs"]) == {"wheels", "sdist-and-pyz"}
     assert publish["permissions"]["id-token"] == "write"
     assert uses(publish, "pypa/gh-action-pypi-publish")
+    # published as kafka-kdump: the name pyproject.toml gives, not the unrelated "kdump" there
+    assert PYPROJECT["project"]["name"] == "kafka-kdump"
+    assert publish["environment"] == {"name": "release", "url": "https://pypi.org/p/kafka-kdump"}
     downloaded = {
         str(s["with"].get("pattern", s["with"].get("name")))
         for s in uses(publish, "actions/download-artifact")

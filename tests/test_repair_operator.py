@@ -27,7 +27,8 @@ from kdump.checks.verify import verify_paths
 
 
 def _sha(data: str | None, encoding: str | None) -> str | None:
-    """The sha256 of a key's or value's bytes, read back with the README's reader."""
+    """The sha256 of a key's or value's bytes, read back with the documented reader
+    (docs/json.md)."""
     raw_bytes = raw(data, encoding)
     return None if raw_bytes is None else hashlib.sha256(raw_bytes).hexdigest()
 

@@ -249,8 +249,8 @@ def oracle_bytes(name: str, log: str, batch: dict[str, Any]) -> bytes:
 
 def rebuild_batches(jsonl: Path) -> dict[int, bytes]:
     """The batches of the exported records, built again by the independent encoder from the
-    JSON alone (key, value, headers read back with the README's reader, timestamps, offsets,
-    producer fields, leader epoch)."""
+    JSON alone (key, value, headers read back with the documented reader of docs/json.md,
+    timestamps, offsets, producer fields, leader epoch)."""
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
     grouped: dict[int, list[dict[str, Any]]] = {}

@@ -7,7 +7,7 @@ only where something is wrong; no text is smaller than 11 px; the damaged partit
 marks the bytes recovery cuts where they lie; the model embedded as JSON is what the page
 shows; paging, the table's lazy rows, sorting, links and the severity filter work by clicking.
 With KDUMP_UPDATE_SCREENSHOT=1 the damaged partition's section is saved as docs/report.png
-(the README's).
+(docs/report.md shows it).
 
 Where chromium, chromedriver or selenium are missing the tests skip, naming what is missing
 (scripts/ensure-test-system-deps.sh, run by the README's test command, installs them).
@@ -20,12 +20,12 @@ import math
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import chromium, missing
 from clirun import run_kdump
 from conftest import ORACLE, REALFILES
 
@@ -34,7 +34,6 @@ from kdump.report.html import TABLE_ROWS, paginate
 from kdump.report.svg import LEFT, PLOT, WIDTH
 from kdump.units import parse_timestamp
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 NOW = "2026-01-01T00:00:00Z"
 ROOT = Path(__file__).resolve().parent.parent
 CRC = ORACLE.parent / "corrupt" / "log-crc-mismatch"
@@ -46,52 +45,13 @@ FIRST_SCREEN = 1600
 """The browser window's height: what a person sees before scrolling."""
 
 
-def _missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.path.exists(path):
-            return f"{path} is not installed (scripts/ensure-test-system-deps.sh installs it)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[test]')"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the module, with the flags this machine needs (no sandbox as
-    root, no background network) and a fresh profile."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="kdump-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        f"--window-size=1280,{FIRST_SCREEN}",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    with chromium(FIRST_SCREEN) as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _write(tmp: Path, sources: list[Path], exit_code: int) -> Path:
@@ -406,7 +366,7 @@ def test_links_open_a_sections_page_or_a_row_not_laid_out(fleet_page: Any) -> No
 
 
 def test_screenshot_of_the_damaged_partition(page: Any) -> None:
-    """The damaged partition's section as drawn (the README's picture): not blank, and the
+    """The damaged partition's section as drawn (docs/report.md's picture): not blank, and the
     bytes recovery cuts in red."""
     from PIL import Image
 

@@ -433,7 +433,8 @@ def test_export_as_json_keeps_every_byte(
     spark: Any, exported: dict[str, Any], damaged: dict[str, Any], tmp_path: Path
 ) -> None:
     """--output-format json (issue 29.1): the rows of the Parquet export, keys, values and
-    header values rebuilt from their JSON with the README's reader; binary values as base64."""
+    header values rebuilt from their JSON with the documented reader (docs/json.md); binary
+    values as base64."""
     roots = [str(GENERATED), str(ORACLE / "variety-0"), str(damaged["crc"][0].parent)]
     out = tmp_path / "records"
     ran = run_kdump(["spark", "export", *roots, "--output", str(out), "--output-format", "json"])
@@ -480,7 +481,7 @@ def test_without_pyspark_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch) ->
     assert ran.exit_code == 3
     assert ran.stderr == (
         "kdump: kdump spark needs pyspark and pyarrow (pyspark is missing): "
-        "pip install 'kdump[spark]'\n"
+        "pip install 'kafka-kdump[spark]'\n"
     )
 
 

@@ -597,7 +597,7 @@ def test_not_monotonic_is_the_formats_one_ordering_rule(name: str) -> None:
 def test_time_index_entries_inside_batches_are_named() -> None:
     """A genuine __consumer_offsets time index (a broker before KAFKA-16310): entries name the
     first record with the largest timestamp, inside its batch. kafka-dump-log.sh's check
-    reports each; verify names them once, as info, and exits 0 (README, dump section)."""
+    reports each; verify names them once, as info, and exits 0 (docs/dump.md)."""
     repo = REALFILES / "aryan-jadon__Distributed-Kafka-Clusters"
     part = repo / "data/kafka-logs/__consumer_offsets-22"
     timeindex = part / "00000000000000000000.timeindex"

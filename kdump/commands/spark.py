@@ -44,7 +44,7 @@ def _require_pyspark() -> None:
     except ImportError as e:
         raise KdumpError(
             f"kdump spark needs pyspark and pyarrow ({e.name} is missing): "
-            "pip install 'kdump[spark]'"
+            "pip install 'kafka-kdump[spark]'"
         ) from None
 
 

@@ -169,7 +169,7 @@ def config_type_key(resource_type: int) -> str:
 def image_json(
     image: MetadataImage, snapshot: str | None = None, show_secrets: bool = False
 ) -> dict[str, Any]:
-    """The image as one JSON document (the README's ``kdump metadata --format json``)."""
+    """The image as one JSON document (docs/metadata.md's ``kdump metadata --format json``)."""
     configs: dict[str, dict[str, dict[str, str]]] = {"topic": {}, "broker": {}}
     for (kind, name), data in sorted(image.configs.items()):
         configs.setdefault(config_type_key(kind), {})[name] = {

@@ -1,5 +1,6 @@
 """``kdump explain`` output: text (rich tables on a terminal, plain on a pipe) and one JSON
-document whose keys the README documents. Renderers read the explanation; they decide nothing."""
+document whose keys docs/explain.md documents. Renderers read the explanation; they decide
+nothing."""
 
 from __future__ import annotations
 

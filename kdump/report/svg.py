@@ -1,6 +1,6 @@
 """The report's plots, drawn as static SVG text: no plotting library, no script, nothing to
 load (why: bench/bench_report_libraries.py measured plotly, altair and matplotlib against
-static SVG; the figures are in the README's report section).
+static SVG; the figures are in docs/report.md).
 
 Each function takes a ``PartitionView`` and returns one ``<svg>`` element WIDTH units wide; the
 page never draws one narrower than WIDTH pixels (kdump/report/report.css), so a label's 12 units

@@ -3,8 +3,8 @@ own, executors whose Python has pyspark's requirements and no kdump (tests/spark
 
 Collected only by the run tests/test_spark_cluster.py starts beside the suite
 (``KDUMP_SPARK_CLUSTER=1``), on the second core. One cluster serves every scenario, each a
-driver as a user starts it: the README's three ways (``--master``/``--conf``, spark-submit with
-kdump/spark/submit.py, spark-defaults.conf), an executor killed mid-export, Ctrl-C on the
+driver as a user starts it: docs/spark.md's three ways (``--master``/``--conf``, spark-submit
+with kdump/spark/submit.py, spark-defaults.conf), an executor killed mid-export, Ctrl-C on the
 driver, a path the executors cannot see, the "kafka-segments" source, and Spark Connect.
 Expected values: what the same commands give on ``local[2]`` (one driver of this session runs
 them there), which must itself be `kdump verify`'s answer and the rows kdump's own extraction
@@ -168,7 +168,7 @@ def run(args: list[str], cluster: SparkCluster, **extra: str) -> subprocess.Comp
 
 
 def on_cluster(cluster: SparkCluster) -> list[str]:
-    """The README's first way: the master and the executors' Python on the command line."""
+    """docs/spark.md's first way: the master and the executors' Python on the command line."""
     return ["--master", cluster.url, "--conf", f"spark.pyspark.python={cluster.executor_python}"]
 
 
@@ -259,7 +259,7 @@ def test_verify_with_master_and_conf_as_the_readme_says(
 def test_export_under_spark_submit_survives_a_lost_executor(
     cluster: SparkCluster, log_dir: Path, expected: dict[str, Any], tmp_path: Path
 ) -> None:
-    """spark-submit with kdump/spark/submit.py (the README's second way) runs `kdump spark
+    """spark-submit with kdump/spark/submit.py (docs/spark.md's second way) runs `kdump spark
     export`; the executor running the first segment is killed mid-task (its JVM and its Python
     workers, as a lost node): Spark runs the task again elsewhere and the export is complete,
     row for row, with verify's findings in _findings."""
@@ -288,7 +288,7 @@ def test_export_under_spark_submit_survives_a_lost_executor(
 def test_spark_defaults_conf_and_executors_without_kdump(
     cluster: SparkCluster, log_dir: Path, tmp_path: Path
 ) -> None:
-    """The README's third way: the master and the executors' Python from spark-defaults.conf
+    """docs/spark.md's third way: the master and the executors' Python from spark-defaults.conf
     (SPARK_CONF_DIR). With --no-ship, executors whose Python has no kdump are named in one line
     (exit 3), not a traceback; the run was the cluster's (one more application on its master)."""
     conf = tmp_path / "conf"

@@ -302,7 +302,7 @@ def _zstd_decompress(data: bytes, limit: int) -> bytes:
         import zstandard
     except ImportError:
         raise KdumpError(
-            "Aiven's compressed segments need zstandard: pip install 'kdump[remote]'"
+            "Aiven's compressed segments need zstandard: pip install 'kafka-kdump[remote]'"
         ) from None
     try:
         params = zstandard.get_frame_parameters(data)
@@ -347,7 +347,7 @@ def _load_private_key(pem: bytes) -> Any:
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:
         raise KdumpError(
-            "Aiven's encrypted segments need cryptography: pip install 'kdump[remote]'"
+            "Aiven's encrypted segments need cryptography: pip install 'kafka-kdump[remote]'"
         ) from None
     try:
         key = load_pem_private_key(pem, password=None)

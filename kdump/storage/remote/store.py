@@ -28,7 +28,7 @@ _BACKENDS.update(abfs="adlfs", abfss="adlfs")
 
 def _missing(module: str) -> KdumpError:
     extra = {"gcsfs": "gcs", "adlfs": "azure"}.get(module, EXTRA)
-    return KdumpError(f"reading URLs needs {module}: pip install 'kdump[{extra}]'")
+    return KdumpError(f"reading URLs needs {module}: pip install 'kafka-kdump[{extra}]'")
 
 
 def filesystem(url: str, options: StoreOptions) -> tuple[Any, str]:

@@ -13,7 +13,7 @@ import re
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 EXTRA = "remote"
-"""The optional dependencies URLs need: ``pip install 'kdump[remote]'``."""
+"""The optional dependencies URLs need: ``pip install 'kafka-kdump[remote]'``."""
 
 
 def is_url(path: object) -> bool:
