@@ -19,18 +19,24 @@ from typing import Any
 # A command's start-up is mostly imports: thousands of objects that live as long as the
 # process. Python collects the young generation every 700 new objects, which costs a short run
 # ~10 ms of walking them for nothing; collections stay on, rarer, and what the imports made is
-# frozen out of them once the command is loaded (_entry).
+# frozen out of them once the command is loaded (_entry). None runs while the command line's
+# own modules (click's among them) load: one young-generation walk there cost ~1-2 ms.
 gc.set_threshold(10_000, 50, 1_000)
+_COLLECTING = gc.isenabled()
+gc.disable()
+try:
+    import click
 
-import click
-
-from kdump import __version__
-from kdump.commands import COMMANDS, RUN_FILES
-from kdump.commands.dump_options import dump_options
-from kdump.commands.options import dump_jobs_option
-from kdump.commands.output import quiet_pipe, silence_stdout
-from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
-from kdump.untrusted import TerminalText, escape_streams
+    from kdump import __version__
+    from kdump.commands import COMMANDS, RUN_FILES
+    from kdump.commands.dump_options import dump_options
+    from kdump.commands.options import dump_jobs_option
+    from kdump.commands.output import quiet_pipe, silence_stdout
+    from kdump.errors import STOP_SIGNALS, ExitCode, Interrupted, KdumpError
+    from kdump.untrusted import TerminalText, escape_streams
+finally:
+    if _COLLECTING:  # an in-process caller's own setting stands
+        gc.enable()
 
 _RUN = {"traceback": False, "freeze": False}
 """traceback: set from --traceback once the command line has parsed (errors then show their
