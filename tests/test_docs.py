@@ -264,7 +264,7 @@ REPO_PATH = re.compile(
     r"(?<![\w/.~$-])((?:kdump|tests|scripts|bench|fixtures|fuzz|docs|\.ci|\.github)/[\w./*-]*[\w*/])"
 )
 DOTTED = re.compile(r"(?<![\w/.~$-])(kdump(?:\.[A-Za-z_]\w*)+)")
-NOT_FILES = ("bench/out/", "fuzz/corpus/TARGET/", "fuzz/dictionaries/TARGET.")
+NOT_FILES = ("bench/out/", "fuzz/out/", "fuzz/corpus/TARGET/", "fuzz/dictionaries/TARGET.")
 """Named but not in a checkout: what the benchmarks and fuzzers write, for a TARGET named."""
 NOT_NAMES = {"tests/kafka/"}  # docs/realkafka.md says why there is none
 FILE_SUFFIXES = (".pyz", ".prom", ".json", ".log", ".html", ".1")
