@@ -109,8 +109,7 @@ CLIMBS: dict[tuple[str, str], str] = {
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
     # a compacted partition's node image is found by the KRaft checks' node_metadata
     ("kdump.kraft.configs", "kdump.kraft.checks"): "the node's metadata partition",
-    # repair's driver prints as it goes; salvage writes records as dump renders them
-    ("kdump.repair.runner", "kdump.render.repair"): "the repair prints as it goes",
+    # salvage writes records as dump renders them
     ("kdump.repair.salvage", "kdump.render.describe"): "salvage's records as dump's",
     ("kdump.repair.salvage", "kdump.render.fields"): "salvage's records as dump's",
 }
