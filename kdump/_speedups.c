@@ -2646,7 +2646,7 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 
 /* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder):
  * LOSSLESS is the default (no decoder asked for): Kafka's StringDecoder text, and in JSON the
- * bytes kept (describe.lossless). */
+ * bytes kept (kdump.format.records.lossless). */
 enum {
     DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3,
     DECODER_LOSSLESS = 4
@@ -2737,7 +2737,7 @@ static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int a
     return 1;
 }
 
-/* JSON's name for a rendering (describe.encoding_of, describe.lossless): null for null. */
+/* JSON's name for a rendering (describe.encoding_of, kdump.format.records.lossless): null for null. */
 static int ob_encoding(outbuf *o, int decoder, int64_t n, int utf8)
 {
     if (n < 0)

@@ -109,9 +109,6 @@ CLIMBS: dict[tuple[str, str], str] = {
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
     # a compacted partition's node image is found by the KRaft checks' node_metadata
     ("kdump.kraft.configs", "kdump.kraft.checks"): "the node's metadata partition",
-    # salvage writes records as dump renders them
-    ("kdump.repair.salvage", "kdump.render.describe"): "salvage's records as dump's",
-    ("kdump.repair.salvage", "kdump.render.fields"): "salvage's records as dump's",
 }
 
 
