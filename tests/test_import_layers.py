@@ -107,8 +107,6 @@ CLIMBS: dict[tuple[str, str], str] = {
     # as verify's findings
     ("kdump.producer_state", "kdump.checks.findings"): "the producer state's findings",
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-    # a compacted partition's node image is found by the KRaft checks' node_metadata
-    ("kdump.kraft.configs", "kdump.kraft.checks"): "the node's metadata partition",
 }
 
 
