@@ -267,8 +267,12 @@ def load(
                 break
     log_start = max(log_start_checkpoint, loaded[0]) if loaded else log_start_checkpoint
     log_end = next_offset[loaded[-1]] if loaded else log_start_checkpoint
+    if not recover_log:
+        # a directory scheduled for deletion is loaded with next offset 0 (LogLoader.load):
+        # its end is never read, and the producer state is rebuilt to 0 (no snapshot written)
+        log_end = 0
     failure = None
-    if loaded and loaded[-1] not in at_open and loaded[-1] not in unflushed:
+    if recover_log and loaded and loaded[-1] not in at_open and loaded[-1] not in unflushed:
         last = next(s for s in segments if s.base_offset == loaded[-1])
         if last.next_offset_error is not None:
             failure = (

@@ -35,6 +35,7 @@ files take the rule as their error handler (``ESCAPE_NAMES``).
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import re
 from typing import IO, Any
@@ -47,15 +48,33 @@ _INVISIBLE = (
     "\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
     "\udc80-\udcff"
 )
-_UNSAFE = re.compile(f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]")
+_UNSAFE_CLASS = f"[\x00-\x08\x0a-\x1f{_INVISIBLE}]"
 """What a terminal must not be given raw: C0 controls but the tab, DEL, C1 controls, the soft
 hyphen and the invisible formatting characters (zero widths, direction marks, embeddings and
 overrides, isolates: Unicode's Cf of the BMP a terminal draws nothing for or reorders with), the
 line and paragraph separators, and bytes that are not UTF-8."""
-_UNSAFE_LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")
+_UNSAFE_LINES_CLASS = f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]"
 """The same, line feeds allowed: for whole texts of lines (a stream)."""
+_ASCII_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+_ASCII_UNSAFE_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+"""The two classes' ASCII characters: all that ASCII text (most of what kdump prints) can hold
+of them. Their compilation is a few microseconds; the whole classes' ~1 ms is paid by the first
+text that is not ASCII (``_unsafe``), not by every start-up."""
+
+
+@functools.cache
+def _unsafe(lines: bool = False) -> re.Pattern[str]:
+    return re.compile(_UNSAFE_LINES_CLASS if lines else _UNSAFE_CLASS)
+
+
+def _unsafe_for(text: str, lines: bool = False) -> re.Pattern[str]:
+    if text.isascii():
+        return _ASCII_UNSAFE_LINES if lines else _ASCII_UNSAFE
+    return _unsafe(lines)
+
+
 _SAFE_BYTES = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
-"""``_UNSAFE_LINES`` of UTF-8 bytes, the C0 and C1 controls (the rest is rare enough in a dump
+"""``_UNSAFE_LINES_CLASS`` of UTF-8 bytes, the C0 and C1 controls (the rest is rare enough in a dump
 to go through ``terminal`` whole, see ``terminal_bytes``)."""
 
 
@@ -82,14 +101,14 @@ def undecodable(text: str) -> bool:
 
 
 def terminal(text: str) -> str:
-    """``text`` as a terminal may be given it: every character of ``_UNSAFE`` (line feeds too:
+    """``text`` as a terminal may be given it: every character of ``_UNSAFE_CLASS`` (line feeds too:
     one name, one line) written ``\\xNN`` or ``\\uNNNN``."""
-    return _UNSAFE.sub(_escape, text)
+    return _unsafe_for(text).sub(_escape, text)
 
 
 def terminal_lines(text: str) -> str:
     """``terminal`` of a text of lines: its line feeds kept."""
-    return _UNSAFE_LINES.sub(_escape, text)
+    return _unsafe_for(text, lines=True).sub(_escape, text)
 
 
 def _json_escape(m: re.Match[str]) -> str:
@@ -106,7 +125,7 @@ def terminal_bytes(data: bytes, json: bool = False) -> bytes:
     if data.isascii() and not json:
         return _SAFE_BYTES.sub(lambda m: f"\\x{m.group()[-1]:02x}".encode(), data)
     text = data.decode("utf-8", "surrogateescape")
-    return (_UNSAFE_LINES.sub(_json_escape, text) if json else terminal_lines(text)).encode()
+    return (_unsafe(lines=True).sub(_json_escape, text) if json else terminal_lines(text)).encode()
 
 
 # -- commands kdump suggests -------------------------------------------------------------------
@@ -122,13 +141,13 @@ def shell_word(text: str) -> str:
     too) with each such byte ``\\xNN``."""
     if text and _PLAIN_WORD.fullmatch(text):
         return text
-    if not _UNSAFE.search(text):
+    if not _unsafe_for(text).search(text):
         return "'" + text.replace("'", "'\"'\"'") + "'"
     out = []
     for c in text:
         if c in "\\'":
             out.append("\\" + c)
-        elif _UNSAFE.fullmatch(c):
+        elif _unsafe_for(c).fullmatch(c):
             raw = bytes([ord(c) - 0xDC00]) if "\udc80" <= c <= "\udcff" else c.encode()
             out.append("".join(f"\\x{b:02x}" for b in raw))
         else:
@@ -206,10 +225,12 @@ def escape_json_text(text: str) -> str:
     """JSON text written with ``ensure_ascii=False`` made safe for any reader: its raw
     undecodable bytes (which only string literals can hold) ``shown`` and JSON-escaped
     (``\\\\xNN``), and every other character a terminal must not be given raw (DEL, C1
-    controls, invisible formatting: ``_UNSAFE``) JSON's ``\\uNNNN``, which gives back the same
+    controls, invisible formatting: ``_UNSAFE_CLASS``) JSON's ``\\uNNNN``, which gives back the same
     text. For JSON made where a walk of the values costs too much (a dump's objects, the C
     renderer's templates)."""
-    return text if text.isascii() and "\x7f" not in text else _UNSAFE_LINES.sub(_json_escape, text)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _unsafe_for(text, lines=True).sub(_json_escape, text)
 
 
 _NOT_PATH = re.compile(r"[^A-Za-z0-9._-]+")

@@ -25,8 +25,17 @@ def partitions(said: Any) -> dict[str, Any]:
     out = {}
     for d in said["log_dirs"]:
         for p in d["partitions"] + ([d["metadata_log"]] if d["metadata_log"] else []):
-            out[Path(p["partition"]["path"]).name] = p
+            out[broker_name(Path(p["partition"]["path"]).name)] = p
     return out
+
+
+def broker_name(directory: str) -> str:
+    """The name the broker's lines give a partition's directory: a deleted topic's or a
+    stray's (``topic-0.<id>-delete``) is logged as ``topic-0``
+    (UnifiedLog.parseTopicPartitionName)."""
+    if directory.endswith(("-delete", "-stray")):
+        return directory.rsplit(".", 1)[0]
+    return directory
 
 
 def unflushed(p: Any) -> list[int]:

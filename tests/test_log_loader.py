@@ -72,6 +72,16 @@ def test_a_delete_directory_does_not_recover_its_log() -> None:
     assert found.unflushed == () and found.recovered == ()
 
 
+def test_a_delete_directory_loads_with_next_offset_0() -> None:
+    # LogLoader.load gives a directory scheduled for deletion next offset 0: the producer state
+    # is truncated to it (every snapshot above deleted) and no replay writes one (the real
+    # broker, tests/test_kafka_leftovers.py then test_kafka_startup.py, wrote none at 400)
+    found = load(states(), False, 0, 0, [], recover_log=False)
+    assert found.log_end_offset == 0 and found.snapshots_written == ()
+    kept = load(states(), False, 0, 0, [100, 200, 300], recover_log=False)
+    assert kept.snapshots_deleted == (100, 200, 300) and kept.snapshots_written == ()
+
+
 def test_a_snapshot_written_and_deleted_in_one_load_is_not_left() -> None:
     # segment 100 recovered at open (no .index), cut at offset 150: recovery writes 150 at its
     # end; removeStraySnapshots deletes it at the end (no segment starts there)
