@@ -37,8 +37,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from kdump.checks.codes import Code
-from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.config import (
     ConfigLayers,
@@ -739,7 +737,7 @@ class UnifiedLog:
             state_hw,
         )
         replay.snapshot_path = None if start is None else start.path
-        replay.findings += [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        replay.skipped_snapshots((file.path, e) for file, e in loaded.skipped)
         return replay
 
     def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
@@ -1016,19 +1014,6 @@ def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
     return list(UnifiedLog(LocalStorage(directory)).all_segments)
 
 
-def skipped_snapshot(path: str, e: Exception) -> Finding:
-    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
-    loadFromSnapshot moves past one it cannot read to the next older one."""
-    reason = getattr(e, "reason", str(e))
-    return Finding(
-        Code.SNAPSHOT_CORRUPT,
-        Severity.WARNING,
-        path,
-        f"{reason}; skipped, as the broker skips it (and deletes it)",
-        position=getattr(e, "position", None),
-    )
-
-
 __all__ = [
     "DamagedFrom",
     "Fact",
@@ -1036,5 +1021,4 @@ __all__ = [
     "SnapshotFile",
     "UnifiedLog",
     "local_segments",
-    "skipped_snapshot",
 ]

@@ -98,10 +98,7 @@ model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself n
 package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition's options carry verify's (OpenOptions.verify), and the producer
-    # snapshots its load skips are verify's findings (SNAPSHOT_CORRUPT)
-    ("kdump.unified_log", "kdump.checks.codes"): "a skipped snapshot's finding",
-    ("kdump.unified_log", "kdump.checks.findings"): "a skipped snapshot's finding",
+    # the opened partition's options carry verify's (OpenOptions.verify)
     ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
     # the producer state (ProducerStateManager, the model's) and its replay report anomalies
     # as verify's findings

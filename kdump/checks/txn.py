@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
@@ -95,3 +96,16 @@ def check_snapshot_bytes(data: Buffer, path: str, sink: FindingSink) -> None:
                 position=e.position,
             )
         )
+
+
+def skipped_snapshot(path: str, e: Exception) -> Finding:
+    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
+    loadFromSnapshot moves past one it cannot read to the next older one."""
+    reason = getattr(e, "reason", str(e))
+    return Finding(
+        Code.SNAPSHOT_CORRUPT,
+        Severity.WARNING,
+        path,
+        f"{reason}; skipped, as the broker skips it (and deletes it)",
+        position=getattr(e, "position", None),
+    )
