@@ -100,9 +100,7 @@ package's ``__init__`` only."""
 CLIMBS: dict[tuple[str, str], str] = {
     # the opened partition's options carry verify's (OpenOptions.verify)
     ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
-    # the producer state (ProducerStateManager, the model's) and its replay report anomalies
-    # as verify's findings
-    ("kdump.producer_state", "kdump.checks.findings"): "the producer state's findings",
+    # the producer state's replay (kdump txn's) reports what it meets as verify's findings
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
 }
 

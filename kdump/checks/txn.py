@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.sink import FindingSink
@@ -10,6 +12,9 @@ from kdump.errors import KdumpError, SnapshotCrcError
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
 from kdump.log_scan import LogScan
+
+if TYPE_CHECKING:
+    from kdump.producer_state import InvalidTxnState
 
 
 def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: FindingSink) -> None:
@@ -108,4 +113,16 @@ def skipped_snapshot(path: str, e: Exception) -> Finding:
         path,
         f"{reason}; skipped, as the broker skips it (and deletes it)",
         position=getattr(e, "position", None),
+    )
+
+
+def invalid_txn_state(found: InvalidTxnState) -> Finding:
+    """The producer state's surprise (kdump.producer_state) as verify's finding."""
+    return Finding(
+        Code.TXN_STATE_INVALID,
+        Severity.WARNING,
+        found.path,
+        found.message,
+        offset=found.offset,
+        position=found.position,
     )

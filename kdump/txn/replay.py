@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import stop_damage
-from kdump.checks.txn import skipped_snapshot
+from kdump.checks.txn import invalid_txn_state, skipped_snapshot
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
@@ -26,6 +26,7 @@ from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
 from kdump.producer_state import (
     Appended,
     CompletedTxn,
+    InvalidTxnState,
     MarkerWithoutTxn,
     ProducerStateManager,
 )
@@ -281,8 +282,8 @@ class ProducerReplay:
     def _history(self, result: Appended, batch: RecordBatch) -> None:
         if result is None:
             return
-        if isinstance(result, Finding):
-            self.findings.append(result)
+        if isinstance(result, InvalidTxnState):
+            self.findings.append(invalid_txn_state(result))
             return
         counts = self.completed.setdefault(result.producer_id, TxnCounts())
         if isinstance(result, MarkerWithoutTxn):
