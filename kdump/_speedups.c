@@ -380,6 +380,7 @@ enum {
     RENDERED_RUN,
     RENDERED_PAYLOAD,
     DEEP_CHECKED,
+    GATHER_STATE,
     N_RESULTS
 };
 
@@ -441,6 +442,44 @@ static PyStructSequence_Field deep_checked_fields[] = {
     {NULL, NULL},
 };
 
+/* gather's state between two runs, read by name from the state handed in (the Python
+ * reference's kdump.checks.gather.GatherState, or this type from the run before) */
+enum {
+    GS_CURSOR_P,
+    GS_HAS_PREV,
+    GS_PREV_LAST,
+    GS_CURSOR_O,
+    GS_BEFORE,
+    GS_PROW_N,
+    GS_OROW_N,
+    GS_HAS_RAISED,
+    GS_RAISED_BASE,
+    GS_RAISED_LAST,
+    GS_RAISED_MAX_TS,
+    GS_RAISED_BEFORE,
+    GS_RAISED_PREV_LAST,
+    GS_RISING,
+    N_GATHER_STATE
+};
+static PyStructSequence_Field gather_state_fields[N_GATHER_STATE + 1] = {
+    [GS_CURSOR_P] = {"cursor_p", "the next wanted position"},
+    [GS_HAS_PREV] = {"has_prev", "whether a batch came before (0 or 1)"},
+    [GS_PREV_LAST] = {"prev_last", "its last offset"},
+    [GS_CURSOR_O] = {"cursor_o", "the next wanted offset"},
+    [GS_BEFORE] = {"before", "the greatest max timestamp so far"},
+    [GS_PROW_N] = {"prow_n", "position rows filled"},
+    [GS_OROW_N] = {"orow_n", "offset rows filled"},
+    [GS_HAS_RAISED] = {"has_raised", "whether a batch raised the max timestamp"},
+    [GS_RAISED_BASE] = {"raised_base", "the last such batch's base offset"},
+    [GS_RAISED_LAST] = {"raised_last", "its last offset"},
+    [GS_RAISED_MAX_TS] = {"raised_max_ts", "its max timestamp"},
+    [GS_RAISED_BEFORE] = {"raised_before", "the max timestamp before it"},
+    [GS_RAISED_PREV_LAST] = {"raised_prev_last", "the last offset before it (INT64_MIN: none)"},
+    [GS_RISING] = {"rising", "whether every last offset so far rose"},
+    [N_GATHER_STATE] = {NULL, NULL},
+};
+static PyObject *gather_state_names[N_GATHER_STATE]; /* interned, for the reads by name */
+
 #define RESULT(name, doc, fields)                                                               \
     {"kdump._speedups." name, doc, fields, sizeof(fields) / sizeof(fields[0]) - 1}
 static PyStructSequence_Desc result_descs[N_RESULTS] = {
@@ -452,6 +491,7 @@ static PyStructSequence_Desc result_descs[N_RESULTS] = {
     RESULT("RenderedRun", "render_batches' lines", rendered_run_fields),
     RESULT("RenderedPayload", "render_payload's lines", rendered_payload_fields),
     RESULT("DeepChecked", "deep_check's count", deep_checked_fields),
+    RESULT("GatherState", "gather's state between two runs", gather_state_fields),
 };
 #undef RESULT
 static PyTypeObject *result_types[N_RESULTS];
@@ -483,6 +523,10 @@ static int add_result_types(PyObject *m)
             PyModule_AddObjectRef(m, name, (PyObject *)result_types[i]) < 0)
             return -1;
     }
+    for (int i = 0; i < N_GATHER_STATE; i++)
+        if ((gather_state_names[i] = PyUnicode_InternFromString(gather_state_fields[i].name)) ==
+            NULL)
+            return -1;
     return 0;
 }
 
@@ -2602,7 +2646,7 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
 
 /* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder):
  * LOSSLESS is the default (no decoder asked for): Kafka's StringDecoder text, and in JSON the
- * bytes kept (describe.lossless). */
+ * bytes kept (kdump.format.records.lossless). */
 enum {
     DECODER_NONE = 0, DECODER_STRING = 1, DECODER_HEX = 2, DECODER_BASE64 = 3,
     DECODER_LOSSLESS = 4
@@ -2693,7 +2737,7 @@ static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int a
     return 1;
 }
 
-/* JSON's name for a rendering (describe.encoding_of, describe.lossless): null for null. */
+/* JSON's name for a rendering (describe.encoding_of, kdump.format.records.lossless): null for null. */
 static int ob_encoding(outbuf *o, int decoder, int64_t n, int utf8)
 {
     if (n < 0)
@@ -3454,28 +3498,41 @@ static PyObject *py_index_keys(PyObject *self, PyObject *args)
 #define POSITION_ROW 5 /* position, base offset, last offset, previous batch's last, has one */
 #define OFFSET_ROW 5   /* offset, base offset, last offset, max timestamp, max before it */
 
+/* The fields of a gather state, read by name: state.cursor_p... into s[GS_...]; -1 and a
+ * TypeError naming the field where one is missing or not an int64. */
+static int read_gather_state(PyObject *state, long long s[N_GATHER_STATE])
+{
+    for (int i = 0; i < N_GATHER_STATE; i++) {
+        PyObject *v = PyObject_GetAttr(state, gather_state_names[i]);
+        s[i] = v == NULL ? -1 : PyLong_AsLongLong(v);
+        Py_XDECREF(v);
+        if (s[i] == -1 && PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "gather: the state's %s is not an int64",
+                         gather_state_fields[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions,
- *        wanted_offsets, position_rows, offset_rows, state) -> state
+ *        wanted_offsets, position_rows, offset_rows, state) -> GatherState
  * One run of the walk against the sorted keys of index_keys: a row for each wanted position
  * where a batch starts (with the batch before it), and for each wanted offset the first batch
  * whose last offset reaches it (with the largest max timestamp of the batches before it),
  * written into the row arrays (int64, room for a row per wanted key: each is met at most once)
- * after the rows already there. state = (next wanted position, has a batch before, its last
- * offset, next wanted offset, the max timestamp so far, position rows, offset rows, and the
- * last batch that raised the max timestamp: whether there is one, its base offset, last
- * offset, max timestamp, the max before it, the last offset before it (INT64_MIN: none), and
- * whether every last offset so far rose). */
+ * after the rows already there. The state (gather_state_fields) is read by name and handed
+ * back as a GatherState. */
 static PyObject *py_gather(PyObject *self, PyObject *args)
 {
-    PyObject *objs[6], *out_objs[2];
-    long long cursor_p, has_prev, prev_last, cursor_o, before;
+    PyObject *objs[6], *out_objs[2], *state;
+    long long s[N_GATHER_STATE];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &out_objs[0], &out_objs[1], &state))
+        return NULL;
+    long long cursor_p = 0, has_prev, prev_last, cursor_o = 0, before;
     long long c_has, c_base, c_last, c_maxts, c_before, c_prev_last, rising;
     Py_ssize_t prow_n, orow_n;
-    if (!PyArg_ParseTuple(args, "OOOOOOOO(LLLLLnnLLLLLLL)", &objs[0], &objs[1], &objs[2],
-                          &objs[3], &objs[4], &objs[5], &out_objs[0], &out_objs[1], &cursor_p,
-                          &has_prev, &prev_last, &cursor_o, &before, &prow_n, &orow_n, &c_has,
-                          &c_base, &c_last, &c_maxts, &c_before, &c_prev_last, &rising))
-        return NULL;
     Py_buffer views[6], outs[2];
     const int64_t *col[6];
     Py_ssize_t lens[6];
@@ -3496,6 +3553,18 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
             release_columns(views, 6);
             return NULL;
         }
+    if (read_gather_state(state, s) < 0) {
+        release_columns(views, 6);
+        PyBuffer_Release(&outs[0]);
+        PyBuffer_Release(&outs[1]);
+        return NULL;
+    }
+    cursor_p = s[GS_CURSOR_P], has_prev = s[GS_HAS_PREV], prev_last = s[GS_PREV_LAST];
+    cursor_o = s[GS_CURSOR_O], before = s[GS_BEFORE];
+    prow_n = (Py_ssize_t)s[GS_PROW_N], orow_n = (Py_ssize_t)s[GS_OROW_N];
+    c_has = s[GS_HAS_RAISED], c_base = s[GS_RAISED_BASE], c_last = s[GS_RAISED_LAST];
+    c_maxts = s[GS_RAISED_MAX_TS], c_before = s[GS_RAISED_BEFORE];
+    c_prev_last = s[GS_RAISED_PREV_LAST], rising = s[GS_RISING];
     Py_ssize_t n = lens[0];
     for (int c = 1; c < 4; c++)
         if (lens[c] < n)
@@ -3553,9 +3622,22 @@ static PyObject *py_gather(PyObject *self, PyObject *args)
     release_columns(views, 6);
     PyBuffer_Release(&outs[0]);
     PyBuffer_Release(&outs[1]);
-    return Py_BuildValue("(LLLLLnnLLLLLLL)", cursor_p, has_prev, prev_last, cursor_o, before,
-                         prow_n, orow_n, c_has, c_base, c_last, c_maxts, c_before, c_prev_last,
-                         rising);
+    s[GS_CURSOR_P] = cursor_p, s[GS_HAS_PREV] = has_prev, s[GS_PREV_LAST] = prev_last;
+    s[GS_CURSOR_O] = cursor_o, s[GS_BEFORE] = before;
+    s[GS_PROW_N] = prow_n, s[GS_OROW_N] = orow_n;
+    s[GS_HAS_RAISED] = c_has, s[GS_RAISED_BASE] = c_base, s[GS_RAISED_LAST] = c_last;
+    s[GS_RAISED_MAX_TS] = c_maxts, s[GS_RAISED_BEFORE] = c_before;
+    s[GS_RAISED_PREV_LAST] = c_prev_last, s[GS_RISING] = rising;
+    PyObject *out = PyStructSequence_New(result_types[GATHER_STATE]);
+    for (int i = 0; out != NULL && i < N_GATHER_STATE; i++) {
+        PyObject *v = PyLong_FromLongLong(s[i]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyStructSequence_SetItem(out, i, v);
+    }
+    return out;
 }
 
 /* The row of `key` among rows of `width` int64s sorted by their first, or NULL. */
@@ -4990,7 +5072,7 @@ static PyMethodDef methods[] = {
      "index_keys(index, used, base_offset, time_index) -> sorted distinct int64 keys (bytes)"},
     {"gather", py_gather, METH_VARARGS,
      "gather(positions, base_offsets, last_offsets, max_timestamps, wanted_positions, "
-     "wanted_offsets, position_rows, offset_rows, state) -> state"},
+     "wanted_offsets, position_rows, offset_rows, state) -> GatherState"},
     {"offset_index_check", py_offset_index_check, METH_VARARGS,
      "offset_index_check(index, used, base_offset, position_rows, valid_bytes, last_log) -> "
      "(flagged entries, multi-batch entries, first multi-batch entry, least position gap)"},

@@ -1,11 +1,11 @@
 # kdump/_speedups.c, as mypy sees it through kdump.speedups.native(). Each result the Python
 # code reads field by field is a struct sequence of the module (a named tuple); results with a
-# Python twin (flag_batches: kdump.format.walk.Flags, offset_index_check and gather: the
-# reference in kdump.checks) are plain tuples, named where the call site takes them, and so is
-# v2_records', made once per batch.
+# Python twin (flag_batches: kdump.format.walk.Flags, offset_index_check: the reference in
+# kdump.checks) are plain tuples, named where the call site takes them, and so is v2_records',
+# made once per batch. gather's state is its GatherState, and read back by name.
 # tests/test_speedups.py checks this stub against the built module (mypy's stubtest).
 
-from typing import Any, Final, final
+from typing import Any, Final, Protocol, final
 
 from _typeshed import ReadableBuffer, WriteableBuffer, structseq
 
@@ -102,7 +102,61 @@ def index_keys(
     index: ReadableBuffer, used: int, base_offset: int, time_index: bool, /
 ) -> bytes: ...
 
-_GatherState = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
+class _GatherFields(Protocol):
+    """What gather reads from the state handed in, by name: kdump.checks.gather.GatherState
+    (the Python reference's), or the GatherState of the run before."""
+
+    @property
+    def cursor_p(self) -> int: ...
+    @property
+    def has_prev(self) -> int: ...
+    @property
+    def prev_last(self) -> int: ...
+    @property
+    def cursor_o(self) -> int: ...
+    @property
+    def before(self) -> int: ...
+    @property
+    def prow_n(self) -> int: ...
+    @property
+    def orow_n(self) -> int: ...
+    @property
+    def has_raised(self) -> int: ...
+    @property
+    def raised_base(self) -> int: ...
+    @property
+    def raised_last(self) -> int: ...
+    @property
+    def raised_max_ts(self) -> int: ...
+    @property
+    def raised_before(self) -> int: ...
+    @property
+    def raised_prev_last(self) -> int: ...
+    @property
+    def rising(self) -> int: ...
+
+@final
+class GatherState(
+    structseq[int],
+    tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int],
+    _GatherFields,
+):
+    __match_args__: Final = (
+        "cursor_p",
+        "has_prev",
+        "prev_last",
+        "cursor_o",
+        "before",
+        "prow_n",
+        "orow_n",
+        "has_raised",
+        "raised_base",
+        "raised_last",
+        "raised_max_ts",
+        "raised_before",
+        "raised_prev_last",
+        "rising",
+    )
 
 def gather(
     positions: ReadableBuffer,
@@ -113,9 +167,9 @@ def gather(
     wanted_offsets: ReadableBuffer,
     position_rows: WriteableBuffer,
     offset_rows: WriteableBuffer,
-    state: _GatherState,
+    state: _GatherFields,
     /,
-) -> _GatherState: ...
+) -> GatherState: ...
 def offset_index_check(
     index: ReadableBuffer,
     used: int,

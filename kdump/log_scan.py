@@ -11,20 +11,69 @@ ride on it as ``RunConsumer``.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
-from kdump.format.layout import NO_TIMESTAMP
+from kdump.format.layout import LOG_OVERHEAD, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Flags, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
+
+if TYPE_CHECKING:
+    from kdump.crc import Buffer
 
 CUT_REASONS = frozenset(
     (StopReason.TRUNCATED_TAIL, StopReason.CORRUPT_BATCH, StopReason.UNKNOWN_MAGIC)
 )
 """Why a walk ends before the end of its file where recovery cuts: bytes that are no batch."""
+
+_NON_ZERO = re.compile(rb"[^\x00]")
+
+
+class TailDamage(NamedTuple):
+    """What the bytes are where a walk ended before the end of its range, other than at a
+    batch whose CRC does not match (that batch is damage of its own)."""
+
+    name: str
+    """Verify's code for it (kdump.checks.codes.Code: LOG_ZERO_TAIL, LOG_UNKNOWN_MAGIC,
+    LOG_CORRUPT_BATCH, LOG_TRUNCATED_TAIL), the one word every command uses for it."""
+    message: str
+    lost: bool
+    """Whether records may be lost there (all but zeros: nothing was written)."""
+
+
+def tail_damage(stop: Stop, buf: Buffer) -> TailDamage | None:
+    """The damage where ``stop`` ended a walk of ``buf`` short of its range's end, where
+    recovery cuts (None: it did not, or at a failed CRC)."""
+    if stop.reason not in CUT_REASONS:
+        return None
+    end = stop.position + stop.remaining
+    if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
+        # a power loss leaves the file's new length on disk without the data (or the broker
+        # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
+        # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)
+        return TailDamage(
+            "LOG_ZERO_TAIL",
+            f"{stop.remaining} zero bytes after the last batch, to the end of the file: space "
+            "the broker preallocated (log.preallocate) or a write a power loss did not finish; "
+            "they hold no records, and the broker's recovery truncates them",
+            lost=False,
+        )
+    if stop.error is not None:
+        unknown = stop.reason is StopReason.UNKNOWN_MAGIC
+        return TailDamage(
+            "LOG_UNKNOWN_MAGIC" if unknown else "LOG_CORRUPT_BATCH",
+            f"{stop.error.reason}; nothing after it can be read",
+            lost=True,
+        )
+    return TailDamage(
+        "LOG_TRUNCATED_TAIL",
+        f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
+        lost=True,
+    )
 
 
 class Gather(Protocol):
@@ -313,6 +362,8 @@ __all__ = [
     "RunConsumer",
     "RunHook",
     "SegmentWalk",
+    "TailDamage",
     "recover_scan",
     "scan_segment",
+    "tail_damage",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.checks.segment import segment_result
 from kdump.errors import FormatError
@@ -32,6 +32,9 @@ from kdump.format.timeindex import TimestampOffset
 from kdump.segment import LargestTimestamp, LogSegment, Scan
 from kdump.storage.records import FileRecords
 from kdump.unified_log import UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.unified_log import PartitionFacts
 
 
 class TimestampAndOffset(NamedTuple):
@@ -147,7 +150,7 @@ class Lookup:
     warnings: tuple[str, ...] = field(default=())
     damage_named: str | None = None
     """Verify's words for the damage the read met (outcome DAMAGED): ``CODE: message``."""
-    facts: dict[str, Any] = field(default_factory=dict, compare=False)
+    facts: PartitionFacts = field(kw_only=True, compare=False)
     """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
     @property
@@ -212,7 +215,7 @@ class _Trail:
             time_search,
             tuple(self.warnings),
             self.damage_named,
-            self.log.facts(),
+            facts=self.log.facts(),
         )
 
     def met_damage(

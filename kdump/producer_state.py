@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kdump.checks.findings import Finding, Severity
 from kdump.config import option_default
 from kdump.crc import Buffer
 from kdump.errors import KdumpError
@@ -153,7 +152,17 @@ class MarkerWithoutTxn(NamedTuple):
     position: int
 
 
-Appended = CompletedTxn | MarkerWithoutTxn | Finding | None
+class InvalidTxnState(NamedTuple):
+    """A batch where Kafka's recovery throws InvalidTxnStateException (or a marker it cannot
+    read): verify's TXN_STATE_INVALID (kdump.checks.txn.invalid_txn_state)."""
+
+    path: str
+    message: str
+    offset: int
+    position: int
+
+
+Appended = CompletedTxn | MarkerWithoutTxn | InvalidTxnState | None
 """What one batch did: ended a transaction, ended none, or surprised (where Kafka throws)."""
 
 
@@ -255,7 +264,7 @@ class ProducerStateManager:
             return self._end_txn_marker(buf, batch, path)
         return self.append_data_batch(batch, path)
 
-    def append_data_batch(self, batch: RecordBatch, path: str) -> Finding | None:
+    def append_data_batch(self, batch: RecordBatch, path: str) -> InvalidTxnState | None:
         """ProducerAppendInfo.appendDataBatch with origin REPLICATION."""
         entry = self.entry(batch.producer_id)
         entry._set_epoch(batch.producer_epoch)
@@ -283,14 +292,12 @@ class ProducerStateManager:
                     txn.batches += 1
             return None
         if first is not None:
-            return Finding(
-                "TXN_STATE_INVALID",
-                Severity.WARNING,
+            return InvalidTxnState(
                 path,
                 f"non-transactional batch of producer {batch.producer_id} while its transaction "
                 f"from offset {first} is open (Kafka's recovery throws InvalidTxnStateException)",
-                offset=batch.base_offset,
-                position=batch.position,
+                batch.base_offset,
+                batch.position,
             )
         return None
 
@@ -356,14 +363,9 @@ class ProducerStateManager:
         return completed
 
 
-def _marker_finding(batch: RecordBatch, path: str, message: str) -> Finding:
-    return Finding(
-        "TXN_STATE_INVALID",
-        Severity.WARNING,
-        path,
-        f"{message} (Kafka's recovery throws here)",
-        offset=batch.base_offset,
-        position=batch.position,
+def _marker_finding(batch: RecordBatch, path: str, message: str) -> InvalidTxnState:
+    return InvalidTxnState(
+        path, f"{message} (Kafka's recovery throws here)", batch.base_offset, batch.position
     )
 
 
@@ -371,6 +373,7 @@ __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_MS",
     "Appended",
     "CompletedTxn",
+    "InvalidTxnState",
     "MarkerWithoutTxn",
     "ProducerStateEntry",
     "ProducerStateManager",

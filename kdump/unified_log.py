@@ -37,8 +37,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from kdump.checks.codes import Code
-from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.config import (
     ConfigLayers,
@@ -89,6 +87,8 @@ from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
 
 if TYPE_CHECKING:
+    from typing import TypedDict
+
     from kdump.loss import CutLoss
     from kdump.storage.tiered import TieredStorage
     from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
@@ -187,7 +187,42 @@ FACT_KEYS = (
     "damaged_from",
     "load",
 )
-"""The keys of ``UnifiedLog.facts``, in order."""
+"""The keys of ``UnifiedLog.facts``, in order (``PartitionFacts``'s: tests/test_one_truth.py)."""
+
+if TYPE_CHECKING:  # types for mypy alone: verify's start-up defines no class for them
+
+    class LoadForecast(TypedDict):
+        """``UnifiedLog.load_forecast``: what the broker's next start does to the partition."""
+
+        clean_shutdown: bool
+        recovery_point: int
+        recovered_segments: list[int]
+        cut_segment: int | None
+        deleted_segments: list[int]
+        snapshots_deleted: list[int]
+        snapshots_written: list[int]
+        snapshots_left: list[int]
+        producer_state_skipped: bool
+        fails: str | None
+
+    class PartitionFacts(TypedDict):
+        """``UnifiedLog.facts``: the ``partition`` object of every JSON output, FACT_KEYS in
+        order (None beyond the first three where a run was cut short)."""
+
+        path: str
+        topic: str | None
+        partition: int | None
+        log_start_offset: int | None
+        log_end_offset: int | None
+        log_end_offset_on_disk: int | None
+        high_watermark: int | None
+        last_stable_offset: int | None
+        recovery_point: int | None
+        segments: int | None
+        active_segment: int | None
+        bytes: int | None
+        damaged_from: dict[str, int] | None
+        load: LoadForecast | None
 
 
 class UnifiedLog:
@@ -702,7 +737,7 @@ class UnifiedLog:
             state_hw,
         )
         replay.snapshot_path = None if start is None else start.path
-        replay.findings += [skipped_snapshot(file.path, e) for file, e in loaded.skipped]
+        replay.skipped_snapshots((file.path, e) for file, e in loaded.skipped)
         return replay
 
     def _finish_replay(self, replay: ProducerReplay) -> ProducerStateAtEnd:
@@ -896,12 +931,26 @@ class UnifiedLog:
 
     # -- the facts every command reports ----------------------------------------------------
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self) -> PartitionFacts:
         """The ``partition`` object of every JSON output: the same keys, the same numbers,
         wherever a partition is reported (null where a run was cut short: ``cut_short``)."""
         if self.cut_short:
-            known = {"path": self.location, "topic": self.topic, "partition": self.partition}
-            return {key: known.get(key) for key in FACT_KEYS}
+            return {
+                "path": self.location,
+                "topic": self.topic,
+                "partition": self.partition,
+                "log_start_offset": None,
+                "log_end_offset": None,
+                "log_end_offset_on_disk": None,
+                "high_watermark": None,
+                "last_stable_offset": None,
+                "recovery_point": None,
+                "segments": None,
+                "active_segment": None,
+                "bytes": None,
+                "damaged_from": None,
+                "load": None,
+            }
         damaged = self.damaged_from
         if self.tiered:
             active = self.active_segment
@@ -930,7 +979,7 @@ class UnifiedLog:
             "load": None if self.tiered else self.load_forecast(),
         }
 
-    def load_forecast(self) -> dict[str, Any]:
+    def load_forecast(self) -> LoadForecast:
         """``broker_load`` as JSON: what the broker's next start does to this partition."""
         found = self.broker_load
         return {
@@ -965,19 +1014,6 @@ def local_segments(directory: str | os.PathLike[str]) -> list[LogSegment]:
     return list(UnifiedLog(LocalStorage(directory)).all_segments)
 
 
-def skipped_snapshot(path: str, e: Exception) -> Finding:
-    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
-    loadFromSnapshot moves past one it cannot read to the next older one."""
-    reason = getattr(e, "reason", str(e))
-    return Finding(
-        Code.SNAPSHOT_CORRUPT,
-        Severity.WARNING,
-        path,
-        f"{reason}; skipped, as the broker skips it (and deletes it)",
-        position=getattr(e, "position", None),
-    )
-
-
 __all__ = [
     "DamagedFrom",
     "Fact",
@@ -985,5 +1021,4 @@ __all__ = [
     "SnapshotFile",
     "UnifiedLog",
     "local_segments",
-    "skipped_snapshot",
 ]

@@ -98,23 +98,10 @@ model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself n
 package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition's options carry verify's (OpenOptions.verify), and the producer
-    # snapshots its load skips are verify's findings (SNAPSHOT_CORRUPT)
-    ("kdump.unified_log", "kdump.checks.codes"): "a skipped snapshot's finding",
-    ("kdump.unified_log", "kdump.checks.findings"): "a skipped snapshot's finding",
+    # the opened partition's options carry verify's (OpenOptions.verify)
     ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
-    # the producer state (ProducerStateManager, the model's) and its replay report anomalies
-    # as verify's findings
-    ("kdump.producer_state", "kdump.checks.findings"): "the producer state's findings",
+    # the producer state's replay (kdump txn's) reports what it meets as verify's findings
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-    # a compacted partition's node image is found by the KRaft checks' node_metadata
-    ("kdump.kraft.configs", "kdump.kraft.checks"): "the node's metadata partition",
-    # the KRaft metadata log is read with verify's walk
-    ("kdump.kraft.loader", "kdump.checks.log"): "verify's walk of a segment",
-    # repair's driver prints as it goes; salvage writes records as dump renders them
-    ("kdump.repair.runner", "kdump.render.repair"): "the repair prints as it goes",
-    ("kdump.repair.salvage", "kdump.render.describe"): "salvage's records as dump's",
-    ("kdump.repair.salvage", "kdump.render.fields"): "salvage's records as dump's",
 }
 
 

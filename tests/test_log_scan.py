@@ -63,3 +63,31 @@ def test_damage_is_where_recovery_cuts() -> None:
                 cut[case] = scan.first_invalid
                 assert scan.first_invalid <= scan.valid_bytes <= scan.size
     assert sorted(cut) == ["log-crc-mismatch", "log-truncated-tail", "log-zero-tail"]
+
+
+def test_the_model_names_tail_damage_by_verify_s_codes() -> None:
+    """The segment's own walk names the bytes where it stopped short (tail_damage, which the
+    KRaft loader reads too) with the words verify's registry holds; verify adds the severity:
+    zeros a warning (nothing written there), the rest errors."""
+    from kdump.checks.codes import Code
+    from kdump.checks.findings import Severity
+    from kdump.checks.log import stop_damage
+    from kdump.errors import FormatError
+    from kdump.format.walk import Stop, StopReason
+    from kdump.log_scan import tail_damage
+
+    torn = FormatError("x.log", 0, "bad")
+    cases = {
+        (StopReason.TRUNCATED_TAIL, bytes(20), None): (Code.LOG_ZERO_TAIL, Severity.WARNING),
+        (StopReason.TRUNCATED_TAIL, b"\1" * 5, None): (Code.LOG_TRUNCATED_TAIL, Severity.ERROR),
+        (StopReason.CORRUPT_BATCH, b"\1" * 20, torn): (Code.LOG_CORRUPT_BATCH, Severity.ERROR),
+        (StopReason.UNKNOWN_MAGIC, b"\1" * 20, torn): (Code.LOG_UNKNOWN_MAGIC, Severity.ERROR),
+    }
+    for (reason, tail, error), (code, severity) in cases.items():
+        stop = Stop(reason, 0, len(tail), error)
+        damage = tail_damage(stop, tail)
+        assert damage is not None and damage.name == getattr(Code, damage.name) == code
+        found = stop_damage(stop, tail)
+        assert found is not None and found[:2] == (code, severity)
+    assert tail_damage(Stop(StopReason.END, 0, 0), b"") is None
+    assert tail_damage(Stop(StopReason.INVALID_BATCH, 0, 9), b"\1" * 9) is None

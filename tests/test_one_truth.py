@@ -137,3 +137,23 @@ def test_the_facts_of_a_partition_cut_short_have_the_same_keys() -> None:
     assert list(log.facts()) == list(FACT_KEYS)
     log.cut_short = True
     assert list(log.facts()) == list(FACT_KEYS)
+
+
+def test_the_facts_type_mypy_checks_has_the_keys_in_order() -> None:
+    """``PartitionFacts`` (a TypedDict for mypy alone, defined under TYPE_CHECKING so verify's
+    start-up makes no class) holds FACT_KEYS in order: mypy holds ``facts()`` and every field
+    that keeps them to it, this test holds it to the keys every output shows."""
+    import ast
+
+    tree = ast.parse((REPO / "kdump" / "unified_log.py").read_text())
+    typed = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "PartitionFacts"
+    )
+    keys = [
+        node.target.id
+        for node in typed.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    ]
+    assert tuple(keys) == FACT_KEYS

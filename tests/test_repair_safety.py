@@ -22,6 +22,7 @@ from conftest import ORACLE, REPO
 from repair_support import copy_partition, cut_and_deleted, damage, tree
 
 from kdump.errors import KdumpError
+from kdump.render.repair import REPAIR_LINES
 from kdump.repair.plan import Scope, plan_recover, resolve_targets
 from kdump.repair.rebuild import IndexConfig
 from kdump.repair.runner import RunOptions, run_repair
@@ -285,6 +286,7 @@ def recover_in_process(partition: Path, hook: Any = None) -> None:
         RunOptions(broker_startup=True),  # as `kdump recover` does
         config,
         lambda line, err: None,
+        REPAIR_LINES,
         hook,
     )
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from purepython import pure_python
 
 from kdump import speedups
-from kdump.checks.gather import IndexGather
+from kdump.checks.gather import _START, GatherState, IndexGather
 from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.sink import FindingSink
 from kdump.checks.verify import VerifyOptions, verify_paths
@@ -654,10 +654,28 @@ def test_the_index_gather_gives_the_python_rows(
         gather._offset_room = memoryview(array("q", [0]) * (5 * len(offsets)))
         for run in runs:
             gather.feed(run)
-        return gather._state, gather.position_rows.tolist(), gather.offset_rows.tolist()
+        state = {name: getattr(gather._state, name) for name in GatherState._fields}
+        return state, gather.position_rows.tolist(), gather.offset_rows.tolist()
 
     fast, pure = both(gathered)
     assert fast == pure
+
+
+def test_the_c_gather_state_is_named_as_the_python_one() -> None:
+    """The C gather reads its state by the Python reference's names and hands back its own
+    struct sequence of the same names; a state without one of them is refused, naming it."""
+    from array import array
+
+    assert native is not None
+    assert native.GatherState.__match_args__ == GatherState._fields
+    columns = [array("q", [0])] * 4 + [array("q")] * 2
+    rows = [memoryview(array("q")), memoryview(array("q"))]
+    out = native.gather(*columns, *rows, _START)
+    assert isinstance(out, native.GatherState)
+    assert (out.has_prev, out.prev_last, out.rising) == (1, 0, 1)
+    assert native.gather(*columns, *rows, out).rising == 0  # 0 after 0 does not rise
+    with pytest.raises(TypeError, match="cursor_p"):
+        native.gather(*columns, *rows, tuple(_START))  # by position only: refused
 
 
 def test_walk_v2_bounds_its_columns_whatever_the_limit() -> None:

@@ -18,7 +18,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -27,13 +27,18 @@ from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
 
+if TYPE_CHECKING:
+    from kdump._speedups import GatherState as NativeGatherState
+
 INT64_MAX = 2**63 - 1
 ROW = 5
 """int64s per gathered row (PositionRow, OffsetRow)."""
 
 
 class GatherState(NamedTuple):
-    """Where a gather stands between two runs (the C gather's state, field for field)."""
+    """Where a gather stands between two runs: the Python reference's. The C gather reads one
+    by name and hands back its own ``kdump._speedups.GatherState`` of the same names
+    (tests/test_speedups.py), read by name here too."""
 
     cursor_p: int
     """The next wanted position."""
@@ -59,7 +64,18 @@ class GatherState(NamedTuple):
     """Whether every last offset so far rose (what ``want`` needs for a key named late)."""
 
 
-_START = GatherState(0, 0, 0, 0, NO_TIMESTAMP, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+_START = GatherState(
+    cursor_p=0, has_prev=0, prev_last=0, cursor_o=0, before=NO_TIMESTAMP, prow_n=0, orow_n=0,
+    has_raised=0, raised_base=0, raised_last=0, raised_max_ts=0, raised_before=0,
+    raised_prev_last=0, rising=1,
+)  # fmt: skip
+
+
+def _replaced(state: GatherState | NativeGatherState, **changes: int) -> GatherState:
+    """``state`` (either kind) with ``changes``, field by field by name: where a walk goes on
+    from a verified prefix or a late key is named, not once a run."""
+    fields = {name: getattr(state, name) for name in GatherState._fields}
+    return GatherState(**(fields | changes))
 
 
 def _map_noreserve() -> int:
@@ -130,7 +146,7 @@ class IndexGather:
         # filled so far are what position_rows and offset_rows give
         self._position_room = _room(len(self.wanted_positions))
         self._offset_room = _room(len(self.wanted_offsets))
-        self._state = _START
+        self._state: GatherState | NativeGatherState = _START
         self._growing = False
         self._fed_position = -1
         """The position of the last batch fed."""
@@ -141,7 +157,8 @@ class IndexGather:
         """The walk fed here goes on from a verified prefix (kdump.checks.log.scan_log's
         ``prior``): the batch before the first one fed ended at ``prev_last`` (None: none),
         and the greatest max timestamp before it is ``max_timestamp``."""
-        self._state = self._state._replace(
+        self._state = _replaced(
+            self._state,
             has_prev=int(prev_last is not None),
             prev_last=0 if prev_last is None else prev_last,
             before=max_timestamp,
@@ -222,7 +239,7 @@ class IndexGather:
         self._offset_room[ROW * s.orow_n : ROW * (s.orow_n + 1)] = array(
             "q", (offset, s.raised_base, s.raised_last, s.raised_max_ts, s.raised_before)
         )
-        self._state = s._replace(cursor_o=s.cursor_o + 1, orow_n=s.orow_n + 1)
+        self._state = _replaced(s, cursor_o=s.cursor_o + 1, orow_n=s.orow_n + 1)
         return True
 
     @property
@@ -240,11 +257,11 @@ class IndexGather:
             self._fed_position = run.position[-1]
         native = speedups.native()
         if native is not None:
-            self._state = GatherState(*native.gather(
+            self._state = native.gather(
                 run.position, run.base_offset, run.last_offset, run.max_timestamp,
                 self.wanted_positions, self.wanted_offsets, self._position_room,
                 self._offset_room, self._state,
-            ))  # fmt: skip
+            )  # fmt: skip
             return
         self._feed_python(run)
 
@@ -282,8 +299,10 @@ class IndexGather:
                 rising = 0
             has_prev, prev_last = 1, last
         self._state = GatherState(
-            cursor_p, has_prev, prev_last, cursor_o, before, prow_n, orow_n,
-            has_raised, r_base, r_last, r_max_ts, r_before, r_prev_last, rising,
+            cursor_p=cursor_p, has_prev=has_prev, prev_last=prev_last, cursor_o=cursor_o,
+            before=before, prow_n=prow_n, orow_n=orow_n, has_raised=has_raised,
+            raised_base=r_base, raised_last=r_last, raised_max_ts=r_max_ts,
+            raised_before=r_before, raised_prev_last=r_prev_last, rising=rising,
         )  # fmt: skip
 
     def position_row(self, position: int) -> PositionRow | None:

@@ -5,8 +5,6 @@ memory does not grow with the number of batches.
 
 from __future__ import annotations
 
-import re
-
 from kdump import speedups
 from kdump.checks import fixes
 from kdump.checks.codes import Code
@@ -21,13 +19,12 @@ from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import (
     INT32_MAX,
     LOG_APPEND_TIME,
-    LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
 )
 from kdump.format.legacy import legacy_wrapper_error
-from kdump.format.walk import BatchRun, Flags, Stop, StopReason
-from kdump.log_scan import CUT_REASONS, LogScan, RunConsumer, scan_segment
+from kdump.format.walk import BatchRun, Flags, Stop
+from kdump.log_scan import LogScan, RunConsumer, scan_segment, tail_damage
 from kdump.storage.records import FileRecords
 
 SPLIT_FAILS = (
@@ -93,7 +90,6 @@ STOP_CODES = frozenset(
     )
 )
 """The findings of the places where the broker's recovery cuts a segment."""
-_NON_ZERO = re.compile(rb"[^\x00]")
 
 
 class _State:
@@ -235,34 +231,13 @@ def scan_log(
 
 
 def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
-    """What the bytes are where a walk ended before the end of its range, other than at a batch
-    whose CRC does not match (that batch is its own finding): the code, severity and message."""
-    if stop.reason not in CUT_REASONS:
+    """The model's ``tail_damage`` as verify's finding: the code, severity and message (zeros
+    are a warning, the rest errors)."""
+    damage = tail_damage(stop, buf)
+    if damage is None:
         return None
-    end = stop.position + stop.remaining
-    if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
-        # a power loss leaves the file's new length on disk without the data (or the broker
-        # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
-        # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)
-        return (
-            Code.LOG_ZERO_TAIL,
-            Severity.WARNING,
-            f"{stop.remaining} zero bytes after the last batch, to the end of the file: space "
-            "the broker preallocated (log.preallocate) or a write a power loss did not finish; "
-            "they hold no records, and the broker's recovery truncates them",
-        )
-    if stop.error is not None:
-        code = (
-            Code.LOG_UNKNOWN_MAGIC
-            if stop.reason is StopReason.UNKNOWN_MAGIC
-            else Code.LOG_CORRUPT_BATCH
-        )
-        return code, Severity.ERROR, f"{stop.error.reason}; nothing after it can be read"
-    return (
-        Code.LOG_TRUNCATED_TAIL,
-        Severity.ERROR,
-        f"{stop.remaining} bytes after the last whole batch are a torn, partial batch",
-    )
+    severity = Severity.ERROR if damage.lost else Severity.WARNING
+    return getattr(Code, damage.name), severity, damage.message
 
 
 def gather_log(log: FileRecords, base_offset: int, end: int | None, gather: IndexGather) -> LogScan:

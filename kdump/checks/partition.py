@@ -39,6 +39,7 @@ from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:
     from kdump.loss import CutLoss
+    from kdump.unified_log import PartitionFacts
 
 
 class PartitionSummary:
@@ -53,7 +54,7 @@ class PartitionSummary:
         "warnings", "infos", "startup", "kept_records", "read",
     )  # fmt: skip
 
-    def __init__(self, facts: dict[str, Any], segments_read: int = 0, bytes_read: int = 0) -> None:
+    def __init__(self, facts: PartitionFacts, segments_read: int = 0, bytes_read: int = 0) -> None:
         self.facts = facts
         self.segments_read = segments_read
         """The segments verify read: every ``.log`` on disk, or the ones named (the facts'
@@ -100,15 +101,15 @@ class PartitionSummary:
 
     @property
     def segments(self) -> int:
-        return int(self.facts["segments"])
+        return _known(self.facts["segments"], "segments")
 
     @property
     def bytes(self) -> int:
-        return int(self.facts["bytes"])
+        return _known(self.facts["bytes"], "bytes")
 
     @property
     def log_end_offset(self) -> int:
-        return int(self.facts["log_end_offset"])
+        return _known(self.facts["log_end_offset"], "log_end_offset")
 
     def count(self, f: Finding) -> None:
         if f.severity is Severity.ERROR:
@@ -773,3 +774,11 @@ __all__ = [
     "segments_to_check",
     "verify_partition",
 ]
+
+
+def _known(value: int | None, key: str) -> int:
+    """A fact verify's summary counts on; None only where a run was cut short, which asks
+    none of them."""
+    if value is None:
+        raise TypeError(f"the partition's {key} is not known: the run was cut short")
+    return value

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.sink import FindingSink
 from kdump.crc import Buffer
@@ -9,6 +12,9 @@ from kdump.errors import KdumpError, SnapshotCrcError
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.txnindex import CURRENT_VERSION, TransactionIndex
 from kdump.log_scan import LogScan
+
+if TYPE_CHECKING:
+    from kdump.producer_state import InvalidTxnState
 
 
 def check_txn_index(index: TransactionIndex, scan: LogScan | None, sink: FindingSink) -> None:
@@ -95,3 +101,28 @@ def check_snapshot_bytes(data: Buffer, path: str, sink: FindingSink) -> None:
                 position=e.position,
             )
         )
+
+
+def skipped_snapshot(path: str, e: Exception) -> Finding:
+    """A producer snapshot the broker's load skips (and deletes): ProducerStateManager's
+    loadFromSnapshot moves past one it cannot read to the next older one."""
+    reason = getattr(e, "reason", str(e))
+    return Finding(
+        Code.SNAPSHOT_CORRUPT,
+        Severity.WARNING,
+        path,
+        f"{reason}; skipped, as the broker skips it (and deletes it)",
+        position=getattr(e, "position", None),
+    )
+
+
+def invalid_txn_state(found: InvalidTxnState) -> Finding:
+    """The producer state's surprise (kdump.producer_state) as verify's finding."""
+    return Finding(
+        Code.TXN_STATE_INVALID,
+        Severity.WARNING,
+        found.path,
+        found.message,
+        offset=found.offset,
+        position=found.position,
+    )

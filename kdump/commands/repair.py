@@ -29,6 +29,7 @@ from kdump.config import ConfigLayers, RawSetting, Source
 from kdump.errors import ExitCode
 from kdump.lock import who_holds
 from kdump.render.progress_display import progress, show_progress
+from kdump.render.repair import REPAIR_LINES
 from kdump.repair.apply import WriteOptions, refuse_side_dir
 from kdump.repair.files import local_partitions
 from kdump.repair.plan import (
@@ -204,7 +205,9 @@ def _run(
             meter.total(sum(s.log_size for t in targets for s in t.named_segments))
             plans = chain(settled, plan(targets, kw["jobs"], configs))
             with viewing(targets):
-                result = run_repair(targets, plans, options, configs, echo_on, progress=meter)
+                result = run_repair(
+                    targets, plans, options, configs, echo_on, REPAIR_LINES, progress=meter
+                )
         if as_json:
             from kdump.render.plan import plan_object
             from kdump.untrusted import json_text
@@ -233,7 +236,7 @@ def _settle(
     if options.dry_run:  # the rest planned on the partitions as the settling leaves them
         return [as_settled(log) for log in targets], settled
     first = dataclasses.replace(options, broker_startup=False, keep_plans=False)
-    done = run_repair(targets, iter(settled), first, config, echo_on)
+    done = run_repair(targets, iter(settled), first, config, echo_on, REPAIR_LINES)
     if done.exit_code != ExitCode.OK:
         raise click.exceptions.Exit(done.exit_code)
     for log in targets:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kdump.config import ConfigLayers, Settings, resolve_settings
 from kdump.discovery import discover
@@ -25,6 +25,9 @@ from kdump.explain.transactions import open_transactions
 from kdump.offset_map import BYTES_PER_ENTRY
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.unified_log import PartitionFacts
 
 TINY_MIN_SEGMENTS = 10
 """Closed segments a partition needs before kdump calls its segments many and tiny."""
@@ -78,7 +81,7 @@ class PartitionExplanation:
     compaction: CompactionExplanation | None
     tiny_segments: TinySegments | None
     notes: tuple[str, ...]
-    facts: dict[str, Any] = field(default_factory=dict, compare=False)
+    facts: PartitionFacts = field(kw_only=True, compare=False)
     """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
 

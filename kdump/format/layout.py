@@ -69,6 +69,13 @@ DELETE_HORIZON_BIT = 0x40
 
 NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME = -1, 0, 1
 TIMESTAMP_TYPE_NAMES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+
+
+def timestamp_type(value: int) -> str:
+    """TimestampType's name (its toString), Kafka's words for an unknown one too."""
+    return TIMESTAMP_TYPE_NAMES.get(value, f"UnknownTimestampType({value})")
+
+
 NO_TIMESTAMP = -1
 NO_SEQUENCE = -1
 NO_PRODUCER_ID = -1

@@ -14,7 +14,7 @@ import itertools
 import struct
 from collections.abc import Iterable, Iterator
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -76,6 +76,44 @@ class Record(NamedTuple):
     @property
     def header_keys(self) -> list[str]:
         return [h.key for h in self.headers]
+
+    def lossless_content(self) -> dict[str, Any]:
+        """The key, value and headers as lossless JSON (``kept``): what ``kdump --files --json``
+        writes with no decoder, and salvage exports for a producer to write again."""
+        key, key_encoding = kept(self.key)
+        value, value_encoding = kept(self.value)
+        return {
+            "key": key,
+            "key_encoding": key_encoding,
+            "value": value,
+            "value_encoding": value_encoding,
+            "headers": [header_object(h.key, *kept(h.value)) for h in self.headers],
+        }
+
+
+UTF8, BASE64 = "utf8", "base64"
+"""The encodings of lossless JSON: the bytes are this UTF-8 text, or this base64."""
+
+
+def lossless(data: bytes) -> tuple[str, str]:
+    """Bytes as JSON text that gives them back, and its encoding: the text when the bytes are
+    UTF-8 (strict: no surrogates, overlong forms or code points past U+10FFFF), else base64."""
+    try:
+        return str(data, "utf-8"), UTF8
+    except UnicodeDecodeError:
+        import base64  # only for bytes that are not text
+
+        return base64.b64encode(data).decode("ascii"), BASE64
+
+
+def kept(data: bytes | None) -> tuple[str | None, str | None]:
+    """``lossless``, with null for null (a null key, a tombstone, a null header value)."""
+    return (None, None) if data is None else lossless(data)
+
+
+def header_object(key: str, value: Any, encoding: str | None) -> dict[str, Any]:
+    """A header in JSON: its key (Kafka's String) and its value, with the value's encoding."""
+    return {"key": key, "value": value, "value_encoding": encoding}
 
 
 native_module = speedups.native()
@@ -507,14 +545,19 @@ def _decode_v2(
 
 __all__ = [
     "ABORT",
+    "BASE64",
     "COMMIT",
+    "UTF8",
     "ControlRecordKey",
     "EndTransactionMarker",
     "Header",
     "Record",
     "control_record_key",
     "end_transaction_marker",
+    "header_object",
     "iter_v2_records",
+    "kept",
+    "lossless",
     "v2_payload",
 ]
 

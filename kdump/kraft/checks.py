@@ -39,6 +39,7 @@ from kdump.format.names import (
     PARTITION_METADATA,
     QUORUM_STATE,
 )
+from kdump.kraft.configs import node_metadata, readable_meta_properties
 from kdump.kraft.image import MetadataImage
 from kdump.kraft.loader import (
     MetadataLoad,
@@ -272,34 +273,13 @@ def check_log_dir(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> Iterator[Findi
     load = metadata_load(metadata)
     if own is not None:
         yield from _bootstrap(log_dir, metadata)
-    meta = _meta_properties(log_dir)
+    meta = readable_meta_properties(log_dir)
     node_id = None if meta is None else meta.node_id
     if meta is not None:
         yield from _meta_against_image(log_dir, metadata, load.image, meta)
     for log in mine:
         if log is not metadata and log.topic is not None:
             yield from _partition_against_image(log, load, node_id)
-
-
-def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | None:
-    """The metadata partition of the same node's metadata log dir (metadata.log.dir), among
-    ``logs``: a broker with several log dirs keeps the metadata log in one of them, and
-    applies its image to the partitions of every one. The same node: meta.properties of the
-    same cluster.id and node.id."""
-    meta = _meta_properties(log_dir)
-    if meta is None or meta.node_id is None:
-        return None
-    for log in logs:
-        other = log.log_dir
-        if other is None or other is log_dir or not log.is_metadata_log:
-            continue
-        found = _meta_properties(other) if log.found_in(other) else None
-        if found is not None and (found.cluster_id, found.node_id) == (
-            meta.cluster_id,
-            meta.node_id,
-        ):
-            return log
-    return None
 
 
 def _bootstrap(log_dir: LogDir, metadata: UnifiedLog) -> Iterator[Finding]:
@@ -324,13 +304,6 @@ def _bootstrap(log_dir: LogDir, metadata: UnifiedLog) -> Iterator[Finding]:
             "formatted apart (kafka-storage.sh format); Kafka 4.1 on reads the zero checkpoint "
             "(KIP-1170)",
         )
-
-
-def _meta_properties(log_dir: LogDir) -> Any:
-    try:
-        return log_dir.meta_properties()
-    except KdumpError:
-        return None
 
 
 def _meta_against_image(
@@ -458,6 +431,5 @@ def _partition_against_image(
 __all__ = [
     "check_log_dir",
     "check_metadata_partition",
-    "node_metadata",
     "read_quorum_state",
 ]

@@ -17,6 +17,7 @@ from kdump.log_dir import LogDir
 from kdump.storage.local import LocalStorage
 
 if TYPE_CHECKING:
+    from kdump.format.textfiles import MetaProperties
     from kdump.kraft.loader import MetadataLoad
     from kdump.unified_log import UnifiedLog
 
@@ -131,8 +132,36 @@ def take_node_image(
         log.adopt_metadata(image)
 
 
+def node_metadata(log_dir: LogDir, logs: Sequence[UnifiedLog]) -> UnifiedLog | None:
+    """The metadata partition of the same node's metadata log dir (metadata.log.dir), among
+    ``logs``: a broker with several log dirs keeps the metadata log in one of them, and
+    applies its image to the partitions of every one. The same node: meta.properties of the
+    same cluster.id and node.id."""
+    meta = readable_meta_properties(log_dir)
+    if meta is None or meta.node_id is None:
+        return None
+    for log in logs:
+        other = log.log_dir
+        if other is None or other is log_dir or not log.is_metadata_log:
+            continue
+        found = readable_meta_properties(other) if log.found_in(other) else None
+        if found is not None and (found.cluster_id, found.node_id) == (
+            meta.cluster_id,
+            meta.node_id,
+        ):
+            return log
+    return None
+
+
+def readable_meta_properties(log_dir: LogDir) -> MetaProperties | None:
+    """The log dir's meta.properties, None where it does not read (verify says why)."""
+    try:
+        return log_dir.meta_properties()
+    except KdumpError:
+        return None
+
+
 def _image_of(log: UnifiedLog, logs: Sequence[UnifiedLog]) -> MetadataConfigs | None:
-    from kdump.kraft.checks import node_metadata
     from kdump.kraft.loader import metadata_load
 
     log_dir = log.log_dir
@@ -155,5 +184,7 @@ __all__ = [
     "metadata_configs",
     "metadata_dir_near",
     "node_configs",
+    "node_metadata",
+    "readable_meta_properties",
     "take_node_image",
 ]

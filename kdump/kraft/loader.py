@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
-from kdump.checks.log import stop_damage
 from kdump.errors import FormatError, InputError, KdumpError
 from kdump.format.batch import RecordBatch
 from kdump.format.internal import decode_control_record, read_framed
@@ -41,6 +40,7 @@ from kdump.format.schemas.metadata import METADATA_RECORD_TYPES
 from kdump.format.walk import Stop, StopReason
 from kdump.kraft.delta import MetadataDelta
 from kdump.kraft.image import MetadataImage, MetadataProvenance, ReplayError
+from kdump.log_scan import tail_damage
 from kdump.storage.base import Storage
 from kdump.storage.records import FileRecords
 from kdump.unified_log import UnifiedLog
@@ -285,11 +285,10 @@ def walk_damage(log: FileRecords, stop: Stop) -> tuple[str, FormatError] | None:
     if stop.reason is StopReason.INVALID_BATCH:
         error = FormatError(log.path, stop.position, "the batch's CRC does not match its bytes")
         return "LOG_CRC_MISMATCH", error
-    described = stop_damage(stop, log.buf)
-    if described is None:
+    damage = tail_damage(stop, log.buf)
+    if damage is None:
         return None
-    code, _, message = described
-    return code, FormatError(log.path, stop.position, message)
+    return damage.name, FormatError(log.path, stop.position, damage.message)
 
 
 # -- snapshots --------------------------------------------------------------------------------

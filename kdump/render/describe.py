@@ -8,12 +8,8 @@ from typing import Any
 
 from kdump.errors import DecodeError
 from kdump.format.compression import codec_name
-from kdump.format.layout import TIMESTAMP_TYPE_NAMES
+from kdump.format.records import BASE64
 from kdump.java import java_string
-
-
-def timestamp_type(value: int) -> str:
-    return TIMESTAMP_TYPE_NAMES.get(value, f"UnknownTimestampType({value})")
 
 
 def compression(codec: int) -> str:
@@ -98,24 +94,6 @@ class NamedDecoder:
 
     def __repr__(self) -> str:
         return f"NamedDecoder({self.name!r})"
-
-
-UTF8, BASE64 = "utf8", "base64"
-"""The encodings of lossless JSON: the bytes are this UTF-8 text, or this base64."""
-
-
-def lossless(data: bytes) -> tuple[str, str]:
-    """Bytes as JSON text that gives them back, and its encoding: the text when the bytes are
-    UTF-8 (strict: no surrogates, overlong forms or code points past U+10FFFF), else base64."""
-    try:
-        return str(data, "utf-8"), UTF8
-    except UnicodeDecodeError:
-        return base64_decoder(data), BASE64
-
-
-def kept(data: bytes | None) -> tuple[str | None, str | None]:
-    """``lossless``, with null for null (a null key, a tombstone, a null header value)."""
-    return (None, None) if data is None else lossless(data)
 
 
 NATIVE_DECODERS: dict[Decoder, int] = {

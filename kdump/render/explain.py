@@ -17,8 +17,8 @@ from kdump.explain import (
     RetentionExplanation,
     SegmentExplanation,
 )
+from kdump.format.records import lossless
 from kdump.render.console import TextConsole, TextTable
-from kdump.render.describe import lossless
 from kdump.units import at, byte_count, duration, iso
 from kdump.untrusted import json_text
 

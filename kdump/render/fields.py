@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.format.batch import Batch
-from kdump.format.records import Record
+from kdump.format.layout import timestamp_type
+from kdump.format.records import Record, header_object, kept
 from kdump.render.describe import (
     DECODERS,
     Decoder,
@@ -25,9 +26,7 @@ from kdump.render.describe import (
     encoding_of,
     java_bool,
     json_of,
-    kept,
     optional_long,
-    timestamp_type,
 )
 
 _BATCH_VALUES: dict[str, Callable[[Batch, bool], Any]] = {
@@ -141,7 +140,7 @@ def _headers(record: Record, ctx: RecordContext) -> list[dict[str, Any]]:
     headers = []
     for h in record.headers:
         value, encoding = _encoded(h.value, decoder, record.offset)
-        headers.append({"key": h.key, "value": value, "value_encoding": encoding})
+        headers.append(header_object(h.key, value, encoding))
     return headers
 
 

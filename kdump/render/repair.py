@@ -142,3 +142,19 @@ def stopped_in_commit_line(signal_name: str, done: int, not_done: int) -> str:
         f"(each whole, its backup and cut bytes kept), {not_done} not (each as it was, with no "
         "backup or cut file of its own); run the command again to finish the job"
     )
+
+
+class RepairLines:
+    """These lines, as a repair run asks for them (kdump.repair.runner.Lines): the run is
+    handed them by its command, so that repair does not import its output."""
+
+    plan_lines = staticmethod(plan_lines)
+    kept_lines = staticmethod(kept_lines)
+    salvage_lines = staticmethod(salvage_lines)
+    recheck_lines = staticmethod(recheck_lines)
+    leftover_lines = staticmethod(leftover_lines)
+    stopped_before_commit_line = staticmethod(stopped_before_commit_line)
+    stopped_in_commit_line = staticmethod(stopped_in_commit_line)
+
+
+REPAIR_LINES = RepairLines()

@@ -26,6 +26,7 @@ from kdump.checks.log import STOP_CODES
 from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
 from kdump.checks.segment import segment_result
+from kdump.checks.txn import skipped_snapshot
 from kdump.config import ConfigLayers
 from kdump.crc import Buffer
 from kdump.discovery import check_named_segments, discover
@@ -58,7 +59,7 @@ from kdump.repair.rebuild import (
 from kdump.repair.txn_index import txn_index_bytes
 from kdump.segment import LogSegment
 from kdump.storage.local import RenamedView
-from kdump.unified_log import OpenOptions, UnifiedLog, skipped_snapshot
+from kdump.unified_log import OpenOptions, UnifiedLog
 
 OFFSET_INDEX, TIME_INDEX, TXN_INDEX, LOG = "offset index", "time index", "txn index", "log"
 SNAPSHOT, CHECKPOINT, RENAME = "producer snapshot", "checkpoint", "renamed"

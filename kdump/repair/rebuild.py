@@ -35,6 +35,7 @@ from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
 from kdump.checks.log import stop_damage
+from kdump.checks.txn import invalid_txn_state
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
 from kdump.errors import CorruptBatchError
@@ -57,7 +58,7 @@ from kdump.format.walk import (
     read_batch,
 )
 from kdump.log_scan import LogScan
-from kdump.producer_state import CompletedTxn, ProducerStateManager
+from kdump.producer_state import CompletedTxn, InvalidTxnState, ProducerStateManager
 
 if TYPE_CHECKING:
     from kdump.speedups import Native
@@ -498,8 +499,8 @@ class _Recovery:
             if isinstance(result, CompletedTxn):
                 if result.is_aborted:
                     out.aborted_txns.append(result.aborted_txn())
-            elif isinstance(result, Finding):
-                out.findings.append(result)
+            elif isinstance(result, InvalidTxnState):
+                out.findings.append(invalid_txn_state(result))
         self._advance(part.slice(i, i + 1), 0)
         return True
 

@@ -7,21 +7,13 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from kdump.checks.findings import Finding, Severity
 from kdump.errors import ExitCode, KdumpError
 from kdump.progress import NO_PROGRESS, Progress
-from kdump.render.repair import (
-    kept_lines,
-    leftover_lines,
-    plan_lines,
-    recheck_lines,
-    salvage_lines,
-    stopped_before_commit_line,
-    stopped_in_commit_line,
-)
 from kdump.repair.apply import Hook, RepairSession, WriteOptions, Written
-from kdump.repair.files import LocalPartition, local_partitions, remove_leftovers
+from kdump.repair.files import Leftover, LocalPartition, local_partitions, remove_leftovers
 from kdump.repair.interrupt import signals_held
 from kdump.repair.plan import LOG, OFFSET_INDEX, TIME_INDEX, FileChange, SegmentPlan
 from kdump.repair.rebuild import IndexConfig, IndexConfigs
@@ -31,6 +23,19 @@ from kdump.unified_log import UnifiedLog
 
 Emit = Callable[[str, bool], None]
 """emit(line, to_stderr)"""
+
+
+class Lines(Protocol):
+    """The words a run prints as it goes, from the output layer above it
+    (kdump.render.repair.REPAIR_LINES): the run says what happened, they say it in lines."""
+
+    def plan_lines(self, plan: SegmentPlan, /) -> Iterator[str]: ...
+    def kept_lines(self, written: list[Written], /) -> Iterator[str]: ...
+    def salvage_lines(self, written: list[Written], /) -> Iterator[str]: ...
+    def recheck_lines(self, findings: list[Finding], segments: int, /) -> Iterator[str]: ...
+    def leftover_lines(self, found: list[Leftover], /) -> Iterator[str]: ...
+    def stopped_before_commit_line(self) -> str: ...
+    def stopped_in_commit_line(self, signal_name: str, done: int, not_done: int, /) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ def run_repair(
     options: RunOptions,
     config: IndexConfig | IndexConfigs,
     emit: Emit,
+    lines: Lines,
     hook: Hook | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> RunResult:
@@ -104,15 +110,15 @@ def run_repair(
     if options.dry_run:
         show = _keep if options.keep_plans else _show
         if not options.keep_plans:
-            _clear_leftovers(targets, write, emit, dry_run=True)
+            _clear_leftovers(targets, write, emit, lines, dry_run=True)
         cut: set[Path] = set()
         for plan in plans:
-            show(plan, result, emit, all_files=False)
+            show(plan, result, emit, lines, all_files=False)
             _note_cut(plan, cut)
             _advance(progress, plan)
         if options.broker_startup:
             for plan in plan_startup(targets, cut, options.as_broker):
-                show(plan, result, emit, all_files=False)
+                show(plan, result, emit, lines, all_files=False)
         if not options.keep_plans:
             for line in interval_lines(result.indexed, IndexConfigs.of_any(config), options):
                 emit(line, False)
@@ -122,10 +128,12 @@ def run_repair(
     try:
         with session:
             configs = IndexConfigs.of_any(config)
-            _stage_and_commit(session, targets, plans, options, configs, emit, progress, result)
+            _stage_and_commit(
+                session, targets, plans, options, configs, emit, lines, progress, result
+            )
     except BaseException as e:
         if not session.committed and not isinstance(e, KdumpError):
-            emit(stopped_before_commit_line(), True)
+            emit(lines.stopped_before_commit_line(), True)
         raise
     return result
 
@@ -137,6 +145,7 @@ def _stage_and_commit(
     options: RunOptions,
     configs: IndexConfigs,
     emit: Emit,
+    lines: Lines,
     progress: Progress,
     result: RunResult,
 ) -> None:
@@ -148,11 +157,11 @@ def _stage_and_commit(
     # the log dirs, and the partitions named on their own, may be links the operator made
     session.trust(lock_dirs(targets))
     session.trust(p.path for p in local_partitions(named_alone(targets)))
-    _clear_leftovers(targets, write, emit, dry_run=False)
+    _clear_leftovers(targets, write, emit, lines, dry_run=False)
     checked = 0
     cut: set[Path] = set()
     for plan in plans:
-        to_write = _show(plan, result, emit, all_files=write.output_dir is not None)
+        to_write = _show(plan, result, emit, lines, all_files=write.output_dir is not None)
         staged = session.stage(plan, to_write)
         if staged:
             checked += 1
@@ -162,8 +171,8 @@ def _stage_and_commit(
         _advance(progress, plan)
     if options.broker_startup and write.output_dir is None:
         for plan in plan_startup(targets, cut, options.as_broker):
-            session.stage(plan, _show(plan, result, emit, all_files=False))
-    for line in recheck_lines(result.recheck, checked) if checked else ():
+            session.stage(plan, _show(plan, result, emit, lines, all_files=False))
+    for line in lines.recheck_lines(result.recheck, checked) if checked else ():
         emit(line, False)
     for line in interval_lines(result.indexed, configs, options):
         emit(line, False)
@@ -173,15 +182,15 @@ def _stage_and_commit(
         return
     with signals_held() as held:  # a signal now stops the commit between two files
         result.written = session.commit(held.pending)
-        for line in kept_lines(result.written):
+        for line in lines.kept_lines(result.written):
             emit(line, False)
         if not session.stopped:
-            for line in salvage_lines(result.written):
+            for line in lines.salvage_lines(result.written):
                 emit(line, False)
         if session.stopped:
             result.stopped = True
             not_done = len(session.staged) - len(result.written)
-            emit(stopped_in_commit_line(held.name, len(result.written), not_done), True)
+            emit(lines.stopped_in_commit_line(held.name, len(result.written), not_done), True)
             return
         where = f" under {write.output_dir}" if write.output_dir is not None else ""
         result.files = len(result.written)
@@ -201,7 +210,7 @@ def lock_dirs(logs: list[UnifiedLog]) -> set[Path]:
 
 
 def _clear_leftovers(
-    targets: list[UnifiedLog], write: WriteOptions, emit: Emit, dry_run: bool
+    targets: list[UnifiedLog], write: WriteOptions, emit: Emit, lines: Lines, dry_run: bool
 ) -> None:
     """kdump's own temporary files that a killed run left where this one writes: removed
     first (a dry run says it would)."""
@@ -212,7 +221,7 @@ def _clear_leftovers(
     if root is not None:
         sides = {root / d.name for d in in_place}
         found += remove_leftovers(sides, dry_run, follow=False)
-    for line in leftover_lines(found):
+    for line in lines.leftover_lines(found):
         emit(line, False)
 
 
@@ -253,7 +262,9 @@ def _advance(progress: Progress, plan: SegmentPlan) -> None:
     progress.advance(size, str(log))
 
 
-def _keep(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
+def _keep(
+    plan: SegmentPlan, result: RunResult, emit: Emit, lines: Lines, all_files: bool
+) -> list[FileChange]:
     """A dry run's plan kept for its JSON (the new files' bytes let go: a log dir's indexes)."""
     _count(plan, result)
     plan.changes = [dataclasses.replace(c, content=None) for c in plan.changes]
@@ -261,9 +272,11 @@ def _keep(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> 
     return plan.changed
 
 
-def _show(plan: SegmentPlan, result: RunResult, emit: Emit, all_files: bool) -> list[FileChange]:
+def _show(
+    plan: SegmentPlan, result: RunResult, emit: Emit, lines: Lines, all_files: bool
+) -> list[FileChange]:
     _count(plan, result)
-    for line in plan_lines(plan):
+    for line in lines.plan_lines(plan):
         emit(line, False)
     return list(plan.changes if all_files else plan.changed)
 

@@ -23,6 +23,7 @@ from kdump.checks.segment import segment_result
 from kdump.crc import Buffer
 from kdump.errors import OutputLimitError
 from kdump.format.batch import Batch
+from kdump.format.layout import timestamp_type
 from kdump.format.names import (
     LOG_SUFFIX,
     KeptLog,
@@ -34,16 +35,12 @@ from kdump.format.names import (
 from kdump.format.records import Record
 from kdump.format.walk import Damaged, iter_records, walk_resync
 from kdump.loss import CutLoss, cut_loss
-from kdump.render.describe import default_decoder, timestamp_type
-from kdump.render.fields import RecordContext, record_values
 from kdump.repair.files import Ownership, create_temp, map_regular, open_directory, own_subdir
 from kdump.storage.local import close_map
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog
 
-
-_CONTENT = ("key", "key_encoding", "value", "value_encoding", "headers")
 
 OUTPUT_RATIO = 100
 """Salvage's default bound on a segment's JSON Lines, as a multiple of the bytes of the batches
@@ -69,15 +66,13 @@ def record_object(
     """One salvaged record as a JSON object a producer script can replay (``shift``: where the
     bytes read start in the original log, for a kept cut file)."""
     transactional, control = batch.is_transactional, batch.is_control
-    ctx = RecordContext(batch, default_decoder, default_decoder)
-    content = record_values(record, ctx, _CONTENT)
     return {
         "topic": topic,
         "partition": partition,
         "offset": record.offset,
         "timestamp": record.timestamp,
         "timestamp_type": timestamp_type(batch.timestamp_type),
-        **content,
+        **record.lossless_content(),
         "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch,
         "sequence": record.sequence,

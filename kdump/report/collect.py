@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kdump.checks.compacted import CleanedSectionCheck, cleaned_section
 from kdump.checks.findings import Finding, Severity
@@ -35,6 +35,9 @@ from kdump.segment import LogSegment
 from kdump.txn.analysis import PartitionTransactions, TxnOptions, analyze_partition
 from kdump.txn.coordinator import CoordinatorView, is_transaction_state, read_coordinator_view
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.unified_log import PartitionFacts
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ class PartitionView:
     blocked_bytes: int = 0
     problems: list[str] = field(default_factory=list)
     """What could not be explained or analysed (the findings say why)."""
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: PartitionFacts = field(kw_only=True)
     """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
     @property

@@ -49,8 +49,8 @@ from kdump.config import MetadataConfigs
 from kdump.discovery import discover
 from kdump.errors import KdumpError, RemoteError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.format.records import kept
 from kdump.kraft.configs import take_node_image
-from kdump.render.describe import kept
 from kdump.render.jsonl import to_json
 from kdump.replicas import ReplicaChoice
 from kdump.run import log_dir_of

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kdump.checks.codes import Code
 from kdump.discovery import discover, natural_key
@@ -45,6 +45,9 @@ from kdump.startup.estimate import (
     log_dir_seconds,
 )
 from kdump.unified_log import OpenOptions, UnifiedLog
+
+if TYPE_CHECKING:
+    from kdump.unified_log import PartitionFacts
 
 REMOTE_INDEX_CACHE = "remote-log-index-cache"
 """Tiered storage's index cache in a log dir (RemoteIndexCache.DIR_NAME): LogManager skips it."""
@@ -134,8 +137,9 @@ class PartitionStartup:
     """Why the load throws: the broker stops starting."""
     work: Work = field(default_factory=Work)
     seconds: Estimate = NOTHING
-    facts: dict[str, Any] = field(default_factory=dict)
-    """The partition object (UnifiedLog.facts), taken while the partition is open."""
+    facts: PartitionFacts | dict[str, NoReturn] = field(default_factory=dict)
+    """The partition object (UnifiedLog.facts), taken while the partition is open (empty: a
+    plan made as if the indexes were whole, not reported)."""
     seconds_with_indexes_whole: Estimate | None = None
     """The load's time had the segments of ``indexes_rebuilt`` whole indexes (what rebuilding
     them offline first leaves the broker to do)."""

@@ -21,7 +21,7 @@ For each data partition:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.segment import walk_in_order
@@ -46,6 +46,9 @@ from kdump.txn.coordinator import (
 from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog
 from kdump.untrusted import shell_word
+
+if TYPE_CHECKING:
+    from kdump.unified_log import PartitionFacts
 
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = option_default("transaction.max.timeout.ms")
 """transaction.max.timeout.ms; find-hanging's --max-transaction-timeout default (15 minutes)."""
@@ -130,7 +133,7 @@ class PartitionTransactions:
     blocked_bytes: int
     batches: int
     findings: list[Finding] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: PartitionFacts = field(kw_only=True)
     """The opened partition's facts (the ``partition`` object of every JSON output)."""
 
     @property

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from kdump.checks import fixes
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import stop_damage
+from kdump.checks.txn import invalid_txn_state, skipped_snapshot
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
@@ -25,6 +26,7 @@ from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
 from kdump.producer_state import (
     Appended,
     CompletedTxn,
+    InvalidTxnState,
     MarkerWithoutTxn,
     ProducerStateManager,
 )
@@ -32,6 +34,8 @@ from kdump.segment import LogSegment
 from kdump.storage.records import FileRecords
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from kdump.format.snapshot import ProducerSnapshot
 
 
@@ -126,6 +130,11 @@ class ProducerReplay:
         else:
             state = ProducerStateManager(high_watermark=high_watermark)
         return cls(ProducerStateManager(), state, state_from)
+
+    def skipped_snapshots(self, skipped: Iterable[tuple[str, KdumpError]]) -> None:
+        """The newer snapshots the load skipped because they do not parse (path, why): a
+        finding each."""
+        self.findings += [skipped_snapshot(path, e) for path, e in skipped]
 
     def skip_rebuild(self, high_watermark: int | None, log_end: int) -> None:
         """The rebuild the broker skips (a clean stop, no snapshot): no producer state, as of
@@ -273,8 +282,8 @@ class ProducerReplay:
     def _history(self, result: Appended, batch: RecordBatch) -> None:
         if result is None:
             return
-        if isinstance(result, Finding):
-            self.findings.append(result)
+        if isinstance(result, InvalidTxnState):
+            self.findings.append(invalid_txn_state(result))
             return
         counts = self.completed.setdefault(result.producer_id, TxnCounts())
         if isinstance(result, MarkerWithoutTxn):
