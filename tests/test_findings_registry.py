@@ -34,6 +34,12 @@ OFFSET = struct.Struct(">q")
 CORRUPT_KRAFT = CORRUPT.parent / "corrupt-kraft"
 
 BUILT = {
+    # stop_damage: the model's name for the bytes where a walk stopped (kdump.log_scan.tail_damage)
+    ("kdump/checks/log.py", "getattr(Code, damage.name)"): {
+        "LOG_UNKNOWN_MAGIC",
+        "LOG_CORRUPT_BATCH",
+        "LOG_TRUNCATED_TAIL",
+    },
     ("kdump/checks/indexes.py", "f'{prefix}_MISALIGNED'"): {
         "INDEX_MISALIGNED",
         "TIMEINDEX_MISALIGNED",

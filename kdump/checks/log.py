@@ -236,8 +236,9 @@ def stop_damage(stop: Stop, buf: Buffer) -> tuple[str, Severity, str] | None:
     damage = tail_damage(stop, buf)
     if damage is None:
         return None
-    severity = Severity.ERROR if damage.lost else Severity.WARNING
-    return getattr(Code, damage.name), severity, damage.message
+    if not damage.lost:  # zeros: nothing was written there
+        return Code.LOG_ZERO_TAIL, Severity.WARNING, damage.message
+    return getattr(Code, damage.name), Severity.ERROR, damage.message
 
 
 def gather_log(log: FileRecords, base_offset: int, end: int | None, gather: IndexGather) -> LogScan:

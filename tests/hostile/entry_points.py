@@ -114,8 +114,15 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
     "gather": [
         (
             "c.gather(*[array('q', [1, 2])] * 4, array('q', [9] * 3), array('q', [1]),"
-            " bytearray(7), bytearray(8), (10**6, 0, 0, -5, 0, 10**6, -1, 0, 0, 0, 0, 0, 0, 1))",
+            " bytearray(7), bytearray(8),"
+            " c.GatherState((10**6, 0, 0, -5, 0, 10**6, -1, 0, 0, 0, 0, 0, 0, 1)))",
             "ok",
+        ),
+        # a state read by name: a bare tuple has no names
+        (
+            "c.gather(*[array('q', [1, 2])] * 4, array('q', [9] * 3), array('q', [1]),"
+            " bytearray(7), bytearray(8), (0,) * 14)",
+            "TypeError",
         ),
         ("c.gather(*[array('q', [1])] * 6, b'\\0' * 40, bytearray(40), (0,) * 14)", "BufferError"),
     ],
