@@ -29,7 +29,7 @@ from kdump.errors import ExitCode
 from kdump.format.internal import message_parser
 from kdump.format.records import Record
 from kdump.releases import Release
-from kdump.render.dumplog import java_hashmap_order, java_string_hash
+from kdump.render.dump_segments import java_hashmap_order, java_string_hash
 
 PLAIN_258 = "fixtures/oracle/plain-0/00000000000000000258"
 PLAIN_0 = "fixtures/oracle/plain-0/00000000000000000000"

@@ -293,7 +293,7 @@ def test_a_dump_in_processes_copies_nothing_through_the_parent(
 ) -> None:
     """Issue 44 point 8: the workers write their own output to the process's standard output,
     in turn; the parent yields only what follows every file (the text dump's summaries)."""
-    from kdump.render.dumplog import DumpOptions, DumpProblems, Line, dump_files
+    from kdump.render.dump_segments import DumpOptions, DumpProblems, Line, dump_files
     from kdump.render.jsonl import dump_files_lines
 
     files = [str(p) for p in sorted(ORACLE.glob("*/0*.*"))]

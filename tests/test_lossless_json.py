@@ -23,7 +23,7 @@ from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch
 from purepython import python_if
 
-from kdump.render.dumplog import DumpOptions, DumpProblems
+from kdump.render.dump_segments import DumpOptions, DumpProblems
 from kdump.render.explain import _compaction_lines, compaction_object
 from kdump.render.jsonl import dump_file_objects, to_json
 

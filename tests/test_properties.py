@@ -23,7 +23,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.util import calc_crc32, calc_crc32c
 
 from kdump.format.walk import iter_batches, iter_records
-from kdump.render.dumplog import DumpOptions, DumpProblems, as_lines, dump_files
+from kdump.render.dump_segments import DumpOptions, DumpProblems, as_lines, dump_files
 from kdump.storage.local import open_log_file
 
 PROPERTY_SETTINGS = settings(

@@ -25,7 +25,7 @@ from kdump import speedups
 from kdump.format.filters import BatchFilter, Range
 from kdump.releases import Release
 from kdump.render.describe import DECODERS
-from kdump.render.dumplog import ERR, Chunk, DumpOptions, DumpProblems, dump_files
+from kdump.render.dump_segments import ERR, Chunk, DumpOptions, DumpProblems, dump_files
 from kdump.render.fields import _BATCH_VALUES, _RECORD_TEXT, _RECORD_VALUES
 from kdump.render.jsonl import dump_file_objects, to_json
 

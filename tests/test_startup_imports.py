@@ -64,7 +64,7 @@ PINNED = {
     "--version": CORE,
     "--files X.index": CORE | READING | {
         "kdump.commands.dump", "kdump.format.filters", "kdump.render.describe",
-        "kdump.render.dump_index", "kdump.render.dumplog", "kdump.render.lines",
+        "kdump.render.dump_index", "kdump.render.dump_segments", "kdump.render.lines",
     },
     "verify PARTITION": CORE | READING | {
         "kdump.checks", "kdump.checks.audit", "kdump.checks.codes", "kdump.checks.epochs",

@@ -22,7 +22,7 @@ from kdump.errors import DecoderLoadError, ExitCode, InputError
 from kdump.format.names import DUMPED_SUFFIXES
 from kdump.releases import Release
 from kdump.render.describe import default_decoder
-from kdump.render.dumplog import (
+from kdump.render.dump_segments import (
     ERR,
     Chunk,
     DumpOptions,

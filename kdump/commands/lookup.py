@@ -13,7 +13,7 @@ from kdump.commands.output import pipe_safe
 from kdump.errors import ExitCode
 from kdump.lookup import Outcome, lookup_offset, lookup_timestamp
 from kdump.render.console import TextConsole
-from kdump.render.dumplog import DumpOptions
+from kdump.render.dump_segments import DumpOptions
 from kdump.render.jsonl import to_json
 from kdump.render.lookup import explain_tables, lookup_lines, lookup_object
 

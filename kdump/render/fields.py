@@ -1,6 +1,6 @@
 """Every value a dumped line shows, by name, and how it reads as text and as JSON.
 
-The line templates (``render/dumplog.py``: kafka-dump-log.sh's text; ``render/jsonl.py``: JSON
+The line templates (``render/dump_segments.py``: kafka-dump-log.sh's text; ``render/jsonl.py``: JSON
 Lines) are ``str.format_map`` strings that name these fields. The Python path fills them with
 ``BatchFields``/``RecordFields``; the C renderer (``render_batches`` in kdump/_speedups.c) parses
 the same templates and renders the same names the same way (tests/test_speedups.py compares

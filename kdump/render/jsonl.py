@@ -28,7 +28,7 @@ from kdump.format.walk import StopReason
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.render.describe import Decoder
 from kdump.render.dump_log import log_renderer, rendered
-from kdump.render.dumplog import (
+from kdump.render.dump_segments import (
     CHECKPOINT_SUFFIX,
     OUT,
     Chunk,

@@ -1,4 +1,4 @@
-"""A dump's lines and what it collects, shared by the driver (kdump.render.dumplog) and the
+"""A dump's lines and what it collects, shared by the driver (kdump.render.dump_segments) and the
 dumpers of each kind of file (kdump.render.dump_log, kdump.render.dump_index)."""
 
 from __future__ import annotations

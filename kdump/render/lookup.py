@@ -15,7 +15,7 @@ from kdump.format.timeindex import TimestampOffset
 from kdump.lookup import Lookup, Outcome
 from kdump.render.describe import Decoder, default_decoder
 from kdump.render.dump_log import batch_line, record_line
-from kdump.render.dumplog import DumpOptions
+from kdump.render.dump_segments import DumpOptions
 from kdump.render.jsonl import Obj, batch_object, record_object
 from kdump.segment import Scan
 from kdump.units import at
