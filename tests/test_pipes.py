@@ -123,3 +123,38 @@ def test_a_closed_pipe_is_never_exit_code_1() -> None:
     "warnings": a command that does not handle its reader leaving exits 141."""
     code, stderr = closed_reader(["compact", "--dry-run", str(TXN)])
     assert stderr == b"" and code != 1
+
+
+def _bulk_log(tmp_path: Path) -> Path:
+    """A log whose dump comes in chunks of more than half a megabyte: written by the thread
+    behind the rendering (kdump.commands.output), into a widened pipe."""
+    from batchbytes import write_partition
+
+    part = write_partition(tmp_path / "bulk-0", (0,), batches=6000)
+    return part / "00000000000000000000.log"
+
+
+def test_bulk_output_through_a_pipe_is_the_dump(tmp_path: Path) -> None:
+    """The chunks the thread writes, in order, next to the lines written before and after them:
+    the same bytes as a dump with no descriptor under it (no thread, no pipe)."""
+    from clirun import run_kdump
+
+    log = _bulk_log(tmp_path)
+    for args in (["--files", str(log)], ["dump", str(log), "--format", "jsonl"]):
+        piped = subprocess.run(
+            [sys.executable, "-m", "kdump", *args], cwd=REPO, capture_output=True, timeout=120
+        )
+        assert len(piped.stdout) > 1 << 20  # chunks large enough for the thread
+        assert (piped.returncode, piped.stderr) == (0, b"")
+        assert piped.stdout.decode() == run_kdump(args).stdout
+
+
+def test_bulk_output_cut_short_exits_141(tmp_path: Path) -> None:
+    """The thread meets the closed pipe; the dump ends quietly with 141, at once or after the
+    reader's first line (`set -o pipefail; kdump ... | head -1`)."""
+    log = _bulk_log(tmp_path)
+    assert closed_reader(["--files", str(log)]) == (ExitCode.PIPE_CLOSED, b"")
+    line = f"set -o pipefail; {sys.executable} -m kdump --files {log} | head -1"
+    ran = subprocess.run(["bash", "-c", line], cwd=REPO, capture_output=True, timeout=120)
+    assert (ran.returncode, ran.stderr) == (ExitCode.PIPE_CLOSED, b"")
+    assert ran.stdout == f"Dumping {log}\n".encode()

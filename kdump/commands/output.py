@@ -47,7 +47,10 @@ class Output:
         """Whether a chunk of bulk output came (the pipe is widened then, not before: a
         command printing little keeps the system's pipe)."""
         self.behind_fd = _fileno(self.out) if behind and not tty else None
-        """Where the thread writes, once bulk output comes."""
+        """Where the thread writes, once bulk output comes: a pipe or a file (a write into
+        /dev/null costs nothing to overlap)."""
+        if self.behind_fd is not None and not _pipe_or_file(self.behind_fd):
+            self.behind_fd = None
 
     def data(self, data: bytes) -> None:
         if self.escape:
@@ -158,6 +161,16 @@ class _TextSink:
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+def _pipe_or_file(fd: int) -> bool:
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _fileno(out: object) -> int | None:
