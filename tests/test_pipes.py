@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,3 +160,28 @@ def test_bulk_output_cut_short_exits_141(tmp_path: Path) -> None:
     ran = subprocess.run(["bash", "-c", line], cwd=REPO, capture_output=True, timeout=120)
     assert (ran.returncode, ran.stderr) == (ExitCode.PIPE_CLOSED, b"")
     assert ran.stdout == f"Dumping {log}\n".encode()
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_bulk_output_into_a_stalled_reader_stops_on_a_signal(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """The thread blocked in a write into a full pipe (its reader stalled) holds nothing the
+    interrupted run waits for: one line, 130 or 143, at once (the bound is for a loaded machine)."""
+    log = _bulk_log(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdump", "--files", str(log)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == f"Dumping {log}\n".encode()
+    time.sleep(1)  # the pipe fills: nobody reads it any more
+    proc.send_signal(sig)
+    start = time.monotonic()
+    assert proc.wait(timeout=30) == code
+    assert time.monotonic() - start < 10  # a second when the machine is not loaded
+    assert proc.stderr.read() == f"kdump: stopped by {sig.name}\n".encode()
+    proc.stdout.close()
+    proc.stderr.close()
