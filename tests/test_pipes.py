@@ -185,3 +185,43 @@ def test_bulk_output_into_a_stalled_reader_stops_on_a_signal(
     assert proc.stderr.read() == f"kdump: stopped by {sig.name}\n".encode()
     proc.stdout.close()
     proc.stderr.close()
+
+
+def test_a_line_on_stderr_comes_after_the_chunks_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kdump ... 2>&1`: the thread's chunks are all written before a line on standard error,
+    so the two streams keep the order they were produced in (both on one pipe here)."""
+    import io
+    import threading
+
+    from kdump.commands.output import Output
+
+    read, write = os.pipe()
+    got = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read, 1 << 16):
+            got.extend(chunk)
+
+    # the reader starts late: the thread is still writing the first chunk into a full pipe
+    # when the line for standard error comes
+    reader = threading.Timer(0.5, drain)
+    reader.start()
+    stdout = io.TextIOWrapper(io.FileIO(write, "w", closefd=False))
+    stderr = io.TextIOWrapper(io.FileIO(write, "w", closefd=False))
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    first, second = b"a" * (3 << 20), b"b" * (1 << 20)
+    out = Output(behind=True)
+    try:
+        out.data(first)  # bulk: the thread writes it
+        assert out.behind is not None
+        out.error("between")
+        out.data(second)
+        out.line("last")
+        out.flush()
+    finally:
+        out.close()
+        os.close(write)
+        reader.join(timeout=60)
+        os.close(read)
+    assert bytes(got) == first + b"between\n" + second + b"last\n"
