@@ -21,6 +21,7 @@ from clirun import run_kdump
 from conftest import ORACLE, REPO
 from repair_support import copy_partition, cut_and_deleted, damage, tree
 
+from kdump import speedups
 from kdump.errors import KdumpError
 from kdump.render.repair import REPAIR_LINES
 from kdump.repair.plan import Scope, plan_recover, resolve_targets
@@ -289,6 +290,66 @@ def recover_in_process(partition: Path, hook: Any = None) -> None:
         REPAIR_LINES,
         hook,
     )
+
+
+def test_a_segments_new_files_are_all_written_then_fsynced_each_before_any_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staging writes a segment's new files and starts their write-back, then fsyncs them (one
+    journal commit covers them all); every one is durable, with its whole content, before the
+    commit renames the first."""
+    partition, _ = small_damaged_partition(tmp_path)
+    events: list[tuple[str, str]] = []
+
+    def name_of(fd: int) -> str:
+        return os.readlink(f"/proc/self/fd/{fd}")
+
+    real_fsync, real_replace, real_start = os.fsync, os.replace, speedups.start_writeback
+
+    def fsync(fd: int) -> None:
+        path = name_of(fd)
+        real_fsync(fd)
+        events.append(("fsync", path))
+
+    def start_writeback(fd: int) -> None:
+        events.append(("start", name_of(fd)))
+        real_start(fd)
+
+    def replace(src: str, dst: str, **kwargs: Any) -> None:
+        events.append(("rename", src))
+        real_replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(speedups, "start_writeback", start_writeback)
+    recover_in_process(partition)
+    started = [path for step, path in events if step == "start"]
+    temps = [p for p in started if ".kdump-tmp-" in p]
+    assert len(temps) >= 4, events  # two segments' indexes at least
+    names = {os.path.basename(p) for p in temps}
+    first_rename = next(
+        i for i, (step, path) in enumerate(events) if step == "rename" and path in names
+    )
+    for path in temps:
+        start = events.index(("start", path))
+        synced = events.index(("fsync", path))
+        assert start < synced < first_rename, (path, events)
+    # a segment's files all written before the first of them is fsynced
+    first, second = temps[0], temps[1]
+    assert events.index(("start", second)) < events.index(("fsync", first)), events
+    assert final_state(tmp_path / "final") == real_files(partition)
+
+
+def test_start_writeback_leaves_the_file_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    with open(path, "wb") as f:
+        f.write(b"x" * 100_000)
+        f.flush()
+        speedups.start_writeback(f.fileno())
+        native = speedups.native()
+        if native is not None and sys.platform == "linux":
+            assert native.start_writeback(f.fileno()) == 0
+    assert path.read_bytes() == b"x" * 100_000
 
 
 def test_every_os_call_failing_in_turn_leaves_old_or_new(

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from kdump import speedups
 from kdump.errors import InputError, KdumpError, LockHeldError, RepairError
 from kdump.format.names import (
     BACKUP_SUFFIX,
@@ -200,6 +201,8 @@ class RepairSession:
         self.options = options
         self.hook = hook or (lambda step, path: None)
         self.staged: list[_Staged] = []
+        self._unsynced: list[tuple[int, _Staged]] = []
+        """Files stage() has written but not fsynced yet (their descriptors)."""
         self.created: list[Path] = []
         """Backups and cut files made while staging: removed on rollback."""
         self.dirs: set[Path] = set()
@@ -317,12 +320,18 @@ class RepairSession:
         """Write the plan's new files (``changes``, default: those that differ) to temporary
         names, with backups and cut bytes; the files written, for checking."""
         first = len(self.staged)
-        for change in plan.changed if changes is None else changes:
-            try:
-                self._stage_change(plan, change)
-            except (OSError, InputError) as e:
-                where, reason = _where(e, change.path)
-                raise RepairError(where, f"{reason} (while staging; nothing was changed)") from None
+        try:
+            for change in plan.changed if changes is None else changes:
+                try:
+                    self._stage_change(plan, change)
+                except (OSError, InputError) as e:
+                    where, reason = _where(e, change.path)
+                    raise RepairError(
+                        where, f"{reason} (while staging; nothing was changed)"
+                    ) from None
+            self._sync_written()
+        finally:
+            self._close_unsynced()
         return [
             StagedFile(s.written.change, s.temp, s.written.path)
             for s in self.staged[first:]
@@ -404,11 +413,34 @@ class RepairSession:
             staged.temp = target.parent / name
             try:
                 fill(fd)
-                os.fsync(fd)
-            finally:
+            except BaseException:
                 os.close(fd)
+                raise
+        # its write-back starts now, its fsync waits for the plan's other files (stage): the
+        # disk writes them meanwhile, and one journal commit covers them all
+        speedups.start_writeback(fd)
+        self._unsynced.append((fd, staged))
         self.dirs.add(target.parent)
-        self.hook("temp-written", staged.temp)
+
+    def _sync_written(self) -> None:
+        """fsync the files this stage() wrote, in order: each is durable before a rename."""
+        while self._unsynced:
+            fd, staged = self._unsynced[0]
+            try:
+                os.fsync(fd)
+            except OSError as e:
+                where, reason = _where(e, staged.written.change.path)
+                raise RepairError(where, f"{reason} (while staging; nothing was changed)") from None
+            finally:
+                self._unsynced.pop(0)
+                os.close(fd)
+            assert staged.temp is not None
+            self.hook("temp-written", staged.temp)
+
+    def _close_unsynced(self) -> None:
+        """The files a failed stage() wrote: closed, removed with the rollback."""
+        while self._unsynced:
+            os.close(self._unsynced.pop()[0])
 
     def _copy_from(self, change: FileChange, start: int, end: int) -> Callable[[int], None]:
         """Fill a file with bytes ``start..end`` of ``change.path``, the very file planned."""
