@@ -285,3 +285,31 @@ def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:
     assert pinned.stdout == one.stdout
     said = b"kdump: --jobs 2: this process may run on one CPU only; dumping in one process\n"
     assert pinned.stderr == said + one.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_full_disk_ends_the_run_as_one_process_words_it(logs: Path) -> None:
+    """A write refused (ENOSPC: /dev/full) in a worker's turn: the one line and the exit code
+    of one process, no "unexpected" error, no traceback."""
+    log = str(logs / "00000000000000000000.log")
+    ran = []
+    for jobs in ("1", "2"):
+        with open("/dev/full", "wb") as full:
+            ran.append(
+                _kdump("--files", log, "--deep-iteration", "--jobs", jobs, stdout=full.fileno())
+            )
+    assert ran[0].returncode == ran[1].returncode == 3
+    assert ran[0].stderr == ran[1].stderr == b"kdump: No space left on device\n"
+
+
+def test_a_process_that_calls_main_after_forking_writers_is_not_ended_by_it(
+    capfdbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """The kdump program ends without the interpreter's clean-up once its workers wrote its
+    output (kdump.cli); a process that only calls main (this test's) is not the program, and
+    main returns to it, whatever it forked before."""
+    pieces = [Piece(0, (0, 0, "")), Piece(0, (1, 0, ""))]
+    assert [r.index for r in forked.write_in_turn(_render, pieces, 2, lambda: None)] == [0, 1]
+    capfdbinary.readouterr()
+    ran = run_kdump(["--version"])
+    assert ran.exit_code == 0 and ran.stdout.startswith("kdump, version ")
