@@ -31,7 +31,7 @@ from kdump.render.dump_jobs import PIECE_BYTES
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _log(path: Path, size: int, *, gap_every: int = 0, compacted: bool = False) -> Path:
+def plain_log(path: Path, size: int, *, gap_every: int = 0, compacted: bool = False) -> Path:
     """A log of ~``size`` bytes of batches of 100 records; every ``gap_every``-th batch leaves
     offsets out before it; ``compacted``: each batch's last record's offset past its count."""
     records = 100
@@ -76,9 +76,9 @@ def _same(*args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("jobs")
-    _log(d / "00000000000000000000.log", 3 * PIECE_BYTES + 12345, gap_every=97)
+    plain_log(d / "00000000000000000000.log", 3 * PIECE_BYTES + 12345, gap_every=97)
     (d / "compacted").mkdir()
-    _log(d / "compacted" / "00000000000000000000.log", 2 * PIECE_BYTES + 99, compacted=True)
+    plain_log(d / "compacted" / "00000000000000000000.log", 2 * PIECE_BYTES + 99, compacted=True)
     return d
 
 
@@ -109,7 +109,7 @@ def test_the_json_lines_dump_is_the_same_in_two_processes(logs: Path) -> None:
 def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: Path) -> None:
     """One process stops a file's dump at the first record that does not decode: the pieces
     after it are dropped, the next file is dumped."""
-    log = _log(tmp_path / "00000000000000000000.log", 3 * PIECE_BYTES)
+    log = plain_log(tmp_path / "00000000000000000000.log", 3 * PIECE_BYTES)
     data = bytearray(log.read_bytes())
     at = 2 * PIECE_BYTES + 5000
     position = 0
@@ -122,7 +122,7 @@ def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: 
     fix_crc(data, position)
     log.write_bytes(bytes(data))
     (tmp_path / "next").mkdir()
-    other = _log(tmp_path / "next" / "00000000000000000000.log", 1000)
+    other = plain_log(tmp_path / "next" / "00000000000000000000.log", 1000)
     ran = _same("--files", f"{log},{other}", "--deep-iteration")
     assert ran.returncode != 0
     assert ran.stderr.count(b"kdump: ") == 1
@@ -130,7 +130,7 @@ def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: 
 
 
 def test_a_torn_tail_is_said_once_at_the_end(tmp_path: Path) -> None:
-    log = _log(tmp_path / "00000000000000000000.log", 2 * PIECE_BYTES)
+    log = plain_log(tmp_path / "00000000000000000000.log", 2 * PIECE_BYTES)
     with open(log, "ab") as f:
         f.write(b"\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x20torn")
     ran = _same("--files", str(log))
@@ -267,6 +267,18 @@ def test_jobs_on_a_terminal_runs_one_process_that_escapes_what_it_shows(tmp_path
     note = "kdump: --jobs 2: standard output is a terminal; dumping in one process\n"
     assert two.stdout == note + one.stdout and "\x1b" not in two.stdout
     assert "payload: \\x1b]0;owned\\x07\\x1b[31mred" in two.stdout
+
+
+def test_jobs_runs_one_process_for_less_than_a_piece_of_work(tmp_path: Path) -> None:
+    """Files smaller than a piece (PIECE_BYTES in all) are dumped by one process in a few
+    milliseconds, about what starting workers costs: one process, and --jobs says so."""
+    small = plain_log(tmp_path / "00000000000000000000.log", PIECE_BYTES // 2)
+    args = ["--files", str(small), "--deep-iteration"]
+    one = _kdump(*args, "--jobs", "1")
+    two = _kdump(*args, "--jobs", "2")
+    assert two.returncode == one.returncode == 0 and two.stdout == one.stdout
+    said = b"kdump: --jobs 2: the files hold less than a piece of work (4 MiB) to share; "
+    assert two.stderr == said + b"dumping in one process\n" + one.stderr
 
 
 def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:
