@@ -80,6 +80,10 @@ def run(
     """One child: ``kdump ARGV`` from ``tree`` (None: a bare ``python ARGV``), its stdout
     dropped, counted by ``wc -l`` (``lines``) or written to ``to_file``."""
     env = dict(os.environ)
+    # bytecode written and used, as an installed kdump has it: a shell that sets
+    # PYTHONDONTWRITEBYTECODE (these machines' do) left a merged tree compiling every changed
+    # module at each start, and each --jobs worker the modules it imports
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     command = [sys.executable, "-P", "-c", LAUNCH, *argv] if kdump else [sys.executable, *argv]
