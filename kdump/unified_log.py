@@ -37,7 +37,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from kdump.checks.options import VerifyOptions
 from kdump.config import (
     ConfigLayers,
     MetadataConfigs,
@@ -53,6 +52,7 @@ from kdump.errors import (
     as_kdump_error,
 )
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.names import (
     DELETE_DIR_SUFFIX,
     DUMPED_SUFFIXES,
@@ -152,8 +152,8 @@ class LoadedSnapshot(NamedTuple):
 class OpenOptions(NamedTuple):
     """How an opened partition works its facts out."""
 
-    verify: VerifyOptions = VerifyOptions()
-    """What a segment's walk checks as it reads (verify's options)."""
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    """The largest decompressed batch a segment's walk accepts (--max-batch-bytes)."""
     now_ms: int | None = None
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
@@ -250,11 +250,6 @@ class UnifiedLog:
         needs every segment read is not known (``facts``), and is not read after the stop."""
         self.left: set[int] = set()
         """The segments a run left unread (its --budget spent: ``leave``), by slot."""
-
-    @property
-    def options(self) -> VerifyOptions:
-        """How a segment's walk checks what it reads (verify's options)."""
-        return self.open_options.verify
 
     @cached_property
     def now_ms(self) -> int:
@@ -428,7 +423,7 @@ class UnifiedLog:
             return SegmentWalk(segment.base_offset, segment.slot, None)
         try:
             scan = recover_scan(
-                segment.log, segment.base_offset, consumer, self.options.max_batch_bytes
+                segment.log, segment.base_offset, consumer, self.open_options.max_batch_bytes
             )
         except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
             raise

@@ -98,8 +98,6 @@ model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself n
 package's ``__init__`` only."""
 
 CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition's options carry verify's (OpenOptions.verify)
-    ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
     # the producer state's replay (kdump txn's) reports what it meets as verify's findings
     ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
 }

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import walk_in_order
 from kdump.config import option_default
 from kdump.discovery import discover
@@ -209,7 +210,7 @@ def analyze_partition(
     view = view if view is not None else CoordinatorView()
     if not log.segments:
         return None
-    walk_in_order(log)
+    walk_in_order(log, VerifyOptions())  # verify's checks as its defaults run them
     end = log.producer_state
     findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
     findings += end.findings
