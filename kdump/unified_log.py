@@ -90,8 +90,8 @@ if TYPE_CHECKING:
     from typing import TypedDict
 
     from kdump.loss import CutLoss
+    from kdump.producer_replay import ProducerReplay, ProducerStateAtEnd
     from kdump.storage.tiered import TieredStorage
-    from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
@@ -718,7 +718,7 @@ class UnifiedLog:
         the state replayed from its offset (from the log start with none)."""
         # the replay's modules where a producer state is asked for (a plain partition's facts
         # need none: no transaction after its snapshot)
-        from kdump.txn.replay import ProducerReplay
+        from kdump.producer_replay import ProducerReplay
 
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()

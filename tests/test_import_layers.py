@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kdump.segment",
             "kdump.log_scan",
             "kdump.producer_state",
+            "kdump.producer_replay",
             "kdump.local_log",
             "kdump.log_dir",
             "kdump.log_loader",
@@ -97,10 +98,7 @@ longest name that holds it (``kdump.kraft.checks`` is verify's, the rest of ``kd
 model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself names the
 package's ``__init__`` only."""
 
-CLIMBS: dict[tuple[str, str], str] = {
-    # the producer state's replay (kdump txn's) reports what it meets as verify's findings
-    ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-}
+CLIMBS: dict[tuple[str, str], str] = {}
 
 
 def layer_of(module: str) -> int | None:

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
+from kdump.checks.replay import replay_findings
 from kdump.checks.segment import walk_in_order
 from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.producer_replay import AbortedRange, TxnCounts
 from kdump.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     CompletedTxn,
@@ -44,7 +46,6 @@ from kdump.txn.coordinator import (
     is_transaction_state,
     read_coordinator_view,
 )
-from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog
 from kdump.untrusted import shell_word
 
@@ -213,7 +214,7 @@ def analyze_partition(
     walk_in_order(log, VerifyOptions())  # verify's checks as its defaults run them
     end = log.producer_state
     findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
-    findings += end.findings
+    findings += replay_findings(end.met)
     state = end.state
     hw = log.high_watermark
     lso = log.last_stable_offset
