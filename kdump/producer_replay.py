@@ -345,21 +345,18 @@ class ProducerReplay:
             for txn in index:
                 indexed.setdefault((txn.producer_id, txn.last_offset), txn)
         path = str(segment.txn_index_path)
+
+        def mismatch(pid: int, last: int, log_first: int | None, index_first: int | None) -> None:
+            self.met.append(
+                TxnIndexMismatch(path, segment.log_path, pid, last, log_first, index_first)
+            )
+
         for key, aborted in self._segment_aborts.items():
             aborted.segment = segment.base_offset
             entry = indexed.pop(key, None)
             if entry is None:
                 if aborted.first_offset >= 0:
-                    self.met.append(
-                        TxnIndexMismatch(
-                            path,
-                            segment.log_path,
-                            aborted.producer_id,
-                            aborted.last_offset,
-                            aborted.first_offset,
-                            None,
-                        )
-                    )
+                    mismatch(aborted.producer_id, aborted.last_offset, aborted.first_offset, None)
                     self.aborted.append(aborted)
                 continue  # a marker without data ends nothing: no range to report
             aborted.in_txn_index = True
@@ -367,16 +364,8 @@ class ProducerReplay:
                 aborted.first_offset = entry.first_offset  # its data lies before the log read
                 aborted.last_stable_offset = entry.last_stable_offset
             elif entry.first_offset != aborted.first_offset:
-                self.met.append(
-                    TxnIndexMismatch(
-                        path,
-                        segment.log_path,
-                        aborted.producer_id,
-                        aborted.last_offset,
-                        aborted.first_offset,
-                        entry.first_offset,
-                    )
-                )
+                first = aborted.first_offset
+                mismatch(aborted.producer_id, aborted.last_offset, first, entry.first_offset)
             self.aborted.append(aborted)
         for entry in indexed.values():
             if self.cut and self.log_end is not None and entry.last_offset >= self.log_end:
@@ -392,16 +381,7 @@ class ProducerReplay:
                     True,
                 )
             )
-            self.met.append(
-                TxnIndexMismatch(
-                    path,
-                    segment.log_path,
-                    entry.producer_id,
-                    entry.last_offset,
-                    None,
-                    entry.first_offset,
-                )
-            )
+            mismatch(entry.producer_id, entry.last_offset, None, entry.first_offset)
 
 
 def _range(txn: CompletedTxn) -> AbortedRange:

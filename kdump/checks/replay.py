@@ -61,22 +61,17 @@ def _txn_index_finding(met: TxnIndexMismatch) -> Finding:
             offset=last,
         )
     if met.index_first is None:
-        return Finding(
-            Code.TXN_INDEX_MISSING_ABORT,
-            Severity.WARNING,
-            met.txn_index_path,
+        code = Code.TXN_INDEX_MISSING_ABORT
+        message = (
             f"the ABORT marker at offset {last} ends producer {pid}'s transaction from offset "
             f"{met.log_first}, which the .txnindex does not list: read_committed consumers "
-            "receive its records as committed",
-            offset=last,
-            fix=fixes.rebuild_index(met.log_path),
+            "receive its records as committed"
         )
-    return Finding(
-        Code.TXN_INDEX_DISAGREES,
-        Severity.WARNING,
-        met.txn_index_path,
-        f"producer {pid}'s transaction aborted at offset {last} starts at offset "
-        f"{met.log_first} in the log, at {met.index_first} in the .txnindex",
-        offset=last,
-        fix=fixes.rebuild_index(met.log_path),
-    )
+    else:
+        code = Code.TXN_INDEX_DISAGREES
+        message = (
+            f"producer {pid}'s transaction aborted at offset {last} starts at offset "
+            f"{met.log_first} in the log, at {met.index_first} in the .txnindex"
+        )
+    fix = fixes.rebuild_index(met.log_path)
+    return Finding(code, Severity.WARNING, met.txn_index_path, message, offset=last, fix=fix)
