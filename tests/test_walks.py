@@ -29,6 +29,7 @@ COMMANDS: dict[str, Args] = {
     "dump": lambda p, _: ["dump", *map(str, sorted(p.glob("*.log")))],
     "verify": lambda p, _: ["verify", str(p)],
     "verify --deep": lambda p, _: ["verify", "--deep", str(p)],
+    "verify --jobs 2": lambda p, _: ["verify", "--jobs", "2", str(p)],
     "explain": lambda p, _: ["explain", str(p)],
     "txn": lambda p, _: ["txn", str(p)],
     "report": lambda p, other: ["report", str(p), "-o", str(other.parent / "report.html")],
@@ -36,6 +37,8 @@ COMMANDS: dict[str, Args] = {
     "rebuild-index --dry-run": lambda p, _: ["rebuild-index", "--dry-run", str(p)],
     "replicas": lambda p, other: ["replicas", str(p), str(other)],
     "lookup": lambda p, _: ["lookup", str(p), "--offset", "5"],
+    "lookup --timestamp": lambda p, _: ["lookup", str(p), "--timestamp", "0"],
+    "compact --dry-run": lambda p, _: ["compact", "--dry-run", str(p)],
     "startup": lambda p, _: ["startup", str(p)],
 }
 
@@ -43,18 +46,29 @@ REPLAY = (
     "a transactional partition's last stable offset replays the producer state in a walk of its own"
 )
 FACTS = "the partition's facts (its log end) come from verify's walk of every segment"
+CLEANING = (
+    "the cleaner's two passes, as Kafka's (Cleaner.buildOffsetMap, then cleanSegments: the "
+    "explanation's preview is the cleaning, not a third); LogSegment.readNextOffset from the "
+    "offset index's last entry (none in a small segment: from 0); the producer state's replay "
+    "(the last stable offset the cleaning stops at); the facts' walk"
+)
 
 WALKS: dict[tuple[str, str], tuple[int, str]] = {
     ("variety-0", "replicas"): (2, "each replica's verify walk, then replica_content's batches"),
     ("variety-0", "lookup"): (2, f"the lookup's own read of the first segment; {FACTS}"),
+    ("variety-0", "lookup --timestamp"): (2, f"the lookup's own read; {FACTS}"),
+    ("variety-0", "compact --dry-run"): (5, CLEANING),
     ("txn-0", "verify"): (2, REPLAY),
     ("txn-0", "verify --deep"): (2, REPLAY),
+    ("txn-0", "verify --jobs 2"): (2, REPLAY),
     ("txn-0", "explain"): (2, REPLAY),
     ("txn-0", "startup"): (2, REPLAY),
     ("txn-0", "txn"): (2, "the last segment: kdump txn's replay, then the facts' walk of it"),
     ("txn-0", "report"): (2, "the last segment: the report's replay, then the facts' walk of it"),
     ("txn-0", "replicas"): (2, "each replica's verify walk, then replica_content's batches"),
     ("txn-0", "lookup"): (3, f"the lookup's own read of the first segment; {FACTS}; {REPLAY}"),
+    ("txn-0", "lookup --timestamp"): (3, f"the lookup's own read; {FACTS}; {REPLAY}"),
+    ("txn-0", "compact --dry-run"): (4, CLEANING),
 }
 """(partition, command) -> (the most whole walks of any of its segments, why more than one)."""
 
