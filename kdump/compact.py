@@ -40,6 +40,7 @@ from kdump.format.names import (
 from kdump.format.textfiles import (
     TopicPartitionOffset,
     offset_checkpoint_bytes,
+    read_offset_checkpoint,
 )
 from kdump.log_cleaner import (
     CleanedGroup,
@@ -563,7 +564,6 @@ class _InPlaceWriter(_GroupWriter):
 
 def _merge_checkpoint(path: Path, entries: list[TopicPartitionOffset]) -> None:
     """The output directory's cleaner-offset-checkpoint: earlier partitions' entries kept."""
-    from kdump.format.textfiles import read_offset_checkpoint
 
     found = read_offset_checkpoint(path.read_bytes(), str(path)) if path.exists() else []
     named = {(e.topic, e.partition) for e in entries}
