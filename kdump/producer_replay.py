@@ -259,10 +259,10 @@ class ProducerReplay:
 
     # -- walking the segments itself ------------------------------------------------------
 
-    def run(self, segments: list[LogSegment]) -> None:
+    def run(self, segments: list[LogSegment], position: int = 0) -> None:
         """Replay ``segments`` in order, each in one walk of its own (CRCs checked: recovery's
-        cut is where the replay stops)."""
-        for segment in segments:
+        cut is where the replay stops), the first from ``position``."""
+        for n, segment in enumerate(segments):
             if self.cut:
                 break
             self.begin(segment)
@@ -271,7 +271,7 @@ class ProducerReplay:
             except (KdumpError, OSError) as e:
                 self.unreadable(segment, as_kdump_error(e, segment.log_path))
                 break
-            walk = log.walk()
+            walk = log.walk(position if n == 0 else 0)
             for run in walk:
                 self.take(log, run, segment.base_offset)
                 if self.cut:
