@@ -319,7 +319,9 @@ def _blocked(log: UnifiedLog, lso: int) -> tuple[int, int]:
         end = None
         if damaged is not None and segment.base_offset == damaged.segment:
             end = damaged.position
-        for run in segment.log.walk(0, end, check_crc=False):
+        # from the offset index's entry for the LSO, as a read_committed fetch there reads
+        start = segment.read_position(lso) if segment.base_offset <= lso else 0
+        for run in segment.log.walk(start, end, check_crc=False):
             if run.last_offset[run.n - 1] < lso:
                 continue
             for i in range(run.n):
