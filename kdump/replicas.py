@@ -407,7 +407,7 @@ def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker
     if kind not in (ABORT, COMMIT):
         return None
     producer_id = int(getattr(batch, "producer_id", -1))
-    open_on_leader = leader.producer_state.state.ongoing_txns.values()
+    open_on_leader = leader.loaded_producer_state.state.ongoing_txns.values()
     hanging = any(
         t.producer_id == producer_id and t.first_offset < truncate_to for t in open_on_leader
     )

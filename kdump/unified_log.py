@@ -770,7 +770,7 @@ class UnifiedLog:
             return Fact(hw, "high watermark: not every segment read (--budget)")
         if "producer_state" not in self.__dict__ and not self._transactions_after_snapshot():
             return Fact(hw, "high watermark: no open transaction")
-        first_unstable = self._first_unstable_offset()
+        first_unstable = self.loaded_producer_state.first_unstable_offset
         if first_unstable is not None:
             first_unstable = max(first_unstable, self.log_start_offset)
             if first_unstable < hw:
@@ -781,19 +781,21 @@ class UnifiedLog:
     def last_stable_offset(self) -> int:
         return self.last_stable.value
 
-    def _first_unstable_offset(self) -> int | None:
-        """ProducerStateManager.firstUnstableOffset at the log end: the producer state's where
-        it is known, else the broker's own rebuild (UnifiedLog.rebuildProducerState), which
-        reads the batches from the loaded snapshot's offset on, from where the offset index
-        puts it: what lies below is not read again (the history kdump txn shows needs it; the
-        state at the log end does not)."""
+    @cached_property
+    def loaded_producer_state(self) -> ProducerStateAtEnd:
+        """The producer state the broker's load leaves at the log end, as it rebuilds it
+        (UnifiedLog.rebuildProducerState): the loaded snapshot, then the batches from its offset
+        on, read from where the offset index puts it (what lies below is not read again). Its
+        ``state`` is ``producer_state``'s; its history (``completed``, ``aborted``, ``met``) is
+        of the batches read only: kdump txn's, from the first batch, is ``producer_state``
+        (this, where that is known)."""
         if "producer_state" in self.__dict__:
-            return self.producer_state.first_unstable_offset
+            return self.producer_state
         replay = self._start_replay(self.log_end_offset)
         segments = self.segments[max(self.floor_segment(replay.state_from), 0) :]
         position = segments[0].read_position(replay.state_from) if segments else 0
         replay.run(segments, position)
-        return self._finish_replay(replay).first_unstable_offset
+        return self._finish_replay(replay)
 
     def _transactions_after_snapshot(self) -> bool:
         loaded = self.loaded_snapshot

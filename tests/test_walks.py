@@ -46,8 +46,7 @@ FACTS = "the partition's facts (its log end) come from verify's walk of every se
 CLEANING = (
     "the cleaner's two passes, as Kafka's (Cleaner.buildOffsetMap, then cleanSegments: the "
     "explanation's preview is the cleaning, not a third); LogSegment.readNextOffset from the "
-    "offset index's last entry (none in a small segment: from 0); the producer state's replay "
-    "(its open transactions, with the history); the facts' walk"
+    "offset index's last entry (none in a small segment: from 0); the facts' walk"
 )
 REPLICAS = "each replica's verify walk, then replica_content's batches (between both ends)"
 
@@ -55,11 +54,11 @@ WALKS: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {
     ("variety-0", "replicas"): ((2, 2), REPLICAS),
     ("variety-0", "lookup"): ((2, 1), f"the lookup's own read of the first segment; {FACTS}"),
     ("variety-0", "lookup --timestamp"): ((2, 1), f"the lookup's own read; {FACTS}"),
-    ("variety-0", "compact --dry-run"): ((5, 3), CLEANING),
+    ("variety-0", "compact --dry-run"): ((4, 2), CLEANING),
     ("txn-0", "replicas"): ((2, 2, 2, 2), REPLICAS),
     ("txn-0", "lookup"): ((2, 1, 1, 1), f"the lookup's own read of the first segment; {FACTS}"),
     ("txn-0", "lookup --timestamp"): ((2, 1, 1, 1), f"the lookup's own read; {FACTS}"),
-    ("txn-0", "compact --dry-run"): ((4, 4, 4, 3), CLEANING),
+    ("txn-0", "compact --dry-run"): ((3, 3, 3, 2), CLEANING),
 }
 """(partition, command) -> (the whole walks of each of its segments, in order; why more than
 one). A transactional partition's last stable offset is the broker's rebuild of its producer
