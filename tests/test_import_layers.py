@@ -209,7 +209,7 @@ def test_only_the_storage_layer_tells_a_path_from_a_url() -> None:
 
 # -- imports inside functions -------------------------------------------------------------------
 
-LAZY_IMPORTS = 215
+LAZY_IMPORTS = 214
 """Import statements inside functions, kdump's and the standard library's (229 before issue 43's
 third step). The rule: a module is imported at the top of the module that uses it, except where
 a command's pinned start-up (tests/test_startup_imports.py, issue 45) would load it for nothing:
