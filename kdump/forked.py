@@ -19,6 +19,7 @@ worker is left waiting forever on a queue nobody reads.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pickle
 import select
@@ -567,8 +568,6 @@ class _Message:
 
 def _unpickled(data: bytes) -> Iterator[Any]:
     """The results of one message, in the order sent."""
-    import io
-
     stream = io.BytesIO(data)
     while stream.tell() < len(data):
         yield pickle.load(stream)
