@@ -50,6 +50,15 @@ ENTRY_POINTS: dict[str, list[tuple[str, str]]] = {
         ("c.cached_pages(0, 2**63, 1)", "OverflowError"),
         ("c.cached_pages('x', 0, 1)", "TypeError"),
     ],
+    # a head start on write-back: any descriptor (closed, a pipe, read-only) gives an errno back
+    "start_writeback": [
+        ("import errno; assert c.start_writeback(2**30) in (errno.EBADF, errno.ENOSYS)", "ok"),
+        ("import errno, os; r, w = os.pipe(); assert c.start_writeback(w) != 0", "ok"),
+        ("f = open('/proc/self/exe', 'rb'); assert c.start_writeback(f) == 0", "ok"),
+        ("c.start_writeback(-1)", "ValueError"),
+        ("c.start_writeback(2**63)", "OverflowError"),
+        ("c.start_writeback('x')", "TypeError"),
+    ],
     "mincore": [
         ("c.mincore(-1, 0, 4096)", "ok"),
         ("import tempfile; c.mincore(tempfile.TemporaryFile().fileno(), 0, 2**62)", "ok"),
