@@ -301,7 +301,7 @@ def test_render_payload_gives_a_batch_a_slice_at_a_time() -> None:
 # Text a line stops in: every character JSON or a terminal escapes, multi-byte characters and
 # sequences that are not UTF-8, in a period that is no divisor of the C code's slice (3 << 16),
 # so the slices' cuts fall inside each in turn.
-_PATTERN = "é€😀\x01\x1f\x7f\x85\u200b\"\\\n\tab".encode()
+_PATTERN = 'é€😀\x01\x1f\x7f\x85\u200b"\\\n\tab'.encode()
 VALID_LONG = (_PATTERN * (700_000 // len(_PATTERN)))[:700_000]
 """700 KB of UTF-8: four of the C code's slices and some."""
 BROKEN_LONG = (_PATTERN + b"\xed\xa0\x80\xf0\x90\x80\xe2\x82\xc3\xff\x80") * (

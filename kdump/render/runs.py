@@ -31,7 +31,7 @@ from kdump.render.describe import NATIVE_DECODERS, Decoder
 from kdump.segment import FileRecords
 
 if TYPE_CHECKING:
-    from kdump._speedups import Resume
+    from kdump._speedups import _Resume as Resume
     from kdump.speedups import Native
 
 OUTPUT_CHUNK = 1 << 20
@@ -147,8 +147,7 @@ class RunRenderer:
         if native is not None and self._sliced(batch):
             yield from self._slices(batch, valid, columns, i, native)
             return
-        for line in self.python_batch(batch, valid):
-            yield line.encode() + b"\n"
+        yield from _encoded(self.python_batch(batch, valid))
 
     def _sliced(self, batch: Batch) -> bool:
         """Whether the C renderer takes this batch's records a slice at a time: a v2 data
@@ -190,8 +189,7 @@ class RunRenderer:
             # (nor, part way through a line, hand the record to Python: C raises that)
             if (pos, first, resume) == before:
                 break
-        for line in self.python_batch(batch, valid, first):
-            yield line.encode() + b"\n"
+        yield from _encoded(self.python_batch(batch, valid, first))
 
     def _payload(self, batch: Batch) -> Buffer | None:
         """A batch's records: decompressed, or in place; None when they do not decompress
@@ -203,3 +201,15 @@ class RunRenderer:
             return decompress(batch.compression, raw, self.max_batch_bytes)
         except CodecError:
             return None
+
+
+def _encoded(lines: Iterator[str]) -> Iterator[bytes]:
+    """The Python renderer's lines as bytes; a long one (a legacy message's value of many MB)
+    without a copy joined to its line feed."""
+    for line in lines:
+        data = line.encode()
+        if len(data) > OUTPUT_CHUNK:
+            yield data
+            yield b"\n"
+        else:
+            yield data + b"\n"
