@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
-from kdump.storage.remote.urls import is_url
+from kdump.storage.remote.urls import is_url, url_name, url_parent
 
 if TYPE_CHECKING:
     from kdump.storage.remote.options import StoreOptions
@@ -44,7 +44,6 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
         return LocalStorage(directory), name
     from kdump.storage.objects import ObjectStorage
     from kdump.storage.remote.store import ObjectStore
-    from kdump.storage.remote.urls import url_name, url_parent
 
     store = store or ObjectStore()
     full = store.full_url(raw)
@@ -88,8 +87,6 @@ def parent_location(location: str) -> str:
     """The folder holding a file or folder: an absolute path (the same whatever directory kdump
     was started in), or the URL of the prefix holding it."""
     if is_url(location):
-        from kdump.storage.remote.urls import url_parent
-
         return url_parent(location)
     return os.path.dirname(os.path.abspath(location))
 
