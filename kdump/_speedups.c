@@ -2776,7 +2776,7 @@ static int64_t ob_binary_range(outbuf *o, int kind, const uint8_t *p, int64_t fr
 /* The text of p[0..n) as `kind` says, JSON-quoted with `quoted`, a slice at a time (the
  * buffer grows by a slice's worth, not by six times the whole). `part` >= 0: a string the line
  * may stop in (c's limit; STOPPED, c->stop_*), and the one it goes on with where c says so;
- * -1: never stops (a header's: their count is bounded, kdump.format.records.max_headers). */
+ * -1: never stops (a name's). */
 static int ob_string(outbuf *o, cursor *c, int part, int kind, const uint8_t *p, int64_t n,
                      int quoted)
 {
@@ -3145,23 +3145,34 @@ static int headers_field(outbuf *o, int field, render_ctx *rc, const record_view
 {
     int as_json = rc->as_json, objects = field == F_HEADERS;
     const uint8_t *h = rec->headers;
-    if (as_json && OB_LIT(o, "[") < 0)
+    /* a header's key or value may be a long string too: header i's key is string 2i, its
+     * value 2i + 1 (cursor); going on in one, what came before it was written */
+    int64_t resume = rc->cur.resume_at > 0 ? rc->cur.resume_part : -1;
+    if (resume < 0 && as_json && OB_LIT(o, "[") < 0)
         return -1;
     for (int64_t i = 0; i < rec->header_count; i++) {
         header_view hv;
         next_header(&h, &hv);
-        if (i && OB_LIT(o, ",") < 0)
+        if (i < resume / 2)
+            continue;
+        int going_on = resume >= 0 && i == resume / 2, in_value = going_on && (resume & 1);
+        int part = 2 * i + 1 < INT_MAX ? (int)(2 * i) : -1; /* else never stops */
+        if (!going_on && ((i && OB_LIT(o, ",") < 0) || (objects && OB_LIT(o, "{\"key\":") < 0)))
             return -1;
-        if (objects && OB_LIT(o, "{\"key\":") < 0)
-            return -1;
-        int kind = !as_json ? S_JAVA : valid_utf8(hv.key, hv.key_size) ? S_JSON : S_JAVA_JSON;
-        if (ob_string(o, &rc->cur, -1, kind, hv.key, hv.key_size, as_json) < 0)
-            return -1;
+        if (!in_value) {
+            int utf8 = going_on ? rc->resume_utf8 : as_json && valid_utf8(hv.key, hv.key_size);
+            int kind = !as_json ? S_JAVA : utf8 ? S_JSON : S_JAVA_JSON;
+            rc->stop_utf8 = utf8;
+            int r = ob_string(o, &rc->cur, part, kind, hv.key, hv.key_size, as_json);
+            if (r)
+                return r;
+        }
         if (!objects)
             continue;
         int r = -1;
-        if (OB_LIT(o, ",\"value\":") < 0 ||
-            (r = json_content(o, rc, -1, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+        if ((!in_value && OB_LIT(o, ",\"value\":") < 0) ||
+            (r = json_content(o, rc, part < 0 ? -1 : part + 1, rc->value_decoder, hv.value,
+                              hv.value_size)) != 0 ||
             OB_LIT(o, ",\"value_encoding\":") < 0 ||
             (r = json_encoding(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
             OB_LIT(o, "}") < 0)

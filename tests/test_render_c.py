@@ -316,8 +316,8 @@ BROKEN_LONG = (_PATTERN + b"\xed\xa0\x80\xf0\x90\x80\xe2\x82\xc3\xff\x80") * (
 def test_a_line_longer_than_a_chunk_comes_in_pieces(
     tmp_path: Path, name: str, codec: int, chunk: int
 ) -> None:
-    """A key or value of many MB (control bytes: six bytes of JSON each) is rendered by C a
-    slice at a time, each call stopping part way through the line once the output passes the
+    """A key, value or header of many MB (control bytes: six bytes of JSON each) is rendered by
+    C a slice at a time, each call stopping part way through the line once the output passes the
     chunk and the next going on from there: the same bytes as the pure Python dump, whatever
     the decoder, compressed or not, with short records around it."""
     from kdump.render import runs
@@ -327,6 +327,8 @@ def test_a_line_longer_than_a_chunk_comes_in_pieces(
         (1, 0, VALID_LONG, BROKEN_LONG, [(b"h", b"v")]),
         (1, 0, None, VALID_LONG, []),
         (1, 0, BROKEN_LONG, None, []),
+        (1, 0, b"k", b"v", [(b"h", b"v"), (VALID_LONG, BROKEN_LONG), (b"h2", VALID_LONG)]),
+        (1, 0, b"k", b"v", [(BROKEN_LONG, None), (b"h3", b"v")]),
         (1, 0, b"k2", b"short", []),
     ]
     path = tmp_path / "00000000000000000000.log"
@@ -338,7 +340,7 @@ def test_a_line_longer_than_a_chunk_comes_in_pieces(
         assert text == pure
         lines, pure = both(lambda: json_dump(path, opts))
         assert lines == pure
-    assert lines[0].count(b"\n") == 6  # the batch and its five records
+    assert lines[0].count(b"\n") == 8  # the batch and its seven records
 
 
 def test_a_json_value_of_control_bytes_is_json_dumps_escaped(tmp_path: Path) -> None:

@@ -200,15 +200,15 @@ def _salvage_headers(tmp: Path, size: int) -> list[str]:
     return ["salvage", str(part), "--output-dir", str(tmp / "out")]
 
 
-def _value(byte: int, *command: str) -> Build:
+def _value(byte: int, *command: str, header: bool = False) -> Build:
     """``command`` over a partition whose one record's value is ``size`` copies of ``byte``:
     0x01, UTF-8 that JSON escapes six bytes a byte (a 64 MB value took a JSON Lines dump to
     683 MB, against a bound of 228 MB); 0x80, no UTF-8, which Kafka's StringDecoder prints as a
-    U+FFFD a byte (three bytes)."""
+    U+FFFD a byte (three bytes). ``header``: a header's value instead."""
 
     def build(tmp: Path, size: int) -> list[str]:
         part = tmp / "value-0"
-        write_segment(part, value_bomb(size - VALUE_FRAMING, byte))
+        write_segment(part, value_bomb(size - VALUE_FRAMING, byte, header=header))
         return [command[0], str(part), *command[1:], "--max-batch-bytes", str(size)]
 
     return build
@@ -373,6 +373,15 @@ CASES = [
         "value-jsonl",
         "dump --format jsonl --deep-iteration of a record whose value is control bytes",
         _value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    ),
+    Case(
+        "header-value-jsonl",
+        "dump --format jsonl --deep-iteration of a record whose header's value is control bytes",
+        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration", header=True),
         16 * MIB,
         REVIEW_VALUE,
         suite_options=(),
