@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import multiprocessing
 import os
 import pickle
-import queue
 import select
 import signal
 import struct
@@ -54,7 +52,7 @@ _GRACE_SECONDS = 10
 
 def can_fork() -> bool:
     """Whether this system forks workers (else the work runs in one process)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def stream(
@@ -67,6 +65,8 @@ def stream(
 ) -> Iterator[R]:
     """What ``fn(item)`` yields, item after item in their order, item i worked out in the
     process ``owner[i]`` of ``jobs``; ``in_worker`` runs first in each worker."""
+    import multiprocessing  # its queues: this way of working only
+
     context: Any = multiprocessing.get_context("fork")
     queues = [context.Queue(max(1, lookahead)) for _ in range(jobs)]
     _load_prctl()  # before the fork: each worker has it without loading ctypes again
@@ -143,29 +143,23 @@ def write_in_turn(
     before it was written); standard output closed (``| head``) raises BrokenPipeError."""
     sys.stdout.flush()  # what is buffered here would be written twice, by each worker
     sys.stderr.flush()
-    context: Any = multiprocessing.get_context("fork")
     turns = [os.pipe() for _ in range(jobs)]
     reports = [os.pipe() for _ in range(jobs)]
+    if pieces:  # the first turn, there before its worker is
+        _write_all(turns[0][1], _TURN.pack(0, -1))
     _load_prctl()
     workers = [
-        context.Process(
-            target=_write_work,
-            args=(render, pieces, w, jobs, turns, reports, in_worker, os.getpid()),
-            daemon=True,
-        )
+        _Forked(_write_work, (render, pieces, w, jobs, turns, reports, in_worker, os.getpid()))
         for w in range(jobs)
     ]
+    _WRITERS_FORKED[0] += 1
     try:
         start_masked(workers)
         # the workers' alone: a worker's death is then an end of file to whoever waits on it
         for w in range(jobs):
             os.close(turns[w][0])
+            os.close(turns[w][1])
             os.close(reports[w][1])
-            if w:
-                os.close(turns[w][1])
-        if pieces:
-            _write_all(turns[0][1], _TURN.pack(0, -1))
-        os.close(turns[0][1])
         for i in range(len(pieces)):
             w = i % jobs
             status, payload = _read_report(reports[w][0], workers[w], i)
@@ -180,6 +174,83 @@ def write_in_turn(
         for w in range(jobs):
             with contextlib.suppress(OSError):
                 os.close(reports[w][0])
+
+
+_WRITERS_FORKED = [0]
+
+
+def writers_forked() -> int:
+    """How many times this process forked workers that wrote its output (write_in_turn): its
+    heap's pages were shared with them, copy-on-write, so the interpreter's clean-up at exit,
+    which writes to every object, then takes a page fault on each page (kdump.cli ends the
+    kdump program without it)."""
+    return _WRITERS_FORKED[0]
+
+
+class _Forked:
+    """A worker process: ``target(*args)`` in a child forked by ``start`` (what
+    multiprocessing's Process does for a fork, without loading multiprocessing, and without
+    its start-up and exit-time work in the child). The child ends with os._exit: 0 when the
+    target returns, 1 (a line on stderr) when it raises."""
+
+    def __init__(self, target: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.target, self.args = target, args
+        self.pid: int | None = None
+        self.exitcode: int | None = None
+
+    def start(self) -> None:
+        pid = os.fork()
+        if pid:
+            self.pid = pid
+            return
+        code = 1
+        try:
+            self.target(*self.args)
+            code = 0
+        except BaseException as e:  # a bug: the parent says the worker ended unexpectedly
+            with contextlib.suppress(BaseException):
+                os.write(2, f"kdump: a worker process failed: {type(e).__name__}: {e}\n".encode())
+        finally:
+            os._exit(code)
+
+    def is_alive(self) -> bool:
+        return self.pid is not None and not self._reaped(os.WNOHANG)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the worker to end, ``timeout`` seconds at most."""
+        if self.pid is None:
+            return
+        if timeout is None:
+            self._reaped(0)
+            return
+        deadline, pause = time.monotonic() + timeout, 0.0005
+        while not self._reaped(os.WNOHANG) and time.monotonic() < deadline:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        if self.pid is not None and self.exitcode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def _reaped(self, flags: int) -> bool:
+        """Whether the worker has ended (its exit code kept); ``flags`` 0 waits for it."""
+        assert self.pid is not None
+        if self.exitcode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:  # reaped elsewhere
+                self.exitcode = -1
+                return True
+            if pid:
+                self.exitcode = os.waitstatus_to_exitcode(status)
+        return self.exitcode is not None
 
 
 def _write_work(
@@ -213,7 +284,7 @@ def _write_work(
                         ahead.result = data
                     elif not writer.add(ahead, stream, data):
                         break  # dropped at its turn: its group ended before it
-            except BrokenPipeError:
+            except (BrokenPipeError, _OutputFailed):
                 raise
             except Exception as e:  # said in its turn, after what came before it
                 ahead.error = e if isinstance(e, KdumpError) else _unexpected(e)
@@ -222,13 +293,34 @@ def _write_work(
                 writer.finish()  # its turn: the run ends there, unless its group had ended
         writer.finish()
     except BrokenPipeError:
-        writer.closed()
+        writer.failed(_PIPE_CLOSED, None)
+    except _OutputFailed as e:
+        writer.failed(_ERROR, e.error)
     except _Ended:
         pass
 
 
 class _Ended(BaseException):
     """The piece a worker reported ends the run (its error): the worker ends."""
+
+
+class _OutputFailed(Exception):
+    """Standard output or error refused a write (a full disk: ENOSPC, EIO): the run ends with
+    that error, as one process's does (kdump.cli words it)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _write_out(fd: int, data: bytes) -> None:
+    """A piece's bytes to standard output or error (BrokenPipeError: the reader is gone)."""
+    try:
+        _write_all(fd, data)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _OutputFailed(e) from None
 
 
 _WAITING, _WRITING, _DROPPED = range(3)
@@ -288,7 +380,7 @@ class _Writer:
             self._take_turn()  # the buffer is full: the first piece's turn is waited for
         if ahead.turn == _DROPPED:
             return False
-        _write_all(stream, data)
+        _write_out(stream, data)
         return True
 
     def done(self, ahead: _Ahead) -> None:
@@ -303,10 +395,11 @@ class _Writer:
         while self.queue:
             self._take_turn()
 
-    def closed(self) -> None:
-        """Standard output is gone: said of the piece whose turn it was, and the worker ends."""
+    def failed(self, status: int, error: OSError | None) -> None:
+        """Standard output is gone (_PIPE_CLOSED) or refused a write (_ERROR): said of the
+        piece whose turn it was (the worker writes in its turn only), and the worker ends."""
         if self.queue:
-            _report(self.report, self.queue[0].index, _PIPE_CLOSED, None)
+            _report(self.report, self.queue[0].index, status, error)
 
     def _poll(self) -> None:
         """The turns that have come, taken without waiting."""
@@ -326,7 +419,7 @@ class _Writer:
         else:
             first.turn = _WRITING
             for stream, data in first.parts:
-                _write_all(stream, data)
+                _write_out(stream, data)
         self.used -= first.size
         first.parts, first.size = [], 0
         self._settle()
@@ -539,6 +632,8 @@ def _keep_freed_memory() -> None:
 
 def _get(q: Any, worker: Any) -> tuple[int, str, Any]:
     """The next result of one worker; a worker that died without a word is an error."""
+    import queue
+
     while True:
         try:
             return q.get(timeout=1.0)

@@ -31,7 +31,7 @@ from kdump.render.dump_jobs import PIECE_BYTES
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _log(path: Path, size: int, *, gap_every: int = 0, compacted: bool = False) -> Path:
+def plain_log(path: Path, size: int, *, gap_every: int = 0, compacted: bool = False) -> Path:
     """A log of ~``size`` bytes of batches of 100 records; every ``gap_every``-th batch leaves
     offsets out before it; ``compacted``: each batch's last record's offset past its count."""
     records = 100
@@ -76,9 +76,9 @@ def _same(*args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("jobs")
-    _log(d / "00000000000000000000.log", 3 * PIECE_BYTES + 12345, gap_every=97)
+    plain_log(d / "00000000000000000000.log", 3 * PIECE_BYTES + 12345, gap_every=97)
     (d / "compacted").mkdir()
-    _log(d / "compacted" / "00000000000000000000.log", 2 * PIECE_BYTES + 99, compacted=True)
+    plain_log(d / "compacted" / "00000000000000000000.log", 2 * PIECE_BYTES + 99, compacted=True)
     return d
 
 
@@ -109,7 +109,7 @@ def test_the_json_lines_dump_is_the_same_in_two_processes(logs: Path) -> None:
 def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: Path) -> None:
     """One process stops a file's dump at the first record that does not decode: the pieces
     after it are dropped, the next file is dumped."""
-    log = _log(tmp_path / "00000000000000000000.log", 3 * PIECE_BYTES)
+    log = plain_log(tmp_path / "00000000000000000000.log", 3 * PIECE_BYTES)
     data = bytearray(log.read_bytes())
     at = 2 * PIECE_BYTES + 5000
     position = 0
@@ -122,7 +122,7 @@ def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: 
     fix_crc(data, position)
     log.write_bytes(bytes(data))
     (tmp_path / "next").mkdir()
-    other = _log(tmp_path / "next" / "00000000000000000000.log", 1000)
+    other = plain_log(tmp_path / "next" / "00000000000000000000.log", 1000)
     ran = _same("--files", f"{log},{other}", "--deep-iteration")
     assert ran.returncode != 0
     assert ran.stderr.count(b"kdump: ") == 1
@@ -130,7 +130,7 @@ def test_a_record_that_does_not_decode_in_a_later_piece_ends_its_file(tmp_path: 
 
 
 def test_a_torn_tail_is_said_once_at_the_end(tmp_path: Path) -> None:
-    log = _log(tmp_path / "00000000000000000000.log", 2 * PIECE_BYTES)
+    log = plain_log(tmp_path / "00000000000000000000.log", 2 * PIECE_BYTES)
     with open(log, "ab") as f:
         f.write(b"\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x20torn")
     ran = _same("--files", str(log))
@@ -169,17 +169,29 @@ def test_jobs_says_why_it_runs_in_one_process_where_it_cannot_hand_its_output_ov
     )
 
 
-def test_the_output_goes_to_a_file_whole(logs: Path, tmp_path: Path) -> None:
-    """Two processes writing one file in turn: every byte once, in order."""
-    log = str(logs / "00000000000000000000.log")
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        (["--files", "{log}", "--deep-iteration", "--print-data-log"], 2),
+        (["dump", "{log}", "--deep-iteration", "--format", "jsonl"], 0),
+    ],
+    ids=["text", "jsonl"],
+)
+def test_the_output_goes_to_a_file_whole(
+    logs: Path, tmp_path: Path, options: list[str], code: int
+) -> None:
+    """Two processes writing one file in turn: every byte once, in order (the pipe's case is
+    every other test here)."""
+    args = [o.format(log=logs / "00000000000000000000.log") for o in options]
     outputs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"out-{jobs}"
         with open(out, "wb") as f:
-            ran = _kdump("--files", log, "--deep-iteration", "--jobs", jobs, stdout=f.fileno())
+            ran = _kdump(*args, "--jobs", jobs, stdout=f.fileno())
         outputs.append((ran.returncode, ran.stderr, out.read_bytes()))
     assert outputs[0] == outputs[1]
-    assert outputs[1][0] == 2  # the log's gaps: non-consecutive offsets, as Kafka's tool says
+    # the text dump's summary: the log's gaps, non-consecutive offsets as Kafka's tool says
+    assert outputs[1][0] == code and outputs[1][2].count(b"\n") > 90_000
 
 
 class _Report:
@@ -269,6 +281,18 @@ def test_jobs_on_a_terminal_runs_one_process_that_escapes_what_it_shows(tmp_path
     assert "payload: \\x1b]0;owned\\x07\\x1b[31mred" in two.stdout
 
 
+def test_jobs_runs_one_process_for_less_than_a_piece_of_work(tmp_path: Path) -> None:
+    """Files smaller than a piece (PIECE_BYTES in all) are dumped by one process in a few
+    milliseconds, about what starting workers costs: one process, and --jobs says so."""
+    small = plain_log(tmp_path / "00000000000000000000.log", PIECE_BYTES // 2)
+    args = ["--files", str(small), "--deep-iteration"]
+    one = _kdump(*args, "--jobs", "1")
+    two = _kdump(*args, "--jobs", "2")
+    assert two.returncode == one.returncode == 0 and two.stdout == one.stdout
+    said = b"kdump: --jobs 2: the files hold less than a piece of work (4 MiB) to share; "
+    assert two.stderr == said + b"dumping in one process\n" + one.stderr
+
+
 def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:
     """Two processes on one CPU take turns at it: no faster than one, so one runs."""
     log = str(logs / "00000000000000000000.log")
@@ -285,3 +309,31 @@ def test_jobs_runs_one_process_where_it_may_use_one_cpu(logs: Path) -> None:
     assert pinned.stdout == one.stdout
     said = b"kdump: --jobs 2: this process may run on one CPU only; dumping in one process\n"
     assert pinned.stderr == said + one.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_a_full_disk_ends_the_run_as_one_process_words_it(logs: Path) -> None:
+    """A write refused (ENOSPC: /dev/full) in a worker's turn: the one line and the exit code
+    of one process, no "unexpected" error, no traceback."""
+    log = str(logs / "00000000000000000000.log")
+    ran = []
+    for jobs in ("1", "2"):
+        with open("/dev/full", "wb") as full:
+            ran.append(
+                _kdump("--files", log, "--deep-iteration", "--jobs", jobs, stdout=full.fileno())
+            )
+    assert ran[0].returncode == ran[1].returncode == 3
+    assert ran[0].stderr == ran[1].stderr == b"kdump: No space left on device\n"
+
+
+def test_a_process_that_calls_main_after_forking_writers_is_not_ended_by_it(
+    capfdbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """The kdump program ends without the interpreter's clean-up once its workers wrote its
+    output (kdump.cli); a process that only calls main (this test's) is not the program, and
+    main returns to it, whatever it forked before."""
+    pieces = [Piece(0, (0, 0, "")), Piece(0, (1, 0, ""))]
+    assert [r.index for r in forked.write_in_turn(_render, pieces, 2, lambda: None)] == [0, 1]
+    capfdbinary.readouterr()
+    ran = run_kdump(["--version"])
+    assert ran.exit_code == 0 and ran.stdout.startswith("kdump, version ")

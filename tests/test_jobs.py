@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 from clirun import run_kdump
 from conftest import CORRUPT, FIXTURES, ORACLE
+from test_dump_jobs import plain_log
 
 from kdump import forked, parallel
 from kdump.checks.options import VerifyOptions
 from kdump.checks.verify import verify_paths
 from kdump.errors import KdumpError
 from kdump.parallel import WORTH_A_FORK, map_ordered, stream_ordered
+from kdump.render.dump_jobs import PIECE_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,12 +48,21 @@ def test_verify_is_the_same_with_any_number_of_jobs(fmt: str) -> None:
         assert run(jobs) == one
 
 
+@pytest.fixture(scope="module")
+def piece_of_work(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A log of a piece's bytes: beside small files, the work --jobs forks its workers for."""
+    folder = tmp_path_factory.mktemp("piece")
+    return str(plain_log(folder / "00000000000000000000.log", PIECE_BYTES))
+
+
 @pytest.mark.parametrize("fmt", ["text", "jsonl"])
-def test_dumps_of_many_files_are_the_same_with_any_number_of_jobs(fmt: str) -> None:
+def test_dumps_of_many_files_are_the_same_with_any_number_of_jobs(
+    fmt: str, piece_of_work: str
+) -> None:
     damaged = [
         p for p in sorted(CORRUPT.rglob("0*.*")) if p.parts[-3].startswith(("log-", "index-"))
     ]
-    files = [str(p) for p in damaged[::3]][:80]
+    files = [*[str(p) for p in damaged[::3]][:80], piece_of_work]
     args = ["dump", "--deep-iteration", "--format", fmt, *files]
     # as a user runs them: the workers write to the process's own standard output and error
     one = _child([*args, "--jobs", "1"])
@@ -311,10 +322,12 @@ def decoding_pid(data: bytes) -> str:
 
 
 @pytest.mark.parametrize(("jobs", "forks"), [([], False), (["--jobs", "2"], True)])
-def test_a_dump_runs_in_one_process_unless_asked(jobs: list[str], forks: bool) -> None:
+def test_a_dump_runs_in_one_process_unless_asked(
+    jobs: list[str], forks: bool, piece_of_work: str
+) -> None:
     """Issue 33: the dumps run in one process unless asked (issue 44 point 8: --jobs N forks
-    workers that write their own output)."""
-    files = [str(p) for p in sorted((ORACLE / "plain-0").glob("*.log"))]
+    workers that write their own output, given a piece of work at least)."""
+    files = [*(str(p) for p in sorted((ORACLE / "plain-0").glob("*.log"))), piece_of_work]
     assert len(files) >= 2
     code = "import sys, os; from kdump.cli import main; print(os.getpid()); main()"
     ran = subprocess.run(

@@ -128,14 +128,14 @@ def dump_exit(problems: DumpProblems) -> int:
     return ExitCode.ERRORS if problems.found else ExitCode.OK
 
 
-def dump_jobs(jobs: int) -> int:
-    """The processes a dump runs in: ``jobs``, or one where its workers cannot write standard
-    output themselves (it says why, on stderr)."""
+def dump_jobs(jobs: int, files: list[StoredFile]) -> int:
+    """The processes a dump of ``files`` runs in: ``jobs``, or one where its workers cannot
+    write standard output themselves or would not pay (it says why, on stderr)."""
     if jobs <= 1:
         return 1
     from kdump.render.dump_jobs import why_one_process
 
-    why = why_one_process(jobs)
+    why = why_one_process(jobs, sum(f.size for f in files))
     if why is None:
         return jobs
     click.echo(f"kdump: --jobs {jobs}: {why}; dumping in one process", err=True)
@@ -145,8 +145,9 @@ def dump_jobs(jobs: int) -> int:
 def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
     problems = DumpProblems()
-    jobs = dump_jobs(jobs)
-    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs), jobs)
+    files = [stored_file(p) for p in paths]
+    jobs = dump_jobs(jobs, files)
+    write_lines(dump_files(files, dump_settings(**kw), problems, jobs), jobs)
     return dump_exit(problems)
 
 
@@ -203,7 +204,7 @@ def dump(
     paths = _expand(files, store)
     opts = dump_settings(**kw)
     problems = DumpProblems()
-    jobs = dump_jobs(jobs)
+    jobs = dump_jobs(jobs, paths)
     with progress(show_progress(quiet, streams_stdout=True), "dump", quiet=quiet) as meter:
         meter.total(sum(f.size for f in paths))
         if fmt == "text":

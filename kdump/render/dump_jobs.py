@@ -16,14 +16,13 @@ import os
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from functools import partial
 from typing import Any, NamedTuple
 
 from kdump.errors import KdumpError
 from kdump.forked import Piece, can_fork, write_in_turn
 from kdump.format.names import CHECKPOINT_SUFFIX, LOG_SUFFIX
 from kdump.format.walk import LogWalk
-from kdump.parallel import run_in
+from kdump.parallel import run_in, run_processes
 from kdump.progress import Progress
 from kdump.render import runs
 from kdump.render.lines import ERR, Chunk, DumpOptions, DumpProblems, Line, LogSpan
@@ -45,8 +44,9 @@ class PieceReport(NamedTuple):
     ended: bool
 
 
-def why_one_process(jobs: int) -> str | None:
-    """Why ``--jobs N`` cannot write in turn here (then the dump runs in one process), or None."""
+def why_one_process(jobs: int, size: int) -> str | None:
+    """Why ``--jobs N`` cannot write in turn here, or would not pay for ``size`` bytes of files
+    (then the dump runs in one process), or None."""
     if jobs <= 1:
         return None
     if not can_fork():
@@ -63,6 +63,9 @@ def why_one_process(jobs: int) -> str | None:
         return "standard output is a terminal"
     if len(os.sched_getaffinity(0)) < 2:
         return "this process may run on one CPU only"
+    if size < PIECE_BYTES:
+        # one process dumps them in a few milliseconds: about what starting workers costs
+        return f"the files hold less than a piece of work ({PIECE_BYTES >> 20} MiB) to share"
     return None
 
 
@@ -180,11 +183,22 @@ def dump_in_turn(
     """The files dumped in ``jobs`` workers writing in turn; what they collected merged into
     ``problems`` (as one process collects it), ``progress`` told of each piece."""
     distinct = opts.release.sorts_summary_offsets
-    work = pieces(files, opts, deep_text)
-    for report in write_in_turn(render, work, jobs, partial(run_in, jobs)):
-        problems.merge(report.problems)
-        _cap_gaps(problems, distinct)
-        progress.advance(report.size, "")
+    before = run_processes()
+    # the run's processes from here: the walk that cuts the logs (headers only) starts no
+    # read-ahead thread to fault in every page, and the workers forked know it too
+    run_in(jobs)
+    try:
+        work = pieces(files, opts, deep_text)
+        for report in write_in_turn(render, work, jobs, _in_worker):
+            problems.merge(report.problems)
+            _cap_gaps(problems, distinct)
+            progress.advance(report.size, "")
+    finally:
+        run_in(before)
+
+
+def _in_worker() -> None:
+    """A worker's start: nothing to do (it was forked knowing the run's processes)."""
 
 
 def _cap_gaps(problems: DumpProblems, distinct: bool) -> None:

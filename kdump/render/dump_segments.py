@@ -118,9 +118,7 @@ def dispatch(
     ends this file with ``failed(error)``, and the run goes on; an object store that fails
     (StoreError), or an encrypted segment without its key, ends the run."""
     name, path = file.name, file.path
-    found = dumpers.get(name[name.rfind(".") :] if "." in name else "")
-    if text_file_reader(name) is not None:
-        found = text_dumper
+    found = _found(name, dumpers, text_dumper)
     if found is None:
         yield unknown()
         return
@@ -142,6 +140,28 @@ def dispatch(
         problems.failures += 1
         problems.unreadable += isinstance(e, InputError)
         yield failed(e)
+
+
+def _found(
+    name: str, dumpers: Mapping[str, Dumper[T] | str], text_dumper: Dumper[T] | str
+) -> Dumper[T] | str | None:
+    """The dumper of a file of this name (None: not a file kdump dumps)."""
+    if text_file_reader(name) is not None:
+        return text_dumper
+    return dumpers.get(name[name.rfind(".") :] if "." in name else "")
+
+
+def _load_dumpers(
+    files: Sequence[StoredFile],
+    dumpers: Mapping[str, Dumper[T] | str],
+    text_dumper: Dumper[T] | str,
+) -> None:
+    """The modules of the files' dumpers imported now (before --jobs forks its workers, each
+    of which would import them again)."""
+    for file in files:
+        found = _found(file.name, dumpers, text_dumper)
+        if found is not None:
+            _dumper(found)
 
 
 def dump_file(
@@ -305,7 +325,10 @@ def dumped(
         from kdump.render.dump_jobs import dump_in_turn, render_piece
 
         render = partial(render_piece, paths, opts, per_file, per_span)
-        gaps = per_file is _dump_file_joined and opts.deep and opts.batch_filter.is_empty
+        text = per_file is _dump_file_joined
+        if text:  # (the JSON Lines dumpers are loaded with their module)
+            _load_dumpers(paths, DUMPERS, TEXT_FILE_DUMPER)
+        gaps = text and opts.deep and opts.batch_filter.is_empty
         dump_in_turn(paths, opts, problems, jobs, render, progress, gaps)
         return
     said: set[str] = set()
