@@ -433,6 +433,7 @@ static PyStructSequence_Field rendered_payload_fields[] = {
     {"gaps", "(last offset, next offset) pairs that do not follow each other"},
     {"position", "where in the payload the next call goes on"},
     {"next_record", "the record it goes on from (the batch's record count: done)"},
+    {"resume", "None, or where in that record's line the next call goes on"},
     {NULL, NULL},
 };
 static PyStructSequence_Field deep_checked_fields[] = {
@@ -1769,12 +1770,27 @@ static void utf8_tables(void)
  * U+FFFD, the stretches as malformed3/malformed4 measure them, an encoded surrogate
  * (ED A0..BF xx) one character replaced whole, and a sequence cut by the end of the bytes as the
  * loop's "break" ends it. */
+static Py_ssize_t java_utf8_range(char *out, const uint8_t *p, int64_t from, int64_t to,
+                                  int64_t n, int64_t *end);
+
 static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
+{
+    int64_t end;
+    return java_utf8_range(out, p, 0, n, n, &end);
+}
+
+/* java_utf8_into of the characters that begin in p[from..to) (from: where one begins), the
+ * bytes after `to` up to n looked at as the whole string's decoding looks at them, so the
+ * slices of a string, each from where the last ended (*end), decode as the whole does. Room
+ * for 3 * (to - from + 8) + 1 bytes: a character may end up to 3 bytes past `to`, the eight
+ * ASCII bytes at a time 7. */
+static Py_ssize_t java_utf8_range(char *out, const uint8_t *p, int64_t from, int64_t to,
+                                  int64_t n, int64_t *end)
 {
     static const uint8_t repl[3] = {0xEF, 0xBF, 0xBD};
     uint8_t *d = (uint8_t *)out;
-    int64_t i = 0;
-    while (i < n) {
+    int64_t i = from;
+    while (i < to) {
         if (i + 8 <= n && (load_le64(p + i) & 0x8080808080808080ull) == 0) {
             memcpy(d, p + i, 8); /* eight ASCII bytes at a time */
             d += 8;
@@ -1833,6 +1849,7 @@ static Py_ssize_t java_utf8_into(char *out, const uint8_t *p, int64_t n)
             i += skip;
         }
     }
+    *end = i;
     return (Py_ssize_t)(d - (uint8_t *)out);
 }
 
@@ -2580,20 +2597,24 @@ static int unsafe_code_point(uint32_t cp)
            (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
 }
 
-/* A JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it, then
- * kdump.untrusted.escape_json_text: what a terminal must not be given raw as \uNNNN. */
-static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
+/* The inside of a JSON string of UTF-8 text as json.dumps(ensure_ascii=False) writes it, then
+ * kdump.untrusted.escape_json_text: what a terminal must not be given raw as \uNNNN; of the
+ * characters that begin in p[from..to) (from: where one begins, n: the text's end), so a long
+ * text goes a slice at a time. Where the next slice begins, -1 on error. */
+static int64_t ob_json_range(outbuf *o, const uint8_t *p, int64_t from, int64_t to, int64_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    if (ob_reserve(o, (Py_ssize_t)n * 6 + 2) < 0)
+    /* six bytes a byte (\u0001); a slice's last character may end 3 bytes past `to`, the
+     * eight bytes at a time 7 */
+    if (ob_reserve(o, (Py_ssize_t)(to - from + 8) * 6) < 0)
         return -1;
     char *d = o->data + o->len;
-    *d++ = '"';
-    for (int64_t i = 0; i < n; i++) {
+    int64_t i = from;
+    for (; i < to; i++) {
         /* eight bytes at a time while none needs a look: none below 0x20, none from 0x7f
          * on, no '"', no '\\' (the classic "has a zero byte" test on x, and on x with each
          * byte sought cleared; the high bit of x itself for 0x80 on, x + 1 for 0x7f) */
-        while (i + 8 <= n) {
+        while (i + 8 <= n && i < to) {
             const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
             uint64_t x = load_le64(p + i), q = x ^ (ones * '"'), b = x ^ (ones * '\\');
             uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) |
@@ -2604,7 +2625,7 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
             d += 8;
             i += 8;
         }
-        if (i >= n)
+        if (i >= to)
             break;
         uint8_t c = p[i];
         if (c >= 0x80) { /* valid UTF-8 (the caller's check): a sequence, copied or escaped */
@@ -2655,9 +2676,8 @@ static int ob_json_string(outbuf *o, const uint8_t *p, int64_t n)
             *d++ = hex[c & 15];
         }
     }
-    *d++ = '"';
     o->len = d - o->data;
-    return 0;
+    return i;
 }
 
 /* kdump.render.describe's decoders, by number (render_batches' key_decoder, value_decoder):
@@ -2668,60 +2688,80 @@ enum {
     DECODER_LOSSLESS = 4
 };
 
-/* Java's new String(p, UTF_8) (java_utf8_into), as text or as a JSON string. */
-static int ob_java_string(outbuf *o, const uint8_t *p, int64_t n, int as_json)
+/* How a key's, value's or header's bytes become text: UTF-8 in JSON's escapes; Java's
+ * new String(p, UTF_8) (java_utf8_into) as it is, or in JSON's escapes; hex; base64. */
+enum { S_JSON, S_JAVA, S_JAVA_JSON, S_HEX, S_B64 };
+
+/* Where a record's line stops and goes on. A value of 64 MB of control bytes is 384 MB of
+ * JSON (\u0001: six bytes a byte) and a value that is not UTF-8 three times its size as text
+ * (a U+FFFD a byte): rendered whole into one buffer, then copied into bytes, one record took
+ * 683 MB against the bound of 2 x --max-batch-bytes + 100 MB. So a key's or value's text goes
+ * a slice of STRING_SLICE bytes at a time, and once the output passes `limit`, the line stops
+ * after a slice: render_payload hands back what it has and where it stopped (the template's
+ * field, the string in it, the byte in that string), and the next call goes on from there.
+ * The output is the same bytes, in chunks that need not end a line (the writer does not care:
+ * kdump.commands.output, kdump.untrusted.terminal_bytes, cuts fall between characters). */
+typedef struct {
+    Py_ssize_t limit;     /* output bytes after which a string stops (render_payload's chunk) */
+    int resume_part;      /* the string of the field going on (content: 0 key, 1 value) */
+    int64_t resume_at;    /* ... from this byte of it; 0: nothing to go on with */
+    int stop_part;        /* where a string stopped: the next call's resume_part, resume_at */
+    int64_t stop_at;
+} cursor;
+
+#define STRING_SLICE ((int64_t)3 << 16) /* a multiple of 3: base64's groups stay whole */
+#define STOPPED 2                       /* a line stopped part way (cursor.stop_*) */
+
+/* Java's text of p[from..to) (java_utf8_range) in JSON's escapes: where the next slice begins. */
+static int64_t ob_java_json_range(outbuf *o, const uint8_t *p, int64_t from, int64_t to,
+                                  int64_t n)
 {
-    if (!as_json) {
-        if (ob_reserve(o, (Py_ssize_t)n * 3 + 1) < 0) /* java_utf8_into's byte of room */
-            return -1;
-        o->len += java_utf8_into(o->data + o->len, p, n);
-        return 0;
-    }
-    if (valid_utf8(p, n))
-        return ob_json_string(o, p, n);
-    char *tmp = PyMem_Malloc((size_t)n * 3 + 1);
+    char *tmp = PyMem_Malloc((size_t)(to - from + 8) * 3 + 1);
     if (tmp == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    int r = ob_json_string(o, (const uint8_t *)tmp, java_utf8_into(tmp, p, n));
+    int64_t end;
+    Py_ssize_t len = java_utf8_range(tmp, p, from, to, n, &end);
+    /* whole characters of valid UTF-8: escaped alone as in the whole text */
+    int64_t r = ob_json_range(o, (const uint8_t *)tmp, 0, len, len);
     PyMem_Free(tmp);
-    return r;
+    return r < 0 ? -1 : end;
 }
 
-/* p[0..n) in hex or base64 (base64.b64encode's alphabet and padding), JSON-quoted or not. */
-static int ob_binary(outbuf *o, int decoder, const uint8_t *p, int64_t n, int quoted)
+/* p[from..to) in hex or base64 (base64.b64encode's alphabet and padding; `from` and `to` on
+ * groups of three bytes but for the end, n). */
+static int64_t ob_binary_range(outbuf *o, int kind, const uint8_t *p, int64_t from, int64_t to)
 {
     static const char hex[] = "0123456789abcdef";
     static const char b64[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    Py_ssize_t out = decoder == DECODER_HEX ? (Py_ssize_t)n * 2 : (Py_ssize_t)((n + 2) / 3 * 4);
-    if (ob_reserve(o, out + 2) < 0)
+    int64_t n = to - from;
+    Py_ssize_t out = kind == S_HEX ? (Py_ssize_t)n * 2 : (Py_ssize_t)((n + 2) / 3 * 4);
+    if (ob_reserve(o, out) < 0)
         return -1;
     char *d = o->data + o->len;
-    if (quoted)
-        *d++ = '"';
-    if (decoder == DECODER_HEX) {
-        for (int64_t i = 0; i < n; i++) {
+    if (kind == S_HEX) {
+        for (int64_t i = from; i < to; i++) {
             *d++ = hex[p[i] >> 4];
             *d++ = hex[p[i] & 15];
         }
     } else {
-        int64_t i = 0;
-        for (; i + 3 <= n; i += 3) {
+        int64_t i = from;
+        for (; i + 3 <= to; i += 3) {
             uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
             *d++ = b64[v >> 18];
             *d++ = b64[(v >> 12) & 63];
             *d++ = b64[(v >> 6) & 63];
             *d++ = b64[v & 63];
         }
-        if (n - i == 1) {
+        if (to - i == 1) {
             uint32_t v = (uint32_t)p[i] << 16;
             *d++ = b64[v >> 18];
             *d++ = b64[(v >> 12) & 63];
             *d++ = '=';
             *d++ = '=';
-        } else if (n - i == 2) {
+        } else if (to - i == 2) {
             uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
             *d++ = b64[v >> 18];
             *d++ = b64[(v >> 12) & 63];
@@ -2729,26 +2769,67 @@ static int ob_binary(outbuf *o, int decoder, const uint8_t *p, int64_t n, int qu
             *d++ = '=';
         }
     }
-    if (quoted)
-        *d++ = '"';
     o->len = d - o->data;
-    return 0;
+    return to;
+}
+
+/* The text of p[0..n) as `kind` says, JSON-quoted with `quoted`, a slice at a time (the
+ * buffer grows by a slice's worth, not by six times the whole). `part` >= 0: a string the line
+ * may stop in (c's limit; STOPPED, c->stop_*), and the one it goes on with where c says so;
+ * -1: never stops (a name's). */
+static int ob_string(outbuf *o, cursor *c, int part, int kind, const uint8_t *p, int64_t n,
+                     int quoted)
+{
+    int64_t i = 0;
+    if (part >= 0 && c->resume_at > 0) {
+        i = c->resume_at;
+        c->resume_at = 0;
+        if (i > n || part != c->resume_part) {
+            PyErr_SetString(PyExc_ValueError, "kdump: a line goes on where it never stopped");
+            return -1;
+        }
+    } else if (quoted && OB_LIT(o, "\"") < 0)
+        return -1;
+    while (i < n) {
+        int64_t to = n - i > STRING_SLICE ? i + STRING_SLICE : n;
+        switch (kind) {
+        case S_JSON: i = ob_json_range(o, p, i, to, n); break;
+        case S_JAVA:
+            if (ob_reserve(o, (Py_ssize_t)(to - i + 8) * 3 + 1) < 0)
+                return -1;
+            o->len += java_utf8_range(o->data + o->len, p, i, to, n, &i);
+            break;
+        case S_JAVA_JSON: i = ob_java_json_range(o, p, i, to, n); break;
+        default: i = ob_binary_range(o, kind, p, i, to);
+        }
+        if (i < 0)
+            return -1;
+        if (part >= 0 && i < n && o->len >= c->limit) {
+            c->stop_part = part;
+            c->stop_at = i;
+            return STOPPED;
+        }
+    }
+    return quoted ? OB_LIT(o, "\"") : 0;
 }
 
 /* The decoder's text for p[0..n), JSON-quoted with as_json; utf8: whether the bytes are UTF-8
- * (valid_utf8, asked by the caller: only LOSSLESS in JSON reads it). 1 for a decoder only
- * Python runs, -1 on error. */
-static int ob_decoded(outbuf *o, int decoder, const uint8_t *p, int64_t n, int as_json,
-                      int utf8)
+ * (valid_utf8, asked by the caller: LOSSLESS and STRING in JSON read it). 1 for a decoder only
+ * Python runs, STOPPED (ob_string), -1 on error. */
+static int ob_decoded(outbuf *o, cursor *c, int part, int decoder, const uint8_t *p, int64_t n,
+                      int as_json, int utf8)
 {
     switch (decoder) {
     case DECODER_LOSSLESS:
         if (as_json)
-            return utf8 ? ob_json_string(o, p, n) : ob_binary(o, DECODER_BASE64, p, n, 1);
+            return ob_string(o, c, part, utf8 ? S_JSON : S_B64, p, n, 1);
         /* fall through: the text dump prints what Kafka's StringDecoder prints */
-    case DECODER_STRING: return ob_java_string(o, p, n, as_json);
-    case DECODER_HEX:
-    case DECODER_BASE64: return ob_binary(o, decoder, p, n, as_json);
+    case DECODER_STRING:
+        if (!as_json)
+            return ob_string(o, c, part, S_JAVA, p, n, 0);
+        return ob_string(o, c, part, utf8 ? S_JSON : S_JAVA_JSON, p, n, 1);
+    case DECODER_HEX: return ob_string(o, c, part, S_HEX, p, n, as_json);
+    case DECODER_BASE64: return ob_string(o, c, part, S_B64, p, n, as_json);
     }
     return 1;
 }
@@ -2987,6 +3068,9 @@ typedef struct {
     int checked_utf8;
     int64_t max_headers; /* more headers in a record: the Python renderer's (which refuses it:
                           * kdump.format.records.max_headers) */
+    cursor cur;              /* where a record's line stops and goes on (cursor) */
+    int resume_k, stop_k;    /* ... the record template's field */
+    int resume_utf8, stop_utf8; /* ... and the stopped string's valid_utf8 (asked once) */
 } render_ctx;
 
 /* valid_utf8, once for a key's or value's text and its encoding. */
@@ -3002,16 +3086,20 @@ static int rc_utf8(render_ctx *rc, const uint8_t *p, int64_t n)
 
 /* The key/payload text of the text dump: " key: K payload: V" (each only when not null);
  * first: after "| " (no metadata before it); scala: the Scala tool's " payload:" even first. */
-static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int first, int scala)
+static int content(outbuf *o, render_ctx *rc, const record_view *rec, int first, int scala)
 {
     const char *prefix = first ? "| " : " ";
     Py_ssize_t plen = first ? 2 : 1;
+    /* going on in the key (0) or the value (1): what comes before it was written */
+    int resume = rc->cur.resume_at > 0 ? rc->cur.resume_part : -1;
     if (rec->key_size >= 0) {
-        if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "key: ") < 0)
+        if (resume < 0 && (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "key: ") < 0))
             return -1;
-        int r = ob_decoded(o, rc->key_decoder, rec->key, rec->key_size, 0, 0);
-        if (r)
-            return r;
+        if (resume <= 0) {
+            int r = ob_decoded(o, &rc->cur, 0, rc->key_decoder, rec->key, rec->key_size, 0, 0);
+            if (r)
+                return r;
+        }
         prefix = " ";
         plen = 1;
     }
@@ -3020,20 +3108,29 @@ static int content(outbuf *o, const render_ctx *rc, const record_view *rec, int 
             prefix = " ";
             plen = 1;
         }
-        if (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0)
+        if (resume < 1 && (ob_put(o, prefix, plen) < 0 || OB_LIT(o, "payload: ") < 0))
             return -1;
-        return ob_decoded(o, rc->value_decoder, rec->value, rec->value_size, 0, 0);
+        return ob_decoded(o, &rc->cur, 1, rc->value_decoder, rec->value, rec->value_size, 0, 0);
     }
     return 0;
 }
 
-/* A key, value or header value in JSON: null, or the decoder's text (fields.py's _encoded). */
-static int json_content(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
+/* A key, value or header value in JSON: null, or the decoder's text (fields.py's _encoded);
+ * part: ob_string's (-1 for a header's). */
+static int json_content(outbuf *o, render_ctx *rc, int part, int decoder, const uint8_t *p,
+                        int64_t n)
 {
     if (n < 0)
         return OB_LIT(o, "null");
-    int utf8 = decoder == DECODER_LOSSLESS && rc_utf8(rc, p, n);
-    return ob_decoded(o, decoder, p, n, 1, utf8);
+    int utf8;
+    if (part >= 0 && rc->cur.resume_at > 0) { /* going on: the answer of the call it began in */
+        rc->checked = p;
+        rc->checked_size = n;
+        utf8 = rc->checked_utf8 = rc->resume_utf8;
+    } else
+        utf8 = (decoder == DECODER_LOSSLESS || decoder == DECODER_STRING) && rc_utf8(rc, p, n);
+    rc->stop_utf8 = utf8;
+    return ob_decoded(o, &rc->cur, part, decoder, p, n, 1, utf8);
 }
 
 static int json_encoding(outbuf *o, render_ctx *rc, int decoder, const uint8_t *p, int64_t n)
@@ -3048,22 +3145,34 @@ static int headers_field(outbuf *o, int field, render_ctx *rc, const record_view
 {
     int as_json = rc->as_json, objects = field == F_HEADERS;
     const uint8_t *h = rec->headers;
-    if (as_json && OB_LIT(o, "[") < 0)
+    /* a header's key or value may be a long string too: header i's key is string 2i, its
+     * value 2i + 1 (cursor); going on in one, what came before it was written */
+    int64_t resume = rc->cur.resume_at > 0 ? rc->cur.resume_part : -1;
+    if (resume < 0 && as_json && OB_LIT(o, "[") < 0)
         return -1;
     for (int64_t i = 0; i < rec->header_count; i++) {
         header_view hv;
         next_header(&h, &hv);
-        if (i && OB_LIT(o, ",") < 0)
+        if (i < resume / 2)
+            continue;
+        int going_on = resume >= 0 && i == resume / 2, in_value = going_on && (resume & 1);
+        int part = 2 * i + 1 < INT_MAX ? (int)(2 * i) : -1; /* else never stops */
+        if (!going_on && ((i && OB_LIT(o, ",") < 0) || (objects && OB_LIT(o, "{\"key\":") < 0)))
             return -1;
-        if (objects && OB_LIT(o, "{\"key\":") < 0)
-            return -1;
-        if (ob_java_string(o, hv.key, hv.key_size, as_json) < 0)
-            return -1;
+        if (!in_value) {
+            int utf8 = going_on ? rc->resume_utf8 : as_json && valid_utf8(hv.key, hv.key_size);
+            int kind = !as_json ? S_JAVA : utf8 ? S_JSON : S_JAVA_JSON;
+            rc->stop_utf8 = utf8;
+            int r = ob_string(o, &rc->cur, part, kind, hv.key, hv.key_size, as_json);
+            if (r)
+                return r;
+        }
         if (!objects)
             continue;
         int r = -1;
-        if (OB_LIT(o, ",\"value\":") < 0 ||
-            (r = json_content(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
+        if ((!in_value && OB_LIT(o, ",\"value\":") < 0) ||
+            (r = json_content(o, rc, part < 0 ? -1 : part + 1, rc->value_decoder, hv.value,
+                              hv.value_size)) != 0 ||
             OB_LIT(o, ",\"value_encoding\":") < 0 ||
             (r = json_encoding(o, rc, rc->value_decoder, hv.value, hv.value_size)) != 0 ||
             OB_LIT(o, "}") < 0)
@@ -3086,9 +3195,9 @@ static int record_field(outbuf *o, int field, render_ctx *rc, const batch_row *b
     case F_SEQUENCE: return ob_int(o, rec->sequence);
     case F_HEADER_KEYS:
     case F_HEADERS: return headers_field(o, field, rc, rec);
-    case F_KEY: return json_content(o, rc, rc->key_decoder, rec->key, rec->key_size);
+    case F_KEY: return json_content(o, rc, 0, rc->key_decoder, rec->key, rec->key_size);
     case F_KEY_ENCODING: return json_encoding(o, rc, rc->key_decoder, rec->key, rec->key_size);
-    case F_VALUE: return json_content(o, rc, rc->value_decoder, rec->value, rec->value_size);
+    case F_VALUE: return json_content(o, rc, 0, rc->value_decoder, rec->value, rec->value_size);
     case F_VALUE_ENCODING:
         return json_encoding(o, rc, rc->value_decoder, rec->value, rec->value_size);
     case F_CONTENT: return content(o, rc, rec, 0, 0);
@@ -3099,19 +3208,28 @@ static int record_field(outbuf *o, int field, render_ctx *rc, const batch_row *b
     return -1;
 }
 
+/* A line of the template; a record's may stop part way (STOPPED: rc->stop_k, rc->cur), and
+ * goes on from rc->resume_k's field where rc->cur says so (its text before was written). */
 static int render_template(outbuf *o, const template_t *t, render_ctx *rc,
                            const batch_row *b, const record_view *rec)
 {
-    for (int k = 0; k < t->n; k++) {
-        if (t->ops[k].len && ob_put(o, t->text + t->ops[k].at, t->ops[k].len) < 0)
+    int going_on = rec != NULL && rc->cur.resume_at > 0;
+    for (int k = going_on ? rc->resume_k : 0; k < t->n; k++, going_on = 0) {
+        if (!going_on && t->ops[k].len && ob_put(o, t->text + t->ops[k].at, t->ops[k].len) < 0)
             return -1;
         int field = t->ops[k].field;
         if (field < 0)
             continue;
         int r = rec == NULL ? batch_field(o, field, b, rc->as_json)
                             : record_field(o, field, rc, b, rec);
+        if (r == STOPPED)
+            rc->stop_k = k;
         if (r)
             return r;
+        if (rc->cur.resume_at > 0) { /* the field to go on in never took it */
+            PyErr_SetString(PyExc_ValueError, "kdump: a line goes on where it never stopped");
+            return -1;
+        }
     }
     return OB_LIT(o, "\n");
 }
@@ -3127,6 +3245,7 @@ static int render_records(outbuf *o, render_ctx *rc, const batch_row *b, const u
     batch_context ctx = {b->base_offset, b->base_timestamp, b->max_timestamp,
                          (b->attributes & 0x08) != 0, (int32_t)b->base_sequence};
     reader rd = {payload, size, OK, 0, 0};
+    int first_going_on = rc->cur.resume_at > 0;
     /* one record at least, after the batch line: every call goes on */
     for (int64_t done = 0; *next < b->records_count && (done == 0 || o->len < max_output);
          (*next)++, done++) {
@@ -3136,10 +3255,17 @@ static int render_records(outbuf *o, render_ctx *rc, const batch_row *b, const u
             return 1; /* the Python decoder says what is wrong, after the records before */
         Py_ssize_t mark = o->len;
         int r = render_template(o, &rc->record, rc, b, &rec);
+        if (r == STOPPED)
+            return r; /* the next call goes on in this record's line */
         if (r) {
+            if (r > 0 && first_going_on) {
+                PyErr_SetString(PyExc_SystemError, "kdump: a line begun in C left to Python");
+                return -1;
+            }
             o->len = mark; /* this record is the Python renderer's */
             return r;
         }
+        first_going_on = 0;
         int64_t following;
         /* DumpLogSegments' non-consecutive offsets: reported with the text dump only */
         if (!rc->as_json && rc->last_offset != -1 &&
@@ -3181,6 +3307,7 @@ static int render_ctx_init(render_ctx *rc, int as_json, PyObject *batch_template
     memset(rc, 0, sizeof(*rc));
     rc->as_json = as_json;
     rc->max_headers = INT64_MAX;
+    rc->cur.limit = PY_SSIZE_T_MAX;
     rc->key_decoder = key_decoder;
     rc->value_decoder = value_decoder;
     rc->last_offset = last_offset;
@@ -3287,15 +3414,18 @@ static PyObject *py_render_batches(PyObject *self, PyObject *args)
 }
 
 /* render_payload(payload, columns, index, as_json, batch_template, record_template,
- *                key_decoder, value_decoder, last_offset[, position, first, max_output])
+ *                key_decoder, value_decoder, last_offset[, position, first, max_output,
+ *                max_headers, resume])
  *   -> None (the Python renderer must do this batch, from record `first` on) or
- *      RenderedPayload(data, last_offset, gaps, position, next_record)
+ *      RenderedPayload(data, last_offset, gaps, position, next_record, resume)
  * Batch `index` of the run with the records of `payload` (a compressed batch's records,
  * decompressed by the caller, or a large batch's in place): its line (`first` 0), then its
  * records from record `first` at `position` in the payload, until the output passes
  * max_output bytes, so the lines of a batch of millions of records (a decompression bomb) come
  * a slice at a time; the next call goes on from the next position and record (the batch's
- * record count: done). */
+ * record count: done). A record whose line alone passes max_output (a key or value of many
+ * MB) stops part way too (cursor): `resume`, not None, says where its line goes on, and the
+ * next call is given it back. */
 static PyObject *py_render_payload(PyObject *self, PyObject *args)
 {
     PyObject *payload_obj, *columns, *batch_template, *record_template;
@@ -3303,10 +3433,20 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     long long first = 0;
     int as_json, key_decoder, value_decoder;
     long long last_offset, max_headers = INT64_MAX;
-    if (!PyArg_ParseTuple(args, "OOnpOOiiL|nLnL", &payload_obj, &columns, &index, &as_json,
+    PyObject *resume = Py_None;
+    if (!PyArg_ParseTuple(args, "OOnpOOiiL|nLnLO", &payload_obj, &columns, &index, &as_json,
                           &batch_template, &record_template, &key_decoder, &value_decoder,
-                          &last_offset, &pos, &first, &max_output, &max_headers))
+                          &last_offset, &pos, &first, &max_output, &max_headers, &resume))
         return NULL;
+    int resume_k = 0, resume_part = 0, resume_utf8 = 0;
+    long long resume_at = 0;
+    if (resume != Py_None && (!PyArg_ParseTuple(resume, "iiLp", &resume_k, &resume_part,
+                                                &resume_at, &resume_utf8) ||
+                              resume_at <= 0)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "render_payload: resume goes on past byte 0");
+        return NULL;
+    }
     if (record_template == Py_None) {
         PyErr_SetString(PyExc_TypeError, "render_payload renders records: a record template");
         return NULL;
@@ -3320,6 +3460,16 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
                         value_decoder, last_offset) < 0)
         return NULL;
     rc.max_headers = max_headers;
+    rc.cur.limit = max_output;
+    rc.cur.resume_part = resume_part;
+    rc.cur.resume_at = resume_at;
+    rc.resume_k = resume_k;
+    rc.resume_utf8 = resume_utf8;
+    if (resume_k < 0 || resume_k >= rc.record.n) {
+        PyErr_SetString(PyExc_ValueError, "render_payload: no such field to go on in");
+        render_ctx_free(&rc);
+        return NULL;
+    }
     Py_buffer views[WALK_COLUMNS], payload;
     const int64_t *cols[WALK_COLUMNS];
     Py_ssize_t n = 0;
@@ -3342,21 +3492,29 @@ static PyObject *py_render_payload(PyObject *self, PyObject *args)
     int r = b.magic == 2 && !(b.attributes & 0x20) && b.records_count >= 0 && pos <= payload.len
                 ? 0
                 : 1;
-    if (r == 0 && first == 0)
+    if (r == 0 && first == 0 && resume == Py_None)
         r = render_template(&o, &rc.batch, &rc, &b, NULL);
     if (r == 0)
         r = render_records(&o, &rc, &b, payload.buf, payload.len, &pos, &next, max_output);
     release_view(&payload);
     PyObject *result = NULL;
-    if (r > 0 && next == first)
+    if (r == 1 && next == first && resume == Py_None)
         result = Py_NewRef(Py_None);
     else if (r >= 0) {
         /* where the Python renderer must go on after lines already rendered: what came
          * first, then None from the next call */
         PyObject *data = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
-        if (data != NULL)
-            result = named_result(RENDERED_PAYLOAD, "(NLOnL)", data, (long long)rc.last_offset,
-                                  rc.gaps, pos, (long long)next);
+        PyObject *stop = r != STOPPED ? Py_NewRef(Py_None)
+                                      : Py_BuildValue("(iiLO)", rc.stop_k, rc.cur.stop_part,
+                                                      (long long)rc.cur.stop_at,
+                                                      rc.stop_utf8 ? Py_True : Py_False);
+        if (data != NULL && stop != NULL)
+            result = named_result(RENDERED_PAYLOAD, "(NLOnLN)", data, (long long)rc.last_offset,
+                                  rc.gaps, pos, (long long)next, stop);
+        else {
+            Py_XDECREF(data);
+            Py_XDECREF(stop);
+        }
     }
     ob_give(&o);
     render_ctx_free(&rc);

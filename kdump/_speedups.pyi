@@ -280,9 +280,15 @@ def render_batches(
     /,
 ) -> RenderedRun: ...
 
+_Resume = tuple[int, int, int, bool]
+"""Where a record's line stopped part way: its template's field, the string in it, the byte of
+that string, and whether that string is UTF-8 (render_payload's cursor)."""
+
 @final
-class RenderedPayload(structseq[Any], tuple[bytes, int, list[tuple[int, int]], int, int]):
-    __match_args__: Final = ("data", "last_offset", "gaps", "position", "next_record")
+class RenderedPayload(
+    structseq[Any], tuple[bytes, int, list[tuple[int, int]], int, int, _Resume | None]
+):
+    __match_args__: Final = ("data", "last_offset", "gaps", "position", "next_record", "resume")
     @property
     def data(self) -> bytes: ...
     @property
@@ -295,6 +301,9 @@ class RenderedPayload(structseq[Any], tuple[bytes, int, list[tuple[int, int]], i
     @property
     def next_record(self) -> int:
         """The record it goes on from (the batch's record count: done)."""
+    @property
+    def resume(self) -> _Resume | None:
+        """None, or where in that record's line the next call goes on (given back to it)."""
 
 def render_payload(
     payload: ReadableBuffer,
@@ -310,6 +319,7 @@ def render_payload(
     first: int = 0,
     max_output: int = ...,
     max_headers: int = ...,
+    resume: _Resume | None = None,
     /,
 ) -> RenderedPayload | None: ...
 

@@ -291,10 +291,73 @@ def test_render_payload_gives_a_batch_a_slice_at_a_time() -> None:
             payload, columns, 0, False, template, record_template, 1, 1, last, pos, first, 50
         )
         assert got is not None
-        data_, last, _, pos, first = got
+        data_, last, _, pos, first, resume = got
+        assert resume is None  # short values: no line stops part way
         out += data_
         calls += 1
     assert out == whole[0] and pos == len(payload) and calls > 5
+
+
+# Text a line stops in: every character JSON or a terminal escapes, multi-byte characters and
+# sequences that are not UTF-8, in a period that is no divisor of the C code's slice (3 << 16),
+# so the slices' cuts fall inside each in turn.
+_PATTERN = 'é€😀\x01\x1f\x7f\x85\u200b"\\\n\tab'.encode()
+VALID_LONG = (_PATTERN * (700_000 // len(_PATTERN)))[:700_000]
+"""700 KB of UTF-8: four of the C code's slices and some."""
+BROKEN_LONG = (_PATTERN + b"\xed\xa0\x80\xf0\x90\x80\xe2\x82\xc3\xff\x80") * (
+    700_000 // (len(_PATTERN) + 11)
+)
+"""... not UTF-8: surrogates, cut sequences, stray bytes (Java's U+FFFD, or base64 in JSON)."""
+
+
+@pytest.mark.parametrize("chunk", [100, 1 << 20])
+@pytest.mark.parametrize("name", ["data", "data-skip", "hex", "base64", "string", "scala"])
+@pytest.mark.parametrize("codec", [0, 1])
+def test_a_line_longer_than_a_chunk_comes_in_pieces(
+    tmp_path: Path, name: str, codec: int, chunk: int
+) -> None:
+    """A key, value or header of many MB (control bytes: six bytes of JSON each) is rendered by
+    C a slice at a time, each call stopping part way through the line once the output passes the
+    chunk and the next going on from there: the same bytes as the pure Python dump, whatever
+    the decoder, compressed or not, with short records around it."""
+    from kdump.render import runs
+
+    recs = [
+        (1, 0, b"k", b"short", []),
+        (1, 0, VALID_LONG, BROKEN_LONG, [(b"h", b"v")]),
+        (1, 0, None, VALID_LONG, []),
+        (1, 0, BROKEN_LONG, None, []),
+        (1, 0, b"k", b"v", [(b"h", b"v"), (VALID_LONG, BROKEN_LONG), (b"h2", VALID_LONG)]),
+        (1, 0, b"k", b"v", [(BROKEN_LONG, None), (b"h3", b"v")]),
+        (1, 0, b"k2", b"short", []),
+    ]
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(build([(recs, 0, -1, codec)]))
+    opts = MADE_OPTIONS[name]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runs, "OUTPUT_CHUNK", chunk)
+        text, pure = both(lambda: text_dump(path, opts))
+        assert text == pure
+        lines, pure = both(lambda: json_dump(path, opts))
+        assert lines == pure
+    assert lines[0].count(b"\n") == 8  # the batch and its seven records
+
+
+def test_a_json_value_of_control_bytes_is_json_dumps_escaped(tmp_path: Path) -> None:
+    """The JSON Lines value of a long text of control bytes, come from C in pieces, is
+    json.dumps' string of it made safe for a terminal (kdump.untrusted.escape_json_text)."""
+    import json
+
+    from kdump.untrusted import escape_json_text
+
+    value = bytes(range(1, 0x20)) * 40_000 + VALID_LONG  # 1.9 MB: 9 MB of JSON
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(build([([(0, 0, None, value, [])], 0, -1, 1)]))
+    out, _ = json_dump(path, OPTIONS["deep"])
+    line = json.loads(out.splitlines()[1])
+    assert line["value"].encode() == value and line["value_encoding"] == "utf8"
+    expected = escape_json_text(json.dumps(value.decode(), ensure_ascii=False))
+    assert b'"value":' + expected.encode() + b',"value_encoding"' in out
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ way (tests/test_speedups.py). Output is bytes, written in large chunks.
 
 A compressed batch, or one larger than a chunk, is rendered a slice of records at a time
 (``render_payload``): a batch of millions of records (a decompression bomb) costs its payload
-and a chunk of lines, never all of its lines at once (issue 27).
+and a chunk of lines, never all of its lines at once (issue 27). A record whose one line is
+larger than a chunk (a value of 64 MB of control bytes: 384 MB of JSON) comes a chunk at a
+time too, cut between characters (the cursor in kdump/_speedups.c): chunks need not end lines.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from kdump.render.describe import NATIVE_DECODERS, Decoder
 from kdump.segment import FileRecords
 
 if TYPE_CHECKING:
+    from kdump._speedups import _Resume as Resume
     from kdump.speedups import Native
 
 OUTPUT_CHUNK = 1 << 20
@@ -144,8 +147,7 @@ class RunRenderer:
         if native is not None and self._sliced(batch):
             yield from self._slices(batch, valid, columns, i, native)
             return
-        for line in self.python_batch(batch, valid):
-            yield line.encode() + b"\n"
+        yield from _encoded(self.python_batch(batch, valid))
 
     def _sliced(self, batch: Batch) -> bool:
         """Whether the C renderer takes this batch's records a slice at a time: a v2 data
@@ -167,25 +169,27 @@ class RunRenderer:
         assert self.record_template is not None and isinstance(batch, RecordBatch)
         payload = self._payload(batch)
         pos = first = 0
+        resume: Resume | None = None
         while payload is not None:
             rendered = native.render_payload(
                 payload, columns, i, self.as_json, self.batch_template, self.record_template,
                 *self.decoders, self.last_offset, pos, first, OUTPUT_CHUNK,
-                max_headers(self.max_batch_bytes),
+                max_headers(self.max_batch_bytes), resume,
             )  # fmt: skip
             if rendered is None:
                 break
-            before = (pos, first)
+            before = (pos, first, resume)
             self.last_offset = rendered.last_offset
-            pos, first = rendered.position, rendered.next_record
+            pos, first, resume = rendered.position, rendered.next_record, rendered.resume
             self._add_gaps(rendered.gaps)
             yield bytes(rendered.data)
             if first >= batch.records_count and pos == len(payload):
                 return
-            if (pos, first) == before:  # C renders a record a call at least; never loop
+            # C renders a record, or a slice of a long one's line, a call at least; never loop
+            # (nor, part way through a line, hand the record to Python: C raises that)
+            if (pos, first, resume) == before:
                 break
-        for line in self.python_batch(batch, valid, first):
-            yield line.encode() + b"\n"
+        yield from _encoded(self.python_batch(batch, valid, first))
 
     def _payload(self, batch: Batch) -> Buffer | None:
         """A batch's records: decompressed, or in place; None when they do not decompress
@@ -197,3 +201,15 @@ class RunRenderer:
             return decompress(batch.compression, raw, self.max_batch_bytes)
         except CodecError:
             return None
+
+
+def _encoded(lines: Iterator[str]) -> Iterator[bytes]:
+    """The Python renderer's lines as bytes; a long one (a legacy message's value of many MB)
+    without a copy joined to its line feed."""
+    for line in lines:
+        data = line.encode()
+        if len(data) > OUTPUT_CHUNK:
+            yield data
+            yield b"\n"
+        else:
+            yield data + b"\n"

@@ -164,6 +164,21 @@ def header_bomb(headers: int, base_offset: int = 0) -> bytes:
     return v2_batch(base_offset, payload, ZSTD, records_count=1)
 
 
+def value_bomb(size: int, byte: int = 0x01, base_offset: int = 0, header: bool = False) -> bytes:
+    """One zstd v2 batch of one record whose value is ``size`` copies of ``byte``: 0x01 is valid
+    UTF-8 a dump must escape (JSON's ``\\u0001``: six bytes a byte), a few KB on disk;
+    ``header``: a null value and one header ``h`` whose value that is."""
+    body = bytes([0]) + varint(0) + varint(0) + varint(-1)
+    body += varint(-1) + varint(1) + varint(1) + b"h" + varint(size) if header else varint(size)
+    tail = b"" if header else varint(0)  # no headers
+    record_head = varint(len(body) + size + len(tail)) + body
+    zc = zstandard.ZstdCompressor(level=19).compressobj(size=len(record_head) + size + len(tail))
+    payload = zc.compress(record_head)
+    payload += b"".join(zc.compress(b) for b in _repeated(bytes([byte]), size))
+    payload += zc.compress(tail) + zc.flush()
+    return v2_batch(base_offset, payload, ZSTD, records_count=1)
+
+
 def uvarint(value: int) -> bytes:
     out = bytearray()
     while value >= 0x80:

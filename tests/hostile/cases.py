@@ -27,6 +27,7 @@ from hostile.bombs import (
     legacy_wrapper_bomb,
     metadata_log_dir,
     record_bomb,
+    value_bomb,
     variable_index_claiming,
     write_segment,
 )
@@ -66,6 +67,8 @@ class Case:
     own size, so the suite holds kdump to the decompressed bytes it was given."""
     max_batch_bytes: int | None = None
     """A --max-batch-bytes the command gives itself: the bound, whatever the size."""
+    sized_batch: bool = False
+    """The command gives itself --max-batch-bytes of the case's size: the bound at both sizes."""
     constant: int = CONSTANT
     address_space: int = ADDRESS_SPACE
     """The cap on the child's address space beyond ``limit``: what the interpreter and its
@@ -82,7 +85,10 @@ class Case:
         at the review's sizes)."""
         if not self.decodes:
             return self.constant
-        batch = self.max_batch_bytes or (self.suite_size if suite else DEFAULT_MAX_BATCH_BYTES)
+        size = self.suite_size if suite else self.review_size
+        batch = self.max_batch_bytes or (
+            size if suite or self.sized_batch else DEFAULT_MAX_BATCH_BYTES
+        )
         return 2 * batch + self.constant
 
 
@@ -194,6 +200,20 @@ def _salvage_headers(tmp: Path, size: int) -> list[str]:
     return ["salvage", str(part), "--output-dir", str(tmp / "out")]
 
 
+def _value(byte: int, *command: str, header: bool = False) -> Build:
+    """``command`` over a partition whose one record's value is ``size`` copies of ``byte``:
+    0x01, UTF-8 that JSON escapes six bytes a byte (a 64 MB value took a JSON Lines dump to
+    683 MB, against a bound of 228 MB); 0x80, no UTF-8, which Kafka's StringDecoder prints as a
+    U+FFFD a byte (three bytes). ``header``: a header's value instead."""
+
+    def build(tmp: Path, size: int) -> list[str]:
+        part = tmp / "value-0"
+        write_segment(part, value_bomb(size - VALUE_FRAMING, byte, header=header))
+        return [command[0], str(part), *command[1:], "--max-batch-bytes", str(size)]
+
+    return build
+
+
 def _replicas(*command: str) -> Build:
     """``command`` over a log dir whose metadata log holds one PartitionRecord of ``size``
     bytes of replicas (issue 39: 30 M took ``kdump metadata`` to 3.2 GB, verify to 1.09 GB)."""
@@ -213,6 +233,11 @@ REVIEW_HEADERS = 10_000_000 * len(EMPTY_HEADER)
 """The review's: 10 M empty headers in one record (20 MB in a 1.8 KB file)."""
 BATCH_OPTION = ("--max-batch-bytes", str(HEADERS_BATCH))
 REVIEW_REPLICAS = 30_000_000 * 4
+REVIEW_VALUE = 64 * MB
+"""The review's value of control bytes: 64 MB, dumped with --max-batch-bytes 64MB (the bound:
+2 x 64 MB + 100 MB)."""
+VALUE_FRAMING = 64
+"""What the record around the value takes of --max-batch-bytes (a value of the size less this)."""
 
 REVIEW_RECORDS = 38_000_000 * len(EMPTY_RECORD)
 """The review's bomb: 38 M records of 7 bytes (266 MB, within the 256 MiB default)."""
@@ -343,6 +368,33 @@ CASES = [
         8 * MIB,
         REVIEW_HEADERS,
         suite_options=(),
+    ),
+    Case(
+        "value-jsonl",
+        "dump --format jsonl --deep-iteration of a record whose value is control bytes",
+        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    ),
+    Case(
+        "header-value-jsonl",
+        "dump --format jsonl --deep-iteration of a record whose header's value is control bytes",
+        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration", header=True),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    ),
+    Case(
+        "value-text",
+        "dump --deep-iteration --print-data-log of a record whose value is not UTF-8",
+        _value(0x80, "dump", "--deep-iteration", "--print-data-log"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
     ),
     Case(
         "replicas-metadata",
