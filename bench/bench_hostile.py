@@ -36,7 +36,7 @@ def run(case: Case, scale: str, cap: int, tree: str | None) -> str:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     suite = scale == "suite"
-    ran = run_capped(case.args(work, suite), cap, kdump_tree=tree)
+    ran = run_capped(case.args(work, suite), cap, kdump_tree=tree, environment=case.environment)
     limit = case.limit(suite)
     first = next((line for line in ran.stderr.splitlines() if line.strip()), "")
     shutil.rmtree(work / "out", ignore_errors=True)

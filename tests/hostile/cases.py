@@ -24,6 +24,7 @@ from hostile.bombs import (
     fixed_index,
     header_bomb,
     invalid_batch,
+    legacy_message,
     legacy_wrapper_bomb,
     metadata_log_dir,
     record_bomb,
@@ -73,6 +74,8 @@ class Case:
     address_space: int = ADDRESS_SPACE
     """The cap on the child's address space beyond ``limit``: what the interpreter and its
     libraries map without touching (code, thread stacks, malloc's arenas)."""
+    environment: dict[str, str] | None = None
+    """Variables kdump runs with besides (``KDUMP_PURE_PYTHON``: the Python renderer)."""
 
     def args(self, tmp: Path, suite: bool) -> list[str]:
         size = self.suite_size if suite else self.review_size
@@ -209,6 +212,19 @@ def _value(byte: int, *command: str, header: bool = False) -> Build:
     def build(tmp: Path, size: int) -> list[str]:
         part = tmp / "value-0"
         write_segment(part, value_bomb(size - VALUE_FRAMING, byte, header=header))
+        return [command[0], str(part), *command[1:], "--max-batch-bytes", str(size)]
+
+    return build
+
+
+def _legacy_value(byte: int, *command: str) -> Build:
+    """``command`` over a partition whose one magic v0 message's value is ``size`` copies of
+    ``byte`` (less its framing): the Python renderer's line, which the C one leaves legacy
+    messages to."""
+
+    def build(tmp: Path, size: int) -> list[str]:
+        part = tmp / "legacy-value-0"
+        write_segment(part, legacy_message(0, 0, bytes([byte]) * (size - VALUE_FRAMING)))
         return [command[0], str(part), *command[1:], "--max-batch-bytes", str(size)]
 
     return build
@@ -395,6 +411,44 @@ CASES = [
         REVIEW_VALUE,
         suite_options=(),
         sized_batch=True,
+    ),
+    Case(
+        "legacy-value-jsonl",
+        "dump --format jsonl --deep-iteration of a v0 message whose value is control bytes",
+        _legacy_value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    ),
+    Case(
+        "legacy-value-text",
+        "dump --deep-iteration --print-data-log of a v0 message whose value is not UTF-8",
+        _legacy_value(0x80, "dump", "--deep-iteration", "--print-data-log"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    ),
+    Case(
+        "pure-value-jsonl",
+        "value-jsonl with KDUMP_PURE_PYTHON=1 (the Python renderer of a v2 record)",
+        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+        environment={"KDUMP_PURE_PYTHON": "1"},
+    ),
+    Case(
+        "pure-header-value-jsonl",
+        "header-value-jsonl with KDUMP_PURE_PYTHON=1",
+        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration", header=True),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+        environment={"KDUMP_PURE_PYTHON": "1"},
     ),
     Case(
         "replicas-metadata",

@@ -58,15 +58,22 @@ class Ran:
 
 
 def run_capped(
-    args: list[str], cap_bytes: int, stderr_keep: int = 1 << 16, kdump_tree: str | None = None
+    args: list[str],
+    cap_bytes: int,
+    stderr_keep: int = 1 << 16,
+    kdump_tree: str | None = None,
+    environment: dict[str, str] | None = None,
 ) -> Ran:
     """``kdump ARGS`` under ``cap_bytes`` of address space (0: none). stdout (a dump can be
     gigabytes) is counted, not kept; of stderr the first ``stderr_keep`` bytes are kept.
-    ``kdump_tree``: another checkout whose kdump is imported instead (a baseline)."""
+    ``kdump_tree``: another checkout whose kdump is imported instead (a baseline);
+    ``environment``: variables set for kdump besides (``KDUMP_PURE_PYTHON``)."""
     start = time.perf_counter()
     env, cwd = None, None
+    if environment:
+        env = {**os.environ, **environment}
     if kdump_tree is not None:
-        env, cwd = {**os.environ, "PYTHONPATH": kdump_tree}, "/"
+        env, cwd = {**(env or os.environ), "PYTHONPATH": kdump_tree}, "/"
     child = subprocess.Popen(
         [sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, str(cap_bytes), *args],
         stdout=subprocess.PIPE,

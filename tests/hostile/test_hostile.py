@@ -18,7 +18,9 @@ from hostile.runner import run_capped
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_input_stays_bounded(case: Case, tmp_path: Path) -> None:
     limit = case.limit(suite=True)
-    ran = run_capped(case.args(tmp_path, suite=True), limit + case.address_space)
+    ran = run_capped(
+        case.args(tmp_path, suite=True), limit + case.address_space, environment=case.environment
+    )
     assert ran.code in case.codes, f"{case.what}: exit {ran.code}\n{ran.stderr[-3000:]}"
     assert "Traceback" not in ran.stderr and "unexpected" not in ran.stderr, ran.stderr[-3000:]
     assert ran.peak_rss <= limit, f"{case.what}: peak RSS {ran.peak_rss_mib:.0f} MiB"
