@@ -140,11 +140,27 @@ def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
 
     Kafka always ends the record with a newline, so a record with nothing to show is an empty line.
     """
+    return record_template(batch.magic, batch.is_control, opts).format_map(
+        _record_fields(record, batch, opts)
+    )
+
+
+def record_pieces(record: Record, batch: Batch, opts: DumpOptions) -> Iterator[bytes]:
+    """``record_line`` and its line feed in UTF-8, a long record's a slice at a time
+    (``runs.line_pieces``)."""
+    fields = _record_fields(record, batch, opts)
     template = record_template(batch.magic, batch.is_control, opts)
+    if record.size_in_bytes > runs.LONG_RECORD:
+        yield from runs.line_pieces(fields.parts(template))
+    else:
+        yield template.format_map(fields).encode() + b"\n"
+
+
+def _record_fields(record: Record, batch: Batch, opts: DumpOptions) -> _TextRecordFields:
     ctx = RecordContext(
         batch, opts.key_decoder, opts.value_decoder, lambda r: record_content(r, opts)
     )
-    return template.format_map(_TextRecordFields(record, ctx))
+    return _TextRecordFields(record, ctx)
 
 
 def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str | None]:
@@ -243,7 +259,7 @@ def _log_lines(
 
     # the renderer and this closure refer to each other: the map is closed by dump_log, not
     # left to the garbage collector (the CLI runs it rarely)
-    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
+    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[bytes]:
         return _batch_lines(log, batch, valid, opts, renderer, skip)
 
     renderer = log_renderer(
@@ -271,15 +287,15 @@ def _batch_lines(
     opts: DumpOptions,
     renderer: RunRenderer,
     skip: int = 0,
-) -> Iterator[str]:
-    """One batch's line and its records' lines, by the Python templates (after ``skip``
-    records the C renderer gave: no batch line then)."""
+) -> Iterator[bytes]:
+    """One batch's line and its records' lines, by the Python templates, in UTF-8 pieces
+    (``PythonBatch``; after ``skip`` records the C renderer gave: no batch line then)."""
     if not skip:
-        yield batch_line(batch, batch.position, valid)
+        yield batch_line(batch, batch.position, valid).encode() + b"\n"
     if opts.deep:
         for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
             renderer.note_record(record.offset)
-            yield record_line(record, batch, opts)
+            yield from record_pieces(record, batch, opts)
 
 
 _TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)
@@ -293,6 +309,7 @@ __all__ = [
     "log_renderer",
     "record_content",
     "record_line",
+    "record_pieces",
     "record_template",
     "rendered",
 ]

@@ -149,15 +149,23 @@ def _content(record: Record, ctx: RecordContext, prefix: str, payload_prefix: st
 
     ``payload_prefix``: the Scala tool (Kafka <= 4.2) always printed `` payload:``, even first.
     """
+    return "".join(_content_parts(record, ctx, prefix, payload_prefix))
+
+
+def _content_parts(
+    record: Record, ctx: RecordContext, prefix: str, payload_prefix: str = ""
+) -> list[str]:
+    """``_content``'s text in parts, the key's and the value's apart (a long one is written a
+    slice at a time)."""
     assert ctx.content is not None
     key, value = ctx.content(record)
-    parts = []
+    parts: list[str] = []
     if key is not None:
-        parts.append(f"{prefix}key: {key}")
+        parts += (f"{prefix}key: ", key)
         prefix = " "
     if value is not None:
-        parts.append(f"{payload_prefix or prefix}payload: {value}")
-    return "".join(parts)
+        parts += (f"{payload_prefix or prefix}payload: ", value)
+    return parts
 
 
 _RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {
@@ -187,6 +195,14 @@ _RECORD_TEXT: dict[str, Callable[[Record, RecordContext], str]] = {
 """Record fields whose text is not the text of their value."""
 
 
+_RECORD_TEXT_PARTS: dict[str, Callable[[Record, RecordContext], list[str]]] = {
+    "content": lambda r, c: _content_parts(r, c, " "),
+    "content_first": lambda r, c: _content_parts(r, c, "| "),
+    "content_first_scala": lambda r, c: _content_parts(r, c, "| ", " "),
+}
+"""... those of them that hold a key's or a value's text, in parts (``RecordFields.parts``)."""
+
+
 class RecordFields:
     """``template.format_map(RecordFields(record, ctx))``: each field as text, or as JSON."""
 
@@ -194,6 +210,15 @@ class RecordFields:
 
     def __init__(self, record: Record, ctx: RecordContext, as_json: bool = False) -> None:
         self.record, self.ctx, self.json = record, ctx, as_json
+
+    def parts(self, template: str) -> list[str]:
+        """``template.format_map(self)`` as text in parts (a template's last field may be a
+        key's and value's text: that in parts of its own); of the text dump."""
+        for name, field in _RECORD_TEXT_PARTS.items():
+            if template.endswith("{" + name + "}"):
+                head = template[: -len(name) - 2].format_map(self)
+                return [head, *field(self.record, self.ctx)]
+        return [template.format_map(self)]
 
     def __getitem__(self, name: str) -> str:
         if not self.json:
@@ -213,7 +238,7 @@ def json_template(pairs: tuple[tuple[str, str], ...], constants: dict[str, Any])
     """A JSON object's template: ``{"key":{field},...}`` for each (key, field) pair, where a
     field named in ``constants`` is written in as that value's JSON (the object's type, its
     file's path), braces escaped for format_map."""
-    parts = []
+    parts: list[str] = []
     for key, field in pairs:
         if field in constants:
             value = _json(constants[field]).replace("{", "{{").replace("}", "}}")

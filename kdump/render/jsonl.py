@@ -26,6 +26,7 @@ from kdump.format.timeindex import TimeIndex, TimestampOffset
 from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.progress import NO_PROGRESS, Progress
+from kdump.render import runs
 from kdump.render.describe import Decoder
 from kdump.render.dump_log import log_renderer, rendered
 from kdump.render.dump_segments import (
@@ -171,16 +172,18 @@ def _log(
     log = file.open_log()
     walk = span_walk(log, opts, span)
 
-    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
+    def python_batch(batch: Batch, valid: bool, skip: int = 0) -> Iterator[bytes]:
         if not skip:
-            yield to_json(batch_object(path, batch, valid))
+            yield to_json(batch_object(path, batch, valid)).encode() + b"\n"
         if opts.deep:
             for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
-                yield to_json(
-                    record_object(
-                        record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
-                    )
+                obj = record_object(
+                    record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
                 )
+                if record.size_in_bytes > runs.LONG_RECORD:
+                    yield from runs.line_pieces(json_parts(obj), escape_json_text)
+                else:
+                    yield to_json(obj).encode() + b"\n"
 
     renderer = log_renderer(
         log,
@@ -308,4 +311,52 @@ def dump_file_objects(
 
 
 def to_json(obj: Obj) -> str:
-    return escape_json_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    return escape_json_text(_dumps(obj))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_SCALARS = (int, float, bool, type(None))
+_SCALARS_PER_PART = 4096
+
+
+def json_parts(value: Any) -> Iterator[str]:
+    """``_dumps(value)`` in parts, a long string's JSON a slice at a time (JSON escapes each
+    character alone: the slices' JSON is the whole's), a long array's scalars some thousands
+    at a time; ``to_json`` is ``escape_json_text`` of the parts joined (line_pieces escapes
+    them a piece at a time: that rule, too, is of one character at a time)."""
+    if isinstance(value, str):
+        step = runs.SLICE_CHARS
+        if len(value) <= step:
+            yield _dumps(value)
+            return
+        yield '"'
+        for i in range(0, len(value), step):
+            yield _dumps(value[i : i + step])[1:-1]
+        yield '"'
+    elif isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        yield "{"
+        comma = ""
+        for k, v in value.items():
+            yield f"{comma}{_dumps(k)}:"
+            yield from json_parts(v)
+            comma = ","
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for i in range(0, len(value), _SCALARS_PER_PART):
+            part = value[i : i + _SCALARS_PER_PART]
+            if i:
+                yield ","
+            if all(isinstance(v, _SCALARS) for v in part):
+                yield _dumps(list(part))[1:-1]
+                continue
+            for j, v in enumerate(part):
+                if j:
+                    yield ","
+                yield from json_parts(v)
+        yield "]"
+    else:  # a number, true, false, null (or what json.dumps makes of anything else)
+        yield _dumps(value)

@@ -16,7 +16,7 @@ time too, cut between characters (the cursor in kdump/_speedups.c): chunks need 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from kdump import speedups
@@ -43,11 +43,42 @@ tool keeps every one, so a batch of millions of records with one offset (a decom
 took gigabytes; the pairs past this many are counted, and the summary says how many."""
 
 
+LONG_RECORD = 1 << 16
+"""A record's bytes past which the Python renderer writes its line a piece at a time: the line
+of a smaller one is a few hundred KB at most (JSON's ``\\u0001``: six bytes a byte)."""
+SLICE_CHARS = 1 << 16
+"""Characters of a long line's text per piece (a piece's UTF-8: 384 KB at most as JSON)."""
+
+
 class PythonBatch(Protocol):
-    def __call__(self, batch: Batch, valid: bool, skip: int = 0) -> Iterator[str]:
-        """The Python renderer of one batch: its line, then its records' lines (text, without
-        '\\n'); ``skip``: that many records were rendered already (no batch line then)."""
+    def __call__(self, batch: Batch, valid: bool, skip: int = 0) -> Iterator[bytes]:
+        """The Python renderer of one batch: its line, then its records' lines, as UTF-8 pieces
+        (a short line one piece, a long record's a slice at a time: ``line_pieces``), each line
+        ending in ``\\n``; ``skip``: that many records were rendered already (no batch line
+        then)."""
         ...
+
+
+def line_pieces(
+    parts: Iterable[str], escape: Callable[[str], str] | None = None
+) -> Iterator[bytes]:
+    """One line of these parts of its text, ``escape``d (a rule of one character at a time) and
+    UTF-8 encoded, in pieces of about SLICE_CHARS characters cut between characters (a long part
+    a slice at a time), the last ending in ``\\n``: the bytes of the line encoded whole, never
+    the whole line at once (a legacy message's value of many MB)."""
+    held: list[str] = []
+    size = 0
+    for part in parts:
+        for i in range(0, len(part), SLICE_CHARS):
+            piece = part[i : i + SLICE_CHARS] if len(part) > SLICE_CHARS else part
+            held.append(piece)
+            size += len(piece)
+            if size >= SLICE_CHARS:
+                text = "".join(held)
+                yield (escape(text) if escape else text).encode()
+                held, size = [], 0
+    text = "".join(held)
+    yield (escape(text) if escape else text).encode() + b"\n"
 
 
 def native_decoder(decoder: Decoder) -> int:
@@ -147,7 +178,7 @@ class RunRenderer:
         if native is not None and self._sliced(batch):
             yield from self._slices(batch, valid, columns, i, native)
             return
-        yield from _encoded(self.python_batch(batch, valid))
+        yield from self.python_batch(batch, valid)
 
     def _sliced(self, batch: Batch) -> bool:
         """Whether the C renderer takes this batch's records a slice at a time: a v2 data
@@ -189,7 +220,7 @@ class RunRenderer:
             # (nor, part way through a line, hand the record to Python: C raises that)
             if (pos, first, resume) == before:
                 break
-        yield from _encoded(self.python_batch(batch, valid, first))
+        yield from self.python_batch(batch, valid, first)
 
     def _payload(self, batch: Batch) -> Buffer | None:
         """A batch's records: decompressed, or in place; None when they do not decompress
@@ -201,15 +232,3 @@ class RunRenderer:
             return decompress(batch.compression, raw, self.max_batch_bytes)
         except CodecError:
             return None
-
-
-def _encoded(lines: Iterator[str]) -> Iterator[bytes]:
-    """The Python renderer's lines as bytes; a long one (a legacy message's value of many MB)
-    without a copy joined to its line feed."""
-    for line in lines:
-        data = line.encode()
-        if len(data) > OUTPUT_CHUNK:
-            yield data
-            yield b"\n"
-        else:
-            yield data + b"\n"

@@ -10,7 +10,7 @@ claim, and the command that decodes them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hostile.bombs import (
@@ -217,10 +217,11 @@ def _value(byte: int, *command: str, header: bool = False) -> Build:
     return build
 
 
-def _legacy_value(byte: int, *command: str) -> Build:
+def _legacy_value(byte: int, *command: str, header: bool = False) -> Build:
     """``command`` over a partition whose one magic v0 message's value is ``size`` copies of
     ``byte`` (less its framing): the Python renderer's line, which the C one leaves legacy
-    messages to."""
+    messages to (``header``: a legacy message has none)."""
+    assert not header
 
     def build(tmp: Path, size: int) -> list[str]:
         part = tmp / "legacy-value-0"
@@ -386,71 +387,6 @@ CASES = [
         suite_options=(),
     ),
     Case(
-        "value-jsonl",
-        "dump --format jsonl --deep-iteration of a record whose value is control bytes",
-        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-    ),
-    Case(
-        "header-value-jsonl",
-        "dump --format jsonl --deep-iteration of a record whose header's value is control bytes",
-        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration", header=True),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-    ),
-    Case(
-        "value-text",
-        "dump --deep-iteration --print-data-log of a record whose value is not UTF-8",
-        _value(0x80, "dump", "--deep-iteration", "--print-data-log"),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-    ),
-    Case(
-        "legacy-value-jsonl",
-        "dump --format jsonl --deep-iteration of a v0 message whose value is control bytes",
-        _legacy_value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-    ),
-    Case(
-        "legacy-value-text",
-        "dump --deep-iteration --print-data-log of a v0 message whose value is not UTF-8",
-        _legacy_value(0x80, "dump", "--deep-iteration", "--print-data-log"),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-    ),
-    Case(
-        "pure-value-jsonl",
-        "value-jsonl with KDUMP_PURE_PYTHON=1 (the Python renderer of a v2 record)",
-        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration"),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-        environment={"KDUMP_PURE_PYTHON": "1"},
-    ),
-    Case(
-        "pure-header-value-jsonl",
-        "header-value-jsonl with KDUMP_PURE_PYTHON=1",
-        _value(0x01, "dump", "--format", "jsonl", "--deep-iteration", header=True),
-        16 * MIB,
-        REVIEW_VALUE,
-        suite_options=(),
-        sized_batch=True,
-        environment={"KDUMP_PURE_PYTHON": "1"},
-    ),
-    Case(
         "replicas-metadata",
         "kdump metadata of a PartitionRecord of millions of replicas",
         _replicas("metadata"),
@@ -498,4 +434,48 @@ CASES = [
         stderr=r"chunk",
         suite_options=(),
     ),
+]
+
+_JSONL = ("dump", "--format", "jsonl", "--deep-iteration")
+_TEXT = ("dump", "--deep-iteration", "--print-data-log")
+_VALUES = [
+    # name, what, the value's byte and command, header, a legacy message
+    ("value-jsonl", "a record whose value is control bytes", 0x01, _JSONL, False, False),
+    (
+        "header-value-jsonl",
+        "a record whose header's value is control bytes",
+        0x01,
+        _JSONL,
+        True,
+        False,
+    ),
+    ("value-text", "a record whose value is not UTF-8", 0x80, _TEXT, False, False),
+    ("legacy-value-jsonl", "a v0 message whose value is control bytes", 0x01, _JSONL, False, True),
+    ("legacy-value-text", "a v0 message whose value is not UTF-8", 0x80, _TEXT, False, True),
+]
+"""A value (or header's value) of many MB that a line shows: kept as it is, a line of 6 bytes
+a byte in JSON (control bytes) or 3 in text (U+FFFD); a legacy message's line is the Python
+renderer's."""
+CASES += [
+    Case(
+        name,
+        f"{' '.join(command)} of {what}",
+        (_legacy_value if legacy else _value)(byte, *command, header=header),
+        16 * MIB,
+        REVIEW_VALUE,
+        suite_options=(),
+        sized_batch=True,
+    )
+    for name, what, byte, command, header, legacy in _VALUES
+]
+PURE_PYTHON = {"KDUMP_PURE_PYTHON": "1"}
+CASES += [
+    replace(
+        case,
+        name=f"pure-{case.name}",
+        what=f"{case.what}, by the Python renderer (KDUMP_PURE_PYTHON=1)",
+        environment=PURE_PYTHON,
+    )
+    for case in CASES
+    if case.name in ("value-jsonl", "header-value-jsonl", "value-text")
 ]
