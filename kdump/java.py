@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 INT32_MIN = -(2**31)
 
@@ -95,3 +96,18 @@ def java_string(data: bytes | bytearray | memoryview) -> str:
         pass
     pieces = _ENCODED_SURROGATE.split(bytes(data))
     return REPLACEMENT_CHARACTER.join(p.decode("utf-8", "replace") for p in pieces)
+
+
+def java_string_slices(data: bytes | bytearray | memoryview, step: int) -> Iterator[str]:
+    """``java_string(data)`` a slice of about ``step`` bytes at a time (a value of many MB): each
+    cut where both decoders start afresh, before a byte that is no continuation byte (80..BF)
+    or one that no lead byte in the three before it claims (a sequence is four bytes at most),
+    so the slices' texts joined are the whole's."""
+    view = memoryview(data)
+    start, size = 0, len(view)
+    while start < size:
+        end = min(start + step, size)
+        while end < size and 0x80 <= view[end] <= 0xBF and max(view[max(0, end - 3) : end]) >= 0xC0:
+            end += 1
+        yield java_string(view[start:end])
+        start = end

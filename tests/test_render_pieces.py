@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from purepython import python_if
 
 from kdump.format.internal import message_parser
+from kdump.java import java_string, java_string_slices
 from kdump.releases import Release
 from kdump.render import jsonl, runs
 from kdump.render.describe import DECODERS
@@ -238,3 +239,24 @@ def test_kafka_s_logs_in_pieces_are_the_same(log: str, parser: str | None) -> No
             with sliced(7):
                 pieces = dump(path, opts)
             assert pieces == whole
+
+
+_BYTES = st.lists(
+    st.sampled_from(
+        [b"a", b"\x01", b"\x80", b"\xbf", b"\xc2", b"\xc3\xa9", b"\xe2\x82", b"\xe2\x82\xac"]
+    )
+    | st.sampled_from(
+        [b"\xed\xa0", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x9f\x98\x80", b"\xf0\x90"]
+    )
+    | st.sampled_from([b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xff", b"\xf8\x88\x80\x80\x80"])
+    | st.binary(max_size=6),
+    max_size=40,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=_BYTES, step=st.integers(1, 9))
+def test_java_s_text_in_slices_is_the_whole(data: bytes, step: int) -> None:
+    """Kafka's StringDecoder's text a slice at a time (a long value in the text dump): cut
+    only where Java's and Python's decoders start afresh, the slices give the whole's text."""
+    assert "".join(java_string_slices(data, step)) == java_string(data)

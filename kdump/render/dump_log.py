@@ -24,9 +24,10 @@ from kdump.format.records import (
     end_transaction_marker,
 )
 from kdump.format.walk import LogWalk, StopReason
+from kdump.java import java_string_slices
 from kdump.render import runs
-from kdump.render.describe import apply_decoder
-from kdump.render.fields import BatchFields, RecordContext, RecordFields
+from kdump.render.describe import apply_decoder, default_decoder
+from kdump.render.fields import BatchFields, RecordContext, RecordFields, TextParts
 from kdump.render.lines import (
     OUT,
     WHOLE,
@@ -158,9 +159,32 @@ def record_pieces(record: Record, batch: Batch, opts: DumpOptions) -> Iterator[b
 
 def _record_fields(record: Record, batch: Batch, opts: DumpOptions) -> _TextRecordFields:
     ctx = RecordContext(
-        batch, opts.key_decoder, opts.value_decoder, lambda r: record_content(r, opts)
+        batch,
+        opts.key_decoder,
+        opts.value_decoder,
+        lambda r: record_content(r, opts),
+        lambda r: _content_parts(r, opts),
     )
     return _TextRecordFields(record, ctx)
+
+
+def _content_parts(record: Record, opts: DumpOptions) -> tuple[TextParts | None, TextParts | None]:
+    """``record_content`` in parts: a long key's or value's text that Kafka's StringDecoder
+    makes (no decoder asked for) a slice at a time, never whole (3 bytes a byte not UTF-8)."""
+    if opts.message_parser is not None:
+        return _whole(opts.message_parser.texts(record))
+    parts: list[TextParts | None] = []
+    for data, decoder in ((record.key, opts.key_decoder), (record.value, opts.value_decoder)):
+        if data is not None and decoder is default_decoder and len(data) > runs.SLICE_CHARS:
+            parts.append(java_string_slices(data, runs.SLICE_CHARS))
+        else:
+            parts.append(None if data is None else (apply_decoder(decoder, data, record.offset),))
+    return parts[0], parts[1]
+
+
+def _whole(texts: tuple[str | None, str | None]) -> tuple[TextParts | None, TextParts | None]:
+    key, value = texts
+    return (None if key is None else (key,)), (None if value is None else (value,))
 
 
 def record_content(record: Record, opts: DumpOptions) -> tuple[str | None, str | None]:

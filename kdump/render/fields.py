@@ -11,7 +11,7 @@ them). Text is Kafka's ``toString()`` (``true``, ``OptionalLong[5]``, ``CreateTi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kdump.format.batch import Batch
@@ -71,6 +71,10 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+TextParts = Iterable[str]
+"""A text in parts, joined in order."""
+
+
 class BatchFields:
     """``template.format_map(BatchFields(batch, valid))``: each field as text, or as JSON."""
 
@@ -92,7 +96,7 @@ def batch_values(batch: Batch, valid: bool, names: tuple[str, ...]) -> dict[str,
 class RecordContext:
     """What a record's fields need besides the record: its batch and the decoders."""
 
-    __slots__ = ("batch", "content", "key_decoder", "shown", "value_decoder")
+    __slots__ = ("batch", "content", "content_parts", "key_decoder", "shown", "value_decoder")
 
     def __init__(
         self,
@@ -100,10 +104,13 @@ class RecordContext:
         key_decoder: Decoder,
         value_decoder: Decoder,
         content: Callable[[Record], tuple[str | None, str | None]] | None = None,
+        content_parts: Callable[[Record], tuple[TextParts | None, TextParts | None]] | None = None,
     ) -> None:
         self.batch, self.key_decoder, self.value_decoder = batch, key_decoder, value_decoder
         self.content = content
         """The key and payload texts of the text dump (decoders, or a message parser)."""
+        self.content_parts = content_parts
+        """... in parts (a long one's a slice at a time), for ``RecordFields.parts``."""
         self.shown: tuple[Record | None, tuple[Any, str | None], tuple[Any, str | None]] = (
             None,
             (None, None),
@@ -154,18 +161,21 @@ def _content(record: Record, ctx: RecordContext, prefix: str, payload_prefix: st
 
 def _content_parts(
     record: Record, ctx: RecordContext, prefix: str, payload_prefix: str = ""
-) -> list[str]:
-    """``_content``'s text in parts, the key's and the value's apart (a long one is written a
-    slice at a time)."""
-    assert ctx.content is not None
-    key, value = ctx.content(record)
-    parts: list[str] = []
+) -> Iterator[str]:
+    """``_content``'s text in parts, the key's and the value's apart (``content_parts``: a
+    long one's a slice at a time)."""
+    if ctx.content_parts is not None:
+        key, value = ctx.content_parts(record)
+    else:
+        assert ctx.content is not None
+        key, value = ((None if t is None else (t,)) for t in ctx.content(record))
     if key is not None:
-        parts += (f"{prefix}key: ", key)
+        yield f"{prefix}key: "
+        yield from key
         prefix = " "
     if value is not None:
-        parts += (f"{payload_prefix or prefix}payload: ", value)
-    return parts
+        yield f"{payload_prefix or prefix}payload: "
+        yield from value
 
 
 _RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {
@@ -195,7 +205,7 @@ _RECORD_TEXT: dict[str, Callable[[Record, RecordContext], str]] = {
 """Record fields whose text is not the text of their value."""
 
 
-_RECORD_TEXT_PARTS: dict[str, Callable[[Record, RecordContext], list[str]]] = {
+_RECORD_TEXT_PARTS: dict[str, Callable[[Record, RecordContext], Iterator[str]]] = {
     "content": lambda r, c: _content_parts(r, c, " "),
     "content_first": lambda r, c: _content_parts(r, c, "| "),
     "content_first_scala": lambda r, c: _content_parts(r, c, "| ", " "),
@@ -211,14 +221,15 @@ class RecordFields:
     def __init__(self, record: Record, ctx: RecordContext, as_json: bool = False) -> None:
         self.record, self.ctx, self.json = record, ctx, as_json
 
-    def parts(self, template: str) -> list[str]:
+    def parts(self, template: str) -> Iterator[str]:
         """``template.format_map(self)`` as text in parts (a template's last field may be a
         key's and value's text: that in parts of its own); of the text dump."""
         for name, field in _RECORD_TEXT_PARTS.items():
             if template.endswith("{" + name + "}"):
-                head = template[: -len(name) - 2].format_map(self)
-                return [head, *field(self.record, self.ctx)]
-        return [template.format_map(self)]
+                yield template[: -len(name) - 2].format_map(self)
+                yield from field(self.record, self.ctx)
+                return
+        yield template.format_map(self)
 
     def __getitem__(self, name: str) -> str:
         if not self.json:
