@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from purepython import python_if
 
 from kdump.format.internal import message_parser
+from kdump.format.records import long_bytes, lossless
 from kdump.java import java_string, java_string_slices
 from kdump.releases import Release
 from kdump.render import jsonl, runs
@@ -260,3 +261,12 @@ def test_java_s_text_in_slices_is_the_whole(data: bytes, step: int) -> None:
     """Kafka's StringDecoder's text a slice at a time (a long value in the text dump): cut
     only where Java's and Python's decoders start afresh, the slices give the whole's text."""
     assert "".join(java_string_slices(data, step)) == java_string(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=_BYTES, step=st.integers(1, 9))
+def test_kept_bytes_in_slices_are_the_whole(data: bytes, step: int) -> None:
+    """A long value's lossless JSON text (UTF-8 or base64) a slice at a time: the same text and
+    encoding as ``lossless`` of the whole."""
+    text = long_bytes(data, step)
+    assert ("".join(text.texts(step)), text.encoding) == lossless(data)

@@ -10,6 +10,7 @@ v2 record (varints zig-zag)::
 
 from __future__ import annotations
 
+import binascii
 import itertools
 import struct
 from collections.abc import Iterable, Iterator
@@ -104,6 +105,59 @@ def lossless(data: bytes) -> tuple[str, str]:
         import base64  # only for bytes that are not text
 
         return base64.b64encode(data).decode("ascii"), BASE64
+
+
+class LongBytes:
+    """Bytes of many MB as ``lossless`` shows them, its text made a slice at a time
+    (``texts``), never whole: a dump's line of a long value (kdump.render.runs.line_pieces).
+    No tuple (a JSON array to json.dumps), no str: only ``json_parts`` writes it."""
+
+    __slots__ = ("data", "encoding")
+
+    def __init__(self, data: memoryview, encoding: str) -> None:
+        self.data, self.encoding = data, encoding
+
+    def texts(self, step: int) -> Iterator[str]:
+        """``lossless(data)``'s text in slices of about ``step`` bytes: UTF-8 cut before a lead
+        or single byte, base64 at a multiple of three bytes."""
+        view = self.data
+        if self.encoding == BASE64:
+            step = max(3, step - step % 3)
+            for i in range(0, len(view), step):
+                yield binascii.b2a_base64(view[i : i + step], newline=False).decode()
+            return
+        for start, end in _utf8_slices(view, step):
+            yield str(view[start:end], "utf-8")
+
+
+def _utf8_slices(view: memoryview, step: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of slices of about ``step`` bytes, each cut before a lead or single byte
+    (one is at most three bytes on in UTF-8: past that, the bytes are not UTF-8, ``end`` -1)."""
+    start = 0
+    while start < len(view):
+        end = min(start + step, len(view))
+        stop = min(end + 4, len(view))
+        while end < stop and 0x80 <= view[end] <= 0xBF:
+            end += 1
+        if end < len(view) and 0x80 <= view[end] <= 0xBF:
+            yield start, -1
+            return
+        yield start, end
+        start = end
+
+
+def long_bytes(data: bytes, step: int) -> LongBytes:
+    """``data``'s ``lossless`` text to be made a slice at a time: UTF-8 when every slice
+    decodes (checked a slice at a time, never whole), else base64."""
+    view = memoryview(data)
+    try:
+        for start, end in _utf8_slices(view, step):
+            if end < 0:
+                return LongBytes(view, BASE64)
+            str(view[start:end], "utf-8")
+    except UnicodeDecodeError:
+        return LongBytes(view, BASE64)
+    return LongBytes(view, UTF8)
 
 
 def kept(data: bytes | None) -> tuple[str | None, str | None]:

@@ -17,6 +17,7 @@ from typing import Any
 from kdump.format.batch import Batch
 from kdump.format.layout import timestamp_type
 from kdump.format.records import Record, header_object, kept
+from kdump.format.records import long_bytes as long_bytes_of
 from kdump.render.describe import (
     DECODERS,
     Decoder,
@@ -96,7 +97,15 @@ def batch_values(batch: Batch, valid: bool, names: tuple[str, ...]) -> dict[str,
 class RecordContext:
     """What a record's fields need besides the record: its batch and the decoders."""
 
-    __slots__ = ("batch", "content", "content_parts", "key_decoder", "shown", "value_decoder")
+    __slots__ = (
+        "batch",
+        "content",
+        "content_parts",
+        "key_decoder",
+        "long_bytes",
+        "shown",
+        "value_decoder",
+    )
 
     def __init__(
         self,
@@ -111,6 +120,9 @@ class RecordContext:
         """The key and payload texts of the text dump (decoders, or a message parser)."""
         self.content_parts = content_parts
         """... in parts (a long one's a slice at a time), for ``RecordFields.parts``."""
+        self.long_bytes = 0
+        """Bytes kept (no decoder) past this many are a ``LongBytes`` in JSON (0: never): a
+        long record's JSON written a slice at a time (kdump.render.jsonl.json_parts)."""
         self.shown: tuple[Record | None, tuple[Any, str | None], tuple[Any, str | None]] = (
             None,
             (None, None),
@@ -121,17 +133,23 @@ class RecordContext:
     def json_of(self, record: Record) -> tuple[tuple[Any, str | None], tuple[Any, str | None]]:
         """The record's key and value as JSON (``_encoded``), each with its encoding."""
         if self.shown[0] is not record:
-            key = _encoded(record.key, self.key_decoder, record.offset)
-            value = _encoded(record.value, self.value_decoder, record.offset)
+            key = _encoded(record.key, self.key_decoder, record.offset, self.long_bytes)
+            value = _encoded(record.value, self.value_decoder, record.offset, self.long_bytes)
             self.shown = (record, key, value)
         return self.shown[1], self.shown[2]
 
 
-def _encoded(data: bytes | None, decoder: Decoder, offset: int) -> tuple[Any, str | None]:
+def _encoded(
+    data: bytes | None, decoder: Decoder, offset: int, long_bytes: int = 0
+) -> tuple[Any, str | None]:
     """A key's, value's or header value's JSON and its encoding: by default the bytes kept
-    (``lossless``); with a decoder its text, structured where the decoder gives more (Schema
-    Registry), Kafka's skipping line where it cannot decode; null for null."""
+    (``lossless``; past ``long_bytes``, a ``LongBytes``); with a decoder its text, structured
+    where the decoder gives more (Schema Registry), Kafka's skipping line where it cannot
+    decode; null for null."""
     if data is None or decoder is default_decoder:
+        if long_bytes and data is not None and len(data) > long_bytes:
+            text = long_bytes_of(data, long_bytes)
+            return text, text.encoding
         return kept(data)
     return json_of(apply_decoder(decoder, data, offset)), encoding_of(decoder)
 
@@ -146,7 +164,7 @@ def _headers(record: Record, ctx: RecordContext) -> list[dict[str, Any]]:
     decoder = _header_decoder(ctx.value_decoder)
     headers = []
     for h in record.headers:
-        value, encoding = _encoded(h.value, decoder, record.offset)
+        value, encoding = _encoded(h.value, decoder, record.offset, ctx.long_bytes)
         headers.append(header_object(h.key, value, encoding))
     return headers
 

@@ -19,7 +19,7 @@ from kdump.format.names import (
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
 )
-from kdump.format.records import Record, control_record_key, end_transaction_marker
+from kdump.format.records import LongBytes, Record, control_record_key, end_transaction_marker
 from kdump.format.snapshot import parse_producer_snapshot
 from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimeIndex, TimestampOffset
@@ -116,8 +116,12 @@ def record_object(
     key_decoder: Decoder,
     value_decoder: Decoder,
     parser: NamedParser | None = None,
+    long_bytes: int = 0,
 ) -> Obj:
+    """``long_bytes``: keys and values kept past this many bytes are a ``LongBytes``, whose
+    text only ``json_parts`` writes (0: never)."""
     ctx = RecordContext(batch, key_decoder, value_decoder)
+    ctx.long_bytes = long_bytes
     obj: Obj = {"type": "record", **record_values(record, ctx, _RECORD_FIELDS)}
     if parser is not None and not batch.is_control:
         # Decoded JSON objects; error texts stay strings, a tombstone is null; where the
@@ -177,13 +181,12 @@ def _log(
             yield to_json(batch_object(path, batch, valid)).encode() + b"\n"
         if opts.deep:
             for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
-                obj = record_object(
-                    record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser
-                )
+                decoders = (opts.key_decoder, opts.value_decoder, opts.message_parser)
                 if record.size_in_bytes > runs.LONG_RECORD:
+                    obj = record_object(record, batch, *decoders, runs.SLICE_CHARS)
                     yield from runs.line_pieces(json_parts(obj), escape_json_text)
                 else:
-                    yield to_json(obj).encode() + b"\n"
+                    yield to_json(record_object(record, batch, *decoders)).encode() + b"\n"
 
     renderer = log_renderer(
         log,
@@ -324,10 +327,16 @@ _SCALARS_PER_PART = 4096
 
 def json_parts(value: Any) -> Iterator[str]:
     """``_dumps(value)`` in parts, a long string's JSON a slice at a time (JSON escapes each
-    character alone: the slices' JSON is the whole's), a long array's scalars some thousands
-    at a time; ``to_json`` is ``escape_json_text`` of the parts joined (line_pieces escapes
-    them a piece at a time: that rule, too, is of one character at a time)."""
-    if isinstance(value, str):
+    character alone: the slices' JSON is the whole's), a ``LongBytes`` too, a long array's
+    scalars some thousands at a time; ``to_json`` is ``escape_json_text`` of the parts joined
+    (line_pieces escapes them a piece at a time: that rule, too, is of one character at a
+    time)."""
+    if isinstance(value, LongBytes):
+        yield '"'
+        for text in value.texts(runs.SLICE_CHARS):
+            yield _dumps(text)[1:-1]
+        yield '"'
+    elif isinstance(value, str):
         step = runs.SLICE_CHARS
         if len(value) <= step:
             yield _dumps(value)
