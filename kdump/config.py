@@ -32,11 +32,12 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import ConfigError
 from kdump.format.names import METADATA_TOPIC
 from kdump.format.textfiles import parse_properties, text_lines
+from kdump.tuples import NamedTuple
 
 Value = int | float | bool | tuple[str, ...]
 

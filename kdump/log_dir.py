@@ -7,7 +7,6 @@ Each partition found in it (kdump.unified_log.UnifiedLog) points back here.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import NamedTuple
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
@@ -21,6 +20,7 @@ from kdump.format.names import (
 )
 from kdump.format.textfiles import MetaProperties, read_meta_properties, read_offset_checkpoint
 from kdump.storage.base import Storage
+from kdump.tuples import NamedTuple
 
 CHECKPOINT_LIMIT = 1 << 24
 """The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""

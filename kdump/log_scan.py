@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.layout import LOG_OVERHEAD, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Flags, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.crc import Buffer

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -31,6 +31,7 @@ from kdump.format.walk import StopReason
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, close_map
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
 

@@ -35,7 +35,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kdump.checks.options import VerifyOptions
 from kdump.config import (
@@ -85,6 +85,7 @@ from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from typing import TypedDict

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kdump.timings",
             "kdump.forked",
             "kdump.shipped",
+            "kdump.tuples",
         ),
     ),
     ("format", ("kdump.format", "kdump.config", "kdump.offset_map", "kdump.leader_epoch")),

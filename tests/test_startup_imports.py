@@ -45,7 +45,7 @@ CORE = {
     "kdump", "kdump._speedups", "kdump._version", "kdump.cli", "kdump.commands",
     "kdump.commands.dump_options", "kdump.commands.filters", "kdump.commands.options",
     "kdump.commands.output", "kdump.errors", "kdump.format", "kdump.format.layout",
-    "kdump.releases", "kdump.speedups", "kdump.untrusted",
+    "kdump.releases", "kdump.speedups", "kdump.tuples", "kdump.untrusted",
 }  # fmt: skip
 """Every command's: the command line, its options, the C module (loaded once, here)."""
 

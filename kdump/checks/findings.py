@@ -4,10 +4,11 @@ there is none, what to do: the registry's advice)."""
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.checks.severity import Severity
 from kdump.errors import ReadBackError
+from kdump.tuples import NamedTuple
 
 BROKER_FIXES = "the broker fixes this at startup"
 """The label of residue the broker's own start clears (``kdump recover`` does the same)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks import fixes
 from kdump.checks.codes import Code
@@ -35,6 +35,7 @@ from kdump.lock import process_alive
 from kdump.log_scan import LogScan
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:

@@ -9,8 +9,6 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.checks import fixes
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
@@ -33,6 +31,7 @@ from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.format.timeindex import TimeIndex
 from kdump.log_scan import LogScan, RunConsumer, SegmentWalk
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import SegmentRider, UnifiedLog, Walker
 
 

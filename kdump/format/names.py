@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+
+from kdump.tuples import NamedTuple
 
 # -- a partition directory's files (LogFileUtils) ----------------------------------------------
 

@@ -18,7 +18,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import FormatError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
@@ -29,6 +29,7 @@ from kdump.format.names import (
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
 )
+from kdump.tuples import NamedTuple
 
 CHECKPOINT_VERSION = 0
 INT32 = (-(1 << 31), (1 << 31) - 1)

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum, IntEnum
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -54,6 +54,7 @@ from kdump.format.layout import (
 )
 from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
 from kdump.format.records import Record, iter_v2_records
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump._speedups import CrcShare, RunColumns

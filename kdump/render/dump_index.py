@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
@@ -31,6 +30,7 @@ from kdump.render.lines import (
 )
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 from kdump.untrusted import terminal
 
 

@@ -22,10 +22,11 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kdump import speedups
 from kdump.errors import BudgetSpent
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from types import ModuleType
