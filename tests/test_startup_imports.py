@@ -73,9 +73,9 @@ PINNED = {
         "kdump.checks.options", "kdump.checks.partition", "kdump.checks.segment",
         "kdump.checks.severity", "kdump.checks.sink", "kdump.checks.txn", "kdump.checks.verify",
         "kdump.commands.outcome", "kdump.commands.verify", "kdump.config", "kdump.discovery",
-        "kdump.leader_epoch", "kdump.lock", "kdump.log_dir", "kdump.log_loader", "kdump.log_scan",
+        "kdump.leader_epoch", "kdump.log_dir", "kdump.log_loader", "kdump.log_scan",
         "kdump.parallel", "kdump.render.console", "kdump.render.verify", "kdump.run",
-        "kdump.segment", "kdump.storage.remote.options", "kdump.storage.remote.store",
+        "kdump.segment",
         "kdump.unified_log", "kdump.units",
     },
 }  # fmt: skip
