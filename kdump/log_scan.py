@@ -31,7 +31,7 @@ CUT_REASONS = frozenset(
 )
 """Why a walk ends before the end of its file where recovery cuts: bytes that are no batch."""
 
-_NON_ZERO = re.compile(rb"[^\x00]")
+_NON_ZERO = rb"[^\x00]"  # compiled by re where a walk first stops
 
 
 class TailDamage(NamedTuple):
@@ -52,7 +52,10 @@ def tail_damage(stop: Stop, buf: Buffer) -> TailDamage | None:
     if stop.reason not in CUT_REASONS:
         return None
     end = stop.position + stop.remaining
-    if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
+    if (
+        stop.remaining >= LOG_OVERHEAD
+        and re.compile(_NON_ZERO).search(buf, stop.position, end) is None
+    ):
         # a power loss leaves the file's new length on disk without the data (or the broker
         # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
         # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)

@@ -152,7 +152,7 @@ def kept_logs_among(names: Iterable[str]) -> list[KeptLog]:
 
 BASE_OFFSET_DIGITS = 20
 _BASE_NAME = re.compile(r"^(\d{20})$")
-_TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
+_TIERED_BASE_NAME = r"^(\d{20})-[A-Za-z0-9_-]{22}$"  # compiled by re when first used
 """Tiered storage's segment file names: the base offset and the segment's id."""
 DELETE_DIR_SUFFIX = "-delete"
 """A deleted partition's directory (``topic-0.<id>-delete``): loaded, never recovered, then
@@ -193,7 +193,7 @@ def offset_in_name(name: str) -> int | None:
     """The 20-digit offset a file's name starts with (segment files, snapshots; a tiered
     segment's ``<offset>-<id>`` too), or None (LogFileUtils.offsetFromFileName)."""
     stem = name.split(".", 1)[0]
-    if _BASE_NAME.match(stem) or _TIERED_BASE_NAME.match(stem):
+    if _BASE_NAME.match(stem) or re.match(_TIERED_BASE_NAME, stem):
         return int(stem[:BASE_OFFSET_DIGITS])
     return None
 
@@ -211,12 +211,12 @@ def is_snapshot_name(name: str) -> bool:
     )
 
 
-_KRAFT_SNAPSHOT = re.compile(r"^\d{20}-\d{10}\.checkpoint$")
+_KRAFT_SNAPSHOT = r"^\d{20}-\d{10}\.checkpoint$"  # compiled by re when first used
 
 
 def is_kraft_snapshot_name(name: str) -> bool:
     """A KRaft snapshot of a metadata log's directory: ``<end offset>-<epoch>.checkpoint``."""
-    return _KRAFT_SNAPSHOT.match(name) is not None
+    return re.match(_KRAFT_SNAPSHOT, name) is not None
 
 
 def is_leftover_name(name: str) -> bool:

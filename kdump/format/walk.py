@@ -958,7 +958,7 @@ class Damaged(NamedTuple):
     end: int
 
 
-_NON_ZERO = re.compile(rb"[^\x00]")
+_NON_ZERO = rb"[^\x00]"  # compiled by re where a walk first meets bytes that are no batch
 _SIZE_FIELD = 8
 """Where a batch's size field starts: after its 8-byte offset."""
 
@@ -984,7 +984,7 @@ def resync(
     last = end if before is None else min(end, before)
     while position + HEADER_SIZE_UP_TO_MAGIC < end and position < last:
         # a batch's size field (14 at least) has a non-zero byte: skip runs of zeros at once
-        found = _NON_ZERO.search(buf, position + _SIZE_FIELD, end)
+        found = re.compile(_NON_ZERO).search(buf, position + _SIZE_FIELD, end)
         if found is None:
             return None
         position = max(position, found.start() - _SIZE_FIELD - 3)
