@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.checks import fixes
 from kdump.checks.codes import Code
-from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
-from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.layout import TIME_INDEX_ENTRY
@@ -527,6 +525,8 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset_on_disk  # past a cut: the startup line says what recovery deletes
     for file in log.snapshot_files:
+        from kdump.checks.txn import check_snapshot_bytes  # a partition with snapshots only
+
         check_snapshot_bytes(log.snapshot_bytes(file), file.path, sink)
         if file.offset > end:
             sink.add(
@@ -740,6 +740,8 @@ def leader_epoch_findings(log: UnifiedLog, scans: list[LogScan | None]) -> list[
     path = log.storage.location_of(LEADER_EPOCH_CHECKPOINT)
     if isinstance(entries, KdumpError):
         return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, entries.reason)]
+    from kdump.checks.epochs import leader_epoch_problems, observed_epochs  # a checkpoint's
+
     problems = leader_epoch_problems(entries, observed_epochs(scans), log.log_end_offset_on_disk)
     return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, p) for p in problems]
 
