@@ -62,10 +62,8 @@ READING = {
 PINNED = {
     "--version": CORE,
     "--files X.index": CORE | READING | {
-        "kdump.commands.dump", "kdump.format.checkpoint", "kdump.format.filters",
-        "kdump.format.snapshot", "kdump.format.textfiles", "kdump.format.txnindex",
-        "kdump.render.describe", "kdump.render.dump_index", "kdump.render.dump_segments",
-        "kdump.render.lines",
+        "kdump.commands.dump", "kdump.format.filters", "kdump.render.describe",
+        "kdump.render.dump_index", "kdump.render.dump_segments", "kdump.render.lines",
     },
     "verify PARTITION": CORE | READING | {
         "kdump.checks", "kdump.checks.audit", "kdump.checks.codes", "kdump.checks.findings",

@@ -72,6 +72,10 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 LOCK_FILE = ".lock"
 """What a running broker holds locked (LogManager.lockLogDirs)."""
 META_PROPERTIES = "meta.properties"
+TEXT_FILES = frozenset(
+    (*OFFSET_CHECKPOINTS, LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, META_PROPERTIES)
+)
+"""Kafka's small text files, each with its reader (kdump.format.textfiles.text_file_reader)."""
 
 # -- what kdump leaves beside Kafka's files ----------------------------------------------------
 
@@ -267,6 +271,7 @@ __all__ = [
     "STRAY_DIR_SUFFIX",
     "SWAP_SUFFIX",
     "TEMP_MARK",
+    "TEXT_FILES",
     "TIME_INDEX_SUFFIX",
     "TXN_INDEX_SUFFIX",
     "KeptLog",

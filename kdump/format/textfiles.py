@@ -332,7 +332,8 @@ TextFileReader = Callable[[bytes, str], Any]
 
 
 def text_file_reader(name: str) -> TextFileReader | None:
-    """The reader for a file by its base name, or None when it is none of these files."""
+    """The reader for a file by its base name, or None when it is none of these files
+    (kdump.format.names.TEXT_FILES)."""
     if name in OFFSET_CHECKPOINTS:
         return read_offset_checkpoint
     return {

@@ -23,10 +23,10 @@ from kdump.format.names import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     SNAPSHOT_SUFFIX,
+    TEXT_FILES,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
 )
-from kdump.format.textfiles import text_file_reader
 from kdump.java import java_string_hash
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
@@ -119,7 +119,7 @@ def dispatch(
     (StoreError), or an encrypted segment without its key, ends the run."""
     name, path = file.name, file.path
     found = dumpers.get(name[name.rfind(".") :] if "." in name else "")
-    if text_file_reader(name) is not None:
+    if name in TEXT_FILES:  # its reader's module loaded by its dump
         found = text_dumper
     if found is None:
         yield unknown()
