@@ -51,7 +51,7 @@ CORE = {
 
 READING = {
     "kdump.crc", "kdump.format.batch", "kdump.format.compression", "kdump.format.index",
-    "kdump.format.legacy", "kdump.format.names", "kdump.format.records",
+    "kdump.format.names", "kdump.format.records",
     "kdump.format.timeindex", "kdump.format.walk", "kdump.java", "kdump.progress",
     "kdump.render", "kdump.render.progress_display", "kdump.storage", "kdump.storage.base",
     "kdump.storage.local", "kdump.storage.reading", "kdump.storage.records",

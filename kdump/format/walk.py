@@ -52,7 +52,6 @@ from kdump.format.layout import (
     V2_HEADER,
     java_long,
 )
-from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
 from kdump.format.records import Record, iter_v2_records
 from kdump.tuples import NamedTuple
 
@@ -863,6 +862,8 @@ def _legacy_batch(
         offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
     base_offset = offset
     if attributes & COMPRESSION_MASK:
+        from kdump.format.legacy import legacy_wrapper_base_offset  # v0/v1 batches only
+
         base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
 
@@ -876,6 +877,8 @@ def iter_records(
     """The records of any batch, decoded lazily."""
     if isinstance(batch, RecordBatch):
         return iter_v2_records(buf, batch, path, max_batch_bytes)
+    from kdump.format.legacy import iter_legacy_records  # v0/v1 batches only
+
     return iter_legacy_records(buf, batch, path, max_batch_bytes)
 
 
