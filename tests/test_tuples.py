@@ -5,40 +5,37 @@ from __future__ import annotations
 import copy
 import pickle
 import typing
+from typing import Any
 
 import pytest
 
 from kdump.tuples import NamedTuple
 
 
-class Ours(NamedTuple):
-    """A record."""
+def record(base: Any, name: str) -> Any:
+    """The same class body on ``base``: kdump's NamedTuple or typing's."""
 
-    offset: int
-    position: int = 0
-    path: str | None = None
+    class Record(base):  # type: ignore[misc, valid-type]
+        """A record."""
 
-    @property
-    def end(self) -> int:
-        return self.offset + self.position
+        __qualname__ = name  # found by pickle as this module's ``name``
+        offset: int
+        position: int = 0
+        path: str | None = None
 
-    def moved(self, by: int) -> Ours:
-        return self._replace(position=self.position + by)
+        @property
+        def end(self) -> int:
+            return self.offset + self.position
+
+        def moved(self, by: int) -> Any:
+            return self._replace(position=self.position + by)
+
+    Record.__name__ = name
+    return Record
 
 
-class Theirs(typing.NamedTuple):
-    """A record."""
-
-    offset: int
-    position: int = 0
-    path: str | None = None
-
-    @property
-    def end(self) -> int:
-        return self.offset + self.position
-
-    def moved(self, by: int) -> Theirs:
-        return self._replace(position=self.position + by)
+Ours = record(NamedTuple, "Ours")
+Theirs = record(typing.NamedTuple, "Theirs")
 
 
 class One(NamedTuple):
