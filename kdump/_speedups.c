@@ -2477,10 +2477,10 @@ static void ob_give(outbuf *o)
     o->data = NULL;
 }
 
-static int ob_reserve(outbuf *o, Py_ssize_t extra)
+/* ob_reserve's growth, out of line: the check it follows is inlined in every field's writer,
+ * the growth runs a few times a call. */
+static int ob_grow(outbuf *o, Py_ssize_t extra)
 {
-    if (extra <= o->cap - o->len)
-        return 0;
     Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
     while (cap - o->len < extra) {
         if (cap > PY_SSIZE_T_MAX / 2) {
@@ -2499,11 +2499,27 @@ static int ob_reserve(outbuf *o, Py_ssize_t extra)
     return 0;
 }
 
-static int ob_put(outbuf *o, const void *s, Py_ssize_t n)
+static inline int ob_reserve(outbuf *o, Py_ssize_t extra)
+{
+    return __builtin_expect(extra <= o->cap - o->len, 1) ? 0 : ob_grow(o, extra);
+}
+
+static inline int ob_put(outbuf *o, const void *s, Py_ssize_t n)
 {
     if (ob_reserve(o, n) < 0)
         return -1;
-    memcpy(o->data + o->len, s, (size_t)n);
+    char *d = o->data + o->len;
+    const char *c = s;
+    /* a line's literals and short fields are a few bytes: two overlapping fixed-size copies
+     * (inlined moves) rather than a call of memcpy, whose dispatch costs more than the copy */
+    if (n >= 8 && n <= 16) {
+        memcpy(d, c, 8);
+        memcpy(d + n - 8, c + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, c, 4);
+        memcpy(d + n - 4, c + n - 4, 4);
+    } else
+        memcpy(d, c, (size_t)n);
     o->len += n;
     return 0;
 }

@@ -24,6 +24,7 @@ from typing import Any
 from kdump import readback
 from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.errors import InputError, KdumpError, ReadBackError
+from kdump.format.names import is_segment_name
 from kdump.storage import ObjectStore, outputs
 from kdump.tuples import NamedTuple
 from kdump.untrusted import path_part
@@ -349,7 +350,6 @@ def _broker_order(key: BrokerKey) -> tuple[str, int, str]:
 def looks_like_audits(target: str, store: ObjectStore) -> bool:
     """Whether ``target`` names verify results (a ``.json`` file or object, or a folder or
     prefix holding some and no Kafka segment file), not partitions to read."""
-    from kdump.format.names import is_segment_name
 
     if target.endswith(AUDIT_SUFFIX):
         return True

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 from kdump.checks.findings import Severity
 from kdump.config import Settings
 from kdump.errors import CleaningFailed, ConfigError, InputError
-from kdump.explain.compaction import CompactionExplanation, explain_compaction, new_offset_map
+from kdump.explain.compaction import CompactionExplanation, explain_compaction
 from kdump.explain.segments import read_segment_facts
 from kdump.explain.transactions import open_transactions
 from kdump.format.names import (
@@ -40,13 +40,12 @@ from kdump.format.names import (
 from kdump.format.textfiles import (
     TopicPartitionOffset,
     offset_checkpoint_bytes,
+    read_offset_checkpoint,
 )
 from kdump.log_cleaner import (
     CleanedGroup,
     CleanedSegmentSink,
-    Cleaner,
     CleaningResult,
-    LogToClean,
 )
 from kdump.log_dir import LogDir
 from kdump.offset_map import BYTES_PER_ENTRY
@@ -200,30 +199,24 @@ def compact_partition(log: UnifiedLog, options: CompactOptions) -> Compaction:
             raise InputError(log.location, why)
     facts = [read_segment_facts(log, s) for s in log.segments]
     txns = open_transactions(log)
-    explanation = explain_compaction(
-        log, facts, settings, options.now, log.log_start_offset, log.log_end_offset,
-        log.high_watermark.value, txns.last_stable_offset, txns.transactions, memory, False,
-    )  # fmt: skip
-    to_clean = LogToClean(
-        explanation.first_dirty_offset,
-        explanation.first_uncleanable_offset,
-        explanation.clean_bytes,
-        explanation.dirty_bytes,
-        explanation.max_compaction_delay_ms > 0,
-    )
     writer: _SegmentWriter | _InPlaceWriter | None = None
     if options.output_dir is not None:
         writer = _SegmentWriter(log, settings, options.output_dir / log.name)
     elif options.in_place is not None:
         writer = _InPlaceWriter(log, settings, options.in_place)
-    offset_map = new_offset_map(memory, settings.dedupe_load_factor, False)
     try:
-        cleaner = Cleaner(offset_map, options.now)
-        result = cleaner.do_clean(log, to_clean, settings, writer.open if writer else None)
+        # the explanation's preview is the cleaning (one Cleaner.doClean, its segments written
+        # where asked, counted in any case), not a second pass over the same batches
+        explanation = explain_compaction(
+            log, facts, settings, options.now, log.log_start_offset, log.log_end_offset,
+            log.high_watermark.value, txns.last_stable_offset, txns.transactions, memory, False,
+            writer.open if writer else None, keep_cleaning=True,
+        )  # fmt: skip
     finally:
-        offset_map.close()
         if writer is not None:
             writer.close()
+    result = explanation.cleaning
+    assert result is not None, "kept: keep_cleaning"
     cleaned = {base for g in result.groups for base in g.segments}
     untouched = [s for s in log.segments if s.base_offset not in cleaned]
     records_untouched = sum(_records_in(s) for s in untouched)
@@ -571,7 +564,6 @@ class _InPlaceWriter(_GroupWriter):
 
 def _merge_checkpoint(path: Path, entries: list[TopicPartitionOffset]) -> None:
     """The output directory's cleaner-offset-checkpoint: earlier partitions' entries kept."""
-    from kdump.format.textfiles import read_offset_checkpoint
 
     found = read_offset_checkpoint(path.read_bytes(), str(path)) if path.exists() else []
     named = {(e.topic, e.partition) for e in entries}

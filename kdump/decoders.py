@@ -30,6 +30,7 @@ import io
 import json
 import os
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -331,7 +332,6 @@ def compile_proto(schema: Schema, directory: str | None) -> Any:
     """The FileDescriptor of a .proto text, compiled by grpcio-tools' protoc in a subprocess
     (protoc writes its errors to its own stderr; kdump keeps its own streams)."""
     import subprocess
-    import sys
     import tempfile
 
     import grpc_tools

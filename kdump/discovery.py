@@ -34,6 +34,7 @@ from kdump.log_dir import LogDir
 from kdump.storage import is_url
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
+from kdump.storage.remote.urls import url_name, url_parent
 from kdump.unified_log import OpenOptions, UnifiedLog
 
 if TYPE_CHECKING:
@@ -242,7 +243,6 @@ class _Search:
         """The partitions under ``url``: copies of log dirs (Kafka's own names, read as on
         disk) and tiered storage's layouts; or the one holding the segment object it names."""
         from kdump.storage.objects import ObjectStorage
-        from kdump.storage.remote.urls import url_parent
 
         listing = self.store.listing(url)
         if not listing:
@@ -291,7 +291,6 @@ class _Search:
     def _one_object(self, url: str, prefix: str) -> None:
         """A segment object named: that segment of the partition holding it."""
         from kdump.storage.objects import ObjectStorage
-        from kdump.storage.remote.urls import url_name
 
         listing = self.store.listing(prefix)
         tiered = self._tiered_partitions(listing, url)
@@ -322,7 +321,6 @@ def _object_parent(url: str, store: ObjectStore) -> Storage | None:
     """The prefix holding ``url``, its own objects listed when first asked (a log dir's
     checkpoints), never the whole tree below it."""
     from kdump.storage.objects import ObjectStorage
-    from kdump.storage.remote.urls import url_parent
 
     parent = url_parent(url)
     if parent == url or parent.endswith(":/") or parent.endswith(":"):

@@ -314,7 +314,7 @@ class LastRecord(NamedTuple):
 def last_records_of_active_producers(log: UnifiedLog) -> dict[int, LastRecord]:
     """The producers the broker holds at the log end (snapshot and replay, expired ones left
     out), each with its last data batch's last offset and its epoch."""
-    producers = log.producer_state.state.producers
+    producers = log.loaded_producer_state.state.producers
     return {
         pid: LastRecord(e.last_offset if e.last_offset >= 0 else None, e.producer_epoch)
         for pid, e in producers.items()

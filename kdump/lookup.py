@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import segment_result
 from kdump.errors import FormatError
 from kdump.format.batch import Batch
@@ -226,7 +227,9 @@ class _Trail:
         (zeros a power loss left are no bad batch)."""
         self.scans.append(scan)
         if scan.damage is not None:
-            said = segment_result(self.log, segment).cut_finding(scan.damage.position)
+            said = segment_result(self.log, segment, VerifyOptions()).cut_finding(
+                scan.damage.position
+            )
             if said is not None:
                 self.damage_named = f"{said.code}: {said.message}"
         return self.finish(Outcome.DAMAGED, time_search)

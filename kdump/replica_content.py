@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import segment_result
 from kdump.errors import KdumpError
 from kdump.format.batch import Batch
@@ -88,7 +89,7 @@ def held_batches(log: UnifiedLog, from_offset: int) -> Iterator[HeldBatch]:
     for i, segment in enumerate(segments):
         if i + 1 < len(segments) and segments[i + 1].base_offset <= from_offset:
             continue
-        scan = segment_result(log, segment).scan
+        scan = segment_result(log, segment, VerifyOptions()).scan
         if scan is None:  # unreadable: its findings say so
             continue
         for run in segment.log.walk(0, scan.first_invalid, check_crc=False):

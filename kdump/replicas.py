@@ -25,6 +25,7 @@ from typing import Any
 from kdump.checks.codes import Code
 from kdump.checks.epochs import observed_epochs
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import leader_epoch_findings
 from kdump.checks.segment import segment_result
 from kdump.errors import ExitCode, KdumpError, OutputLimitError
@@ -407,7 +408,7 @@ def _marker(held: HeldBatch, leader: UnifiedLog, truncate_to: int) -> LostMarker
     if kind not in (ABORT, COMMIT):
         return None
     producer_id = int(getattr(batch, "producer_id", -1))
-    open_on_leader = leader.producer_state.state.ongoing_txns.values()
+    open_on_leader = leader.loaded_producer_state.state.ongoing_txns.values()
     hanging = any(
         t.producer_id == producer_id and t.first_offset < truncate_to for t in open_on_leader
     )
@@ -559,7 +560,9 @@ class Replica:
     @property
     def epochs_in_batches(self) -> list[tuple[int, int]]:
         """(leader epoch, offset it starts at) as the batches carry them."""
-        return observed_epochs(segment_result(self.log, s).scan for s in self.log.segments)
+        return observed_epochs(
+            segment_result(self.log, s, VerifyOptions()).scan for s in self.log.segments
+        )
 
     def to_dict(self) -> dict[str, Any]:
         cache = self.log.leader_epoch_cache
@@ -618,18 +621,22 @@ class ReplicasResult:
 def replica_findings(log: UnifiedLog) -> list[Finding]:
     """A replica on its own: the leader-epoch-checkpoint against its batches, and the damage
     recovery would cut it at (the errors verify finds there)."""
-    found = leader_epoch_findings(log, [segment_result(log, s).scan for s in log.segments])
+    found = leader_epoch_findings(
+        log, [segment_result(log, s, VerifyOptions()).scan for s in log.segments]
+    )
     for segment in log.segments:
         # a segment that cannot be read is left out of the comparison: say so
         found += [
-            f for f in segment_result(log, segment).findings if f.code == Code.FILE_UNREADABLE
+            f
+            for f in segment_result(log, segment, VerifyOptions()).findings
+            if f.code == Code.FILE_UNREADABLE
         ]
     damaged = log.damaged_from
     if damaged is not None:
         segment = next(s for s in log.segments if s.base_offset == damaged.segment)
         found += [
             f
-            for f in segment_result(log, segment).findings
+            for f in segment_result(log, segment, VerifyOptions()).findings
             if f.severity is Severity.ERROR and f.position == damaged.position
         ][:1] or [
             Finding(

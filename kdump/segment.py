@@ -347,6 +347,15 @@ class LogSegment:
         entry = None if search.entry is None else OffsetPosition(*search.entry)
         return Start(offset, search, entry, 0 if entry is None else entry.position)
 
+    def read_position(self, offset: int) -> int:
+        """Where a read of the batches from ``offset`` starts (LogSegment.translateOffset's
+        search): the offset index's FLOOR entry's position, where a whole batch with a
+        matching CRC starts at or below ``offset``; else 0."""
+        start = self.start_for(offset)
+        if start.position <= 0 or self._bad_start(start) is not None:
+            return 0
+        return start.position
+
     def scan(self, start: Start, match: Callable[[Batch], Record | bool | None]) -> Scan:
         """Batches from ``start.position`` to the first that ``match`` accepts.
 

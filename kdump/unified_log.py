@@ -37,7 +37,6 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kdump.checks.options import VerifyOptions
 from kdump.config import (
     ConfigLayers,
     MetadataConfigs,
@@ -52,6 +51,7 @@ from kdump.errors import (
     StoreError,
     as_kdump_error,
 )
+from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.names import (
     DELETE_DIR_SUFFIX,
     DUMPED_SUFFIXES,
@@ -90,8 +90,8 @@ if TYPE_CHECKING:
     from kdump.format.snapshot import ProducerSnapshot
     from kdump.leader_epoch import LeaderEpochFileCache
     from kdump.loss import CutLoss
+    from kdump.producer_replay import ProducerReplay, ProducerStateAtEnd
     from kdump.storage.tiered import TieredStorage
-    from kdump.txn.replay import ProducerReplay, ProducerStateAtEnd
 
 SMALL_TEXT_FILE = 1 << 20
 """The most of a partition's own text files read (leader-epoch-checkpoint, partition.metadata)."""
@@ -152,8 +152,8 @@ class LoadedSnapshot(NamedTuple):
 class OpenOptions(NamedTuple):
     """How an opened partition works its facts out."""
 
-    verify: VerifyOptions = VerifyOptions()
-    """What a segment's walk checks as it reads (verify's options)."""
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    """The largest decompressed batch a segment's walk accepts (--max-batch-bytes)."""
     now_ms: int | None = None
     """The broker's clock when it loads producer state (producers idle past their expiration
     are dropped); None: the time the facts are first asked for."""
@@ -250,11 +250,6 @@ class UnifiedLog:
         needs every segment read is not known (``facts``), and is not read after the stop."""
         self.left: set[int] = set()
         """The segments a run left unread (its --budget spent: ``leave``), by slot."""
-
-    @property
-    def options(self) -> VerifyOptions:
-        """How a segment's walk checks what it reads (verify's options)."""
-        return self.open_options.verify
 
     @cached_property
     def now_ms(self) -> int:
@@ -428,7 +423,7 @@ class UnifiedLog:
             return SegmentWalk(segment.base_offset, segment.slot, None)
         try:
             scan = recover_scan(
-                segment.log, segment.base_offset, consumer, self.options.max_batch_bytes
+                segment.log, segment.base_offset, consumer, self.open_options.max_batch_bytes
             )
         except (StoreError, DecryptionKeyError, BudgetSpent):  # the run's, not the segment's
             raise
@@ -725,7 +720,7 @@ class UnifiedLog:
         the state replayed from its offset (from the log start with none)."""
         # the replay's modules where a producer state is asked for (a plain partition's facts
         # need none: no transaction after its snapshot)
-        from kdump.txn.replay import ProducerReplay
+        from kdump.producer_replay import ProducerReplay
 
         loaded = self.snapshot_between(self.log_start_offset, at_most)
         hw = self._checkpointed_high_watermark()
@@ -777,7 +772,7 @@ class UnifiedLog:
             return Fact(hw, "high watermark: not every segment read (--budget)")
         if "producer_state" not in self.__dict__ and not self._transactions_after_snapshot():
             return Fact(hw, "high watermark: no open transaction")
-        first_unstable = self.producer_state.first_unstable_offset
+        first_unstable = self.loaded_producer_state.first_unstable_offset
         if first_unstable is not None:
             first_unstable = max(first_unstable, self.log_start_offset)
             if first_unstable < hw:
@@ -787,6 +782,22 @@ class UnifiedLog:
     @property
     def last_stable_offset(self) -> int:
         return self.last_stable.value
+
+    @cached_property
+    def loaded_producer_state(self) -> ProducerStateAtEnd:
+        """The producer state the broker's load leaves at the log end, as it rebuilds it
+        (UnifiedLog.rebuildProducerState): the loaded snapshot, then the batches from its offset
+        on, read from where the offset index puts it (what lies below is not read again). Its
+        ``state`` is ``producer_state``'s; its history (``completed``, ``aborted``, ``met``) is
+        of the batches read only: kdump txn's, from the first batch, is ``producer_state``
+        (this, where that is known)."""
+        if "producer_state" in self.__dict__:
+            return self.producer_state
+        replay = self._start_replay(self.log_end_offset)
+        segments = self.segments[max(self.floor_segment(replay.state_from), 0) :]
+        position = segments[0].read_position(replay.state_from) if segments else 0
+        replay.run(segments, position)
+        return self._finish_replay(replay)
 
     def _transactions_after_snapshot(self) -> bool:
         loaded = self.loaded_snapshot

@@ -71,7 +71,7 @@ PASSED_ON = {
     ("kdump/checks/sink.py", "close", "code"),  # the count of a code's findings left out
     ("kdump/checks/log.py", "scan_log", "*damage"),  # stop_damage's (a finding template)
     ("kdump/repair/rebuild.py", "_walk_stop", "code"),  # stop_damage's, unpacked
-    ("kdump/txn/replay.py", "end", "damage[0]"),  # stop_damage's: the code verify gives the bytes
+    ("kdump/checks/replay.py", "_finding", "met.damage"),  # the model's word for the bytes
     ("kdump/checks/findings.py", "read_finding", "code"),  # a finding kdump wrote, read back
 }
 """Finding calls (module, function, the code's expression) whose code another place made: an

@@ -15,10 +15,11 @@ new one, and on a listed one that is gone (so the list is the truth, and only sh
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from pathlib import Path
 
-from test_import_graph import ROOT, Graph, import_graph, module_names
+from test_import_graph import ROOT, Graph, _imports, _module_of, import_graph, module_names
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -52,6 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kdump.segment",
             "kdump.log_scan",
             "kdump.producer_state",
+            "kdump.producer_replay",
             "kdump.local_log",
             "kdump.log_dir",
             "kdump.log_loader",
@@ -98,12 +100,7 @@ longest name that holds it (``kdump.kraft.checks`` is verify's, the rest of ``kd
 model's: the KRaft metadata log read as the broker loads it); ``kdump`` itself names the
 package's ``__init__`` only."""
 
-CLIMBS: dict[tuple[str, str], str] = {
-    # the opened partition's options carry verify's (OpenOptions.verify)
-    ("kdump.unified_log", "kdump.checks.options"): "OpenOptions.verify",
-    # the producer state's replay (kdump txn's) reports what it meets as verify's findings
-    ("kdump.unified_log", "kdump.txn.replay"): "the producer state's findings",
-}
+CLIMBS: dict[tuple[str, str], str] = {}
 
 
 def layer_of(module: str) -> int | None:
@@ -209,3 +206,97 @@ def test_only_the_storage_layer_tells_a_path_from_a_url() -> None:
         and path.parent.name != "storage"
     )
     assert asking == sorted(URL_ASKED)
+
+
+# -- imports inside functions -------------------------------------------------------------------
+
+LAZY_IMPORTS = 247
+"""Import statements inside functions, kdump's and the standard library's (229 before issue 43's
+third step, 214 after it; 220 with kdump.commands.output's pipe and thread modules, loaded by
+the runs that write to a pipe; 247 with what a plain partition's verify and an index's dump no
+longer load: the transaction index, snapshot, leader-epoch, text-file, legacy-message, lock,
+object-store, zlib and base64 modules, each imported by the function that meets its file). The rule: a module is imported at the top of the module that
+uses it, except where a command's pinned start-up (tests/test_startup_imports.py, issue 45)
+would load it for nothing: there the function that needs it imports it (a short comment says why
+where it is not plain). The number only shrinks: a new lazy import fails here, and one taken
+away lowers it."""
+
+LAZY_LOADED_ANYWAY: dict[tuple[str, str], str] = {
+    ("kdump.speedups", "kdump"): "the package's version, read while kdump's __init__ may load",
+    ("kdump.spark.remote", "kdump"): "an executor's probe: whether kdump imports there at all",
+    ("kdump.commands.metadata", "kdump.commands.output"): "kdump/commands: issue 45's rework",
+    ("kdump.commands.repair", "kdump.untrusted"): "kdump/commands: issue 45's rework",
+    ("kdump.commands.spark", "kdump.run"): "kdump/commands: issue 45's rework",
+    ("kdump.commands.tiered", "kdump.checks.options"): "kdump/commands: issue 45's rework",
+    ("kdump.commands.txn", "kdump.config"): "kdump/commands: issue 45's rework",
+    ("kdump.commands.txn", "kdump.txn.coordinator"): "kdump/commands: issue 45's rework",
+}
+"""Lazy imports of a module the importer's own top-level imports load anyway, and why they stay
+(a list that only shrinks)."""
+
+
+def _lines_inside_functions(node: ast.AST, inside: bool = False) -> list[int]:
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if inside and isinstance(child, (ast.Import, ast.ImportFrom)):
+            found.append(child.lineno)
+        functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        found += _lines_inside_functions(child, inside or isinstance(child, functions))
+    return found
+
+
+def function_imports() -> list[tuple[str, int]]:
+    """(module path, line) of every import statement inside a function of kdump."""
+    return [
+        (str(path.relative_to(ROOT)), line)
+        for path in sorted((ROOT / "kdump").rglob("*.py"))
+        for line in sorted(_lines_inside_functions(ast.parse(path.read_text())))
+    ]
+
+
+def test_imports_inside_functions_only_shrink() -> None:
+    found = len(function_imports())
+    assert found <= LAZY_IMPORTS, (
+        f"{found} imports inside functions, more than {LAZY_IMPORTS}: import at the top of the "
+        "module, unless a pinned start-up (tests/test_startup_imports.py) would pay for it"
+    )
+    assert found == LAZY_IMPORTS, f"fewer imports inside functions: lower LAZY_IMPORTS to {found}"
+
+
+def loaded_at_top(graph: Graph, module: str) -> set[str]:
+    """The kdump modules importing ``module`` loads: its top-level imports, theirs, and so on
+    (with the packages that hold each)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += [b for b, edge in graph.get(name, {}).items() if edge.kind == "import"]
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+    return seen
+
+
+def test_no_lazy_import_of_a_module_loaded_anyway() -> None:
+    """An import inside a function of a module the importer loads at its top anyway (itself or
+    through what it imports) saves no start-up: it goes to the top."""
+    graph = import_graph(ROOT / "kdump")
+    modules = module_names(ROOT / "kdump")
+    found = {}
+    for name, path in modules.items():
+        if path.suffix != ".py":
+            continue
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        anyway = loaded_at_top(graph, name)
+        for target, edge in _imports(path, here):
+            imported = _module_of(target, modules)
+            if edge.kind == "lazy" and imported in anyway and imported != name:
+                found[name, imported] = f"{path.relative_to(ROOT)}:{edge.line} {imported}"
+    new = sorted(found[k] for k in found.keys() - LAZY_LOADED_ANYWAY.keys())
+    assert new == [], "lazy imports of modules loaded anyway: move them to the top\n" + "\n".join(
+        new
+    )
+    gone = sorted(LAZY_LOADED_ANYWAY.keys() - found.keys())
+    assert gone == [], "gone: take them out of LAZY_LOADED_ANYWAY"

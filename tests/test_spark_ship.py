@@ -88,8 +88,9 @@ def as_executor(
 
 def deep_verify_tasks(roots: list[str]) -> tuple[Found, list[list[VerifyJob]]]:
     """`kdump spark verify --deep`'s tasks on ``roots``: one partition each."""
-    found = discover(roots, None, OpenOptions(verify=VerifyOptions(deep=True)))
-    return found, [[(i, log, None)] for i, log in enumerate(found.partitions)]
+    found = discover(roots, None, OpenOptions())
+    deep = VerifyOptions(deep=True)
+    return found, [[(i, log, None, deep)] for i, log in enumerate(found.partitions)]
 
 
 def verified(found: Found, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kdump.checks import fixes
 from kdump.checks.codes import Code
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
+from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
@@ -157,25 +158,28 @@ def segments_to_check(log: UnifiedLog) -> list[LogSegment]:
     return [s for s in log.segments if s.base_offset in log.only]
 
 
-def verify_partition(log: UnifiedLog, progress: Progress = NO_PROGRESS) -> PartitionResult:
-    """Every check of one partition, its segments walked here, in order (those not walked
-    already: a reused walk handed in), the checks of a compacted one's cleaned section riding on
-    them (kdump.checks.compacted, with the settings its log was opened with)."""
+def verify_partition(
+    log: UnifiedLog, options: VerifyOptions, progress: Progress = NO_PROGRESS
+) -> PartitionResult:
+    """Every check of one partition (verify's ``options``), its segments walked here, in
+    order (those not walked already: a reused walk handed in), the checks of a compacted one's
+    cleaned section riding on them (kdump.checks.compacted, with the settings its log was opened
+    with)."""
     segments = segments_to_check(log)
     todo = [s for s in segments if not log.walked(s)]
     if todo and has_cleaner_entry(log):
         # the compacted audit's module where a cleaner checkpoint says a section was cleaned
         from kdump.checks.compacted import check_in_order, cleaned_section
 
-        plan = cleaned_section(log, log.options.compaction_key_memory)
-        walks = check_in_order(log, todo, log.options, plan, keep_open=True)
+        plan = cleaned_section(log, options.compaction_key_memory)
+        walks = check_in_order(log, todo, options, plan, keep_open=True)
     else:
-        walks = [check_segment(s, log.options, keep_open=True) for s in todo]
+        walks = [check_segment(s, options, keep_open=True) for s in todo]
     for segment, result in zip(todo, walks, strict=True):
         log.take_result(segment, result)
     for segment in segments:
         progress.advance(segment.log_size, segment.log_path)
-    return finish_partition(log)
+    return finish_partition(log, options)
 
 
 def has_cleaner_entry(log: UnifiedLog) -> bool:
@@ -187,13 +191,12 @@ def has_cleaner_entry(log: UnifiedLog) -> bool:
         return False
 
 
-def finish_partition(log: UnifiedLog) -> PartitionResult:
-    """The partition's result from its segments' walks and the checks that hold across
-    segments."""
-    options = log.options
+def finish_partition(log: UnifiedLog, options: VerifyOptions) -> PartitionResult:
+    """The partition's result from its segments' walks (those not walked yet: walked now
+    with verify's ``options``) and the checks that hold across segments."""
     sink = FindingSink(options.max_findings_per_code)
     checked = segments_to_check(log)
-    results: list[SegmentResult] = [segment_result(log, s) for s in checked]
+    results: list[SegmentResult] = [segment_result(log, s, options) for s in checked]
     scans: dict[int, LogScan] = {}
     unread: set[int] = set()
     for walked in results:
@@ -203,7 +206,7 @@ def finish_partition(log: UnifiedLog) -> PartitionResult:
         elif walked.scan is not None:
             scans[walked.slot] = walked.scan
     with_log = [s for s in log.segments if s.slot in scans or s.slot in unread]
-    _check_oversize(log, sink)
+    _check_oversize(log, options, sink)
     if log.only is None:
         causes = _gap_causes(log, scans)
         remote = log.remote_partition
@@ -312,7 +315,7 @@ def _truncation(log: UnifiedLog) -> str:
     if later:
         last: int | None = None
         for seg in later:
-            scan = segment_result(log, seg).scan
+            scan = log.walk(seg).scan  # (walked already: the damage is known)
             if scan is not None and scan.last_offset is not None:
                 last = scan.last_offset
         bases = ", ".join(str(seg.base_offset) for seg in later)
@@ -594,18 +597,18 @@ def _stopped_cleaning(name: str, files: Mapping[str, int]) -> bool:
     return offset is not None and segment_file_name(offset, LOG_SUFFIX) in files
 
 
-def _check_oversize(log: UnifiedLog, sink: FindingSink) -> None:
+def _check_oversize(log: UnifiedLog, options: VerifyOptions, sink: FindingSink) -> None:
     """Segments and index files larger than their topic's segment.bytes and
     segment.index.bytes: each partition's own (--segment-bytes and --max-index-size for every
     partition, else its topic's from the layers it was opened with: --config, the describe
     output, server.properties, its node's KRaft image, an internal topic's broker config,
     Kafka's default), not one number for all."""
-    for f in _oversize(log, log.settings):
+    for f in _oversize(log, log.settings, options):
         sink.add(f)
 
 
-def _oversize(log: UnifiedLog, settings: Settings) -> list[Finding]:
-    options, files = log.options, log.storage.files()
+def _oversize(log: UnifiedLog, settings: Settings, options: VerifyOptions) -> list[Finding]:
+    files = log.storage.files()
     limits = (
         (LOG_SUFFIX, "LOG_SEGMENT_OVERSIZE", settings.segment_bytes_name, options.segment_bytes),
         (INDEX_SUFFIX, "INDEX_OVERSIZE", "segment.index.bytes", options.max_index_size),

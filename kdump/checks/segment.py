@@ -63,23 +63,23 @@ class SegmentResult(SegmentWalk):
         )
 
 
-def segment_result(log: UnifiedLog, segment: LogSegment) -> SegmentResult:
+def segment_result(log: UnifiedLog, segment: LogSegment, options: VerifyOptions) -> SegmentResult:
     """Verify's walk of ``segment`` (its findings beside the facts): the one a command did and
-    handed in, else done now and kept as the partition's (a segment a budget left unread has
-    none)."""
+    handed in, else done now with ``options`` and kept as the partition's (a segment a budget
+    left unread has none)."""
     found = log.handed_in(segment)
     if isinstance(found, SegmentResult):
         return found
     if segment.slot in log.left:
-        cap = log.options.max_findings_per_code
+        cap = options.max_findings_per_code
         return SegmentResult(segment.base_offset, segment.slot, None, FindingSink(cap))
-    result = check_segment(segment, log.options, keep_open=True)
+    result = check_segment(segment, options, keep_open=True)
     log.take_result(segment, result)
     return result
 
 
-def segment_results(log: UnifiedLog) -> list[SegmentResult]:
-    return [segment_result(log, s) for s in log.segments]
+def segment_results(log: UnifiedLog, options: VerifyOptions) -> list[SegmentResult]:
+    return [segment_result(log, s, options) for s in log.segments]
 
 
 def walker(options: VerifyOptions) -> Walker:
@@ -93,13 +93,12 @@ def walker(options: VerifyOptions) -> Walker:
 
 
 def walk_in_order(
-    log: UnifiedLog, rider: SegmentRider | None = None, options: VerifyOptions | None = None
+    log: UnifiedLog, options: VerifyOptions, rider: SegmentRider | None = None
 ) -> None:
-    """The partition's one walk of each segment, in order, with verify's checks on it (and
-    the producer state's replay, and ``rider``: UnifiedLog.walk_in_order). ``options``:
-    verify's for this walk, where they are not the log's (a topic's index interval, known once
-    the partition is open: kdump report)."""
-    log.walk_in_order(rider, walker(options or log.options))
+    """The partition's one walk of each segment, in order, with verify's checks on it (run
+    with ``options``), the producer state's replay and ``rider`` riding along
+    (UnifiedLog.walk_in_order)."""
+    log.walk_in_order(rider, walker(options))
 
 
 def unread_error(findings: list[Finding], path: str) -> KdumpError:

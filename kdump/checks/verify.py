@@ -214,7 +214,9 @@ def verify_paths(
     if audit.budget_ms is not None and reading.budget is None:
         # one budget for every segment's reads, whoever opens them (kdump.storage.reading)
         reading = reading._replace(budget=Budget(audit.budget_ms / 1000))
-    opened = OpenOptions(verify=options, reading=reading, layers=layers or ConfigLayers())
+    opened = OpenOptions(
+        max_batch_bytes=options.max_batch_bytes, reading=reading, layers=layers or ConfigLayers()
+    )
     found = discover(paths, store, opened)
     logs = found.partitions
     run = _Run(logs, options, reading, audit, started)
@@ -223,7 +225,7 @@ def verify_paths(
         run.walk(jobs, progress)
     finally:
         run.finish()
-    result = finish_result(found, logs, run.images)
+    result = finish_result(found, logs, options, run.images)
     result.audit = run.summary
     return result
 
@@ -231,6 +233,7 @@ def verify_paths(
 def finish_result(
     found: Found,
     logs: list[UnifiedLog],
+    options: VerifyOptions,
     images: dict[str, MetadataConfigs | None] | None = None,
 ) -> VerifyResult:
     """The result of ``logs`` (all or some of ``found``'s partitions), their segments' walks
@@ -248,7 +251,7 @@ def finish_result(
             from kdump.kraft.configs import take_node_image
 
             take_node_image(log, found.partitions, images, replay=not log.cut_short)
-        results[log.location] = finish_partition(log)
+        results[log.location] = finish_partition(log, options)
         log.close()  # the facts are in the result: nothing stays mapped
     add_boundary_findings(logs, results)
     return collect_result(found, lambda log: results[log.location], logs)

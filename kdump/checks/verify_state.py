@@ -39,7 +39,7 @@ from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.checks.registry import REGISTRY
 from kdump.checks.segment import Resume, SegmentResult, unread_error
 from kdump.checks.sink import FindingSink
-from kdump.errors import ReadBackError
+from kdump.errors import InputError, KdumpError, ReadBackError
 from kdump.format.layout import RECORD_BATCH_OVERHEAD
 from kdump.format.names import INDEX_SUFFIX, INDEX_SUFFIXES, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from kdump.format.walk import Stop, StopReason
@@ -47,7 +47,7 @@ from kdump.log_scan import FirstBatch, LogScan
 from kdump.parallel import map_ordered
 from kdump.segment import LogSegment
 from kdump.storage.reading import KEEP, ReadPolicy, read_ranges
-from kdump.untrusted import path_part
+from kdump.untrusted import json_text, path_part
 
 FORMAT = "kdump-verify-state"
 OWN_PREFIX = b'{"format":"' + FORMAT.encode() + b'"'
@@ -520,9 +520,7 @@ class VerifyState:
         """Replace the file atomically (a reader, or a crash, sees the old one or the new),
         mode 0600; never a file kdump did not write or does not trust. A failure is the
         ``warning`` (the run keeps its findings and its exit code), never an error."""
-        from kdump.errors import KdumpError
         from kdump.storage.outputs import write_textfile
-        from kdump.untrusted import json_text
 
         if self.foreign:
             return
@@ -793,7 +791,6 @@ def check_state_path(path: Path, made: bool = False) -> None:
     """An error now, before any work, where the state file cannot be written: its directory
     missing (``made``: the default one, made here, mode 0700), not a directory, or not this
     user's to write in (issue 44 point 9: found after the run, the findings were lost)."""
-    from kdump.errors import InputError
 
     directory = path.parent
     if made and not directory.exists():

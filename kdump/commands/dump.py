@@ -100,18 +100,22 @@ def dump_settings(**kw: Any) -> DumpOptions:
     )
 
 
-def write_lines(lines: Iterator[Line | Chunk]) -> None:
-    """The text dump on standard output and standard error, in the order produced."""
+def write_lines(lines: Iterator[Line | Chunk], jobs: int = 1) -> None:
+    """The text dump on standard output and standard error, in the order produced (written
+    behind the rendering in one process; ``jobs``' workers write their own)."""
     with pipe_safe():
-        out = Output()
-        for item in lines:
-            if isinstance(item, Chunk):
-                out.data(item.data)
-            elif item.stream == ERR:
-                out.error(item.text)
-            else:
-                out.line(item.text)
-        out.flush()
+        out = Output(behind=jobs == 1)
+        try:
+            for item in lines:
+                if isinstance(item, Chunk):
+                    out.data(item.data)
+                elif item.stream == ERR:
+                    out.error(item.text)
+                else:
+                    out.line(item.text)
+            out.flush()
+        finally:
+            out.close()
 
 
 def dump_exit(problems: DumpProblems) -> int:
@@ -141,7 +145,8 @@ def dump_jobs(jobs: int) -> int:
 def run_files(paths: list[str], kw: dict[str, Any], jobs: int) -> int:
     """``kdump --files``: kafka-dump-log.sh's run over these files; the exit code."""
     problems = DumpProblems()
-    write_lines(dump_files(paths, dump_settings(**kw), problems, dump_jobs(jobs)))
+    jobs = dump_jobs(jobs)
+    write_lines(dump_files(paths, dump_settings(**kw), problems, jobs), jobs)
     return dump_exit(problems)
 
 
@@ -202,11 +207,14 @@ def dump(
     with progress(show_progress(quiet, streams_stdout=True), "dump", quiet=quiet) as meter:
         meter.total(sum(f.size for f in paths))
         if fmt == "text":
-            write_lines(dump_files(paths, opts, problems, jobs, meter))
+            write_lines(dump_files(paths, opts, problems, jobs, meter), jobs)
         else:
             with pipe_safe():
-                out = Output("json")
-                for chunk in dump_files_lines(paths, opts, problems, jobs, meter):
-                    out.data(chunk.data)
-                out.flush()
+                out = Output("json", behind=jobs == 1)
+                try:
+                    for chunk in dump_files_lines(paths, opts, problems, jobs, meter):
+                        out.data(chunk.data)
+                    out.flush()
+                finally:
+                    out.close()
     ctx.exit(dump_exit(problems))

@@ -169,7 +169,7 @@ def _run(
         given.get("max_index_size", DEFAULT_MAX_INDEX_SIZE),
     )
     layers = None if index is None else index_layers(paths, **index)
-    targets = resolve_targets(list(paths), config, layers)
+    targets = resolve_targets(list(paths), layers)
     for option in ("output_dir", "backup_dir"):
         if kw[option] is not None:
             startup = option == "backup_dir" and ctx.command.name == "recover"
@@ -241,7 +241,7 @@ def _settle(
         raise click.exceptions.Exit(done.exit_code)
     for log in targets:
         log.close()
-    return resolve_targets(paths, config, layers), settled
+    return resolve_targets(paths, layers), settled
 
 
 def _lock_as_a_run_would(log_dirs: set[Path], force: bool) -> None:

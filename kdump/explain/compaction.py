@@ -5,7 +5,7 @@ Cleaner.doClean), put in words. ``kdump compact`` runs the same cleaning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kdump.config import Settings
@@ -14,6 +14,8 @@ from kdump.explain.segments import SegmentFacts
 from kdump.explain.transactions import OpenTransaction
 from kdump.format.names import CLEANER_OFFSET_CHECKPOINT
 from kdump.log_cleaner import (
+    CleanedGroup,
+    CleanedSegmentSink,
     Cleaner,
     CleaningResult,
     LogToClean,
@@ -109,6 +111,9 @@ class CompactionExplanation:
     reason: str
     preview: CleaningPreview
     notes: tuple[str, ...] = field(default=())
+    cleaning: CleaningResult | None = field(default=None, compare=False, repr=False)
+    """The cleaning the preview counts, where the caller keeps it (kdump compact's one
+    cleaning, not a second); not in the output."""
 
 
 def explain_compaction(
@@ -123,8 +128,12 @@ def explain_compaction(
     open_transactions: tuple[OpenTransaction, ...],
     map_bytes: int,
     deep: bool,
+    sinks: Callable[[CleanedGroup], CleanedSegmentSink] | None = None,
+    keep_cleaning: bool = False,
 ) -> CompactionExplanation:
-    """The cleaner's view of ``log`` at ``now`` (``facts``: its segments, in order)."""
+    """The cleaner's view of ``log`` at ``now`` (``facts``: its segments, in order). Its
+    preview is one cleaning (Cleaner.doClean), whose cleaned segments go to ``sinks`` where
+    given, kept as ``cleaning`` with ``keep_cleaning``."""
     bases = [f.base_offset for f in facts]
     checkpoint = cleaner_checkpoint(log)
     offsets = cleanable_offsets(
@@ -147,7 +156,7 @@ def explain_compaction(
     cleanable, reason = _decide(
         settings, to_clean.total_bytes, to_clean.cleanable_bytes, to_clean.cleanable_ratio, delay
     )
-    preview = _preview(log, settings, now, to_clean, map_bytes, deep)
+    preview, cleaning = _preview(log, settings, now, to_clean, map_bytes, deep, sinks)
     notes = []
     if preview.failure is not None:
         notes.append(
@@ -184,6 +193,7 @@ def explain_compaction(
         reason=reason,
         preview=preview,
         notes=tuple(notes),
+        cleaning=cleaning if keep_cleaning else None,
     )
 
 
@@ -262,7 +272,8 @@ def _preview(
     to_clean: LogToClean,
     map_bytes: int,
     deep: bool,
-) -> CleaningPreview:
+    sinks: Callable[[CleanedGroup], CleanedSegmentSink] | None,
+) -> tuple[CleaningPreview, CleaningResult]:
     keys: dict[bytes, list[int]] = {}
 
     def tally(key: bytes, kept: bool) -> None:
@@ -273,14 +284,14 @@ def _preview(
     offset_map = new_offset_map(map_bytes, settings.dedupe_load_factor, deep)
     try:
         cleaner = Cleaner(offset_map, now, tally if deep else None)
-        result = cleaner.do_clean(log, to_clean, settings)
+        result = cleaner.do_clean(log, to_clean, settings, sinks)
     finally:
         offset_map.close()
     top: tuple[KeyCount, ...] = ()
     if deep:
         ranked = sorted(keys.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
         top = tuple(KeyCount(bytes(k), n, d) for k, (n, d) in ranked[:TOP_KEYS])
-    return preview_of(result, deep, top)
+    return preview_of(result, deep, top), result
 
 
 def preview_of(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding
+from kdump.checks.options import VerifyOptions
 from kdump.checks.registry import codes_of
 from kdump.checks.segment import segment_result
 from kdump.errors import FormatError, InputError
@@ -86,7 +87,7 @@ class SegmentFacts:
 
 def read_segment_facts(log: UnifiedLog, segment: LogSegment) -> SegmentFacts:
     """The facts explain needs of one segment, from the partition's one walk of it."""
-    result = segment_result(log, segment)
+    result = segment_result(log, segment, VerifyOptions())
     scan = result.scan
     if scan is None:
         unread = next((f for f in result.findings if f.code == Code.FILE_UNREADABLE), None)

@@ -30,7 +30,7 @@ class OpenTransactions:
 def open_transactions(log: UnifiedLog) -> OpenTransactions:
     """The transactions a broker loading this partition would find open (and those completed
     at or above the high watermark), and the last stable offset they leave."""
-    end = log.producer_state
+    end = log.loaded_producer_state
     state = end.state
     found = [
         OpenTransaction(t.producer_id, t.first_offset)

@@ -29,7 +29,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
-from kdump.checks.segment import segment_result
 from kdump.errors import KdumpError
 from kdump.format.checkpoint import PartitionMetadata
 from kdump.format.names import (
@@ -252,7 +251,7 @@ def _log_batch_at(log: UnifiedLog, offset: int) -> tuple[int, int] | None:
 
 def _last_epoch(log: UnifiedLog) -> int | None:
     for segment in reversed(log.segments_after_recovery):
-        scan = segment_result(log, segment).scan
+        scan = log.walk(segment).scan  # (verify walked it: the partition's checks come last)
         if scan is not None and scan.epoch_starts:
             return int(scan.epoch_starts[-1][0])
     return None

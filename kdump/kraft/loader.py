@@ -41,6 +41,7 @@ from kdump.kraft.delta import MetadataDelta
 from kdump.kraft.image import MetadataImage, MetadataProvenance, ReplayError
 from kdump.log_scan import tail_damage
 from kdump.storage.base import Storage
+from kdump.storage.local import LocalStorage
 from kdump.storage.records import FileRecords
 from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
@@ -493,7 +494,6 @@ def load_metadata(path: str) -> MetadataLoad:
     """``kdump metadata PATH``: a ``__cluster_metadata-0`` directory, a log dir holding one, or
     one snapshot file."""
     from kdump.discovery import discover
-    from kdump.storage.local import LocalStorage
 
     p = Path(path)
     if p.is_file():

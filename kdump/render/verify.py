@@ -10,7 +10,7 @@ from kdump.checks.findings import Finding, Severity
 from kdump.checks.verify import VerifyResult
 from kdump.render.console import Justify, TextConsole, TextTable
 from kdump.units import at, size
-from kdump.untrusted import terminal
+from kdump.untrusted import json_text, terminal
 
 if TYPE_CHECKING:
     from kdump.run import RunInfo
@@ -158,8 +158,6 @@ def render_text(
 
 
 def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
-    from kdump.untrusted import json_text  # json: text output does without it
-
     doc: dict[str, Any] = {
         "findings": [f.to_dict() for f in result.findings],
         "summary": result.summary(),
@@ -170,7 +168,5 @@ def render_json(result: VerifyResult, run: RunInfo | None = None) -> str:
 
 
 def render_jsonl(result: VerifyResult) -> Iterator[str]:
-    from kdump.untrusted import json_text
-
     for f in result.findings:
         yield json_text(f.to_dict(), separators=(",", ":"))

@@ -23,7 +23,6 @@ from typing import Any
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.log import STOP_CODES
-from kdump.checks.options import VerifyOptions
 from kdump.checks.partition import rename_rule
 from kdump.checks.segment import segment_result
 from kdump.checks.txn import skipped_snapshot
@@ -244,20 +243,13 @@ class SegmentPlan:
         ]
 
 
-def resolve_targets(
-    paths: list[str], config: IndexConfig | None = None, layers: ConfigLayers | None = None
-) -> list[UnifiedLog]:
-    """Segment files, partition dirs and log dirs -> partitions, each once, in path order,
-    opened with the checks the repair's settings call for (``layers``: where their topics'
-    settings come from).
+def resolve_targets(paths: list[str], layers: ConfigLayers | None = None) -> list[UnifiedLog]:
+    """Segment files, partition dirs and log dirs -> partitions, each once, in path order
+    (``layers``: where their topics' settings come from).
 
     A named segment must have its .log: rebuilding or trimming needs it.
     """
-    config = config or IndexConfig()
-    verify = VerifyOptions(
-        index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
-    )
-    opened = OpenOptions(verify=verify, layers=layers or ConfigLayers())
+    opened = OpenOptions(layers=layers or ConfigLayers())
     found = discover(paths, options=opened, urls=False)
     found.raise_first()
     logs = found.partitions
@@ -411,7 +403,9 @@ NOT_REPAIRED = frozenset((Code.LOG_SEGMENT_OVERSIZE, Code.LOG_LEGACY_WRAPPER_INV
 """Findings a rebuild and a cut leave as they are: they do not call for recovery."""
 
 
-def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[LogSegment]:
+def _in_scope(
+    log: UnifiedLog, named: list[LogSegment], scope: Scope, config: IndexConfig
+) -> list[LogSegment]:
     if scope is Scope.ALL:
         return named
     if scope is Scope.DAMAGED:
@@ -421,7 +415,7 @@ def _in_scope(log: UnifiedLog, named: list[LogSegment], scope: Scope) -> list[Lo
             for s in named
             if any(
                 f.severity is not Severity.INFO and f.code not in NOT_REPAIRED
-                for f in segment_result(log, s).findings
+                for f in segment_result(log, s, config.verify_options).findings
             )
         ]
     # the broker's own choice at its next start (LogLoader.load: kdump.log_loader)
@@ -441,7 +435,7 @@ def _rebuild_partition(
     if not segments:
         return
     named = log.named_segments
-    selected = _in_scope(log, named, scope)
+    selected = _in_scope(log, named, scope, config)
     chosen = {s.slot for s in selected}
     for seg in named:
         if seg.slot not in chosen:
@@ -463,7 +457,7 @@ def _rebuild_partition(
                 buf, seg.base_offset, str(paths.log_path), config, producers, state_from
             )
             if truncate:
-                new_base = _renamed_base(log, seg, buf)
+                new_base = _renamed_base(log, seg, buf, config)
                 if new_base is not None:
                     recovered = recover_segment(
                         buf, new_base, str(paths.log_path), config, producers, state_from
@@ -527,7 +521,7 @@ _DELETED_KINDS = tuple((suffix, SEGMENT_FILE) for suffix in (*INDEX_SUFFIXES, LO
 its rerun deletes again, never index files whose log is gone."""
 
 
-def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
+def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer, config: IndexConfig) -> int | None:
     """The base offset a segment named above its first batch can be renamed to (verify's
     rename_rule), or None."""
     try:
@@ -540,7 +534,7 @@ def _renamed_base(log: UnifiedLog, seg: LogSegment, buf: Buffer) -> int | None:
     last_of: dict[int, int | None] = {}
     if lower:
         prev = lower[-1]
-        scan = segment_result(log, prev).scan
+        scan = segment_result(log, prev, config.verify_options).scan
         last_of[prev.base_offset] = None if scan is None else scan.last_offset
     rule = rename_rule(log.base_offsets, seg.base_offset, first.base_offset, last_of)
     if rule.new_base is None:

@@ -35,6 +35,7 @@ from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.gather import IndexGather, entry_keys
 from kdump.checks.log import stop_damage
+from kdump.checks.options import VerifyOptions
 from kdump.checks.txn import invalid_txn_state
 from kdump.config import ConfigLayers, Source, option_default, resolve_settings
 from kdump.crc import Buffer
@@ -82,6 +83,14 @@ class IndexConfig:
     interval_from: str | None = None
     """What set index.interval.bytes (an option, a file's line); None: Kafka's default, assumed
     for want of the topic's own setting."""
+
+    @property
+    def verify_options(self) -> VerifyOptions:
+        """verify's checks of a segment's indexes against these settings (the recheck of what
+        a repair writes, the findings that choose what it repairs)."""
+        return VerifyOptions(
+            index_interval_bytes=self.index_interval_bytes, max_index_size=self.max_index_size
+        )
 
     @property
     def max_offset_entries(self) -> int:

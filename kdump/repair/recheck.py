@@ -15,7 +15,6 @@ from kdump.checks.findings import Finding
 from kdump.checks.gather import IndexGather, index_keys
 from kdump.checks.indexes import check_offset_index, check_time_index
 from kdump.checks.log import gather_log, scan_log
-from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
 from kdump.checks.txn import check_txn_index
 from kdump.crc import Buffer
@@ -38,9 +37,7 @@ def recheck_staged(
     checked = [s for s in staged if s.change.kind in (OFFSET_INDEX, TIME_INDEX, TXN_INDEX)]
     if not checked:
         return []
-    options = VerifyOptions(
-        index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
-    )
+    options = config.verify_options
     sink = FindingSink(options.max_findings_per_code)
     seg = plan.segment
     base = seg.base_offset if plan.new_base is None else plan.new_base
@@ -95,9 +92,7 @@ def recheck_segment(
     """verify's checks of a whole new segment (a compaction's, staged: ``log`` and each index
     kind's bytes in ``indexes``), findings named after ``log_path`` and its siblings: the log
     walked once with every check (CRCs, offsets, sizes), then each index against it."""
-    options = VerifyOptions(
-        index_interval_bytes=config.index_interval_bytes, max_index_size=config.max_index_size
-    )
+    options = config.verify_options
     sink = FindingSink(options.max_findings_per_code)
     stem = log_path.removesuffix(LOG_SUFFIX)
     offset_index = time_index = None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import segment_result
 from kdump.crc import Buffer
 from kdump.errors import OutputLimitError
@@ -296,7 +297,7 @@ def salvage_partition(
     directory = Path(local)
     out = output_dir / directory.name
     for seg in log.named_segments:
-        scan = segment_result(log, seg).scan
+        scan = segment_result(log, seg, VerifyOptions()).scan
         at = None if scan is None else scan.first_invalid
         log_path = directory / seg.file_name(LOG_SUFFIX)
         yield salvage_segment(log_path, at, out, log.topic_partition, max_output_bytes)

@@ -182,7 +182,9 @@ def collect(
     """Everything under ``paths``, log dir by log dir; partitions with errors first; worked
     out in ``jobs`` processes (the same model for any number)."""
     resolve_settings(options.layers, None)  # a bad --config fails before any partition is read
-    opened = OpenOptions(verify=options.verify, now_ms=options.now, layers=options.layers)
+    opened = OpenOptions(
+        max_batch_bytes=options.verify.max_batch_bytes, now_ms=options.now, layers=options.layers
+    )
     found = discover(paths, options=opened, urls=False)
     every = found.partitions
     groups: dict[str, list[UnifiedLog]] = {ld.location: [] for ld in found.log_dirs}
@@ -238,12 +240,12 @@ def _partition(
     given = None if interval.source is Source.DEFAULT else settings.index_interval_bytes
     # one walk of each segment: verify's checks, the facts, the producer state replay and, on
     # a compacted log, the checks of its cleaned section
-    cleaned = cleaned_section(log, log.options.compaction_key_memory)
+    cleaned = cleaned_section(log, options.verify.compaction_key_memory)
     check = None if cleaned is None else CleanedSectionCheck(cleaned)
-    walk_in_order(log, check, options.verify._replace(index_interval_bytes=given))
+    walk_in_order(log, options.verify._replace(index_interval_bytes=given), check)
     if check is not None:
-        check.deliver(segment_results(log))
-    result = finish_partition(log)
+        check.deliver(segment_results(log, options.verify))
+    result = finish_partition(log, options.verify)
     p = PartitionView(
         path=log.location,
         topic=log.topic,

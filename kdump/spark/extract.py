@@ -169,7 +169,8 @@ def export_plan(
     options: VerifyOptions | None = None,
 ) -> ExportPlan:
     """``segment_tasks``, and the choices made where a topic-partition has several replicas."""
-    found = discover(list(paths), store, OpenOptions(verify=options or VerifyOptions()))
+    opened = OpenOptions(max_batch_bytes=(options or VerifyOptions()).max_batch_bytes)
+    found = discover(list(paths), store, opened)
     found.raise_first()
     logs = [log for log in found.partitions if topics is None or topic_selected(log.topic, topics)]
     brokers = _Brokers()

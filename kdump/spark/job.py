@@ -94,9 +94,9 @@ class PartitionPlan:
     changed: list[tuple[int, Finding]] = field(default_factory=list)
 
 
-VerifyJob = tuple[int, UnifiedLog, PartitionPlan | None]
+VerifyJob = tuple[int, UnifiedLog, PartitionPlan | None, VerifyOptions]
 """(index, the opened partition: its storage travels with it, an object store's options too;
-what the driver's state lets it skip)."""
+what the driver's state lets it skip; verify's options)."""
 
 Records = list[tuple[str, Verified | None]]
 """What each segment walked leaves in the state (kdump.checks.verify_state.VerifyState.keep)."""
@@ -107,18 +107,21 @@ GroupResult = list[tuple[int, PartitionResult | tuple[str, int], Records]]
 def verify_group(group: list[VerifyJob]) -> GroupResult:
     """One Spark task of `kdump spark verify`: its partitions verified, on an executor."""
     out: GroupResult = []
-    for i, log, plan in group:
+    for i, log, plan, options in group:
         try:
             visible_here(log.storage.local_path)
-            walked = _apply_plan(log, plan)
-            result = verify_partition(log)
-            out.append((i, result, _records(log, walked) if plan is not None else []))
+            walked = _apply_plan(log, plan, options)
+            result = verify_partition(log, options)
+            records = _records(log, walked, options) if plan is not None else []
+            out.append((i, result, records))
         except KdumpError as e:
             out.append((i, (str(e), int(e.exit_code)), []))
     return out
 
 
-def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]:
+def _apply_plan(
+    log: UnifiedLog, plan: PartitionPlan | None, options: VerifyOptions
+) -> list[LogSegment]:
     """The plan's reused results handed in, its changed segments walked with their finding;
     the segments this task walks."""
     segments = segments_to_check(log)
@@ -126,20 +129,20 @@ def _apply_plan(log: UnifiedLog, plan: PartitionPlan | None) -> list[LogSegment]
         return segments
     for slot, known in plan.reuse:
         segment = log.all_segments[slot]
-        log.take_result(segment, reused_result(segment, known, log.options.max_findings_per_code))
+        log.take_result(segment, reused_result(segment, known, options.max_findings_per_code))
     for slot, finding in plan.changed:
-        segment_result(log, log.all_segments[slot]).sink.add(finding)
+        segment_result(log, log.all_segments[slot], options).sink.add(finding)
     reused = {slot for slot, _ in plan.reuse}
     return [s for s in segments if s.slot not in reused]
 
 
-def _records(log: UnifiedLog, walked: list[LogSegment]) -> Records:
+def _records(log: UnifiedLog, walked: list[LogSegment], options: VerifyOptions) -> Records:
     now_ms = int(time.time() * 1000)
     out: Records = []
     for segment in walked:
         key = key_of(segment)
         if key is not None:
-            result = segment_result(log, segment)
+            result = segment_result(log, segment, options)
             out.append((key, verified_record(segment, result.scan, result.findings, now_ms)))
     return out
 
@@ -177,14 +180,15 @@ def verify_on_spark(
     """`kdump verify` with the partitions verified on the executors, ``tasks`` Spark tasks
     (default: TASKS_PER_CORE per core). ``audit.state``: a directory holding one state file
     per log dir (kdump.checks.verify_state), read and written here on the driver."""
-    found = discover(absolute(paths), store, OpenOptions(verify=options))
+    opened = OpenOptions(max_batch_bytes=options.max_batch_bytes)
+    found = discover(absolute(paths), store, opened)
     found.raise_first()
     targets = found.partitions
     _take_node_images(targets)
     states = _States(audit or AuditOptions())
     plans = [states.plan(t) for t in targets]
     slices = max(1, min(len(targets), tasks or default_parallelism(spark) * TASKS_PER_CORE))
-    jobs: list[VerifyJob] = [(i, t, plans[i]) for i, t in enumerate(targets)]
+    jobs: list[VerifyJob] = [(i, t, plans[i], options) for i, t in enumerate(targets)]
     groups = pack_by_size(jobs, [_log_bytes(t) for t in targets], slices)
     results: dict[int, PartitionResult] = {}
     for outcome in run_tasks(spark, "kdump.spark.job:verify_group", groups):
@@ -558,7 +562,7 @@ def export_on_spark(
         log, segment = plan.segments[index]
         log.take_result(segment, restore_walk(segment, walk, cap))
     # every finding verify gives on these partitions and their log dirs, by verify's own code
-    checked = finish_result(plan.found, plan.logs)
+    checked = finish_result(plan.found, plan.logs, options)
     result.findings = checked.findings
     result.finding_rows = finding_rows(checked)
     fs.create_dir(f"{base}/{FINDINGS_DIR}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
-from kdump.storage.remote.urls import is_url
+from kdump.storage.remote.urls import is_url, url_name, url_parent
 from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ def locate_file(raw: str, store: ObjectStore | None = None) -> tuple[Storage, st
         return LocalStorage(directory), name
     from kdump.storage.objects import ObjectStorage
     from kdump.storage.remote.store import ObjectStore
-    from kdump.storage.remote.urls import url_name, url_parent
 
     store = store or ObjectStore()
     full = store.full_url(raw)
@@ -89,8 +88,6 @@ def parent_location(location: str) -> str:
     """The folder holding a file or folder: an absolute path (the same whatever directory kdump
     was started in), or the URL of the prefix holding it."""
     if is_url(location):
-        from kdump.storage.remote.urls import url_parent
-
         return url_parent(location)
     return os.path.dirname(os.path.abspath(location))
 

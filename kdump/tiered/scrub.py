@@ -44,6 +44,7 @@ from kdump.storage.remote.layouts import (
     RemotePartition,
     RemoteSegmentRef,
     folder_readings,
+    parse_listing,
     partition_folder,
     segment_stem,
 )
@@ -497,7 +498,6 @@ def scrub_bucket(
 ) -> ScrubResult:
     """List ``url``, replay the metadata under ``metadata_paths``, compare; with ``deep``, every
     remote segment is checked as `kdump verify` checks it (each batch's CRC)."""
-    from kdump.storage.remote.layouts import parse_listing
 
     store = store or ObjectStore()
     metadata = read_remote_log_metadata(metadata_paths, partition_count, store)

@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
+from kdump.checks.options import VerifyOptions
+from kdump.checks.replay import replay_findings
 from kdump.checks.segment import walk_in_order
 from kdump.config import option_default
 from kdump.discovery import discover
 from kdump.errors import InputError, KdumpError
 from kdump.format.filters import NO_FILTER, BatchFilter
+from kdump.producer_replay import AbortedRange, TxnCounts
 from kdump.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     CompletedTxn,
@@ -43,7 +46,6 @@ from kdump.txn.coordinator import (
     is_transaction_state,
     read_coordinator_view,
 )
-from kdump.txn.replay import AbortedRange, TxnCounts
 from kdump.unified_log import OpenOptions, UnifiedLog
 from kdump.untrusted import shell_word
 
@@ -209,10 +211,10 @@ def analyze_partition(
     view = view if view is not None else CoordinatorView()
     if not log.segments:
         return None
-    walk_in_order(log)
+    walk_in_order(log, VerifyOptions())  # verify's checks as its defaults run them
     end = log.producer_state
     findings: list[Finding] = [_checkpoint_finding(e) for e in log.unreadable_checkpoints]
-    findings += end.findings
+    findings += replay_findings(end.met)
     state = end.state
     hw = log.high_watermark
     lso = log.last_stable_offset
@@ -317,7 +319,9 @@ def _blocked(log: UnifiedLog, lso: int) -> tuple[int, int]:
         end = None
         if damaged is not None and segment.base_offset == damaged.segment:
             end = damaged.position
-        for run in segment.log.walk(0, end, check_crc=False):
+        # from the offset index's entry for the LSO, as a read_committed fetch there reads
+        start = segment.read_position(lso) if segment.base_offset <= lso else 0
+        for run in segment.log.walk(start, end, check_crc=False):
             if run.last_offset[run.n - 1] < lso:
                 continue
             for i in range(run.n):

@@ -8,6 +8,10 @@ loaded snapshot's offset on (the broker's producer state at the log end: open tr
 the first unstable offset). It rides on a command's own walk of the segments (kdump.checks:
 ``begin``, ``take``, ``end`` for each segment, in order), or walks them itself (``run``). The
 opened partition (kdump.unified_log) sets it up from its snapshot and finishes it at its end.
+
+What it meets on the way (a snapshot the load skips, where it stops, a marker the state
+refuses, a ``.txnindex`` that disagrees with the markers) it keeps as values, in order
+(``ProducerStateAtEnd.met``): verify words them as findings (kdump.checks.txn.replay_findings).
 """
 
 from __future__ import annotations
@@ -15,14 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kdump.checks import fixes
-from kdump.checks.findings import Finding, Severity
-from kdump.checks.log import stop_damage
-from kdump.checks.txn import invalid_txn_state, skipped_snapshot
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
 from kdump.format.txnindex import AbortedTxn
 from kdump.format.walk import BatchRun, Producers, Stop, flag_batches
+from kdump.log_scan import tail_damage
 from kdump.producer_state import (
     Appended,
     CompletedTxn,
@@ -32,11 +33,57 @@ from kdump.producer_state import (
 )
 from kdump.segment import LogSegment
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from kdump.format.snapshot import ProducerSnapshot
+
+
+class SnapshotSkipped(NamedTuple):
+    """A newer snapshot the load skips because it does not parse: ProducerStateManager's
+    loadFromSnapshot moves on to the next older one (and deletes it)."""
+
+    path: str
+    error: KdumpError
+
+
+class ReplayCut(NamedTuple):
+    """Where recovery cuts the log (a batch whose CRC fails, bytes that are no batch): the
+    replay stops there, and nothing after it is in the producer state."""
+
+    path: str
+    damage: str
+    """What the bytes there are, in the word every command uses (LOG_CRC_MISMATCH, or
+    kdump.log_scan.TailDamage's name)."""
+    why: str
+    position: int
+    offset: int | None = None
+
+
+class ReplayUnreadable(NamedTuple):
+    """A segment that cannot be read: the replay stops before it (what it holds is unknown)."""
+
+    path: str
+    reason: str
+
+
+class TxnIndexMismatch(NamedTuple):
+    """A segment's aborts as its markers end them beside its ``.txnindex``, where they differ:
+    an abort the index does not list (``index_first`` None), one it lists from another first
+    offset, or an entry with no ABORT marker in the log (``log_first`` None)."""
+
+    txn_index_path: str
+    log_path: str
+    producer_id: int
+    last_offset: int
+    log_first: int | None
+    index_first: int | None
+
+
+Met = SnapshotSkipped | ReplayCut | ReplayUnreadable | InvalidTxnState | TxnIndexMismatch
+"""What the replay meets on the way, kept in order (``ProducerStateAtEnd.met``)."""
 
 
 @dataclass
@@ -67,7 +114,7 @@ class TxnCounts:
 @dataclass
 class ProducerStateAtEnd:
     """What the replay left: the broker's producer state at the log end (``state``), the
-    partition's transaction history, and the findings met on the way."""
+    partition's transaction history, and what it met on the way."""
 
     state: ProducerStateManager
     state_from: int
@@ -75,7 +122,7 @@ class ProducerStateAtEnd:
     snapshot_path: str | None
     completed: dict[int, TxnCounts]
     aborted: list[AbortedRange]
-    findings: list[Finding]
+    met: list[Met]
     log_end: int | None
     """After the last batch replayed (None: none)."""
     batches: int
@@ -100,7 +147,7 @@ class ProducerReplay:
         }
         self.completed: dict[int, TxnCounts] = {}
         self.aborted: list[AbortedRange] = []
-        self.findings: list[Finding] = []
+        self.met: list[Met] = []
         self.log_end: int | None = None
         self.batches = 0
         self.cut = False
@@ -132,9 +179,8 @@ class ProducerReplay:
         return cls(ProducerStateManager(), state, state_from)
 
     def skipped_snapshots(self, skipped: Iterable[tuple[str, KdumpError]]) -> None:
-        """The newer snapshots the load skipped because they do not parse (path, why): a
-        finding each."""
-        self.findings += [skipped_snapshot(path, e) for path, e in skipped]
+        """The newer snapshots the load skipped because they do not parse (path, why)."""
+        self.met += [SnapshotSkipped(path, e) for path, e in skipped]
 
     def skip_rebuild(self, high_watermark: int | None, log_end: int) -> None:
         """The rebuild the broker skips (a clean stop, no snapshot): no producer state, as of
@@ -155,7 +201,7 @@ class ProducerReplay:
             snapshot_path=self.snapshot_path,
             completed=self.completed,
             aborted=self.aborted,
-            findings=self.findings,
+            met=self.met,
             log_end=self.log_end,
             batches=self.batches,
             first_unstable_offset=state.first_unstable_offset(),
@@ -195,47 +241,29 @@ class ProducerReplay:
         if not self.cut and stop is not None and stop.is_damage:
             why = stop.error.reason if stop.error is not None else f"{stop.remaining} bytes"
             why = f"the log stops being readable here ({why})"
-            damage = stop_damage(stop, log.buf)
-            # the code verify gives the same bytes (a zero tail is LOG_ZERO_TAIL, not a torn batch)
-            self._cut_at(log, damage[0] if damage else "LOG_CRC_MISMATCH", stop.position, why)
+            damage = tail_damage(stop, log.buf)
+            # the word verify gives the same bytes (a zero tail is LOG_ZERO_TAIL, not a torn batch)
+            self._cut_at(log, damage.name if damage else "LOG_CRC_MISMATCH", stop.position, why)
         self._compare_txn_index(self._segment)
 
     def _cut_at(
-        self, log: FileRecords, code: str, position: int, why: str, offset: int | None = None
+        self, log: FileRecords, damage: str, position: int, why: str, offset: int | None = None
     ) -> None:
-        """The replay stops where recovery cuts the log (a warning here: verify's finding of
-        the same code is the error)."""
+        """The replay stops where recovery cuts the log."""
         self.cut = True
-        self.findings.append(
-            Finding(
-                code,
-                Severity.WARNING,
-                log.path,
-                f"{why}: recovery cuts the log here, so batches from here on are not in the "
-                "producer state",
-                offset=offset,
-                position=position,
-            )
-        )
+        self.met.append(ReplayCut(log.path, damage, why, position, offset))
 
     def unreadable(self, segment: LogSegment, error: KdumpError) -> None:
         """A segment that cannot be read: the replay stops before it (what it holds is unknown)."""
         self.cut = True
-        self.findings.append(
-            Finding(
-                "FILE_UNREADABLE",
-                Severity.WARNING,
-                error.path or segment.log_path,
-                f"{error.reason}: the producer state stops before this segment",
-            )
-        )
+        self.met.append(ReplayUnreadable(error.path or segment.log_path, error.reason))
 
     # -- walking the segments itself ------------------------------------------------------
 
-    def run(self, segments: list[LogSegment]) -> None:
+    def run(self, segments: list[LogSegment], position: int = 0) -> None:
         """Replay ``segments`` in order, each in one walk of its own (CRCs checked: recovery's
-        cut is where the replay stops)."""
-        for segment in segments:
+        cut is where the replay stops), the first from ``position``."""
+        for n, segment in enumerate(segments):
             if self.cut:
                 break
             self.begin(segment)
@@ -244,7 +272,7 @@ class ProducerReplay:
             except (KdumpError, OSError) as e:
                 self.unreadable(segment, as_kdump_error(e, segment.log_path))
                 break
-            walk = log.walk()
+            walk = log.walk(position if n == 0 else 0)
             for run in walk:
                 self.take(log, run, segment.base_offset)
                 if self.cut:
@@ -283,7 +311,7 @@ class ProducerReplay:
         if result is None:
             return
         if isinstance(result, InvalidTxnState):
-            self.findings.append(invalid_txn_state(result))
+            self.met.append(result)
             return
         counts = self.completed.setdefault(result.producer_id, TxnCounts())
         if isinstance(result, MarkerWithoutTxn):
@@ -318,24 +346,18 @@ class ProducerReplay:
             for txn in index:
                 indexed.setdefault((txn.producer_id, txn.last_offset), txn)
         path = str(segment.txn_index_path)
+
+        def mismatch(pid: int, last: int, log_first: int | None, index_first: int | None) -> None:
+            self.met.append(
+                TxnIndexMismatch(path, segment.log_path, pid, last, log_first, index_first)
+            )
+
         for key, aborted in self._segment_aborts.items():
             aborted.segment = segment.base_offset
             entry = indexed.pop(key, None)
             if entry is None:
                 if aborted.first_offset >= 0:
-                    self.findings.append(
-                        Finding(
-                            "TXN_INDEX_MISSING_ABORT",
-                            Severity.WARNING,
-                            path,
-                            f"the ABORT marker at offset {aborted.last_offset} ends producer "
-                            f"{aborted.producer_id}'s transaction from offset "
-                            f"{aborted.first_offset}, which the .txnindex does not list: "
-                            "read_committed consumers receive its records as committed",
-                            offset=aborted.last_offset,
-                            fix=fixes.rebuild_index(segment.log_path),
-                        )
-                    )
+                    mismatch(aborted.producer_id, aborted.last_offset, aborted.first_offset, None)
                     self.aborted.append(aborted)
                 continue  # a marker without data ends nothing: no range to report
             aborted.in_txn_index = True
@@ -343,18 +365,8 @@ class ProducerReplay:
                 aborted.first_offset = entry.first_offset  # its data lies before the log read
                 aborted.last_stable_offset = entry.last_stable_offset
             elif entry.first_offset != aborted.first_offset:
-                self.findings.append(
-                    Finding(
-                        "TXN_INDEX_DISAGREES",
-                        Severity.WARNING,
-                        path,
-                        f"producer {aborted.producer_id}'s transaction aborted at offset "
-                        f"{aborted.last_offset} starts at offset {aborted.first_offset} in the "
-                        f"log, at {entry.first_offset} in the .txnindex",
-                        offset=aborted.last_offset,
-                        fix=fixes.rebuild_index(segment.log_path),
-                    )
-                )
+                first = aborted.first_offset
+                mismatch(aborted.producer_id, aborted.last_offset, first, entry.first_offset)
             self.aborted.append(aborted)
         for entry in indexed.values():
             if self.cut and self.log_end is not None and entry.last_offset >= self.log_end:
@@ -370,17 +382,7 @@ class ProducerReplay:
                     True,
                 )
             )
-            self.findings.append(
-                Finding(
-                    "TXN_INDEX_WITHOUT_MARKER",
-                    Severity.INFO,
-                    path,
-                    f"the .txnindex lists producer {entry.producer_id}'s abort at offset "
-                    f"{entry.last_offset} (from offset {entry.first_offset}), where the log has "
-                    "no ABORT marker of it (the cleaner may have removed the marker)",
-                    offset=entry.last_offset,
-                )
-            )
+            mismatch(entry.producer_id, entry.last_offset, None, entry.first_offset)
 
 
 def _range(txn: CompletedTxn) -> AbortedRange:
