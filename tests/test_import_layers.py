@@ -215,11 +215,11 @@ LAZY_IMPORTS = 247
 third step, 214 after it; 220 with kdump.commands.output's pipe and thread modules, loaded by
 the runs that write to a pipe; 247 with what a plain partition's verify and an index's dump no
 longer load: the transaction index, snapshot, leader-epoch, text-file, legacy-message, lock,
-object-store, zlib and base64 modules, each imported by the function that meets its file). The rule: a module is imported at the top of the module that
-uses it, except where a command's pinned start-up (tests/test_startup_imports.py, issue 45)
-would load it for nothing: there the function that needs it imports it (a short comment says why
-where it is not plain). The number only shrinks: a new lazy import fails here, and one taken
-away lowers it."""
+object-store, zlib and base64 modules, each imported by the function that meets its file).
+The rule: a module is imported at the top of the module that uses it, except where a
+command's pinned start-up (tests/test_startup_imports.py, issue 45) would load it for nothing:
+there the function that needs it imports it (a short comment says why where it is not plain).
+The number only shrinks: a new lazy import fails here, and one taken away lowers it."""
 
 LAZY_LOADED_ANYWAY: dict[tuple[str, str], str] = {
     ("kdump.speedups", "kdump"): "the package's version, read while kdump's __init__ may load",
