@@ -19,13 +19,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump import readback
 from kdump.checks.findings import Finding, Severity, read_finding
 from kdump.errors import InputError, KdumpError, ReadBackError
 from kdump.format.names import is_segment_name
 from kdump.storage import ObjectStore, outputs
+from kdump.tuples import NamedTuple
 from kdump.untrusted import path_part
 
 AUDIT_SUFFIX = ".json"

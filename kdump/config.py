@@ -32,11 +32,11 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import ConfigError
 from kdump.format.names import METADATA_TOPIC
-from kdump.format.textfiles import parse_properties, text_lines
+from kdump.tuples import NamedTuple
 
 Value = int | float | bool | tuple[str, ...]
 
@@ -563,6 +563,8 @@ def parse_config_option(text: str) -> RawSetting:
 
 def read_server_properties(path: str | os.PathLike[str]) -> dict[str, RawSetting]:
     """The broker configs of a server.properties file (Java Properties syntax)."""
+    from kdump.format.textfiles import parse_properties  # a run given the file only
+
     try:
         data = _read(path)
     except OSError as e:
@@ -593,6 +595,8 @@ def read_describe_output(path: str | os.PathLike[str]) -> DescribeOutput:
     configs for brokers in the cluster are:``) and entries
     ``  name=value sensitive=false synonyms={SOURCE:name=value, ...}``. Several topics may share
     one file. A value printed as ``null`` (sensitive or unset) is skipped."""
+    from kdump.format.textfiles import text_lines  # a run given the file only
+
     try:
         data = _read(path)
     except OSError as e:

@@ -8,7 +8,6 @@ The packages are imported only when the Python path first needs one (start-up st
 from __future__ import annotations
 
 import mmap
-import zlib
 from collections.abc import Callable
 from functools import cache
 
@@ -57,4 +56,6 @@ def crc32c_range(buf: Buffer, start: int, end: int) -> int:
 
 def crc32(data: Buffer) -> int:
     """CRC-32 (IEEE), as ``java.util.zip.CRC32`` computes it."""
+    import zlib  # magic v0/v1 messages only: a run over v2 batches starts without it
+
     return zlib.crc32(data) & 0xFFFFFFFF

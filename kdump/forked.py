@@ -28,9 +28,10 @@ import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from kdump.errors import STOP_SIGNALS, KdumpError, start_masked
+from kdump.tuples import NamedTuple
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -81,7 +81,7 @@ def objects_hash(*hashes: int) -> int:
 # isMalformed3_2 is false and the loop ends on one U+FFFD). Such a lead is never part of the
 # sequence before it (neither decoder takes a byte >= C0 as a continuation), so the bytes
 # between those stretches decode alike, and the text is Python's pieces joined by U+FFFD.
-_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]?")
+_ENCODED_SURROGATE = rb"\xed[\xa0-\xbf][\x80-\xbf]?"  # compiled by re when first met
 REPLACEMENT_CHARACTER = "\ufffd"
 """java.lang.String.REPL."""
 
@@ -94,7 +94,7 @@ def java_string(data: bytes | bytearray | memoryview) -> str:
         return str(data, "utf-8")
     except UnicodeDecodeError:
         pass
-    pieces = _ENCODED_SURROGATE.split(bytes(data))
+    pieces = re.split(_ENCODED_SURROGATE, bytes(data))
     return REPLACEMENT_CHARACTER.join(p.decode("utf-8", "replace") for p in pieces)
 
 

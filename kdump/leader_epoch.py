@@ -9,10 +9,10 @@ Pure: entries in, answers out. The opened partition builds its cache as the brok
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from kdump.format.checkpoint import EpochEntry
 from kdump.format.layout import NO_PARTITION_LEADER_EPOCH
+from kdump.tuples import NamedTuple
 
 UNDEFINED_EPOCH = NO_PARTITION_LEADER_EPOCH
 """OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH."""

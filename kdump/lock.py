@@ -16,10 +16,10 @@ import os
 import stat
 import struct
 import sys
-from typing import NamedTuple
 
 from kdump.errors import LockHeldError
 from kdump.format.names import LOCK_FILE
+from kdump.tuples import NamedTuple
 
 # struct flock on Linux (64-bit off_t): short l_type, short l_whence, off_t l_start,
 # off_t l_len, pid_t l_pid, padded to 32 bytes.

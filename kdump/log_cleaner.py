@@ -33,7 +33,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.config import Settings
 from kdump.errors import CleaningFailed, FormatError
@@ -52,6 +52,7 @@ from kdump.format.records import ABORT, COMMIT, Record, control_record_key, v2_p
 from kdump.format.txnindex import AbortedTxn
 from kdump.offset_map import OffsetMap, SkimpyOffsetMap
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ Each partition found in it (kdump.unified_log.UnifiedLog) points back here.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.names import (
@@ -19,13 +19,16 @@ from kdump.format.names import (
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from kdump.format.textfiles import MetaProperties, read_meta_properties, read_offset_checkpoint
 from kdump.storage.base import Storage
+from kdump.tuples import NamedTuple
 
 CHECKPOINT_LIMIT = 1 << 24
 """The most of an offset checkpoint read: 16 MiB is some 300,000 partitions' lines."""
 META_PROPERTIES_LIMIT = 1 << 20
 """The most of meta.properties read (a handful of lines)."""
+
+if TYPE_CHECKING:
+    from kdump.format.textfiles import MetaProperties
 
 TopicPartition = tuple[str, int]
 
@@ -67,6 +70,8 @@ class LogDir:
         path = self.storage.location_of(name)
         if not self.storage.exists(name):
             return Checkpoint(name, path, False, {})
+        from kdump.format.textfiles import read_offset_checkpoint  # a log dir with the file
+
         try:
             data = self.storage.read_bytes(name, CHECKPOINT_LIMIT)
             entries = read_offset_checkpoint(data, path)
@@ -102,6 +107,8 @@ class LogDir:
     def _meta_properties(self) -> MetaProperties | KdumpError | None:
         if self.storage.closed_segments_only or not self.storage.exists(META_PROPERTIES):
             return None  # tiered storage keeps none
+        from kdump.format.textfiles import read_meta_properties  # a log dir with the file
+
         path = self.storage.location_of(META_PROPERTIES)
         try:
             return read_meta_properties(

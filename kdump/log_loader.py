@@ -19,8 +19,6 @@ verify says it, and ``kdump recover`` does it (each deleted file kept as a backu
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.format.names import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -32,6 +30,7 @@ from kdump.format.names import (
     parse_kept_log,
 )
 from kdump.storage.base import Storage
+from kdump.tuples import NamedTuple
 
 
 class Settlement:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.errors import KdumpError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.layout import LOG_OVERHEAD, NO_TIMESTAMP
 from kdump.format.walk import NO_EPOCH_YET, BatchRun, Flags, Stop, StopReason, flag_batches
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.crc import Buffer
@@ -30,7 +31,7 @@ CUT_REASONS = frozenset(
 )
 """Why a walk ends before the end of its file where recovery cuts: bytes that are no batch."""
 
-_NON_ZERO = re.compile(rb"[^\x00]")
+_NON_ZERO = rb"[^\x00]"  # compiled by re where a walk first stops
 
 
 class TailDamage(NamedTuple):
@@ -51,7 +52,10 @@ def tail_damage(stop: Stop, buf: Buffer) -> TailDamage | None:
     if stop.reason not in CUT_REASONS:
         return None
     end = stop.position + stop.remaining
-    if stop.remaining >= LOG_OVERHEAD and _NON_ZERO.search(buf, stop.position, end) is None:
+    if (
+        stop.remaining >= LOG_OVERHEAD
+        and re.compile(_NON_ZERO).search(buf, stop.position, end) is None
+    ):
         # a power loss leaves the file's new length on disk without the data (or the broker
         # preallocated the segment, log.preallocate): zeros, not a torn batch (whose size
         # field, within its first 12 bytes, is not zero; fewer bytes may be a batch's start)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import segment_result
@@ -32,6 +32,7 @@ from kdump.format.records import Record
 from kdump.format.timeindex import TimestampOffset
 from kdump.segment import LargestTimestamp, LogSegment, Scan
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:

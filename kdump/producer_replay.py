@@ -17,7 +17,7 @@ refuses, a ``.txnindex`` that disagrees with the markers) it keeps as values, in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError, as_kdump_error
 from kdump.format.batch import RecordBatch
@@ -33,6 +33,7 @@ from kdump.producer_state import (
 )
 from kdump.segment import LogSegment
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -27,7 +27,6 @@ matters (it is what a snapshot stores), so an entry holds that one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from kdump.config import option_default
 from kdump.crc import Buffer
@@ -43,6 +42,7 @@ from kdump.format.records import (
 )
 from kdump.format.snapshot import ProducerSnapshot, ProducerSnapshotEntry
 from kdump.format.txnindex import CURRENT_VERSION, AbortedTxn
+from kdump.tuples import NamedTuple
 
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = option_default("producer.id.expiration.ms")
 """producer.id.expiration.ms (TransactionLogConfig)."""

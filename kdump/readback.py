@@ -78,14 +78,12 @@ def number(value: Any, where: str, low: float, high: float) -> float:
     return float(value)
 
 
-def text(
-    value: Any, where: str, limit: int = TEXT_MAX, pattern: re.Pattern[str] | None = None
-) -> str:
+def text(value: Any, where: str, limit: int = TEXT_MAX, pattern: str | None = None) -> str:
     if not isinstance(value, str):
         raise ReadBackError(where, f"{_kind(value)}, not a string")
     if len(value) > limit:
         raise ReadBackError(where, f"a string of {len(value)} characters, more than {limit}")
-    if pattern is not None and not pattern.fullmatch(value):
+    if pattern is not None and not re.fullmatch(pattern, value):
         raise ReadBackError(where, f"{value[:80]!r} is not of the form kdump writes")
     return value
 

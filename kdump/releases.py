@@ -22,7 +22,7 @@ Broker defaults kdump startup reads differ too: ``recovery_threads_default``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from kdump.tuples import NamedTuple
 
 RELEASES = ("4.0", "4.1", "4.2", "4.3", "4.4")
 """The releases whose text kdump reproduces (where two print alike, either name works)."""

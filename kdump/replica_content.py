@@ -41,7 +41,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
@@ -52,6 +52,7 @@ from kdump.format.names import CLEANER_OFFSET_CHECKPOINT
 from kdump.format.records import ABORT, COMMIT
 from kdump.offset_map import KEY_BYTES, KeyDigests, key_digest
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 DEFAULT_KEY_MEMORY = 128 << 20

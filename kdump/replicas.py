@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.checks.codes import Code
 from kdump.checks.epochs import observed_epochs
@@ -48,6 +48,7 @@ from kdump.replica_content import (
     compare_content,
     held_batches,
 )
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 MAX_FETCHES = 10_000

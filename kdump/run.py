@@ -9,13 +9,14 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump import __version__
 from kdump.checks.findings import Finding
 from kdump.errors import KdumpError
 from kdump.log_dir import LogDir
 from kdump.storage import local_folder, parent_location
+from kdump.tuples import NamedTuple
 
 
 class LogDirIdentity(NamedTuple):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from kdump.crc import Buffer
 from kdump.errors import FormatError, InputError
@@ -26,11 +26,14 @@ from kdump.format.names import (
 )
 from kdump.format.records import Record
 from kdump.format.timeindex import TimeIndex
-from kdump.format.txnindex import TransactionIndex
 from kdump.format.walk import StopReason
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, close_map
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from kdump.format.txnindex import TransactionIndex
 
 IndexT = TypeVar("IndexT", OffsetIndex, TimeIndex)
 
@@ -280,7 +283,11 @@ class LogSegment:
     @cached_property
     def txn_index(self) -> TransactionIndex | None:
         found = self._read(TXN_INDEX_SUFFIX)
-        return None if found is None else TransactionIndex(found[1], self.base_offset, found[0])
+        if found is None:
+            return None
+        from kdump.format.txnindex import TransactionIndex  # a segment with aborted txns only
+
+        return TransactionIndex(found[1], self.base_offset, found[0])
 
     @cached_property
     def last_modified(self) -> int:
@@ -294,7 +301,7 @@ class LogSegment:
             opened = self.__dict__.pop(name, None)
             if isinstance(opened, FileRecords):
                 opened.close()
-            elif isinstance(opened, (OffsetIndex, TimeIndex, TransactionIndex)):
+            elif opened is not None and name in _INDEXES:
                 close_map(opened.buf)
 
     # -- reads by offset and by time (lookup, explain) ----------------------------------------
@@ -503,6 +510,8 @@ _OPENED = (
     "checked_time_index",
 )
 """What a LogSegment opens and keeps (``close`` lets go of it)."""
+_INDEXES = ("offset_index", "time_index", "txn_index")
+"""Those of _OPENED that are an index over its mapped file (``buf``)."""
 
 
 class NextOffset(NamedTuple):

@@ -35,7 +35,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kdump.config import (
     ConfigLayers,
@@ -51,7 +51,6 @@ from kdump.errors import (
     StoreError,
     as_kdump_error,
 )
-from kdump.format.checkpoint import EpochEntry, PartitionMetadata
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
 from kdump.format.names import (
     DELETE_DIR_SUFFIX,
@@ -75,9 +74,6 @@ from kdump.format.names import (
     offset_in_name,
     parse_partition_dir,
 )
-from kdump.format.snapshot import ProducerSnapshot, parse_producer_snapshot
-from kdump.format.textfiles import read_leader_epoch_checkpoint, read_partition_metadata
-from kdump.leader_epoch import LeaderEpochFileCache
 from kdump.log_dir import LogDir
 from kdump.log_loader import Load, SegmentState, Settlement, load, settle
 from kdump.log_scan import Riders, RunConsumer, SegmentWalk, recover_scan
@@ -85,10 +81,14 @@ from kdump.segment import LogSegment
 from kdump.storage.base import Storage, StoredFile
 from kdump.storage.local import LocalStorage
 from kdump.storage.reading import KEEP, ReadPolicy
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from typing import TypedDict
 
+    from kdump.format.checkpoint import EpochEntry, PartitionMetadata
+    from kdump.format.snapshot import ProducerSnapshot
+    from kdump.leader_epoch import LeaderEpochFileCache
     from kdump.loss import CutLoss
     from kdump.producer_replay import ProducerReplay, ProducerStateAtEnd
     from kdump.storage.tiered import TieredStorage
@@ -679,6 +679,8 @@ class UnifiedLog:
         return found
 
     def read_snapshot(self, file: SnapshotFile) -> ProducerSnapshot:
+        from kdump.format.snapshot import parse_producer_snapshot  # a partition with snapshots
+
         return parse_producer_snapshot(self.snapshot_bytes(file), file.path)
 
     def snapshot_between(self, above: int | None, at_most: int | None) -> LoadedSnapshot:
@@ -819,7 +821,7 @@ class UnifiedLog:
     def leader_epoch_entries(self) -> list[EpochEntry] | KdumpError | None:
         """The leader-epoch-checkpoint's entries; its error when it does not parse; None when
         there is none."""
-        return self._small_text(LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint)
+        return self._small_text(LEADER_EPOCH_CHECKPOINT)
 
     @cached_property
     def leader_epoch_cache(self) -> LeaderEpochFileCache | None:
@@ -830,6 +832,8 @@ class UnifiedLog:
         at the log end offset and from the start at the log-start-offset-checkpoint entry (0
         without one, as LogManager passes it). None when the checkpoint does not parse (the
         broker takes the log dir offline)."""
+        from kdump.leader_epoch import LeaderEpochFileCache  # replicas' question, not verify's
+
         entries = self.leader_epoch_entries
         if isinstance(entries, KdumpError):
             return None
@@ -857,11 +861,17 @@ class UnifiedLog:
 
     @cached_property
     def partition_metadata(self) -> PartitionMetadata | KdumpError | None:
-        return self._small_text(PARTITION_METADATA, read_partition_metadata)
+        return self._small_text(PARTITION_METADATA)
 
-    def _small_text(self, name: str, parse: Any) -> Any:
+    def _small_text(self, name: str) -> Any:
+        """The partition's text file ``name``, read by its reader (its entries, its error);
+        None where there is none."""
         if self.tiered or not self.storage.exists(name):
             return None
+        from kdump.format.textfiles import text_file_reader  # a partition with the file only
+
+        parse = text_file_reader(name)
+        assert parse is not None, name
         path = self.storage.location_of(name)
         try:
             return parse(self.storage.read_bytes(name, SMALL_TEXT_FILE), path)

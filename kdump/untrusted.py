@@ -40,7 +40,7 @@ import io
 import re
 from typing import IO, Any
 
-_UNDECODABLE = re.compile("[\udc80-\udcff]")
+_UNDECODABLE = "[\udc80-\udcff]"  # compiled by re when first met
 ESCAPE_NAMES = "kdump-escape-names"
 """The codec error handler that writes a byte that is not UTF-8 as ``\\xNN``."""
 
@@ -91,13 +91,13 @@ def _escape(m: re.Match[str]) -> str:
 
 def shown(text: str) -> str:
     """``text`` with each byte that is not UTF-8 written ``\\xNN``."""
-    return text if text.isascii() else _UNDECODABLE.sub(_byte, text)
+    return text if text.isascii() else re.sub(_UNDECODABLE, _byte, text)
 
 
 def undecodable(text: str) -> bool:
     """Whether ``text`` holds a byte that is not UTF-8 (a name's, surrogate-escaped): text that
     UTF-8 files, JSON and Kafka's own strings cannot carry as it is."""
-    return not text.isascii() and _UNDECODABLE.search(text) is not None
+    return not text.isascii() and re.search(_UNDECODABLE, text) is not None
 
 
 def terminal(text: str) -> str:
@@ -233,7 +233,7 @@ def escape_json_text(text: str) -> str:
     return _unsafe_for(text, lines=True).sub(_json_escape, text)
 
 
-_NOT_PATH = re.compile(r"[^A-Za-z0-9._-]+")
+_NOT_PATH = r"[^A-Za-z0-9._-]+"  # compiled by re when first used
 PATH_PART_MAX = 100
 """Characters of one field in a file name (a name may hold several, and 255 bytes at most)."""
 
@@ -242,7 +242,7 @@ def path_part(value: str, empty: str = "unknown") -> str:
     """``value`` as (part of) one file or object name: each run of characters other than
     letters, digits, ``.``, ``-`` and ``_`` as one ``_``, at most PATH_PART_MAX characters,
     never ``.`` or ``..`` (nor a name of dots); ``empty`` where nothing is left."""
-    part = _NOT_PATH.sub("_", value)[:PATH_PART_MAX]
+    part = re.sub(_NOT_PATH, "_", value)[:PATH_PART_MAX]
     if not part.strip("."):
         part = part.replace(".", "_") if part else empty
     return part

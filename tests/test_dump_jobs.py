@@ -11,6 +11,7 @@ filter all come out as one process gives them.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import struct
 import subprocess
@@ -24,7 +25,8 @@ from clirun import on_terminal, run_kdump
 from explainbuild import batch
 
 from kdump import forked
-from kdump.errors import KdumpError
+from kdump.commands.output import PIPE_BYTES
+from kdump.errors import ExitCode, KdumpError
 from kdump.forked import Piece
 from kdump.render.dump_jobs import PIECE_BYTES
 
@@ -153,6 +155,31 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly(logs: Path) -> None:
     assert first.startswith(b"Dumping ")
     assert child.returncode == 141, err.decode()
     assert err == b""
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="Linux's pipe sizes")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_bulk_output_widens_the_pipe_its_workers_write(logs: Path, jobs: str) -> None:
+    """The workers of --jobs write standard output themselves: its pipe is widened for them as
+    for one process's bulk (kdump.commands.output.PIPE_BYTES), not left at the system's 64 KiB
+    (each worker then waited on the reader every 64 KiB)."""
+    log = str(logs / "00000000000000000000.log")
+    read, write = os.pipe()
+    before = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "kdump", "--files", log, "--deep-iteration", "--jobs", jobs],
+        cwd=REPO,
+        stdout=write,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        got = pipe.read()
+        size = fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == ExitCode.ERRORS, err.decode()  # the gaps (gap_every), said
+    assert got.startswith(b"Dumping ")
+    assert before < PIPE_BYTES <= size
 
 
 def test_jobs_says_why_it_runs_in_one_process_where_it_cannot_hand_its_output_over(

@@ -45,15 +45,14 @@ CORE = {
     "kdump", "kdump._speedups", "kdump._version", "kdump.cli", "kdump.commands",
     "kdump.commands.dump_options", "kdump.commands.filters", "kdump.commands.options",
     "kdump.commands.output", "kdump.errors", "kdump.format", "kdump.format.layout",
-    "kdump.releases", "kdump.speedups", "kdump.untrusted",
+    "kdump.releases", "kdump.speedups", "kdump.tuples", "kdump.untrusted",
 }  # fmt: skip
 """Every command's: the command line, its options, the C module (loaded once, here)."""
 
 READING = {
-    "kdump.crc", "kdump.format.batch", "kdump.format.checkpoint", "kdump.format.compression",
-    "kdump.format.index", "kdump.format.legacy", "kdump.format.names", "kdump.format.records",
-    "kdump.format.snapshot", "kdump.format.textfiles", "kdump.format.timeindex",
-    "kdump.format.txnindex", "kdump.format.walk", "kdump.java", "kdump.progress",
+    "kdump.crc", "kdump.format.batch", "kdump.format.compression", "kdump.format.index",
+    "kdump.format.names", "kdump.format.records",
+    "kdump.format.timeindex", "kdump.format.walk", "kdump.java", "kdump.progress",
     "kdump.render", "kdump.render.progress_display", "kdump.storage", "kdump.storage.base",
     "kdump.storage.local", "kdump.storage.reading", "kdump.storage.records",
     "kdump.storage.remote", "kdump.storage.remote.urls",
@@ -67,15 +66,13 @@ PINNED = {
         "kdump.render.dump_index", "kdump.render.dump_segments", "kdump.render.lines",
     },
     "verify PARTITION": CORE | READING | {
-        "kdump.checks", "kdump.checks.audit", "kdump.checks.codes", "kdump.checks.epochs",
-        "kdump.checks.findings",
+        "kdump.checks", "kdump.checks.audit", "kdump.checks.codes", "kdump.checks.findings",
         "kdump.checks.fixes", "kdump.checks.gather", "kdump.checks.indexes", "kdump.checks.log",
         "kdump.checks.options", "kdump.checks.partition", "kdump.checks.segment",
-        "kdump.checks.severity", "kdump.checks.sink", "kdump.checks.txn", "kdump.checks.verify",
+        "kdump.checks.severity", "kdump.checks.sink", "kdump.checks.verify",
         "kdump.commands.outcome", "kdump.commands.verify", "kdump.config", "kdump.discovery",
-        "kdump.leader_epoch", "kdump.lock", "kdump.log_dir", "kdump.log_loader", "kdump.log_scan",
-        "kdump.parallel", "kdump.render.console", "kdump.render.verify", "kdump.run",
-        "kdump.segment", "kdump.storage.remote.options", "kdump.storage.remote.store",
+        "kdump.log_dir", "kdump.log_loader", "kdump.log_scan", "kdump.parallel",
+        "kdump.render.console", "kdump.render.verify", "kdump.run", "kdump.segment",
         "kdump.unified_log", "kdump.units",
     },
 }  # fmt: skip

@@ -367,3 +367,14 @@ def test_other_names_stay_unknown(tmp_path: Path) -> None:
         f"Ignoring unknown file {os.fspath(other)}",
         "kdump: no Kafka file to dump among the paths given",
     ]
+
+
+def test_the_text_files_by_name_are_those_with_a_reader() -> None:
+    """kdump.format.names.TEXT_FILES (what a dump tells a text file by, before it loads the
+    readers' module) names the files text_file_reader reads, and only those."""
+    from kdump.format.names import DUMPED_SUFFIXES, LEADER_EPOCH_SUFFIX, TEXT_FILES
+    from kdump.format.textfiles import text_file_reader
+
+    assert all(text_file_reader(name) is not None for name in TEXT_FILES)
+    others = ["00000000000000000000" + s for s in (*DUMPED_SUFFIXES, LEADER_EPOCH_SUFFIX)]
+    assert [n for n in [*others, "server.properties", "quorum-state"] if text_file_reader(n)] == []

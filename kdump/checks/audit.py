@@ -4,7 +4,9 @@ state file itself (kdump.checks.verify_state) is read only by a run given one.""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from kdump.tuples import NamedTuple
 
 RECHECK_DAYS = 30
 DEFAULT_RECHECK_FRACTION = 1 / RECHECK_DAYS

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.checks.findings import Finding, Severity
 from kdump.checks.options import VerifyOptions
@@ -69,6 +69,7 @@ from kdump.format.records import ABORT, COMMIT
 from kdump.format.walk import BatchRun, Stop
 from kdump.segment import LogSegment
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from kdump.format.checkpoint import EpochEntry
 from kdump.log_scan import LogScan
+
+if TYPE_CHECKING:
+    from kdump.format.checkpoint import EpochEntry
 
 
 def observed_epochs(scans: Iterable[LogScan | None]) -> list[tuple[int, int]]:

@@ -3,11 +3,11 @@ there is none, what to do: the registry's advice)."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.checks.severity import Severity
 from kdump.errors import ReadBackError
+from kdump.tuples import NamedTuple
 
 BROKER_FIXES = "the broker fixes this at startup"
 """The label of residue the broker's own start clears (``kdump recover`` does the same)."""
@@ -47,7 +47,8 @@ class Finding(NamedTuple):
         return cls(**{**fields, "severity": Severity(fields["severity"])})
 
 
-CODE = re.compile(r"[A-Z][A-Z0-9_]{0,79}")
+CODE = r"[A-Z][A-Z0-9_]{0,79}"
+"""A finding's code, as text: compiled (and cached by re) by the first result read back."""
 FIX_PROGRAMS = ("kdump ", "kafka-transactions.sh ", "rm ")
 """How every fix kdump suggests begins (kdump.checks.fixes, kdump.txn.analysis)."""
 

@@ -18,7 +18,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -26,6 +26,7 @@ from kdump.format.index import OffsetIndex
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.timeindex import TimeIndex
 from kdump.format.walk import BatchRun
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump._speedups import GatherState as NativeGatherState

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import operator
 import struct
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from kdump import speedups
 from kdump.checks import fixes
@@ -16,6 +16,7 @@ from kdump.checks.sink import FindingSink
 from kdump.format.index import AbstractIndex, OffsetIndex, entry_due
 from kdump.format.timeindex import TimeIndex
 from kdump.log_scan import LogScan
+from kdump.tuples import NamedTuple
 
 
 def _add(

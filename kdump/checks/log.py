@@ -22,7 +22,6 @@ from kdump.format.layout import (
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
 )
-from kdump.format.legacy import legacy_wrapper_error
 from kdump.format.walk import BatchRun, Flags, Stop
 from kdump.log_scan import LogScan, RunConsumer, scan_segment, tail_damage
 from kdump.storage.records import FileRecords
@@ -262,6 +261,8 @@ def _attend(st: _State, run: BatchRun, i: int, carried_prev: int | None) -> None
         batch = run.batch(i)
         _crc_mismatch(st, batch, batch.compute_checksum(st.buf))
     if run.magic[i] < 2:
+        from kdump.format.legacy import legacy_wrapper_error  # v0/v1 batches only
+
         refused = legacy_wrapper_error(st.buf, run.batch(i), st.scan.path, st.max_batch_bytes)
         if refused is not None:
             _legacy_wrapper_invalid(st, run.batch(i), refused)

@@ -3,9 +3,8 @@ from kdump.config)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
+from kdump.tuples import NamedTuple
 
 
 class VerifyOptions(NamedTuple):

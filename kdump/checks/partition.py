@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kdump.checks import fixes
 from kdump.checks.codes import Code
-from kdump.checks.epochs import leader_epoch_problems, observed_epochs
 from kdump.checks.findings import BROKER_FIXES, Finding, Severity
 from kdump.checks.options import VerifyOptions
 from kdump.checks.segment import SegmentResult, check_segment, segment_result
 from kdump.checks.sink import FindingSink
-from kdump.checks.txn import check_snapshot_bytes
 from kdump.config import INTERNAL_TOPIC_CONFIGS, Settings, Source
 from kdump.errors import KdumpError
 from kdump.format.layout import TIME_INDEX_ENTRY
@@ -32,10 +30,10 @@ from kdump.format.names import (
     offset_in_name,
     segment_file_name,
 )
-from kdump.lock import process_alive
 from kdump.log_scan import LogScan
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 if TYPE_CHECKING:
@@ -530,6 +528,8 @@ def _check_snapshots(log: UnifiedLog, sink: FindingSink) -> None:
     (left by a cut log): ProducerStateManager.truncateAndReload deletes them at startup."""
     end = log.log_end_offset_on_disk  # past a cut: the startup line says what recovery deletes
     for file in log.snapshot_files:
+        from kdump.checks.txn import check_snapshot_bytes  # a partition with snapshots only
+
         check_snapshot_bytes(log.snapshot_bytes(file), file.path, sink)
         if file.offset > end:
             sink.add(
@@ -675,8 +675,11 @@ def _check_kdump_files(log: UnifiedLog, sink: FindingSink) -> None:
     fix = fixes.recover(log.location)
     for name in log.kdump_leftovers:
         pid = leftover_pid(name)
-        if pid is not None and pid != os.getpid() and process_alive(pid):
-            continue  # a kdump at work
+        if pid is not None and pid != os.getpid():
+            from kdump.lock import process_alive  # a leftover's: few runs meet one
+
+            if process_alive(pid):
+                continue  # a kdump at work
         sink.add(
             Finding(
                 "PARTITION_KDUMP_LEFTOVER",
@@ -740,6 +743,8 @@ def leader_epoch_findings(log: UnifiedLog, scans: list[LogScan | None]) -> list[
     path = log.storage.location_of(LEADER_EPOCH_CHECKPOINT)
     if isinstance(entries, KdumpError):
         return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, entries.reason)]
+    from kdump.checks.epochs import leader_epoch_problems, observed_epochs  # a checkpoint's
+
     problems = leader_epoch_problems(entries, observed_epochs(scans), log.log_end_offset_on_disk)
     return [Finding("LEADER_EPOCH_INCONSISTENT", Severity.WARNING, path, p) for p in problems]
 

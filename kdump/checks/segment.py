@@ -9,8 +9,6 @@ run; bytes that do not parse are findings, as for a local file.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.checks import fixes
 from kdump.checks.codes import Code
 from kdump.checks.findings import Finding, Severity
@@ -19,7 +17,6 @@ from kdump.checks.indexes import check_offset_index, check_time_index, index_tai
 from kdump.checks.log import STOP_CODES, scan_log
 from kdump.checks.options import VerifyOptions
 from kdump.checks.sink import FindingSink
-from kdump.checks.txn import check_snapshot_bytes, check_txn_index
 from kdump.errors import (
     BudgetSpent,
     DecryptionKeyError,
@@ -29,10 +26,10 @@ from kdump.errors import (
 )
 from kdump.format.index import OffsetIndex
 from kdump.format.names import INDEX_SUFFIXES, LEADER_EPOCH_SUFFIX, LOG_SUFFIX, SNAPSHOT_SUFFIX
-from kdump.format.textfiles import read_leader_epoch_checkpoint
 from kdump.format.timeindex import TimeIndex
 from kdump.log_scan import LogScan, RunConsumer, SegmentWalk
 from kdump.segment import LogSegment
+from kdump.tuples import NamedTuple
 from kdump.unified_log import SegmentRider, UnifiedLog, Walker
 
 
@@ -237,6 +234,8 @@ def _check(
         )
     txn_index = segment.txn_index
     if txn_index is not None:
+        from kdump.checks.txn import check_txn_index  # a segment with aborted txns only
+
         check_txn_index(txn_index, scan, sink)
     if segment.storage.closed_segments_only:
         _tiered_extras(segment, scan, sink)
@@ -294,6 +293,8 @@ def _tiered_extras(segment: LogSegment, scan: LogScan, sink: FindingSink) -> Non
     """A tiered segment's own producer snapshot, and the leader epochs its batches carry
     against the checkpoint uploaded with it (every epoch from the log start to its end)."""
     from kdump.checks.epochs import leader_epoch_problems, observed_epochs
+    from kdump.checks.txn import check_snapshot_bytes
+    from kdump.format.textfiles import read_leader_epoch_checkpoint
 
     if segment.has(SNAPSHOT_SUFFIX):
         name = segment.file_name(SNAPSHOT_SUFFIX)

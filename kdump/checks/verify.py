@@ -31,12 +31,12 @@ from kdump.discovery import Found, discover
 from kdump.errors import BudgetSpent, InputError
 from kdump.format.names import (
     CLEANER_OFFSET_CHECKPOINT,
+    LOCK_FILE,
     LOG_START_OFFSET_CHECKPOINT,
     METADATA_TOPIC,
     OFFSET_CHECKPOINTS,
     RECOVERY_POINT_CHECKPOINT,
 )
-from kdump.lock import who_holds
 from kdump.log_dir import LogDir
 from kdump.parallel import map_ordered
 from kdump.progress import NO_PROGRESS, Progress
@@ -551,8 +551,10 @@ def broker_live(log_dir: LogDir) -> Finding | None:
     """An info finding when another process holds ``log_dir``'s ``.lock``, as kdump.lock
     decides for the repairs (which then refuse): most likely a broker running on it."""
     local = log_dir.storage.local_path
-    if local is None:
-        return None
+    if local is None or not log_dir.storage.exists(LOCK_FILE):
+        return None  # no broker ever locked it: the lock's module stays unloaded
+    from kdump.lock import who_holds
+
     holder = who_holds(local)
     if holder is None:
         return None

@@ -19,7 +19,6 @@ import errno
 import hashlib
 import math
 import os
-import re
 import stat
 import time
 from collections.abc import Iterable
@@ -222,7 +221,7 @@ _STRUCTURED = frozenset({"path", "epoch_starts", "first_batch", "stop"})
 _NUMBERS = tuple(name for name in _SCAN_FIELDS if name not in _STRUCTURED)
 _NUMBER_TYPES = frozenset({int, type(None)})
 """bool is not one: ``type(v) is int``, as JSON's numbers load."""
-_DIGEST = re.compile(r"[0-9a-f]{64}")
+_DIGEST = r"[0-9a-f]{64}"
 _STOP_REASONS = frozenset(r.value for r in StopReason)
 
 

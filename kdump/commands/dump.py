@@ -105,6 +105,8 @@ def write_lines(lines: Iterator[Line | Chunk], jobs: int = 1) -> None:
     behind the rendering in one process; ``jobs``' workers write their own)."""
     with pipe_safe():
         out = Output(behind=jobs == 1)
+        if jobs > 1:
+            out.bulk_from_workers()
         try:
             for item in lines:
                 if isinstance(item, Chunk):

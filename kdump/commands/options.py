@@ -346,6 +346,17 @@ def store_options(f: F) -> F:
     )
 
 
+def given_store(kw: dict[str, Any]) -> ObjectStore | None:
+    """object_store's, None where no store option was given: each reader of a URL then builds
+    the default one, and a run over local files loads none of the object stores' modules."""
+    keys = ("endpoint_url", "anon", "private_keys", "read_ahead")
+    if any(kw.get(k) for k in keys):
+        return object_store(kw)
+    for k in keys:
+        kw.pop(k, None)
+    return None
+
+
 def object_store(kw: dict[str, Any]) -> ObjectStore:
     """Take the store options out of a command's keyword arguments: the ObjectStore every URL
     of the run is read through (handed down, never set for the process)."""

@@ -52,6 +52,12 @@ class Output:
         if self.behind_fd is not None and not _pipe_or_file(self.behind_fd):
             self.behind_fd = None
 
+    def bulk_from_workers(self) -> None:
+        """Bulk output comes from forked workers writing standard output themselves (dump
+        --jobs): its pipe widened now, as for this process's own bulk (they share it)."""
+        if not self.escape:
+            _widen_pipe(self.out)
+
     def data(self, data: bytes) -> None:
         if self.escape:
             data = terminal_bytes(data, json=self.kind == "json")

@@ -18,6 +18,7 @@ from kdump.commands.options import (
     config_layers,
     config_options,
     fail_on_option,
+    given_store,
     jobs_option,
     kafka_option,
     max_batch_bytes_option,
@@ -242,13 +243,15 @@ def _audit_output(ctx: click.Context, param: click.Parameter, value: str | None)
     return template
 
 
-def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore) -> str:
+def write_result(result: VerifyResult, run: RunInfo, target: str, store: ObjectStore | None) -> str:
     """The JSON result (``--format json`` with its ``run``: what kdump report reads, whatever
     --format says), written whole to ``target``, its fields filled in from ``run``
     (kdump.audit_results.audit_target); where it went. A template's name is this run's own: nothing
     there is replaced; a plain name is replaced, unless it holds another log dir's result."""
     from kdump.audit_results import audit_target, refuse_replacing, target_fields, write_audit
 
+    if store is None:
+        store = object_store({})  # the default store, for a URL
     text = io.StringIO()
     print_result(result, "json", True, run, text)
     where = audit_target(target, run.to_dict())
@@ -330,7 +333,7 @@ def verify(
     Exit codes: 0 nothing at or above --fail-on, 1 warnings (--fail-on warning),
     2 errors, 3 a usage or I/O problem.
     """
-    objects = object_store(store)
+    objects = given_store(store)
     state = _state_path(state, paths)
     if nice:
         for note in lower_priority():

@@ -7,8 +7,6 @@ legacy.py v0/v1's).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.crc import Buffer, crc32, crc32c_range
 from kdump.format.layout import (
     ATTRIBUTES_OFFSET,
@@ -30,6 +28,7 @@ from kdump.format.layout import (
     increment_sequence,
     java_long,
 )
+from kdump.tuples import NamedTuple
 
 
 class RecordBatch(NamedTuple):

@@ -14,7 +14,6 @@ A record (DefaultRecord.writeTo), varints zig-zag::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from kdump.crc import crc32c
 from kdump.format.compression import NONE, compress
@@ -32,6 +31,7 @@ from kdump.format.layout import (
     V2_HEADER,
 )
 from kdump.format.records import Header
+from kdump.tuples import NamedTuple
 
 MAGIC_V2 = 2
 

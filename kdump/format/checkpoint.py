@@ -3,7 +3,7 @@ kdump.format.names')."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from kdump.tuples import NamedTuple
 
 
 class EpochEntry(NamedTuple):

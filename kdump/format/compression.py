@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import struct
-import zlib
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -43,6 +42,8 @@ def decompress(codec: int, data: Buffer, limit: int = DEFAULT_MAX_BATCH_BYTES) -
         raise CodecError(f"unknown compression codec {codec}")
     # cramjam (its own native library, a few ms to load) only once a batch is compressed: a
     # verify without --deep, or of uncompressed batches, starts without it.
+    import zlib  # gzip's, and its error: loaded by the first compressed batch, as cramjam
+
     cramjam = _cramjam()
     failures: tuple[type[BaseException], ...] = (zlib.error, ValueError, OverflowError)
     failures += (cramjam.DecompressionError,) if cramjam is not None else _arrow_errors()
@@ -94,6 +95,8 @@ GUNZIP_PIECE = 1 << 20
 
 
 def _gunzip(data: Buffer, limit: int) -> bytearray:
+    import zlib
+
     out = bytearray()
     rest = bytes(data)
     while rest:  # one gzip member after another
@@ -281,6 +284,8 @@ def compress(codec: int, data: bytes) -> bytes:
     import cramjam
 
     if codec == GZIP:
+        import zlib
+
         # GzipOutputStream: raw deflate at the default level, memLevel 8, then CRC-32, ISIZE
         deflater = zlib.compressobj(GZIP_DEFAULT_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, 8)
         body = deflater.compress(data) + deflater.flush()

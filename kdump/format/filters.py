@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from typing import NamedTuple
 
 from kdump.format.batch import Batch, RecordBatch
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.walk import BatchRun
+from kdump.tuples import NamedTuple
 
 
 class Range(NamedTuple):

@@ -14,10 +14,11 @@ from array import array
 from collections.abc import Iterator
 from enum import Enum
 from functools import cached_property
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 from kdump.crc import Buffer
 from kdump.format.layout import OFFSET_INDEX_ENTRY
+from kdump.tuples import NamedTuple
 
 E = TypeVar("E", bound=tuple[int, int])
 

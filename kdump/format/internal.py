@@ -30,7 +30,7 @@ import base64
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import (
     DecodeBound,
@@ -63,6 +63,7 @@ from kdump.format.schemas import (
     transaction_coordinator,
 )
 from kdump.releases import LATEST, Release
+from kdump.tuples import NamedTuple
 
 Content = str | dict[str, Any]
 """What goes after ``key:`` or ``payload:``: a JSON object, or text (an error, ``<DELETE>``)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.crc import Buffer, crc32
 from kdump.errors import (
@@ -32,6 +32,7 @@ from kdump.format.layout import (
     TIMESTAMP_TYPE_BIT,
 )
 from kdump.format.records import Record, read_field
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.format.batch import Batch, LegacyRecordBatch

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from decimal import Decimal
 from struct import Struct
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import DecodeBound, MessageError, Underflow
 from kdump.format.layout import ZERO_UUID
 from kdump.java import java_string
+from kdump.tuples import NamedTuple
 
 Json = Any
 SHORT_MAX = 0x7FFF

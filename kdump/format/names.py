@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+
+from kdump.tuples import NamedTuple
 
 # -- a partition directory's files (LogFileUtils) ----------------------------------------------
 
@@ -71,6 +72,10 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 LOCK_FILE = ".lock"
 """What a running broker holds locked (LogManager.lockLogDirs)."""
 META_PROPERTIES = "meta.properties"
+TEXT_FILES = frozenset(
+    (*OFFSET_CHECKPOINTS, LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, META_PROPERTIES)
+)
+"""Kafka's small text files, each with its reader (kdump.format.textfiles.text_file_reader)."""
 
 # -- what kdump leaves beside Kafka's files ----------------------------------------------------
 
@@ -151,7 +156,7 @@ def kept_logs_among(names: Iterable[str]) -> list[KeptLog]:
 
 BASE_OFFSET_DIGITS = 20
 _BASE_NAME = re.compile(r"^(\d{20})$")
-_TIERED_BASE_NAME = re.compile(r"^(\d{20})-[A-Za-z0-9_-]{22}$")
+_TIERED_BASE_NAME = r"^(\d{20})-[A-Za-z0-9_-]{22}$"  # compiled by re when first used
 """Tiered storage's segment file names: the base offset and the segment's id."""
 DELETE_DIR_SUFFIX = "-delete"
 """A deleted partition's directory (``topic-0.<id>-delete``): loaded, never recovered, then
@@ -192,7 +197,7 @@ def offset_in_name(name: str) -> int | None:
     """The 20-digit offset a file's name starts with (segment files, snapshots; a tiered
     segment's ``<offset>-<id>`` too), or None (LogFileUtils.offsetFromFileName)."""
     stem = name.split(".", 1)[0]
-    if _BASE_NAME.match(stem) or _TIERED_BASE_NAME.match(stem):
+    if _BASE_NAME.match(stem) or re.match(_TIERED_BASE_NAME, stem):
         return int(stem[:BASE_OFFSET_DIGITS])
     return None
 
@@ -210,12 +215,12 @@ def is_snapshot_name(name: str) -> bool:
     )
 
 
-_KRAFT_SNAPSHOT = re.compile(r"^\d{20}-\d{10}\.checkpoint$")
+_KRAFT_SNAPSHOT = r"^\d{20}-\d{10}\.checkpoint$"  # compiled by re when first used
 
 
 def is_kraft_snapshot_name(name: str) -> bool:
     """A KRaft snapshot of a metadata log's directory: ``<end offset>-<epoch>.checkpoint``."""
-    return _KRAFT_SNAPSHOT.match(name) is not None
+    return re.match(_KRAFT_SNAPSHOT, name) is not None
 
 
 def is_leftover_name(name: str) -> bool:
@@ -266,6 +271,7 @@ __all__ = [
     "STRAY_DIR_SUFFIX",
     "SWAP_SUFFIX",
     "TEMP_MARK",
+    "TEXT_FILES",
     "TIME_INDEX_SUFFIX",
     "TXN_INDEX_SUFFIX",
     "KeptLog",

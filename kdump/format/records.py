@@ -15,7 +15,7 @@ import itertools
 import struct
 from collections.abc import Iterable, Iterator
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -23,6 +23,7 @@ from kdump.errors import CodecError, CorruptRecordError, DecompressionError, Mal
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES, decompress
 from kdump.format.layout import INT32_MAX, NO_SEQUENCE, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT
 from kdump.java import java_string
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump._speedups import RecordError

@@ -9,11 +9,11 @@ coordinator_epoch int32, current_txn_first_offset int64``.
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
 
 from kdump.crc import Buffer, crc32c
 from kdump.errors import FormatError, SnapshotCrcError
 from kdump.format.layout import decrement_sequence
+from kdump.tuples import NamedTuple
 
 SNAPSHOT_HEADER = struct.Struct(">hIi")
 PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")

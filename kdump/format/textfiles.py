@@ -14,11 +14,9 @@ The error texts are Kafka's own, after ``line N:``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import FormatError
 from kdump.format.checkpoint import EpochEntry, PartitionMetadata
@@ -29,12 +27,15 @@ from kdump.format.names import (
     OFFSET_CHECKPOINTS,
     PARTITION_METADATA,
 )
+from kdump.tuples import NamedTuple
 
 CHECKPOINT_VERSION = 0
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
-_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")  # java.util.regex \s
+# patterns as text, compiled (and cached by re) by the first file read: every verify imports
+# this module, few meet a text file
+_JAVA_INT = r"[+-]?[0-9]+"
+_WHITESPACE = r"[ \t\n\x0b\f\r]+"  # java.util.regex \s
 
 
 class TopicPartitionOffset(NamedTuple):
@@ -77,7 +78,7 @@ def text_lines(data: bytes, path: str, encoding: str = "utf-8") -> Iterator[Text
 
 def _java_number(text: str, bounds: tuple[int, int]) -> int | None:
     """Integer.parseInt / Long.parseLong: sign and ASCII digits only, in range."""
-    if not _JAVA_INT.fullmatch(text):
+    if not re.fullmatch(_JAVA_INT, text):
         return None
     value = int(text)
     return value if bounds[0] <= value <= bounds[1] else None
@@ -85,7 +86,7 @@ def _java_number(text: str, bounds: tuple[int, int]) -> int | None:
 
 def java_split(line: str) -> list[str]:
     """Pattern.split(line) on ``\\s+``: a leading separator gives an empty first field."""
-    parts = _WHITESPACE.split(line)
+    parts = re.split(_WHITESPACE, line)
     while parts and parts[-1] == "" and len(parts) > 1:
         parts.pop()
     return parts
@@ -179,10 +180,12 @@ def uuid_from_string(text: str) -> str:
         raise ValueError(
             f"Input string with prefix `{text[:24]}` is too long to be decoded as a base64 UUID"
         )
+    import base64  # a partition.metadata's or meta.properties' id only
+
     padded = text + "=" * (-len(text) % 4)
     try:
         raw = base64.b64decode(padded, altchars=b"-_", validate=True)
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         raise ValueError(f"Illegal base64 character in `{text}`") from None
     if len(raw) != 16:
         raise ValueError(
@@ -329,7 +332,8 @@ TextFileReader = Callable[[bytes, str], Any]
 
 
 def text_file_reader(name: str) -> TextFileReader | None:
-    """The reader for a file by its base name, or None when it is none of these files."""
+    """The reader for a file by its base name, or None when it is none of these files
+    (kdump.format.names.TEXT_FILES)."""
     if name in OFFSET_CHECKPOINTS:
         return read_offset_checkpoint
     return {

@@ -5,10 +5,9 @@ timestamp T, and no earlier batch of the segment has a larger one.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from kdump.format.index import AbstractIndex, SearchType
 from kdump.format.layout import NO_TIMESTAMP, TIME_INDEX_ENTRY
+from kdump.tuples import NamedTuple
 
 
 class TimestampOffset(NamedTuple):

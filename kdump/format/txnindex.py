@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from kdump.crc import Buffer
+from kdump.tuples import NamedTuple
 
 ABORTED_TXN = struct.Struct(">hqqqq")
 CURRENT_VERSION = 0

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from enum import Enum, IntEnum
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from kdump import speedups
 from kdump.crc import Buffer
@@ -52,8 +52,8 @@ from kdump.format.layout import (
     V2_HEADER,
     java_long,
 )
-from kdump.format.legacy import iter_legacy_records, legacy_wrapper_base_offset
 from kdump.format.records import Record, iter_v2_records
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump._speedups import CrcShare, RunColumns
@@ -862,6 +862,8 @@ def _legacy_batch(
         offset, _, crc, _, attributes, timestamp = LEGACY_HEADER_V1.unpack_from(buf, position)
     base_offset = offset
     if attributes & COMPRESSION_MASK:
+        from kdump.format.legacy import legacy_wrapper_base_offset  # v0/v1 batches only
+
         base_offset = legacy_wrapper_base_offset(buf, position, path, offset, max_batch_bytes)
     return LegacyRecordBatch(position, offset, size, crc, magic, attributes, timestamp, base_offset)
 
@@ -875,6 +877,8 @@ def iter_records(
     """The records of any batch, decoded lazily."""
     if isinstance(batch, RecordBatch):
         return iter_v2_records(buf, batch, path, max_batch_bytes)
+    from kdump.format.legacy import iter_legacy_records  # v0/v1 batches only
+
     return iter_legacy_records(buf, batch, path, max_batch_bytes)
 
 
@@ -957,7 +961,7 @@ class Damaged(NamedTuple):
     end: int
 
 
-_NON_ZERO = re.compile(rb"[^\x00]")
+_NON_ZERO = rb"[^\x00]"  # compiled by re where a walk first meets bytes that are no batch
 _SIZE_FIELD = 8
 """Where a batch's size field starts: after its 8-byte offset."""
 
@@ -983,7 +987,7 @@ def resync(
     last = end if before is None else min(end, before)
     while position + HEADER_SIZE_UP_TO_MAGIC < end and position < last:
         # a batch's size field (14 at least) has a non-zero byte: skip runs of zeros at once
-        found = _NON_ZERO.search(buf, position + _SIZE_FIELD, end)
+        found = re.compile(_NON_ZERO).search(buf, position + _SIZE_FIELD, end)
         if found is None:
             return None
         position = max(position, found.start() - _SIZE_FIELD - 3)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import ReplayError
+from kdump.tuples import NamedTuple
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2

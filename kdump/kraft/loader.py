@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
 from kdump.errors import FormatError, InputError, KdumpError
@@ -44,6 +43,7 @@ from kdump.log_scan import tail_damage
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 from kdump.unified_log import UnifiedLog
 
 BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION = 23, 24, 25

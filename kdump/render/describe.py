@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +42,8 @@ def hex_decoder(data: bytes) -> str:
 
 
 def base64_decoder(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    # base64.b64encode's own call, without loading its module (~0.2 ms of every dump's start)
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 Decoder = Callable[[bytes], str]

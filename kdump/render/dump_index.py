@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from kdump.errors import FormatError, KdumpError
 from kdump.format.batch import Batch
 from kdump.format.index import OffsetIndex
 from kdump.format.layout import NO_TIMESTAMP
 from kdump.format.names import INDEX_SUFFIX, LOG_SUFFIX
-from kdump.format.snapshot import parse_producer_snapshot
-from kdump.format.textfiles import text_file_entries
 from kdump.format.timeindex import TimeIndex
-from kdump.format.txnindex import ABORTED_TXN, TransactionIndex, legacy_version, unexpected_version
-from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
 from kdump.render.describe import optional_long
 from kdump.render.lines import (
     ERR,
@@ -31,6 +26,7 @@ from kdump.render.lines import (
 )
 from kdump.storage.base import StoredFile
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 from kdump.untrusted import terminal
 
 
@@ -112,6 +108,15 @@ def dump_time_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems)
 
 
 def dump_txn_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    # each kind's format imported by its own dump: a run of offset indexes loads none of them
+    from kdump.format.txnindex import (
+        ABORTED_TXN,
+        TransactionIndex,
+        legacy_version,
+        unexpected_version,
+    )
+    from kdump.format.txnindex import CURRENT_VERSION as TXN_INDEX_VERSION
+
     path = file.path
     generated = opts.release.reads_generated_aborted_txn
     entries = list(TransactionIndex(file.read(), base_offset_of(file), path))
@@ -139,6 +144,8 @@ def dump_txn_index(file: StoredFile, opts: DumpOptions, problems: DumpProblems) 
 
 
 def dump_snapshot(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
+    from kdump.format.snapshot import parse_producer_snapshot
+
     try:
         snapshot = parse_producer_snapshot(file.read(), file.path)
     except FormatError as e:
@@ -178,6 +185,8 @@ def text_entry_line(entry: NamedTuple) -> str:
 
 def dump_text_file(file: StoredFile, opts: DumpOptions, problems: DumpProblems) -> Iterator[Line]:
     """Checkpoint files, partition.metadata, meta.properties (kdump's own; Kafka skips them)."""
+    from kdump.format.textfiles import text_file_entries
+
     for entry in text_file_entries(file.name, bytes(file.read()), file.path):
         yield Line(OUT, text_entry_line(entry))
 

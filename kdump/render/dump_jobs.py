@@ -16,7 +16,7 @@ import os
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from kdump.errors import KdumpError
 from kdump.forked import Piece, can_fork, write_in_turn
@@ -27,6 +27,7 @@ from kdump.progress import Progress
 from kdump.render import runs
 from kdump.render.lines import ERR, Chunk, DumpOptions, DumpProblems, Line, LogSpan
 from kdump.storage.base import StoredFile
+from kdump.tuples import NamedTuple
 from kdump.untrusted import ESCAPE_NAMES
 
 PIECE_BYTES = 4 << 20

@@ -23,10 +23,10 @@ from kdump.format.names import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     SNAPSHOT_SUFFIX,
+    TEXT_FILES,
     TIME_INDEX_SUFFIX,
     TXN_INDEX_SUFFIX,
 )
-from kdump.format.textfiles import text_file_reader
 from kdump.java import java_string_hash
 from kdump.progress import NO_PROGRESS, Progress
 from kdump.releases import LATEST, Release
@@ -146,7 +146,7 @@ def _found(
     name: str, dumpers: Mapping[str, Dumper[T] | str], text_dumper: Dumper[T] | str
 ) -> Dumper[T] | str | None:
     """The dumper of a file of this name (None: not a file kdump dumps)."""
-    if text_file_reader(name) is not None:
+    if name in TEXT_FILES:  # its reader's module loaded by its dump
         return text_dumper
     return dumpers.get(name[name.rfind(".") :] if "." in name else "")
 

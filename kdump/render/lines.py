@@ -4,7 +4,7 @@ dumpers of each kind of file (kdump.render.dump_log, kdump.render.dump_index).""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.errors import InputError
 from kdump.format.compression import DEFAULT_MAX_BATCH_BYTES
@@ -14,6 +14,7 @@ from kdump.format.names import offset_in_name
 from kdump.releases import LATEST, Release
 from kdump.render.describe import Decoder, default_decoder
 from kdump.storage.base import StoredFile
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.format.internal import NamedParser

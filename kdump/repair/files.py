@@ -30,12 +30,13 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from kdump.crc import Buffer
 from kdump.errors import InputError, NotRegularError
 from kdump.format.names import TEMP_MARK, leftover_pid, parse_segment_name
 from kdump.lock import process_alive
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.unified_log import UnifiedLog

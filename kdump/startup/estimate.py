@@ -26,7 +26,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+
+from kdump.tuples import NamedTuple
 
 
 @dataclass(frozen=True)

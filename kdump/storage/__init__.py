@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kdump.storage.base import Storage
 from kdump.storage.local import LocalStorage, path_text
 from kdump.storage.remote.urls import is_url, url_name, url_parent
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from kdump.storage.remote.options import StoreOptions

@@ -13,12 +13,13 @@ import mmap
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from functools import cached_property
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 from kdump.crc import Buffer
 from kdump.errors import InputError
 from kdump.format.names import SEGMENT_SUFFIXES, parse_segment_name
 from kdump.storage.records import FileRecords
+from kdump.tuples import NamedTuple
 
 SMALL_FILE_LIMIT = 1 << 30
 """The most of a file read whole (index files, checkpoints, snapshots): an index is at most

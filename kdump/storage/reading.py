@@ -22,10 +22,11 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kdump import speedups
 from kdump.errors import BudgetSpent
+from kdump.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -271,7 +272,9 @@ class CacheGuard:
             flags = resident.translate(_LOW_BIT)
             for lo, hi in self.uncached:
                 lo, hi = max(lo, start) - start, min(hi, end) - start
-                for m in _PRESENT.finditer(flags, lo // PAGE, min(hi // PAGE, len(flags))):
+                for m in re.compile(_PRESENT).finditer(
+                    flags, lo // PAGE, min(hi // PAGE, len(flags))
+                ):
                     left.append((start + m.start() * PAGE, start + m.end() * PAGE))
         return left
 
@@ -314,12 +317,13 @@ def uncached_ranges(resident: bytes) -> list[tuple[int, int]]:
     read next."""
     # bit 0 is the page's residency; the other bits are reserved (mincore(2))
     flags = resident.translate(_LOW_BIT)
-    return [(m.start() * PAGE, m.end() * PAGE) for m in _ABSENT.finditer(flags)]
+    return [(m.start() * PAGE, m.end() * PAGE) for m in re.finditer(_ABSENT, flags)]
 
 
 _LOW_BIT = bytes(b & 1 for b in range(256))
-_ABSENT = re.compile(b"\x00+")
-_PRESENT = re.compile(b"\x01+")
+# compiled (and cached) by re when first used: a run that watches no pages compiles neither
+_ABSENT = b"\x00+"
+_PRESENT = b"\x01+"
 
 
 def resident_pages(fd: int, size: int, start: int = 0) -> bytes | None:

@@ -7,7 +7,7 @@ workers and Spark executors (pickled), so they reach the same store the same way
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from kdump.tuples import NamedTuple
 
 DEFAULT_READ_AHEAD = 16 << 20
 """Bytes a walk over a remote log fetches per request: an object store answers a ranged GET in
