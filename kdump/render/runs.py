@@ -12,6 +12,9 @@ A compressed batch, or one larger than a chunk, is rendered a slice of records a
 and a chunk of lines, never all of its lines at once (issue 27). A record whose one line is
 larger than a chunk (a value of 64 MB of control bytes: 384 MB of JSON) comes a chunk at a
 time too, cut between characters (the cursor in kdump/_speedups.c): chunks need not end lines.
+So does the Python renderer's line of a long record (a legacy message, KDUMP_PURE_PYTHON):
+``line_pieces``, its key's and value's text made a slice at a time (kdump.render.jsonl's
+``json_parts``, kdump.render.fields' ``RecordFields.parts``).
 """
 
 from __future__ import annotations
