@@ -175,6 +175,7 @@ TEXT_OPTIONS = {
     "scala": DumpOptions(
         print_data_log=True, skip_record_metadata=True, release=Release.parse("4.2")
     ),
+    "scala-metadata": DumpOptions(print_data_log=True, release=Release.parse("4.2")),
     "hex": DumpOptions(print_data_log=True, key_decoder=DECODERS["hex"]),
     "deep": DumpOptions(deep_iteration=True),
 }
