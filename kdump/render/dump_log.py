@@ -149,21 +149,23 @@ def record_line(record: Record, batch: Batch, opts: DumpOptions) -> str:
 def record_pieces(record: Record, batch: Batch, opts: DumpOptions) -> Iterator[bytes]:
     """``record_line`` and its line feed in UTF-8, a long record's a slice at a time
     (``runs.line_pieces``)."""
-    fields = _record_fields(record, batch, opts)
     template = record_template(batch.magic, batch.is_control, opts)
     if record.size_in_bytes > runs.LONG_RECORD:
+        fields = _record_fields(record, batch, opts, in_parts=True)
         yield from runs.line_pieces(fields.parts(template))
     else:
-        yield template.format_map(fields).encode() + b"\n"
+        yield template.format_map(_record_fields(record, batch, opts)).encode() + b"\n"
 
 
-def _record_fields(record: Record, batch: Batch, opts: DumpOptions) -> _TextRecordFields:
+def _record_fields(
+    record: Record, batch: Batch, opts: DumpOptions, in_parts: bool = False
+) -> _TextRecordFields:
     ctx = RecordContext(
         batch,
         opts.key_decoder,
         opts.value_decoder,
         lambda r: record_content(r, opts),
-        lambda r: _content_parts(r, opts),
+        (lambda r: _content_parts(r, opts)) if in_parts else None,
     )
     return _TextRecordFields(record, ctx)
 
@@ -319,7 +321,10 @@ def _batch_lines(
     if opts.deep:
         for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
             renderer.note_record(record.offset)
-            yield from record_pieces(record, batch, opts)
+            if record.size_in_bytes > runs.LONG_RECORD:  # no generator a short record
+                yield from record_pieces(record, batch, opts)
+            else:
+                yield record_line(record, batch, opts).encode() + b"\n"
 
 
 _TRAILING = (StopReason.TRUNCATED_TAIL, StopReason.LIMIT)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from kdump.format.batch import Batch
 from kdump.format.layout import timestamp_type
@@ -72,6 +72,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+T = TypeVar("T")
 TextParts = Iterable[str]
 """A text in parts, joined in order."""
 
@@ -174,7 +175,9 @@ def _content(record: Record, ctx: RecordContext, prefix: str, payload_prefix: st
 
     ``payload_prefix``: the Scala tool (Kafka <= 4.2) always printed `` payload:``, even first.
     """
-    return "".join(_content_parts(record, ctx, prefix, payload_prefix))
+    assert ctx.content is not None
+    key, value = ctx.content(record)
+    return "".join([label + text for label, text in _labelled(key, value, prefix, payload_prefix)])
 
 
 def _content_parts(
@@ -182,18 +185,24 @@ def _content_parts(
 ) -> Iterator[str]:
     """``_content``'s text in parts, the key's and the value's apart (``content_parts``: a
     long one's a slice at a time)."""
-    if ctx.content_parts is not None:
-        key, value = ctx.content_parts(record)
-    else:
-        assert ctx.content is not None
-        key, value = ((None if t is None else (t,)) for t in ctx.content(record))
+    assert ctx.content_parts is not None
+    key, value = ctx.content_parts(record)
+    for label, text in _labelled(key, value, prefix, payload_prefix):
+        yield label
+        yield from text
+
+
+def _labelled(
+    key: T | None, value: T | None, prefix: str, payload_prefix: str
+) -> list[tuple[str, T]]:
+    """The key and the value (each only when not null) after their labels."""
+    labelled = []
     if key is not None:
-        yield f"{prefix}key: "
-        yield from key
+        labelled.append((f"{prefix}key: ", key))
         prefix = " "
     if value is not None:
-        yield f"{payload_prefix or prefix}payload: "
-        yield from value
+        labelled.append((f"{payload_prefix or prefix}payload: ", value))
+    return labelled
 
 
 _RECORD_VALUES: dict[str, Callable[[Record, RecordContext], Any]] = {

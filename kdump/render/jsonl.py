@@ -181,12 +181,15 @@ def _log(
             yield to_json(batch_object(path, batch, valid)).encode() + b"\n"
         if opts.deep:
             for record in islice(log.records(batch, opts.max_batch_bytes), skip, None):
-                decoders = (opts.key_decoder, opts.value_decoder, opts.message_parser)
-                if record.size_in_bytes > runs.LONG_RECORD:
-                    obj = record_object(record, batch, *decoders, runs.SLICE_CHARS)
+                long_bytes = runs.SLICE_CHARS if record.size_in_bytes > runs.LONG_RECORD else 0
+                obj = record_object(
+                    record, batch, opts.key_decoder, opts.value_decoder, opts.message_parser,
+                    long_bytes,
+                )  # fmt: skip
+                if long_bytes:
                     yield from runs.line_pieces(json_parts(obj), escape_json_text)
                 else:
-                    yield to_json(record_object(record, batch, *decoders)).encode() + b"\n"
+                    yield to_json(obj).encode() + b"\n"
 
     renderer = log_renderer(
         log,
