@@ -139,16 +139,23 @@ def test_a_torn_tail_is_said_once_at_the_end(tmp_path: Path) -> None:
     assert ran.stdout.count(b"invalid bytes at the end") == 1
 
 
-def test_a_reader_that_leaves_early_ends_the_run_quietly(logs: Path) -> None:
-    log = str(logs / "00000000000000000000.log")
+def _into_pipe(log: str, jobs: str) -> tuple[subprocess.Popen[bytes], int, int]:
+    """A deep dump of ``log`` with ``--jobs`` into a pipe: the child, the pipe's reading end
+    and its size before the child ran."""
     read, write = os.pipe()
+    size = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ) if hasattr(fcntl, "F_GETPIPE_SZ") else 0
     child = subprocess.Popen(
-        [sys.executable, "-m", "kdump", "--files", log, "--deep-iteration", "--jobs", "2"],
+        [sys.executable, "-m", "kdump", "--files", log, "--deep-iteration", "--jobs", jobs],
         cwd=REPO,
         stdout=write,
         stderr=subprocess.PIPE,
     )
     os.close(write)
+    return child, read, size
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly(logs: Path) -> None:
+    child, read, _ = _into_pipe(str(logs / "00000000000000000000.log"), "2")
     with os.fdopen(read, "rb") as pipe:
         first = pipe.readline()
     _, err = child.communicate(timeout=60)
@@ -163,16 +170,7 @@ def test_bulk_output_widens_the_pipe_its_workers_write(logs: Path, jobs: str) ->
     """The workers of --jobs write standard output themselves: its pipe is widened for them as
     for one process's bulk (kdump.commands.output.PIPE_BYTES), not left at the system's 64 KiB
     (each worker then waited on the reader every 64 KiB)."""
-    log = str(logs / "00000000000000000000.log")
-    read, write = os.pipe()
-    before = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "kdump", "--files", log, "--deep-iteration", "--jobs", jobs],
-        cwd=REPO,
-        stdout=write,
-        stderr=subprocess.PIPE,
-    )
-    os.close(write)
+    child, read, before = _into_pipe(str(logs / "00000000000000000000.log"), jobs)
     with os.fdopen(read, "rb") as pipe:
         got = pipe.read()
         size = fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)
